@@ -1,0 +1,29 @@
+"""tinyattn: a from-scratch tensor and reverse-mode autograd framework on NumPy (CuPy on a GPU),
+with a hand-derived backward for every op, built to learn how attention and backprop work.
+
+    import tinyattn as ta
+    import tinyattn.functional as F
+"""
+from __future__ import annotations
+
+from . import backend, functional, ops
+from .autograd import Function, detect_anomaly, enable_grad, is_grad_enabled, no_grad
+from .backend import cuda_is_available, get_rng_state, manual_seed, set_rng_state
+from .gradcheck import GradcheckError, gradcheck, gradcheck_report
+from .ops import (cat, concat, exp, log, matmul, split, sqrt, stack, tanh, where)
+from .tensor import (Tensor, arange, as_tensor, full, ones, ones_like, rand, randn, tensor,
+                     zeros, zeros_like)
+
+float16, float32, float64 = "float16", "float32", "float64"
+int64, long, bool_ = "int64", "int64", "bool"
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Tensor", "tensor", "as_tensor", "zeros", "ones", "zeros_like", "ones_like", "full",
+    "randn", "rand", "arange", "manual_seed", "get_rng_state", "set_rng_state",
+    "cuda_is_available", "no_grad", "enable_grad", "is_grad_enabled", "detect_anomaly",
+    "Function", "gradcheck", "gradcheck_report", "GradcheckError", "functional", "ops",
+    "backend", "cat", "concat", "stack", "split", "matmul", "where", "exp", "log", "sqrt", "tanh",
+    "float16", "float32", "float64", "int64", "long", "bool_",
+]

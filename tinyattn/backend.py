@@ -1,0 +1,241 @@
+"""The array backend: the only module in tinyattn that knows CuPy exists.
+
+Every op receives arrays and asks ``get_array_module(x)`` for the module ``xp`` that owns
+them (NumPy on the CPU, CuPy on a GPU), then writes ``xp.exp(x)`` and runs on either. The few
+places where NumPy and CuPy differ (scatter-add with repeated indices, ``erf``, random
+generators, host copies) each have one function here that chooses.
+
+Devices are named as in PyTorch: ``"cpu"`` and ``"cuda"`` (``"cuda:0"`` is accepted).
+A third device, registered only by the test suite, can stand in for a GPU on a machine without
+one (see ``register_device``): its arrays refuse implicit conversion to NumPy as CuPy's do, so a
+test can prove no op leaks to the host.
+"""
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Any, Callable, Dict, Optional
+
+import numpy as np
+import scipy.special
+
+__all__ = [
+    "get_array_module", "device_of", "normalize_device", "array_module_for", "to_device",
+    "to_host", "cuda_is_available", "erf", "scatter_add", "default_generator", "manual_seed",
+    "get_rng_state", "set_rng_state", "register_device", "CUDA_INSTALL_HINT", "uniform",
+    "standard_normal",
+]
+
+CUDA_INSTALL_HINT = (
+    'install CuPy for your CUDA version, e.g. pip install "tinyattn[gpu]" (CUDA 12, '
+    "cupy-cuda12x) or pip install cupy-cuda11x for CUDA 11"
+)
+
+_cupy: Optional[ModuleType] = None
+_cupy_error: Optional[str] = None
+_cupy_checked = False
+
+# Extra devices (name -> record) registered at run time, e.g. the test suite's strict device.
+_extra_devices: Dict[str, "_DeviceRecord"] = {}
+
+
+class _DeviceRecord:
+    def __init__(self, name: str, xp: ModuleType, owns: Callable[[Any], bool],
+                 from_host: Callable[[Any], Any], to_host: Callable[[Any], np.ndarray],
+                 erf: Callable[[Any], Any], scatter_add: Callable[[Any, Any, Any], None]):
+        self.name, self.xp, self.owns = name, xp, owns
+        self.from_host, self.to_host = from_host, to_host
+        self.erf, self.scatter_add = erf, scatter_add
+
+
+def register_device(name: str, xp: ModuleType, owns: Callable[[Any], bool],
+                    from_host: Callable[[Any], Any], to_host: Callable[[Any], np.ndarray],
+                    erf: Callable[[Any], Any], scatter_add: Callable[[Any, Any, Any], None]
+                    ) -> None:
+    """Register an extra device (used by the test suite's CuPy stand-in)."""
+    _extra_devices[name] = _DeviceRecord(name, xp, owns, from_host, to_host, erf, scatter_add)
+
+
+def _load_cupy() -> Optional[ModuleType]:
+    """Import CuPy once, lazily; remember why it failed so errors can say so."""
+    global _cupy, _cupy_error, _cupy_checked
+    if not _cupy_checked:
+        _cupy_checked = True
+        try:
+            _cupy = importlib.import_module("cupy")
+            if _cupy.cuda.runtime.getDeviceCount() < 1:
+                _cupy_error, _cupy = "CuPy is installed but sees no CUDA device", None
+        except Exception as exc:  # ImportError, or a CUDA driver error at device query
+            _cupy, _cupy_error = None, f"{type(exc).__name__}: {exc}"
+    return _cupy
+
+
+def cuda_is_available() -> bool:
+    """True when CuPy imports and sees at least one CUDA device."""
+    return _load_cupy() is not None
+
+
+def _cupy_owns(array: Any) -> bool:
+    return _cupy is not None and isinstance(array, _cupy.ndarray)
+
+
+def get_array_module(array: Any) -> ModuleType:
+    """NumPy or CuPy (or a registered stand-in), whichever owns ``array``."""
+    if isinstance(array, np.ndarray) or np.isscalar(array):
+        for record in _extra_devices.values():
+            if record.owns(array):
+                return record.xp
+        return np
+    if _cupy_owns(array):
+        return _cupy
+    for record in _extra_devices.values():
+        if record.owns(array):
+            return record.xp
+    return np
+
+
+def device_of(array: Any) -> str:
+    """The device name of an array: 'cpu', 'cuda' or a registered stand-in's name."""
+    for record in _extra_devices.values():
+        if record.owns(array):
+            return record.name
+    if _cupy_owns(array):
+        return "cuda"
+    return "cpu"
+
+
+def normalize_device(device: Any) -> str:
+    """Accept 'cpu', 'cuda', 'cuda:0' (and registered names); reject anything else clearly."""
+    name = str(device)
+    if name == "cuda:0":
+        name = "cuda"
+    if name in ("cpu", "cuda") or name in _extra_devices:
+        return name
+    raise ValueError(f"unknown device {device!r}: use 'cpu' or 'cuda'")
+
+
+def _require_cuda() -> ModuleType:
+    cupy = _load_cupy()
+    if cupy is None:
+        raise RuntimeError(
+            f"device 'cuda' was requested but is not available ({_cupy_error}). To use a GPU, "
+            f"{CUDA_INSTALL_HINT}; check with tinyattn.cuda_is_available()."
+        )
+    return cupy
+
+
+def array_module_for(device: str) -> ModuleType:
+    """The array module that creates arrays on ``device``."""
+    device = normalize_device(device)
+    if device == "cpu":
+        return np
+    if device == "cuda":
+        return _require_cuda()
+    return _extra_devices[device].xp
+
+
+def to_host(array: Any) -> np.ndarray:
+    """An explicit copy to a NumPy array (the only sanctioned device-to-host transfer)."""
+    for record in _extra_devices.values():
+        if record.owns(array):
+            return record.to_host(array)
+    if _cupy_owns(array):
+        return _cupy.asnumpy(array)
+    return np.asarray(array)
+
+
+def to_device(array: Any, device: str) -> Any:
+    """Copy ``array`` to ``device`` (no copy when it is already there)."""
+    device = normalize_device(device)
+    if device_of(array) == device:
+        return array
+    host = to_host(array)
+    if device == "cpu":
+        return host
+    if device == "cuda":
+        return _require_cuda().asarray(host)
+    return _extra_devices[device].from_host(host)
+
+
+def erf(x: Any) -> Any:
+    """The error function on either device (SciPy on the CPU, cupyx on CUDA)."""
+    for record in _extra_devices.values():
+        if record.owns(x):
+            return record.erf(x)
+    if _cupy_owns(x):
+        import cupyx.scipy.special  # noqa: PLC0415 - only reached with CuPy present
+        return cupyx.scipy.special.erf(x)
+    return scipy.special.erf(x)
+
+
+def scatter_add(target: Any, indices: Any, values: Any) -> None:
+    """``target[indices] += values`` in place, correct when ``indices`` repeat."""
+    for record in _extra_devices.values():
+        if record.owns(target):
+            record.scatter_add(target, indices, values)
+            return
+    if _cupy_owns(target):
+        import cupyx  # noqa: PLC0415
+        cupyx.scatter_add(target, indices, values)
+    else:
+        np.add.at(target, indices, values)
+
+
+# ---------------------------------------------------------------- random numbers
+# One generator per device, all reseeded by manual_seed. CPU draws come from NumPy's PCG64;
+# CUDA draws from CuPy's generator, so dropout masks never travel from the host.
+_generators: Dict[str, Any] = {}
+_seed = 0
+
+
+def manual_seed(seed: int) -> None:
+    """Seed every device's default generator (like ``torch.manual_seed``)."""
+    global _seed
+    if not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"manual_seed expects a non-negative integer, got {seed!r}")
+    _seed = int(seed)
+    _generators.clear()
+
+
+def default_generator(device: str = "cpu") -> Any:
+    """The default generator of ``device`` (created from the last ``manual_seed``)."""
+    device = normalize_device(device)
+    if device not in _generators:
+        if device == "cuda":
+            _generators[device] = _require_cuda().random.default_rng(_seed)
+        else:
+            _generators[device] = np.random.default_rng(_seed)
+    return _generators[device]
+
+
+def uniform(shape: Any, device: str, dtype: Any, generator: Any = None) -> Any:
+    """Uniform samples in [0, 1) made on ``device`` (no host-to-device copy on CUDA)."""
+    gen = generator if generator is not None else default_generator(device)
+    return _draw(gen, "random", shape, device, dtype)
+
+
+def standard_normal(shape: Any, device: str, dtype: Any, generator: Any = None) -> Any:
+    """Standard normal samples made on ``device``."""
+    gen = generator if generator is not None else default_generator(device)
+    return _draw(gen, "standard_normal", shape, device, dtype)
+
+
+def _draw(gen: Any, method: str, shape: Any, device: str, dtype: Any) -> Any:
+    device = normalize_device(device)
+    if device == "cuda":
+        return getattr(gen, method)(shape, dtype=dtype)
+    data = getattr(gen, method)(shape).astype(dtype)  # float64 draws: same stream per dtype
+    return data if device == "cpu" else to_device(data, device)
+
+
+def get_rng_state() -> Dict[str, Any]:
+    """The CPU generator's state plus the seed, enough to resume a run bit for bit."""
+    return {"seed": _seed, "cpu": default_generator("cpu").bit_generator.state}
+
+
+def set_rng_state(state: Dict[str, Any]) -> None:
+    """Restore what ``get_rng_state`` returned."""
+    global _seed
+    _seed = int(state["seed"])
+    _generators.clear()
+    default_generator("cpu").bit_generator.state = state["cpu"]

@@ -1,0 +1,79 @@
+"""Every differentiable op of tinyattn, and the Tensor methods that call them.
+
+Each op lives in one module of this package as a ``Function`` subclass (forward and backward
+side by side) plus a public function with PyTorch's signature. The block at the bottom attaches
+the Tensor methods and operators, one explicit line each, so ``grep "Tensor.softmax"`` finds
+where ``x.softmax(-1)`` comes from.
+"""
+from __future__ import annotations
+
+from ..tensor import Tensor
+from .attention import scaled_dot_product_attention
+from .dropout import dropout
+from .elementwise import (add, convert, div, exp, gelu, log, mul, neg, pow, relu, sqrt, sub,
+                          tanh)
+from .embedding import embedding
+from .loss import cross_entropy
+from .masking import masked_fill, where
+from .matmul import linear, matmul
+from .norm import layer_norm
+from .reduce import amax, max, mean, sum
+from .shape import (cat, chunk, concat, flatten, getitem, permute, reshape, split, squeeze,
+                    stack, swapaxes, transpose, unsqueeze)
+from .softmax import log_softmax, softmax
+
+__all__ = [
+    "add", "sub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "tanh", "relu", "gelu",
+    "convert", "sum", "mean", "amax", "max", "reshape", "permute", "transpose", "swapaxes",
+    "unsqueeze", "squeeze", "flatten", "getitem", "cat", "concat", "stack", "split", "chunk",
+    "matmul", "linear", "softmax", "log_softmax", "masked_fill", "where", "layer_norm",
+    "dropout", "embedding", "cross_entropy", "scaled_dot_product_attention",
+]
+
+
+def _reflected(fn):
+    def method(self, other):
+        return fn(other, self)
+    return method
+
+
+# Operators.
+Tensor.__add__ = add
+Tensor.__radd__ = _reflected(add)
+Tensor.__sub__ = sub
+Tensor.__rsub__ = _reflected(sub)
+Tensor.__mul__ = mul
+Tensor.__rmul__ = _reflected(mul)
+Tensor.__truediv__ = div
+Tensor.__rtruediv__ = _reflected(div)
+Tensor.__neg__ = neg
+Tensor.__pow__ = pow
+Tensor.__matmul__ = matmul
+Tensor.__rmatmul__ = _reflected(matmul)
+Tensor.__getitem__ = getitem
+
+# Methods, named as in PyTorch.
+Tensor.exp = exp
+Tensor.log = log
+Tensor.sqrt = sqrt
+Tensor.tanh = tanh
+Tensor.relu = relu
+Tensor.pow = pow
+Tensor.sum = sum
+Tensor.mean = mean
+Tensor.amax = amax
+Tensor.max = max
+Tensor.reshape = reshape
+Tensor.view = reshape
+Tensor.permute = permute
+Tensor.transpose = transpose
+Tensor.swapaxes = swapaxes
+Tensor.unsqueeze = unsqueeze
+Tensor.squeeze = squeeze
+Tensor.flatten = flatten
+Tensor.split = split
+Tensor.chunk = chunk
+Tensor.matmul = matmul
+Tensor.softmax = softmax
+Tensor.log_softmax = log_softmax
+Tensor.masked_fill = masked_fill

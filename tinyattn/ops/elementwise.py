@@ -1,0 +1,296 @@
+"""Elementwise ops: arithmetic with broadcasting, and the pointwise functions.
+
+Notation: ``g`` is the gradient of the loss with respect to the op's output, of the output's
+shape. A binary op's inputs may broadcast; ``unbroadcast`` sums a gradient back down to its
+input's shape (docs/derivations.md#broadcasting).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+import numpy as np
+
+from .. import backend
+from ..autograd import Function, unbroadcast
+from ..tensor import Tensor
+
+__all__ = ["add", "sub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "tanh", "relu",
+           "gelu", "convert", "as_operand"]
+
+
+def as_operand(value: Any, like: Tensor) -> Tensor:
+    """A Python number or array as a constant tensor of ``like``'s dtype and device."""
+    if isinstance(value, Tensor):
+        return value
+    xp = backend.get_array_module(like.data)
+    if np.issubdtype(like.dtype, np.floating):
+        return Tensor._wrap(xp.asarray(value, dtype=like.dtype))
+    return Tensor._wrap(xp.asarray(value))
+
+
+def _binary(fn: type, op: str, a: Any, b: Any) -> Tensor:
+    """Apply a binary Function, turning NumPy's broadcasting error into a clear one."""
+    if not isinstance(a, Tensor):
+        a = as_operand(a, b)
+    b = as_operand(b, a)
+    try:
+        return fn.apply(a, b)
+    except ValueError as exc:
+        if "broadcast" not in str(exc):
+            raise
+        raise ValueError(
+            f"{op}: shapes {a.shape} and {b.shape} do not broadcast (sizes must match or be "
+            f"1, aligned from the right); reshape or unsqueeze one of them") from None
+
+
+class Add(Function):
+    """out = a + b.   da = g, db = g, each summed over the axes it was broadcast along."""
+
+    def forward(self, a, b):
+        self.save_for_backward(a.shape, b.shape)
+        return a + b
+
+    def backward(self, grad):
+        a_shape, b_shape = self.saved
+        return (unbroadcast(grad, a_shape) if self.needs_input_grad[0] else None,
+                unbroadcast(grad, b_shape) if self.needs_input_grad[1] else None)
+
+
+class Sub(Function):
+    """out = a - b.   da = g, db = -g (then unbroadcast)."""
+
+    def forward(self, a, b):
+        self.save_for_backward(a.shape, b.shape)
+        return a - b
+
+    def backward(self, grad):
+        a_shape, b_shape = self.saved
+        return (unbroadcast(grad, a_shape) if self.needs_input_grad[0] else None,
+                unbroadcast(-grad, b_shape) if self.needs_input_grad[1] else None)
+
+
+class Mul(Function):
+    """out = a * b.   da = g * b, db = g * a (product rule; then unbroadcast)."""
+
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return a * b
+
+    def backward(self, grad):
+        a, b = self.saved
+        return (unbroadcast(grad * b, a.shape) if self.needs_input_grad[0] else None,
+                unbroadcast(grad * a, b.shape) if self.needs_input_grad[1] else None)
+
+
+class Div(Function):
+    """out = a / b.   da = g / b, db = -g * a / b^2 = -g * out / b (then unbroadcast)."""
+
+    def forward(self, a, b):
+        out = a / b
+        self.save_for_backward(a.shape, b, out)
+        return out
+
+    def backward(self, grad):
+        a_shape, b, out = self.saved
+        return (unbroadcast(grad / b, a_shape) if self.needs_input_grad[0] else None,
+                unbroadcast(-grad * out / b, b.shape) if self.needs_input_grad[1] else None)
+
+
+class Neg(Function):
+    """out = -x.   dx = -g."""
+
+    def forward(self, x):
+        return -x
+
+    def backward(self, grad):
+        return -grad
+
+
+class Pow(Function):
+    """out = x^p for a constant p.   dx = g * p * x^(p-1)."""
+
+    def forward(self, x, exponent: float):
+        self.save_for_backward(x, exponent)
+        return x ** exponent
+
+    def backward(self, grad):
+        x, p = self.saved
+        return grad * (p * x ** (p - 1))
+
+
+class Exp(Function):
+    """out = e^x.   dx = g * e^x = g * out (reuse the output: no second exp)."""
+
+    def forward(self, x):
+        out = backend.get_array_module(x).exp(x)
+        self.save_for_backward(out)
+        return out
+
+    def backward(self, grad):
+        (out,) = self.saved
+        return grad * out
+
+
+class Log(Function):
+    """out = ln x.   dx = g / x."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return backend.get_array_module(x).log(x)
+
+    def backward(self, grad):
+        (x,) = self.saved
+        return grad / x
+
+
+class Sqrt(Function):
+    """out = sqrt(x).   dx = g / (2 sqrt(x)) = g / (2 out)."""
+
+    def forward(self, x):
+        out = backend.get_array_module(x).sqrt(x)
+        self.save_for_backward(out)
+        return out
+
+    def backward(self, grad):
+        (out,) = self.saved
+        return grad / (2 * out)
+
+
+class Tanh(Function):
+    """out = tanh x.   dx = g * (1 - tanh^2 x) = g * (1 - out^2)."""
+
+    def forward(self, x):
+        out = backend.get_array_module(x).tanh(x)
+        self.save_for_backward(out)
+        return out
+
+    def backward(self, grad):
+        (out,) = self.saved
+        return grad * (1 - out * out)
+
+
+class Relu(Function):
+    """out = max(x, 0).   dx = g where x > 0, else 0 (we take the subgradient 0 at x = 0)."""
+
+    def forward(self, x):
+        self.save_for_backward(x > 0)
+        return backend.get_array_module(x).maximum(x, 0)
+
+    def backward(self, grad):
+        (positive,) = self.saved
+        return grad * positive
+
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)  # Python floats: they never upcast float32
+_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_CUBIC = 0.044715
+
+
+class Gelu(Function):
+    """Gaussian error linear unit (docs/derivations.md#gelu).
+
+    exact:  out = x Phi(x) = x (1 + erf(x / sqrt 2)) / 2,   dx = g (Phi(x) + x phi(x)),
+            where phi(x) = exp(-x^2 / 2) / sqrt(2 pi) is the normal density.
+    tanh:   u = sqrt(2/pi) (x + 0.044715 x^3),  t = tanh u,  out = x (1 + t) / 2,
+            dx = g ((1 + t) / 2 + x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2) / 2).
+    """
+
+    def forward(self, x, approximate: str = "none"):
+        xp = backend.get_array_module(x)
+        if approximate == "tanh":
+            t = xp.tanh(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x))
+            self.save_for_backward(x, t, approximate)
+            return 0.5 * x * (1 + t)
+        cdf = 0.5 * (1 + backend.erf(x * _INV_SQRT_2))
+        self.save_for_backward(x, cdf, approximate)
+        return x * cdf
+
+    def backward(self, grad):
+        x, t_or_cdf, approximate = self.saved
+        xp = backend.get_array_module(x)
+        if approximate == "tanh":
+            t = t_or_cdf
+            du_dx = _SQRT_2_OVER_PI * (1 + 3 * _GELU_CUBIC * x * x)
+            return grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du_dx)
+        pdf = _INV_SQRT_2PI * xp.exp(-0.5 * x * x)
+        return grad * (t_or_cdf + x * pdf)
+
+
+class Convert(Function):
+    """out = x on another device or in another dtype.   dx = g moved back the same way."""
+
+    def forward(self, x, device: Optional[str] = None, dtype: Any = None):
+        self.save_for_backward(backend.device_of(x), x.dtype)
+        out = x if device is None else backend.to_device(x, device)
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def backward(self, grad):
+        device, dtype = self.saved
+        return backend.to_device(grad, device).astype(dtype, copy=False)
+
+
+# ------------------------------------------------------------------ public functions
+def add(a: Any, b: Any) -> Tensor:
+    return _binary(Add, "add", a, b)
+
+
+def sub(a: Any, b: Any) -> Tensor:
+    return _binary(Sub, "sub", a, b)
+
+
+def mul(a: Any, b: Any) -> Tensor:
+    return _binary(Mul, "mul", a, b)
+
+
+def div(a: Any, b: Any) -> Tensor:
+    return _binary(Div, "div", a, b)
+
+
+def neg(x: Tensor) -> Tensor:
+    return Neg.apply(x)
+
+
+def pow(x: Tensor, exponent: float) -> Tensor:  # noqa: A001 - PyTorch's name
+    if isinstance(exponent, Tensor):
+        raise TypeError("pow: the exponent must be a Python number, not a tensor")
+    return Pow.apply(x, exponent=float(exponent))  # a Python float never upcasts float32
+
+
+def exp(x: Tensor) -> Tensor:
+    return Exp.apply(x)
+
+
+def log(x: Tensor) -> Tensor:
+    return Log.apply(x)
+
+
+def sqrt(x: Tensor) -> Tensor:
+    return Sqrt.apply(x)
+
+
+def tanh(x: Tensor) -> Tensor:
+    return Tanh.apply(x)
+
+
+def relu(x: Tensor) -> Tensor:
+    return Relu.apply(x)
+
+
+def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return Gelu.apply(x, approximate=approximate)
+
+
+def convert(x: Tensor, device: Optional[str] = None, dtype: Any = None) -> Tensor:
+    if device is not None and device == x.device:
+        device = None
+    if dtype is not None and np.dtype(dtype) == x.dtype:
+        dtype = None
+    if device is None and dtype is None:
+        return x
+    if dtype is not None and x.requires_grad and not np.issubdtype(dtype, np.floating):
+        return Tensor._wrap(x.data.astype(dtype))  # to an integer type: leaves the graph
+    return Convert.apply(x, device=device, dtype=dtype)

@@ -1,0 +1,103 @@
+"""masked_fill and where: choose elements by a boolean mask (docs/derivations.md#masking).
+
+Two conventions meet here, both PyTorch's:
+- ``masked_fill(x, mask, value)`` FILLS where ``mask`` is True;
+- attention masks (``scaled_dot_product_attention``, ``MultiHeadAttention``) mean True = "may
+  attend / keep".
+Masks are always boolean. Filling with -inf through ``where`` (rather than adding -1e9) keeps
+float16 finite: -1e9 is not representable in float16 (max 65504) and overflows.
+"""
+from __future__ import annotations
+
+from typing import Any, Tuple
+
+import numpy as np
+
+from .. import backend
+from ..autograd import Function, unbroadcast
+from ..tensor import Tensor
+from .elementwise import as_operand
+
+__all__ = ["masked_fill", "where", "mask_array"]
+
+
+def mask_array(mask: Any, op: str, target_shape: Tuple[int, ...], device: str,
+               what: str = "mask") -> Any:
+    """Validate a boolean mask that must broadcast to ``target_shape``; return its array."""
+    data = mask.data if isinstance(mask, Tensor) else mask
+    if not hasattr(data, "dtype"):
+        data = np.asarray(data)
+    if data.dtype != np.bool_:
+        raise TypeError(
+            f"{op}: {what} must be boolean (True = {'fill' if op == 'masked_fill' else 'keep'}), "
+            f"got dtype {data.dtype}; convert a 0/1 mask with .bool() (or mask != 0)")
+    mask_device = backend.device_of(data)
+    if mask_device != device:
+        raise RuntimeError(f"{op}: {what} is on {mask_device} but the input is on {device}; "
+                           f"move it with .to('{device}')")
+    try:
+        shape = np.broadcast_shapes(tuple(data.shape), tuple(target_shape))
+    except ValueError:
+        shape = None
+    if shape != tuple(target_shape):
+        raise ValueError(f"{op}: {what} of shape {tuple(data.shape)} does not broadcast to the "
+                         f"expected shape {tuple(target_shape)}")
+    return data
+
+
+class MaskedFill(Function):
+    """out = value where mask, else x.   dx = g where not mask, else 0 (filled slots are
+    constants; nothing flows back through them)."""
+
+    def forward(self, x, mask, value: float):
+        xp = backend.get_array_module(x)
+        self.save_for_backward(mask)
+        return xp.where(mask, xp.asarray(value, dtype=x.dtype), x)
+
+    def backward(self, grad):
+        (mask,) = self.saved
+        xp = backend.get_array_module(grad)
+        return xp.where(mask, 0, grad)
+
+
+class Where(Function):
+    """out = a where condition, else b.   da = g where condition (else 0), db = g elsewhere,
+    each unbroadcast to its input's shape."""
+
+    def forward(self, a, b, condition):
+        xp = backend.get_array_module(a)
+        self.save_for_backward(condition, a.shape, b.shape)
+        return xp.where(condition, a, b)
+
+    def backward(self, grad):
+        condition, a_shape, b_shape = self.saved
+        xp = backend.get_array_module(grad)
+        da = unbroadcast(xp.where(condition, grad, 0), a_shape) if self.needs_input_grad[0] \
+            else None
+        db = unbroadcast(xp.where(condition, 0, grad), b_shape) if self.needs_input_grad[1] \
+            else None
+        return da, db
+
+
+def masked_fill(x: Tensor, mask: Any, value: float) -> Tensor:
+    """Fill ``x`` with ``value`` where ``mask`` is True (PyTorch's ``masked_fill``)."""
+    mask = mask_array(mask, "masked_fill", x.shape, x.device)
+    return MaskedFill.apply(x, mask=mask, value=float(value))
+
+
+def where(condition: Any, input: Any, other: Any) -> Tensor:  # noqa: A002 - PyTorch's name
+    """Elements of ``input`` where ``condition`` is True, else of ``other``."""
+    if not isinstance(input, Tensor):
+        input = as_operand(input, other)
+    other = as_operand(other, input)
+    try:
+        shape = np.broadcast_shapes(input.shape, other.shape)
+        cond = condition.data if isinstance(condition, Tensor) else condition
+        shape = np.broadcast_shapes(shape, tuple(np.shape(cond)) if not hasattr(cond, "shape")
+                                    else tuple(cond.shape))
+    except ValueError:
+        raise ValueError(f"where: condition, input and other do not broadcast together "
+                         f"(shapes {getattr(condition, 'shape', None)}, {input.shape}, "
+                         f"{other.shape})") from None
+    cond = mask_array(condition, "where", shape, input.device, what="condition")
+    return Where.apply(input, other, condition=cond)

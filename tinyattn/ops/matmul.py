@@ -1,0 +1,119 @@
+"""Matrix products: ``matmul`` (batched, broadcasting) and the fused ``linear``.
+
+Shapes: ``a`` (..., M, K) @ ``b`` (..., K, N) -> (..., M, N); batch dims broadcast.
+A 1-D ``a`` acts as (1, K) and a 1-D ``b`` as (K, 1), with that axis dropped from the output,
+as in NumPy and PyTorch (docs/derivations.md#matmul).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..autograd import Function, unbroadcast
+from ..tensor import Tensor
+
+__all__ = ["matmul", "linear"]
+
+
+def _swap(x):
+    return x.swapaxes(-1, -2)
+
+
+class Matmul(Function):
+    """out = a @ b.
+
+    Each out[m, n] = sum_k a[m, k] b[k, n], so d out[m, n] / d a[m, k] = b[k, n]:
+        da = g @ b^T    (..., M, N) @ (..., N, K) -> (..., M, K)
+        db = a^T @ g    (..., K, M) @ (..., M, N) -> (..., K, N)
+    then summed over any batch dims the input was broadcast along. When b is a 2-D weight and
+    a is (B, S, K), db is computed as one (K, B*S) @ (B*S, N) product instead of B products
+    summed afterwards (the batch sum happens inside the matrix multiply).
+    """
+
+    def forward(self, a, b):
+        a2 = a[None, :] if a.ndim == 1 else a   # (K,) -> (1, K)
+        b2 = b[:, None] if b.ndim == 1 else b   # (K,) -> (K, 1)
+        out = a2 @ b2                           # (..., M, K) @ (..., K, N) -> (..., M, N)
+        self.save_for_backward(a, b, a2, b2, out.shape)
+        if b.ndim == 1:
+            out = out[..., 0]
+        if a.ndim == 1:
+            out = out[..., 0, :] if b.ndim > 1 else out[..., 0]
+        return out
+
+    def backward(self, grad):
+        a, b, a2, b2, out_shape = self.saved
+        g = grad.reshape(out_shape)             # restore the (..., M, N) axes dropped for 1-D
+        da = db = None
+        if self.needs_input_grad[0]:
+            da = unbroadcast(g @ _swap(b2), a2.shape).reshape(a.shape)  # (..., M, K)
+        if self.needs_input_grad[1]:
+            if b2.ndim == 2 and a2.ndim > 2:
+                k, n = b2.shape
+                db = a2.reshape(-1, k).T @ g.reshape(-1, n)  # (K, B*S) @ (B*S, N) -> (K, N)
+            else:
+                db = unbroadcast(_swap(a2) @ g, b2.shape)    # (..., K, N)
+            db = db.reshape(b.shape)
+        return da, db
+
+
+class Linear(Function):
+    """out = x @ W^T + b, with W of shape (out_features, in_features) as in PyTorch.
+
+    x (..., in) -> out (..., out). With x flattened to X (N, in) and G (N, out):
+        dX = G @ W          (N, out) @ (out, in) -> (N, in)
+        dW = G^T @ X        (out, N) @ (N, in)   -> (out, in)
+        db = sum_n G[n]     (out,)
+    """
+
+    def forward(self, x, weight, bias=None):
+        self.save_for_backward(x, weight)
+        out = x @ weight.T                      # (..., in) @ (in, out) -> (..., out)
+        if bias is not None:
+            out += bias
+        return out
+
+    def backward(self, grad):
+        x, weight = self.saved
+        out_features, in_features = weight.shape
+        g2 = grad.reshape(-1, out_features)     # (..., out) -> (N, out)
+        dx = dw = db = None
+        if self.needs_input_grad[0]:
+            dx = grad @ weight                  # (..., out) @ (out, in) -> (..., in)
+        if self.needs_input_grad[1]:
+            dw = g2.T @ x.reshape(-1, in_features)  # (out, N) @ (N, in) -> (out, in)
+        if len(self.needs_input_grad) > 2 and self.needs_input_grad[2]:
+            db = g2.sum(axis=0)                 # (N, out) -> (out,)
+        return dx, dw, db
+
+
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"matmul: both operands need at least 1 dim, got shapes {a.shape} "
+                         f"and {b.shape}; use * for scaling by a number")
+    k_a = a.shape[-1]
+    k_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    if k_a != k_b:
+        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not line up: the last dim "
+                         f"of the first ({k_a}) must equal the second-to-last of the second "
+                         f"({k_b}); did you mean to transpose one of them?")
+    try:
+        return Matmul.apply(a, b)
+    except ValueError:
+        raise ValueError(f"matmul: batch dims of {a.shape} and {b.shape} do not broadcast") \
+            from None
+
+
+def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
+    """``x @ weight.T + bias`` as one op (PyTorch's ``F.linear``)."""
+    if weight.ndim != 2:
+        raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape "
+                         f"{weight.shape}")
+    if x.ndim == 0 or x.shape[-1] != weight.shape[1]:
+        raise ValueError(f"linear: input of shape {x.shape} has {x.shape[-1] if x.ndim else 0} "
+                         f"features but weight {weight.shape} expects in_features="
+                         f"{weight.shape[1]}")
+    if bias is not None and bias.shape != (weight.shape[0],):
+        raise ValueError(f"linear: bias has shape {bias.shape}, expected ({weight.shape[0]},)")
+    if bias is None:
+        return Linear.apply(x, weight)
+    return Linear.apply(x, weight, bias)

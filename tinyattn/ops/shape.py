@@ -1,0 +1,247 @@
+"""Ops that move elements without changing them: reshape, permute, indexing, concat, stack.
+
+Each backward routes every gradient element back to where its value came from
+(docs/derivations.md#shape-ops).
+"""
+from __future__ import annotations
+
+from typing import Any, List, Sequence, Tuple, Union
+
+import numpy as np
+
+from .. import backend
+from ..autograd import Function
+from ..tensor import Tensor
+
+__all__ = ["reshape", "permute", "transpose", "swapaxes", "unsqueeze", "squeeze", "flatten",
+           "getitem", "cat", "concat", "stack", "split", "chunk"]
+
+
+class Reshape(Function):
+    """out = x viewed with a new shape (same elements, same order).   dx = g.reshape(x.shape)."""
+
+    def forward(self, x, shape: Tuple[int, ...]):
+        self.save_for_backward(x.shape)
+        return x.reshape(shape)
+
+    def backward(self, grad):
+        (shape,) = self.saved
+        return grad.reshape(shape)
+
+
+class Permute(Function):
+    """out = x with its axes reordered: out.shape[i] = x.shape[dims[i]].
+
+    dx = g permuted by the inverse order (argsort(dims) puts every axis back).
+    """
+
+    def forward(self, x, dims: Tuple[int, ...]):
+        self.save_for_backward(dims)
+        return x.transpose(dims)
+
+    def backward(self, grad):
+        (dims,) = self.saved
+        return grad.transpose(tuple(int(i) for i in np.argsort(dims)))
+
+
+def _has_advanced_index(index: Any) -> bool:
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(not isinstance(p, (int, np.integer, slice, type(None), type(Ellipsis)))
+               for p in parts)
+
+
+class GetItem(Function):
+    """out = x[index].
+
+    dx = zeros shaped like x with g added at the indexed positions. With integer-array
+    indexing one element of x can be picked several times, so the gradients are scatter-ADDED
+    (``x[[0, 0]]`` gives x[0] a gradient of g[0] + g[1]); plain slices pick each element at
+    most once, so they are assigned.
+    """
+
+    def forward(self, x, index: Any):
+        self.save_for_backward(x.shape, x.dtype, index)
+        return x[index]
+
+    def backward(self, grad):
+        shape, dtype, index = self.saved
+        xp = backend.get_array_module(grad)
+        dx = xp.zeros(shape, dtype=dtype)
+        if _has_advanced_index(index):
+            backend.scatter_add(dx, index, grad)
+        else:
+            dx[index] = grad
+        return dx
+
+
+class Concat(Function):
+    """out = the inputs joined along ``axis``.   dx_i = the slice of g that x_i filled."""
+
+    def forward(self, *xs, axis: int):
+        self.save_for_backward(axis, [x.shape[axis] for x in xs])
+        return backend.get_array_module(xs[0]).concatenate(xs, axis=axis)
+
+    def backward(self, grad):
+        axis, sizes = self.saved
+        xp = backend.get_array_module(grad)
+        return tuple(xp.split(grad, np.cumsum(sizes)[:-1].tolist(), axis=axis))
+
+
+class Stack(Function):
+    """out = the inputs stacked along a new axis.   dx_i = g taken at index i of that axis."""
+
+    def forward(self, *xs, axis: int):
+        self.save_for_backward(axis, len(xs))
+        return backend.get_array_module(xs[0]).stack(xs, axis=axis)
+
+    def backward(self, grad):
+        axis, count = self.saved
+        xp = backend.get_array_module(grad)
+        return tuple(xp.take(grad, i, axis=axis) for i in range(count))
+
+
+# ------------------------------------------------------------------ public functions
+def _normalize_dim(dim: int, ndim: int, op: str) -> int:
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"{op}: dim {dim} is out of range for a tensor with {ndim} dims "
+                         f"(valid: {-ndim} to {ndim - 1})")
+    return dim % ndim
+
+
+def reshape(x: Tensor, *shape: Any) -> Tensor:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    shape = tuple(int(n) for n in shape)
+    known = int(np.prod([n for n in shape if n != -1]))
+    unknown = shape.count(-1)
+    size = x.numel()
+    if unknown > 1 or (unknown == 0 and known != size) or (
+            unknown == 1 and (known == 0 or size % known != 0)):
+        raise ValueError(f"reshape: cannot view a tensor of shape {x.shape} ({size} elements) "
+                         f"as shape {shape}")
+    return Reshape.apply(x, shape=shape)
+
+
+def permute(x: Tensor, *dims: Any) -> Tensor:
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    if sorted(d % max(x.ndim, 1) for d in dims) != list(range(x.ndim)):
+        raise ValueError(f"permute: dims {dims} are not an ordering of the {x.ndim} axes of a "
+                         f"tensor of shape {x.shape}")
+    return Permute.apply(x, dims=tuple(d % x.ndim for d in dims))
+
+
+def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swap two axes (PyTorch's ``transpose(dim0, dim1)``)."""
+    dims = list(range(x.ndim))
+    d0, d1 = _normalize_dim(dim0, x.ndim, "transpose"), _normalize_dim(dim1, x.ndim, "transpose")
+    dims[d0], dims[d1] = dims[d1], dims[d0]
+    return Permute.apply(x, dims=tuple(dims))
+
+
+swapaxes = transpose
+
+
+def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    dim = _normalize_dim(dim, x.ndim + 1, "unsqueeze")
+    return reshape(x, x.shape[:dim] + (1,) + x.shape[dim:])
+
+
+def squeeze(x: Tensor, dim: Union[int, None] = None) -> Tensor:
+    if dim is None:
+        return reshape(x, tuple(n for n in x.shape if n != 1))
+    dim = _normalize_dim(dim, x.ndim, "squeeze")
+    if x.shape[dim] != 1:
+        return x
+    return reshape(x, x.shape[:dim] + x.shape[dim + 1:])
+
+
+def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    start = _normalize_dim(start_dim, x.ndim, "flatten")
+    end = _normalize_dim(end_dim, x.ndim, "flatten")
+    middle = int(np.prod(x.shape[start:end + 1]))
+    return reshape(x, x.shape[:start] + (middle,) + x.shape[end + 1:])
+
+
+def _index_to_arrays(index: Any) -> Any:
+    """Tensors inside an index become their arrays; lists become integer arrays."""
+    if isinstance(index, tuple):
+        return tuple(_index_to_arrays(i) for i in index)
+    if isinstance(index, Tensor):
+        return index.data
+    if isinstance(index, list):
+        return np.asarray(index)
+    return index
+
+
+def getitem(x: Tensor, index: Any) -> Tensor:
+    index = _index_to_arrays(index)
+    try:
+        return GetItem.apply(x, index=index)
+    except IndexError as exc:
+        raise IndexError(f"indexing a tensor of shape {x.shape}: {exc}") from None
+
+
+def _check_join(op: str, tensors: Sequence[Tensor], dim: int, same_shape: bool) -> int:
+    if len(tensors) == 0:
+        raise ValueError(f"{op}: needs at least one tensor")
+    ndim = tensors[0].ndim
+    for i, t in enumerate(tensors):
+        if t.ndim != ndim:
+            raise ValueError(f"{op}: tensor 0 has shape {tensors[0].shape} but tensor {i} has "
+                             f"shape {t.shape}; all need the same number of dims")
+    axis = _normalize_dim(dim, ndim + (1 if same_shape else 0), op)
+    for i, t in enumerate(tensors):
+        other = [n for j, n in enumerate(t.shape) if same_shape or j != axis]
+        first = [n for j, n in enumerate(tensors[0].shape) if same_shape or j != axis]
+        if other != first:
+            raise ValueError(f"{op}: tensor 0 has shape {tensors[0].shape} but tensor {i} has "
+                             f"shape {t.shape}; they must match except along dim {dim}"
+                             if not same_shape else
+                             f"{op}: tensor 0 has shape {tensors[0].shape} but tensor {i} has "
+                             f"shape {t.shape}; stack needs equal shapes")
+    return axis
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    axis = _check_join("cat", tensors, dim, same_shape=False)
+    return Concat.apply(*tensors, axis=axis)
+
+
+concat = cat
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    axis = _check_join("stack", tensors, dim, same_shape=True)
+    return Stack.apply(*tensors, axis=axis)
+
+
+def split(x: Tensor, split_size_or_sections: Union[int, Sequence[int]], dim: int = 0
+          ) -> List[Tensor]:
+    """PyTorch's ``split``: chunks of one size (the last may be smaller) or of given sizes.
+
+    Each piece is a slice (a ``GetItem``), so its backward is the slice's.
+    """
+    axis = _normalize_dim(dim, x.ndim, "split")
+    length = x.shape[axis]
+    if isinstance(split_size_or_sections, int):
+        if split_size_or_sections <= 0:
+            raise ValueError(f"split: size must be positive, got {split_size_or_sections}")
+        sizes = [min(split_size_or_sections, length - s)
+                 for s in range(0, length, split_size_or_sections)]
+    else:
+        sizes = list(split_size_or_sections)
+        if sum(sizes) != length:
+            raise ValueError(f"split: sizes {sizes} add up to {sum(sizes)} but dim {dim} has "
+                             f"length {length}")
+    pieces, start = [], 0
+    for size in sizes:
+        index = (slice(None),) * axis + (slice(start, start + size),)
+        pieces.append(GetItem.apply(x, index=index))
+        start += size
+    return pieces
+
+
+def chunk(x: Tensor, chunks: int, dim: int = 0) -> List[Tensor]:
+    length = x.shape[_normalize_dim(dim, x.ndim, "chunk")]
+    return split(x, -(-length // chunks), dim)

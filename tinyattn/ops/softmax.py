@@ -1,0 +1,80 @@
+"""softmax and log_softmax along one axis, numerically stable (docs/derivations.md#softmax)."""
+from __future__ import annotations
+
+from typing import Any
+
+from .. import backend
+from ..autograd import Function
+from ..tensor import Tensor
+
+__all__ = ["softmax", "log_softmax", "stable_softmax"]
+
+
+def _safe_row_max(x: Any, axis: int) -> Any:
+    """Row maximum, with rows that are entirely -inf given 0 so x - max stays -inf, not NaN."""
+    xp = backend.get_array_module(x)
+    m = x.max(axis=axis, keepdims=True)
+    return xp.where(xp.isfinite(m), m, 0)
+
+
+def stable_softmax(x: Any, axis: int = -1) -> Any:
+    """Array-level softmax: exp(x - max) / sum. A row that is entirely -inf (fully masked)
+    gives zeros, not 0/0 = NaN. Shared with the attention ops."""
+    xp = backend.get_array_module(x)
+    y = x - _safe_row_max(x, axis)
+    xp.exp(y, out=y)                            # in place: one buffer for the whole op
+    total = y.sum(axis=axis, keepdims=True)
+    y /= xp.where(total == 0, 1, total)
+    return y
+
+
+class Softmax(Function):
+    """y_i = exp(x_i - m) / sum_j exp(x_j - m), with m = max_j x_j (softmax is shift-invariant,
+    and subtracting the max keeps every exp <= 1, so nothing overflows).
+
+    Jacobian: dy_i/dx_j = y_i (delta_ij - y_j). Applied to g without building it:
+        dx_j = sum_i g_i y_i (delta_ij - y_j) = y_j (g_j - sum_i g_i y_i).
+    """
+
+    def forward(self, x, axis: int):
+        y = stable_softmax(x, axis)
+        self.save_for_backward(y, axis)
+        return y
+
+    def backward(self, grad):
+        y, axis = self.saved
+        return y * (grad - (grad * y).sum(axis=axis, keepdims=True))
+
+
+class LogSoftmax(Function):
+    """out_i = x_i - logsumexp(x) = (x_i - m) - log sum_j exp(x_j - m).
+
+    d out_i / d x_j = delta_ij - softmax(x)_j, so dx_j = g_j - softmax_j * sum_i g_i,
+    with softmax = exp(out) (reuse the output).
+    """
+
+    def forward(self, x, axis: int):
+        xp = backend.get_array_module(x)
+        shifted = x - _safe_row_max(x, axis)
+        out = shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
+        self.save_for_backward(out, axis)
+        return out
+
+    def backward(self, grad):
+        out, axis = self.saved
+        xp = backend.get_array_module(out)
+        return grad - xp.exp(out) * grad.sum(axis=axis, keepdims=True)
+
+
+def _axis(dim: int, ndim: int, op: str) -> int:
+    if not -max(ndim, 1) <= dim < max(ndim, 1):
+        raise IndexError(f"{op}: dim {dim} is out of range for a tensor with {ndim} dims")
+    return dim % max(ndim, 1)
+
+
+def softmax(x: Tensor, dim: int = -1) -> Tensor:
+    return Softmax.apply(x, axis=_axis(dim, x.ndim, "softmax"))
+
+
+def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
+    return LogSoftmax.apply(x, axis=_axis(dim, x.ndim, "log_softmax"))
