@@ -19,6 +19,7 @@ from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 from .masking import mask_array
 from .softmax import stable_softmax
+from .tiled_attention import TiledAttention
 
 __all__ = ["scaled_dot_product_attention", "causal_mask_array", "attention_mask_array"]
 
@@ -114,10 +115,35 @@ def _check_qkv(q: Tensor, k: Tensor, v: Tensor, op: str) -> None:
                          f"broadcast") from None
 
 
+def _check_impl(impl: Any, block_size: Any, dropout_p: float, need_weights: bool,
+                op: str) -> None:
+    if impl not in ("plain", "tiled"):
+        raise ValueError(f"{op}: impl must be 'plain' or 'tiled', got {impl!r}")
+    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)):
+        raise TypeError(f"{op}: block_size must be an int, got {type(block_size).__name__} "
+                        f"{block_size!r}")
+    if block_size < 1:
+        raise ValueError(f"{op}: block_size must be a positive number of rows, got "
+                         f"{block_size}; try 64 (tests) or 256-512 (long sequences)")
+    if impl == "tiled" and dropout_p > 0.0:
+        raise ValueError(
+            f"{op}: impl='tiled' does not support dropout (got dropout_p={dropout_p}): its "
+            f"backward recomputes each tile of probabilities instead of storing them, so it "
+            f"would have to redraw the identical dropout mask per tile, which needs a "
+            f"counter-based random generator tinyattn does not have. Use dropout_p=0.0 or "
+            f"impl='plain'")
+    if impl == "tiled" and need_weights:
+        raise ValueError(
+            f"{op}: impl='tiled' cannot return the attention weights (need_weights=True): "
+            f"never building the (S_q, S_k) matrix is the point of the tiled path. Use "
+            f"impl='plain' to inspect the weights")
+
+
 def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Any = None,
                                  dropout_p: float = 0.0, is_causal: bool = False,
                                  scale: Optional[float] = None, need_weights: bool = False,
-                                 generator: Any = None):
+                                 generator: Any = None, impl: str = "plain",
+                                 block_size: int = 64):
     """softmax(q k^T / sqrt(d_k)) v with an optional boolean mask (True = may attend).
 
     Returns the output (..., S_q, d_v), or ``(output, weights)`` with ``need_weights=True``,
@@ -128,11 +154,23 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Any = No
     of d_k unit-variance terms, so its variance is d_k. Scaling by 1/sqrt(d_k) brings the
     logits back to unit variance, which keeps softmax away from saturated one-hot rows whose
     gradients vanish.
+
+    ``impl="plain"`` (default) builds the whole (..., S_q, S_k) probability matrix and keeps it
+    for the backward. ``impl="tiled"`` gives the same result computed ``block_size`` queries
+    by ``block_size`` keys at a time with an online softmax, keeping only the output and one
+    logsumexp per row, so memory grows linearly in S (docs/tiled_attention.md). The tiled
+    path supports masks and ``is_causal`` but not dropout or ``need_weights``.
     """
     op = "scaled_dot_product_attention"
     _check_qkv(q, k, v, op)
     if not 0.0 <= dropout_p <= 1.0:
         raise ValueError(f"{op}: dropout_p must be in [0, 1], got {dropout_p}")
+    _check_impl(impl, block_size, dropout_p, need_weights, op)
+    if impl == "tiled":
+        scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+        mask_data = attention_mask_array(q, k, mask, False, op)  # causal is built per tile
+        return TiledAttention.apply(q, k, v, mask=mask_data, scale=scale,
+                                    is_causal=bool(is_causal), block_size=block_size)
     mask_data = attention_mask_array(q, k, mask, is_causal, op)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     sink: Optional[List[Any]] = [] if need_weights else None
