@@ -18,6 +18,7 @@ from .masking import masked_fill, where
 from .matmul import linear, matmul
 from .norm import layer_norm
 from .reduce import amax, max, mean, sum
+from .rope import rope
 from .shape import (cat, chunk, concat, flatten, getitem, permute, reshape, split, squeeze,
                     stack, swapaxes, transpose, unsqueeze)
 from .softmax import log_softmax, softmax
