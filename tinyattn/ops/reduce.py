@@ -5,6 +5,7 @@ with size 1, as in PyTorch.
 """
 from __future__ import annotations
 
+import builtins
 from collections import namedtuple
 from typing import Optional, Sequence, Tuple, Union
 
@@ -23,11 +24,12 @@ def _axes(dim: Dim, ndim: int, op: str) -> Tuple[int, ...]:
     if dim is None:
         return tuple(range(ndim))
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    rank = builtins.max(ndim, 1)  # this module's max() is the tensor op
     for d in dims:
-        if not -max(ndim, 1) <= d < max(ndim, 1):
+        if not -rank <= d < rank:
             raise IndexError(f"{op}: dim {d} is out of range for a tensor with {ndim} dims "
                              f"(valid: {-ndim} to {ndim - 1})")
-    return tuple(sorted(d % max(ndim, 1) for d in dims))
+    return tuple(sorted(d % rank for d in dims))
 
 
 def _expand_back(grad, in_shape, axes, keepdim):
