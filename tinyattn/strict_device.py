@@ -1,0 +1,189 @@
+"""A stand-in GPU for machines without one: arrays that behave like CuPy's where it matters.
+
+On a real GPU, data stays on the device: NumPy functions cannot read it (``np.asarray`` on a
+CuPy array raises TypeError), and ``float()``, ``int()``, ``bool()`` and ``.item()`` each copy
+to the host and wait for the GPU. A bug that calls ``np.exp(x)`` instead of ``xp.exp(x)``
+passes every CPU test and fails only on a GPU. The "strict" device catches it on a CPU:
+
+- ``StrictArray`` wraps a NumPy array and refuses every NumPy entry point (``__array__``,
+  ``__array_ufunc__``, ``__array_function__``), as CuPy refuses implicit conversion;
+- its own namespace (the device's ``xp``) offers NumPy's functions on StrictArrays;
+- every implicit host sync (``float``, ``int``, ``bool``, ``.item()``) is counted in
+  ``SYNCS``, so a test can assert that a hot path makes none.
+
+``enable()`` registers the device as ``"strict"``; ``Tensor(..., device="strict")`` and
+``module.to("strict")`` then work as they would with ``"cuda"``. Used by the test suite and
+``python -m tinyattn doctor``; it is not for real work (it is slower than plain NumPy).
+"""
+from __future__ import annotations
+
+import collections
+import traceback
+from typing import Any
+
+import numpy as np
+import scipy.special
+
+from . import backend
+
+__all__ = ["StrictArray", "StrictNamespace", "enable", "SYNCS", "DEVICE"]
+
+DEVICE = "strict"
+SYNCS: "collections.Counter[str]" = collections.Counter()  # where each host sync came from
+
+
+def _unwrap(value: Any) -> Any:
+    if isinstance(value, StrictArray):
+        return value._array
+    if isinstance(value, tuple):
+        return tuple(_unwrap(v) for v in value)
+    if isinstance(value, list):
+        return [_unwrap(v) for v in value]
+    return value
+
+
+def _wrap(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return StrictArray(value)
+    if isinstance(value, np.generic):
+        return StrictArray(np.asarray(value))
+    if isinstance(value, (tuple, list)):
+        return type(value)(_wrap(v) for v in value)
+    return value
+
+
+def _record_sync(kind: str) -> None:
+    frame = traceback.extract_stack()[-3]
+    SYNCS[f"{kind} at {frame.filename.split('/')[-1]}:{frame.lineno}"] += 1
+
+
+class StrictArray:
+    """A NumPy array in disguise that refuses NumPy, as a CuPy array does."""
+
+    __slots__ = ("_array",)
+
+    def __init__(self, array: np.ndarray):
+        self._array = array
+
+    # NumPy may not touch us: this is exactly how a CuPy array stops np.asarray.
+    def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        raise TypeError("Implicit conversion to a NumPy array is not allowed (strict device: a "
+                        "NumPy function was called on device data; use xp = "
+                        "backend.get_array_module(x) and xp.<function>, or backend.to_host)")
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"NumPy ufunc {ufunc.__name__} called on strict-device data; use xp")
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        raise TypeError(f"NumPy function {func.__name__} called on strict-device data; use xp")
+
+    # Host syncs: allowed (as on CuPy) but counted.
+    def __float__(self) -> float:
+        _record_sync("float()")
+        return float(self._array)
+
+    def __int__(self) -> int:
+        _record_sync("int()")
+        return int(self._array)
+
+    def __index__(self) -> int:
+        _record_sync("index")
+        return int(self._array)
+
+    def __bool__(self) -> bool:
+        _record_sync("bool()")
+        return bool(self._array)
+
+    def item(self) -> Any:
+        _record_sync("item()")
+        return self._array.item()
+
+    def tolist(self) -> Any:
+        _record_sync("tolist()")
+        return self._array.tolist()
+
+    def __len__(self) -> int:
+        return len(self._array)
+
+    def __repr__(self) -> str:
+        return f"StrictArray(shape={self._array.shape}, dtype={self._array.dtype})"
+
+    # Attributes and methods: delegate, unwrapping arguments and wrapping results.
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__array") or name == "__buffer__":
+            raise AttributeError(name)  # no back doors: NumPy reads these before __array__
+        attr = getattr(self._array, name)
+        if callable(attr):
+            def method(*args: Any, **kwargs: Any) -> Any:
+                kwargs = {k: _unwrap(v) for k, v in kwargs.items()}
+                return _wrap(attr(*_unwrap(args), **kwargs))
+            return method
+        return _wrap(attr)
+
+    @property
+    def T(self) -> "StrictArray":  # noqa: N802 - NumPy's name
+        return StrictArray(self._array.T)
+
+    def __getitem__(self, index: Any) -> Any:
+        return _wrap(self._array[_unwrap(index)])
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        self._array[_unwrap(index)] = _unwrap(value)
+
+
+def _operator(name: str) -> Any:
+    def op(self: StrictArray, *args: Any) -> Any:
+        result = getattr(self._array, name)(*_unwrap(args))
+        if result is NotImplemented:
+            return NotImplemented
+        if name.startswith("__i"):  # in-place: keep the same wrapper
+            self._array = result
+            return self
+        return _wrap(result)
+    op.__name__ = name
+    return op
+
+
+_OPERATORS = """add radd sub rsub mul rmul truediv rtruediv floordiv pow rpow matmul rmatmul
+    neg pos abs invert and rand or ror xor eq ne lt le gt ge mod
+    iadd isub imul itruediv ipow iand ior""".split()
+for _name in _OPERATORS:
+    setattr(StrictArray, f"__{_name}__", _operator(f"__{_name}__"))
+
+
+class StrictNamespace:
+    """The strict device's ``xp``: NumPy's functions, taking and giving StrictArrays."""
+
+    __name__ = "tinyattn.strict_device.xp"
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(np, name)
+        if isinstance(attr, type) or not callable(attr):
+            return attr  # dtypes (np.float32), constants (np.inf)
+        if name in ("issubdtype", "dtype", "result_type", "broadcast_shapes"):
+            return attr
+
+        def function(*args: Any, **kwargs: Any) -> Any:
+            kwargs = {k: _unwrap(v) for k, v in kwargs.items()}
+            return _wrap(attr(*_unwrap(args), **kwargs))
+        function.__name__ = name
+        return function
+
+
+xp = StrictNamespace()
+
+
+def _scatter_add(target: StrictArray, indices: Any, values: Any) -> None:
+    np.add.at(target._array, _unwrap(indices), _unwrap(values))
+
+
+def enable() -> None:
+    """Register the strict device (idempotent)."""
+    backend.register_device(
+        DEVICE, xp,
+        owns=lambda a: isinstance(a, StrictArray),
+        from_host=lambda a: StrictArray(np.array(a)),
+        to_host=lambda a: np.array(a._array),
+        erf=lambda a: StrictArray(scipy.special.erf(a._array)),
+        scatter_add=_scatter_add,
+    )
