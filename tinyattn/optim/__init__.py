@@ -1,0 +1,23 @@
+"""``tinyattn.optim``: optimizers, learning-rate schedules and gradient clipping.
+
+    opt = optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
+    sched = optim.WarmupCosineLR(opt, warmup_steps=100, total_steps=2000)
+    for step in range(2000):
+        loss = ...; loss.backward()
+        optim.clip_grad_norm_(model.parameters(), max_norm=1.0)
+        opt.step(); opt.zero_grad(); sched.step()
+
+The update rules, the reason AdamW decouples weight decay, and the schedules as formulas are
+in docs/optim.md. Names and arithmetic follow ``torch.optim``.
+"""
+from __future__ import annotations
+
+from . import lr_scheduler
+from .adam import Adam, AdamW
+from .clip import clip_grad_norm_
+from .lr_scheduler import LambdaLR, LRScheduler, NoamLR, WarmupCosineLR
+from .optimizer import Optimizer
+from .sgd import SGD
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "clip_grad_norm_", "lr_scheduler",
+           "LRScheduler", "LambdaLR", "WarmupCosineLR", "NoamLR"]

@@ -1,0 +1,104 @@
+"""``Adam`` and ``AdamW``: adaptive moment estimation, with L2 or decoupled weight decay.
+
+The update, exactly as ``torch.optim.Adam`` / ``AdamW`` (see docs/optim.md#adam), for
+gradient g_t of parameter theta at step t = 1, 2, ...::
+
+    theta <- theta * (1 - lr * weight_decay)               (AdamW only: decoupled decay)
+    g     = g_t + weight_decay * theta                     (Adam only: L2 in the gradient)
+    m_t   = beta1 * m_{t-1} + (1 - beta1) * g              (first moment, m_0 = 0)
+    v_t   = beta2 * v_{t-1} + (1 - beta2) * g * g          (second moment, v_0 = 0)
+    theta <- theta - lr / (1 - beta1^t) * m_t / (sqrt(v_t) / sqrt(1 - beta2^t) + eps)
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Dict, Optional, Tuple
+
+from .. import backend
+from .optimizer import Optimizer, ParamsT, check_hyperparameter
+
+__all__ = ["Adam", "AdamW"]
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba, 2015), with PyTorch's signature and arithmetic.
+
+    Args:
+        params: ``model.parameters()`` or a list of parameter-group dicts.
+        lr: learning rate (>= 0).
+        betas: decay rates of the first and second moment averages, each in [0, 1).
+        eps: added to the denominator for numerical safety (>= 0).
+        weight_decay: L2 penalty coefficient, added to the gradient (>= 0). For weight decay
+            that does not pass through the adaptive scaling, use ``AdamW``.
+    """
+
+    decoupled_weight_decay = False
+
+    def __init__(self, params: ParamsT, lr: float = 1e-3,
+                 betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0):
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+        super().__init__(params, defaults)
+
+    def _check_group(self, group: Dict[str, Any]) -> Dict[str, Any]:
+        group["lr"] = check_hyperparameter("lr (learning rate)", group["lr"])
+        betas = group["betas"]
+        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+            raise ValueError(f"betas must be a pair (beta1, beta2) such as (0.9, 0.999), "
+                             f"got {betas!r}")
+        group["betas"] = (
+            check_hyperparameter("betas[0]", betas[0], high=1.0, high_inclusive=False),
+            check_hyperparameter("betas[1]", betas[1], high=1.0, high_inclusive=False),
+        )
+        group["eps"] = check_hyperparameter("eps", group["eps"])
+        group["weight_decay"] = check_hyperparameter("weight_decay", group["weight_decay"])
+        return group
+
+    def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
+        """One update of every parameter that has a gradient; returns the closure's loss."""
+        loss = self._evaluate(closure)
+        for group in self.param_groups:
+            lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
+            beta1, beta2 = group["betas"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                xp = backend.get_array_module(p.data)
+                state = self.state.setdefault(p, {})
+                if not state:  # first step: moments start at zero, on p's device and dtype
+                    state["step"] = 0
+                    state["exp_avg"] = xp.zeros_like(p.data)
+                    state["exp_avg_sq"] = xp.zeros_like(p.data)
+                state["step"] = t = int(state["step"]) + 1
+                grad = p.grad
+                if weight_decay != 0:
+                    if self.decoupled_weight_decay:
+                        p.data *= 1.0 - lr * weight_decay  # AdamW: shrink theta directly
+                    else:
+                        grad = grad + weight_decay * p.data  # Adam: L2 term in the gradient
+                m, v = state["exp_avg"], state["exp_avg_sq"]
+                m *= beta1
+                m += (1.0 - beta1) * grad
+                v *= beta2
+                v += (1.0 - beta2) * (grad * grad)
+                # Bias corrections in Python floats: they never touch the arrays' dtype.
+                step_size = lr / (1.0 - beta1 ** t)
+                denom = xp.sqrt(v) / math.sqrt(1.0 - beta2 ** t) + eps
+                p.data -= step_size * m / denom
+        return loss
+
+
+class AdamW(Adam):
+    """AdamW (Loshchilov & Hutter, 2019): Adam with decoupled weight decay.
+
+    Same arguments as ``Adam``, but ``weight_decay`` (default 1e-2) shrinks the parameters
+    directly, ``theta <- theta * (1 - lr * weight_decay)``, instead of being added to the
+    gradient, so the decay is not divided by the adaptive denominator. docs/optim.md says why.
+    """
+
+    decoupled_weight_decay = True
+
+    def __init__(self, params: ParamsT, lr: float = 1e-3,
+                 betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)

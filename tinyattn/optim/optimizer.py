@@ -1,0 +1,256 @@
+"""``Optimizer``: the base class that holds parameter groups and per-parameter state.
+
+An optimizer owns a list of *parameter groups*. Each group is a dict with the key
+``"params"`` (a list of ``Parameter``) and one key per hyperparameter (``"lr"``, ...); a
+hyperparameter missing from a group takes the optimizer's default. ``step()`` reads each
+parameter's ``.grad`` and updates ``.data`` in place; whatever an optimizer must remember
+between steps (a momentum buffer, Adam's moment estimates) lives in ``self.state[param]``, an
+array on the parameter's device with the parameter's dtype.
+
+``state_dict()`` and ``load_state_dict()`` follow ``torch.optim.Optimizer``: parameters are
+named by their position across all groups (0, 1, 2, ...), arrays are saved as host NumPy
+copies, and loading puts each array back on its parameter's device. See docs/optim.md.
+"""
+from __future__ import annotations
+
+import copy
+import math
+import numbers
+from typing import Any, Callable, Dict, Iterable, List, Optional, Union
+
+import numpy as np
+
+from .. import backend
+from ..autograd import enable_grad
+from ..tensor import Tensor
+
+__all__ = ["Optimizer", "ParamsT", "check_hyperparameter"]
+
+ParamsT = Union[Iterable[Tensor], Iterable[Dict[str, Any]]]
+
+
+def check_hyperparameter(name: str, value: Any, low: float = 0.0, high: float = math.inf,
+                         high_inclusive: bool = True) -> float:
+    """``value`` as a Python float, or a ValueError that names it and its allowed range.
+
+    Python floats keep float32 arrays float32 (a NumPy float64 scalar would not), so every
+    hyperparameter is stored as a Python float.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r} "
+                        f"({type(value).__name__})")
+    value = float(value)
+    above_high = value > high if high_inclusive else value >= high
+    if not value >= low or above_high:  # written so that NaN fails too
+        closing = "]" if high_inclusive else ")"
+        raise ValueError(f"invalid {name}: {value!r}; it must lie in [{low}, {high}{closing}")
+    return value
+
+
+class Optimizer:
+    """Base class: parameter groups, ``zero_grad``, ``state_dict`` / ``load_state_dict``.
+
+    Subclasses pass their ``defaults`` (hyperparameter name -> value), implement
+    ``_check_group(group)`` (validate and normalize one group's hyperparameters) and
+    ``step()``.
+    """
+
+    def __init__(self, params: ParamsT, defaults: Dict[str, Any]):
+        if isinstance(params, Tensor) or isinstance(params, dict):
+            raise TypeError(
+                f"params should be an iterable of Parameters or of dicts (parameter groups), "
+                f"but got a single {type(params).__name__}; wrap it in a list or pass "
+                f"model.parameters()")
+        self.defaults: Dict[str, Any] = dict(defaults)
+        self.state: Dict[Tensor, Dict[str, Any]] = {}
+        self.param_groups: List[Dict[str, Any]] = []
+        groups = list(params)
+        if len(groups) == 0:
+            raise ValueError("optimizer got an empty parameter list: pass model.parameters() "
+                             "of a model that has parameters")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    # ---------------------------------------------------------------- groups
+    def add_param_group(self, param_group: Dict[str, Any]) -> None:
+        """Add a group (a dict with ``"params"`` and optional hyperparameters)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"a parameter group must be a dict, got {type(param_group).__name__}")
+        if "params" not in param_group:
+            raise ValueError("a parameter group needs a 'params' key holding its parameters")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, (set, frozenset)):
+            raise TypeError("a group's params must be an ordered sequence (a list), not a set: "
+                            "a set's order changes between runs, which breaks state dicts")
+        else:
+            params = list(params)
+        seen = {id(p) for group in self.param_groups for p in group["params"]}
+        for index, p in enumerate(params):
+            if not isinstance(p, Tensor):
+                raise TypeError(f"the optimizer can only update Tensors (Parameters), but "
+                                f"params[{index}] is a {type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError(f"params[{index}] is not a leaf tensor (it was computed by an "
+                                 f"op); optimize the Parameters it was computed from")
+            if id(p) in seen:
+                raise ValueError(f"params[{index}] (shape {p.shape}) appears twice among the "
+                                 f"optimizer's parameters; list each parameter once")
+            seen.add(id(p))
+        group = {key: value for key, value in param_group.items() if key != "params"}
+        unknown = sorted(set(group) - set(self.defaults) - {"initial_lr"})
+        if unknown:
+            raise ValueError(f"unknown hyperparameter(s) {unknown} in a parameter group; "
+                             f"{type(self).__name__} accepts {sorted(self.defaults)}")
+        for key, value in self.defaults.items():
+            group.setdefault(key, value)
+        group = self._check_group(group)
+        group["params"] = params
+        self.param_groups.append(group)
+
+    def _check_group(self, group: Dict[str, Any]) -> Dict[str, Any]:
+        """Validate one group's hyperparameters; return them normalized (subclasses)."""
+        return group
+
+    # ---------------------------------------------------------------- stepping
+    def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
+        """Update every parameter that has a gradient (subclasses)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement step()")
+
+    @staticmethod
+    def _evaluate(closure: Optional[Callable[[], Any]]) -> Any:
+        """Run the closure (which recomputes the loss and calls backward), as torch does."""
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget every parameter's gradient: set it to None (default) or fill it with 0."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    p.grad[...] = 0
+
+    # ---------------------------------------------------------------- state dicts
+    def state_dict(self) -> Dict[str, Any]:
+        """``{"state": {index: {name: value}}, "param_groups": [{..., "params": [index]}]}``.
+
+        Arrays are host NumPy copies; ``index`` counts parameters across all groups in order.
+        """
+        index: Dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: copy.deepcopy(v) for k, v in group.items() if k != "params"}
+            packed["params"] = [index.setdefault(id(p), len(index)) for p in group["params"]]
+            groups.append(packed)
+        state = {}
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p in self.state:
+                    state[index[id(p)]] = {name: _host_copy(value)
+                                           for name, value in self.state[p].items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        """Restore what ``state_dict()`` returned: hyperparameters and per-parameter state.
+
+        Every check runs before anything is written, so a mismatched state dict leaves the
+        optimizer untouched. Arrays go to each parameter's device and dtype.
+        """
+        if not isinstance(state_dict, dict) or set(state_dict) != {"state", "param_groups"}:
+            keys = sorted(state_dict) if isinstance(state_dict, dict) else type(state_dict)
+            raise ValueError(f"an optimizer state dict has exactly the keys ['param_groups', "
+                             f"'state'], got {keys}; pass what optimizer.state_dict() returned")
+        saved_groups = state_dict["param_groups"]
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError(f"the state dict has {len(saved_groups)} parameter group(s) but "
+                             f"this optimizer has {len(self.param_groups)}")
+        params: List[Tensor] = []
+        for number, (saved, group) in enumerate(zip(saved_groups, self.param_groups)):
+            if len(saved["params"]) != len(group["params"]):
+                raise ValueError(f"parameter group {number} holds {len(saved['params'])} "
+                                 f"parameter(s) in the state dict but {len(group['params'])} "
+                                 f"in this optimizer: was it saved for a different model?")
+            missing = sorted(set(self.defaults) - set(saved))
+            if missing:
+                raise ValueError(f"parameter group {number} of the state dict lacks "
+                                 f"hyperparameter(s) {missing}: was it saved by a different "
+                                 f"optimizer than {type(self).__name__}?")
+            params.extend(group["params"])
+        saved_indices = [i for saved in saved_groups for i in saved["params"]]
+        by_index = dict(zip(saved_indices, params))
+        for saved_index, entries in state_dict["state"].items():
+            if saved_index not in by_index:
+                raise ValueError(f"the state dict holds state for parameter {saved_index}, "
+                                 f"which none of its parameter groups lists")
+            p = by_index[saved_index]
+            for name, value in entries.items():
+                if _is_array(value) and tuple(value.shape) != p.shape:
+                    raise ValueError(f"state {name!r} of parameter {saved_index} has shape "
+                                     f"{tuple(value.shape)} in the state dict but the "
+                                     f"parameter has shape {p.shape}: was it saved for a "
+                                     f"different model?")
+        new_groups = []
+        for saved, group in zip(saved_groups, self.param_groups):
+            restored = {k: _to_python(copy.deepcopy(v)) for k, v in saved.items()
+                        if k != "params"}
+            restored = self._check_group(restored)  # a bad hyperparameter raises here
+            restored["params"] = group["params"]
+            new_groups.append(restored)
+        # Every check passed: write.
+        self.param_groups = new_groups
+        self.state = {}
+        for saved_index, entries in state_dict["state"].items():
+            p = by_index[saved_index]
+            self.state[p] = {name: _to_param(value, p) for name, value in entries.items()}
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for number, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {number}")
+            for key in sorted(k for k in group if k != "params"):
+                lines.append(f"    {key}: {group[key]}")
+        return "\n".join(lines) + "\n)"
+
+
+def _is_array(value: Any) -> bool:
+    """True for arrays with at least one dimension (0-d arrays count as scalars)."""
+    return hasattr(value, "shape") and hasattr(value, "dtype") and len(value.shape) > 0
+
+
+def _to_python(value: Any) -> Any:
+    """NumPy scalars and 0-d arrays (e.g. after np.savez) as Python numbers, recursively.
+
+    A NumPy float64 scalar would turn float32 updates into float64 arithmetic and change the
+    rounding, so a resumed run would drift from an uninterrupted one.
+    """
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_python(v) for v in value)
+    if hasattr(value, "shape") and hasattr(value, "dtype") and len(value.shape) == 0:
+        return backend.to_host(value).item()
+    return value
+
+
+def _host_copy(value: Any) -> Any:
+    """Arrays to fresh host NumPy arrays (never aliasing live state); other values deep-copied."""
+    if _is_array(value):
+        return np.array(backend.to_host(value), copy=True)
+    return copy.deepcopy(value)
+
+
+def _to_param(value: Any, p: Tensor) -> Any:
+    """A saved value back on ``p``'s device; floating arrays take ``p``'s dtype (as in torch)."""
+    if not _is_array(value):
+        return _to_python(copy.deepcopy(value))
+    host = np.array(backend.to_host(value), copy=True)
+    if np.issubdtype(host.dtype, np.floating):
+        host = host.astype(p.dtype, copy=False)
+    return backend.to_device(host, p.device)

@@ -1,0 +1,77 @@
+"""``SGD``: stochastic gradient descent with optional momentum, Nesterov and weight decay.
+
+The update, exactly as ``torch.optim.SGD`` (see docs/optim.md#sgd), for gradient g_t of
+parameter theta at step t::
+
+    g   = g_t + weight_decay * theta                       (L2 penalty, if weight_decay > 0)
+    b_t = g                           at the first step     (momentum buffer, if momentum > 0)
+    b_t = momentum * b_{t-1} + (1 - dampening) * g         afterwards
+    d   = g + momentum * b_t  if nesterov  else  b_t       (d = g when momentum == 0)
+    theta <- theta - lr * d
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Optional
+
+from .optimizer import Optimizer, ParamsT, check_hyperparameter
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent, with PyTorch's signature and arithmetic.
+
+    Args:
+        params: ``model.parameters()``, or a list of dicts (parameter groups) whose keys
+            override the defaults below for their parameters.
+        lr: learning rate (>= 0).
+        momentum: momentum factor (>= 0); 0 means plain SGD.
+        dampening: scales the new gradient's share of the momentum buffer by
+            ``1 - dampening``.
+        weight_decay: L2 penalty coefficient, added to the gradient as
+            ``weight_decay * theta``.
+        nesterov: use Nesterov momentum (needs ``momentum > 0`` and ``dampening == 0``).
+    """
+
+    def __init__(self, params: ParamsT, lr: float = 1e-3, momentum: float = 0.0,
+                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False):
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
+                        weight_decay=weight_decay, nesterov=nesterov)
+        super().__init__(params, defaults)
+
+    def _check_group(self, group: Dict[str, Any]) -> Dict[str, Any]:
+        group["lr"] = check_hyperparameter("lr (learning rate)", group["lr"])
+        group["momentum"] = check_hyperparameter("momentum", group["momentum"])
+        group["dampening"] = check_hyperparameter("dampening", group["dampening"],
+                                                  low=-float("inf"))
+        group["weight_decay"] = check_hyperparameter("weight_decay", group["weight_decay"])
+        group["nesterov"] = bool(group["nesterov"])
+        if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
+            raise ValueError(f"Nesterov momentum needs momentum > 0 and dampening == 0, got "
+                             f"momentum={group['momentum']} and dampening={group['dampening']}")
+        return group
+
+    def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
+        """One update of every parameter that has a gradient; returns the closure's loss."""
+        loss = self._evaluate(closure)
+        for group in self.param_groups:
+            lr, momentum = group["lr"], group["momentum"]
+            dampening, weight_decay = group["dampening"], group["weight_decay"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                grad = p.grad
+                if weight_decay != 0:
+                    grad = grad + weight_decay * p.data  # a new array: p.grad stays as it was
+                if momentum != 0:
+                    state = self.state.setdefault(p, {})
+                    buf = state.get("momentum_buffer")
+                    if buf is None:
+                        buf = grad.copy()  # first step: the buffer is the gradient itself
+                        state["momentum_buffer"] = buf
+                    else:
+                        buf *= momentum
+                        buf += (1.0 - dampening) * grad
+                    grad = grad + momentum * buf if group["nesterov"] else buf
+                p.data -= lr * grad
+        return loss
