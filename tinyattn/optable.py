@@ -295,6 +295,18 @@ OP_TABLE: List[OpSpec] = [
                q, k, v, np.tri(q.shape[-2], k.shape[-2], dtype=bool) if m is None
                else m & np.tri(q.shape[-2], k.shape[-2], dtype=bool)),
            _attention_cases, "attention"),
+    # impl="tiled" (docs/tiled_attention.md): block_size=2 splits the cases into several tiles.
+    OpSpec("attention_tiled",
+           lambda q, k, v, m=None: F.scaled_dot_product_attention(q, k, v, m, impl="tiled",
+                                                                  block_size=2),
+           _attention_ref, _attention_cases, "attention"),
+    OpSpec("attention_tiled_causal",
+           lambda q, k, v, m=None: F.scaled_dot_product_attention(
+               q, k, v, m, is_causal=True, impl="tiled", block_size=2),
+           lambda q, k, v, m=None: _attention_ref(
+               q, k, v, np.tri(q.shape[-2], k.shape[-2], dtype=bool) if m is None
+               else m & np.tri(q.shape[-2], k.shape[-2], dtype=bool)),
+           _attention_cases, "attention"),
 ]
 
 
