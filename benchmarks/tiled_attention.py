@@ -1,0 +1,142 @@
+"""Tiled against plain attention: peak memory and forward+backward time.
+
+    PYTHONPATH=. python benchmarks/tiled_attention.py            # S in 1024 2048 4096 8192
+    PYTHONPATH=. python benchmarks/tiled_attention.py --sizes 1024 2048 --block-size 256
+    PYTHONPATH=. python benchmarks/tiled_attention.py --write docs/tiled_attention.md
+
+(from the repository root; ``PYTHONPATH=.`` is not needed after ``pip install -e .``).
+
+Shapes: B=1, h=8, d_k=d_v=64, float32, no mask (``--causal`` for is_causal=True).
+Peak memory is measured with tracemalloc, which sees NumPy's allocations: it is started after
+q, k, v and the output gradient exist, so it counts what one forward+backward allocates
+(scores, probabilities, saved arrays, gradients), not the inputs. Time is the median
+wall time of ``--reps`` forward+backward runs, measured with tracemalloc off.
+``--write FILE`` replaces the text between ``<!-- bench:start -->`` and
+``<!-- bench:end -->`` in FILE with the table, the command and the machine.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import platform
+import statistics
+import sys
+import time
+import tracemalloc
+from typing import Callable, Dict, List
+
+import numpy as np
+
+import tinyattn.functional as F
+from tinyattn.tensor import Tensor
+
+__all__ = ["main"]
+
+B, H, D_K = 1, 8, 64
+START, END = "<!-- bench:start -->", "<!-- bench:end -->"
+
+
+def _step(arrays: List[np.ndarray], grad: np.ndarray, impl: str, block_size: int,
+          causal: bool) -> Callable[[], None]:
+    def run() -> None:
+        q, k, v = (Tensor(a, requires_grad=True) for a in arrays)
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=causal, impl=impl,
+                                             block_size=block_size)
+        out.backward(grad)
+    return run
+
+
+def _peak_mib(run: Callable[[], None]) -> float:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        run()
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def _median_s(run: Callable[[], None], reps: int) -> float:
+    times = []
+    for _ in range(reps):
+        gc.collect()
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def measure(s: int, block_size: int, reps: int, causal: bool) -> Dict[str, float]:
+    rng = np.random.default_rng(s)
+    arrays = [rng.standard_normal((B, H, s, D_K), dtype=np.float32) for _ in range(3)]
+    grad = rng.standard_normal((B, H, s, D_K), dtype=np.float32)
+    row: Dict[str, float] = {"S": s}
+    for impl in ("plain", "tiled"):
+        run = _step(arrays, grad, impl, block_size, causal)
+        row[f"{impl}_mib"] = _peak_mib(run)
+        row[f"{impl}_s"] = _median_s(run, reps)
+        print(f"  S={s} {impl}: peak {row[f'{impl}_mib']:.1f} MiB, "
+              f"{row[f'{impl}_s']:.3f} s", file=sys.stderr, flush=True)
+    return row
+
+
+def table(rows: List[Dict[str, float]]) -> str:
+    lines = ["| S | plain peak (MiB) | tiled peak (MiB) | tiled / plain memory "
+             "| plain fwd+bwd (s) | tiled fwd+bwd (s) | tiled / plain time |",
+             "|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['S']} | {r['plain_mib']:.1f} | {r['tiled_mib']:.1f} "
+                     f"| {r['tiled_mib'] / r['plain_mib']:.1%} | {r['plain_s']:.3f} "
+                     f"| {r['tiled_s']:.3f} | {r['tiled_s'] / r['plain_s']:.2f}x |")
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    if os.path.exists("/proc/cpuinfo"):
+        with open("/proc/cpuinfo") as f:
+            names = [ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")]
+        cpu = names[0] if names else cpu
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return (f"{cpu}, {os.cpu_count()} cores, {mem:.0f} GiB RAM; {platform.system()}, "
+            f"Python {platform.python_version()}, NumPy {np.__version__}")
+
+
+def write(path: str, text: str) -> None:
+    with open(path) as f:
+        doc = f.read()
+    if START not in doc or END not in doc:
+        raise ValueError(f"--write {path}: the file has no {START} ... {END} markers to "
+                         f"replace; add them where the table should go")
+    head, rest = doc.split(START, 1)
+    tail = rest.split(END, 1)[1]
+    with open(path, "w") as f:
+        f.write(f"{head}{START}\n{text}\n{END}{tail}")
+
+
+def main(argv: List[str] = None) -> None:  # type: ignore[assignment]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1024, 2048, 4096, 8192])
+    parser.add_argument("--block-size", type=int, default=512)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--causal", action="store_true")
+    parser.add_argument("--write", metavar="FILE")
+    args = parser.parse_args(argv)
+    print(f"B={B}, h={H}, d_k={D_K}, float32, block_size={args.block_size}, "
+          f"{'causal' if args.causal else 'no mask'}, median of {args.reps}", file=sys.stderr)
+    rows = [measure(s, args.block_size, args.reps, args.causal) for s in args.sizes]
+    path = os.environ.get("PYTHONPATH")
+    command = (f"{'PYTHONPATH=' + path + ' ' if path else ''}python "
+               f"benchmarks/tiled_attention.py {' '.join(sys.argv[1:] if argv is None else argv)}")
+    text = (f"{table(rows)}\n\nB={B}, h={H}, d_k=d_v={D_K}, float32, "
+            f"{'is_causal=True' if args.causal else 'no mask'}, block_size={args.block_size}, "
+            f"time = median of {args.reps} forward+backward runs.\n"
+            f"Command: `{command.strip()}`\nMachine: {machine()}")
+    print(text)
+    if args.write:
+        write(args.write, text)
+
+
+if __name__ == "__main__":
+    main()
