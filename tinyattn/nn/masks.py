@@ -1,0 +1,116 @@
+"""Attention masks: boolean, True = "this query may attend to this key" (docs/nn.md#masks).
+
+Shapes: S_q queries, S_k keys, B batch. Every helper returns a bool ``Tensor``:
+- ``causal_mask(S)``                 (S, S)     query i sees keys 0..i
+- ``padding_mask(lengths, S)``       (B, S)     True for real tokens, False for padding
+- ``padding_mask(ids, pad_id=p)``    (B, S)     True where ids != p
+- ``sliding_window_mask(S, w)``      (S, S)     query i sees keys i-w+1..i (local attention)
+- ``combine_masks(a, b, ...)``       broadcast  True only where every mask is True
+
+A (B, S_k) padding mask is per key; to combine it with (S_q, S_k) masks or pass it as
+``mask=``, give it the head and query axes: ``pad[:, None, None, :]`` is (B, 1, 1, S_k).
+``MultiHeadAttention(padding_mask=...)`` does that for you.
+
+This is the opposite of PyTorch's ``nn.MultiheadAttention`` boolean ``attn_mask`` and
+``key_padding_mask``, where True means "masked out"; pass ``~mask`` to PyTorch.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from .. import backend
+from ..tensor import Tensor
+
+__all__ = ["causal_mask", "padding_mask", "sliding_window_mask", "combine_masks"]
+
+
+def _check_length(name: str, value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name}: {what} must be a positive int, got {value!r}")
+    return int(value)
+
+
+def causal_mask(seq_len: int, seq_len_k: Optional[int] = None, device: str = "cpu") -> Tensor:
+    """(S_q, S_k) bool, True where key j <= query i + (S_k - S_q).
+
+    For S_q == S_k (the default) this is the lower triangle: token i sees itself and the past.
+    With S_k > S_q (new queries after S_k - S_q cached tokens) the last query sees every key:
+    the triangle is aligned to the bottom right, as a key/value cache needs.
+    """
+    s_q = _check_length("causal_mask", seq_len, "seq_len")
+    s_k = s_q if seq_len_k is None else _check_length("causal_mask", seq_len_k, "seq_len_k")
+    xp = backend.array_module_for(device)
+    return Tensor._wrap(xp.tri(s_q, s_k, k=s_k - s_q, dtype=bool))   # (S_q, S_k)
+
+
+def sliding_window_mask(seq_len: int, window: int, causal: bool = True,
+                        device: str = "cpu") -> Tensor:
+    """(S, S) bool for local (band) attention: True where |i - j| < ``window``, and also
+    j <= i when ``causal``. A causal query sees ``window`` keys (itself and window - 1 before);
+    a non-causal one sees up to 2 * window - 1. ``window >= S`` gives the plain causal (or
+    full) mask."""
+    s = _check_length("sliding_window_mask", seq_len, "seq_len")
+    w = _check_length("sliding_window_mask", window, "window")
+    xp = backend.array_module_for(device)
+    pos = xp.arange(s)
+    distance = pos[:, None] - pos[None, :]      # (S, 1) - (1, S) -> (S, S): i - j
+    keep = xp.abs(distance) < w
+    if causal:
+        keep &= distance >= 0
+    return Tensor._wrap(keep)
+
+
+def padding_mask(lengths_or_ids: Any, seq_len: Optional[int] = None,
+                 pad_id: Optional[int] = None) -> Tensor:
+    """(B, S) bool, True for real tokens, from either
+
+    - ``lengths`` (B,) integers: row b is True in its first lengths[b] positions (``seq_len``
+      columns, default max(lengths)); or
+    - ``ids`` (B, S) integers with ``pad_id``: True where ids != pad_id.
+    """
+    data = lengths_or_ids.data if isinstance(lengths_or_ids, Tensor) else lengths_or_ids
+    if not hasattr(data, "dtype"):
+        data = np.asarray(data)
+    if not np.issubdtype(data.dtype, np.integer):
+        raise TypeError(f"padding_mask: expected integer lengths (B,) or ids (B, S), got dtype "
+                        f"{data.dtype}")
+    xp = backend.get_array_module(data)
+    if pad_id is not None:
+        if data.ndim != 2:
+            raise ValueError(f"padding_mask: with pad_id, pass token ids of shape (B, S); got "
+                             f"shape {tuple(data.shape)}")
+        return Tensor._wrap(data != pad_id)
+    if data.ndim != 1:
+        raise ValueError(f"padding_mask: pass lengths of shape (B,) (or ids (B, S) together "
+                         f"with pad_id=...); got shape {tuple(data.shape)}")
+    longest = int(data.max()) if data.size else 0
+    if data.size and int(data.min()) < 0:
+        raise ValueError(f"padding_mask: lengths must be >= 0, got {backend.to_host(data)}")
+    s = longest if seq_len is None else int(seq_len)
+    if longest > s:
+        raise ValueError(f"padding_mask: a length of {longest} does not fit in seq_len={s}; "
+                         f"pass a larger seq_len")
+    return Tensor._wrap(xp.arange(s)[None, :] < data[:, None])   # (1, S) < (B, 1) -> (B, S)
+
+
+def combine_masks(*masks: Any) -> Optional[Tensor]:
+    """Logical AND of boolean masks (``None`` entries are skipped), broadcast together."""
+    result = None
+    for i, mask in enumerate(masks):
+        if mask is None:
+            continue
+        data = mask.data if isinstance(mask, Tensor) else mask
+        if not hasattr(data, "dtype") or data.dtype != np.bool_:
+            raise TypeError(f"combine_masks: mask {i} must be boolean (True = may attend), got "
+                            f"{getattr(data, 'dtype', type(data).__name__)}")
+        if result is not None:
+            try:
+                np.broadcast_shapes(tuple(result.shape), tuple(data.shape))
+            except ValueError:
+                raise ValueError(f"combine_masks: mask {i} of shape {tuple(data.shape)} does not "
+                                 f"broadcast with the masks before it, shape "
+                                 f"{tuple(result.shape)}") from None
+        result = data if result is None else result & data
+    return None if result is None else Tensor._wrap(result)
