@@ -1,0 +1,269 @@
+"""A small decoder-only language model (GPT) with a key/value cache (docs/nn.md#gpt).
+
+Shapes: B batch, S sequence (S <= block_size), D = d_model, V = vocab_size, h = n_head.
+
+    ids (B, S) -> token embedding (+ positions) -> n_layer pre-LN blocks -> LayerNorm
+        -> lm_head -> logits (B, S, V)
+
+Each block: x = x + attn(ln1(x)) with a causal mask;  x = x + mlp(ln2(x)).
+
+Initialisation (GPT-2's): every Linear and Embedding weight ~ N(0, 0.02^2), biases 0, and the
+two projections that write into the residual stream (attn.out_proj, mlp.linear2) ~
+N(0, (0.02 / sqrt(2 n_layer))^2), so the residual's variance does not grow with depth.
+Everything is drawn from the default generator: ``tinyattn.manual_seed(s)`` first.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, List, Optional, Tuple, Union
+
+import numpy as np
+
+from .. import backend
+from .. import functional as F
+from ..autograd import no_grad
+from ..tensor import Tensor
+from .attention import KVCache, MultiHeadAttention
+from .layers import Dropout, Embedding, FeedForward, LayerNorm, Linear, normal_parameter
+from .module import Module, ModuleList, Parameter
+from .positional import ALiBi, LearnedPositionalEmbedding, SinusoidalPositionalEncoding
+
+__all__ = ["GPTConfig", "GPT", "Block"]
+
+_POS_KINDS = ("learned", "sinusoidal", "rope", "alibi")
+
+
+@dataclass
+class GPTConfig:
+    """Hyper-parameters of ``GPT``.
+
+    block_size is the context length (the most tokens the model sees at once);
+    attn_block_size is the tile size of attn_impl="tiled" (unrelated to the context).
+    pos_encoding: "learned" (GPT-2), "sinusoidal" (fixed table), "rope" (rotate q, k),
+    "alibi" (distance bias on the scores; needs attn_impl="plain").
+    tie_weights: lm_head shares the token embedding matrix (V, D).
+    """
+
+    vocab_size: int = 65
+    block_size: int = 64
+    n_layer: int = 2
+    n_head: int = 4
+    d_model: int = 64
+    dropout: float = 0.0
+    pos_encoding: str = "learned"
+    tie_weights: bool = True
+    bias: bool = True
+    d_ff: Optional[int] = None           # default 4 * d_model
+    activation: str = "gelu"
+    attn_impl: str = "plain"
+    attn_block_size: int = 64
+    rope_base: float = 10000.0
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "block_size", "n_layer", "n_head", "d_model",
+                     "attn_block_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"GPTConfig: {name} must be a positive int, got {value!r}")
+        if self.d_model % self.n_head != 0:
+            raise ValueError(f"GPTConfig: d_model={self.d_model} is not divisible by "
+                             f"n_head={self.n_head}")
+        if self.pos_encoding not in _POS_KINDS:
+            raise ValueError(f"GPTConfig: pos_encoding must be one of {_POS_KINDS}, got "
+                             f"{self.pos_encoding!r}")
+        if self.pos_encoding == "alibi" and self.attn_impl != "plain":
+            raise ValueError(f"GPTConfig: pos_encoding='alibi' adds a bias to the scores, which "
+                             f"only attn_impl='plain' supports (got {self.attn_impl!r})")
+        if not 0.0 <= self.dropout <= 1.0:
+            raise ValueError(f"GPTConfig: dropout must be in [0, 1], got {self.dropout}")
+
+
+class Block(Module):
+    """One pre-LN transformer block with causal self-attention."""
+
+    def __init__(self, config: GPTConfig):
+        d = config.d_model
+        self.ln1 = LayerNorm(d, bias=config.bias)
+        self.attn = MultiHeadAttention(d, config.n_head, dropout=config.dropout,
+                                       bias=config.bias, rope=config.pos_encoding == "rope",
+                                       rope_base=config.rope_base, attn_impl=config.attn_impl,
+                                       block_size=config.attn_block_size)
+        self.drop1 = Dropout(config.dropout)
+        self.ln2 = LayerNorm(d, bias=config.bias)
+        self.mlp = FeedForward(d, config.d_ff, dropout=config.dropout,
+                               activation=config.activation, bias=config.bias)
+        self.drop2 = Dropout(config.dropout)
+
+    def forward(self, x: Tensor, attn_bias: Optional[Tensor] = None,
+                kv_cache: Optional[KVCache] = None, need_weights: bool = False
+                ) -> Tuple[Tensor, Optional[Tensor]]:
+        """x (B, S, D) -> (x (B, S, D), weights (B, h, S, S_k) or None)."""
+        result = self.attn(self.ln1(x), is_causal=True, attn_bias=attn_bias,
+                           kv_cache=kv_cache, need_weights=need_weights)
+        attended, weights = result if need_weights else (result, None)
+        x = x + self.drop1(attended)
+        x = x + self.drop2(self.mlp(self.ln2(x)))
+        return x, weights
+
+
+class GPT(Module):
+    """Decoder-only transformer language model.
+
+    ``forward(idx)`` -> logits (B, S, V); ``forward(idx, targets)`` -> (logits, loss), the mean
+    cross-entropy over all B * S positions (targets equal to ``ignore_index`` are skipped);
+    ``return_attention=True`` appends a list with one (B, h, S, S) weight tensor per layer.
+    """
+
+    def __init__(self, config: GPTConfig):
+        self.config = config
+        d, kind = config.d_model, config.pos_encoding
+        self.tok_emb = Embedding(config.vocab_size, d)
+        self.pos_emb: Optional[Module] = None
+        if kind == "learned":
+            self.pos_emb = LearnedPositionalEmbedding(config.block_size, d)
+        elif kind == "sinusoidal":
+            self.pos_emb = SinusoidalPositionalEncoding(d, config.block_size)
+        self.alibi = ALiBi(config.n_head) if kind == "alibi" else None
+        self.drop = Dropout(config.dropout)
+        self.blocks = ModuleList([Block(config) for _ in range(config.n_layer)])
+        self.ln_f = LayerNorm(d, bias=config.bias)
+        self.lm_head = Linear(d, config.vocab_size, bias=False)
+        self._init_weights()
+        if config.tie_weights:
+            self.lm_head.weight = self.tok_emb.weight        # one (V, D) Parameter, two uses
+
+    def _init_weights(self) -> None:
+        std = 0.02
+        residual_std = std / math.sqrt(2 * self.config.n_layer)
+        for name, module in self.named_modules():
+            if isinstance(module, (Linear, Embedding)):
+                last = name.rsplit(".", 1)[-1]
+                is_residual = last in ("out_proj", "linear2")
+                module.weight = normal_parameter(module.weight.shape,
+                                                 residual_std if is_residual else std)
+                if isinstance(module, Linear) and module.bias is not None:
+                    module.bias = Parameter(np.zeros(module.bias.shape, dtype=np.float32))
+            elif isinstance(module, LearnedPositionalEmbedding):
+                module.weight = normal_parameter(module.weight.shape, std)
+
+    def extra_repr(self) -> str:
+        c = self.config
+        return (f"vocab_size={c.vocab_size}, block_size={c.block_size}, "
+                f"pos_encoding={c.pos_encoding!r}, tie_weights={c.tie_weights}")
+
+    # ------------------------------------------------------------------ forward
+    def forward(self, idx: Any, targets: Any = None, *, return_attention: bool = False,
+                kv_caches: Optional[List[KVCache]] = None, ignore_index: int = -100
+                ) -> Union[Tensor, Tuple[Any, ...]]:
+        """idx (B, S) integer token ids -> logits (B, S, V) [, loss] [, weights per layer].
+
+        With ``kv_caches`` (one ``KVCache`` per layer), idx holds only the new tokens; they sit
+        after the cached ones (positions offset..offset+S-1) and the caches grow by S.
+        """
+        idx = _as_ids(idx, "idx")
+        if idx.ndim != 2:
+            raise ValueError(f"GPT: idx must be (B, S) token ids, got shape {idx.shape}")
+        batch, seq_len = idx.shape
+        offset = 0 if kv_caches is None else kv_caches[0].length
+        if kv_caches is not None and len(kv_caches) != len(self.blocks):
+            raise ValueError(f"GPT: got {len(kv_caches)} KV caches for {len(self.blocks)} "
+                             f"layers; pass one KVCache per layer")
+        if offset + seq_len > self.config.block_size:
+            raise ValueError(f"GPT: {offset + seq_len} tokens (cached {offset} + new "
+                             f"{seq_len}) exceed block_size={self.config.block_size}; crop "
+                             f"the input to the last {self.config.block_size} tokens")
+        x = self.tok_emb(idx)                                # (B, S) -> (B, S, D)
+        if self.pos_emb is not None:
+            x = self.pos_emb(x, offset)                      # + (S, D)
+        x = self.drop(x)
+        bias = None
+        if self.alibi is not None:                           # (h, S, offset + S)
+            bias = self.alibi(seq_len, offset + seq_len, dtype=x.dtype, device=x.device)
+        weights = []
+        for i, block in enumerate(self.blocks):
+            cache = None if kv_caches is None else kv_caches[i]
+            x, w = block(x, attn_bias=bias, kv_cache=cache, need_weights=return_attention)
+            weights.append(w)
+        logits = self.lm_head(self.ln_f(x))                  # (B, S, D) -> (B, S, V)
+        outputs: List[Any] = [logits]
+        if targets is not None:
+            targets = _as_ids(targets, "targets")
+            if targets.shape != (batch, seq_len):
+                raise ValueError(f"GPT: targets must have the shape of idx {idx.shape}, got "
+                                 f"{targets.shape}")
+            vocab = self.config.vocab_size
+            loss = F.cross_entropy(logits.reshape(batch * seq_len, vocab),   # (B*S, V)
+                                   targets.reshape(batch * seq_len),          # (B*S,)
+                                   ignore_index=ignore_index)
+            outputs.append(loss)
+        if return_attention:
+            outputs.append(weights)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    # ------------------------------------------------------------------ generation
+    def generate(self, idx: Any, max_new_tokens: int, temperature: float = 1.0,
+                 top_k: Optional[int] = None, use_cache: bool = True,
+                 generator: Any = None) -> Tensor:
+        """Append ``max_new_tokens`` sampled tokens to idx (B, S); returns (B, S + new).
+
+        Each step samples from softmax(logits / temperature) of the last position, keeping
+        only the ``top_k`` most likely tokens when given; ``temperature=0`` picks the argmax.
+        With ``use_cache`` the prompt is run once and each later step feeds one token,
+        reading earlier keys/values from a ``KVCache`` per layer. When the context reaches
+        block_size, the caches are rebuilt from the last block_size tokens, exactly what the
+        uncached path computes. Runs without gradients and in eval mode (dropout off); the
+        training mode is restored afterwards.
+        """
+        if temperature < 0:
+            raise ValueError(f"generate: temperature must be >= 0, got {temperature}")
+        if top_k is not None and top_k < 1:
+            raise ValueError(f"generate: top_k must be >= 1 (or None), got {top_k}")
+        ids = _as_ids(idx, "idx").data
+        if ids.ndim != 2 or ids.shape[1] < 1:
+            raise ValueError(f"generate: idx must be (B, S) with S >= 1, got {ids.shape}")
+        xp = backend.get_array_module(ids)
+        block = self.config.block_size
+        was_training = self.training
+        self.eval()
+        try:
+            with no_grad():
+                caches: Optional[List[KVCache]] = None
+                for _ in range(max_new_tokens):
+                    if not use_cache:
+                        logits = self.forward(Tensor._wrap(ids[:, -block:]))
+                    elif caches is None or caches[0].length + 1 > block:
+                        caches = [KVCache() for _ in self.blocks]
+                        logits = self.forward(Tensor._wrap(ids[:, -block:]), kv_caches=caches)
+                    else:
+                        logits = self.forward(Tensor._wrap(ids[:, -1:]), kv_caches=caches)
+                    nxt = _sample(logits.data[:, -1, :], temperature, top_k, generator)
+                    ids = xp.concatenate([ids, nxt[:, None]], axis=1)   # (B, S) -> (B, S+1)
+        finally:
+            self.train(was_training)
+        return Tensor._wrap(ids)
+
+
+def _sample(logits: Any, temperature: float, top_k: Optional[int], generator: Any) -> Any:
+    """One token id per row of logits (B, V), by inverse-CDF sampling on the device."""
+    xp = backend.get_array_module(logits)
+    if temperature == 0:
+        return logits.argmax(axis=-1)
+    z = logits / temperature
+    if top_k is not None and top_k < z.shape[-1]:
+        kth = xp.sort(z, axis=-1)[:, -top_k][:, None]            # (B, 1) k-th largest
+        z = xp.where(z < kth, -xp.inf, z)
+    z = z - z.max(axis=-1, keepdims=True)
+    probs = xp.exp(z)                                            # unnormalised, (B, V)
+    cdf = xp.cumsum(probs, axis=-1)
+    u = backend.uniform((z.shape[0], 1), backend.device_of(z), z.dtype, generator)
+    picks = (cdf <= u * cdf[:, -1:]).sum(axis=-1)                # first index with cdf > u
+    return xp.minimum(picks, z.shape[-1] - 1)
+
+
+def _as_ids(ids: Any, what: str) -> Tensor:
+    tensor = ids if isinstance(ids, Tensor) else Tensor(np.asarray(ids))
+    if not np.issubdtype(tensor.dtype, np.integer):
+        raise TypeError(f"GPT: {what} must hold integer token ids, got dtype {tensor.dtype}; "
+                        f"convert with .long()")
+    return tensor
