@@ -242,9 +242,21 @@ RESUME_CASES = [
 ]
 
 
+def pickle_round_trip(obj, tmp_path):
+    return pickle.loads(pickle.dumps(obj))
+
+
+def checkpoint_round_trip(obj, tmp_path):
+    from tinyattn import serialization
+    serialization.save(obj, str(tmp_path / "ckpt.npz"))
+    return serialization.load(str(tmp_path / "ckpt.npz"))
+
+
+@pytest.mark.parametrize("round_trip", [pickle_round_trip, checkpoint_round_trip],
+                         ids=["pickle", "tinyattn.save"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("cls,kwargs", RESUME_CASES, ids=[c.__name__ for c, _ in RESUME_CASES])
-def test_resume_after_five_steps_is_bit_identical(cls, kwargs, dtype):
+def test_resume_after_five_steps_is_bit_identical(cls, kwargs, dtype, round_trip, tmp_path):
     arrays, grads = initial_arrays(dtype=dtype), gradient_sequence(10, dtype=dtype)
 
     def make(ps):
@@ -263,9 +275,8 @@ def test_resume_after_five_steps_is_bit_identical(cls, kwargs, dtype):
     first = [Parameter(a.copy()) for a in arrays]
     opt, sched = make(first)
     run(first, opt, sched, grads[:5])
-    checkpoint = pickle.dumps({"params": [p.data.copy() for p in first],
-                               "opt": opt.state_dict(), "sched": sched.state_dict()})
-    saved = pickle.loads(checkpoint)
+    saved = round_trip({"params": [p.data.copy() for p in first],
+                        "opt": opt.state_dict(), "sched": sched.state_dict()}, tmp_path)
     resumed = [Parameter(a) for a in saved["params"]]
     opt, sched = make(resumed)  # a fresh schedule sets step-0 learning rates...
     opt.load_state_dict(saved["opt"])
