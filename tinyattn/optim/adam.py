@@ -58,7 +58,7 @@ class Adam(Optimizer):
         """One update of every parameter that has a gradient; returns the closure's loss."""
         loss = self._evaluate(closure)
         for group in self.param_groups:
-            lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
+            lr, eps, weight_decay = float(group["lr"]), group["eps"], group["weight_decay"]
             beta1, beta2 = group["betas"]
             for p in group["params"]:
                 if p.grad is None:

@@ -55,7 +55,7 @@ class SGD(Optimizer):
         """One update of every parameter that has a gradient; returns the closure's loss."""
         loss = self._evaluate(closure)
         for group in self.param_groups:
-            lr, momentum = group["lr"], group["momentum"]
+            lr, momentum = float(group["lr"]), group["momentum"]  # a user may have set a NumPy lr
             dampening, weight_decay = group["dampening"], group["weight_decay"]
             for p in group["params"]:
                 if p.grad is None:
