@@ -1,18 +1,26 @@
 """The op table drives these: every row's forward against its NumPy/SciPy reference, and a
-float64 full-Jacobian gradcheck, over every case (broadcasting, masks, repeated indices)."""
+float64 full-Jacobian gradcheck, over every case (broadcasting, masks, repeated indices).
+
+TINYATTN_TEST_DEVICE=cuda (set by ``python -m tinyattn doctor``) runs them on that device."""
+import os
+
 import numpy as np
 import pytest
 
 import tinyattn as ta
 from tinyattn.optable import OP_TABLE, make_inputs
 
+DEVICE = os.environ.get("TINYATTN_TEST_DEVICE", "cpu")
+if DEVICE == "strict":
+    from tinyattn import strict_device
+    strict_device.enable()
 ROWS = [(spec, case) for spec in OP_TABLE for case in spec.cases(np.random.default_rng(0))]
 IDS = [f"{spec.name}[{case.label}]" for spec, case in ROWS]
 
 
 @pytest.mark.parametrize("spec,case", ROWS, ids=IDS)
 def test_forward_matches_reference_float64(spec, case):
-    out = spec.fn(*make_inputs(case))
+    out = spec.fn(*make_inputs(case, device=DEVICE))
     expected = spec.reference(*case.arrays)
     assert out.shape == np.shape(expected)
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12, atol=1e-12)
@@ -20,7 +28,7 @@ def test_forward_matches_reference_float64(spec, case):
 
 @pytest.mark.parametrize("spec,case", ROWS, ids=IDS)
 def test_float32_stays_float32_forward_and_backward(spec, case):
-    inputs = make_inputs(case, dtype=np.float32)
+    inputs = make_inputs(case, dtype=np.float32, device=DEVICE)
     out = spec.fn(*inputs)
     assert out.dtype == np.float32, f"{spec.name} upcast its float32 output to {out.dtype}"
     out.sum().backward()
@@ -32,7 +40,7 @@ def test_float32_stays_float32_forward_and_backward(spec, case):
 
 @pytest.mark.parametrize("spec,case", ROWS, ids=IDS)
 def test_gradcheck_full_jacobian(spec, case):
-    report = ta.gradcheck_report(spec.fn, make_inputs(case))
+    report = ta.gradcheck_report(spec.fn, make_inputs(case, device=DEVICE))
     assert report.passed, str(report)
 
 

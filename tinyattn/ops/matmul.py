@@ -25,14 +25,19 @@ class Matmul(Function):
         da = g @ b^T    (..., M, N) @ (..., N, K) -> (..., M, K)
         db = a^T @ g    (..., K, M) @ (..., M, N) -> (..., K, N)
     then summed over any batch dims the input was broadcast along. When b is a 2-D weight and
-    a is (B, S, K), db is computed as one (K, B*S) @ (B*S, N) product instead of B products
-    summed afterwards (the batch sum happens inside the matrix multiply).
+    a is (B, S, K), every product folds the batch into rows, e.g. db is one
+    (K, B*S) @ (B*S, N) product instead of B products summed afterwards: the batch sum happens
+    inside the matrix multiply, and one large BLAS call beats B small ones.
     """
 
     def forward(self, a, b):
         a2 = a[None, :] if a.ndim == 1 else a   # (K,) -> (1, K)
         b2 = b[:, None] if b.ndim == 1 else b   # (K,) -> (K, 1)
-        out = a2 @ b2                           # (..., M, K) @ (..., K, N) -> (..., M, N)
+        if b2.ndim == 2 and a2.ndim > 2:        # fold batch dims into rows: one BLAS call
+            k, n = b2.shape
+            out = (a2.reshape(-1, k) @ b2).reshape(a2.shape[:-1] + (n,))  # (B*M, K) @ (K, N)
+        else:
+            out = a2 @ b2                       # (..., M, K) @ (..., K, N) -> (..., M, N)
         self.save_for_backward(a, b, a2, b2, out.shape)
         if b.ndim == 1:
             out = out[..., 0]
@@ -45,7 +50,11 @@ class Matmul(Function):
         g = grad.reshape(out_shape)             # restore the (..., M, N) axes dropped for 1-D
         da = db = None
         if self.needs_input_grad[0]:
-            da = unbroadcast(g @ _swap(b2), a2.shape).reshape(a.shape)  # (..., M, K)
+            if b2.ndim == 2 and a2.ndim > 2:
+                k, n = b2.shape
+                da = (g.reshape(-1, n) @ b2.T).reshape(a.shape)  # (B*M, N) @ (N, K)
+            else:
+                da = unbroadcast(g @ _swap(b2), a2.shape).reshape(a.shape)  # (..., M, K)
         if self.needs_input_grad[1]:
             if b2.ndim == 2 and a2.ndim > 2:
                 k, n = b2.shape
@@ -67,10 +76,12 @@ class Linear(Function):
 
     def forward(self, x, weight, bias=None):
         self.save_for_backward(x, weight)
-        out = x @ weight.T                      # (..., in) @ (in, out) -> (..., out)
+        out_features, in_features = weight.shape
+        x2 = x.reshape(-1, in_features)         # (..., in) -> (N, in): one BLAS call
+        out = x2 @ weight.T                     # (N, in) @ (in, out) -> (N, out)
         if bias is not None:
             out += bias
-        return out
+        return out.reshape(x.shape[:-1] + (out_features,))
 
     def backward(self, grad):
         x, weight = self.saved
@@ -78,7 +89,7 @@ class Linear(Function):
         g2 = grad.reshape(-1, out_features)     # (..., out) -> (N, out)
         dx = dw = db = None
         if self.needs_input_grad[0]:
-            dx = grad @ weight                  # (..., out) @ (out, in) -> (..., in)
+            dx = (g2 @ weight).reshape(x.shape)  # (N, out) @ (out, in) -> (..., in)
         if self.needs_input_grad[1]:
             dw = g2.T @ x.reshape(-1, in_features)  # (out, N) @ (N, in) -> (out, in)
         if len(self.needs_input_grad) > 2 and self.needs_input_grad[2]:

@@ -1,0 +1,123 @@
+"""The toy training script end to end: every task learns a little and writes its files;
+resume is bit-exact; Ctrl-C saves; bad checkpoints and flags get clear errors."""
+import json
+import os
+import signal
+
+import numpy as np
+import pytest
+
+from tinyattn.train import loop
+from tinyattn.train.cli import main
+from tinyattn.train.loop import TrainConfig, train
+
+SMALL = dict(d_model=32, heads=2, layers=1, batch_size=16, eval_size=64, quiet=True)
+
+
+@pytest.mark.parametrize("task", ["reverse", "copy", "sort", "addition", "chars"])
+def test_every_task_trains_and_writes_its_files(task, tmp_path):
+    steps = 40
+    config = TrainConfig(task=task, steps=steps, eval_every=20, out=str(tmp_path),
+                         block_size=32, warmup=5, **SMALL)
+    metrics = train(config)
+    losses = json.loads(str(__import__("tinyattn").serialization.load(
+        str(tmp_path / "checkpoint.npz"))["history"]))["train_loss"]
+    assert len(losses) == steps
+    assert np.mean(losses[-10:]) < np.mean(losses[:5]), "loss did not fall"
+    on_disk = json.loads((tmp_path / "metrics.json").read_text())
+    assert on_disk == json.loads(json.dumps(metrics))
+    for key in ("task", "steps", "final_train_loss", "final_val_loss", "wall_time_s",
+                "tokens_per_s", "device", "seed"):
+        assert key in on_disk
+    assert ("heldout_exact_match" in on_disk) == (task != "chars")
+    for name in ("loss.png", "attention.png", "positional.png", "checkpoint.npz"):
+        assert (tmp_path / name).stat().st_size > 0, name
+
+
+def _losses(directory):
+    from tinyattn.serialization import load
+    return json.loads(str(load(os.path.join(directory, "checkpoint.npz"))["history"]))[
+        "train_loss"]
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_during_a_step(monkeypatch):
+    """Simulate Ctrl-C: a run whose config.extra has stop_at=N sends SIGINT to itself in the
+    middle of step N + 1 (after backward, before the optimizer step)."""
+    original_clip = loop.optim.clip_grad_norm_
+    original_train = loop.train
+    calls = {"n": 0, "stop": None}
+
+    def clip(parameters, max_norm):
+        calls["n"] += 1
+        if calls["stop"] is not None and calls["n"] == calls["stop"] + 1:
+            os.kill(os.getpid(), signal.SIGINT)
+        return original_clip(parameters, max_norm)
+
+    def patched_train(config):
+        calls["n"], calls["stop"] = 0, config.extra.get("stop_at")
+        return original_train(config)
+
+    monkeypatch.setattr(loop.optim, "clip_grad_norm_", clip)
+    monkeypatch.setitem(globals(), "train", patched_train)
+    yield
+
+
+def test_resume_reproduces_an_uninterrupted_run_bit_for_bit(tmp_path):
+    common = dict(task="reverse", steps=20, eval_every=10, warmup=3, dropout=0.1, **SMALL)
+    train(TrainConfig(out=str(tmp_path / "full"), **common))
+    stopped = TrainConfig(out=str(tmp_path / "part"), **common)
+    stopped.extra = {"stop_at": 8}                  # Ctrl-C during step 9
+    train(stopped)
+    assert len(_losses(tmp_path / "part")) == 9     # step 9 finishes, then the run stops
+    resumed = TrainConfig(out=str(tmp_path / "part"), **common)
+    resumed.extra = {"resume": True, "given": set()}
+    train(resumed)
+    assert _losses(tmp_path / "part") == _losses(tmp_path / "full")
+
+
+def test_resume_negative_control_a_different_seed_gives_different_losses(tmp_path):
+    common = dict(task="reverse", steps=5, eval_every=5, warmup=1, **SMALL)
+    train(TrainConfig(out=str(tmp_path / "a"), seed=0, **common))
+    train(TrainConfig(out=str(tmp_path / "b"), seed=1, **common))
+    assert _losses(tmp_path / "a") != _losses(tmp_path / "b")
+
+
+def test_ctrl_c_saves_a_checkpoint_and_says_how_to_resume(tmp_path, capsys):
+    config = TrainConfig(task="copy", steps=20, eval_every=10, out=str(tmp_path), **SMALL)
+    config.extra = {"stop_at": 4}
+    metrics = train(config)
+    assert metrics["interrupted"] and metrics["steps"] == 5
+    assert "--resume" in capsys.readouterr().out
+    assert (tmp_path / "checkpoint.npz").exists()
+
+
+def test_corrupt_checkpoint_gives_a_clear_error(tmp_path, capsys):
+    (tmp_path / "checkpoint.npz").write_bytes(b"not a zip file")
+    assert main(["--resume", str(tmp_path), "--quiet"]) == 2
+    assert "corrupt or not a tinyattn checkpoint" in capsys.readouterr().err
+
+
+def test_missing_checkpoint_gives_a_clear_error(tmp_path, capsys):
+    assert main(["--resume", str(tmp_path), "--quiet"]) == 2
+    assert "no checkpoint.npz there" in capsys.readouterr().err
+
+
+def test_mismatched_checkpoint_names_the_setting(tmp_path, capsys):
+    train(TrainConfig(task="reverse", steps=3, eval_every=3, out=str(tmp_path), **SMALL))
+    assert main(["--resume", str(tmp_path), "--d-model", "64", "--quiet"]) == 2
+    assert "d_model=32" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--steps", "0"], "must be at least 1"),
+    (["--lr", "-1"], "must be greater than 0"),
+    (["--task", "poetry"], "invalid choice"),
+    (["--d-model", "30", "--heads", "4"], "divisible by --heads"),
+    (["--dropout", "1.5"], "must be in [0, 1)"),
+])
+def test_invalid_flags_get_a_clear_message(flags, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(flags)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
