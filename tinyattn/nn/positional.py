@@ -16,7 +16,7 @@ position of the first token of the input (the number of tokens already in a key/
 from __future__ import annotations
 
 import math
-from typing import Any, List
+from typing import Any, Dict, List
 
 import numpy as np
 
@@ -142,14 +142,18 @@ class ALiBi(Module):
             raise ValueError(f"ALiBi: num_heads must be a positive int, got {num_heads!r}")
         self.num_heads = num_heads
         self.slopes = alibi_slopes(num_heads)
+        self._slopes_on: Dict[str, Any] = {}     # device -> (h,) array, copied there once
 
     def forward(self, seq_len_q: int, seq_len_k: int, dtype: Any = np.float32,
                 device: str = "cpu") -> Tensor:
+        device = backend.normalize_device(device)
         xp = backend.array_module_for(device)
         q_pos = xp.arange(seq_len_k - seq_len_q, seq_len_k, dtype=xp.float64)   # (S_q,)
         k_pos = xp.arange(seq_len_k, dtype=xp.float64)                          # (S_k,)
         distance = xp.abs(q_pos[:, None] - k_pos[None, :])                      # (S_q, S_k)
-        slopes = xp.asarray(self.slopes, dtype=xp.float64)                      # (h,)
+        if device not in self._slopes_on:
+            self._slopes_on[device] = xp.asarray(self.slopes, dtype=xp.float64)   # (h,)
+        slopes = self._slopes_on[device]
         bias = -slopes[:, None, None] * distance[None, :, :]                    # (h, S_q, S_k)
         return Tensor._wrap(bias.astype(dtype))
 
