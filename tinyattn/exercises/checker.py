@@ -191,7 +191,7 @@ def _fail(part: Part, status: str, lines: List[str], diagnosis: Optional[Diagnos
     return _Failure(PartResult(part.name, status, text, diagnosis, case))
 
 
-def _learner_failure(exercise: Exercise, part: Part, error: LearnerError, origin: str,
+def _learner_failure(exercise: Exercise, part: Part, error: LearnerError,
                      where: str) -> _Failure:
     if isinstance(error.error, NotImplementedError):
         lines = [_wrap(f"{error.function} still raises NotImplementedError: that is the "
@@ -260,7 +260,7 @@ def _check_case(exercise: Exercise, part: Part, module: ModuleType, case: Case, 
         tensors = [Tensor(x.copy(), requires_grad=True) for x in copies]
         report = gradcheck_report(lambda *ts: op.apply(*ts, **case.consts), tensors)
     except LearnerError as error:
-        raise _learner_failure(exercise, part, error, origin, where) from None
+        raise _learner_failure(exercise, part, error, where) from None
     if report.passed:
         return report.max_abs_error
     bad = next(r for r in report.inputs if not r.passed)

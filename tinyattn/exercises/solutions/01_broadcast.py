@@ -10,7 +10,6 @@ Derivation (docs/derivations.md#broadcasting)
     (sum with keepdims=True, so the result keeps b's shape). unbroadcast does both, and
     serves every binary op.
 """
-import numpy as np
 
 
 def add_forward(a, b):

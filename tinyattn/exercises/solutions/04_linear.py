@@ -8,7 +8,6 @@ Derivation (docs/derivations.md#matmul)
     W is shared by all N rows, so dW is a sum over rows, which the product G^T @ X does.
     b is added to every row (broadcast), so db = sum over rows of G, shape (out,).
 """
-import numpy as np
 
 
 def linear_forward(x, weight, bias):

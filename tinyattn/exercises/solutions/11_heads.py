@@ -9,7 +9,6 @@ Derivation (docs/derivations.md#shape-ops)
         merge:  forward transpose then reshape, so backward reshape back then transpose.
     Skipping the transpose still gives the right shape, with the numbers in the wrong places.
 """
-import numpy as np
 
 
 def split_heads_forward(x, num_heads):

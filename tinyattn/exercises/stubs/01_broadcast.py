@@ -20,7 +20,7 @@ Check
     python -m tinyattn.exercises check broadcast --path <your folder>
 """
 
-import numpy as np
+import numpy as np  # noqa: F401 - for your backward
 
 
 def add_forward(a, b):

@@ -19,7 +19,7 @@ Check
     python -m tinyattn.exercises check matmul --path <your folder>
 """
 
-import numpy as np
+import numpy as np  # noqa: F401 - for your backward
 
 
 def matmul_forward(a, b):

@@ -17,7 +17,7 @@ Check
     python -m tinyattn.exercises check linear --path <your folder>
 """
 
-import numpy as np
+import numpy as np  # noqa: F401 - for your backward
 
 
 def linear_forward(x, weight, bias):

@@ -19,7 +19,7 @@ Check
 """
 
 import math
-import numpy as np
+import numpy as np  # noqa: F401 - for your backward
 from scipy.special import erf
 
 

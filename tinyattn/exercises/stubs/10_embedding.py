@@ -18,7 +18,7 @@ Check
     python -m tinyattn.exercises check embedding --path <your folder>
 """
 
-import numpy as np
+import numpy as np  # noqa: F401 - for your backward
 
 
 def embedding_forward(weight, ids):
