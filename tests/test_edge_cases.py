@@ -118,3 +118,13 @@ def test_dropout_is_reproducible_and_identity_in_eval():
     np.testing.assert_allclose(a.numpy()[kept], 1 / 0.75)
     assert F.dropout(x, 0.25, training=False) is x
     np.testing.assert_array_equal(F.dropout(x, 1.0).numpy(), 0.0)
+
+
+def test_cross_entropy_ignored_row_with_infinite_logits_does_not_poison_the_loss():
+    logits = ta.tensor([[-np.inf, -np.inf], [0.0, 1.0]], dtype="float64", requires_grad=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        loss = F.cross_entropy(logits, ta.tensor([-100, 1]))
+        loss.backward()
+    assert loss.item() == pytest.approx(np.log1p(np.exp(-1.0)))   # torch: 0.3133
+    np.testing.assert_array_equal(logits.grad[0], 0.0)
+    assert np.isfinite(logits.grad).all()

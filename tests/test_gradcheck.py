@@ -112,3 +112,10 @@ def test_noncontiguous_input_is_perturbed_correctly():
     base = rng.standard_normal((4, 3))
     x = ta.Tensor(base.T, requires_grad=True)  # a transposed, non-contiguous view
     assert ta.gradcheck(lambda t: (t * t).sum(dim=0), [x])
+
+
+def test_zero_dim_input_keeps_its_shape():
+    s = ta.tensor(0.7, dtype="float64", requires_grad=True)
+    x = ta.tensor([1.0, 2.0], dtype="float64", requires_grad=True)
+    assert ta.gradcheck(lambda s, x: (x * s).exp(), [s, x])
+    assert s.shape == ()

@@ -9,7 +9,7 @@ walk back through it.
 The engine (``run_backward``) sorts the graph topologically with an explicit stack (a chain of
 10,000 ops needs no recursion), then visits nodes from the output back to the leaves, summing
 the gradients that reach a tensor along several paths. After a backward the saved arrays are
-freed unless ``retain_graph=True``.
+freed unless ``retain_graph=True``. The engine is explained in docs/derivations.md#autograd.
 """
 from __future__ import annotations
 

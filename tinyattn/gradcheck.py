@@ -210,7 +210,7 @@ def gradcheck_report(fn: Callable[..., Tensor], inputs: Sequence[Any], *, eps: f
             analytic = np.array([float(analytic_grads[k] @ u_host.ravel())])
         else:
             numeric = np.zeros((out_size, x.numel()))
-            x.data = data = xp.ascontiguousarray(data)
+            x.data = data = xp.ascontiguousarray(data).reshape(data.shape)  # keeps 0-d as 0-d
             flat = data.reshape(-1)  # a view of a contiguous array: writing it perturbs x
             for n in range(x.numel()):
                 saved = flat[n].copy()

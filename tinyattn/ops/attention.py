@@ -5,7 +5,8 @@ d_k query/key width, d_v value width. q (..., S_q, d_k), k (..., S_k, d_k), v (.
 the leading dims (usually (B, h)) must match or broadcast.
 
 Masks are boolean with True = "may attend", broadcastable to (..., S_q, S_k). A query row whose
-keys are all masked gets an output of zeros and zero gradients (PyTorch gives NaN there).
+keys are all masked gets an output of zeros and zero gradients (torch.nn.MultiheadAttention
+gives NaN there).
 """
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 
 Notation: ``g`` is the gradient of the loss with respect to the op's output, of the output's
 shape. A binary op's inputs may broadcast; ``unbroadcast`` sums a gradient back down to its
-input's shape (docs/derivations.md#broadcasting).
+input's shape (docs/derivations.md#broadcasting). The pointwise functions are derived in
+docs/derivations.md#elementwise.
 """
 from __future__ import annotations
 

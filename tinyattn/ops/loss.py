@@ -38,7 +38,7 @@ class CrossEntropy(Function):
         nll = -logp[xp.arange(n), safe_target]                                 # (N,)
         if label_smoothing > 0:
             nll = (1 - label_smoothing) * nll - label_smoothing * logp.mean(axis=1)
-        losses = nll * valid
+        losses = xp.where(valid, nll, 0)                                       # (N,)
         count = valid.sum()
         self.save_for_backward(logp, safe_target, valid, count, reduction, label_smoothing)
         if reduction == "none":
@@ -62,7 +62,8 @@ class CrossEntropy(Function):
             weight = grad * valid
         else:
             weight = grad * valid / xp.maximum(count, 1).astype(logp.dtype)
-        return dlogits * weight[:, None], None
+        # where, not *: an ignored row's logits may be -inf, and NaN * 0 is still NaN
+        return xp.where(valid[:, None], dlogits * weight[:, None], 0), None
 
 
 def cross_entropy(logits: Tensor, target: Any, ignore_index: int = -100, reduction: str = "mean",

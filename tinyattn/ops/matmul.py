@@ -66,7 +66,8 @@ class Matmul(Function):
 
 
 class Linear(Function):
-    """out = x @ W^T + b, with W of shape (out_features, in_features) as in PyTorch.
+    """out = x @ W^T + b, with W of shape (out_features, in_features) as in PyTorch
+    (docs/derivations.md#linear).
 
     x (..., in) -> out (..., out). With x flattened to X (N, in) and G (N, out):
         dX = G @ W          (N, out) @ (out, in) -> (N, in)

@@ -47,7 +47,8 @@ class Softmax(Function):
 
 
 class LogSoftmax(Function):
-    """out_i = x_i - logsumexp(x) = (x_i - m) - log sum_j exp(x_j - m).
+    """out_i = x_i - logsumexp(x) = (x_i - m) - log sum_j exp(x_j - m)
+    (docs/derivations.md#log-softmax).
 
     d out_i / d x_j = delta_ij - softmax(x)_j, so dx_j = g_j - softmax_j * sum_i g_i,
     with softmax = exp(out) (reuse the output).
