@@ -135,7 +135,11 @@ def _tinyattn_op(part, tensors, consts):
     if name == "attention":
         return F.scaled_dot_product_attention(*t, mask=consts["keep"])
     if name == "rope":
-        rot = _rope_matrix(consts["positions"], t[0].shape[-1], consts.get("base", 10000.0))
+        positions, base = consts["positions"], consts.get("base", 10000.0)
+        offset = int(positions[0])
+        if np.array_equal(positions, np.arange(offset, offset + len(positions))):
+            return F.rope(t[0], offset=offset, base=base)   # tinyattn's fused op
+        rot = _rope_matrix(positions, t[0].shape[-1], base)  # any positions: R x as a matmul
         return ta.matmul(ta.tensor(rot), t[0].unsqueeze(-1)).squeeze(-1)
     raise AssertionError(f"no tinyattn reference for {name}")
 

@@ -368,7 +368,7 @@ EXERCISES: List[Exercise] = [
              [Part("sum", ("x",), _reduce_cases), Part("mean", ("x",), _reduce_cases)]),
     Exercise(3, "matmul", "batched matrix product", _d("matmul"),
              [Part("matmul", ("a", "b"), _matmul_cases)]),
-    Exercise(4, "linear", "linear layer x @ W^T + b", _d("matmul"),
+    Exercise(4, "linear", "linear layer x @ W^T + b", _d("linear"),
              [Part("linear", ("x", "weight", "bias"), _linear_cases)]),
     Exercise(5, "gelu", "GELU activation (exact, with erf)", _d("gelu"),
              [Part("gelu", ("x",), _gelu_cases, mistakes=[

@@ -1,6 +1,6 @@
 """Exercise 04, linear layer: reference solution for linear_backward.
 
-Derivation (docs/derivations.md#matmul)
+Derivation (docs/derivations.md#linear)
     out = x @ W^T + b with W of shape (out, in), as in PyTorch. Flatten the leading dims:
     X (N, in), G (N, out), N = number of rows. Then out = X W^T + b and, as for matmul:
         dX = G @ W          (N, out) @ (out, in) -> (N, in)

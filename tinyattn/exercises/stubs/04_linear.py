@@ -8,7 +8,7 @@ Shapes
     x (..., in), weight (out, in) as in PyTorch, bias (out,) -> out (..., out).
     The checker tries (4, 3) rows, a (B, S, in) batch, and a single row.
 
-Hints (read docs/derivations.md#matmul)
+Hints (read docs/derivations.md#linear)
     1. Flatten the leading dims: X = x.reshape(-1, in) is (N, in), G = grad.reshape(-1, out).
     2. Then it is exercise 03 with b = W^T. Match the shapes: dweight is (out, in).
     3. weight and bias are shared by every row: their gradients sum over rows.
