@@ -76,6 +76,8 @@ def cuda_is_available() -> bool:
 
 
 def _cupy_owns(array: Any) -> bool:
+    if _cupy is None and type(array).__module__.startswith("cupy"):
+        _load_cupy()  # a CuPy array arrived before any tinyattn call asked for "cuda"
     return _cupy is not None and isinstance(array, _cupy.ndarray)
 
 
