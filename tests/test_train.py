@@ -121,3 +121,13 @@ def test_invalid_flags_get_a_clear_message(flags, message, capsys):
         main(flags)
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_training_script_runs_on_the_strict_gpu_stand_in_with_cpu_numbers(tmp_path):
+    from tinyattn import strict_device
+    strict_device.enable()
+    # dropout 0: each device has its own random generator (as in PyTorch), so masks differ
+    common = dict(task="reverse", steps=4, eval_every=4, warmup=1, dropout=0.0, **SMALL)
+    train(TrainConfig(out=str(tmp_path / "cpu"), **common))
+    train(TrainConfig(out=str(tmp_path / "dev"), device=strict_device.DEVICE, **common))
+    assert _losses(tmp_path / "dev") == _losses(tmp_path / "cpu")
