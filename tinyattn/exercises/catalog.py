@@ -194,11 +194,11 @@ def _nll_cases(rng: np.random.Generator, name: str, log_probs: bool) -> List[Cas
 
 
 _SOFTMAX_DIAGONAL = ("For softmax, d y_i / d x_j = y_i (delta_ij - y_j): your formula keeps "
-                     "only i = j, y_i (1 - y_i). The terms i != j, -y_i y_j, add up to "
-                     "-y_j sum_i g_i y_i: dx = y * (g - sum(g * y)) along the row.")
+                     "only i = j, y_i (1 - y_i). Add the terms i != j, -y_i y_j: summed "
+                     "against g they collapse to one row-sum.")
 _LOG_SOFTMAX_DIAGONAL = ("For log_softmax, d out_i / d x_j = delta_ij - p_j: your formula keeps "
                          "only 1 - p_i. Every x_j also lowers every out_i through the "
-                         "normaliser: dx = g - p * sum(g) along the row.")
+                         "normaliser, by p_j each; sum those terms against g.")
 
 
 # ------------------------------------------------------------------ 08 masking
