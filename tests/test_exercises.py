@@ -420,6 +420,13 @@ def test_check_path_uses_the_learners_copy(tmp_path, capsys):
     assert "0 of 13 exercises pass" in capsys.readouterr().out
 
 
+def test_unknown_exercise_name_is_a_clear_value_error():
+    assert find_exercise("6") is find_exercise("06_softmax.py") is find_exercise("softmax")
+    assert find_exercise("nll").name == "log_softmax_nll"
+    with pytest.raises(ValueError, match="no exercise called 'softmx'; choose one of"):
+        find_exercise("softmx")
+
+
 def test_solution_list_and_usage_errors(capsys):
     assert main(["--solution", "softmax"]) == 0
     out = capsys.readouterr().out

@@ -433,5 +433,5 @@ def find_exercise(name: str) -> Exercise:
         if key in names:
             return ex
     known = ", ".join(ex.name for ex in EXERCISES)
-    raise KeyError(f"no exercise called {name!r}; choose one of: {known} (or its number, or "
+    raise ValueError(f"no exercise called {name!r}; choose one of: {known} (or its number, or "
                    f"'all'); 'python -m tinyattn.exercises list' shows them")

@@ -40,8 +40,8 @@ __all__ = ["check", "check_module", "check_all", "CheckResult", "PartResult", "l
 PACKAGE_DIR = Path(__file__).resolve().parent
 STUBS_DIR = PACKAGE_DIR / "stubs"
 SOLUTIONS_DIR = PACKAGE_DIR / "solutions"
-_TINYATTN_DIR = str(PACKAGE_DIR.parent)
-_LIBRARY_DIRS = (os.path.dirname(np.__file__), os.path.dirname(scipy.__file__))
+_TINYATTN_DIR = str(PACKAGE_DIR.parent) + os.sep
+_LIBRARY_DIRS = (os.path.dirname(np.__file__) + os.sep, os.path.dirname(scipy.__file__) + os.sep)
 _WIDTH = 92
 
 
@@ -97,7 +97,7 @@ def _wrap(text: str, indent: str = "    ") -> str:
 
 def _is_learner_frame(filename: str) -> bool:
     path = os.path.abspath(filename)
-    if path.startswith(str(STUBS_DIR)) or path.startswith(str(SOLUTIONS_DIR)):
+    if path.startswith((str(STUBS_DIR) + os.sep, str(SOLUTIONS_DIR) + os.sep)):
         return True
     if path.startswith(_TINYATTN_DIR) or path.startswith(_LIBRARY_DIRS):
         return False
@@ -313,7 +313,7 @@ def check_module(exercise: Exercise, module: ModuleType, origin: str = "") -> Ch
     result = CheckResult(exercise, origin)
     for part in exercise.parts:
         result.parts.append(_check_part(exercise, part, module, origin))
-    if origin.startswith(str(STUBS_DIR)) and not result.passed:
+    if origin.startswith(str(STUBS_DIR) + os.sep) and not result.passed:
         result.note = (f"  (These are the package's own stubs. To work on a copy of your own:\n"
                        f"      python -m tinyattn.exercises start my_exercises\n"
                        f"      python -m tinyattn.exercises check {exercise.name} "

@@ -86,38 +86,48 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _lookup(names: Sequence[str]) -> Optional[list]:
+    """Exercises by name, or None after printing why a name is unknown."""
+    try:
+        return [exercise for name in names
+                for exercise in (EXERCISES if name == "all" else [find_exercise(name)])]
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return None
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    try:
-        if args.solution:
-            print(f"# Reference solution (spoiler!): {find_exercise(args.solution).filename}\n")
-            print(solution_source(args.solution), end="")
-            return 0
-        if args.command == "list":
-            print(listing(args.path))
-            return 0
-        if args.command == "start":
-            print(f"Copying the exercises to {args.folder}:")
-            print("\n".join(start(args.folder)))
-            print(f"\nNext: open {Path(args.folder) / EXERCISES[0].filename}, fill in the "
-                  f"backward functions, then run\n  {PROG} check {EXERCISES[0].name} "
-                  f"--path {args.folder}")
-            return 0
-        if args.command == "check":
-            if args.path is not None and not Path(args.path).is_dir():
-                print(f"error: --path {args.path} is not a folder; create it with "
-                      f"{PROG} start {args.path}", file=sys.stderr)
-                return 2
-            exercises = EXERCISES if args.name == "all" else [find_exercise(args.name)]
-            results = [check(exercise, args.path) for exercise in exercises]
-            print("\n\n".join(result.text for result in results))
-            if len(results) > 1:
-                passed = sum(result.passed for result in results)
-                print(f"\n{passed} of {len(results)} exercises pass.")
-            return 0 if all(result.passed for result in results) else 1
-    except KeyError as error:
-        print(f"error: {error.args[0]}", file=sys.stderr)
-        return 2
+    if args.solution:
+        found = _lookup([args.solution])
+        if found is None:
+            return 2
+        print(f"# Reference solution (spoiler!): {found[0].filename}\n")
+        print(solution_source(args.solution), end="")
+        return 0
+    if args.command == "list":
+        print(listing(args.path))
+        return 0
+    if args.command == "start":
+        print(f"Copying the exercises to {args.folder}:")
+        print("\n".join(start(args.folder)))
+        print(f"\nNext: open {Path(args.folder) / EXERCISES[0].filename}, fill in the backward "
+              f"functions, then run\n  {PROG} check {EXERCISES[0].name} --path {args.folder}")
+        return 0
+    if args.command == "check":
+        exercises = _lookup([args.name])
+        if exercises is None:
+            return 2
+        if args.path is not None and not Path(args.path).is_dir():
+            print(f"error: --path {args.path} is not a folder; create it with "
+                  f"{PROG} start {args.path}", file=sys.stderr)
+            return 2
+        results = [check(exercise, args.path) for exercise in exercises]
+        print("\n\n".join(result.text for result in results))
+        if len(results) > 1:
+            passed = sum(result.passed for result in results)
+            print(f"\n{passed} of {len(results)} exercises pass.")
+        return 0 if all(result.passed for result in results) else 1
     parser.print_help()
     return 2
