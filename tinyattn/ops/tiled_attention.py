@@ -68,7 +68,7 @@ class TiledAttention(Function):
     """out = softmax(mask(q k^T * scale)) v, computed tile by tile; saves only out and L.
 
     Forward, per query block, over key blocks j (online softmax; m row max, l row sum):
-        S_j = q k_j^T * scale (masked -> -inf);  m' = max(m, rowmax S_j)
+        S_j = (q * scale) k_j^T (masked -> -inf);  m' = max(m, rowmax S_j)
         P_j = exp(S_j - m');  a = exp(m - m');  l = a l + rowsum P_j;  acc = a acc + P_j v_j
         out = acc / l;  L = m + log l  (the row's logsumexp; -inf for a fully masked row)
     A row with no finite score yet has m' = -inf: it is shifted by 0 instead, so
@@ -76,7 +76,7 @@ class TiledAttention(Function):
     Backward (P = exp(S - L) recomputed per tile; dP = g v^T; D = rowsum(g * out)):
         dS = P * (dP - D) is the softmax rule, since rowsum(P * dP) = rowsum(P (g v^T))
         = rowsum(g * (P v)) = rowsum(g * out) = D.
-        dv_j += P^T g,  dq += dS k_j * scale,  dk_j += dS^T q * scale.
+        dv_j += P^T g,  dq += dS k_j * scale,  dk_j += dS^T (q * scale).
     """
 
     def forward(self, q, k, v, mask: Optional[Any], scale: float, is_causal: bool,
@@ -85,10 +85,11 @@ class TiledAttention(Function):
         batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
         s_q, s_k, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
         dtype = q.dtype
+        q_scaled = q * scale                  # scale once here, not once per tile
         out = xp.empty(batch + (s_q, d_v), dtype=dtype)        # (..., S_q, d_v)
         lse = xp.empty(batch + (s_q, 1), dtype=dtype)          # (..., S_q, 1)
         for r0, r1 in _blocks(s_q, block_size):
-            q_blk = q[..., r0:r1, :]                           # (..., B_q, d_k)
+            q_blk = q_scaled[..., r0:r1, :]                    # (..., B_q, d_k)
             m = xp.full(batch + (r1 - r0, 1), -np.inf, dtype=dtype)   # running row max
             l = xp.zeros(batch + (r1 - r0, 1), dtype=dtype)           # running row sum
             acc = xp.zeros(batch + (r1 - r0, d_v), dtype=dtype)       # unnormalised out
@@ -96,7 +97,6 @@ class TiledAttention(Function):
                 if is_causal and c0 > r1 - 1:                  # whole tile above diagonal
                     break
                 scores = q_blk @ _swap(k[..., c0:c1, :])       # (..., B_q, d_k) @ (..., d_k, B_k)
-                scores *= scale                                # -> (..., B_q, B_k)
                 _fill_masked(scores, _tile_mask(xp, mask, is_causal, (r0, r1), (c0, c1)))
                 m_new = xp.maximum(m, scores.max(axis=-1, keepdims=True))  # (..., B_q, 1)
                 shift = xp.where(xp.isfinite(m_new), m_new, 0)  # guard: no -inf - (-inf)
@@ -122,6 +122,7 @@ class TiledAttention(Function):
         s_q, s_k = q.shape[-2], k.shape[-2]
         d_rows = row_dot(grad, out)                            # D: (..., S_q, 1)
         lse = xp.where(xp.isfinite(lse), lse, 0)  # guard: fully masked rows have S = -inf
+        q_scaled = q * scale      # S = q_scaled k^T, dk = dS^T q_scaled, dq = dS k * scale
         dq = xp.zeros(batch + q.shape[-2:], dtype=q.dtype)     # (..., S_q, d_k)
         dk = xp.zeros(batch + k.shape[-2:], dtype=k.dtype)     # (..., S_k, d_k)
         dv = xp.zeros(batch + v.shape[-2:], dtype=v.dtype)     # (..., S_k, d_v)
@@ -130,9 +131,8 @@ class TiledAttention(Function):
             for r0, r1 in _blocks(s_q, block_size):
                 if is_causal and c0 > r1 - 1:                  # whole tile above diagonal
                     continue
-                q_blk, g_blk = q[..., r0:r1, :], grad[..., r0:r1, :]
+                q_blk, g_blk = q_scaled[..., r0:r1, :], grad[..., r0:r1, :]
                 scores = q_blk @ _swap(k_blk)                  # (..., B_q, d_k) @ (..., d_k, B_k)
-                scores *= scale                                # -> (..., B_q, B_k)
                 _fill_masked(scores, _tile_mask(xp, mask, is_causal, (r0, r1), (c0, c1)))
                 scores -= lse[..., r0:r1, :]
                 probs = xp.exp(scores, out=scores)             # P tile, masked entries 0
@@ -140,9 +140,9 @@ class TiledAttention(Function):
                 d_scores = g_blk @ _swap(v_blk)                # (..., B_q, d_v) @ (..., d_v, B_k)
                 d_scores -= d_rows[..., r0:r1, :]              # dP - D
                 d_scores *= probs                              # dS = P * (dP - D)
-                d_scores *= scale                              # fold the scale in once
                 dq[..., r0:r1, :] += d_scores @ k_blk          # (..., B_q, B_k) @ (..., B_k, d_k)
                 dk[..., c0:c1, :] += _swap(d_scores) @ q_blk   # (..., B_k, B_q) @ (..., B_q, d_k)
+        dq *= scale
         return (unbroadcast(dq, q.shape) if self.needs_input_grad[0] else None,
                 unbroadcast(dk, k.shape) if self.needs_input_grad[1] else None,
                 unbroadcast(dv, v.shape) if self.needs_input_grad[2] else None)
