@@ -111,10 +111,10 @@ def test_mha_matches_torch_outputs_weights_and_all_gradients(case):
     mha.load_state_dict(convert_torch_mha_state_dict(tm.state_dict()))
 
     tq, tk, tv = (torch.tensor(a, requires_grad=True) for a in (q, k, v))
-    t_out, t_w = tm(tq, tk if k is not q else tq, tv if v is not k else
-                    (tk if k is not q else tq), need_weights=True,
-                    average_attn_weights=False, **{n: torch.tensor(m) for n, m in
-                                                   torch_kw.items()})
+    tk = tq if k is q else tk                           # self-attention: one shared input
+    tv = tk if v is k else tv
+    t_masks = {name: torch.tensor(m) for name, m in torch_kw.items()}
+    t_out, t_w = tm(tq, tk, tv, need_weights=True, average_attn_weights=False, **t_masks)
     g = rng.standard_normal(t_out.shape)
     (t_out * torch.tensor(g)).sum().backward()
 
@@ -129,8 +129,7 @@ def test_mha_matches_torch_outputs_weights_and_all_gradients(case):
     assert w.shape == (B, H, S, k.shape[1])
     np.testing.assert_allclose(w.numpy(), t_w.detach().numpy(), atol=1e-10, rtol=0)
     for ours_x, theirs_x in ((xq, tq), (xk, tk), (xv, tv)):
-        if ours_x.grad is not None and theirs_x.grad is not None:
-            np.testing.assert_allclose(ours_x.grad, theirs_x.grad.numpy(), atol=1e-10, rtol=0)
+        np.testing.assert_allclose(ours_x.grad, theirs_x.grad.numpy(), atol=1e-10, rtol=0)
     torch_grads = convert_torch_state_dict({n: p.grad for n, p in tm.named_parameters()})
     our_grads = {n: p.grad for n, p in mha.named_parameters()}
     assert set(torch_grads) == set(our_grads)

@@ -154,7 +154,6 @@ def test_checkpoint_round_trip_restores_the_same_model(tmp_path):
     model = make_gpt("float32", pos_encoding="rope")
     path = str(tmp_path / "gpt.npz")
     save({"model": model.state_dict(), "step": 3, "config": {"pos_encoding": "rope"}}, path)
-    other = make_gpt("float32", pos_encoding="rope")
     ta.manual_seed(9)
     other = nn.GPT(nn.GPTConfig(vocab_size=V, block_size=8, n_layer=2, n_head=2, d_model=8,
                                 pos_encoding="rope"))
