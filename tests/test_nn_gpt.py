@@ -200,3 +200,30 @@ def test_bad_config_and_input():
         model(ids(), ids(s=5))
     with pytest.raises(ValueError, match="temperature must be >= 0"):
         model.generate(ids(), 1, temperature=-1)
+
+
+def test_remaining_error_messages():
+    """Every other check in tinyattn.nn raises with the values it saw."""
+    mha = nn.MultiHeadAttention(4, 2)
+    x = ta.randn(1, 3, 4)
+    with pytest.raises(ValueError, match="kv_cache works for self-attention only"):
+        mha(x, x, kv_cache=nn.KVCache())
+    with pytest.raises(TypeError, match="attn_bias is float64 but the queries are float32"):
+        mha(x, attn_bias=nn.ALiBi(2)(3, 3, dtype=np.float64))
+    model = make_gpt("float32")
+    with pytest.raises(ValueError, match="top_k must be >= 1"):
+        model.generate(ids(), 1, top_k=0)
+    with pytest.raises(ValueError, match="got 1 KV caches for 2 layers"):
+        model(ids(), kv_caches=[nn.KVCache()])
+    with pytest.raises(ValueError, match="offset must be >= 0, got -1"):
+        ta.functional.rope(x, offset=-1)
+    with pytest.raises(ValueError, match="seq_len must be a positive int, got 0"):
+        nn.causal_mask(0)
+    with pytest.raises(ValueError, match="window must be a positive int, got 0"):
+        nn.sliding_window_mask(4, 0)
+    with pytest.raises(TypeError, match="integer lengths"):
+        nn.padding_mask(np.array([1.5]))
+    with pytest.raises(ValueError, match="approximate must be 'none' or 'tanh'"):
+        nn.GELU("fast")
+    with pytest.raises(ValueError, match="num_heads must be a positive int, got 0"):
+        nn.ALiBi(0)
