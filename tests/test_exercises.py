@@ -381,6 +381,21 @@ def test_a_changed_forward_is_refused():
     assert result.parts[0].diagnosis.kind == "forward_changed"
 
 
+def test_a_forward_that_returns_no_pair_and_a_shape_that_changes_with_grad():
+    result = _with("gelu", gelu_forward=lambda x: x)
+    assert result.parts[0].diagnosis.kind == "forward_changed"
+    assert "(out, cache)" in result.text
+
+    def shifty(grad, cache):                    # right shape only for the random grad
+        (y,) = cache
+        dx = y * (grad - (grad * y).sum(-1, keepdims=True))
+        return dx if np.count_nonzero(grad) > 1 else dx[..., :1]
+
+    result = _with("softmax", softmax_backward=shifty)
+    assert result.parts[0].status == "error"
+    assert "the gradient check could not run" in result.text
+
+
 def test_missing_file_and_syntax_error(tmp_path):
     result = check("softmax", tmp_path)
     assert not result.passed and "start" in result.text

@@ -230,7 +230,7 @@ def _count_line(bad: Any) -> str:
 
 
 def _check_case(exercise: Exercise, part: Part, module: ModuleType, case: Case, where: str,
-                origin: str, seed: int) -> float:
+                seed: int) -> float:
     """Run one case; return its max abs error, or raise _Failure."""
     reference = _reference(exercise.number)
     ref_forward = getattr(reference, part.forward_name)
@@ -241,9 +241,14 @@ def _check_case(exercise: Exercise, part: Part, module: ModuleType, case: Case, 
     ref_out, ref_cache = ref_forward(*copies, **case.consts)
     ref_out = np.asarray(ref_out)
     try:
-        out, cache = _call(forward, part.forward_name, *[x.copy() for x in copies],
-                           **case.consts)
-        out = np.asarray(out)
+        returned = _call(forward, part.forward_name, *[x.copy() for x in copies],
+                         **case.consts)
+        if not isinstance(returned, tuple) or len(returned) != 2:
+            raise _fail(part, "failed", [_wrap(
+                f"{part.forward_name} must return a pair (out, cache), as the stub's does; "
+                f"restore it from a fresh stub.")], Diagnosis("forward_changed",
+                                                              "forward returns no pair"))
+        out, cache = np.asarray(returned[0]), returned[1]
         if out.shape != ref_out.shape or not np.allclose(out, ref_out, rtol=1e-10, atol=1e-12):
             raise _fail(part, "failed", [_wrap(
                 f"{part.forward_name} no longer computes the original forward ({where}); "
@@ -261,6 +266,11 @@ def _check_case(exercise: Exercise, part: Part, module: ModuleType, case: Case, 
         report = gradcheck_report(lambda *ts: op.apply(*ts, **case.consts), tensors)
     except LearnerError as error:
         raise _learner_failure(exercise, part, error, where) from None
+    except (RuntimeError, ValueError, TypeError) as error:  # e.g. shapes that vary with grad
+        raise _fail(part, "error", [f"    {where}", _wrap(
+            f"the gradient check could not run: {error}. Does your backward return "
+            f"gradients of a different shape for some grad?")],
+            Diagnosis("error", str(error)), case.label) from None
     if report.passed:
         return report.max_abs_error
     bad = next(r for r in report.inputs if not r.passed)
@@ -299,7 +309,7 @@ def _check_part(exercise: Exercise, part: Part, module: ModuleType, origin: str)
     for i, case in enumerate(cases, 1):
         where = f"case {i} of {len(cases)}, {case.describe()}"
         try:
-            worst = max(worst, _check_case(exercise, part, module, case, where, origin,
+            worst = max(worst, _check_case(exercise, part, module, case, where,
                                            seed=exercise.number * 100 + i))
         except _Failure as failure:
             return failure.result
