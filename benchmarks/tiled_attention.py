@@ -10,7 +10,8 @@ Shapes: B=1, h=8, d_k=d_v=64, float32, no mask (``--causal`` for is_causal=True)
 Peak memory is measured with tracemalloc, which sees NumPy's allocations: it is started after
 q, k, v and the output gradient exist, so it counts what one forward+backward allocates
 (scores, probabilities, saved arrays, gradients), not the inputs. Time is the median
-wall time of ``--reps`` forward+backward runs, measured with tracemalloc off.
+wall time of ``--reps`` forward+backward runs, measured with tracemalloc off, plain and
+tiled alternating. The machine's load average is recorded: other processes skew times.
 ``--write FILE`` replaces the text between ``<!-- bench:start -->`` and
 ``<!-- bench:end -->`` in FILE with the table, the command and the machine.
 """
@@ -57,27 +58,31 @@ def _peak_mib(run: Callable[[], None]) -> float:
         tracemalloc.stop()
 
 
-def _median_s(run: Callable[[], None], reps: int) -> float:
-    times = []
-    for _ in range(reps):
-        gc.collect()
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def _time_s(run: Callable[[], None]) -> float:
+    gc.collect()
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
 
 
 def measure(s: int, block_size: int, reps: int, causal: bool) -> Dict[str, float]:
+    """Peak memory of each impl, then ``reps`` timed runs alternating plain and tiled (so a
+    change in the machine's load hits both alike); medians."""
     rng = np.random.default_rng(s)
     arrays = [rng.standard_normal((B, H, s, D_K), dtype=np.float32) for _ in range(3)]
     grad = rng.standard_normal((B, H, s, D_K), dtype=np.float32)
+    runs = {impl: _step(arrays, grad, impl, block_size, causal) for impl in ("plain", "tiled")}
     row: Dict[str, float] = {"S": s}
-    for impl in ("plain", "tiled"):
-        run = _step(arrays, grad, impl, block_size, causal)
+    for impl, run in runs.items():
         row[f"{impl}_mib"] = _peak_mib(run)
-        row[f"{impl}_s"] = _median_s(run, reps)
-        print(f"  S={s} {impl}: peak {row[f'{impl}_mib']:.1f} MiB, "
-              f"{row[f'{impl}_s']:.3f} s", file=sys.stderr, flush=True)
+    times: Dict[str, List[float]] = {impl: [] for impl in runs}
+    for _ in range(reps):
+        for impl, run in runs.items():
+            times[impl].append(_time_s(run))
+    for impl in runs:
+        row[f"{impl}_s"] = statistics.median(times[impl])
+        print(f"  S={s} {impl}: peak {row[f'{impl}_mib']:.1f} MiB, times "
+              f"{', '.join(f'{t:.3f}' for t in times[impl])} s", file=sys.stderr, flush=True)
     return row
 
 
@@ -118,21 +123,23 @@ def write(path: str, text: str) -> None:
 def main(argv: List[str] = None) -> None:  # type: ignore[assignment]
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1024, 2048, 4096, 8192])
-    parser.add_argument("--block-size", type=int, default=512)
+    parser.add_argument("--block-size", type=int, default=256)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--causal", action="store_true")
     parser.add_argument("--write", metavar="FILE")
     args = parser.parse_args(argv)
     print(f"B={B}, h={H}, d_k={D_K}, float32, block_size={args.block_size}, "
           f"{'causal' if args.causal else 'no mask'}, median of {args.reps}", file=sys.stderr)
+    load_before = os.getloadavg()[0]
     rows = [measure(s, args.block_size, args.reps, args.causal) for s in args.sizes]
+    load = f"1-minute load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after"
     path = os.environ.get("PYTHONPATH")
     command = (f"{'PYTHONPATH=' + path + ' ' if path else ''}python "
                f"benchmarks/tiled_attention.py {' '.join(sys.argv[1:] if argv is None else argv)}")
     text = (f"{table(rows)}\n\nB={B}, h={H}, d_k=d_v={D_K}, float32, "
             f"{'is_causal=True' if args.causal else 'no mask'}, block_size={args.block_size}, "
             f"time = median of {args.reps} forward+backward runs.\n"
-            f"Command: `{command.strip()}`\nMachine: {machine()}")
+            f"Command: `{command.strip()}`\nMachine: {machine()} ({load}).")
     print(text)
     if args.write:
         write(args.write, text)

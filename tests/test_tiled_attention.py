@@ -280,3 +280,22 @@ def test_errors_name_the_problem(kwargs, error, match):
     q, k, v = _tensors(np.random.default_rng(12))
     with pytest.raises(error, match=match):
         F.scaled_dot_product_attention(q, k, v, **kwargs)
+
+
+def test_benchmark_script_runs_and_writes_between_markers(tmp_path, capsys):
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).parent.parent / "benchmarks" / "tiled_attention.py"
+    spec = importlib.util.spec_from_file_location("bench_tiled_attention", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    doc = tmp_path / "doc.md"
+    doc.write_text("intro\n<!-- bench:start -->\nold table\n<!-- bench:end -->\noutro\n")
+    bench.main(["--sizes", "40", "--block-size", "16", "--reps", "1", "--write", str(doc)])
+    text = doc.read_text()
+    assert "old table" not in text and text.startswith("intro") and text.endswith("outro\n")
+    assert "| 40 |" in text and "--sizes 40 --block-size 16" in text
+    bad = tmp_path / "no_markers.md"
+    bad.write_text("no markers")
+    with pytest.raises(ValueError, match="no <!-- bench:start -->"):
+        bench.main(["--sizes", "8", "--reps", "1", "--write", str(bad)])
