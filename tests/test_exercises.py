@@ -483,14 +483,20 @@ def test_eps_sweep_shows_truncation_and_round_off():
     assert f32[0] > 0.5                                     # x + eps u rounds back to x
 
 
-def test_eps_sweep_saves_a_plot_or_says_how_to_get_one(tmp_path, capsys, monkeypatch):
+def test_eps_sweep_without_matplotlib_says_how_to_get_the_plot(tmp_path, capsys, monkeypatch):
     module = _eps_sweep()
     monkeypatch.setattr(module, "EPSILONS", np.logspace(-10, 0, 6))
-    monkeypatch.setitem(sys.modules, "matplotlib", None)    # as if not installed
+    # As if not installed. Only setitem: monkeypatch puts the real module back afterwards
+    # (deleting and re-importing it would leave a second, half-initialised matplotlib).
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
     assert module.main(["--out", str(tmp_path / "none.png")]) == 0
     assert 'pip install "tinyattn[viz]"' in capsys.readouterr().out
     assert not (tmp_path / "none.png").exists()
-    monkeypatch.delitem(sys.modules, "matplotlib")
+
+
+def test_eps_sweep_saves_a_plot(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
+    module = _eps_sweep()
+    monkeypatch.setattr(module, "EPSILONS", np.logspace(-10, 0, 6))
     assert module.main(["--out", str(tmp_path / "sweep.png")]) == 0
     assert (tmp_path / "sweep.png").read_bytes()[:4] == b"\x89PNG"
