@@ -11,7 +11,7 @@ from .autograd import Function, detect_anomaly, enable_grad, is_grad_enabled, no
 from .backend import cuda_is_available, get_rng_state, manual_seed, set_rng_state
 from .gradcheck import GradcheckError, gradcheck, gradcheck_report
 from .ops import cat, concat, exp, log, matmul, split, sqrt, stack, tanh, where
-from .serialization import load, save
+from .serialization import CheckpointError, load, save
 from .tensor import (Tensor, arange, as_tensor, full, ones, ones_like, rand, randn, tensor,
                      zeros, zeros_like)
 
@@ -25,6 +25,6 @@ __all__ = [
     "randn", "rand", "arange", "manual_seed", "get_rng_state", "set_rng_state",
     "cuda_is_available", "no_grad", "enable_grad", "is_grad_enabled", "detect_anomaly",
     "Function", "gradcheck", "gradcheck_report", "GradcheckError", "functional", "ops",
-    "backend", "nn", "optim", "save", "load", "cat", "concat", "stack", "split", "matmul", "where", "exp", "log", "sqrt", "tanh",
+    "backend", "nn", "optim", "save", "load", "CheckpointError", "cat", "concat", "stack", "split", "matmul", "where", "exp", "log", "sqrt", "tanh",
     "float16", "float32", "float64", "int64", "long", "bool_",
 ]

@@ -10,4 +10,5 @@ from .ops import (cross_entropy, dropout, embedding, gelu, layer_norm, linear, l
 from .ops.rope import rope
 
 __all__ = ["softmax", "log_softmax", "relu", "gelu", "tanh", "linear", "layer_norm", "dropout",
-           "embedding", "cross_entropy", "masked_fill", "where", "scaled_dot_product_attention"]
+           "embedding", "cross_entropy", "masked_fill", "where", "scaled_dot_product_attention",
+           "rope"]

@@ -34,7 +34,7 @@ class OpSpec:
     fn: Callable[..., Tensor]
     reference: Callable[..., np.ndarray]
     cases: Callable[[np.random.Generator], List[OpCase]]
-    section: str                    # anchor in docs/derivations.md
+    section: str                    # "anchor" in docs/derivations.md, or "file.md#anchor"
 
 
 def make_inputs(case: OpCase, dtype: Any = np.float64, device: str = "cpu") -> List[Tensor]:
@@ -226,6 +226,18 @@ def _split_ref(x: np.ndarray) -> np.ndarray:
     return np.concatenate([c * 2.0, a, b * b], axis=1)
 
 
+def _rope_ref(x: np.ndarray, offset: int = 3, base: float = 10000.0) -> np.ndarray:
+    """Pairs (x[2i], x[2i+1]) at position p rotated by p * base^(-2i/d), as a 2x2 matrix."""
+    seq_len, dim = x.shape[-2], x.shape[-1]
+    angles = np.arange(offset, offset + seq_len)[:, None] * base ** (-np.arange(0, dim, 2) / dim)
+    cos, sin = np.cos(angles), np.sin(angles)                      # (S, d/2)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = even * cos - odd * sin
+    out[..., 1::2] = even * sin + odd * cos
+    return out
+
+
 OP_TABLE: List[OpSpec] = [
     OpSpec("add", ops.add, np.add, _binary_cases(), "broadcasting"),
     OpSpec("sub", ops.sub, np.subtract, _binary_cases(), "broadcasting"),
@@ -299,14 +311,16 @@ OP_TABLE: List[OpSpec] = [
     OpSpec("attention_tiled",
            lambda q, k, v, m=None: F.scaled_dot_product_attention(q, k, v, m, impl="tiled",
                                                                   block_size=2),
-           _attention_ref, _attention_cases, "attention"),
+           _attention_ref, _attention_cases, "tiled_attention.md#4-backward-step-by-step"),
     OpSpec("attention_tiled_causal",
            lambda q, k, v, m=None: F.scaled_dot_product_attention(
                q, k, v, m, is_causal=True, impl="tiled", block_size=2),
            lambda q, k, v, m=None: _attention_ref(
                q, k, v, np.tri(q.shape[-2], k.shape[-2], dtype=bool) if m is None
                else m & np.tri(q.shape[-2], k.shape[-2], dtype=bool)),
-           _attention_cases, "attention"),
+           _attention_cases, "tiled_attention.md#4-backward-step-by-step"),
+    OpSpec("rope", lambda x: F.rope(x, offset=3), _rope_ref,
+           _unary_cases(shapes=((2, 5, 4), (1, 2, 3, 6))), "nn.md#rope"),
 ]
 
 

@@ -28,7 +28,7 @@ __all__ = [
     "convert", "sum", "mean", "amax", "max", "reshape", "permute", "transpose", "swapaxes",
     "unsqueeze", "squeeze", "flatten", "getitem", "cat", "concat", "stack", "split", "chunk",
     "matmul", "linear", "softmax", "log_softmax", "masked_fill", "where", "layer_norm",
-    "dropout", "embedding", "cross_entropy", "scaled_dot_product_attention",
+    "dropout", "embedding", "cross_entropy", "scaled_dot_product_attention", "rope",
 ]
 
 
