@@ -40,7 +40,7 @@ class CheckpointError(RuntimeError):
 @dataclass
 class TrainConfig:
     task: str = "reverse"
-    steps: int = 1500
+    steps: int = 500
     batch_size: int = 64
     d_model: int = 64
     heads: int = 4
@@ -55,7 +55,7 @@ class TrainConfig:
     seed: int = 0
     device: str = "cpu"
     dtype: str = "float32"
-    eval_every: int = 250
+    eval_every: int = 100
     eval_size: int = 1000
     out: Optional[str] = None
     quiet: bool = False
