@@ -131,3 +131,12 @@ def test_training_script_runs_on_the_strict_gpu_stand_in_with_cpu_numbers(tmp_pa
     train(TrainConfig(out=str(tmp_path / "cpu"), **common))
     train(TrainConfig(out=str(tmp_path / "dev"), device=strict_device.DEVICE, **common))
     assert _losses(tmp_path / "dev") == _losses(tmp_path / "cpu")
+
+
+def test_without_matplotlib_it_trains_and_says_how_to_get_plots(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(loop.plots, "have_matplotlib", lambda: False)
+    config = TrainConfig(task="copy", steps=3, eval_every=3, out=str(tmp_path), **SMALL)
+    config.quiet = False
+    train(config)
+    assert 'pip install "tinyattn[viz]"' in capsys.readouterr().out
+    assert (tmp_path / "metrics.json").exists() and not (tmp_path / "loss.png").exists()
