@@ -174,6 +174,11 @@ class GPT(Module):
                              f"{seq_len}) exceed block_size={self.config.block_size}; crop "
                              f"the input to the last {self.config.block_size} tokens")
         x = self.tok_emb(idx)                                # (B, S) -> (B, S, D)
+        if self.config.pos_encoding == "sinusoidal":
+            # The fixed table has entries of size ~1 while the embeddings start at std 0.02:
+            # scale them by sqrt(d_model), as the original Transformer does, or the positions
+            # drown the tokens (reverse then stays at chance for hundreds of steps).
+            x = x * math.sqrt(self.config.d_model)
         if self.pos_emb is not None:
             x = self.pos_emb(x, offset)                      # + (S, D)
         x = self.drop(x)
