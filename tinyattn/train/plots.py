@@ -95,15 +95,24 @@ def plot_attention(path: str, weights: List[np.ndarray], tokens: Sequence[str],
 
 def plot_positional(path: str, table: np.ndarray, title: str,
                     max_positions: Optional[int] = None) -> None:
-    """A (positions, d_model) table as a heatmap: rows are positions, columns dimensions."""
+    """Left: the (positions, d_model) table as a heatmap. Right: the cosine similarity of every
+    pair of positions, which shows what the model can tell apart (a bright diagonal that fades
+    with distance means nearby positions look alike and far ones differ)."""
     plt = _pyplot()
     table = table[:max_positions] if max_positions else table
-    fig, ax = plt.subplots(figsize=(7, 3.5))
-    image = ax.imshow(table, aspect="auto", cmap="RdBu", vmin=-np.abs(table).max(),
-                      vmax=np.abs(table).max())
-    ax.set_xlabel("dimension")
-    ax.set_ylabel("position")
-    ax.set_title(title)
-    fig.colorbar(image, ax=ax)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8),
+                                      gridspec_kw={"width_ratios": [2, 1]})
+    limit = float(np.abs(table).max()) or 1.0
+    image = left.imshow(table, aspect="auto", cmap="RdBu", vmin=-limit, vmax=limit)
+    left.set_xlabel("dimension")
+    left.set_ylabel("position")
+    left.set_title(title)
+    fig.colorbar(image, ax=left)
+    unit = table / np.maximum(np.linalg.norm(table, axis=1, keepdims=True), 1e-12)
+    similarity = right.imshow(unit @ unit.T, cmap="viridis", vmin=-1, vmax=1)
+    right.set_xlabel("position")
+    right.set_ylabel("position")
+    right.set_title("cosine similarity of positions")
+    fig.colorbar(similarity, ax=right)
     _save(fig, path)
     plt.close(fig)
