@@ -29,16 +29,35 @@ if TYPE_CHECKING:  # only for annotations; tensor.py imports this module, not th
 __all__ = ["Function", "no_grad", "enable_grad", "is_grad_enabled", "detect_anomaly",
            "run_backward", "unbroadcast"]
 
-_state = threading.local()
+class _ThreadState(threading.local):
+    """Per-thread switches; the class attributes are each new thread's defaults (read as
+    plain attributes: every op checks them, so no getattr fallback on the hot path)."""
+
+    grad_enabled = True
+    anomaly = False
+
+
+_state = _ThreadState()
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_tensor_class: Any = None  # tinyattn.tensor.Tensor, imported on first use (see _tensor_type)
 
 
 def is_grad_enabled() -> bool:
-    return getattr(_state, "grad_enabled", True)
+    return _state.grad_enabled
 
 
 def _anomaly_enabled() -> bool:
-    return getattr(_state, "anomaly", False)
+    return _state.anomaly
+
+
+def _tensor_type() -> Any:
+    """``Tensor``, imported once: tensor.py imports this module, so a top-level import here
+    would be circular, and an import statement inside ``apply`` costs a microsecond per op."""
+    global _tensor_class
+    if _tensor_class is None:
+        from .tensor import Tensor  # noqa: PLC0415 - same layer; avoids an import cycle
+        _tensor_class = Tensor
+    return _tensor_class
 
 
 @contextlib.contextmanager
@@ -135,29 +154,43 @@ class Function:
 
     @classmethod
     def apply(cls, *inputs: "Tensor", **options: Any) -> "Tensor":
-        from .tensor import Tensor  # noqa: PLC0415 - same layer; avoids an import cycle
-
-        _check_same_device(cls.__name__, inputs)
-        _check_same_float_dtype(cls.__name__, inputs)
+        if len(inputs) > 1:  # one input cannot disagree with itself
+            _check_inputs_agree(cls.__name__, inputs)
         fn = cls()
-        fn.needs_input_grad = tuple(t.requires_grad for t in inputs)
-        out_data = fn.forward(*(t.data for t in inputs), **options)
+        fn.needs_input_grad = tuple([t.requires_grad for t in inputs])
+        out_data = fn.forward(*[t.data for t in inputs], **options)
         if isinstance(out_data, np.generic):  # NumPy reductions return scalars, not arrays
             out_data = np.asarray(out_data)
-        track = is_grad_enabled() and any(fn.needs_input_grad)
-        out = Tensor._wrap(out_data, requires_grad=track)
+        track = any(fn.needs_input_grad) and _state.grad_enabled
+        out = _tensor_type()._wrap(out_data, requires_grad=track)
         if track:
             fn.inputs = inputs
             out._ctx = fn
         else:
             fn.saved = None
-        if _anomaly_enabled():
+        if _state.anomaly:
             fn.created_at = _user_frame()
             if not _is_finite(out_data):
                 raise FloatingPointError(
                     f"anomaly: the forward of {cls.__name__} produced NaN or Inf "
                     f"(created at {fn.created_at})")
         return out
+
+
+def _check_inputs_agree(op: str, inputs: Tuple["Tensor", ...]) -> None:
+    """Raise unless the inputs share one device and their floating dtypes agree.
+
+    The common case is decided in one pass: one array type (np.ndarray, cupy.ndarray, ...)
+    means one device, and one dtype means nothing to mix. Anything else gets the full checks.
+    """
+    first = inputs[0].data
+    for t in inputs[1:]:
+        if type(t.data) is not type(first) or t.data.dtype != first.dtype:
+            break
+    else:
+        return
+    _check_same_device(op, inputs)
+    _check_same_float_dtype(op, inputs)
 
 
 def _check_same_device(op: str, inputs: Tuple["Tensor", ...]) -> None:
@@ -170,7 +203,7 @@ def _check_same_device(op: str, inputs: Tuple["Tensor", ...]) -> None:
 
 
 def _check_same_float_dtype(op: str, inputs: Tuple["Tensor", ...]) -> None:
-    dtypes = {t.dtype for t in inputs if np.issubdtype(t.dtype, np.floating)}
+    dtypes = {t.dtype for t in inputs if t.dtype.kind == "f"}  # kind "f": a floating dtype
     if len(dtypes) > 1:
         names = " and ".join(sorted(str(d) for d in dtypes))
         raise TypeError(

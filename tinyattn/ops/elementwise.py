@@ -34,7 +34,8 @@ def _binary(fn: type, op: str, a: Any, b: Any) -> Tensor:
     """Apply a binary Function, turning NumPy's broadcasting error into a clear one."""
     if not isinstance(a, Tensor):
         a = as_operand(a, b)
-    b = as_operand(b, a)
+    if not isinstance(b, Tensor):
+        b = as_operand(b, a)
     try:
         return fn.apply(a, b)
     except ValueError as exc:
