@@ -13,7 +13,9 @@ q, k, v and the output gradient exist, so it counts what one forward+backward al
 wall time of ``--reps`` forward+backward runs, measured with tracemalloc off, plain and
 tiled alternating. The machine's load average is recorded: other processes skew times.
 ``--write FILE`` replaces the text between ``<!-- bench:start -->`` and
-``<!-- bench:end -->`` in FILE with the table, the command and the machine.
+``<!-- bench:end -->`` in FILE (``--section NAME``: ``<!-- NAME:start -->`` ...) with the
+table, the command and the machine. BLAS thread variables (OPENBLAS_NUM_THREADS, ...) that
+are set appear in the recorded command.
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ from tinyattn.tensor import Tensor
 __all__ = ["main"]
 
 B, H, D_K = 1, 8, 64
-START, END = "<!-- bench:start -->", "<!-- bench:end -->"
+ENV_VARS = ("PYTHONPATH", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def _step(arrays: List[np.ndarray], grad: np.ndarray, impl: str, block_size: int,
@@ -108,16 +110,17 @@ def machine() -> str:
             f"Python {platform.python_version()}, NumPy {np.__version__}")
 
 
-def write(path: str, text: str) -> None:
+def write(path: str, text: str, section: str) -> None:
+    start, end = f"<!-- {section}:start -->", f"<!-- {section}:end -->"
     with open(path) as f:
         doc = f.read()
-    if START not in doc or END not in doc:
-        raise ValueError(f"--write {path}: the file has no {START} ... {END} markers to "
+    if start not in doc or end not in doc:
+        raise ValueError(f"--write {path}: the file has no {start} ... {end} markers to "
                          f"replace; add them where the table should go")
-    head, rest = doc.split(START, 1)
-    tail = rest.split(END, 1)[1]
+    head, rest = doc.split(start, 1)
+    tail = rest.split(end, 1)[1]
     with open(path, "w") as f:
-        f.write(f"{head}{START}\n{text}\n{END}{tail}")
+        f.write(f"{head}{start}\n{text}\n{end}{tail}")
 
 
 def main(argv: List[str] = None) -> None:  # type: ignore[assignment]
@@ -127,22 +130,24 @@ def main(argv: List[str] = None) -> None:  # type: ignore[assignment]
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--causal", action="store_true")
     parser.add_argument("--write", metavar="FILE")
+    parser.add_argument("--section", default="bench",
+                        help="--write replaces <!-- SECTION:start --> .. <!-- SECTION:end -->")
     args = parser.parse_args(argv)
     print(f"B={B}, h={H}, d_k={D_K}, float32, block_size={args.block_size}, "
           f"{'causal' if args.causal else 'no mask'}, median of {args.reps}", file=sys.stderr)
     load_before = os.getloadavg()[0]
     rows = [measure(s, args.block_size, args.reps, args.causal) for s in args.sizes]
     load = f"1-minute load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after"
-    path = os.environ.get("PYTHONPATH")
-    command = (f"{'PYTHONPATH=' + path + ' ' if path else ''}python "
-               f"benchmarks/tiled_attention.py {' '.join(sys.argv[1:] if argv is None else argv)}")
+    env = "".join(f"{name}={os.environ[name]} " for name in ENV_VARS if name in os.environ)
+    command = (f"{env}python benchmarks/tiled_attention.py "
+               f"{' '.join(sys.argv[1:] if argv is None else argv)}")
     text = (f"{table(rows)}\n\nB={B}, h={H}, d_k=d_v={D_K}, float32, "
             f"{'is_causal=True' if args.causal else 'no mask'}, block_size={args.block_size}, "
             f"time = median of {args.reps} forward+backward runs.\n"
             f"Command: `{command.strip()}`\nMachine: {machine()} ({load}).")
     print(text)
     if args.write:
-        write(args.write, text)
+        write(args.write, text, args.section)
 
 
 if __name__ == "__main__":
