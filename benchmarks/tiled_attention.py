@@ -24,6 +24,7 @@ import gc
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -110,6 +111,20 @@ def machine() -> str:
             f"Python {platform.python_version()}, NumPy {np.__version__}")
 
 
+def code_version() -> str:
+    """The commit measured, and which tinyattn files differed from it (other work in flight)."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], capture_output=True, text=True,
+                              check=True).stdout.rstrip("\n")
+    try:
+        head = git("rev-parse", "--short", "HEAD")
+        dirty = [line[3:] for line in git("status", "--porcelain", "tinyattn").splitlines()]
+    except (OSError, subprocess.CalledProcessError):
+        return "tinyattn (no git checkout)"
+    return f"tinyattn at {head}" + (f" with uncommitted changes to {', '.join(dirty)}"
+                                     if dirty else "")
+
+
 def write(path: str, text: str, section: str) -> None:
     start, end = f"<!-- {section}:start -->", f"<!-- {section}:end -->"
     with open(path) as f:
@@ -144,7 +159,8 @@ def main(argv: List[str] = None) -> None:  # type: ignore[assignment]
     text = (f"{table(rows)}\n\nB={B}, h={H}, d_k=d_v={D_K}, float32, "
             f"{'is_causal=True' if args.causal else 'no mask'}, block_size={args.block_size}, "
             f"time = median of {args.reps} forward+backward runs.\n"
-            f"Command: `{command.strip()}`\nMachine: {machine()} ({load}).")
+            f"Command: `{command.strip()}`\nMachine: {machine()} ({load}).\n"
+            f"Code: {code_version()}.")
     print(text)
     if args.write:
         write(args.write, text, args.section)
