@@ -83,3 +83,16 @@ def test_to_and_back_is_differentiable():
     y.backward()
     np.testing.assert_allclose(x.grad, [3.0, 3.0])
     assert backend.device_of(x.grad) == "cpu"
+
+
+def test_negative_control_mixing_a_host_array_into_device_math_is_refused():
+    x = ta.tensor([1.0, 2.0], device=DEVICE)
+    with pytest.raises(TypeError, match="host NumPy array"):
+        x.data * np.ones(2)
+
+
+def test_a_numpy_generator_on_a_device_draws_there():
+    from tinyattn import functional as F
+    x = ta.ones(4, device=DEVICE)
+    out = F.dropout(x, 0.5, generator=np.random.default_rng(0))
+    assert out.device == DEVICE

@@ -119,3 +119,19 @@ def test_zero_dim_input_keeps_its_shape():
     x = ta.tensor([1.0, 2.0], dtype="float64", requires_grad=True)
     assert ta.gradcheck(lambda s, x: (x * s).exp(), [s, x])
     assert s.shape == ()
+
+
+def test_negative_control_a_nan_forward_never_passes():
+    x = ta.tensor([-1.0, -2.0], dtype="float64", requires_grad=True)   # log of negatives
+    with np.errstate(all="ignore"):
+        report = ta.gradcheck_report(lambda a: a.log(), [x])
+    assert not report.passed
+
+
+def test_input_that_gets_no_gradient_is_reported_not_crashed_on():
+    a, b = _pair()
+    assert ta.gradcheck(lambda p, q: p * 2.0, [a, b])              # f ignores q: zero is right
+    a, b = _pair()
+    report = ta.gradcheck_report(lambda p, q: p * q.detach(), [a, b])  # f uses q, no gradient
+    assert report.inputs[0].passed and not report.inputs[1].passed
+    assert ta.gradcheck_report(lambda p, q: p * 2.0, [a, b], fast=True).passed

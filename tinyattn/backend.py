@@ -23,7 +23,7 @@ __all__ = [
     "get_array_module", "device_of", "normalize_device", "array_module_for", "to_device",
     "to_host", "cuda_is_available", "erf", "scatter_add", "default_generator", "manual_seed",
     "get_rng_state", "set_rng_state", "register_device", "CUDA_INSTALL_HINT", "uniform",
-    "standard_normal",
+    "standard_normal", "cuda_unavailable_reason", "device_info", "synchronize",
 ]
 
 CUDA_INSTALL_HINT = (
@@ -73,6 +73,29 @@ def _load_cupy() -> Optional[ModuleType]:
 def cuda_is_available() -> bool:
     """True when CuPy imports and sees at least one CUDA device."""
     return _load_cupy() is not None
+
+
+def cuda_unavailable_reason() -> Optional[str]:
+    """Why "cuda" cannot be used (None when it can)."""
+    return None if cuda_is_available() else _cupy_error
+
+
+def device_info(device: str) -> str:
+    """A one-line description of a device, for reports."""
+    device = normalize_device(device)
+    if device != "cuda":
+        return device
+    cupy = _require_cuda()
+    props = cupy.cuda.runtime.getDeviceProperties(0)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+    return (f"cupy {cupy.__version__}, {name}, CUDA runtime "
+            f"{cupy.cuda.runtime.runtimeGetVersion()}")
+
+
+def synchronize(device: str) -> None:
+    """Wait for queued work on ``device`` to finish (for timing; a no-op on the CPU)."""
+    if normalize_device(device) == "cuda":
+        _require_cuda().cuda.Stream.null.synchronize()
 
 
 def _cupy_owns(array: Any) -> bool:
@@ -224,15 +247,28 @@ def standard_normal(shape: Any, device: str, dtype: Any, generator: Any = None) 
 
 def _draw(gen: Any, method: str, shape: Any, device: str, dtype: Any) -> Any:
     device = normalize_device(device)
-    if device == "cuda":
-        return getattr(gen, method)(shape, dtype=dtype)
-    data = getattr(gen, method)(shape).astype(dtype)  # float64 draws: same stream per dtype
+    if device == "cuda" and not isinstance(gen, np.random.Generator):
+        # CuPy draws only float32/float64: draw float32 and cast for float16.
+        draw_dtype = np.float32 if np.dtype(dtype).itemsize < 4 else dtype
+        return getattr(gen, method)(shape, dtype=draw_dtype).astype(dtype, copy=False)
+    # A NumPy generator (the CPU's, or one the caller passed for any device) draws on the
+    # host in float64, the same stream whatever the dtype, then moves to the device.
+    data = getattr(gen, method)(shape).astype(dtype)
     return data if device == "cpu" else to_device(data, device)
 
 
 def get_rng_state() -> Dict[str, Any]:
-    """The CPU generator's state plus the seed, enough to resume a run bit for bit."""
-    return {"seed": _seed, "cpu": default_generator("cpu").bit_generator.state}
+    """The seed and the state of every NumPy-based generator in use (the CPU's, and those of
+    registered stand-in devices): enough to resume a run bit for bit on the CPU.
+
+    CuPy's generators expose no state to save, so on CUDA a resumed run continues with fresh
+    draws from the seed (dropout masks differ from an uninterrupted run; see docs/gpu.md).
+    """
+    state: Dict[str, Any] = {"seed": _seed, "cpu": default_generator("cpu").bit_generator.state}
+    for device, gen in _generators.items():
+        if device != "cpu" and isinstance(gen, np.random.Generator):
+            state[device] = gen.bit_generator.state
+    return state
 
 
 def set_rng_state(state: Dict[str, Any]) -> None:
@@ -240,4 +276,6 @@ def set_rng_state(state: Dict[str, Any]) -> None:
     global _seed
     _seed = int(state["seed"])
     _generators.clear()
-    default_generator("cpu").bit_generator.state = state["cpu"]
+    for device, gen_state in state.items():
+        if device != "seed":
+            default_generator(device).bit_generator.state = gen_state

@@ -6,7 +6,7 @@ It reports the versions and the device, then (when the device is there):
 2. runs a float64 gradcheck on the device;
 3. runs one GPT training step (forward, backward, AdamW) on both and compares loss and grads;
 4. times MHA forward+backward on the device, and PyTorch's on CUDA when torch sees a GPU;
-5. runs the op-table test file under pytest with tensors on the device.
+5. runs the test suite under pytest, with the op-table tests on the device.
 On a machine without the device it says why, what to install, and exits 0. ``--device
 strict`` runs the same checks on the CPU-side CuPy stand-in (tinyattn.strict_device).
 """
@@ -45,15 +45,13 @@ def _compare_ops(device: str, report: List[str]) -> int:
         worst, worst_name, count = 0.0, "", 0
         for spec in OP_TABLE:
             for case in spec.cases(rng):
-                results = []
-                for where in ("cpu", device):
-                    inputs = make_inputs(case, dtype=dtype, device=where)
-                    out = spec.fn(*inputs)
-                    upstream = np.random.default_rng(1).standard_normal(out.shape)
-                    out.backward(Tensor(upstream.astype(dtype), device=where))
-                    arrays = [out.numpy()] + [backend.to_host(t.grad) for t in inputs
-                                              if t.requires_grad]
-                    results.append(arrays)
+                try:
+                    results = [_run_case(spec, case, dtype, where) for where in ("cpu", device)]
+                except Exception as exc:  # report every broken op, not just the first
+                    failures += 1
+                    _line(report, f"    FAIL {spec.name} [{case.label}] {dtype.__name__}: "
+                                  f"{type(exc).__name__}: {exc}")
+                    continue
                 for a, b in zip(*results):
                     err = float(np.max(np.abs(a - b) / (1 + np.abs(a)))) if a.size else 0.0
                     if err > worst:
@@ -67,6 +65,15 @@ def _compare_ops(device: str, report: List[str]) -> int:
         _line(report, f"  {dtype.__name__}: {count} op cases, forward+backward, device vs cpu, "
                       f"worst error {worst:.2e} ({worst_name}), tolerance {tol:g}: {status}")
     return failures
+
+
+def _run_case(spec, case, dtype, where: str) -> List[np.ndarray]:
+    """Forward and backward of one op-table case on ``where``: output and input grads."""
+    inputs = make_inputs(case, dtype=dtype, device=where)
+    out = spec.fn(*inputs)
+    upstream = np.random.default_rng(1).standard_normal(out.shape)
+    out.backward(Tensor(upstream.astype(dtype), device=where))
+    return [out.numpy()] + [backend.to_host(t.grad) for t in inputs if t.requires_grad]
 
 
 def _gradcheck_on_device(device: str, report: List[str]) -> int:
@@ -133,8 +140,8 @@ def _benchmark_mha(device: str, report: List[str]) -> None:
     from . import nn  # noqa: PLC0415
 
     b, s, d, h = 8, 256, 512, 8
-    xp = backend.array_module_for(device)
-    sync = (lambda: xp.cuda.Stream.null.synchronize()) if device == "cuda" else (lambda: None)
+    def sync() -> None:
+        backend.synchronize(device)
     mha = nn.MultiHeadAttention(d, h).to(device)
     x = Tensor(np.random.default_rng(0).standard_normal((b, s, d)).astype(np.float32),
                requires_grad=True, device=device)
@@ -164,16 +171,17 @@ def _benchmark_mha(device: str, report: List[str]) -> None:
 
 
 def _run_tests(device: str, report: List[str]) -> int:
+    """The whole test suite, with TINYATTN_TEST_DEVICE set: the op-table tests (forward
+    references, float32 dtype checks, full-Jacobian gradchecks) then run on ``device``."""
     tests = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests")
-    target = os.path.join(tests, "test_op_table.py")
-    if not os.path.exists(target):
+    if not os.path.isdir(tests):
         _line(report, "  test suite: not found next to the package (installed copy); skipped")
         return 0
     env = dict(os.environ, TINYATTN_TEST_DEVICE=device)
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", target, "-p",
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", tests, "-p",
                              "no:cacheprovider"], env=env, capture_output=True, text=True)
     tail = (result.stdout.strip().splitlines() or ["(no output)"])[-1]
-    _line(report, f"  pytest tests/test_op_table.py on {device}: {tail}")
+    _line(report, f"  pytest tests/ (op table on {device}): {tail}")
     return 0 if result.returncode == 0 else 1
 
 
@@ -192,15 +200,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         from . import strict_device  # noqa: PLC0415
         strict_device.enable()
     elif not backend.cuda_is_available():
-        _line(report, f"  no CUDA device: {backend._cupy_error}")
+        _line(report, f"  no CUDA device: {backend.cuda_unavailable_reason()}")
         _line(report, f"  to use a GPU, {backend.CUDA_INSTALL_HINT}")
         _line(report, "  nothing to check on this machine (exit 0)")
         return 0
     else:
-        cupy = backend.array_module_for("cuda")
-        props = cupy.cuda.runtime.getDeviceProperties(0)
-        _line(report, f"  cupy {cupy.__version__}, device {props['name'].decode()}, CUDA "
-                      f"runtime {cupy.cuda.runtime.runtimeGetVersion()}")
+        _line(report, f"  {backend.device_info('cuda')}")
     failures = _compare_ops(args.device, report)
     failures += _gradcheck_on_device(args.device, report)
     failures += _compare_gpt(args.device, report)

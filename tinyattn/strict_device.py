@@ -7,7 +7,8 @@ passes every CPU test and fails only on a GPU. The "strict" device catches it on
 
 - ``StrictArray`` wraps a NumPy array and refuses every NumPy entry point (``__array__``,
   ``__array_ufunc__``, ``__array_function__``), as CuPy refuses implicit conversion;
-- its own namespace (the device's ``xp``) offers NumPy's functions on StrictArrays;
+- its own namespace (the device's ``xp``) offers NumPy's functions on StrictArrays, and, like
+  CuPy, refuses host NumPy arrays mixed in as operands;
 - every implicit host sync (``float``, ``int``, ``bool``, ``.item()``) is counted in
   ``SYNCS``, so a test can assert that a hot path makes none.
 
@@ -35,6 +36,10 @@ SYNCS: "collections.Counter[str]" = collections.Counter()  # where each host syn
 def _unwrap(value: Any) -> Any:
     if isinstance(value, StrictArray):
         return value._array
+    if isinstance(value, np.ndarray):
+        # CuPy refuses host arrays as operands too: mixing them is a bug on a real GPU.
+        raise TypeError(f"a host NumPy array (shape {value.shape}) was mixed with strict-"
+                        f"device data; move it with backend.to_device first")
     if isinstance(value, tuple):
         return tuple(_unwrap(v) for v in value)
     if isinstance(value, list):

@@ -163,19 +163,22 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(x, x.shape[:start] + (middle,) + x.shape[end + 1:])
 
 
-def _index_to_arrays(index: Any) -> Any:
-    """Tensors inside an index become their arrays; lists become integer arrays."""
+def _index_to_arrays(index: Any, device: str) -> Any:
+    """Tensors inside an index become their arrays and lists become integer arrays, all on
+    ``device`` (CuPy, like the strict device, wants index arrays where the data is)."""
     if isinstance(index, tuple):
-        return tuple(_index_to_arrays(i) for i in index)
+        return tuple(_index_to_arrays(i, device) for i in index)
     if isinstance(index, Tensor):
-        return index.data
-    if isinstance(index, list):
-        return np.asarray(index)
+        index = index.data
+    elif isinstance(index, list):
+        index = np.asarray(index)
+    if hasattr(index, "shape") and not np.isscalar(index):
+        return backend.to_device(index, device)
     return index
 
 
 def getitem(x: Tensor, index: Any) -> Tensor:
-    index = _index_to_arrays(index)
+    index = _index_to_arrays(index, x.device)
     try:
         return GetItem.apply(x, index=index)
     except IndexError as exc:

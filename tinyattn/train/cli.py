@@ -88,7 +88,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.warmup < 0:
         parser.error(f"--warmup must be >= 0, got {args.warmup}")
     if args.device == "cuda" and not backend.cuda_is_available():
-        parser.error(f"--device cuda: no usable GPU ({backend._cupy_error}); "
+        parser.error(f"--device cuda: no usable GPU ({backend.cuda_unavailable_reason()}); "
                      f"{backend.CUDA_INSTALL_HINT}")
     config = TrainConfig(task=args.task, steps=args.steps, batch_size=args.batch_size,
                          d_model=args.d_model, heads=args.heads, layers=args.layers,
