@@ -187,3 +187,14 @@ def test_rng_state_round_trip():
     a = ta.randn(4)
     ta.set_rng_state(state)
     np.testing.assert_array_equal(a.numpy(), ta.randn(4).numpy())
+
+
+def test_integer_operands_never_upcast_float32():
+    x = ta.randn(4, requires_grad=True)
+    assert (ta.arange(4) * x).dtype == np.float32
+    assert (x + ta.tensor([1, 2, 3, 4])).dtype == np.float32
+    assert (ta.tensor([1, 2]) * 0.5).dtype == np.float32
+    assert (ta.tensor([7]) / 2).dtype == np.float32
+    assert (ta.tensor([1, 2]) * 2).dtype == np.int64
+    (ta.arange(4) * x).sum().backward()
+    assert x.grad.dtype == np.float32

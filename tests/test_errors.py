@@ -140,3 +140,39 @@ def test_bool_of_many_elements():
 def test_gelu_approximate_value():
     with pytest.raises(ValueError, match="'none' or 'tanh'"):
         F.gelu(ta.randn(3), approximate="fast")
+
+
+@pytest.mark.parametrize("call,error,message", [
+    (lambda: F.where(ta.tensor([True]), 1.0, 2.0), TypeError, "both plain numbers"),
+    (lambda: ta.randn(2, 3).chunk(0), ValueError, "positive integer"),
+    (lambda: ta.randn(2, 3).sum((1, 1)), ValueError, "same axis twice"),
+    (lambda: ta.tensor([[1.0], [1.0, 2.0]]), ValueError, "ragged"),
+    (lambda: ta.tensor("abc"), TypeError, "expected numbers"),
+    (lambda: ta.randn(2).to("cuda:1"), ValueError, "one GPU"),
+    (lambda: ta.zeros(-1), ValueError, "negative sizes"),
+    (lambda: ta.randn(2, 3).permute(0, 3), ValueError, "not an ordering"),
+    (lambda: F.masked_fill(ta.randn(2), ta.tensor([True, False]), ta.ones(2)), ValueError,
+     "one-element tensor"),
+    (lambda: (-2.0) ** ta.randn(2), ValueError, "positive number as the base"),
+])
+def test_more_bad_inputs_get_clear_errors(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_numpy_integer_dim_and_tensor_fill_value_are_accepted():
+    x = ta.randn(2, 3)
+    assert x.sum(np.int64(1)).shape == (2,)
+    filled = F.masked_fill(x, ta.tensor(np.ones((2, 3), dtype=bool)), ta.tensor(0.0))
+    np.testing.assert_array_equal(filled.numpy(), 0.0)
+
+
+def test_nn_bad_inputs_get_clear_errors():
+    from tinyattn import nn
+    model = nn.GPT(nn.GPTConfig(vocab_size=5, block_size=4, n_layer=1, n_head=1, d_model=4))
+    with pytest.raises(ValueError, match="0 KV caches for 1 layers"):
+        model(ta.tensor([[1, 2]]), kv_caches=[])
+    with pytest.raises(ValueError, match="top_k must be a whole number"):
+        model.generate(ta.tensor([[1]]), 2, top_k=2.5)
+    with pytest.raises(ValueError, match="positive sizes"):
+        nn.LayerNorm(0)

@@ -211,7 +211,7 @@ def test_remaining_error_messages():
     with pytest.raises(TypeError, match="attn_bias is float64 but the queries are float32"):
         mha(x, attn_bias=nn.ALiBi(2)(3, 3, dtype=np.float64))
     model = make_gpt("float32")
-    with pytest.raises(ValueError, match="top_k must be >= 1"):
+    with pytest.raises(ValueError, match="top_k must be a whole number >= 1"):
         model.generate(ids(), 1, top_k=0)
     with pytest.raises(ValueError, match="got 1 KV caches for 2 layers"):
         model(ids(), kv_caches=[nn.KVCache()])

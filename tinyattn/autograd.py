@@ -38,7 +38,8 @@ class _ThreadState(threading.local):
 
 
 _state = _ThreadState()
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_UNKNOWN_LINE = "an unknown line: its forward ran outside detect_anomaly()"
 _tensor_class: Any = None  # tinyattn.tensor.Tensor, imported on first use (see _tensor_type)
 
 
@@ -270,6 +271,6 @@ def run_backward(root: "Tensor", grad: Any, retain_graph: bool = False) -> None:
             if anomaly and not _is_finite(parent_grad):
                 raise FloatingPointError(
                     f"anomaly: the backward of {type(fn).__name__} produced NaN or Inf "
-                    f"(op created at {fn.created_at})")
+                    f"(op created at {fn.created_at or _UNKNOWN_LINE})")
             key = id(parent)
             grads[key] = parent_grad if key not in grads else grads[key] + parent_grad

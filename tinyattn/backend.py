@@ -136,6 +136,9 @@ def normalize_device(device: Any) -> str:
         name = "cuda"
     if name in ("cpu", "cuda") or name in _extra_devices:
         return name
+    if name.startswith("cuda:"):
+        raise ValueError(f"device {device!r}: tinyattn uses one GPU, 'cuda' (or 'cuda:0'); "
+                         f"choose which one with CUDA_VISIBLE_DEVICES")
     raise ValueError(f"unknown device {device!r}: use 'cpu' or 'cuda'")
 
 

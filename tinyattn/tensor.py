@@ -48,7 +48,7 @@ class Tensor:
         if isinstance(data, Tensor):
             data = data.data
         if not isinstance(data, np.ndarray) and backend.device_of(data) == "cpu":
-            data = np.asarray(data)  # a list or a number: Python floats become float32
+            data = _host_array(data)  # a list or a number: Python floats become float32
             if dtype is None and data.dtype == np.float64:
                 data = data.astype(np.float32)
         if device is not None:
@@ -188,9 +188,9 @@ class Tensor:
         from .ops import convert  # noqa: PLC0415 - ops sit above tensor in the layers
         device = None
         if device_or_dtype is not None:
-            try:
-                device = backend.normalize_device(device_or_dtype)
-            except ValueError:
+            if isinstance(device_or_dtype, str) and device_or_dtype not in _DTYPE_NAMES:
+                device = backend.normalize_device(device_or_dtype)  # a clear error if bad
+            else:
                 dtype = device_or_dtype
         return convert(self, device=device, dtype=normalize_dtype(dtype))
 
@@ -299,10 +299,26 @@ def as_tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None) 
     return Tensor(data, dtype=dtype, device=device)
 
 
+def _host_array(data: Any) -> np.ndarray:
+    """np.asarray with errors a learner can act on (ragged lists, strings, objects)."""
+    try:
+        array = np.asarray(data)
+    except ValueError:
+        raise ValueError("tensor: the data is ragged (nested lists of different lengths); "
+                         "every row must have the same length") from None
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"tensor: expected numbers (int, float or bool), got data of type "
+                        f"{type(data).__name__} (NumPy dtype {array.dtype})")
+    return array
+
+
 def _shape(shape: Sequence[Any]) -> Tuple[int, ...]:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    return tuple(int(n) for n in shape)
+    dims = tuple(int(n) for n in shape)
+    if any(n < 0 for n in dims):
+        raise ValueError(f"a shape cannot have negative sizes, got {dims}")
+    return dims
 
 
 def _float_dtype(dtype: DTypeLike) -> np.dtype:

@@ -165,10 +165,10 @@ class GPT(Module):
         if idx.ndim != 2:
             raise ValueError(f"GPT: idx must be (B, S) token ids, got shape {idx.shape}")
         batch, seq_len = idx.shape
-        offset = 0 if kv_caches is None else kv_caches[0].length
         if kv_caches is not None and len(kv_caches) != len(self.blocks):
             raise ValueError(f"GPT: got {len(kv_caches)} KV caches for {len(self.blocks)} "
                              f"layers; pass one KVCache per layer")
+        offset = 0 if kv_caches is None else kv_caches[0].length
         if offset + seq_len > self.config.block_size:
             raise ValueError(f"GPT: {offset + seq_len} tokens (cached {offset} + new "
                              f"{seq_len}) exceed block_size={self.config.block_size}; crop "
@@ -222,8 +222,10 @@ class GPT(Module):
         """
         if temperature < 0:
             raise ValueError(f"generate: temperature must be >= 0, got {temperature}")
-        if top_k is not None and top_k < 1:
-            raise ValueError(f"generate: top_k must be >= 1 (or None), got {top_k}")
+        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int)
+                                  or top_k < 1):
+            raise ValueError(f"generate: top_k must be a whole number >= 1 (or None), got "
+                             f"{top_k!r}")
         ids = _as_ids(idx, "idx").data
         if ids.ndim != 2 or ids.shape[1] < 1:
             raise ValueError(f"generate: idx must be (B, S) with S >= 1, got {ids.shape}")

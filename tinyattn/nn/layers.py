@@ -81,6 +81,9 @@ class LayerNorm(Module):
                  elementwise_affine: bool = True, bias: bool = True):
         shape = (normalized_shape,) if isinstance(normalized_shape, int) \
             else tuple(normalized_shape)
+        if not shape or any(not isinstance(n, int) or n < 1 for n in shape):
+            raise ValueError(f"LayerNorm: normalized_shape must be positive sizes, got "
+                             f"{normalized_shape!r}")
         self.normalized_shape, self.eps = shape, eps
         self.weight = Parameter(ones(*shape).data) if elementwise_affine else None
         self.bias = Parameter(zeros(*shape).data) if elementwise_affine and bias else None

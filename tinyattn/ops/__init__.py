@@ -10,8 +10,8 @@ from __future__ import annotations
 from ..tensor import Tensor
 from .attention import scaled_dot_product_attention
 from .dropout import dropout
-from .elementwise import (add, convert, div, exp, gelu, log, mul, neg, pow, relu, sqrt, sub,
-                          tanh)
+from .elementwise import (add, convert, div, exp, gelu, log, mul, neg, pow, relu, rpow, sqrt,
+                          sub, tanh)
 from .embedding import embedding
 from .loss import cross_entropy
 from .masking import masked_fill, where
@@ -24,7 +24,8 @@ from .shape import (cat, chunk, concat, flatten, getitem, permute, reshape, spli
 from .softmax import log_softmax, softmax
 
 __all__ = [
-    "add", "sub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "tanh", "relu", "gelu",
+    "add", "sub", "mul", "div", "neg", "pow", "rpow", "exp", "log", "sqrt", "tanh", "relu",
+    "gelu",
     "convert", "sum", "mean", "amax", "max", "reshape", "permute", "transpose", "swapaxes",
     "unsqueeze", "squeeze", "flatten", "getitem", "cat", "concat", "stack", "split", "chunk",
     "matmul", "linear", "softmax", "log_softmax", "masked_fill", "where", "layer_norm",
@@ -49,11 +50,17 @@ Tensor.__truediv__ = div
 Tensor.__rtruediv__ = _reflected(div)
 Tensor.__neg__ = neg
 Tensor.__pow__ = pow
+Tensor.__rpow__ = rpow
 Tensor.__matmul__ = matmul
 Tensor.__rmatmul__ = _reflected(matmul)
 Tensor.__getitem__ = getitem
 
 # Methods, named as in PyTorch.
+Tensor.add = add
+Tensor.sub = sub
+Tensor.mul = mul
+Tensor.div = div
+Tensor.neg = neg
 Tensor.exp = exp
 Tensor.log = log
 Tensor.sqrt = sqrt

@@ -8,7 +8,7 @@ docs/derivations.md#elementwise.
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
@@ -16,18 +16,33 @@ from .. import backend
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 
-__all__ = ["add", "sub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "tanh", "relu",
+__all__ = ["add", "sub", "mul", "div", "neg", "pow", "rpow", "exp", "log", "sqrt", "tanh", "relu",
            "gelu", "convert", "as_operand"]
 
 
 def as_operand(value: Any, like: Tensor) -> Tensor:
-    """A Python number or array as a constant tensor of ``like``'s dtype and device."""
+    """A Python number or array as a constant tensor of ``like``'s dtype and device.
+
+    With an integer ``like``, a float number gives float32 (not NumPy's float64)."""
     if isinstance(value, Tensor):
         return value
     xp = backend.get_array_module(like.data)
     if np.issubdtype(like.dtype, np.floating):
         return Tensor._wrap(xp.asarray(value, dtype=like.dtype))
+    if isinstance(value, float):
+        return Tensor._wrap(xp.asarray(value, dtype=np.float32))
     return Tensor._wrap(xp.asarray(value))
+
+
+def _match_dtypes(a: Tensor, b: Tensor) -> Tuple[Tensor, Tensor]:
+    """An integer tensor meeting a float one takes the float's dtype, so no float64 appears
+    (NumPy would promote int64 with float32 to float64). Two float dtypes are left alone:
+    Function.apply refuses that mix with an explanation."""
+    if a.dtype.kind == "f" and b.dtype.kind != "f":
+        b = Tensor._wrap(b.data.astype(a.dtype))
+    elif b.dtype.kind == "f" and a.dtype.kind != "f":
+        a = Tensor._wrap(a.data.astype(b.dtype))
+    return a, b
 
 
 def _binary(fn: type, op: str, a: Any, b: Any) -> Tensor:
@@ -36,6 +51,10 @@ def _binary(fn: type, op: str, a: Any, b: Any) -> Tensor:
         a = as_operand(a, b)
     if not isinstance(b, Tensor):
         b = as_operand(b, a)
+    if a.dtype != b.dtype:
+        a, b = _match_dtypes(a, b)
+    if fn is Div and a.dtype.kind != "f":   # 7 / 2 on integer tensors gives float32, as torch
+        a, b = Tensor._wrap(a.data.astype(np.float32)), Tensor._wrap(b.data.astype(np.float32))
     try:
         return fn.apply(a, b)
     except ValueError as exc:
@@ -258,6 +277,13 @@ def pow(x: Tensor, exponent: float) -> Tensor:  # noqa: A001 - PyTorch's name
     if isinstance(exponent, Tensor):
         raise TypeError("pow: the exponent must be a Python number, not a tensor")
     return Pow.apply(x, exponent=float(exponent))  # a Python float never upcasts float32
+
+
+def rpow(x: Tensor, base: float) -> Tensor:
+    """``base ** x`` for a positive number ``base``: exp(x ln base), built from exp and mul."""
+    if isinstance(base, Tensor) or not base > 0:
+        raise ValueError(f"base ** tensor needs a positive number as the base, got {base!r}")
+    return Exp.apply(mul(x, math.log(base)))
 
 
 def exp(x: Tensor) -> Tensor:

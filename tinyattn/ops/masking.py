@@ -82,11 +82,19 @@ class Where(Function):
 def masked_fill(x: Tensor, mask: Any, value: float) -> Tensor:
     """Fill ``x`` with ``value`` where ``mask`` is True (PyTorch's ``masked_fill``)."""
     mask = mask_array(mask, "masked_fill", x.shape, x.device)
+    if isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise ValueError(f"masked_fill: value must be a number or a one-element tensor, "
+                             f"got a tensor of shape {value.shape}")
+        value = value.item()
     return MaskedFill.apply(x, mask=mask, value=float(value))
 
 
 def where(condition: Any, input: Any, other: Any) -> Tensor:  # noqa: A002 - PyTorch's name
     """Elements of ``input`` where ``condition`` is True, else of ``other``."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError("where: input and other are both plain numbers; make one of them a "
+                        "tensor (e.g. tinyattn.full(shape, value)) so the result has a shape")
     if not isinstance(input, Tensor):
         input = as_operand(input, other)
     other = as_operand(other, input)

@@ -9,6 +9,8 @@ import builtins
 from collections import namedtuple
 from typing import Optional, Sequence, Tuple, Union
 
+import numpy as np
+
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
@@ -23,13 +25,16 @@ def _axes(dim: Dim, ndim: int, op: str) -> Tuple[int, ...]:
     """Normalise ``dim`` to a sorted tuple of non-negative axes, with a clear range error."""
     if dim is None:
         return tuple(range(ndim))
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    dims = (int(dim),) if isinstance(dim, (int, np.integer)) else tuple(int(d) for d in dim)
     rank = builtins.max(ndim, 1)  # this module's max() is the tensor op
     for d in dims:
         if not -rank <= d < rank:
             raise IndexError(f"{op}: dim {d} is out of range for a tensor with {ndim} dims "
                              f"(valid: {-ndim} to {ndim - 1})")
-    return tuple(sorted(d % rank for d in dims))
+    axes = tuple(sorted(d % rank for d in dims))
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{op}: dim {dim} names the same axis twice")
+    return axes
 
 
 def _expand_back(grad, in_shape, axes, keepdim):

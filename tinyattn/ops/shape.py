@@ -125,7 +125,8 @@ def reshape(x: Tensor, *shape: Any) -> Tensor:
 def permute(x: Tensor, *dims: Any) -> Tensor:
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
-    if sorted(d % max(x.ndim, 1) for d in dims) != list(range(x.ndim)):
+    in_range = all(isinstance(d, (int, np.integer)) and -x.ndim <= d < x.ndim for d in dims)
+    if not in_range or sorted(d % max(x.ndim, 1) for d in dims) != list(range(x.ndim)):
         raise ValueError(f"permute: dims {dims} are not an ordering of the {x.ndim} axes of a "
                          f"tensor of shape {x.shape}")
     return Permute.apply(x, dims=tuple(d % x.ndim for d in dims))
@@ -246,5 +247,7 @@ def split(x: Tensor, split_size_or_sections: Union[int, Sequence[int]], dim: int
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> List[Tensor]:
+    if not isinstance(chunks, (int, np.integer)) or chunks < 1:
+        raise ValueError(f"chunk: chunks must be a positive integer, got {chunks!r}")
     length = x.shape[_normalize_dim(dim, x.ndim, "chunk")]
     return split(x, -(-length // chunks), dim)
