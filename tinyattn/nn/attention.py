@@ -21,6 +21,7 @@ import numpy as np
 from .. import backend
 from .. import functional as F
 from ..ops import cat
+from ..ops.attention import packed_self_attention
 from ..tensor import Tensor
 from .layers import Linear, uniform_parameter
 from .module import Module, Parameter
@@ -131,11 +132,87 @@ class MultiHeadAttention(Module):
         if kv_cache is not None and key is not None:
             raise ValueError("MultiHeadAttention: kv_cache works for self-attention only; "
                              "call it without key and value")
+        self_attention = key is None or (key is query and (value is None or value is query))
         key = query if key is None else key
         value = key if value is None else value
         batch, s_q = self._check_inputs(query, key, value)
-        h, d_k = self.num_heads, self.head_dim
+        impl = "plain" if need_weights else self.attn_impl
+        # Plain self-attention projects q, k, v with one packed matmul and keeps them stacked
+        # in one tensor; RoPE, a KV cache and ALiBi need them apart (three projections).
+        packed = (self_attention and kv_cache is None and self.rotary is None
+                  and attn_bias is None and impl == "plain" and self._biases_match())
+        if packed:
+            qkv = self._packed_qkv(query)                    # (3, B, h, S, d_k)
+            q = k = v = None
+            s_k = s_q
+        else:
+            q, k, v = self._separate_qkv(query, key, value, kv_cache)
+            s_k = k.shape[2]
 
+        expected = (batch, self.num_heads, s_q, s_k)
+        masks: List[Any] = []
+        if mask is not None:
+            masks.append(_bool_array(mask, "mask", expected, query.device))
+        if padding_mask is not None:
+            pad = _bool_array(padding_mask, "padding_mask", (batch, s_k), query.device,
+                              exact=True)
+            masks.append(pad[:, None, None, :])              # (B, S_k) -> (B, 1, 1, S_k)
+        bias = None if attn_bias is None else self._check_bias(attn_bias, expected, q)
+        # A square causal mask with nothing else can go to the fused op as is_causal (the
+        # tiled path then skips whole tiles above the diagonal); otherwise build it here.
+        causal_flag = bool(is_causal) and s_q == s_k and not masks and bias is None
+        if is_causal and not causal_flag:
+            xp = backend.get_array_module(query.data)
+            masks.append(xp.tri(s_q, s_k, k=s_k - s_q, dtype=bool))   # (S_q, S_k)
+        combined = None
+        for m in masks:
+            combined = m if combined is None else combined & m
+        p = self.dropout if self.training else 0.0
+
+        if packed:
+            result = packed_self_attention(qkv, mask=combined, dropout_p=p,
+                                           is_causal=causal_flag, need_weights=need_weights)
+            out, weights = result if need_weights else (result, None)
+        elif bias is not None:
+            out, weights = self._biased_attention(q, k, v, combined, bias, p, need_weights)
+        else:
+            extra = {} if impl == "plain" else {"impl": impl, "block_size": self.block_size}
+            result = F.scaled_dot_product_attention(q, k, v, mask=combined, dropout_p=p,
+                                                    is_causal=causal_flag,
+                                                    need_weights=need_weights, **extra)
+            out, weights = result if need_weights else (result, None)
+
+        out = out.transpose(1, 2)                            # (B, h, S_q, d_k) -> (B, S_q, h, d_k)
+        out = self.out_proj(out.reshape(batch, s_q, self.d_model))   # -> (B, S_q, D)
+        return (out, weights) if need_weights else out
+
+    def _packed_qkv(self, x: Tensor) -> Tensor:
+        """q, k, v for self-attention from one matmul: x (B, S, D) @ [W_q; W_k; W_v]^T.
+
+        The weights stay three Parameters (state dicts, torch parity); stacking them by rows
+        copies (3D, D) per call, and one (B*S, D) @ (D, 3D) product is faster than three
+        (B*S, D) @ (D, D) ones, and gives x's gradient whole instead of in three parts.
+        """
+        batch, s, _ = x.shape
+        projections = (self.q_proj, self.k_proj, self.v_proj)
+        weight = cat([m.weight for m in projections])                 # 3 x (D, D) -> (3D, D)
+        bias = None
+        if self.q_proj.bias is not None:
+            bias = cat([m.bias for m in projections])                 # 3 x (D,) -> (3D,)
+        qkv = F.linear(x, weight, bias)                               # (B, S, D) -> (B, S, 3D)
+        qkv = qkv.reshape(batch, s, 3, self.num_heads, self.head_dim)  # -> (B, S, 3, h, d_k)
+        return qkv.permute(2, 0, 3, 1, 4)                             # -> (3, B, h, S, d_k)
+
+    def _biases_match(self) -> bool:
+        """All three of q/k/v_proj have a bias, or none has (then their rows can be packed)."""
+        return len({m.bias is None for m in (self.q_proj, self.k_proj, self.v_proj)}) == 1
+
+    def _separate_qkv(self, query: Tensor, key: Tensor, value: Tensor,
+                      kv_cache: Optional[KVCache]) -> Tuple[Tensor, Tensor, Tensor]:
+        """Three projections, heads split, RoPE applied, the KV cache read and extended:
+        q (B, h, S_q, d_k), k and v (B, h, S_k, d_k)."""
+        batch, s_q = query.shape[:2]
+        h, d_k = self.num_heads, self.head_dim
         q = self.q_proj(query).reshape(batch, s_q, h, d_k)   # (B, S_q, D) -> (B, S_q, h, d_k)
         q = q.transpose(1, 2)                                # -> (B, h, S_q, d_k)
         s_new = key.shape[1]
@@ -149,41 +226,7 @@ class MultiHeadAttention(Module):
             q, k = self.rotary(q, offset), self.rotary(k, offset)
         if kv_cache is not None:
             k, v = kv_cache.append(k, v)                     # (B, h, offset + S, d_k)
-        s_k = k.shape[2]
-
-        expected = (batch, h, s_q, s_k)
-        masks: List[Any] = []
-        if mask is not None:
-            masks.append(_bool_array(mask, "mask", expected, query.device))
-        if padding_mask is not None:
-            pad = _bool_array(padding_mask, "padding_mask", (batch, s_k), query.device,
-                              exact=True)
-            masks.append(pad[:, None, None, :])              # (B, S_k) -> (B, 1, 1, S_k)
-        bias = None if attn_bias is None else self._check_bias(attn_bias, expected, q)
-        # A square causal mask with nothing else can go to the fused op as is_causal (the
-        # tiled path then skips whole tiles above the diagonal); otherwise build it here.
-        causal_flag = bool(is_causal) and s_q == s_k and not masks and bias is None
-        if is_causal and not causal_flag:
-            xp = backend.get_array_module(q.data)
-            masks.append(xp.tri(s_q, s_k, k=s_k - s_q, dtype=bool))   # (S_q, S_k)
-        combined = None
-        for m in masks:
-            combined = m if combined is None else combined & m
-        p = self.dropout if self.training else 0.0
-
-        if bias is not None:
-            out, weights = self._biased_attention(q, k, v, combined, bias, p, need_weights)
-        else:
-            impl = "plain" if need_weights else self.attn_impl
-            extra = {} if impl == "plain" else {"impl": impl, "block_size": self.block_size}
-            result = F.scaled_dot_product_attention(q, k, v, mask=combined, dropout_p=p,
-                                                    is_causal=causal_flag,
-                                                    need_weights=need_weights, **extra)
-            out, weights = result if need_weights else (result, None)
-
-        out = out.transpose(1, 2)                            # (B, h, S_q, d_k) -> (B, S_q, h, d_k)
-        out = self.out_proj(out.reshape(batch, s_q, self.d_model))   # -> (B, S_q, D)
-        return (out, weights) if need_weights else out
+        return q, k, v
 
     def _biased_attention(self, q: Tensor, k: Tensor, v: Tensor, mask: Any, bias: Tensor,
                           p: float, need_weights: bool) -> Tuple[Tensor, Optional[Tensor]]:

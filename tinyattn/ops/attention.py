@@ -10,8 +10,9 @@ gives NaN there).
 """
 from __future__ import annotations
 
+import functools
 import math
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -22,7 +23,8 @@ from .masking import mask_array
 from .softmax import stable_softmax
 from .tiled_attention import TiledAttention
 
-__all__ = ["scaled_dot_product_attention", "causal_mask_array", "attention_mask_array"]
+__all__ = ["scaled_dot_product_attention", "packed_self_attention", "causal_mask_array",
+           "attention_mask_array", "attention_gradients"]
 
 
 def _swap(x):
@@ -33,23 +35,26 @@ class ScaledDotProductAttention(Function):
     """out = dropout(softmax(mask(q k^T * scale))) v.
 
     Forward, with P the attention probabilities and A = P after dropout:
-        S = q @ k^T * scale             (..., S_q, d_k) @ (..., d_k, S_k) -> (..., S_q, S_k)
+        S = (q * scale) @ k^T           (..., S_q, d_k) @ (..., d_k, S_k) -> (..., S_q, S_k)
         S = where(mask, S, -inf);  P = softmax(S) per row (an all-masked row -> 0)
         A = P * keep / (1 - p);  out = A @ v   (..., S_q, S_k) @ (..., S_k, d_v)
     Backward (softmax rule row by row; masked entries have P = 0, so they get dS = 0):
         dv = A^T @ g,   dA = g @ v^T,   dP = dA * keep / (1 - p)
-        dS = P * (dP - rowsum(dP * P))
-        dq = dS @ k * scale,   dk = dS^T @ q * scale
+        dS = P * (dP - rowsum(dP * P)),  and rowsum(dP * P) = rowsum(g * out), since
+             sum_j P_ij keep_ij / (1 - p) (g_i . v_j) = g_i . (A v)_i: an (S_q, d_v) product
+             instead of an (S_q, S_k) one
+        dq = dS @ k * scale,   dk = dS^T @ (q * scale)
+    The scale multiplies q (and dq), never the (S_q, S_k) arrays: d_k is usually smaller.
     """
 
     def forward(self, q, k, v, mask, scale: float, dropout_p: float, generator: Any,
                 weights_sink: Optional[List[Any]]):
         xp = backend.get_array_module(q)
-        scores = q @ _swap(k)                   # (..., S_q, d_k) @ (..., d_k, S_k)
-        scores *= scale                         # -> (..., S_q, S_k)
+        q_scaled = q * scale                    # (..., S_q, d_k)
+        scores = q_scaled @ _swap(k)            # (..., S_q, d_k) @ (..., d_k, S_k)
         if mask is not None:
-            scores = xp.where(mask, scores, -xp.inf)
-        probs = stable_softmax(scores, axis=-1)  # (..., S_q, S_k)
+            xp.copyto(scores, -xp.inf, where=xp.logical_not(mask))  # in place: ours alone
+        probs = stable_softmax(scores, axis=-1, out=scores)  # (..., S_q, S_k), same buffer
         if weights_sink is not None:
             weights_sink.append(probs)
         attn, keep = probs, None
@@ -59,42 +64,87 @@ class ScaledDotProductAttention(Function):
                                    generator) >= dropout_p
             keep = keep * probs.dtype.type(scale_keep)
             attn = probs * keep
-        self.save_for_backward(q, k, v, probs, attn, keep, scale)
-        return attn @ v                         # (..., S_q, S_k) @ (..., S_k, d_v)
+        out = attn @ v                          # (..., S_q, S_k) @ (..., S_k, d_v)
+        self.save_for_backward(q_scaled, k, v, probs, attn, keep, out, scale)
+        return out
 
     def backward(self, grad):
-        q, k, v, probs, attn, keep, scale = self.saved
-        dq = dk = dv = None
-        if self.needs_input_grad[2]:
-            dv = unbroadcast(_swap(attn) @ grad, v.shape)   # (..., S_k, S_q) @ (..., S_q, d_v)
-        if self.needs_input_grad[0] or self.needs_input_grad[1]:
-            d_probs = grad @ _swap(v)           # (..., S_q, d_v) @ (..., d_v, S_k)
-            if keep is not None:
-                d_probs *= keep
-            d_scores = probs * (d_probs - (d_probs * probs).sum(axis=-1, keepdims=True))
-            d_scores *= scale                   # fold the scale in once for both products
-            if self.needs_input_grad[0]:
-                dq = unbroadcast(d_scores @ k, q.shape)         # (..., S_q, S_k) @ (..., S_k, d_k)
-            if self.needs_input_grad[1]:
-                dk = unbroadcast(_swap(d_scores) @ q, k.shape)  # (..., S_k, S_q) @ (..., S_q, d_k)
-        return dq, dk, dv
+        q, k, v = self.saved[:3]
+        dq, dk, dv = attention_gradients(grad, self.saved, self.needs_input_grad)
+        return (None if dq is None else unbroadcast(dq, q.shape),
+                None if dk is None else unbroadcast(dk, k.shape),
+                None if dv is None else unbroadcast(dv, v.shape))
 
 
+def attention_gradients(grad: Any, saved: Tuple[Any, ...], needs: Sequence[bool],
+                        out: Sequence[Any] = (None, None, None)) -> Tuple[Any, Any, Any]:
+    """dq, dk, dv of ``ScaledDotProductAttention`` (its docstring derives them), before any
+    unbroadcast; each is written into the matching ``out`` buffer when one is given."""
+    q_scaled, k, v, probs, attn, keep, attn_out, scale = saved
+    xp = backend.get_array_module(grad)
+    dq = dk = dv = None
+    if needs[2]:
+        dv = xp.matmul(_swap(attn), grad, out=out[2])   # (..., S_k, S_q) @ (..., S_q, d_v)
+    if needs[0] or needs[1]:
+        d_scores = grad @ _swap(v)              # dP: (..., S_q, d_v) @ (..., d_v, S_k)
+        if keep is not None:
+            d_scores *= keep
+        d_scores -= (grad * attn_out).sum(axis=-1, keepdims=True)  # - rowsum(dP * P)
+        d_scores *= probs                       # dS, in dP's buffer
+        if needs[0]:
+            dq = xp.matmul(d_scores, k, out=out[0])              # (..., S_q, S_k) @ (.., d_k)
+            dq *= scale
+        if needs[1]:
+            dk = xp.matmul(_swap(d_scores), q_scaled, out=out[1])  # (.., S_k, S_q) @ (.., d_k)
+    return dq, dk, dv
+
+
+class PackedSelfAttention(ScaledDotProductAttention):
+    """The same op for self-attention with q, k, v stacked in one tensor qkv (3, ..., S, d_k),
+    as one packed projection makes them (``MultiHeadAttention`` does).
+
+    Forward and gradients are the parent's; only where the gradients go differs. Three
+    inputs sliced from one tensor would each get a gradient padded with zeros to qkv's shape,
+    which the engine would then add up; here dq, dk, dv are written into the three slices of
+    one buffer laid out like qkv (so the transpose back to the projection's layout is free).
+    """
+
+    def forward(self, qkv, **options):
+        out = ScaledDotProductAttention.forward(self, qkv[0], qkv[1], qkv[2], **options)
+        self.save_for_backward(*self.saved, qkv)    # qkv: the layout the gradient copies
+        return out
+
+    def backward(self, grad):
+        *saved, qkv = self.saved
+        dqkv = backend.get_array_module(grad).empty_like(qkv)   # (3, ..., S, d_k)
+        attention_gradients(grad, tuple(saved), (True, True, True),
+                            out=(dqkv[0], dqkv[1], dqkv[2]))
+        return dqkv
+
+
+@functools.lru_cache(maxsize=64)
 def causal_mask_array(xp: Any, s_q: int, s_k: int) -> Any:
     """(S_q, S_k) bool, True on and below the diagonal: query i may see keys 0..i
-    (top-left aligned, as PyTorch's ``is_causal``)."""
+    (top-left aligned, as PyTorch's ``is_causal``). Cached per device and size, since every
+    causal layer of every step asks for the same one: shared, so never write into it."""
     return xp.tri(s_q, s_k, dtype=bool)
 
 
 def attention_mask_array(q: Tensor, k: Tensor, mask: Any, is_causal: bool, op: str) -> Any:
     """Validate ``mask`` against (..., S_q, S_k), fold in the causal mask, return an array."""
-    s_q, s_k = q.shape[-2], k.shape[-2]
-    expected = tuple(np.broadcast_shapes(q.shape[:-2], k.shape[:-2])) + (s_q, s_k)
+    batch = tuple(np.broadcast_shapes(q.shape[:-2], k.shape[:-2]))
+    return _mask_array(q.data, batch, q.shape[-2], k.shape[-2], mask, is_causal, op)
+
+
+def _mask_array(like: Any, batch: Tuple[int, ...], s_q: int, s_k: int, mask: Any,
+                is_causal: bool, op: str) -> Any:
+    """The combined boolean mask for scores (*batch, S_q, S_k) on ``like``'s device."""
     combined = None
     if mask is not None:
-        combined = mask_array(mask, op, expected, q.device, what="attention mask (True = attend)")
+        combined = mask_array(mask, op, batch + (s_q, s_k), backend.device_of(like),
+                              what="attention mask (True = attend)")
     if is_causal:
-        causal = causal_mask_array(backend.get_array_module(q.data), s_q, s_k)
+        causal = causal_mask_array(backend.get_array_module(like), s_q, s_k)
         combined = causal if combined is None else combined & causal
     return combined
 
@@ -178,6 +228,34 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Any = No
     out = ScaledDotProductAttention.apply(q, k, v, mask=mask_data, scale=scale,
                                           dropout_p=float(dropout_p), generator=generator,
                                           weights_sink=sink)
+    if need_weights:
+        return out, Tensor._wrap(sink[0])
+    return out
+
+
+def packed_self_attention(qkv: Tensor, mask: Any = None, dropout_p: float = 0.0,
+                          is_causal: bool = False, scale: Optional[float] = None,
+                          need_weights: bool = False, generator: Any = None):
+    """Self-attention on qkv (3, ..., S, d_k), the queries, keys and values stacked on the
+    first axis (``MultiHeadAttention``'s packed projection makes them so).
+
+    Equal to ``scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], ...)`` with the same
+    arguments (plain path), but qkv gets one gradient, written in place, instead of three
+    zero-padded ones added up (``PackedSelfAttention``).
+    """
+    op = "packed_self_attention"
+    if qkv.ndim < 3 or qkv.shape[0] != 3:
+        raise ValueError(f"{op}: qkv must be (3, ..., S, d_k), q, k and v stacked on the first "
+                         f"axis, got shape {qkv.shape}")
+    if not 0.0 <= dropout_p <= 1.0:
+        raise ValueError(f"{op}: dropout_p must be in [0, 1], got {dropout_p}")
+    s, d_k = qkv.shape[-2], qkv.shape[-1]
+    mask_data = _mask_array(qkv.data, tuple(qkv.shape[1:-2]), s, s, mask, is_causal, op)
+    scale = 1.0 / math.sqrt(d_k) if scale is None else float(scale)
+    sink: Optional[List[Any]] = [] if need_weights else None
+    out = PackedSelfAttention.apply(qkv, mask=mask_data, scale=scale,
+                                    dropout_p=float(dropout_p), generator=generator,
+                                    weights_sink=sink)
     if need_weights:
         return out, Tensor._wrap(sink[0])
     return out

@@ -17,11 +17,12 @@ def _safe_row_max(x: Any, axis: int) -> Any:
     return xp.where(xp.isfinite(m), m, 0)
 
 
-def stable_softmax(x: Any, axis: int = -1) -> Any:
+def stable_softmax(x: Any, axis: int = -1, out: Any = None) -> Any:
     """Array-level softmax: exp(x - max) / sum. A row that is entirely -inf (fully masked)
-    gives zeros, not 0/0 = NaN. Shared with the attention ops."""
+    gives zeros, not 0/0 = NaN. Shared with the attention ops; ``out=x`` computes it in x's
+    own buffer (attention does, for scores no one else holds)."""
     xp = backend.get_array_module(x)
-    y = x - _safe_row_max(x, axis)
+    y = xp.subtract(x, _safe_row_max(x, axis), out=out)
     xp.exp(y, out=y)                            # in place: one buffer for the whole op
     total = y.sum(axis=axis, keepdims=True)
     y /= xp.where(total == 0, 1, total)

@@ -1,0 +1,138 @@
+"""The fast paths added for speed compute exactly what the plain paths compute.
+
+Each fast path (benchmarks/run.py, docs/benchmarks.md) is checked against the slower,
+obviously-right computation it replaces, in float64 and with its gradients; and float32
+models stay float32 through forward and backward (a silent float64 upcast would halve speed).
+"""
+import numpy as np
+import pytest
+
+import tinyattn as ta
+import tinyattn.functional as F
+from tinyattn import nn, optim, strict_device
+from tinyattn.ops.attention import causal_mask_array, packed_self_attention
+
+RNG = np.random.default_rng(8)
+
+
+def _t(shape, dtype="float64"):
+    return ta.tensor(RNG.standard_normal(shape), dtype=dtype, requires_grad=True)
+
+
+def _op_names(out):
+    """Names of every op in the graph behind ``out`` (which path ran)."""
+    names, stack, seen = set(), [out], set()
+    while stack:
+        node = stack.pop()
+        if node._ctx is not None and id(node) not in seen:
+            seen.add(id(node))
+            names.add(type(node._ctx).__name__)
+            stack.extend(node._ctx.inputs)
+    return names
+
+
+# ------------------------------------------------------------------ packed q/k/v
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("dropout_p", [0.0, 0.4])
+def test_packed_self_attention_equals_attention_on_the_three_slices(causal, dropout_p):
+    qkv = _t((3, 2, 3, 5, 4))
+    mask = ta.tensor(RNG.random((2, 1, 5, 5)) > 0.3)
+    mask.data[0, 0, 1] = False                   # one fully masked query row
+    g = RNG.standard_normal((2, 3, 5, 4))
+    ta.manual_seed(5)
+    out = packed_self_attention(qkv, mask=mask, is_causal=causal, dropout_p=dropout_p)
+    out.backward(g)
+    sliced = ta.tensor(qkv.data, requires_grad=True)
+    ta.manual_seed(5)
+    ref = F.scaled_dot_product_attention(sliced[0], sliced[1], sliced[2], mask=mask,
+                                         is_causal=causal, dropout_p=dropout_p)
+    ref.backward(g)
+    np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(qkv.grad, sliced.grad, rtol=1e-12, atol=1e-14)
+    assert np.isfinite(qkv.grad).all()
+
+
+def test_packed_self_attention_gradcheck_and_weights():
+    qkv = _t((3, 1, 2, 4, 3))
+    assert ta.gradcheck(lambda t: packed_self_attention(t, is_causal=True), [qkv])
+    out, weights = packed_self_attention(qkv, need_weights=True)
+    _, ref = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], need_weights=True)
+    np.testing.assert_allclose(weights.numpy(), ref.numpy(), rtol=1e-12)
+
+
+def test_packed_self_attention_rejects_a_tensor_that_is_not_stacked_qkv():
+    with pytest.raises(ValueError, match=r"qkv must be \(3, \.\.\., S, d_k\)"):
+        packed_self_attention(_t((2, 1, 4, 3)))
+    with pytest.raises(ValueError, match="dropout_p must be in"):
+        packed_self_attention(_t((3, 1, 4, 3)), dropout_p=1.5)
+
+
+@pytest.mark.parametrize("options", [{}, {"is_causal": True}, {"padding": True}])
+def test_mha_packed_projection_equals_three_projections(options):
+    """MHA(x) takes the packed path; MHA(x, x2, x2) with x2 a copy of x takes three
+    projections. Same output; x's gradient is the sum of the copies' gradients."""
+    ta.manual_seed(1)
+    mha = nn.MultiHeadAttention(8, 2).double()
+    x = _t((2, 5, 8))
+    pad = ta.tensor(np.array([[True] * 5, [True, True, True, False, False]]))
+    kwargs = {"is_causal": options.get("is_causal", False),
+              "padding_mask": pad if options.get("padding") else None}
+    out = mha(x, **kwargs)
+    g = RNG.standard_normal(out.shape)
+    out.backward(g)
+    packed_grads = {n: p.grad.copy() for n, p in mha.named_parameters()}
+    mha.zero_grad()
+    x_query, x_kv = (ta.tensor(x.data, requires_grad=True) for _ in range(2))
+    ref = mha(x_query, x_kv, x_kv, **kwargs)
+    ref.backward(g)
+    assert "PackedSelfAttention" in _op_names(out)           # the two paths differ
+    assert "PackedSelfAttention" not in _op_names(ref)
+    np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(x.grad, x_query.grad + x_kv.grad, rtol=1e-11, atol=1e-13)
+    for name, p in mha.named_parameters():
+        np.testing.assert_allclose(packed_grads[name], p.grad, rtol=1e-11, atol=1e-13,
+                                   err_msg=name)
+
+
+def test_mha_without_biases_packs_and_matches():
+    ta.manual_seed(2)
+    mha = nn.MultiHeadAttention(4, 2, bias=False).double()
+    x = _t((1, 3, 4))
+    x2 = ta.tensor(x.data)
+    np.testing.assert_allclose(mha(x).numpy(), mha(x2, x2, x2).numpy(), rtol=1e-12)
+
+
+def test_causal_mask_cache_is_shared_and_left_unchanged_on_the_strict_device():
+    strict_device.enable()
+    xp = strict_device.xp
+    first = causal_mask_array(xp, 4, 4)
+    assert causal_mask_array(xp, 4, 4) is first
+    q = ta.tensor(RNG.standard_normal((1, 1, 4, 2)), device=strict_device.DEVICE)
+    for _ in range(2):
+        F.scaled_dot_product_attention(q, q, q, is_causal=True)
+    np.testing.assert_array_equal(first._array, np.tri(4, 4, dtype=bool))
+
+
+# ------------------------------------------------------------------ float32 stays float32
+def test_float32_gpt_training_step_stays_float32():
+    ta.manual_seed(0)
+    model = nn.GPT(nn.GPTConfig(vocab_size=11, block_size=8, n_layer=2, n_head=2, d_model=8))
+    opt = optim.AdamW(model.parameters(), lr=1e-3)
+    ids = RNG.integers(0, 11, (2, 8))
+    logits, loss = model(ids, ids)
+    assert logits.dtype == np.float32 and loss.dtype == np.float32
+    loss.backward()
+    opt.step()
+    for name, p in model.named_parameters():
+        assert p.dtype == np.float32 and p.grad.dtype == np.float32, name
+
+
+def test_float32_encoder_layer_stays_float32():
+    ta.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.1)
+    x = ta.tensor(RNG.standard_normal((2, 5, 8)), dtype="float32", requires_grad=True)
+    out = layer(x, is_causal=True)
+    assert out.dtype == np.float32
+    out.sum().backward()
+    assert x.grad.dtype == np.float32
+    assert all(p.grad.dtype == np.float32 for p in layer.parameters())
