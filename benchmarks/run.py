@@ -376,8 +376,12 @@ CASES = list(build_cases(quick=False))
 
 
 # ---------------------------------------------------------------- timing
-def time_case(case: Case, reps: int, warmup: int) -> Dict[str, List[float]]:
+CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
+
+
+def time_case(case: Case, reps: int, warmup: int, clock: str) -> Dict[str, List[float]]:
     """Seconds per call for each side, ``reps`` times, sides alternating A B / B A."""
+    now = CLOCKS[clock]
     sides = [("tinyattn", case.tinyattn)]
     if case.torch is not None:
         sides.append(("torch", case.torch))
@@ -388,10 +392,10 @@ def time_case(case: Case, reps: int, warmup: int) -> Dict[str, List[float]]:
     for rep in range(reps):
         for name, run in (sides if rep % 2 == 0 else sides[::-1]):
             gc.collect()
-            start = time.perf_counter()
+            start = now()
             for _ in range(case.inner):
                 run()
-            times[name].append((time.perf_counter() - start) / case.inner)
+            times[name].append((now() - start) / case.inner)
     return times
 
 
@@ -524,6 +528,11 @@ def table(results: Sequence[Result]) -> Tuple[str, List[str]]:
     return "\n".join(rows), verdicts
 
 
+CLOCK_TEXT = {"cpu": "times in process CPU time (time.process_time: all the process's threads, "
+                     "not the time spent waiting for a core)",
+              "wall": "times in wall-clock time (time.perf_counter)"}
+
+
 def report(results: Sequence[Result], args: argparse.Namespace, command: str,
            load: Tuple[Tuple[float, ...], Tuple[float, ...]], started: str) -> str:
     body, verdicts = table(results)
@@ -533,7 +542,8 @@ def report(results: Sequence[Result], args: argparse.Namespace, command: str,
     parts = [
         f"Measured {started} with", "", "```", command, "```", "",
         f"{args.reps} repetitions after {args.warmup} warm-up runs per side, "
-        f"{args.threads} thread(s) for both libraries. Load average: {load_text}.", "",
+        f"{args.threads} thread(s) for both libraries, {CLOCK_TEXT[args.clock]}. "
+        f"Load average: {load_text}.", "",
         "Machine:", "", *[f"- {line}" for line in machine_lines()], "",
         "Cases:", "", *case_lines, "", body, "",
     ]
@@ -588,6 +598,10 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
                         help=f"run only these, from: {', '.join(CASES)}")
     parser.add_argument("--threads", type=int, default=1,
                         help="threads for NumPy's BLAS and for torch (default 1)")
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="cpu",
+                        help="cpu: this process's CPU time (default; time spent waiting for a "
+                             "core shared with other processes is not counted); wall: "
+                             "elapsed time")
     parser.add_argument("--no-write", action="store_true",
                         help="print the table only; leave docs/benchmarks.md alone")
     parser.add_argument("--output", default=DOC, help="the Markdown file to update")
@@ -613,7 +627,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     results = []
     for name in [n for n in builders if n in names]:
         case = builders[name]()
-        result = summarize(case, time_case(case, args.reps, args.warmup))
+        result = summarize(case, time_case(case, args.reps, args.warmup, args.clock))
         results.append(result)
         ratio = "" if result.ratio is None else f"  ratio {result.ratio:.2f}x"
         print(f"{name:18s} tinyattn {_fmt_time(result.ours):>10s}  torch "
