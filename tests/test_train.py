@@ -32,6 +32,10 @@ def test_every_task_trains_and_writes_its_files(task, tmp_path):
     assert ("heldout_exact_match" in on_disk) == (task != "chars")
     for name in ("loss.png", "attention.png", "positional.png", "checkpoint.npz"):
         assert (tmp_path / name).stat().st_size > 0, name
+    if task == "chars":   # the language model's validation loss falls too
+        evals = json.loads(str(__import__("tinyattn").serialization.load(
+            str(tmp_path / "checkpoint.npz"))["history"]))["evals"]
+        assert evals[-1]["val_loss"] < evals[0]["val_loss"]
 
 
 def _losses(directory):
@@ -103,10 +107,24 @@ def test_missing_checkpoint_gives_a_clear_error(tmp_path, capsys):
     assert "no checkpoint.npz there" in capsys.readouterr().err
 
 
-def test_mismatched_checkpoint_names_the_setting(tmp_path, capsys):
+@pytest.mark.parametrize("flags,setting", [(["--d-model", "64"], "d_model=32"),
+                                           (["--d-model=64"], "d_model=32"),
+                                           (["--lr", "0.1"], "lr=0.003"),
+                                           (["--task", "copy"], "task='reverse'")])
+def test_mismatched_checkpoint_names_the_setting(flags, setting, tmp_path, capsys):
     train(TrainConfig(task="reverse", steps=3, eval_every=3, out=str(tmp_path), **SMALL))
-    assert main(["--resume", str(tmp_path), "--d-model", "64", "--quiet"]) == 2
-    assert "d_model=32" in capsys.readouterr().err
+    assert main(["--resume", str(tmp_path), *flags, "--quiet"]) == 2
+    assert setting in capsys.readouterr().err
+
+
+def test_resume_can_raise_the_step_count_and_stretches_the_schedule(tmp_path):
+    train(TrainConfig(task="reverse", steps=4, eval_every=4, warmup=1, out=str(tmp_path),
+                      **SMALL))
+    assert main(["--resume", str(tmp_path), "--steps", "8", "--quiet"]) == 0
+    from tinyattn.serialization import load
+    state = load(str(tmp_path / "checkpoint.npz"))
+    assert state["step"] == 8 and state["scheduler"]["total_steps"] == 8
+    assert len(_losses(tmp_path)) == 8
 
 
 @pytest.mark.parametrize("flags,message", [
@@ -115,6 +133,11 @@ def test_mismatched_checkpoint_names_the_setting(tmp_path, capsys):
     (["--task", "poetry"], "invalid choice"),
     (["--d-model", "30", "--heads", "4"], "divisible by --heads"),
     (["--dropout", "1.5"], "must be in [0, 1)"),
+    (["--attn-impl", "tiled", "--dropout", "0.1"], "no attention dropout"),
+    (["--attn-impl", "tiled", "--pos-encoding", "alibi"], "only --attn-impl plain"),
+    (["--pos-encoding", "rope", "--d-model", "12", "--heads", "4"], "must be even"),
+    (["--task", "chars", "--block-size", "100000"], "too long"),
+    (["--warmup", "50", "--steps", "10"], "less than --steps"),
 ])
 def test_invalid_flags_get_a_clear_message(flags, message, capsys):
     with pytest.raises(SystemExit) as exit_info:
@@ -140,3 +163,19 @@ def test_without_matplotlib_it_trains_and_says_how_to_get_plots(tmp_path, monkey
     train(config)
     assert 'pip install "tinyattn[viz]"' in capsys.readouterr().out
     assert (tmp_path / "metrics.json").exists() and not (tmp_path / "loss.png").exists()
+
+
+@pytest.mark.parametrize("pos_encoding", ["sinusoidal", "rope", "alibi"])
+def test_every_positional_encoding_gets_its_picture(pos_encoding, tmp_path):
+    config = TrainConfig(task="copy", steps=2, eval_every=2, warmup=1, out=str(tmp_path),
+                         pos_encoding=pos_encoding, **SMALL)
+    train(config)
+    assert (tmp_path / "positional.png").stat().st_size > 0
+
+
+def test_chars_prints_generated_text(tmp_path, capsys):
+    config = TrainConfig(task="chars", steps=2, eval_every=2, warmup=1, out=str(tmp_path),
+                         block_size=16, **SMALL)
+    config.quiet = False
+    train(config)
+    assert "sample: The " in capsys.readouterr().out

@@ -12,7 +12,7 @@ import os
 import signal
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 import numpy as np
@@ -20,21 +20,19 @@ import numpy as np
 from .. import backend, nn, optim
 from .. import functional as F
 from ..autograd import no_grad
-from ..serialization import load, save
+from ..serialization import CheckpointError, load, save
 from ..tensor import Tensor
 from . import plots
 from .progress import ProgressBar
 from .tasks import IGNORE, make_task
 
-__all__ = ["TrainConfig", "train", "CheckpointError"]
+__all__ = ["TrainConfig", "train", "CheckpointError", "RESUME_FIELDS"]
 
 CHECKPOINT = "checkpoint.npz"
-MODEL_FIELDS = ("task", "d_model", "heads", "layers", "dropout", "pos_encoding", "attn_impl",
-                "dtype", "block_size")
-
-
-class CheckpointError(RuntimeError):
-    """A checkpoint that is missing, corrupt, or from a different configuration."""
+# What a resumed run takes from its checkpoint; asking for another value is an error, since
+# the run would no longer be the one that was saved. (--steps may grow: see train().)
+RESUME_FIELDS = ("task", "d_model", "heads", "layers", "dropout", "pos_encoding", "attn_impl",
+                 "dtype", "block_size", "lr", "warmup", "batch_size", "seed")
 
 
 @dataclass
@@ -119,7 +117,7 @@ def _save_checkpoint(path: str, config: TrainConfig, model: nn.GPT, opt: Any, sc
                      step: int, data_rng: np.random.Generator, history: Dict[str, Any]) -> None:
     save({
         "format": "tinyattn-train-checkpoint-1",
-        "config": {k: getattr(config, k) for k in MODEL_FIELDS} | {"seed": config.seed},
+        "config": {k: getattr(config, k) for k in RESUME_FIELDS},
         "model": model.state_dict(),
         "optimizer": opt.state_dict(),
         "scheduler": sched.state_dict(),
@@ -144,7 +142,7 @@ def _load_checkpoint(directory: str, config: TrainConfig) -> Dict[str, Any]:
     if not isinstance(state, dict) or state.get("format") != "tinyattn-train-checkpoint-1":
         raise CheckpointError(f"--resume {directory}: {CHECKPOINT} is not a training checkpoint")
     saved = state["config"]
-    for key in MODEL_FIELDS:
+    for key in RESUME_FIELDS:
         if key in config.extra.get("given", ()) and saved[key] != getattr(config, key):
             raise CheckpointError(
                 f"--resume {directory}: the checkpoint was trained with {key}={saved[key]!r} "
@@ -158,9 +156,8 @@ def train(config: TrainConfig) -> Dict[str, Any]:
     out = config.out or os.path.join("runs", config.task)
     resume_state = _load_checkpoint(out, config) if config.extra.get("resume") else None
     if resume_state is not None:
-        for key in MODEL_FIELDS:
+        for key in RESUME_FIELDS:
             setattr(config, key, resume_state["config"][key])
-        config.seed = int(resume_state["config"]["seed"])
     os.makedirs(out, exist_ok=True)
     backend.manual_seed(config.seed)
     task = make_task(config.task)
@@ -178,6 +175,9 @@ def train(config: TrainConfig) -> Dict[str, Any]:
         model.load_state_dict(resume_state["model"])
         opt.load_state_dict(resume_state["optimizer"])
         sched.load_state_dict(resume_state["scheduler"])
+        # --steps may differ from the saved run's: the cosine decay is stretched (or shrunk)
+        # to end at the new total, continuing from the saved learning rate schedule position.
+        sched.total_steps = max(config.steps, sched.warmup_steps + 1)
         start_step = int(resume_state["step"])
         backend.set_rng_state(json.loads(str(resume_state["rng"])))
         data_rng.bit_generator.state = json.loads(str(resume_state["data_rng"]))
@@ -275,8 +275,8 @@ def _metrics(config: TrainConfig, task: Any, history: Dict[str, Any], step: int,
         "wall_time_s": round(wall, 2),
         "tokens_per_s": round(tokens / wall, 1) if wall > 0 else None,
         "device": config.device, "dtype": config.dtype, "seed": config.seed,
-        "config": {k: getattr(config, k) for k in MODEL_FIELDS} | {
-            "steps": config.steps, "batch_size": config.batch_size, "lr": config.lr},
+        "config": {k: getattr(config, k) for k in RESUME_FIELDS if k != "block_size"} | {
+            "steps": config.steps, "context_length": task.block_size},
     }
     if task.has_accuracy:
         metrics["heldout_exact_match"] = last_eval.get("accuracy")
@@ -293,14 +293,21 @@ def _attention_example(model: nn.GPT, task: Any, ids: np.ndarray, device: str
     return [w.numpy()[0] for w in weights]                  # per layer: (h, S, S)
 
 
-def _positional_table(model: nn.GPT) -> Optional[np.ndarray]:
-    pos = model.pos_emb
-    if pos is None:
-        return None
-    table = getattr(pos, "pe", None)
-    if table is None:
-        table = getattr(pos, "weight", None)
-    return None if table is None else table.numpy()
+def _positional_table(model: nn.GPT, length: int) -> np.ndarray:
+    """What the positional-encoding plot shows, (positions, features), for each kind:
+    learned/sinusoidal: the table added to the embeddings; rope: cos of the rotation angles
+    (positions, d_k / 2); alibi: each head's bias for a key at distance p (positions, h)."""
+    config = model.config
+    if config.pos_encoding == "learned":
+        return model.pos_emb.weight.numpy()[:length]
+    if config.pos_encoding == "sinusoidal":
+        return model.pos_emb.pe.numpy()[:length]
+    positions = np.arange(length)[:, None]
+    if config.pos_encoding == "rope":
+        head_dim = config.d_model // config.n_head
+        inv_freq = config.rope_base ** (-np.arange(0, head_dim, 2) / head_dim)
+        return np.cos(positions * inv_freq[None, :])
+    return -positions * np.asarray(nn.alibi_slopes(config.n_head))[None, :]
 
 
 def _make_plots(out: str, config: TrainConfig, task: Any, model: nn.GPT, eval_x: np.ndarray,
@@ -314,13 +321,14 @@ def _make_plots(out: str, config: TrainConfig, task: Any, model: nn.GPT, eval_x:
     weights = _attention_example(model, task, example, config.device)
     plots.plot_attention(os.path.join(out, "attention.png"), weights, task.decode(example),
                          f"{config.task}: attention weights for one held-out example")
-    table = _positional_table(model)
-    if table is not None:
-        plots.plot_positional(os.path.join(out, "positional.png"), table,
-                              f"{config.pos_encoding} positional encoding "
-                              f"(positions x d_model)")
-    log(f"wrote {out}/loss.png, attention.png" + (", positional.png" if table is not None
-                                                   else ""))
+    titles = {"learned": "learned positional embedding (positions x d_model)",
+              "sinusoidal": "sinusoidal positional encoding (positions x d_model)",
+              "rope": "RoPE: cos of the rotation angle (positions x pair)",
+              "alibi": "ALiBi: bias for a key p positions back (positions x head)"}
+    plots.plot_positional(os.path.join(out, "positional.png"),
+                          _positional_table(model, task.block_size),
+                          titles[config.pos_encoding])
+    log(f"wrote {out}/loss.png, attention.png, positional.png")
 
 
 def _sample_text(model: nn.GPT, task: Any, device: str, length: int = 200) -> str:
@@ -330,5 +338,3 @@ def _sample_text(model: nn.GPT, task: Any, device: str, length: int = 200) -> st
     return "".join(task.decode(ids.numpy()[0]))
 
 
-def as_dict(config: TrainConfig) -> Dict[str, Any]:
-    return asdict(config)
