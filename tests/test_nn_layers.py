@@ -206,7 +206,7 @@ def test_save_is_atomic_when_interrupted(tmp_path, monkeypatch):
 
     def boom(*args, **kwargs):
         raise KeyboardInterrupt
-    monkeypatch.setattr(np, "savez", boom)
+    monkeypatch.setattr(np.lib.format, "write_array", boom)   # dies mid-write
     with pytest.raises(KeyboardInterrupt):
         save({"a": np.arange(5)}, path)
     monkeypatch.undo()
@@ -236,3 +236,13 @@ def test_save_rejects_unsupported_values(tmp_path):
         save({"a": {1, 2}}, str(tmp_path / "x.npz"))
     with pytest.raises(TypeError, match="only str and int keys"):
         save({(1, 2): 1}, str(tmp_path / "x.npz"))
+
+
+def test_checkpoint_keys_that_collide_with_numpy_savez_arguments(tmp_path):
+    path = str(tmp_path / "odd.npz")
+    ta.save({"file": np.arange(3), "allow_pickle": np.ones(2), "x": 1}, path)
+    back = ta.load(path)
+    np.testing.assert_array_equal(back["file"], np.arange(3))
+    np.testing.assert_array_equal(back["allow_pickle"], np.ones(2))
+    assert back["x"] == 1
+    assert os.stat(path).st_mode & 0o044, "checkpoint should be readable like other files"

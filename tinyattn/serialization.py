@@ -22,7 +22,7 @@ import json
 import os
 import tempfile
 import zipfile
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
@@ -90,6 +90,15 @@ def _decode(node: Any, arrays: Any) -> Any:
     return node["value"]
 
 
+def _write_npz(f: Any, members: List[Tuple[str, np.ndarray]]) -> None:
+    """What np.savez writes (one .npy member per array), without its keyword arguments: a key
+    named "file" or "allow_pickle" would collide with np.savez's own parameters."""
+    with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as archive:
+        for name, array in members:
+            with archive.open(name + ".npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
+
+
 def save(obj: Any, path: str) -> None:
     """Write ``obj`` to ``path`` atomically (temporary file in the same folder, then rename)."""
     arrays: Dict[str, np.ndarray] = {}
@@ -99,9 +108,12 @@ def save(obj: Any, path: str) -> None:
     handle, tmp_path = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=folder)
     try:
         with os.fdopen(handle, "wb") as f:
-            np.savez(f, **{_META: np.array(meta)}, **arrays)
+            _write_npz(f, [(_META, np.array(meta))] + list(arrays.items()))
             f.flush()
             os.fsync(f.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp_path, 0o666 & ~umask)  # mkstemp makes 0600; give the usual permissions
         os.replace(tmp_path, path)
     except BaseException:
         if os.path.exists(tmp_path):
