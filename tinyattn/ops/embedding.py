@@ -14,7 +14,8 @@ def check_index_range(ids, size: int, op: str, what: str) -> None:
     """Raise a clear error when an integer array holds a value outside [0, size)."""
     if ids.size == 0:
         return
-    low, high = int(ids.min()), int(ids.max())  # two scalars; on a GPU this is one sync
+    xp = backend.get_array_module(ids)
+    low, high = backend.to_host(xp.stack([ids.min(), ids.max()])).tolist()  # one transfer
     if low < 0 or high >= size:
         bad = low if low < 0 else high
         raise ValueError(f"{op}: {what} {bad} is out of range; valid values are 0 to "
