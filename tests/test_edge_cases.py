@@ -64,10 +64,20 @@ def test_float16_masked_attention_stays_finite():
     assert np.isfinite(F.softmax(filled).numpy()).all()
 
 
-def test_additive_minus_1e9_would_overflow_float16_which_is_why_we_use_where():
-    # A negative control for the design decision: -1e9 is not a float16 number.
-    with np.errstate(over="ignore"):
-        assert np.isinf(np.float16(-1e9))
+def test_where_masking_keeps_float16_finite_where_an_additive_mask_would_not():
+    # The design decision, shown with tinyattn's own ops: -1e9 is -inf in float16, so an
+    # additive mask turns a fully masked row into -inf - (-inf) = NaN in a naive softmax,
+    # while masked_fill/where + the guarded softmax give zeros.
+    scores = ta.tensor(np.zeros((2, 3)), dtype="float16")
+    keep = ta.tensor(np.array([[True, True, False], [False, False, False]]))
+    with np.errstate(all="ignore"):
+        additive = (scores + ta.tensor(np.where(keep.numpy(), 0.0, -1e9), dtype="float16"))
+        naive = np.exp(additive.numpy() - additive.numpy().max(-1, keepdims=True))
+    assert np.isnan(naive[1]).all()                              # the pitfall is real
+    ours = F.softmax(F.masked_fill(scores, ~keep, float("-inf")), dim=-1).numpy()
+    assert np.isfinite(ours).all()
+    np.testing.assert_array_equal(ours[1], 0.0)
+    np.testing.assert_allclose(ours[0], [0.5, 0.5, 0.0])
 
 
 def test_embedding_with_repeated_ids_accumulates_rows():

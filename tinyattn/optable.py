@@ -19,7 +19,7 @@ from . import functional as F
 from . import ops
 from .tensor import Tensor
 
-__all__ = ["OpCase", "OpSpec", "OP_TABLE", "make_inputs", "find_op"]
+__all__ = ["OpCase", "OpSpec", "OP_TABLE", "make_inputs"]
 
 
 @dataclass(frozen=True)
@@ -201,7 +201,7 @@ def _layer_norm_cases(rng: np.random.Generator) -> List[OpCase]:
 
 def _max_cases(rng: np.random.Generator) -> List[OpCase]:
     # Distinct values: at a tie the max is not differentiable and finite differences disagree
-    # with any subgradient, so ties are tested separately (tests/test_core_edge_cases.py).
+    # with any subgradient, so ties are tested separately (tests/test_edge_cases.py).
     return [_case("(3, 4) dim=1", rng.permutation(12).reshape(3, 4) / 3.0),
             _case("(2, 3, 4) dim=1", rng.permutation(24).reshape(2, 3, 4) / 5.0)]
 
@@ -293,6 +293,9 @@ OP_TABLE: List[OpSpec] = [
            _unary_cases(), "dropout"),
     OpSpec("layer_norm", lambda x, w, b: F.layer_norm(x, x.shape[-1], w, b),
            _layer_norm_ref, _layer_norm_cases, "layer-norm"),
+    OpSpec("layer_norm_no_affine", lambda x: F.layer_norm(x, x.shape[-1]),
+           lambda x: _layer_norm_ref(x, 1.0, 0.0),
+           lambda rng: [_case("(2, 3, 5)", rng.standard_normal((2, 3, 5)))], "layer-norm"),
     OpSpec("embedding", lambda w, ids: F.embedding(ids, w), lambda w, ids: w[ids],
            _embedding_cases, "embedding"),
     OpSpec("cross_entropy", F.cross_entropy, _cross_entropy_ref, _ce_cases, "cross-entropy"),
@@ -301,6 +304,12 @@ OP_TABLE: List[OpSpec] = [
            "cross-entropy"),
     OpSpec("attention", lambda q, k, v, m=None: F.scaled_dot_product_attention(q, k, v, m),
            _attention_ref, _attention_cases, "attention"),
+    OpSpec("attention_broadcast",   # one set of keys/values shared by every batch row and head
+           lambda q, k, v: F.scaled_dot_product_attention(q, k, v), _attention_ref,
+           lambda rng: [_case("q (2, 3, 4, 5) k, v (1, 1, 6, 5)",
+                              rng.standard_normal((2, 3, 4, 5)),
+                              rng.standard_normal((1, 1, 6, 5)),
+                              rng.standard_normal((1, 1, 6, 5)))], "attention"),
     OpSpec("attention_causal",
            lambda q, k, v, m=None: F.scaled_dot_product_attention(q, k, v, m, is_causal=True),
            lambda q, k, v, m=None: _attention_ref(
@@ -322,11 +331,3 @@ OP_TABLE: List[OpSpec] = [
     OpSpec("rope", lambda x: F.rope(x, offset=3), _rope_ref,
            _unary_cases(shapes=((2, 5, 4), (1, 2, 3, 6))), "nn.md#rope"),
 ]
-
-
-def find_op(name: str) -> OpSpec:
-    for spec in OP_TABLE:
-        if spec.name == name:
-            return spec
-    raise KeyError(f"no op named {name!r} in the op table; known: "
-                   f"{', '.join(s.name for s in OP_TABLE)}")
