@@ -314,3 +314,32 @@ def test_other_bad_inputs():
                                                        attn_bias=nn.ALiBi(2)(3, 3))
     with pytest.raises(ValueError, match=r"attn_bias of shape \(3, 3, 3\)"):
         mha(ta.randn(1, 3, 4), attn_bias=nn.ALiBi(3)(3, 3))
+
+
+def test_returned_weights_are_a_copy_that_cannot_change_gradients():
+    rng = np.random.default_rng(0)
+    q, k, v = (ta.tensor(rng.standard_normal((1, 2, 3, 4)), requires_grad=True)
+               for _ in range(3))
+    out, weights = ta.functional.scaled_dot_product_attention(q, k, v, need_weights=True)
+    weights.data[...] = 0.0                        # a user scribbling on the plot data
+    out.sum().backward()
+    expected = q.grad.copy()
+    q.grad = None
+    out2 = ta.functional.scaled_dot_product_attention(q, k, v)
+    out2.sum().backward()
+    np.testing.assert_allclose(expected, q.grad)
+
+
+def test_init_bound_matches_torch_packed_xavier():
+    ta.manual_seed(0)
+    same = ta.nn.MultiHeadAttention(64, 4)
+    cross = ta.nn.MultiHeadAttention(64, 4, kdim=32, vdim=16)
+    assert np.abs(same.q_proj.weight.numpy()).max() <= np.sqrt(6 / (64 + 3 * 64))
+    assert np.abs(same.q_proj.weight.numpy()).max() > 0.9 * np.sqrt(6 / (64 + 3 * 64))
+    assert np.abs(cross.k_proj.weight.numpy()).max() <= np.sqrt(6 / (32 + 64))
+    assert np.abs(cross.k_proj.weight.numpy()).max() > 0.9 * np.sqrt(6 / (32 + 64))
+
+
+def test_num_heads_of_the_wrong_type_is_a_clear_error():
+    with pytest.raises(ValueError, match="num_heads must be a positive int, got '2'"):
+        ta.nn.MultiHeadAttention(8, "2")

@@ -74,14 +74,20 @@ class MultiHeadAttention(Module):
             memory linear in S; no dropout; weights are never formed).
         block_size: the tile size for attn_impl="tiled".
 
-    Initialisation (as PyTorch's): q/k/v weights Xavier-uniform, U(-a, a) with
-    a = sqrt(6 / (fan_in + fan_out)); out_proj weight U(-1/sqrt(D), 1/sqrt(D)); biases 0.
+    Initialisation (as PyTorch's): q/k/v weights Xavier-uniform, U(-a, a). PyTorch draws
+    them as one packed (3D, D) matrix when kdim = vdim = D, so a = sqrt(6 / (D + 3D)); with
+    other kdim/vdim each projection is its own matrix, a = sqrt(6 / (fan_in + D)).
+    out_proj weight U(-1/sqrt(D), 1/sqrt(D)); biases 0.
     """
 
     def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
                  kdim: Optional[int] = None, vdim: Optional[int] = None, *, rope: bool = False,
                  rope_base: float = 10000.0, attn_impl: str = "plain", block_size: int = 64):
-        if num_heads < 1 or d_model % num_heads != 0:
+        for name, value in (("d_model", d_model), ("num_heads", num_heads)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"MultiHeadAttention: {name} must be a positive int, got "
+                                 f"{value!r}")
+        if d_model % num_heads != 0:
             raise ValueError(f"MultiHeadAttention: d_model={d_model} is not divisible by "
                              f"num_heads={num_heads}; each head gets d_model / num_heads "
                              f"features, so choose num_heads dividing d_model")
@@ -94,9 +100,11 @@ class MultiHeadAttention(Module):
         self.kdim = d_model if kdim is None else kdim
         self.vdim = d_model if vdim is None else vdim
         self.dropout, self.attn_impl, self.block_size = dropout, attn_impl, block_size
-        self.q_proj = _xavier_linear(d_model, d_model, bias)
-        self.k_proj = _xavier_linear(self.kdim, d_model, bias)
-        self.v_proj = _xavier_linear(self.vdim, d_model, bias)
+        packed = self.kdim == d_model and self.vdim == d_model
+        fan_out = 3 * d_model if packed else d_model     # torch's in_proj_weight is (3D, D)
+        self.q_proj = _xavier_linear(d_model, d_model, bias, fan_out)
+        self.k_proj = _xavier_linear(self.kdim, d_model, bias, fan_out)
+        self.v_proj = _xavier_linear(self.vdim, d_model, bias, fan_out)
         self.out_proj = Linear(d_model, d_model, bias=bias)
         if bias:
             self.out_proj.bias = Parameter(np.zeros(d_model, dtype=np.float32))
@@ -244,7 +252,7 @@ class MultiHeadAttention(Module):
             not_allowed = ~xp.broadcast_to(mask, scores.shape)
             scores = scores.masked_fill(not_allowed, float("-inf"))
         probs = scores.softmax(-1)                   # a row of -inf only gives zeros
-        weights = probs.detach() if need_weights else None
+        weights = Tensor._wrap(probs.data.copy()) if need_weights else None
         probs = F.dropout(probs, p, training=p > 0.0)
         return probs @ v, weights                    # (B, h, S_q, S_k) @ (B, h, S_k, d_k)
 
@@ -316,10 +324,10 @@ def _bool_array(mask: Any, what: str, expected: Tuple[int, ...], device: str,
     return data
 
 
-def _xavier_linear(in_features: int, out_features: int, bias: bool) -> Linear:
+def _xavier_linear(in_features: int, out_features: int, bias: bool, fan_out: int) -> Linear:
     layer = Linear(in_features, out_features, bias=bias)
     layer.weight = uniform_parameter((out_features, in_features),
-                                     math.sqrt(6.0 / (in_features + out_features)))
+                                     math.sqrt(6.0 / (in_features + fan_out)))
     if bias:
         layer.bias = Parameter(np.zeros(out_features, dtype=np.float32))
     return layer

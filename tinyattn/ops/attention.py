@@ -229,7 +229,7 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Any = No
                                           dropout_p=float(dropout_p), generator=generator,
                                           weights_sink=sink)
     if need_weights:
-        return out, Tensor._wrap(sink[0])
+        return out, Tensor._wrap(sink[0].copy())  # a copy: editing it cannot touch backward
     return out
 
 
@@ -257,5 +257,5 @@ def packed_self_attention(qkv: Tensor, mask: Any = None, dropout_p: float = 0.0,
                                     dropout_p=float(dropout_p), generator=generator,
                                     weights_sink=sink)
     if need_weights:
-        return out, Tensor._wrap(sink[0])
+        return out, Tensor._wrap(sink[0].copy())  # a copy: editing it cannot touch backward
     return out
