@@ -343,3 +343,16 @@ def test_init_bound_matches_torch_packed_xavier():
 def test_num_heads_of_the_wrong_type_is_a_clear_error():
     with pytest.raises(ValueError, match="num_heads must be a positive int, got '2'"):
         ta.nn.MultiHeadAttention(8, "2")
+
+
+def test_causal_alignment_top_left_in_the_function_bottom_right_in_the_module():
+    q, k = ta.randn(1, 1, 2, 4), ta.randn(1, 1, 4, 4)
+    sdpa = ta.functional.scaled_dot_product_attention
+    top_left = ta.tensor(np.tri(2, 4, dtype=bool))
+    bottom_right = nn.causal_mask(2, 4)
+    np.testing.assert_array_equal(bottom_right.numpy(), np.tri(2, 4, k=2, dtype=bool))
+    np.testing.assert_allclose(sdpa(q, k, k, is_causal=True).numpy(),
+                               sdpa(q, k, k, mask=top_left).numpy())
+    square = ta.randn(1, 1, 4, 4)
+    np.testing.assert_allclose(sdpa(square, square, square, is_causal=True).numpy(),
+                               sdpa(square, square, square, mask=nn.causal_mask(4)).numpy())
