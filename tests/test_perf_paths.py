@@ -136,3 +136,31 @@ def test_float32_encoder_layer_stays_float32():
     out.sum().backward()
     assert x.grad.dtype == np.float32
     assert all(p.grad.dtype == np.float32 for p in layer.parameters())
+
+
+# ------------------------------------------------------------------ fast float32 GELU
+def test_float32_normal_cdf_is_accurate_and_stays_float32():
+    scipy_special = pytest.importorskip("scipy.special")
+    from tinyattn.ops.elementwise import normal_cdf_and_pdf
+    x = np.linspace(-12, 12, 200_001).astype(np.float32)
+    cdf, pdf = normal_cdf_and_pdf(x)
+    assert cdf.dtype == np.float32 and pdf.dtype == np.float32
+    exact = scipy_special.ndtr(x.astype(np.float64))
+    assert np.abs(cdf - exact).max() <= 3.5e-7
+    tail = x < -2                      # small values keep their relative accuracy
+    assert (np.abs(cdf - exact)[tail] / exact[tail]).max() < 0.05
+    assert np.abs(cdf - exact).max() > 0.0  # negative control: not the exact erf path
+
+
+def test_float32_gelu_matches_float64_gelu_and_its_gradient():
+    x64 = RNG.standard_normal(1000) * 4
+    g = RNG.standard_normal(1000)
+    results = []
+    for dtype in ("float32", "float64"):
+        x = ta.tensor(x64, dtype=dtype, requires_grad=True)
+        out = F.gelu(x)
+        out.backward(g.astype(dtype))
+        assert out.dtype == dtype and x.grad.dtype == dtype
+        results.append((out.numpy(), x.grad))
+    np.testing.assert_allclose(results[0][0], results[1][0], atol=2e-6)
+    np.testing.assert_allclose(results[0][1], results[1][1], atol=2e-6)
