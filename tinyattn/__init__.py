@@ -25,6 +25,7 @@ __all__ = [
     "randn", "rand", "arange", "manual_seed", "get_rng_state", "set_rng_state",
     "cuda_is_available", "no_grad", "enable_grad", "is_grad_enabled", "detect_anomaly",
     "Function", "gradcheck", "gradcheck_report", "GradcheckError", "functional", "ops",
-    "backend", "nn", "optim", "save", "load", "CheckpointError", "cat", "concat", "stack", "split", "matmul", "where", "exp", "log", "sqrt", "tanh",
+    "backend", "nn", "optim", "save", "load", "CheckpointError", "cat", "concat", "stack",
+    "split", "matmul", "where", "exp", "log", "sqrt", "tanh",
     "float16", "float32", "float64", "int64", "long", "bool_",
 ]

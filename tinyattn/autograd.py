@@ -135,8 +135,8 @@ class Function:
     Subclasses implement ``forward(self, *arrays, **options) -> array`` and
     ``backward(self, grad) -> gradient or tuple of gradients`` (``None`` for an input that needs
     none; ``self.needs_input_grad[i]`` says which do). A backward never writes into ``grad``:
-    it may be a read-only broadcast view, or shared with another branch of the graph. Keep what backward needs with
-    ``self.save_for_backward(...)`` and read it back as ``self.saved``.
+    it may be a read-only broadcast view, or shared with another branch of the graph. Keep
+    what backward needs with ``self.save_for_backward(...)``; read it back as ``self.saved``.
     """
 
     inputs: Tuple["Tensor", ...] = ()

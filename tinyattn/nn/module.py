@@ -107,26 +107,18 @@ class Module:
         return self.to(np.float32)
 
     # ---------------------------------------------------------------- state
-    def named_buffers(self) -> Iterator[Tuple[str, Tensor]]:
-        """Non-trainable tensors the module keeps (only those listed in ``_persistent``)."""
-        for module_name, module in self.named_modules():
-            for name in getattr(module, "_persistent", ()):
-                yield (f"{module_name}.{name}" if module_name else name), getattr(module, name)
-
     def state_dict(self) -> "OrderedDict[str, np.ndarray]":
-        """Parameters (and persistent buffers) as host NumPy arrays, keyed by dotted names."""
+        """Parameters as host NumPy arrays, keyed by dotted names. Fixed tables (the
+        sinusoidal encoding) are rebuilt from the config, so they are not saved."""
         state: "OrderedDict[str, np.ndarray]" = OrderedDict()
         for name, p in self.named_parameters():
             state[name] = p.numpy().copy()
-        for name, b in self.named_buffers():
-            state[name] = b.numpy().copy()
         return state
 
     def load_state_dict(self, state: Dict[str, Any], strict: bool = True) -> None:
         """Copy arrays into the parameters. Every check runs before anything is written, so a
         bad state dict leaves the module untouched."""
         targets = dict(self.named_parameters())
-        targets.update(dict(self.named_buffers()))
         missing = [k for k in targets if k not in state]
         unexpected = [k for k in state if k not in targets]
         if strict and (missing or unexpected):

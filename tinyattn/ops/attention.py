@@ -127,8 +127,9 @@ def causal_mask_array(xp: Any, s_q: int, s_k: int) -> Any:
     """(S_q, S_k) bool, True on and below the diagonal: query i may see keys 0..i
     (top-left aligned, as PyTorch's ``is_causal``; ``nn.causal_mask`` and
     ``MultiHeadAttention(is_causal=True)`` align to the bottom right for KV caches, which is
-    the same whenever S_q == S_k: docs/nn.md#multi-head-attention). Cached per device and size, since every
-    causal layer of every step asks for the same one: shared, so never write into it."""
+    the same whenever S_q == S_k: docs/nn.md#multi-head-attention). Cached per device and
+    size, since every causal layer of every step asks for the same one: shared, so never
+    write into it."""
     return xp.tri(s_q, s_k, dtype=bool)
 
 

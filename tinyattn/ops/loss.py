@@ -9,7 +9,7 @@ from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
 from .embedding import check_index_range
-from .softmax import _safe_row_max
+from .softmax import safe_row_max
 
 __all__ = ["cross_entropy"]
 
@@ -31,7 +31,7 @@ class CrossEntropy(Function):
                 label_smoothing: float):
         xp = backend.get_array_module(logits)
         n, classes = logits.shape
-        shifted = logits - _safe_row_max(logits, 1)
+        shifted = logits - safe_row_max(logits, 1)
         logp = shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))   # (N, C)
         valid = target != ignore_index                                         # (N,)
         safe_target = xp.where(valid, target, 0)

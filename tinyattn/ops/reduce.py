@@ -46,7 +46,8 @@ def _expand_back(grad, in_shape, axes, keepdim):
 
 
 class Sum(Function):
-    """out = sum of x over ``axes``.   dx = g copied along the summed axes (each x_i counts once)."""
+    """out = sum of x over ``axes``.
+    dx = g copied along the summed axes (each x_i appears in exactly one sum, with weight 1)."""
 
     def forward(self, x, axes: Tuple[int, ...], keepdim: bool):
         self.save_for_backward(x.shape, axes, keepdim)

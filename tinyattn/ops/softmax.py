@@ -7,10 +7,10 @@ from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
 
-__all__ = ["softmax", "log_softmax", "stable_softmax"]
+__all__ = ["softmax", "log_softmax", "stable_softmax", "safe_row_max"]
 
 
-def _safe_row_max(x: Any, axis: int) -> Any:
+def safe_row_max(x: Any, axis: int) -> Any:
     """Row maximum, with rows that are entirely -inf given 0 so x - max stays -inf, not NaN."""
     xp = backend.get_array_module(x)
     m = x.max(axis=axis, keepdims=True)
@@ -22,7 +22,7 @@ def stable_softmax(x: Any, axis: int = -1, out: Any = None) -> Any:
     gives zeros, not 0/0 = NaN. Shared with the attention ops; ``out=x`` computes it in x's
     own buffer (attention does, for scores no one else holds)."""
     xp = backend.get_array_module(x)
-    y = xp.subtract(x, _safe_row_max(x, axis), out=out)
+    y = xp.subtract(x, safe_row_max(x, axis), out=out)
     xp.exp(y, out=y)                            # in place: one buffer for the whole op
     total = y.sum(axis=axis, keepdims=True)
     y /= xp.where(total == 0, 1, total)
@@ -52,12 +52,14 @@ class LogSoftmax(Function):
     (docs/derivations.md#log-softmax).
 
     d out_i / d x_j = delta_ij - softmax(x)_j, so dx_j = g_j - softmax_j * sum_i g_i,
-    with softmax = exp(out) (reuse the output).
+    with softmax = exp(out) (reuse the output). A row that is entirely -inf gives NaN, as in
+    PyTorch: unlike softmax (whose zeros are a sensible "attends to nothing"), the log of an
+    empty distribution has no finite value. Mask with where before, not after, log_softmax.
     """
 
     def forward(self, x, axis: int):
         xp = backend.get_array_module(x)
-        shifted = x - _safe_row_max(x, axis)
+        shifted = x - safe_row_max(x, axis)
         out = shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
         self.save_for_backward(out, axis)
         return out
