@@ -26,6 +26,7 @@ import numpy as np
 from . import backend
 from .gradcheck import gradcheck
 from .optable import OP_TABLE, make_inputs
+from .serialization import atomic_write
 from .tensor import Tensor
 
 __all__ = ["main"]
@@ -217,8 +218,6 @@ def main(argv: Optional[List[str]] = None) -> int:
         failures += _run_tests(args.device, report)
     _line(report, f"doctor: {'all checks passed' if not failures else f'{failures} FAILED'}")
     if args.out:
-        tmp = args.out + ".tmp"
-        with open(tmp, "w") as f:
+        with atomic_write(args.out, "w") as f:
             f.write("```\n" + "\n".join(report) + "\n```\n")
-        os.replace(tmp, args.out)
     return 1 if failures else 0

@@ -18,18 +18,19 @@ The file is written exactly at ``path``; no ``.npz`` suffix is appended.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
 import zipfile
-from typing import Any, Dict, List, Tuple
+from typing import IO, Any, Dict, Iterator, List, Tuple
 
 import numpy as np
 
 from . import backend
 from .tensor import Tensor
 
-__all__ = ["save", "load", "CheckpointError"]
+__all__ = ["save", "load", "CheckpointError", "atomic_write"]
 
 _META = "__tinyattn__"
 _FORMAT = "tinyattn-checkpoint"
@@ -99,16 +100,18 @@ def _write_npz(f: Any, members: List[Tuple[str, np.ndarray]]) -> None:
                 np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
 
 
-def save(obj: Any, path: str) -> None:
-    """Write ``obj`` to ``path`` atomically (temporary file in the same folder, then rename)."""
-    arrays: Dict[str, np.ndarray] = {}
-    tree = _encode(obj, "", arrays)
-    meta = json.dumps({"format": _FORMAT, "version": _VERSION, "tree": tree})
+@contextlib.contextmanager
+def atomic_write(path: str, mode: str = "wb") -> Iterator[IO[Any]]:
+    """Open a temporary file next to ``path`` for writing; when the block ends without an
+    error, flush it to disk and rename it over ``path`` (``os.replace`` is atomic). An
+    interruption (Ctrl-C, a crash, a full disk) leaves the old file intact and no temporary.
+    Every file tinyattn writes (checkpoints, metrics, plots, reports) goes through here."""
     folder = os.path.dirname(os.path.abspath(path))
-    handle, tmp_path = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=folder)
+    handle, tmp_path = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.splitext(path)[1],
+                                        dir=folder)
     try:
-        with os.fdopen(handle, "wb") as f:
-            _write_npz(f, [(_META, np.array(meta))] + list(arrays.items()))
+        with os.fdopen(handle, mode) as f:
+            yield f
             f.flush()
             os.fsync(f.fileno())
         umask = os.umask(0)
@@ -119,6 +122,15 @@ def save(obj: Any, path: str) -> None:
         if os.path.exists(tmp_path):
             os.remove(tmp_path)
         raise
+
+
+def save(obj: Any, path: str) -> None:
+    """Write ``obj`` to ``path`` atomically (temporary file in the same folder, then rename)."""
+    arrays: Dict[str, np.ndarray] = {}
+    tree = _encode(obj, "", arrays)
+    meta = json.dumps({"format": _FORMAT, "version": _VERSION, "tree": tree})
+    with atomic_write(path) as f:
+        _write_npz(f, [(_META, np.array(meta))] + list(arrays.items()))
 
 
 def _read(path: str) -> Tuple[Dict[str, Any], Dict[str, np.ndarray]]:

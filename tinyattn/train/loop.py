@@ -20,7 +20,7 @@ import numpy as np
 from .. import backend, nn, optim
 from .. import functional as F
 from ..autograd import no_grad
-from ..serialization import CheckpointError, load, save
+from ..serialization import CheckpointError, atomic_write, load, save
 from ..tensor import Tensor
 from . import plots
 from .progress import ProgressBar
@@ -107,10 +107,8 @@ def evaluate(model: nn.GPT, task: Any, inputs: np.ndarray, targets: np.ndarray,
 
 
 def _atomic_json(path: str, data: Dict[str, Any]) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
+    with atomic_write(path, "w") as f:
         json.dump(data, f, indent=2)
-    os.replace(tmp, path)
 
 
 def _save_checkpoint(path: str, config: TrainConfig, model: nn.GPT, opt: Any, sched: Any,

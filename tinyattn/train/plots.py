@@ -5,10 +5,11 @@ False and the script trains anyway and says how to get the plots.
 """
 from __future__ import annotations
 
-import os
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
+
+from ..serialization import atomic_write
 
 __all__ = ["have_matplotlib", "plot_loss", "plot_attention", "plot_positional"]
 
@@ -29,9 +30,8 @@ def _pyplot():
 
 
 def _save(fig, path: str) -> None:
-    tmp = path + ".tmp.png"
-    fig.savefig(tmp, dpi=110, bbox_inches="tight")
-    os.replace(tmp, path)  # an interrupted save never leaves a half-written picture
+    with atomic_write(path) as f:  # an interrupted save never leaves a half-written picture
+        fig.savefig(f, format="png", dpi=110, bbox_inches="tight")
 
 
 def plot_loss(path: str, train_losses: Sequence[float], evals: List[Dict[str, float]],
