@@ -26,32 +26,37 @@ class LayerNorm(Function):
     def forward(self, x, *affine, axes, eps: float, has_weight: bool, has_bias: bool):
         xp = backend.get_array_module(x)
         mu = x.mean(axis=axes, keepdims=True)
-        centered = x - mu
-        var = (centered * centered).mean(axis=axes, keepdims=True)
+        xhat = x - mu                           # centred; normalised in place below
+        buffer = xp.multiply(xhat, xhat)        # (x - mu)^2, then reused for the output
+        var = buffer.mean(axis=axes, keepdims=True)
         rstd = 1 / xp.sqrt(var + eps)
-        xhat = centered * rstd
+        xhat *= rstd
         weight = affine[0] if has_weight else None
         bias = affine[-1] if has_bias else None
         self.save_for_backward(xhat, rstd, weight, axes, has_bias)
-        out = xhat * weight if has_weight else xhat.copy()
+        out = xp.multiply(xhat, weight, out=buffer) if has_weight else xhat.copy()
         if has_bias:
             out += bias
         return out
 
     def backward(self, grad):
         xhat, rstd, weight, axes, has_bias = self.saved
-        dxhat = grad * weight if weight is not None else grad
-        dx = dw = db = None
-        if self.needs_input_grad[0]:
-            dx = rstd * (dxhat - dxhat.mean(axis=axes, keepdims=True)
-                         - xhat * (dxhat * xhat).mean(axis=axes, keepdims=True))
+        xp = backend.get_array_module(grad)
         batch_axes = tuple(range(grad.ndim - len(axes)))
-        grads = [dx]
+        grads = [None]
+        scratch = xp.multiply(grad, xhat)       # g * xhat: dw, then reused twice below
         if weight is not None:
-            grads.append((grad * xhat).sum(axis=batch_axes) if self.needs_input_grad[1]
-                         else None)
+            grads.append(scratch.sum(axis=batch_axes) if self.needs_input_grad[1] else None)
         if has_bias:
             grads.append(grad.sum(axis=batch_axes) if self.needs_input_grad[-1] else None)
+        if self.needs_input_grad[0]:
+            # dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), in two buffers
+            dx = grad * weight if weight is not None else grad.copy()      # dxhat
+            mean_dxhat_xhat = xp.multiply(dx, xhat, out=scratch).mean(axis=axes, keepdims=True)
+            dx -= dx.mean(axis=axes, keepdims=True)
+            dx -= xp.multiply(xhat, mean_dxhat_xhat, out=scratch)
+            dx *= rstd
+            grads[0] = dx
         return tuple(grads)
 
 
