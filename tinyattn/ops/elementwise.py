@@ -224,7 +224,10 @@ def normal_cdf_and_pdf(x: Any) -> Any:
     the tails keep their relative accuracy. Other dtypes and devices use erf.
     """
     xp = backend.get_array_module(x)
-    pdf = _INV_SQRT_2PI * xp.exp(-0.5 * x * x)
+    pdf = x * x
+    pdf *= -0.5
+    xp.exp(pdf, out=pdf)
+    pdf *= _INV_SQRT_2PI                        # exp(-x^2 / 2) / sqrt(2 pi), in one buffer
     if xp is not np or x.dtype != np.float32:
         return 0.5 * (1 + backend.erf(x * _INV_SQRT_2)), pdf
     t = xp.abs(x)
@@ -237,7 +240,7 @@ def normal_cdf_and_pdf(x: Any) -> Any:
         h *= t
     h *= pdf
     h *= math.sqrt(2.0 * math.pi) / 2.0         # h = erfc(|x| / sqrt 2) / 2
-    cdf = h * -2.0                              # Phi = h + [x >= 0] (1 - 2 h), with products:
+    cdf = xp.multiply(h, -2.0, out=t)           # Phi = h + [x >= 0] (1 - 2 h), with products:
     cdf += 1.0                                  # NumPy's where is slow on a mixed condition
     cdf *= x >= 0
     cdf += h
@@ -270,7 +273,10 @@ class Gelu(Function):
             t = t_or_cdf
             du_dx = _SQRT_2_OVER_PI * (1 + 3 * _GELU_CUBIC * x * x)
             return grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du_dx)
-        return grad * (t_or_cdf + x * pdf)
+        dx = x * pdf                            # g (Phi + x phi), in one buffer
+        dx += t_or_cdf
+        dx *= grad
+        return dx
 
 
 class Convert(Function):
