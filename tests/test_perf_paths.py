@@ -164,3 +164,42 @@ def test_float32_gelu_matches_float64_gelu_and_its_gradient():
         results.append((out.numpy(), x.grad))
     np.testing.assert_allclose(results[0][0], results[1][0], atol=2e-6)
     np.testing.assert_allclose(results[0][1], results[1][1], atol=2e-6)
+
+
+# ------------------------------------------------------------------ embedding scatter
+@pytest.mark.parametrize("target_shape", [(7, 3), (5,), (4, 2, 3)])
+def test_row_scatter_add_equals_np_add_at_with_repeated_ids(target_shape):
+    from tinyattn import backend
+    ids = RNG.integers(0, target_shape[0], 40)
+    ids[:5] = 2                                  # certainly repeated
+    values = RNG.standard_normal((40,) + target_shape[1:])
+    expected = RNG.standard_normal(target_shape)
+    target = expected.copy()
+    np.add.at(expected, ids, values)
+    assert backend._are_rows(target, ids, values)   # the fast path, not the fallback
+    backend.scatter_add(target, ids, values)
+    np.testing.assert_allclose(target, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_scatter_add_falls_back_for_negative_or_tuple_indices():
+    from tinyattn import backend
+    target, expected = np.zeros((4, 2)), np.zeros((4, 2))
+    ids = np.array([-1, 3, 0, -1])               # -1 and 3 are the same row
+    values = np.ones((4, 2))
+    assert not backend._are_rows(target, ids, values)
+    backend.scatter_add(target, ids, values)
+    np.add.at(expected, ids, values)
+    np.testing.assert_array_equal(target, expected)
+    assert target[3, 0] == 3.0
+
+
+def test_embedding_gradient_sums_repeated_tokens():
+    weight = ta.tensor(RNG.standard_normal((6, 4)), requires_grad=True)
+    ids = np.array([[1, 1, 5], [1, 0, 5]])
+    out = F.embedding(ta.tensor(ids), weight)
+    g = RNG.standard_normal(out.shape)
+    out.backward(g)
+    expected = np.zeros((6, 4))
+    np.add.at(expected, ids.reshape(-1), g.reshape(-1, 4))
+    np.testing.assert_allclose(weight.grad, expected, rtol=1e-12, atol=1e-12)
+    assert np.all(weight.grad[[2, 3, 4]] == 0)
