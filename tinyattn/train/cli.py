@@ -14,14 +14,21 @@ __all__ = ["main", "build_parser"]
 DEFAULTS = TrainConfig()
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def _int_at_least(low: int):
+    """An argparse type: a whole number >= low, with a message that says so."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") \
+                from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+    return parse
+
+
+_positive_int, _non_negative_int = _int_at_least(1), _int_at_least(0)
 
 
 def _positive_float(text: str) -> float:
@@ -35,7 +42,10 @@ def _positive_float(text: str) -> float:
 
 
 def _probability(text: str) -> float:
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
     if not 0.0 <= value < 1.0:
         raise argparse.ArgumentTypeError(f"must be in [0, 1), got {value}")
     return value
@@ -84,16 +94,6 @@ MAX_CHARS_CONTEXT = 2048
 _FLAG_FIELDS = ("task", "steps", "batch_size", "d_model", "heads", "layers", "lr", "warmup",
                 "dropout", "pos_encoding", "attn_impl", "block_size", "eval_every", "seed",
                 "device", "dtype")
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
 
 
 def _check_combination(parser: argparse.ArgumentParser, config: TrainConfig) -> None:
