@@ -185,8 +185,9 @@ def _check_inputs_agree(op: str, inputs: Tuple["Tensor", ...]) -> None:
     means one device, and one dtype means nothing to mix. Anything else gets the full checks.
     """
     first = inputs[0].data
-    for t in inputs[1:]:
-        if type(t.data) is not type(first) or t.data.dtype != first.dtype:
+    kind, dtype = type(first), first.dtype
+    for t in inputs:
+        if type(t.data) is not kind or t.data.dtype != dtype:
             break
     else:
         return

@@ -42,6 +42,10 @@ class Tensor:
     """An n-dimensional array that remembers how it was computed, for reverse-mode autodiff."""
 
     __array_priority__ = 1000  # so ``ndarray + Tensor`` defers to Tensor.__radd__
+    # Every tensor starts with these; an op's output (``_wrap``) then sets only its data.
+    grad: Any = None
+    _ctx: Optional[autograd.Function] = None
+    _retains_grad = False
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: DTypeLike = None,
                  device: Optional[str] = None):
@@ -68,8 +72,7 @@ class Tensor:
     def _wrap(cls, data: Any, requires_grad: bool = False) -> "Tensor":
         """Wrap an array an op produced, with no checks or copies (the fast path)."""
         out = cls.__new__(cls)
-        out.data, out.grad, out._ctx, out._retains_grad = data, None, None, False
-        out.requires_grad = requires_grad
+        out.data, out.requires_grad = data, requires_grad   # grad, _ctx: the class defaults
         return out
 
     # ------------------------------------------------------------------ properties
