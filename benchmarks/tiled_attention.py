@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 import tracemalloc
-from typing import Callable, Dict, List
+from typing import Any, Callable, Dict, List
 
 import numpy as np
 
@@ -68,14 +68,14 @@ def _time_s(run: Callable[[], None]) -> float:
     return time.perf_counter() - start
 
 
-def measure(s: int, block_size: int, reps: int, causal: bool) -> Dict[str, float]:
+def measure(s: int, block_size: int, reps: int, causal: bool) -> Dict[str, Any]:
     """Peak memory of each impl, then ``reps`` timed runs alternating plain and tiled (so a
     change in the machine's load hits both alike); medians."""
     rng = np.random.default_rng(s)
     arrays = [rng.standard_normal((B, H, s, D_K), dtype=np.float32) for _ in range(3)]
     grad = rng.standard_normal((B, H, s, D_K), dtype=np.float32)
     runs = {impl: _step(arrays, grad, impl, block_size, causal) for impl in ("plain", "tiled")}
-    row: Dict[str, float] = {"S": s}
+    row: Dict[str, Any] = {"S": s}
     for impl, run in runs.items():
         row[f"{impl}_mib"] = _peak_mib(run)
     times: Dict[str, List[float]] = {impl: [] for impl in runs}
@@ -84,19 +84,23 @@ def measure(s: int, block_size: int, reps: int, causal: bool) -> Dict[str, float
             times[impl].append(_time_s(run))
     for impl in runs:
         row[f"{impl}_s"] = statistics.median(times[impl])
+        row[f"{impl}_range"] = f"{min(times[impl]):.3f}-{max(times[impl]):.3f}"
         print(f"  S={s} {impl}: peak {row[f'{impl}_mib']:.1f} MiB, times "
               f"{', '.join(f'{t:.3f}' for t in times[impl])} s", file=sys.stderr, flush=True)
     return row
 
 
-def table(rows: List[Dict[str, float]]) -> str:
+def table(rows: List[Dict[str, Any]]) -> str:
+    """Markdown table; times are medians with the [min-max] of the runs beside them."""
     lines = ["| S | plain peak (MiB) | tiled peak (MiB) | tiled / plain memory "
              "| plain fwd+bwd (s) | tiled fwd+bwd (s) | tiled / plain time |",
              "|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r['S']} | {r['plain_mib']:.1f} | {r['tiled_mib']:.1f} "
-                     f"| {r['tiled_mib'] / r['plain_mib']:.1%} | {r['plain_s']:.3f} "
-                     f"| {r['tiled_s']:.3f} | {r['tiled_s'] / r['plain_s']:.2f}x |")
+                     f"| {r['tiled_mib'] / r['plain_mib']:.1%} "
+                     f"| {r['plain_s']:.3f} [{r['plain_range']}] "
+                     f"| {r['tiled_s']:.3f} [{r['tiled_range']}] "
+                     f"| {r['tiled_s'] / r['plain_s']:.2f}x |")
     return "\n".join(lines)
 
 
@@ -158,7 +162,7 @@ def main(argv: List[str] = None) -> None:  # type: ignore[assignment]
                f"{' '.join(sys.argv[1:] if argv is None else argv)}")
     text = (f"{table(rows)}\n\nB={B}, h={H}, d_k=d_v={D_K}, float32, "
             f"{'is_causal=True' if args.causal else 'no mask'}, block_size={args.block_size}, "
-            f"time = median of {args.reps} forward+backward runs.\n"
+            f"time = median [min-max] of {args.reps} forward+backward runs.\n"
             f"Command: `{command.strip()}`\nMachine: {machine()} ({load}).\n"
             f"Code: {code_version()}.")
     print(text)
