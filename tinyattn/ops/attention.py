@@ -89,7 +89,7 @@ def attention_gradients(grad: Any, saved: Tuple[Any, ...], needs: Sequence[bool]
         d_scores = grad @ _swap(v)              # dP: (..., S_q, d_v) @ (..., d_v, S_k)
         if keep is not None:
             d_scores *= keep
-        row_dots = xp.einsum("...d,...d->...", grad, attn_out)   # rowsum(g * out), (..., S_q)
+        row_dots = (grad * attn_out).sum(axis=-1)                # rowsum(g * out), (..., S_q)
         d_scores -= row_dots[..., None]
         d_scores *= probs                       # dS, in dP's buffer
         if needs[0]:
