@@ -13,7 +13,9 @@ time is the median over ``--reps`` repetitions; its ratio is the median of the p
 ratios tinyattn / torch (paired, so load that hits one repetition hits both sides of its
 ratio). Without torch installed only tinyattn is timed. Both libraries run with the same
 number of threads (``--threads``, default 1: NumPy's BLAS through threadpoolctl, torch through
-``torch.set_num_threads``); docs/benchmarks.md says why 1.
+``torch.set_num_threads``); docs/benchmarks.md says why 1. With one thread the clock is the
+process's CPU time (``--clock cpu``), which leaves out the time other processes hold the core;
+with more threads it is wall time (``--clock wall``).
 
 FLOPs count the matrix multiplies of the dense computation, forward and backward (2 M N K
 each; elementwise work is not counted). A case's share is its FLOP rate over the machine's
@@ -598,14 +600,17 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
                         help=f"run only these, from: {', '.join(CASES)}")
     parser.add_argument("--threads", type=int, default=1,
                         help="threads for NumPy's BLAS and for torch (default 1)")
-    parser.add_argument("--clock", choices=sorted(CLOCKS), default="cpu",
-                        help="cpu: this process's CPU time (default; time spent waiting for a "
-                             "core shared with other processes is not counted); wall: "
-                             "elapsed time")
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default=None,
+                        help="cpu: this process's CPU time (time spent waiting for a core "
+                             "shared with other processes is not counted; the default with "
+                             "--threads 1); wall: elapsed time (the default with more "
+                             "threads, whose CPU times would add up)")
     parser.add_argument("--no-write", action="store_true",
                         help="print the table only; leave docs/benchmarks.md alone")
     parser.add_argument("--output", default=DOC, help="the Markdown file to update")
     args = parser.parse_args(argv)
+    if args.clock is None:
+        args.clock = "cpu" if args.threads == 1 else "wall"
     if args.reps is None:
         args.reps = 3 if args.quick else 9
     if args.warmup is None:
