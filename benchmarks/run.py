@@ -78,6 +78,7 @@ class Case:
     flops: float = 0.0               # matmul FLOPs of one call (0: not counted)
     target: Optional[float] = None   # the highest acceptable ratio tinyattn / torch
     inner: int = 1                   # calls per timed repetition (small ops need many)
+    phases: Optional[Dict[str, List[Tuple[str, Callable[[], Any]]]]] = None  # --phases
 
 
 # ---------------------------------------------------------------- FLOP counts
@@ -249,15 +250,12 @@ def case_gpt(name: str, d: int, layers: int, s: int, b: int, h: int) -> Case:
     opt = optim.AdamW(ours.parameters(), lr=1e-3)
     rng = np.random.default_rng(2)
     idx, targets = rng.integers(0, VOCAB, size=(2, b, s))
-
-    def run_ours() -> Tensor:
-        opt.zero_grad()
-        _, loss = ours(idx, targets)
-        loss.backward()
-        opt.step()
-        return loss
-
-    run_torch = None
+    loss: Dict[str, Any] = {}          # each step's loss, from its forward to its backward
+    phases = {"tinyattn": [
+        ("forward", lambda: loss.update(ours=ours(idx, targets)[1])),
+        ("backward", lambda: loss["ours"].backward()),
+        ("AdamW step", lambda: (opt.step(), opt.zero_grad())),
+    ]}
     if torch is not None:
         theirs = _torch_gpt(config)
         state = to_torch_state_dict(ours.state_dict())
@@ -267,17 +265,26 @@ def case_gpt(name: str, d: int, layers: int, s: int, b: int, h: int) -> Case:
         theirs.load_state_dict(state)
         t_opt = torch.optim.AdamW(theirs.parameters(), lr=1e-3)
         idx_t, targets_t = torch.from_numpy(idx), torch.from_numpy(targets)
-
-        def run_torch() -> Any:
-            t_opt.zero_grad()
-            loss = theirs(idx_t, targets_t)
-            loss.backward()
-            t_opt.step()
-            return loss
-        _same(name, run_ours(), run_torch())   # the first step's loss, from equal weights
+        phases["torch"] = [
+            ("forward", lambda: loss.update(torch=theirs(idx_t, targets_t))),
+            ("backward", lambda: loss["torch"].backward()),
+            ("AdamW step", lambda: (t_opt.step(), t_opt.zero_grad(set_to_none=True))),
+        ]
+    run_ours, run_torch = (_in_sequence(phases[side]) if side in phases else None
+                           for side in ("tinyattn", "torch"))
+    if run_torch is not None:
+        run_ours(), run_torch()
+        _same(name, loss["ours"], loss["torch"])   # the first step's loss, from equal weights
     return Case(name, f"GPT training step (fwd, bwd, AdamW), D={d} layers={layers} S={s} "
                 f"B={b} h={h} V={VOCAB}", run_ours, run_torch,
-                flops=gpt_flops(b, s, d, h, layers, 4 * d), target=1.0)
+                flops=gpt_flops(b, s, d, h, layers, 4 * d), target=1.0, phases=phases)
+
+
+def _in_sequence(phases: List[Tuple[str, Callable[[], Any]]]) -> Callable[[], None]:
+    def run() -> None:
+        for _, phase in phases:
+            phase()
+    return run
 
 
 def case_softmax(shape: Tuple[int, ...] = (8, 8, 256, 256)) -> Case:
@@ -399,6 +406,34 @@ def time_case(case: Case, reps: int, warmup: int, clock: str) -> Dict[str, List[
                 run()
             times[name].append((now() - start) / case.inner)
     return times
+
+
+def time_phases(case: Case, reps: int, warmup: int, clock: str) -> Dict[str, Dict[str, float]]:
+    """Median seconds of each phase of a step (forward, backward, optimizer) per side."""
+    now = CLOCKS[clock]
+    sides = list(case.phases.items())
+    for _, phases in sides:
+        for _ in range(warmup):
+            _in_sequence(phases)()
+    times: Dict[str, Dict[str, List[float]]] = {side: {} for side, _ in sides}
+    for rep in range(reps):
+        for side, phases in (sides if rep % 2 == 0 else sides[::-1]):
+            gc.collect()
+            for phase_name, phase in phases:
+                start = now()
+                phase()
+                times[side].setdefault(phase_name, []).append(now() - start)
+    return {side: {p: statistics.median(t) for p, t in by_phase.items()}
+            for side, by_phase in times.items()}
+
+
+def phase_table(name: str, medians: Dict[str, Dict[str, float]]) -> str:
+    rows = [f"| `{name}` phase | tinyattn | torch | ratio |", "|---|---:|---:|---:|"]
+    for phase, ours in medians["tinyattn"].items():
+        theirs = medians.get("torch", {}).get(phase)
+        ratio = "-" if theirs is None else f"{ours / theirs:.2f}x"
+        rows.append(f"| {phase} | {_fmt_time(ours)} | {_fmt_time(theirs)} | {ratio} |")
+    return "\n".join(rows)
 
 
 @dataclass
@@ -605,6 +640,9 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
                              "shared with other processes is not counted; the default with "
                              "--threads 1); wall: elapsed time (the default with more "
                              "threads, whose CPU times would add up)")
+    parser.add_argument("--phases", action="store_true",
+                        help="also time the forward, backward and optimizer step of the GPT "
+                             "cases separately")
     parser.add_argument("--no-write", action="store_true",
                         help="print the table only; leave docs/benchmarks.md alone")
     parser.add_argument("--output", default=DOC, help="the Markdown file to update")
@@ -629,7 +667,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     builders = build_cases(args.quick)
     names = args.cases or list(builders)
     load_before = os.getloadavg()
-    results = []
+    results, phase_tables = [], []
     for name in [n for n in builders if n in names]:
         case = builders[name]()
         result = summarize(case, time_case(case, args.reps, args.warmup, args.clock))
@@ -637,7 +675,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         ratio = "" if result.ratio is None else f"  ratio {result.ratio:.2f}x"
         print(f"{name:18s} tinyattn {_fmt_time(result.ours):>10s}  torch "
               f"{_fmt_time(result.theirs):>10s}{ratio}", flush=True)
+        if args.phases and case.phases:
+            medians = time_phases(case, args.reps, args.warmup, args.clock)
+            phase_tables.append(phase_table(name, medians))
+            print(phase_tables[-1], flush=True)
     generated = report(results, args, command, (load_before, os.getloadavg()), started)
+    if phase_tables:
+        generated += "\nThe GPT steps by phase (medians of the same repetitions count):\n\n" + \
+            "\n\n".join(phase_tables) + "\n"
     print()
     print(generated)
     if not args.no_write:
