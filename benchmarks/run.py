@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import gc
-import math
 import os
 import platform
 import shlex
@@ -152,11 +151,12 @@ def case_mha(b: int = 8, s: int = 256, d: int = 512, h: int = 8) -> Case:
         _load_into_torch(theirs, ours)
         x_t, g_t = torch.from_numpy(x), torch.from_numpy(g)
 
-        def run_torch() -> Any:
+        def torch_side() -> Any:
             xt = x_t.clone().requires_grad_(True)
             out, _ = theirs(xt, xt, xt, need_weights=False)
             out.backward(g_t)
             return out
+        run_torch = torch_side
         _same("mha", run_ours(), run_torch())
     return Case("mha", f"MultiHeadAttention fwd+bwd, B={b} S={s} D={d} h={h}", run_ours,
                 run_torch, flops=mha_flops(b, s, d, h), target=0.9)
@@ -180,11 +180,12 @@ def case_encoder(b: int = 8, s: int = 256, d: int = 512, h: int = 8, d_ff: int =
         _load_into_torch(theirs, ours)
         x_t, g_t = torch.from_numpy(x), torch.from_numpy(g)
 
-        def run_torch() -> Any:
+        def torch_side() -> Any:
             xt = x_t.clone().requires_grad_(True)
             out = theirs(xt)
             out.backward(g_t)
             return out
+        run_torch = torch_side
         _same("encoder", run_ours(), run_torch())
     flops = mha_flops(b, s, d, h) + 2 * linear_flops(b * s, d, d_ff)
     return Case("encoder", f"TransformerEncoderLayer fwd+bwd, B={b} S={s} D={d} h={h} "
@@ -299,10 +300,11 @@ def case_softmax(shape: Tuple[int, ...] = (8, 8, 256, 256)) -> Case:
     if torch is not None:
         x_t, g_t = torch.from_numpy(x), torch.from_numpy(g)
 
-        def run_torch() -> Any:
+        def torch_side() -> Any:
             out = torch.softmax(x_t.clone().requires_grad_(True), dim=-1)
             out.backward(g_t)
             return out
+        run_torch = torch_side
         _same("softmax", run_ours(), run_torch())
     return Case("softmax", f"softmax fwd+bwd over the last dim of {shape}", run_ours, run_torch)
 
@@ -324,12 +326,13 @@ def case_layer_norm(shape: Tuple[int, ...] = (8, 256, 512)) -> Case:
         w_t = torch.from_numpy(w).requires_grad_(True)
         b_t = torch.from_numpy(bias).requires_grad_(True)
 
-        def run_torch() -> Any:
+        def torch_side() -> Any:
             w_t.grad = b_t.grad = None
             out = torch.nn.functional.layer_norm(x_t.clone().requires_grad_(True), shape[-1:],
                                                  w_t, b_t)
             out.backward(g_t)
             return out
+        run_torch = torch_side
         _same("layer_norm", run_ours(), run_torch())
     return Case("layer_norm", f"layer_norm fwd+bwd (weight, bias) over the last dim of {shape}",
                 run_ours, run_torch)
@@ -353,11 +356,12 @@ def case_small_op(backward: bool, inner: int) -> Case:
         t_b = torch.from_numpy(b).requires_grad_(True)
         g_t = torch.from_numpy(g)
 
-        def run_torch() -> Any:
+        def torch_side() -> Any:
             out = t_a * t_b
             if backward:
                 out.backward(g_t)
             return out
+        run_torch = torch_side
         _same("small_op", run_ours(), run_torch())
     name = "small_op_fwd_bwd" if backward else "small_op_fwd"
     what = "forward + backward" if backward else "forward (graph recorded)"
@@ -663,7 +667,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     command = "PYTHONPATH=. python " + shlex.join(
         [os.path.relpath(sys.argv[0])] + list(sys.argv[1:] if argv is None else argv))
     started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    handle = set_threads(args.threads)  # noqa: F841 - the limit holds while it lives
+    args.blas_limits = set_threads(args.threads)  # the limit holds while this lives
     builders = build_cases(args.quick)
     names = args.cases or list(builders)
     load_before = os.getloadavg()
