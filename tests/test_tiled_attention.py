@@ -299,3 +299,17 @@ def test_benchmark_script_runs_and_writes_between_markers(tmp_path, capsys):
     bad.write_text("no markers")
     with pytest.raises(ValueError, match="no <!-- bench:start -->"):
         bench.main(["--sizes", "8", "--reps", "1", "--write", str(bad)])
+
+
+def test_values_batched_wider_than_queries_and_keys_match_plain():
+    rng = np.random.default_rng(0)
+    q = Tensor(rng.standard_normal((1, 2, 5, 4)), requires_grad=True)
+    v = Tensor(rng.standard_normal((3, 2, 5, 4)), requires_grad=True)
+    results = []
+    for impl in ("plain", "tiled"):
+        q.grad = v.grad = None
+        out = F.scaled_dot_product_attention(q, q, v, impl=impl, block_size=2)
+        out.backward(np.ones(out.shape))
+        results.append((out.numpy(), q.grad.copy(), v.grad.copy()))
+    for plain, tiled in zip(*results):
+        np.testing.assert_allclose(tiled, plain, rtol=1e-12, atol=1e-12)

@@ -85,7 +85,9 @@ class TiledAttention(Function):
         batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
         s_q, s_k, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
         dtype = q.dtype
-        q_scaled = q * scale                  # scale once here, not once per tile
+        # Scale once here, not once per tile; broadcast q to the full batch so every score
+        # tile has the batch of the output even when only v is batched wider.
+        q_scaled = xp.broadcast_to(q * scale, batch + q.shape[-2:])  # (..., S_q, d_k)
         out = xp.empty(batch + (s_q, d_v), dtype=dtype)        # (..., S_q, d_v)
         lse = xp.empty(batch + (s_q, 1), dtype=dtype)          # (..., S_q, 1)
         for r0, r1 in _blocks(s_q, block_size):
@@ -122,7 +124,8 @@ class TiledAttention(Function):
         s_q, s_k = q.shape[-2], k.shape[-2]
         d_rows = row_dot(grad, out)                            # D: (..., S_q, 1)
         lse = xp.where(xp.isfinite(lse), lse, 0)  # guard: fully masked rows have S = -inf
-        q_scaled = q * scale      # S = q_scaled k^T, dk = dS^T q_scaled, dq = dS k * scale
+        # S = q_scaled k^T, dk = dS^T q_scaled, dq = dS k * scale (q broadcast as in forward)
+        q_scaled = xp.broadcast_to(q * scale, batch + q.shape[-2:])
         dq = xp.zeros(batch + q.shape[-2:], dtype=q.dtype)     # (..., S_q, d_k)
         dk = xp.zeros(batch + k.shape[-2:], dtype=k.dtype)     # (..., S_k, d_k)
         dv = xp.zeros(batch + v.shape[-2:], dtype=v.dtype)     # (..., S_k, d_v)
