@@ -5,6 +5,7 @@ Each backward routes every gradient element back to where its value came from
 """
 from __future__ import annotations
 
+import math
 from typing import Any, List, Sequence, Tuple, Union
 
 import numpy as np
@@ -112,7 +113,7 @@ def reshape(x: Tensor, *shape: Any) -> Tensor:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     shape = tuple(int(n) for n in shape)
-    known = int(np.prod([n for n in shape if n != -1]))
+    known = math.prod(n for n in shape if n != -1)   # Python ints: no NumPy call per op
     unknown = shape.count(-1)
     size = x.numel()
     if unknown > 1 or (unknown == 0 and known != size) or (
@@ -160,7 +161,7 @@ def squeeze(x: Tensor, dim: Union[int, None] = None) -> Tensor:
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     start = _normalize_dim(start_dim, x.ndim, "flatten")
     end = _normalize_dim(end_dim, x.ndim, "flatten")
-    middle = int(np.prod(x.shape[start:end + 1]))
+    middle = math.prod(x.shape[start:end + 1])
     return reshape(x, x.shape[:start] + (middle,) + x.shape[end + 1:])
 
 
