@@ -196,10 +196,13 @@ def _check_join(op: str, tensors: Sequence[Tensor], dim: int, same_shape: bool) 
             raise ValueError(f"{op}: tensor 0 has shape {tensors[0].shape} but tensor {i} has "
                              f"shape {t.shape}; all need the same number of dims")
     axis = _normalize_dim(dim, ndim + (1 if same_shape else 0), op)
+
+    def rest(shape: Tuple[int, ...]) -> Tuple[int, ...]:   # the dims that must match
+        return shape if same_shape else shape[:axis] + shape[axis + 1:]
+
+    first = rest(tensors[0].shape)
     for i, t in enumerate(tensors):
-        other = [n for j, n in enumerate(t.shape) if same_shape or j != axis]
-        first = [n for j, n in enumerate(tensors[0].shape) if same_shape or j != axis]
-        if other != first:
+        if rest(t.shape) != first:
             raise ValueError(f"{op}: tensor 0 has shape {tensors[0].shape} but tensor {i} has "
                              f"shape {t.shape}; they must match except along dim {dim}"
                              if not same_shape else
