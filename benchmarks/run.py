@@ -11,8 +11,9 @@ that both give the same output before timing anything. Both are warmed up, then 
 alternation, A B, B A, A B, ..., so a change in the machine's load hits both alike. A case's
 time is the median over ``--reps`` repetitions; its ratio is the median of the per-repetition
 ratios tinyattn / torch (paired, so load that hits one repetition hits both sides of its
-ratio). Without torch installed only tinyattn is timed. Both libraries run with the same
-number of threads (``--threads``, default 1: NumPy's BLAS through threadpoolctl, torch through
+ratio), shown with the quartiles of those ratios (the middle half of the repetitions).
+Without torch installed only tinyattn is timed. Both libraries run with the same number of
+threads (``--threads``, default 1: NumPy's BLAS through threadpoolctl, torch through
 ``torch.set_num_threads``); docs/benchmarks.md says why 1. With one thread the clock is the
 process's CPU time (``--clock cpu``), which leaves out the time other processes hold the core;
 with more threads it is wall time (``--clock wall``).
@@ -29,6 +30,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import gc
+import math
 import os
 import platform
 import shlex
@@ -446,6 +448,7 @@ class Result:
     ours: float                    # median seconds per call
     theirs: Optional[float]
     ratio: Optional[float]         # median of paired ratios
+    spread: Tuple[float, float] = (math.nan, math.nan)  # their quartiles (the middle half)
 
 
 def summarize(case: Case, times: Dict[str, List[float]]) -> Result:
@@ -453,7 +456,12 @@ def summarize(case: Case, times: Dict[str, List[float]]) -> Result:
     if "torch" not in times:
         return Result(case, ours, None, None)
     pairs = [a / b for a, b in zip(times["tinyattn"], times["torch"])]
-    return Result(case, ours, statistics.median(times["torch"]), statistics.median(pairs))
+    spread = (math.nan, math.nan)
+    if len(pairs) >= 2:
+        low, _, high = statistics.quantiles(pairs, n=4)
+        spread = (low, high)
+    return Result(case, ours, statistics.median(times["torch"]), statistics.median(pairs),
+                  spread)
 
 
 # ---------------------------------------------------------------- threads and machine
@@ -545,13 +553,15 @@ def table(results: Sequence[Result]) -> Tuple[str, List[str]]:
         if r.case.name == "matmul":
             best = r.ours if r.theirs is None else min(r.ours, r.theirs)
             ceiling = r.case.flops / best / 1e9
-    rows = ["| case | tinyattn | torch | ratio | target | GFLOP | tinyattn GFLOP/s "
+    rows = ["| case | tinyattn | torch | ratio (quartiles) | target | GFLOP | tinyattn GFLOP/s "
             "(% of ceiling) | torch GFLOP/s (% of ceiling) |",
             "|---|---:|---:|---:|---|---:|---:|---:|"]
     verdicts = []
     for r in results:
         c = r.case
         ratio = "-" if r.ratio is None else f"{r.ratio:.2f}x"
+        if r.ratio is not None and not math.isnan(r.spread[0]):
+            ratio += f" ({r.spread[0]:.2f}-{r.spread[1]:.2f})"
         target = "-"
         if c.target is not None and r.ratio is not None:
             met = r.ratio <= c.target
