@@ -273,10 +273,7 @@ class Gelu(Function):
             t = t_or_cdf
             du_dx = _SQRT_2_OVER_PI * (1 + 3 * _GELU_CUBIC * x * x)
             return grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du_dx)
-        dx = x * pdf                            # g (Phi + x phi), in one buffer
-        dx += t_or_cdf
-        dx *= grad
-        return dx
+        return grad * (t_or_cdf + x * pdf)
 
 
 class Convert(Function):
