@@ -96,3 +96,10 @@ def test_a_numpy_generator_on_a_device_draws_there():
     x = ta.ones(4, device=DEVICE)
     out = F.dropout(x, 0.5, generator=np.random.default_rng(0))
     assert out.device == DEVICE
+
+
+def test_invert_on_the_device_returns_a_new_mask_and_leaves_the_original():
+    mask = ta.tensor([True, False], device=DEVICE)
+    flipped = ~mask
+    np.testing.assert_array_equal(flipped.numpy(), [False, True])
+    np.testing.assert_array_equal(mask.numpy(), [True, False])

@@ -141,7 +141,7 @@ def _operator(name: str) -> Any:
         result = getattr(self._array, name)(*_unwrap(args))
         if result is NotImplemented:
             return NotImplemented
-        if name.startswith("__i"):  # in-place: keep the same wrapper
+        if name in _IN_PLACE:  # keep the same wrapper (not __invert__, which is not in place)
             self._array = result
             return self
         return _wrap(result)
@@ -149,6 +149,8 @@ def _operator(name: str) -> Any:
     return op
 
 
+_IN_PLACE = {"__iadd__", "__isub__", "__imul__", "__itruediv__", "__ipow__", "__iand__",
+             "__ior__"}
 _OPERATORS = """add radd sub rsub mul rmul truediv rtruediv floordiv pow rpow matmul rmatmul
     neg pos abs invert and rand or ror xor eq ne lt le gt ge mod
     iadd isub imul itruediv ipow iand ior""".split()
