@@ -17,6 +17,7 @@ import scipy.special
 
 from . import functional as F
 from . import ops
+from .ops.attention import packed_self_attention
 from .tensor import Tensor
 
 __all__ = ["OpCase", "OpSpec", "OP_TABLE", "make_inputs"]
@@ -310,6 +311,12 @@ OP_TABLE: List[OpSpec] = [
                               rng.standard_normal((2, 3, 4, 5)),
                               rng.standard_normal((1, 1, 6, 5)),
                               rng.standard_normal((1, 1, 6, 5)))], "attention"),
+    OpSpec("attention_packed",      # MultiHeadAttention's self-attention: q, k, v stacked
+           lambda qkv: packed_self_attention(qkv, is_causal=True),
+           lambda qkv: _attention_ref(qkv[0], qkv[1], qkv[2],
+                                      np.tri(qkv.shape[-2], qkv.shape[-2], dtype=bool)),
+           lambda rng: [_case("qkv (3, 2, 2, 4, 5) causal",
+                              rng.standard_normal((3, 2, 2, 4, 5)))], "attention"),
     OpSpec("attention_causal",
            lambda q, k, v, m=None: F.scaled_dot_product_attention(q, k, v, m, is_causal=True),
            lambda q, k, v, m=None: _attention_ref(
