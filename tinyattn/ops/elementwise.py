@@ -216,7 +216,8 @@ def normal_cdf_and_pdf(x: Any) -> Any:
     """Phi(x) and phi(x) = exp(-x^2 / 2) / sqrt(2 pi): the standard normal CDF and density.
 
     Phi(x) = (1 + erf(x / sqrt 2)) / 2. NumPy has no erf, and SciPy's computes one element at
-    a time (slower than twenty NumPy passes), so float32 NumPy arrays take A&S 7.1.26 above,
+    a time (slower than twenty NumPy passes), so where ``backend.erf_is_slow`` (float32 NumPy
+    arrays) it takes A&S 7.1.26 above,
     whose exp(-z^2) at z = |x| / sqrt 2 is the density's exponential, already computed:
         h = erfc(|x| / sqrt 2) / 2 = t (a1 + ... + t a5) phi(x) sqrt(2 pi) / 2,
         Phi(x) = h for x < 0,  1 - h for x >= 0    (each side without cancellation).
@@ -228,7 +229,7 @@ def normal_cdf_and_pdf(x: Any) -> Any:
     pdf *= -0.5
     xp.exp(pdf, out=pdf)
     pdf *= _INV_SQRT_2PI                        # exp(-x^2 / 2) / sqrt(2 pi), in one buffer
-    if xp is not np or x.dtype != np.float32:
+    if not backend.erf_is_slow(x):
         return 0.5 * (1 + backend.erf(x * _INV_SQRT_2)), pdf
     t = xp.abs(x)
     t *= _AS_P * _INV_SQRT_2
