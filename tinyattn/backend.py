@@ -226,9 +226,11 @@ def _are_rows(target: np.ndarray, indices: Any, values: Any) -> bool:
 
 
 def _add_rows(target: np.ndarray, indices: np.ndarray, values: np.ndarray) -> None:
-    """``np.add.at(target, indices, values)`` by sorting instead of element by element (about
-    20x faster for 1024 ids of 256 floats): sort the ids, sum each run of equal ids with
-    ``np.add.reduceat``, then add the sums to rows that are now distinct."""
+    """``np.add.at(target, indices, values)`` by sorting instead of element by element: sort
+    the ids, sum each run of equal ids with ``np.add.reduceat``, then add the sums to rows that
+    are now distinct. Measured: about 7x faster for 1024 ids of 256 floats from a 65-token
+    vocabulary (the training script's case); about 1.2x slower than np.add.at for 8192 ids of
+    768 floats from a 50,257-token vocabulary, where few ids repeat."""
     order = np.argsort(indices, kind="stable")
     ids = indices[order]
     starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))  # first of each run

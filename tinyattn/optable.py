@@ -239,6 +239,15 @@ def _rope_ref(x: np.ndarray, offset: int = 3, base: float = 10000.0) -> np.ndarr
     return out
 
 
+def _device_round_trip(x: Tensor) -> Tensor:
+    """Convert there and back: x moved to the strict stand-in device (or, when x is already
+    on a device, to the CPU), scaled there, and moved home; the gradient takes the same trip."""
+    from . import strict_device  # noqa: PLC0415 - a stand-in device, registered on demand
+    strict_device.enable()
+    away = "strict" if x.device == "cpu" else "cpu"
+    return ops.convert(ops.convert(x, device=away) * 3.0, device=x.device)
+
+
 OP_TABLE: List[OpSpec] = [
     OpSpec("add", ops.add, np.add, _binary_cases(), "broadcasting"),
     OpSpec("sub", ops.sub, np.subtract, _binary_cases(), "broadcasting"),
@@ -256,6 +265,7 @@ OP_TABLE: List[OpSpec] = [
     OpSpec("gelu", F.gelu, lambda x: _gelu_ref(x, "none"), _unary_cases(), "gelu"),
     OpSpec("gelu_tanh", lambda x: F.gelu(x, approximate="tanh"),
            lambda x: _gelu_ref(x, "tanh"), _unary_cases(), "gelu"),
+    OpSpec("convert", _device_round_trip, lambda x: x * 3.0, _unary_cases(), "convert"),
     OpSpec("sum", lambda x: ops.sum(x, dim=1), lambda x: x.sum(axis=1), _unary_cases(),
            "reductions"),
     OpSpec("sum_all", lambda x: ops.sum(x), lambda x: np.asarray(x.sum()), _unary_cases(),
