@@ -22,6 +22,7 @@ from .. import backend
 from .. import functional as F
 from ..ops import cat
 from ..ops.attention import packed_self_attention
+from ..ops.masking import mask_array
 from ..tensor import Tensor
 from .layers import Linear, uniform_parameter
 from .module import Module, Parameter
@@ -297,31 +298,11 @@ class MultiHeadAttention(Module):
 
 def _bool_array(mask: Any, what: str, expected: Tuple[int, ...], device: str,
                 exact: bool = False) -> Any:
-    """A boolean mask's array, checked to broadcast to (or, ``exact``, equal) ``expected``."""
-    data = mask.data if isinstance(mask, Tensor) else mask
-    if not hasattr(data, "dtype"):
-        data = np.asarray(data)
-    if data.dtype != np.bool_:
-        raise TypeError(f"MultiHeadAttention: {what} must be boolean with True = may attend "
-                        f"(real token), got dtype {data.dtype}; convert with .bool() or "
-                        f"mask != 0")
-    if backend.device_of(data) != device:
-        raise RuntimeError(f"MultiHeadAttention: {what} is on {backend.device_of(data)} but the "
-                           f"input is on {device}; move it with .to('{device}')")
-    shape = tuple(data.shape)
-    if exact:
-        ok, layout = shape == expected, "(B, S_k)"
-    else:
-        try:
-            ok = np.broadcast_shapes(shape, expected) == expected
-        except ValueError:
-            ok = False
-        layout = "(B, num_heads, S_q, S_k)"
-    if not ok:
-        raise ValueError(f"MultiHeadAttention: {what} of shape {shape} does not "
-                         f"{'match' if exact else 'broadcast to'} the expected shape {layout} = "
-                         f"{expected}")
-    return data
+    """A boolean mask's array, checked (by ops.masking.mask_array) to broadcast to, or with
+    ``exact`` to equal, ``expected``."""
+    layout = "(B, S_k)" if exact else "(B, num_heads, S_q, S_k)"
+    return mask_array(mask, "MultiHeadAttention", expected, device, what=what, layout=layout,
+                      exact=exact)
 
 
 def _xavier_linear(in_features: int, out_features: int, bias: bool, fan_out: int) -> Linear:

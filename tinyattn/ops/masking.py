@@ -22,8 +22,9 @@ __all__ = ["masked_fill", "where", "mask_array"]
 
 
 def mask_array(mask: Any, op: str, target_shape: Tuple[int, ...], device: str,
-               what: str = "mask") -> Any:
-    """Validate a boolean mask that must broadcast to ``target_shape``; return its array."""
+               what: str = "mask", layout: str = "", exact: bool = False) -> Any:
+    """Validate a boolean mask that must broadcast to (``exact``: equal) ``target_shape``;
+    return its array. ``layout`` names the axes in the error message, e.g. "(B, S_k)"."""
     data = mask.data if isinstance(mask, Tensor) else mask
     if not hasattr(data, "dtype"):
         data = np.asarray(data)
@@ -35,13 +36,19 @@ def mask_array(mask: Any, op: str, target_shape: Tuple[int, ...], device: str,
     if mask_device != device:
         raise RuntimeError(f"{op}: {what} is on {mask_device} but the input is on {device}; "
                            f"move it with .to('{device}')")
+    expected = f"{layout} = {tuple(target_shape)}" if layout else f"{tuple(target_shape)}"
+    if exact:
+        if tuple(data.shape) != tuple(target_shape):
+            raise ValueError(f"{op}: {what} of shape {tuple(data.shape)} does not match the "
+                             f"expected shape {expected}")
+        return data
     try:
         shape = np.broadcast_shapes(tuple(data.shape), tuple(target_shape))
     except ValueError:
         shape = None
     if shape != tuple(target_shape):
         raise ValueError(f"{op}: {what} of shape {tuple(data.shape)} does not broadcast to the "
-                         f"expected shape {tuple(target_shape)}")
+                         f"expected shape {expected}")
     return data
 
 
