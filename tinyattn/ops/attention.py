@@ -20,15 +20,13 @@ from .. import backend
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 from .masking import mask_array
+from .matmul import _swap
 from .softmax import stable_softmax
 from .tiled_attention import TiledAttention
 
 __all__ = ["scaled_dot_product_attention", "packed_self_attention", "causal_mask_array",
            "attention_mask_array", "attention_gradients"]
 
-
-def _swap(x):
-    return x.swapaxes(-1, -2)
 
 
 class ScaledDotProductAttention(Function):

@@ -15,6 +15,8 @@ __all__ = ["matmul", "linear"]
 
 
 def _swap(x):
+    """x^T over the last two axes: (..., M, N) -> (..., N, M), a view. Shared by the
+    attention ops."""
     return x.swapaxes(-1, -2)
 
 

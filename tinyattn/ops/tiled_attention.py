@@ -21,12 +21,10 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function, unbroadcast
+from .matmul import _swap
 
 __all__ = ["TiledAttention", "row_dot"]
 
-
-def _swap(x: Any) -> Any:
-    return x.swapaxes(-1, -2)
 
 
 def _blocks(n: int, size: int) -> Iterator[Tuple[int, int]]:
