@@ -20,10 +20,9 @@ from typing import Any, List, Optional, Tuple, Union
 
 import numpy as np
 
-from .. import backend
 from .. import functional as F
-from ..autograd import no_grad
 from ..tensor import Tensor
+from . import generation
 from .attention import KVCache, MultiHeadAttention
 from .layers import Dropout, Embedding, FeedForward, LayerNorm, Linear, normal_parameter
 from .module import Module, ModuleList, Parameter
@@ -208,64 +207,26 @@ class GPT(Module):
 
     # ------------------------------------------------------------------ generation
     def generate(self, idx: Any, max_new_tokens: int, temperature: float = 1.0,
-                 top_k: Optional[int] = None, use_cache: bool = True,
-                 generator: Any = None) -> Tensor:
-        """Append ``max_new_tokens`` sampled tokens to idx (B, S); returns (B, S + new).
+                 top_k: Optional[int] = None, top_p: Optional[float] = None,
+                 use_cache: bool = True, generator: Any = None) -> Tensor:
+        """Append ``max_new_tokens`` tokens to idx (B, S); returns (B, S + new).
 
         Each step samples from softmax(logits / temperature) of the last position, keeping
-        only the ``top_k`` most likely tokens when given; ``temperature=0`` picks the argmax.
+        only the ``top_k`` most likely tokens (exactly k, ties to the lower id) and then the
+        smallest set of most likely tokens whose probability reaches ``top_p``;
+        ``temperature=0`` (or one so small that 1 / temperature overflows) picks the argmax.
+        Invalid options (a NaN, inf or negative temperature, top_p outside (0, 1]) are
+        refused, and logits holding NaN or inf raise ``FloatingPointError`` naming the step.
         With ``use_cache`` the prompt is run once and each later step feeds one token,
         reading earlier keys/values from a ``KVCache`` per layer. When the context reaches
         block_size, the caches are rebuilt from the last block_size tokens, exactly what the
-        uncached path computes. Runs without gradients and in eval mode (dropout off); the
-        training mode is restored afterwards.
+        uncached path computes. Draws come from ``generator`` (a numpy Generator) or the
+        default one (``tinyattn.manual_seed``). Runs without gradients and in eval mode
+        (dropout off); the training mode is restored afterwards. See nn/generation.py.
         """
-        if temperature < 0:
-            raise ValueError(f"generate: temperature must be >= 0, got {temperature}")
-        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int)
-                                  or top_k < 1):
-            raise ValueError(f"generate: top_k must be a whole number >= 1 (or None), got "
-                             f"{top_k!r}")
-        ids = _as_ids(idx, "idx").data
-        if ids.ndim != 2 or ids.shape[1] < 1:
-            raise ValueError(f"generate: idx must be (B, S) with S >= 1, got {ids.shape}")
-        xp = backend.get_array_module(ids)
-        block = self.config.block_size
-        was_training = self.training
-        self.eval()
-        try:
-            with no_grad():
-                caches: Optional[List[KVCache]] = None
-                for _ in range(max_new_tokens):
-                    if not use_cache:
-                        logits = self.forward(Tensor._wrap(ids[:, -block:]))
-                    elif caches is None or caches[0].length + 1 > block:
-                        caches = [KVCache() for _ in self.blocks]
-                        logits = self.forward(Tensor._wrap(ids[:, -block:]), kv_caches=caches)
-                    else:
-                        logits = self.forward(Tensor._wrap(ids[:, -1:]), kv_caches=caches)
-                    nxt = _sample(logits.data[:, -1, :], temperature, top_k, generator)
-                    ids = xp.concatenate([ids, nxt[:, None]], axis=1)   # (B, S) -> (B, S+1)
-        finally:
-            self.train(was_training)
-        return Tensor._wrap(ids)
-
-
-def _sample(logits: Any, temperature: float, top_k: Optional[int], generator: Any) -> Any:
-    """One token id per row of logits (B, V), by inverse-CDF sampling on the device."""
-    xp = backend.get_array_module(logits)
-    if temperature == 0:
-        return logits.argmax(axis=-1)
-    z = logits / temperature
-    if top_k is not None and top_k < z.shape[-1]:
-        kth = xp.sort(z, axis=-1)[:, -top_k][:, None]            # (B, 1) k-th largest
-        z = xp.where(z < kth, -xp.inf, z)
-    z = z - z.max(axis=-1, keepdims=True)
-    probs = xp.exp(z)                                            # unnormalised, (B, V)
-    cdf = xp.cumsum(probs, axis=-1)
-    u = backend.uniform((z.shape[0], 1), backend.device_of(z), z.dtype, generator)
-    picks = (cdf <= u * cdf[:, -1:]).sum(axis=-1)                # first index with cdf > u
-    return xp.minimum(picks, z.shape[-1] - 1)
+        return generation.generate(self, idx, max_new_tokens, temperature=temperature,
+                                   top_k=top_k, top_p=top_p, use_cache=use_cache,
+                                   generator=generator)
 
 
 def _as_ids(ids: Any, what: str) -> Tensor:
