@@ -9,5 +9,8 @@ tinyattn's own.
 from __future__ import annotations
 
 from .bert import BertConfig, BertModel, BertModelOutput
+from .bert_tokenizer import BatchEncoding, BertTokenizer
+from .sentence import SentenceEmbedder, pool
 
-__all__ = ["BertConfig", "BertModel", "BertModelOutput"]
+__all__ = ["BertConfig", "BertModel", "BertModelOutput", "BertTokenizer", "BatchEncoding",
+           "SentenceEmbedder", "pool"]
