@@ -179,7 +179,7 @@ def test_bytes_to_unicode_is_a_bijection_onto_printable_characters():
 
 # ------------------------------------------------------------------ errors
 def test_clear_errors(tmp_path, ours):
-    with pytest.raises(FileNotFoundError, match="no folder"):
+    with pytest.raises(FileNotFoundError, match="no such folder"):
         GPT2Tokenizer.from_pretrained(str(tmp_path / "missing"))
     with pytest.raises(FileNotFoundError, match="vocab.json not found"):
         GPT2Tokenizer.from_pretrained(str(tmp_path))

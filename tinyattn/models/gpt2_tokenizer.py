@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ..hub import resolve_pretrained
+from ..io import resolve_pretrained
 from .pretokenize import split_gpt2
 
 __all__ = ["GPT2Tokenizer", "bytes_to_unicode"]
@@ -79,7 +79,7 @@ class GPT2Tokenizer:
     def from_pretrained(cls, path: str) -> "GPT2Tokenizer":
         """Load ``vocab.json`` and ``merges.txt`` from a folder (or a Hugging Face Hub id,
         downloaded with ``huggingface_hub`` when it is installed)."""
-        folder = resolve_pretrained(path, ["vocab.json", "merges.txt"], "GPT2Tokenizer")
+        folder = resolve_pretrained(path)
         vocab_path = os.path.join(folder, "vocab.json")
         merges_path = os.path.join(folder, "merges.txt")
         for required in (vocab_path, merges_path):
