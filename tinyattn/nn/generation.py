@@ -74,15 +74,14 @@ def generate(model: "GPT", idx: Any, max_new_tokens: int, temperature: float = 1
             capacity = min(block, ids.shape[1] + max_new_tokens)
             for _ in range(max_new_tokens):
                 if not use_cache:
-                    logits = model(Tensor._wrap(ids[:, -block:]))
+                    last = _last_logits(model, ids[:, -block:], None)
                 elif caches is None or caches[0].length + 1 > block:
                     # First step, or the context is full: (re)build the caches from the last
                     # block_size tokens, exactly what the uncached path computes.
                     caches = [KVCache(capacity) for _ in model.blocks]
-                    logits = model(Tensor._wrap(ids[:, -block:]), kv_caches=caches)
+                    last = _last_logits(model, ids[:, -block:], caches)
                 else:
-                    logits = model(Tensor._wrap(ids[:, -1:]), kv_caches=caches)
-                last = logits.data[:, -1, :]                     # (B, S, V) -> (B, V)
+                    last = _last_logits(model, ids[:, -1:], caches)
                 finite_flags.append(xp.isfinite(last).all())
                 nxt = sample_next(last, temperature, top_k, top_p, generator)
                 ids = xp.concatenate([ids, nxt[:, None].astype(ids.dtype)], axis=1)
@@ -90,6 +89,14 @@ def generate(model: "GPT", idx: Any, max_new_tokens: int, temperature: float = 1
         model.train(was_training)
     _check_finite(finite_flags, ids.shape[1] - max_new_tokens)
     return Tensor._wrap(ids)
+
+
+def _last_logits(model: "GPT", ids: Any, caches: Optional[List[KVCache]]) -> Any:
+    """The logits (B, V) after the last of ids (B, S); ln_f and lm_head run on that one
+    position only (the (D, V) product is the largest of a step)."""
+    hidden, _ = model.trunk(Tensor._wrap(ids), caches)       # (B, S, D)
+    last = model.ln_f(hidden[:, -1:])                        # (B, 1, D)
+    return model.lm_head(last).data[:, 0]                    # (B, 1, V) -> (B, V)
 
 
 def sample_next(logits: Any, temperature: float, top_k: Optional[int] = None,

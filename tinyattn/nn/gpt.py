@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import functional as F
 from ..tensor import Tensor
-from . import generation
+from . import generation, gpt2_checkpoint
 from .attention import KVCache, MultiHeadAttention
 from .layers import Dropout, Embedding, FeedForward, LayerNorm, Linear, normal_parameter
 from .module import Module, ModuleList, Parameter
@@ -42,6 +42,7 @@ class GPTConfig:
     pos_encoding: "learned" (GPT-2), "sinusoidal" (fixed table), "rope" (rotate q, k),
     "alibi" (distance bias on the scores; needs attn_impl="plain").
     tie_weights: lm_head shares the token embedding matrix (V, D).
+    layer_norm_eps: the epsilon of every LayerNorm (GPT-2's layer_norm_epsilon, 1e-5).
     """
 
     vocab_size: int = 65
@@ -58,6 +59,7 @@ class GPTConfig:
     attn_impl: str = "plain"
     attn_block_size: int = 64
     rope_base: float = 10000.0
+    layer_norm_eps: float = 1e-5
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "d_model",
@@ -76,6 +78,9 @@ class GPTConfig:
                              f"only attn_impl='plain' supports (got {self.attn_impl!r})")
         if not 0.0 <= self.dropout <= 1.0:
             raise ValueError(f"GPTConfig: dropout must be in [0, 1], got {self.dropout}")
+        if not (isinstance(self.layer_norm_eps, (int, float)) and 0 < self.layer_norm_eps < 1):
+            raise ValueError(f"GPTConfig: layer_norm_eps must be a small positive number (GPT-2: "
+                             f"1e-5), got {self.layer_norm_eps!r}")
 
 
 class Block(Module):
@@ -83,13 +88,13 @@ class Block(Module):
 
     def __init__(self, config: GPTConfig):
         d = config.d_model
-        self.ln1 = LayerNorm(d, bias=config.bias)
+        self.ln1 = LayerNorm(d, eps=config.layer_norm_eps, bias=config.bias)
         self.attn = MultiHeadAttention(d, config.n_head, dropout=config.dropout,
                                        bias=config.bias, rope=config.pos_encoding == "rope",
                                        rope_base=config.rope_base, attn_impl=config.attn_impl,
                                        block_size=config.attn_block_size)
         self.drop1 = Dropout(config.dropout)
-        self.ln2 = LayerNorm(d, bias=config.bias)
+        self.ln2 = LayerNorm(d, eps=config.layer_norm_eps, bias=config.bias)
         self.mlp = FeedForward(d, config.d_ff, dropout=config.dropout,
                                activation=config.activation, bias=config.bias)
         self.drop2 = Dropout(config.dropout)
@@ -126,7 +131,7 @@ class GPT(Module):
         self.alibi = ALiBi(config.n_head) if kind == "alibi" else None
         self.drop = Dropout(config.dropout)
         self.blocks = ModuleList([Block(config) for _ in range(config.n_layer)])
-        self.ln_f = LayerNorm(d, bias=config.bias)
+        self.ln_f = LayerNorm(d, eps=config.layer_norm_eps, bias=config.bias)
         self.lm_head = Linear(d, config.vocab_size, bias=False)
         self._init_weights()
         if config.tie_weights:
@@ -146,6 +151,27 @@ class GPT(Module):
             elif isinstance(module, LearnedPositionalEmbedding):
                 module.weight = normal_parameter(module.weight.shape, std)
 
+    # ------------------------------------------------------------------ checkpoints
+    @classmethod
+    def from_pretrained(cls, name_or_path: Any, dtype: Any = "float32",
+                        dropout: float = 0.0) -> "GPT":
+        """A GPT-2 from a Hugging Face folder (``config.json`` + ``model.safetensors``) or a
+        Hub id such as ``"gpt2"`` (downloaded with ``pip install "tinyattn[hub]"``).
+
+        The name map and the transposed weights are one table in nn/gpt2_checkpoint.py.
+        float32 weights are views of the memory-mapped file (no copy). Returned in eval
+        mode; ``dropout`` (default 0) is applied where tinyattn's GPT applies it when you
+        train (GPT-2 trained with 0.1). Errors name what is missing or unsupported.
+        """
+        return gpt2_checkpoint.load_gpt2(cls, name_or_path, dtype=dtype, dropout=dropout)
+
+    def save_pretrained(self, folder: str) -> None:
+        """Write ``config.json`` and ``model.safetensors`` with GPT-2's names (Conv1D
+        weights transposed back, q/k/v packed into c_attn), so
+        ``transformers.GPT2LMHeadModel.from_pretrained(folder)`` loads this model. Needs
+        learned positions and biases (GPT-2's architecture)."""
+        gpt2_checkpoint.save_gpt2(self, folder)
+
     def extra_repr(self) -> str:
         c = self.config
         return (f"vocab_size={c.vocab_size}, block_size={c.block_size}, "
@@ -160,6 +186,30 @@ class GPT(Module):
         With ``kv_caches`` (one ``KVCache`` per layer), idx holds only the new tokens; they sit
         after the cached ones (positions offset..offset+S-1) and the caches grow by S.
         """
+        idx = _as_ids(idx, "idx")
+        x, weights = self.trunk(idx, kv_caches, return_attention)
+        batch, seq_len = idx.shape
+        logits = self.lm_head(self.ln_f(x))                  # (B, S, D) -> (B, S, V)
+        outputs: List[Any] = [logits]
+        if targets is not None:
+            targets = _as_ids(targets, "targets")
+            if targets.shape != (batch, seq_len):
+                raise ValueError(f"GPT: targets must have the shape of idx {idx.shape}, got "
+                                 f"{targets.shape}")
+            vocab = self.config.vocab_size
+            loss = F.cross_entropy(logits.reshape(batch * seq_len, vocab),   # (B*S, V)
+                                   targets.reshape(batch * seq_len),          # (B*S,)
+                                   ignore_index=ignore_index)
+            outputs.append(loss)
+        if return_attention:
+            outputs.append(weights)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def trunk(self, idx: Any, kv_caches: Optional[List[KVCache]] = None,
+              return_attention: bool = False) -> Tuple[Tensor, List[Optional[Tensor]]]:
+        """idx (B, S) -> the residual stream after the last block (B, S, D), before ln_f and
+        lm_head, and the attention weights per layer (None unless ``return_attention``).
+        ``generate`` applies ln_f and lm_head to the last position only."""
         idx = _as_ids(idx, "idx")
         if idx.ndim != 2:
             raise ValueError(f"GPT: idx must be (B, S) token ids, got shape {idx.shape}")
@@ -189,21 +239,7 @@ class GPT(Module):
             cache = None if kv_caches is None else kv_caches[i]
             x, w = block(x, attn_bias=bias, kv_cache=cache, need_weights=return_attention)
             weights.append(w)
-        logits = self.lm_head(self.ln_f(x))                  # (B, S, D) -> (B, S, V)
-        outputs: List[Any] = [logits]
-        if targets is not None:
-            targets = _as_ids(targets, "targets")
-            if targets.shape != (batch, seq_len):
-                raise ValueError(f"GPT: targets must have the shape of idx {idx.shape}, got "
-                                 f"{targets.shape}")
-            vocab = self.config.vocab_size
-            loss = F.cross_entropy(logits.reshape(batch * seq_len, vocab),   # (B*S, V)
-                                   targets.reshape(batch * seq_len),          # (B*S,)
-                                   ignore_index=ignore_index)
-            outputs.append(loss)
-        if return_attention:
-            outputs.append(weights)
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        return x, weights
 
     # ------------------------------------------------------------------ generation
     def generate(self, idx: Any, max_new_tokens: int, temperature: float = 1.0,

@@ -13,8 +13,10 @@ Parameters are float32; ``model.double()`` (or ``.to(np.float64)``) converts the
 """
 from __future__ import annotations
 
+import contextlib
 import math
-from typing import Any, Optional, Sequence, Union
+import threading
+from typing import Any, Iterator, Optional, Sequence, Union
 
 import numpy as np
 
@@ -23,17 +25,38 @@ from ..tensor import Tensor, ones, rand, randn, zeros
 from .module import Module, Parameter
 
 __all__ = ["Linear", "Embedding", "LayerNorm", "Dropout", "GELU", "ReLU", "FeedForward",
-           "uniform_parameter", "normal_parameter", "make_activation"]
+           "uniform_parameter", "normal_parameter", "make_activation", "skip_init"]
+
+
+_skip_init = threading.local()
+
+
+@contextlib.contextmanager
+def skip_init() -> Iterator[None]:
+    """Build modules without drawing their random weights: inside this block,
+    ``uniform_parameter`` and ``normal_parameter`` return uninitialised float32 memory (no
+    time spent, no pages touched). For loaders that overwrite every parameter next
+    (``GPT.from_pretrained``); like ``torch.nn.utils.skip_init``."""
+    previous = getattr(_skip_init, "on", False)
+    _skip_init.on = True
+    try:
+        yield
+    finally:
+        _skip_init.on = previous
 
 
 def uniform_parameter(shape: Sequence[int], bound: float) -> Parameter:
     """A float32 Parameter with entries ~ U(-bound, bound) from the default generator."""
+    if getattr(_skip_init, "on", False):
+        return Parameter(np.empty(tuple(shape), dtype=np.float32))
     data = rand(*shape).data                    # U(0, 1), float32
     return Parameter(data * (2.0 * bound) - bound)
 
 
 def normal_parameter(shape: Sequence[int], std: float) -> Parameter:
     """A float32 Parameter with entries ~ N(0, std^2) from the default generator."""
+    if getattr(_skip_init, "on", False):
+        return Parameter(np.empty(tuple(shape), dtype=np.float32))
     return Parameter(randn(*shape).data * std)
 
 
