@@ -166,7 +166,8 @@ def test_clear_errors(tmp_path, saved, monkeypatch):
     bad = tmp_path / "bad"
     bad.mkdir()
     config = json.loads(open(os.path.join(folder, "config.json")).read())
-    (bad / "config.json").write_text(json.dumps(dict(config, scale_attn_by_inverse_layer_idx=True)))
+    bad_config = dict(config, scale_attn_by_inverse_layer_idx=True)
+    (bad / "config.json").write_text(json.dumps(bad_config))
     with pytest.raises(PretrainedError, match="scale_attn_by_inverse_layer_idx=True"):
         nn.GPT.from_pretrained(str(bad))
     (bad / "config.json").write_text(json.dumps(dict(config, n_layer=3)))
