@@ -23,7 +23,8 @@ import numpy as np
 from .. import backend
 from .. import functional as F
 from ..io import PretrainedError, read_json, resolve_pretrained, save_safetensors
-from ..ops import cat
+from ..autograd import is_grad_enabled
+from ..ops import cat, where
 from ..ops.attention import packed_self_attention
 from ..nn import Dropout, Embedding, LayerNorm, Linear, Module, ModuleList
 from ..serialization import atomic_write
@@ -130,11 +131,21 @@ class BertEmbeddings(Module):
         self.token_type_embeddings = Embedding(config.type_vocab_size, d)
         self.LayerNorm = LayerNorm(d, eps=config.layer_norm_eps)
         self.dropout = Dropout(config.hidden_dropout_prob)
+        self.pad_token_id = config.pad_token_id
 
     def forward(self, ids: Any, token_type_ids: Any) -> Tensor:
         xp = backend.get_array_module(ids)
         positions = xp.arange(ids.shape[1])                          # (S,)
-        x = self.word_embeddings(ids) + self.token_type_embeddings(token_type_ids)
+        words = self.word_embeddings(ids)                            # (B, S) -> (B, S, D)
+        weight = self.word_embeddings.weight
+        if is_grad_enabled() and weight.requires_grad:
+            # transformers' word embedding has padding_idx=pad_token_id: the [PAD] row is
+            # used in the forward but gets no gradient, so fine-tuning never moves it.
+            is_pad = ids == self.pad_token_id
+            if bool(is_pad.any()):
+                frozen = F.embedding(ids, weight.detach())
+                words = where(is_pad[..., None], frozen, words)      # (B, S, 1) picks rows
+        x = words + self.token_type_embeddings(token_type_ids)
         x = x + self.position_embeddings(positions)    # (B, S, D) + (S, D) -> (B, S, D)
         return self.dropout(self.LayerNorm(x))
 
