@@ -97,10 +97,11 @@ class SentenceEmbedder:
 
         normalize: scale each row to unit length, so a dot product is the cosine similarity
             (all-MiniLM-L6-v2's modules.json ends with Normalize, so sentence-transformers
-            does it too; ``self.normalize`` says whether the model's modules do). Texts are sorted by length and
-            batched ``batch_size`` at a time, so a batch pads little; longer texts are cut to
-            max_seq_length tokens, as sentence-transformers does. show_progress_bar: a line on
-            stderr per batch (default: when stderr is a terminal and there are over 8 batches).
+            does it too; ``self.normalize`` says whether the model's modules do).
+        show_progress_bar: a line on stderr per batch (default: when stderr is a terminal and
+            there are over 8 batches).
+        Texts are sorted by length and batched ``batch_size`` at a time, so a batch pads
+        little; longer texts are cut to max_seq_length tokens, as sentence-transformers does.
         """
         if isinstance(texts, str):
             raise TypeError("encode: pass a list of texts (for one text: encode([text]))")
