@@ -232,3 +232,18 @@ def test_sentence_embedder_on_a_plain_bert_folder(tmp_path):
         {"pooling_mode_lasttoken": True}))
     with pytest.raises(PretrainedError, match="pooling_mode_lasttoken is not supported"):
         SentenceEmbedder.from_pretrained(str(tmp_path))
+
+
+def test_skip_init_draws_nothing_and_ends_with_its_block():
+    from tinyattn.nn.layers import skip_init    # noqa: PLC0415
+    ta.manual_seed(3)
+    state = ta.get_rng_state()
+    with skip_init():
+        layer = ta.nn.Linear(4, 3)
+    assert layer.weight.shape == (3, 4) and layer.weight.dtype == np.float32
+    after = ta.get_rng_state()
+    assert json.dumps(after, default=str) == json.dumps(state, default=str)
+    ta.manual_seed(3)
+    expected = ta.nn.Linear(4, 3).weight.numpy()
+    ta.manual_seed(3)
+    np.testing.assert_array_equal(ta.nn.Linear(4, 3).weight.numpy(), expected)  # drawn again

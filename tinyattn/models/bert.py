@@ -27,6 +27,7 @@ from ..autograd import is_grad_enabled
 from ..ops import cat, where
 from ..ops.attention import packed_self_attention
 from ..nn import Dropout, Embedding, LayerNorm, Linear, Module, ModuleList
+from ..nn.layers import skip_init
 from ..serialization import atomic_write
 from ..tensor import Tensor, normalize_dtype
 from .checkpoint import load_checkpoint_state
@@ -315,8 +316,11 @@ class BertModel(Module):
         folder = resolve_pretrained(name_or_path)
         config = BertConfig.from_dict(read_json(folder, "config.json"),
                                       os.path.join(folder, "config.json"))
-        state, unused = load_checkpoint_state(folder, config.max_position_embeddings)
-        model = cls(config, add_pooling_layer="pooler.dense.weight" in state)
+        # float32 uses the mapped file as it is; a conversion reads a tensor, converts it and
+        # drops it, so memory peaks near the converted model's size plus one tensor.
+        state, unused = load_checkpoint_state(folder, mmap=want == np.float32)
+        with skip_init():                         # every weight comes from the file
+            model = cls(config, add_pooling_layer="pooler.dense.weight" in state)
         model.load_pretrained_state(state, want, source=folder)
         model.unused_weights = unused
         return model.eval()
@@ -324,7 +328,7 @@ class BertModel(Module):
     def load_pretrained_state(self, state: Dict[str, np.ndarray], dtype: Any,
                               source: str = "the checkpoint") -> None:
         """Point every parameter at the checkpoint's array (converted to ``dtype``), after
-        checking that the names and shapes match exactly."""
+        checking that the names and shapes match exactly. Empties ``state``."""
         params = dict(self.named_parameters())
         missing = sorted(set(params) - set(state))
         unexpected = sorted(set(state) - set(params))
@@ -342,8 +346,10 @@ class BertModel(Module):
                                       f"not a float")
         device = params["embeddings.word_embeddings.weight"].device
         for name, param in params.items():
-            param.data = backend.to_device(state[name].astype(dtype, copy=False), device)
+            array = state.pop(name)                   # the caller's dict: emptied as we go
+            param.data = backend.to_device(array.astype(dtype, copy=False), device)
             param.grad = None
+            del array
 
     def save_pretrained(self, folder: str) -> None:
         """Write ``config.json`` and ``model.safetensors`` (Hugging Face names, float as
