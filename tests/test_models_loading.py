@@ -247,3 +247,18 @@ def test_skip_init_draws_nothing_and_ends_with_its_block():
     expected = ta.nn.Linear(4, 3).weight.numpy()
     ta.manual_seed(3)
     np.testing.assert_array_equal(ta.nn.Linear(4, 3).weight.numpy(), expected)  # drawn again
+
+
+def test_inference_blocks_give_the_ops_numbers_exactly(tmp_path, monkeypatch):
+    """Without a graph, GELU and attention run block by block (for the CPU cache): the same
+    ops on smaller pieces, so the result must equal the recorded path's bit for bit."""
+    import tinyattn.models.bert as bert    # noqa: PLC0415
+    model = _tiny(tmp_path)
+    monkeypatch.setattr(bert, "_GELU_ROWS", 3)
+    monkeypatch.setattr(bert, "_ATTENTION_SCORES", 1)    # one sequence per block
+    with ta.no_grad():
+        fast = model(IDS, MASK)
+    recorded = model(IDS, MASK)                           # parameters require grad: ops path
+    assert recorded.last_hidden_state.requires_grad and not fast.last_hidden_state.requires_grad
+    np.testing.assert_array_equal(fast.last_hidden_state.numpy(),
+                                  recorded.last_hidden_state.numpy())
