@@ -22,6 +22,10 @@ def _grad(t) -> np.ndarray:
     return np.asarray(g.numpy() if hasattr(g, "numpy") else g)
 
 
+def _leaf(a: np.ndarray):
+    return ta.tensor(a, dtype="float64", requires_grad=True)
+
+
 def _section(doc: str, start: str, end: str) -> str:
     text = (DOCS / doc).read_text()
     return text[text.index(start):text.index(end, text.index(start))]
@@ -265,6 +269,26 @@ def test_finfo_min_masks_in_bfloat16_and_hugging_face_builds_them():
     assert (mask[0, 0, :, 2] == torch.finfo(torch.float16).min).all()    # padded key
 
 
+def test_fully_masked_row_gives_zeros_in_torch_sdpa_as_in_tinyattn():
+    """derivations.md#attention: torch 2.13's F.scaled_dot_product_attention returns zeros
+    and a zero dq for a query that may attend to nothing, as tinyattn does."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(6)
+    q, k, v = (rng.standard_normal(s) for s in [(1, 3, 4), (1, 5, 4), (1, 5, 2)])
+    mask = np.ones((3, 5), dtype=bool)
+    mask[1] = False                                       # query 1 may attend to nothing
+    qt = torch.tensor(q, requires_grad=True)
+    out = torch.nn.functional.scaled_dot_product_attention(qt, torch.tensor(k), torch.tensor(v),
+                                                           attn_mask=torch.tensor(mask))
+    out.sum().backward()
+    assert (out[0, 1] == 0).all() and (qt.grad[0, 1] == 0).all()
+    assert (out[0, 0] != 0).any()                         # negative control: a normal row
+    ours = _leaf(q)
+    F.scaled_dot_product_attention(ours, ta.tensor(k), ta.tensor(v),
+                                   mask=ta.tensor(mask)).sum().backward()
+    np.testing.assert_allclose(_grad(ours), qt.grad.numpy(), atol=1e-14)
+
+
 def test_torch_multihead_attention_nan_depends_on_the_path():
     """docs/nn.md#masks: NaN with need_weights=True and on the inference fast path, zeros
     with need_weights=False otherwise (torch 2.13)."""
@@ -296,10 +320,6 @@ def test_torch_multihead_attention_nan_depends_on_the_path():
 
 
 # ----------------------------------------------------------------- residual stream
-def _leaf(a: np.ndarray):
-    return ta.tensor(a, dtype="float64", requires_grad=True)
-
-
 def test_residual_gradient_is_g_plus_the_branch_vjp():
     rng = np.random.default_rng(2)
     ta.manual_seed(0)
