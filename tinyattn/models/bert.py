@@ -211,7 +211,7 @@ class BertIntermediate(Module):
     def forward(self, x: Tensor) -> Tensor:
         x = self.dense(x)                                            # (B, S, D) -> (B, S, F)
         if self.activation == "gelu" and _inference(x):
-            return Tensor._wrap(_gelu_by_blocks(x.data))
+            return Tensor._wrap(_gelu_by_blocks(x._data))
         if self.activation == "relu":
             return F.relu(x)
         return F.gelu(x, approximate="tanh" if self.activation == "gelu_tanh" else "none")
@@ -267,7 +267,7 @@ _ATTENTION_SCORES = 1 << 16  # scores per block of sequences
 
 def _inference(x: Tensor) -> bool:
     return not (is_grad_enabled() and x.requires_grad) and backend.get_array_module(
-        x.data) is np
+        x._data) is np
 
 
 def _gelu_by_blocks(x: np.ndarray) -> np.ndarray:
@@ -291,7 +291,7 @@ def _attention_by_blocks(qkv: Tensor, mask: Any) -> Tensor:
     blocks = [packed_self_attention(qkv[:, i:i + step],
                                     mask=None if mask is None else mask[i:i + step])
               for i in range(0, batch, step)]
-    return Tensor._wrap(np.concatenate([b.data for b in blocks], axis=0))  # (B, h, S, d_k)
+    return Tensor._wrap(np.concatenate([b._data for b in blocks], axis=0))  # (B, h, S, d_k)
 
 
 # ---------------------------------------------------------------------------- the model
