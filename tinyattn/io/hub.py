@@ -55,7 +55,7 @@ def resolve_pretrained(name_or_path: Any, patterns: Sequence[str] = DEFAULT_PATT
 
 
 def read_json(folder: str, name: str, required: bool = True) -> Any:
-    """``folder/name`` parsed as a JSON object (or list); None when it is absent and not required."""
+    """``folder/name`` parsed as a JSON object (or list); None when absent and not required."""
     path = os.path.join(folder, name)
     if not os.path.isfile(path):
         if required:

@@ -271,7 +271,7 @@ def _host_array(name: Any, value: Any) -> np.ndarray:
     if name == "__metadata__":
         raise ValueError("save_safetensors: '__metadata__' is reserved for the metadata; "
                          "pass metadata= instead")
-    data = value.data if isinstance(value, Tensor) else value
+    data = value._data if isinstance(value, Tensor) else value
     array = np.asarray(backend.to_host(data) if backend.device_of(data) != "cpu" else data)
     if (array.dtype.kind, array.dtype.itemsize) not in _NAMES:
         raise TypeError(f"save_safetensors: tensor {name!r} has dtype {array.dtype}; "

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ..io import PretrainedError, read_json, resolve_pretrained
-from ..tensor import Tensor
+from ..tensor import Tensor, from_numpy
 from .wordpiece import WordPiece, normalize, pre_tokenize
 
 __all__ = ["BertTokenizer", "BatchEncoding"]
@@ -202,7 +202,7 @@ class BertTokenizer:
         arrays = {k: np.array(v, dtype=np.int64).reshape(len(rows), -1)
                   for k, v in columns.items()}
         if return_tensors != "np":
-            arrays = {k: Tensor(v) for k, v in arrays.items()}
+            arrays = {k: from_numpy(v) for k, v in arrays.items()}
         return BatchEncoding(arrays)
 
     def _encode_one(self, text: str, pair: Optional[str], special: bool, truncation: str,

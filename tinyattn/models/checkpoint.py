@@ -46,12 +46,14 @@ def weight_files(folder: str) -> List[str]:
                           f"in the safetensors format, which cannot run code).{hint}")
 
 
-def load_checkpoint_state(folder: str, max_positions: int
+def load_checkpoint_state(folder: str, mmap: bool = True
                           ) -> Tuple[Dict[str, np.ndarray], List[str]]:
-    """(encoder weights under BertModel's names, names of the other weights in the files)."""
+    """(encoder weights under BertModel's names, names of the other weights in the files).
+    ``mmap=False`` reads the arrays into memory instead of mapping the file (for a caller
+    that converts them and drops each original: mapped pages it read would stay counted)."""
     raw: Dict[str, np.ndarray] = {}
     for path in weight_files(folder):
-        for name, array in load_safetensors(path).items():
+        for name, array in load_safetensors(path, mmap=mmap).items():
             if name in raw:
                 raise PretrainedError(f"{folder}: {name} appears in two shards")
             raw[name] = array

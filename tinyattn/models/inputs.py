@@ -12,7 +12,7 @@ __all__ = ["id_array", "attention_mask_array"]
 
 
 def _array(value: Any, device: str) -> Any:
-    data = value.data if isinstance(value, Tensor) else value
+    data = value._data if isinstance(value, Tensor) else value
     if backend.device_of(data) == "cpu":
         data = np.asarray(data)
     return backend.to_device(data, device)

@@ -23,7 +23,7 @@ import numpy as np
 from .. import backend
 from ..autograd import no_grad
 from ..io import PretrainedError, read_json, resolve_pretrained
-from ..tensor import Tensor
+from ..tensor import Tensor, tensor
 from .bert import BertModel
 from .bert_tokenizer import BertTokenizer
 
@@ -44,17 +44,17 @@ def pool(hidden: Tensor, attention_mask: Any, mode: str = "mean") -> Tensor:
     divided by sqrt(length)). Differentiable: built from tinyattn ops."""
     if mode == "cls":
         return hidden[:, 0]                                          # (B, S, D) -> (B, D)
-    mask = Tensor(np.asarray(attention_mask, dtype=hidden.dtype)[:, :, None],
+    mask = tensor(np.asarray(attention_mask, dtype=hidden.dtype)[:, :, None],
                   device=hidden.device)                              # (B, S) -> (B, S, 1)
     if mode == "max":
-        return hidden.masked_fill(mask.data == 0, -1e9).amax(dim=1)  # (B, S, D) -> (B, D)
+        return hidden.masked_fill(mask._data == 0, -1e9).amax(dim=1)  # (B, S, D) -> (B, D)
     summed = (hidden * mask).sum(dim=1)                              # -> (B, D)
     count = np.maximum(np.asarray(attention_mask).sum(axis=1, keepdims=True), 1e-9)
     divisor = np.sqrt(count) if mode == "mean_sqrt_len" else count   # (B, 1)
     if mode not in ("mean", "mean_sqrt_len"):
         raise ValueError(f"pool: mode must be 'mean', 'cls', 'max' or 'mean_sqrt_len', got "
                          f"{mode!r}")
-    return summed / Tensor(divisor.astype(hidden.dtype), device=hidden.device)
+    return summed / tensor(divisor.astype(hidden.dtype), device=hidden.device)
 
 
 class SentenceEmbedder:
@@ -97,10 +97,11 @@ class SentenceEmbedder:
 
         normalize: scale each row to unit length, so a dot product is the cosine similarity
             (all-MiniLM-L6-v2's modules.json ends with Normalize, so sentence-transformers
-            does it too; ``self.normalize`` says whether the model's modules do). Texts are sorted by length and
-            batched ``batch_size`` at a time, so a batch pads little; longer texts are cut to
-            max_seq_length tokens, as sentence-transformers does. show_progress_bar: a line on
-            stderr per batch (default: when stderr is a terminal and there are over 8 batches).
+            does it too; ``self.normalize`` says whether the model's modules do).
+        show_progress_bar: a line on stderr per batch (default: when stderr is a terminal and
+            there are over 8 batches).
+        Texts are sorted by length and batched ``batch_size`` at a time, so a batch pads
+        little; longer texts are cut to max_seq_length tokens, as sentence-transformers does.
         """
         if isinstance(texts, str):
             raise TypeError("encode: pass a list of texts (for one text: encode([text]))")
@@ -139,7 +140,7 @@ class SentenceEmbedder:
             hidden = self.model(batch["input_ids"], batch["attention_mask"],
                                 batch["token_type_ids"]).last_hidden_state
             pooled = [pool(hidden, batch["attention_mask"], mode) for mode in self.modes]
-        arrays = [backend.to_host(p.data) for p in pooled]
+        arrays = [backend.to_host(p._data) for p in pooled]
         return arrays[0] if len(arrays) == 1 else np.concatenate(arrays, axis=1)
 
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd import no_grad
-from ..tensor import Tensor
+from ..tensor import Tensor, as_tensor
 from .attention import KVCache
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ def _last_logits(model: "GPT", ids: Any, caches: Optional[List[KVCache]]) -> Any
     position only (the (D, V) product is the largest of a step)."""
     hidden, _ = model.trunk(Tensor._wrap(ids), caches)       # (B, S, D)
     last = model.ln_f(hidden[:, -1:])                        # (B, 1, D)
-    return model.lm_head(last).data[:, 0]                    # (B, 1, V) -> (B, V)
+    return model.lm_head(last)._data[:, 0]                    # (B, 1, V) -> (B, V)
 
 
 def sample_next(logits: Any, temperature: float, top_k: Optional[int] = None,
@@ -150,8 +150,7 @@ def _keep_largest(z: Any, kth: Any, count: Any) -> Any:
 
 
 def _prompt_ids(idx: Any) -> Any:
-    tensor = idx if isinstance(idx, Tensor) else Tensor(np.asarray(idx))
-    ids = tensor.data
+    ids = (idx if isinstance(idx, Tensor) else as_tensor(np.asarray(idx)))._data
     if not np.issubdtype(ids.dtype, np.integer):
         raise TypeError(f"generate: idx must hold integer token ids, got dtype {ids.dtype}")
     if ids.ndim != 2 or ids.shape[0] < 1 or ids.shape[1] < 1:

@@ -21,7 +21,7 @@ from typing import Any, List, Optional, Tuple, Union
 import numpy as np
 
 from .. import functional as F
-from ..tensor import Tensor
+from ..tensor import Tensor, as_tensor
 from . import generation, gpt2_checkpoint
 from .attention import KVCache, MultiHeadAttention
 from .layers import Dropout, Embedding, FeedForward, LayerNorm, Linear, normal_parameter
@@ -266,7 +266,7 @@ class GPT(Module):
 
 
 def _as_ids(ids: Any, what: str) -> Tensor:
-    tensor = ids if isinstance(ids, Tensor) else Tensor(np.asarray(ids))
+    tensor = ids if isinstance(ids, Tensor) else as_tensor(np.asarray(ids))
     if not np.issubdtype(tensor.dtype, np.integer):
         raise TypeError(f"GPT: {what} must hold integer token ids, got dtype {tensor.dtype}; "
                         f"convert with .long()")

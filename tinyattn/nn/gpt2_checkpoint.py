@@ -232,7 +232,7 @@ def _read_weights(folder: str) -> Dict[str, np.ndarray]:
 # ---------------------------------------------------------------------------- saving
 def hf_state(model: "GPT") -> Dict[str, np.ndarray]:
     """The model's parameters under Hugging Face GPT-2 names, as host arrays."""
-    params = {name: backend.to_host(p.data) for name, p in model.named_parameters()}
+    params = {name: backend.to_host(p._data) for name, p in model.named_parameters()}
     return to_hf_names(params, model.config)
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import threading
 from typing import Any, Iterator, Optional, Sequence, Union
 
 import numpy as np
@@ -27,37 +26,36 @@ from .module import Module, Parameter
 __all__ = ["Linear", "Embedding", "LayerNorm", "Dropout", "GELU", "ReLU", "FeedForward",
            "uniform_parameter", "normal_parameter", "make_activation", "skip_init"]
 
-
-_skip_init = threading.local()
+_skip_init = False
 
 
 @contextlib.contextmanager
 def skip_init() -> Iterator[None]:
-    """Build modules without drawing their random weights: inside this block,
-    ``uniform_parameter`` and ``normal_parameter`` return uninitialised float32 memory (no
-    time spent, no pages touched). For loaders that overwrite every parameter next
-    (``GPT.from_pretrained``); like ``torch.nn.utils.skip_init``."""
-    previous = getattr(_skip_init, "on", False)
-    _skip_init.on = True
+    """Inside this block, layers get uninitialised float32 weights (``np.empty``: no random
+    draws, and no memory is touched until written), for models whose every weight is about
+    to be replaced by a checkpoint's (``from_pretrained``). Like ``torch.nn.utils.skip_init``;
+    the generator's state is left as it was."""
+    global _skip_init
+    previous, _skip_init = _skip_init, True
     try:
         yield
     finally:
-        _skip_init.on = previous
+        _skip_init = previous
 
 
 def uniform_parameter(shape: Sequence[int], bound: float) -> Parameter:
     """A float32 Parameter with entries ~ U(-bound, bound) from the default generator."""
-    if getattr(_skip_init, "on", False):
+    if _skip_init:
         return Parameter(np.empty(tuple(shape), dtype=np.float32))
-    data = rand(*shape).data                    # U(0, 1), float32
+    data = rand(*shape)._data                    # U(0, 1), float32
     return Parameter(data * (2.0 * bound) - bound)
 
 
 def normal_parameter(shape: Sequence[int], std: float) -> Parameter:
     """A float32 Parameter with entries ~ N(0, std^2) from the default generator."""
-    if getattr(_skip_init, "on", False):
+    if _skip_init:
         return Parameter(np.empty(tuple(shape), dtype=np.float32))
-    return Parameter(randn(*shape).data * std)
+    return Parameter(randn(*shape)._data * std)
 
 
 class Linear(Module):
@@ -108,8 +106,8 @@ class LayerNorm(Module):
             raise ValueError(f"LayerNorm: normalized_shape must be positive sizes, got "
                              f"{normalized_shape!r}")
         self.normalized_shape, self.eps = shape, eps
-        self.weight = Parameter(ones(*shape).data) if elementwise_affine else None
-        self.bias = Parameter(zeros(*shape).data) if elementwise_affine and bias else None
+        self.weight = Parameter(ones(*shape)._data) if elementwise_affine else None
+        self.bias = Parameter(zeros(*shape)._data) if elementwise_affine and bias else None
 
     def forward(self, x: Tensor) -> Tensor:
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
