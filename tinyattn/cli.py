@@ -56,6 +56,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     sub.add_parser("doctor", help="check the GPU setup", add_help=False)
     sub.add_parser("embed", help="sentence embeddings from a real model", add_help=False)
     sub.add_parser("attention", help="plot a real model's attention heads", add_help=False)
+    sub.add_parser("generate", help="continue a prompt with a GPT-2 checkpoint",
+                   add_help=False)
     args, rest = parser.parse_known_args(argv)
     if args.command == "gradcheck":
         if rest:
@@ -70,4 +72,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.command in ("embed", "attention"):
         from .models import cli as models_cli  # noqa: PLC0415 - models sit higher
         return getattr(models_cli, f"{args.command}_main")(rest)
+    if args.command == "generate":
+        from .models.generate_cli import generate_main  # noqa: PLC0415 - models sit higher
+        return generate_main(rest)
     return 2
