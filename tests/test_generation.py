@@ -186,3 +186,21 @@ def test_cache_writes_in_place_without_gradients_and_concatenates_with_them():
     with pytest.raises(ValueError, match="do not match the cached"):
         with ta.no_grad():
             cache.append(ta.randn(3, 2, 1, 3), ta.randn(3, 2, 1, 3))
+
+
+def test_sampling_on_the_strict_device_matches_cpu_without_host_syncs():
+    """The GPU stand-in: top-k, top-p and the finiteness check run on the device (no NumPy
+    call on device data, no host sync per step) and draw the same tokens as the CPU."""
+    from tinyattn import strict_device
+    strict_device.enable()
+    model = make_gpt()
+    options = dict(temperature=0.8, top_k=5, top_p=0.9)
+    cpu = model.generate(PROMPT, 6, generator=np.random.default_rng(5), **options).numpy()
+    model.to(strict_device.DEVICE)
+    prompt = ta.tensor(PROMPT, device=strict_device.DEVICE)
+    strict_device.SYNCS.clear()
+    out = model.generate(prompt, 6, generator=np.random.default_rng(5), **options)
+    leaks = [k for k in strict_device.SYNCS if "embedding" not in k]
+    assert not leaks, leaks
+    assert out.device == strict_device.DEVICE
+    assert np.array_equal(out.numpy(), cpu)
