@@ -19,6 +19,8 @@ tinyattn / transformers in tokens/s (above 1: tinyattn is faster), with its quar
 thread: process CPU time; more: wall time. Both libraries get the same thread count (NumPy's
 BLAS through threadpoolctl, torch through ``torch.set_num_threads``).
 
+``--overhead`` also times the same comparison on GPT-2's 12 layers with tiny matrices
+(D = 64, V = 512), which isolates each library's cost per op from the matrix products.
 ``--memory`` also loads the checkpoint in a fresh process per library and reports the peak
 resident memory (VmHWM) it added, after one forward pass that touches every weight, beside
 the file's size.
@@ -43,15 +45,20 @@ from run import machine_lines, set_threads  # noqa: E402 - the shared benchmark 
 
 DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs",
                    "benchmarks.md")
-START, END = "<!-- gpt2-generate:start -->", "<!-- gpt2-generate:end -->"
+MARKERS = "<!-- gpt2-generate-{}-threads:start -->", "<!-- gpt2-generate-{}-threads:end -->"
 PROMPT_LENGTH = 10
 
 
-def build_checkpoint(folder: str) -> None:
+# --overhead: GPT-2 small's 12 layers and op sequence with tiny matrices (D = 64, V = 512),
+# so what is timed is each library's per-op cost, not the matrix products.
+TINY = dict(n_embd=64, n_head=4, vocab_size=512, bos_token_id=0, eos_token_id=0)
+
+
+def build_checkpoint(folder: str, **config: Any) -> None:
     import torch  # noqa: PLC0415
     import transformers  # noqa: PLC0415
     torch.manual_seed(0)
-    model = transformers.GPT2LMHeadModel(transformers.GPT2Config())
+    model = transformers.GPT2LMHeadModel(transformers.GPT2Config(**config))
     model.save_pretrained(folder, safe_serialization=True)
 
 
@@ -63,7 +70,7 @@ def time_generation(folder: str, args: argparse.Namespace) -> Dict[str, Any]:
     handle = set_threads(args.threads)  # noqa: F841 - keep the limit alive while timing
     ours = GPT.from_pretrained(folder)
     theirs = transformers.GPT2LMHeadModel.from_pretrained(folder).eval()
-    prompt = np.random.default_rng(0).integers(0, 50257, (1, PROMPT_LENGTH))
+    prompt = np.random.default_rng(0).integers(0, ours.config.vocab_size, (1, PROMPT_LENGTH))
     n = args.new_tokens
 
     def run_ours() -> np.ndarray:
@@ -126,7 +133,8 @@ def measure_memory(folder: str) -> Dict[str, Any]:
 
 
 def report(timing: Dict[str, Any], memory: Optional[Dict[str, Any]],
-           args: argparse.Namespace, command: str, loads: Sequence[Any]) -> str:
+           overhead: Optional[Dict[str, Any]], args: argparse.Namespace, command: str,
+           loads: Sequence[Any]) -> str:
     clock = "process CPU time" if args.threads == 1 else "wall-clock time"
     load_text = " / ".join(f"{a:.2f}" for a in loads[0]) + " before, " + \
         " / ".join(f"{a:.2f}" for a in loads[1]) + " after (1 / 5 / 15 min)"
@@ -144,6 +152,12 @@ def report(timing: Dict[str, Any], memory: Optional[Dict[str, Any]],
         f"{timing['ratio']:.2f}x ({timing['spread'][0]:.2f}-{timing['spread'][1]:.2f}) |", "",
         f"Generated tokens identical in both: {100 * timing['same']:.0f}%.",
     ]
+    if overhead is not None:
+        per_token = {k: 1e3 / overhead[k] for k in ("ours", "theirs")}
+        lines += ["", f"Per-token cost without the matrix work (`--overhead`: the same 12 layers "
+                      f"with D = 64, V = 512): tinyattn {per_token['ours']:.2f} ms, "
+                      f"transformers {per_token['theirs']:.2f} ms per token (ratio "
+                      f"{overhead['ratio']:.2f}x in tokens/s)."]
     if memory is not None:
         mib = 2 ** 20
         lines += ["", f"Loading (fresh process each, peak RSS added by loading and one forward "
@@ -155,16 +169,18 @@ def report(timing: Dict[str, Any], memory: Optional[Dict[str, Any]],
     return "\n".join(lines) + "\n"
 
 
-def write_doc(generated: str) -> None:
+def write_doc(generated: str, threads: int) -> None:
+    """Replace the block of this thread count in docs/benchmarks.md (temp file, rename)."""
+    start, end = (marker.format(threads) for marker in MARKERS)
     with open(DOC, encoding="utf-8") as f:
         text = f.read()
-    if START not in text or END not in text:
-        raise SystemExit(f"{DOC} has no {START} ... {END} block; add the two marker lines")
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
+    if start not in text or end not in text:
+        raise SystemExit(f"{DOC} has no {start} ... {end} block; add the two marker lines")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
     fd, tmp = tempfile.mkstemp(prefix=".benchmarks-", suffix=".md", dir=os.path.dirname(DOC))
     with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(f"{head}{START}\n{generated}{END}{tail}")
+        f.write(f"{head}{start}\n{generated}{end}{tail}")
     os.replace(tmp, DOC)
 
 
@@ -174,6 +190,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--reps", type=int, default=9)
     parser.add_argument("--new-tokens", type=int, default=64)
     parser.add_argument("--memory", action="store_true", help="also measure loading memory")
+    parser.add_argument("--overhead", action="store_true",
+                        help="also time a tiny-matrix GPT-2 (per-op cost alone)")
     parser.add_argument("--write", action="store_true",
                         help="replace this benchmark's block in docs/benchmarks.md")
     args = parser.parse_args(argv)
@@ -192,10 +210,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         timing = time_generation(folder, args)
         after = os.getloadavg()
         memory = measure_memory(folder) if args.memory else None
-    text = report(timing, memory, args, command.strip(), (before, after))
+    overhead = None
+    if args.overhead:
+        with tempfile.TemporaryDirectory() as folder:
+            build_checkpoint(folder, **TINY)
+            overhead = time_generation(folder, args)
+    text = report(timing, memory, overhead, args, command.strip(), (before, after))
     print(text)
     if args.write:
-        write_doc(text)
+        write_doc(text, args.threads)
     return 0
 
 
