@@ -161,7 +161,7 @@ def test_clear_errors(tmp_path, saved, monkeypatch):
     with pytest.raises(PretrainedError, match="has no config.json"):
         nn.GPT.from_pretrained(str(empty))
     (empty / "config.json").write_text(json.dumps(hf_config().to_dict()))
-    with pytest.raises(PretrainedError, match="no model.safetensors .*huggingface-cli"):
+    with pytest.raises(PretrainedError, match="no model.safetensors .*hf download"):
         nn.GPT.from_pretrained(str(empty))
     bad = tmp_path / "bad"
     bad.mkdir()

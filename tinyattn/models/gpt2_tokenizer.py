@@ -79,7 +79,7 @@ class GPT2Tokenizer:
     def from_pretrained(cls, path: str) -> "GPT2Tokenizer":
         """Load ``vocab.json`` and ``merges.txt`` from a folder (or a Hugging Face Hub id,
         downloaded with ``huggingface_hub`` when it is installed)."""
-        folder = resolve_pretrained(path)
+        folder = resolve_pretrained(path, patterns=("vocab.json", "merges.txt"))
         vocab_path = os.path.join(folder, "vocab.json")
         merges_path = os.path.join(folder, "merges.txt")
         for required in (vocab_path, merges_path):

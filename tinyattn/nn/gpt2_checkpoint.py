@@ -65,7 +65,7 @@ _BUFFERS = (".attn.bias", ".attn.masked_bias")
 # config.json's activation_function -> GPTConfig.activation ("gelu_new" is GPT-2's tanh GELU).
 _ACTIVATIONS = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu": "gelu",
                 "relu": "relu"}
-_FILES = ("config.json", "model.safetensors", "model.safetensors.index.json")
+_FILES = ("config.json", "*.safetensors", "model.safetensors.index.json")
 
 
 def _table(n_layer: int) -> List[Tuple[str, Tuple[str, ...], bool]]:
@@ -213,8 +213,8 @@ def _read_weights(folder: str) -> Dict[str, np.ndarray]:
         found = ", ".join(sorted(os.listdir(folder))) or "nothing"
         raise PretrainedError(f"{folder} has no model.safetensors (it has {found}); tinyattn "
                               f"reads weights only as safetensors, which cannot run code. "
-                              f"Download them with: huggingface-cli download gpt2 config.json "
-                              f"model.safetensors --local-dir {folder}")
+                              f"Download them with: hf download openai-community/gpt2 "
+                              f"config.json model.safetensors --local-dir {folder}")
     weight_map = index.get("weight_map") if isinstance(index, dict) else None
     if not isinstance(weight_map, dict):
         raise PretrainedError(f"{folder}/model.safetensors.index.json has no weight_map")
