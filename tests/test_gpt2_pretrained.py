@@ -129,6 +129,28 @@ def test_sharded_checkpoint_loads(tmp_path):
     np.testing.assert_allclose(ours(IDS).numpy(), theirs, atol=1e-10, rtol=0)
 
 
+def test_the_hub_layout_loads(saved, tmp_path):
+    """openai-community/gpt2's own file: names without "transformer.", each layer's causal
+    mask buffer (attn.bias, attn.masked_bias) stored beside the weights."""
+    safetensors_numpy = pytest.importorskip("safetensors.numpy")
+    folder, hf = saved
+    weights = safetensors_numpy.load_file(os.path.join(folder, "model.safetensors"))
+    renamed = {name.replace("transformer.", "", 1): array for name, array in weights.items()}
+    for i in range(2):
+        renamed[f"h.{i}.attn.bias"] = np.tril(np.ones((1, 1, 24, 24), dtype=np.float32))
+        renamed[f"h.{i}.attn.masked_bias"] = np.array(-1e4, dtype=np.float32)
+    safetensors_numpy.save_file(renamed, str(tmp_path / "model.safetensors"))
+    (tmp_path / "config.json").write_text(open(os.path.join(folder, "config.json")).read())
+    ours = nn.GPT.from_pretrained(str(tmp_path), dtype="float64")
+    theirs = hf(torch.from_numpy(IDS)).logits.detach().numpy()
+    np.testing.assert_allclose(ours(IDS).numpy(), theirs, atol=1e-10, rtol=0)
+    renamed["h.0.attn.extra.weight"] = np.zeros(2, dtype=np.float64)
+    safetensors_numpy.save_file(renamed, str(tmp_path / "model.safetensors"))
+    with pytest.raises(PretrainedError, match="weights that GPT-2 does not have: "
+                                              "\\['h.0.attn.extra.weight'\\]"):
+        nn.GPT.from_pretrained(str(tmp_path))
+
+
 # ------------------------------------------------------------------ negative controls
 def test_negative_control_an_untransposed_square_weight_is_caught(saved):
     """c_proj is (D, D): forgetting its transpose would pass every shape check. The logits

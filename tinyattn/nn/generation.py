@@ -1,5 +1,5 @@
 """Text generation for ``GPT``: greedy, temperature, top-k and top-p (nucleus) sampling with a
-KV cache (docs/nn.md#generation).
+KV cache (docs/nn.md#kv-cache).
 
 Shapes: B batch, S sequence, V vocabulary.
 
@@ -96,7 +96,7 @@ def _last_logits(model: "GPT", ids: Any, caches: Optional[List[KVCache]]) -> Any
     position only (the (D, V) product is the largest of a step)."""
     hidden, _ = model.trunk(Tensor._wrap(ids), caches)       # (B, S, D)
     last = model.ln_f(hidden[:, -1:])                        # (B, 1, D)
-    return model.lm_head(last)._data[:, 0]                    # (B, 1, V) -> (B, V)
+    return model.lm_head(last)._data[:, 0]                   # (B, 1, V) -> (B, V)
 
 
 def sample_next(logits: Any, temperature: float, top_k: Optional[int] = None,
