@@ -8,7 +8,7 @@ import pytest
 
 import tinyattn as ta
 import tinyattn.nn as nn
-from tinyattn.nn.generation import filtered_logits, sample_next
+from tinyattn.nn.generation import NonFiniteLogitsError, filtered_logits, sample_next
 
 V = 13
 
@@ -72,8 +72,9 @@ def test_zero_new_tokens_returns_the_prompt():
 def test_a_nan_weight_raises_naming_step_zero(use_cache):
     model = make_gpt()
     model.blocks[0].mlp.linear1.weight.data[0, 0] = np.nan
-    with pytest.raises(FloatingPointError, match="logits at step 0 .*NaN or inf"):
+    with pytest.raises(NonFiniteLogitsError, match="logits at step 0 .*NaN or inf") as info:
         model.generate(PROMPT, 4, temperature=0, use_cache=use_cache)
+    assert isinstance(info.value, (FloatingPointError, RuntimeError, ValueError))
     with pytest.raises(FloatingPointError, match="step 0"):
         model.generate(PROMPT, 4, temperature=1.0, top_k=3, top_p=0.9, use_cache=use_cache)
 

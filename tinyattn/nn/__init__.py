@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from . import torch_compat
 from .attention import KVCache, MultiHeadAttention
+from .generation import NonFiniteLogitsError
 from .gpt import GPT, Block, GPTConfig
 from .layers import GELU, Dropout, Embedding, FeedForward, LayerNorm, Linear, ReLU
 from .masks import causal_mask, combine_masks, padding_mask, sliding_window_mask
@@ -19,5 +20,5 @@ __all__ = [
     "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding", "RotaryEmbedding", "ALiBi",
     "sinusoidal_table", "alibi_slopes",
     "TransformerEncoderLayer", "TransformerDecoderLayer",
-    "GPTConfig", "GPT", "Block", "torch_compat",
+    "GPTConfig", "GPT", "Block", "NonFiniteLogitsError", "torch_compat",
 ]

@@ -32,7 +32,15 @@ from .attention import KVCache
 if TYPE_CHECKING:
     from .gpt import GPT
 
-__all__ = ["generate", "sample_next", "filtered_logits", "check_sampling_options"]
+__all__ = ["generate", "sample_next", "filtered_logits", "check_sampling_options",
+           "NonFiniteLogitsError"]
+
+
+class NonFiniteLogitsError(FloatingPointError, ValueError, RuntimeError):
+    """The logits of a generation step hold NaN or inf. A ``FloatingPointError``, as
+    ``tinyattn.detect_anomaly`` raises, and also a ``RuntimeError`` (what
+    ``torch.multinomial`` raises on NaN probabilities) and a ``ValueError``, so that
+    ``except`` clauses written for either catch it."""
 
 
 def check_sampling_options(max_new_tokens: Any, temperature: Any, top_k: Any,
@@ -168,7 +176,7 @@ def _check_finite(flags: List[Any], prompt_length: int) -> None:
     if ok.all():
         return
     step = int(np.argmin(ok))
-    raise FloatingPointError(
+    raise NonFiniteLogitsError(
         f"generate: the logits at step {step} (predicting position {prompt_length + step} of "
         f"the sequence) hold NaN or inf, so no token can be chosen from them; the model's "
         f"weights or activations are not finite (check them with "

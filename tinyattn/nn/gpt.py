@@ -252,7 +252,8 @@ class GPT(Module):
         smallest set of most likely tokens whose probability reaches ``top_p``;
         ``temperature=0`` (or one so small that 1 / temperature overflows) picks the argmax.
         Invalid options (a NaN, inf or negative temperature, top_p outside (0, 1]) are
-        refused, and logits holding NaN or inf raise ``FloatingPointError`` naming the step.
+        refused, and logits holding NaN or inf raise ``NonFiniteLogitsError`` (a
+        FloatingPointError) naming the step.
         With ``use_cache`` the prompt is run once and each later step feeds one token,
         reading earlier keys/values from a ``KVCache`` per layer. When the context reaches
         block_size, the caches are rebuilt from the last block_size tokens, exactly what the
