@@ -18,7 +18,7 @@ need_weights=True and on its inference fast path.
 from __future__ import annotations
 
 import math
-from typing import Any, List, Optional, Tuple, Union
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
@@ -315,7 +315,7 @@ class MultiHeadAttention(Module):
         q = self.q_proj(query).reshape(batch, s_q, h, d_k)   # (B, S_q, D) -> (B, S_q, h, d_k)
         q = q.transpose(1, 2)                                # -> (B, h, S_q, d_k)
         s_new = key.shape[1]
-        k = self.k_proj(key).reshape(batch, s_new, h_kv, d_k)  # (B, S_k, h_kv d_k) -> (.., h_kv, d_k)
+        k = self.k_proj(key).reshape(batch, s_new, h_kv, d_k)  # (B, S_k, h_kv * d_k) -> 4-D
         k = k.transpose(1, 2)                                # -> (B, h_kv, S_k, d_k)
         v = self.v_proj(value).reshape(batch, s_new, h_kv, d_k)
         v = v.transpose(1, 2)                                # -> (B, h_kv, S_k, d_k)

@@ -342,7 +342,7 @@ def _grouped_query(q: Tensor, k: Tensor, v: Tensor, attn_mask: Any, dropout_p: f
         q5, k5, v5, mask5, dropout_p, is_causal, scale, need_weights=need_weights,
         generator=generator, impl=impl, block_size=block_size)
     out, weights = result if need_weights else (result, None)
-    out = out.reshape(q.shape[:-1] + (v.shape[-1],))          # (.., h_kv, g, S_q, d_v) -> (.., h, ..)
+    out = out.reshape(q.shape[:-1] + (v.shape[-1],))          # (.., h_kv, g, S_q, d_v) -> h heads
     if need_weights:
         return out, weights.reshape(q.shape[:-1] + (k.shape[-2],))
     return out
