@@ -5,9 +5,9 @@ d_k query/key width, d_v value width. q (..., S_q, d_k), k (..., S_k, d_k), v (.
 the leading dims (usually (B, h)) must match or broadcast.
 
 Masks follow PyTorch's ``F.scaled_dot_product_attention``: boolean with True = "may attend", or
-float and added to the scores, broadcastable to (..., S_q, S_k). A query row whose keys are all
-masked gets an output of zeros and zero gradients (PyTorch gives NaN there in most of its
-paths; docs/nn.md#multi-head-attention says where).
+float and added to the scores, broadcastable to (..., S_q, S_k). A query row whose
+keys are all masked gets an output of zeros and zero gradients (torch.nn.MultiheadAttention
+gives NaN there with need_weights=True or on its inference fast path: docs/nn.md#masks).
 """
 from __future__ import annotations
 
@@ -87,9 +87,9 @@ def attention_gradients(grad: Any, saved: Tuple[Any, ...], needs: Sequence[bool]
     if needs[2]:
         dv = xp.matmul(_swap(attn), grad, out=out[2])   # (..., S_k, S_q) @ (..., S_q, d_v)
     if needs[0] or needs[1]:
-        d_scores = grad @ _swap(v)              # dP: (..., S_q, d_v) @ (..., d_v, S_k)
+        d_scores = grad @ _swap(v)              # dA: (..., S_q, d_v) @ (..., d_v, S_k)
         if keep is not None:
-            d_scores *= keep
+            d_scores *= keep                    # dP = dA * keep / (1 - p)
         row_dots = (grad * attn_out).sum(axis=-1)                # rowsum(g * out), (..., S_q)
         d_scores -= row_dots[..., None]
         d_scores *= probs                       # dS, in dP's buffer
@@ -227,10 +227,11 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
 
     tinyattn's additions (keyword-only): ``need_weights=True`` also returns the weights
     (..., S_q, S_k), the probabilities before dropout, detached (for plotting);
-    ``generator`` for the dropout mask; ``impl``/``block_size`` below. Deliberate
-    differences: a query whose keys are all masked gets an output of zeros and zero
-    gradients (PyTorch gives NaN), and ``attn_mask`` may be combined with ``is_causal``
-    (PyTorch refuses both at once).
+    ``generator`` for the dropout mask; ``impl``/``block_size`` below. A query whose keys
+    are all masked gets an output of zeros and zero gradients (as torch 2.13's CPU kernel
+    does; nn.MultiheadAttention with need_weights=True gives NaN: docs/nn.md#masks). One
+    deliberate difference: ``attn_mask`` may be combined with ``is_causal`` (PyTorch
+    refuses both at once).
 
     Why divide by sqrt(d_k): if q and k have independent unit-variance entries, q . k is a sum
     of d_k unit-variance terms, so its variance is d_k. Scaling by 1/sqrt(d_k) brings the
