@@ -25,7 +25,7 @@ from .softmax import stable_softmax
 from .tiled_attention import TiledAttention
 
 __all__ = ["scaled_dot_product_attention", "packed_self_attention", "causal_mask_array",
-           "attention_mask_array", "attention_gradients"]
+           "attention_mask_array", "attention_gradients", "default_scale"]
 
 
 
@@ -151,6 +151,13 @@ def _mask_array(like: Any, batch: Tuple[int, ...], s_q: int, s_k: int, mask: Any
     return combined
 
 
+def default_scale(d_k: int) -> float:
+    """1 / sqrt(d_k). With d_k = 0 every score is an empty dot product, 0 whatever the scale
+    (PyTorch's 1/sqrt(0) = inf multiplies nothing either), so attention is uniform over the
+    keys; 1.0 stands in for the infinite factor instead of dividing by zero."""
+    return 1.0 / math.sqrt(d_k) if d_k > 0 else 1.0
+
+
 def _check_qkv(q: Tensor, k: Tensor, v: Tensor, op: str) -> None:
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
         raise ValueError(f"{op}: q, k, v need shape (..., S, d), got {q.shape}, {k.shape}, "
@@ -220,12 +227,12 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Any = No
         raise ValueError(f"{op}: dropout_p must be in [0, 1], got {dropout_p}")
     _check_impl(impl, block_size, dropout_p, need_weights, op)
     if impl == "tiled":
-        scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+        scale = default_scale(q.shape[-1]) if scale is None else float(scale)
         mask_data = attention_mask_array(q, k, mask, False, op)  # causal is built per tile
         return TiledAttention.apply(q, k, v, mask=mask_data, scale=scale,
                                     is_causal=bool(is_causal), block_size=block_size)
     mask_data = attention_mask_array(q, k, mask, is_causal, op)
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    scale = default_scale(q.shape[-1]) if scale is None else float(scale)
     sink: Optional[List[Any]] = [] if need_weights else None
     out = ScaledDotProductAttention.apply(q, k, v, mask=mask_data, scale=scale,
                                           dropout_p=float(dropout_p), generator=generator,
@@ -253,7 +260,7 @@ def packed_self_attention(qkv: Tensor, mask: Any = None, dropout_p: float = 0.0,
         raise ValueError(f"{op}: dropout_p must be in [0, 1], got {dropout_p}")
     s, d_k = qkv.shape[-2], qkv.shape[-1]
     mask_data = _mask_array(qkv.data, tuple(qkv.shape[1:-2]), s, s, mask, is_causal, op)
-    scale = 1.0 / math.sqrt(d_k) if scale is None else float(scale)
+    scale = default_scale(d_k) if scale is None else float(scale)
     sink: Optional[List[Any]] = [] if need_weights else None
     out = PackedSelfAttention.apply(qkv, mask=mask_data, scale=scale,
                                     dropout_p=float(dropout_p), generator=generator,
