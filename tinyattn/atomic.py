@@ -23,7 +23,7 @@ import tempfile
 import time
 from typing import IO, Any, Iterator, List
 
-__all__ = ["atomic_write", "remove_stale_temporaries", "TEMP_PREFIX"]
+__all__ = ["atomic_write", "remove_stale_temporaries", "temp_prefix", "TEMP_PREFIX"]
 
 TEMP_PREFIX = ".tmp-tinyattn-"
 STALE_AFTER_S = 24 * 3600        # a temporary this old is abandoned, whoever made it
@@ -33,6 +33,11 @@ _TEMP_NAME = re.compile(re.escape(TEMP_PREFIX) + r"([0-9a-f]{8})-([0-9]+)-")
 def _host_tag() -> str:
     """8 hex digits naming this machine, so a PID is only ever checked where it lives."""
     return hashlib.sha1(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:8]
+
+
+def temp_prefix() -> str:
+    """The start of this process's temporary names (see the module docstring)."""
+    return f"{TEMP_PREFIX}{_host_tag()}-{os.getpid()}-"
 
 
 def _process_is_running(pid: int) -> bool:
@@ -122,9 +127,8 @@ def atomic_write(path: str, mode: str = "wb") -> Iterator[IO[Any]]:
     target = os.path.realpath(path)
     folder = os.path.dirname(target)
     remove_stale_temporaries(folder)
-    handle, tmp_path = tempfile.mkstemp(
-        prefix=f"{TEMP_PREFIX}{_host_tag()}-{os.getpid()}-",
-        suffix=os.path.splitext(target)[1], dir=folder)
+    handle, tmp_path = tempfile.mkstemp(prefix=temp_prefix(),
+                                        suffix=os.path.splitext(target)[1], dir=folder)
     try:
         with os.fdopen(handle, mode) as f:
             yield f
