@@ -154,10 +154,16 @@ def _main(argv: Optional[List[str]]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CODES["diverged"]
     except Aborted as exc:
-        return EXIT_CODES[signal_name(exc.signum)]
+        return EXIT_CODES[_signal_name(exc.signum)]
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_CODES["SIGINT"]
+    except BrokenPipeError:
+        raise                               # the reader went away: quiet_on_broken_pipe
+    except OSError as exc:                  # a disk that fills up, a folder that vanishes
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 1
     except MemoryError:
         print("error: out of memory; use a smaller --d-model, --layers, --batch-size or "
               "--block-size", file=sys.stderr)
@@ -165,5 +171,5 @@ def _main(argv: Optional[List[str]]) -> int:
     return EXIT_CODES.get(metrics.get("stopped_by") or "ok", 1)
 
 
-def signal_name(signum: int) -> str:
+def _signal_name(signum: int) -> str:
     return signal.Signals(signum).name
