@@ -90,7 +90,7 @@ def test_input_without_requires_grad_must_not_receive_a_gradient():
     y.requires_grad = False
 
     def leaky(a, b):
-        b.grad = np.ones(b.shape)  # a planted leak: a gradient on a non-differentiable input
+        b.grad = ta.tensor(np.ones(b.shape))  # a planted leak: a gradient on a non-differentiable input
         return a * b
 
     report = ta.gradcheck_report(leaky, [x, y])
@@ -110,7 +110,7 @@ def test_gradcheck_leaves_inputs_unchanged():
 def test_noncontiguous_input_is_perturbed_correctly():
     rng = np.random.default_rng(1)
     base = rng.standard_normal((4, 3))
-    x = ta.Tensor(base.T, requires_grad=True)  # a transposed, non-contiguous view
+    x = ta.from_numpy(base.T).requires_grad_()  # a transposed, non-contiguous view
     assert ta.gradcheck(lambda t: (t * t).sum(dim=0), [x])
 
 

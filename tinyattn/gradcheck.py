@@ -139,7 +139,7 @@ def _output(fn: Callable[..., Tensor], inputs: Sequence[Any]) -> Tensor:
 
 def _evaluate(fn: Callable[..., Tensor], inputs: Sequence[Any]) -> np.ndarray:
     with no_grad():
-        return backend.to_host(_output(fn, inputs).data).astype(np.float64).reshape(-1)
+        return backend.to_host(_output(fn, inputs)._data).astype(np.float64).reshape(-1)
 
 
 def _clear_grads(inputs: Sequence[Any]) -> None:
@@ -157,7 +157,8 @@ def _analytic_rows(fn, inputs, out_grads: List[Any]) -> List[List[np.ndarray]]:
         out.backward(out_grad)
         # An input that gets no gradient has a zero analytic row: if f really depends on it,
         # the numeric Jacobian is not zero and the check fails there, naming the input.
-        rows.append([np.zeros(x.numel()) if x.grad is None else backend.to_host(x.grad).ravel()
+        rows.append([np.zeros(x.numel()) if x.grad is None
+                     else backend.to_host(x.grad._data).ravel()
                      for x in inputs if isinstance(x, Tensor) and x.requires_grad])
     return rows
 
@@ -175,7 +176,7 @@ def gradcheck_report(fn: Callable[..., Tensor], inputs: Sequence[Any], *, eps: f
     with no_grad():
         probe = _output(fn, inputs)
     out_shape, out_size = probe.shape, probe.numel()
-    xp = backend.get_array_module(probe.data)
+    xp = backend.get_array_module(probe._data)
     rng = np.random.default_rng(seed)
     report = GradcheckReport()
 
@@ -200,21 +201,21 @@ def gradcheck_report(fn: Callable[..., Tensor], inputs: Sequence[Any], *, eps: f
 
     for k, i in enumerate(checked):
         x = inputs[i]
-        data = x.data
+        data = x._data
         if fast:
             u_host = rng.standard_normal(x.shape)
             u = backend.to_device(u_host, x.device)
             original = data.copy()
-            x.data = original + eps * u
+            x._data = original + eps * u
             plus = _evaluate(fn, inputs)
-            x.data = original - eps * u
+            x._data = original - eps * u
             minus = _evaluate(fn, inputs)
-            x.data = original
+            x._data = original
             numeric = np.array([(plus - minus) @ v_host / (2 * eps)])
             analytic = np.array([float(analytic_grads[k] @ u_host.ravel())])
         else:
             numeric = np.zeros((out_size, x.numel()))
-            x.data = data = xp.ascontiguousarray(data).reshape(data.shape)  # keeps 0-d as 0-d
+            x._data = data = xp.ascontiguousarray(data).reshape(data.shape)  # keeps 0-d as 0-d
             flat = data.reshape(-1)  # a view of a contiguous array: writing it perturbs x
             for n in range(x.numel()):
                 saved = flat[n].copy()

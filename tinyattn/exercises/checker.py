@@ -30,7 +30,7 @@ import scipy
 
 from ..autograd import Function
 from ..gradcheck import gradcheck_report
-from ..tensor import Tensor
+from ..tensor import Tensor, tensor
 from .catalog import EXERCISES, Case, Exercise, Part, find_exercise
 from .diagnose import Diagnosis, close, diagnose_structure, diagnose_values
 
@@ -262,7 +262,7 @@ def _check_case(exercise: Exercise, part: Part, module: ModuleType, case: Case, 
             raise _fail(part, "failed", [f"    {where}", _wrap(f"diagnosis: {problem.message}")],
                         problem, case.label)
         op = _exercise_function(part, forward, backward)
-        tensors = [Tensor(x.copy(), requires_grad=True) for x in copies]
+        tensors = [tensor(x, requires_grad=True) for x in copies]
         report = gradcheck_report(lambda *ts: op.apply(*ts, **case.consts), tensors)
     except LearnerError as error:
         raise _learner_failure(exercise, part, error, where) from None

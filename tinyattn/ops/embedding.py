@@ -43,7 +43,7 @@ class Embedding(Function):
 
 def embedding(ids: Tensor, weight: Tensor) -> Tensor:
     """PyTorch's ``F.embedding(input, weight)``: rows of ``weight`` picked by integer ids."""
-    ids_data = ids.data if isinstance(ids, Tensor) else np.asarray(ids)
+    ids_data = ids._data if isinstance(ids, Tensor) else np.asarray(ids)
     if not np.issubdtype(ids_data.dtype, np.integer):
         raise TypeError(f"embedding: ids must be integers, got dtype {ids_data.dtype}; "
                         f"convert with .long()")
@@ -53,4 +53,6 @@ def embedding(ids: Tensor, weight: Tensor) -> Tensor:
         raise RuntimeError(f"embedding: ids are on {backend.device_of(ids_data)} but weight is "
                            f"on {weight.device}; move them to one device")
     check_index_range(ids_data, weight.shape[0], "embedding", "token id")
-    return Embedding.apply(weight, ids=ids_data)
+    # The op keeps the ids for its backward: its own copy (a few bytes per token), so a
+    # caller who reuses the id buffer after the forward cannot change the gradient.
+    return Embedding.apply(weight, ids=ids_data.copy())

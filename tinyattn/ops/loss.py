@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function
-from ..tensor import Tensor
+from ..tensor import Tensor, as_tensor
 from .embedding import check_index_range
 from .softmax import safe_row_max
 
@@ -76,7 +76,7 @@ class CrossEntropy(Function):
 def cross_entropy(logits: Tensor, target: Any, ignore_index: int = -100, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
     """PyTorch's ``F.cross_entropy`` for logits (N, C) and integer class targets (N,)."""
-    target = target if isinstance(target, Tensor) else Tensor(np.asarray(target))
+    target = target if isinstance(target, Tensor) else as_tensor(np.asarray(target))
     if logits.ndim != 2 or target.ndim != 1 or target.shape[0] != logits.shape[0]:
         raise ValueError(
             f"cross_entropy: expected logits (N, C) and target (N,), got {logits.shape} and "
@@ -94,14 +94,14 @@ def cross_entropy(logits: Tensor, target: Any, ignore_index: int = -100, reducti
     if target.device != logits.device:
         raise RuntimeError(f"cross_entropy: logits are on {logits.device} but target is on "
                            f"{target.device}; move them to one device")
-    xp = backend.get_array_module(target.data)
-    counted = target.data != ignore_index                            # ignored rows pass
+    xp = backend.get_array_module(target._data)
+    counted = target._data != ignore_index                            # ignored rows pass
     if logits.shape[1] == 0 and bool(backend.to_host(counted.any())):
         raise ValueError(f"cross_entropy: the logits {logits.shape} have C = 0 classes, so no "
                          f"target class is valid (only rows with target == ignore_index="
                          f"{ignore_index} can be scored against no classes)")
     if logits.shape[1] > 0:
-        check_index_range(xp.where(counted, target.data, 0), logits.shape[1], "cross_entropy",
+        check_index_range(xp.where(counted, target._data, 0), logits.shape[1], "cross_entropy",
                           "target class")
     return CrossEntropy.apply(logits, target, ignore_index=int(ignore_index),
                               reduction=reduction, label_smoothing=float(label_smoothing))

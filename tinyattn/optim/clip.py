@@ -46,7 +46,7 @@ def clip_grad_norm_(parameters: Union[Tensor, Iterable[Tensor]], max_norm: float
                          f"the largest global gradient norm allowed (1.0 is a common choice)")
     if not norm_type > 0:
         raise ValueError(f"norm_type must be > 0 or float('inf'), got {norm_type}")
-    grads = [p.grad for p in parameters if p.grad is not None]
+    grads = [p.grad._data for p in parameters if p.grad is not None]
     if not grads:
         return 0.0
     xp = backend.get_array_module(grads[0])

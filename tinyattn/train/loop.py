@@ -29,7 +29,7 @@ import numpy as np
 from .. import backend, nn, optim
 from .. import functional as F
 from ..autograd import no_grad
-from ..tensor import Tensor
+from ..tensor import as_tensor
 from . import checkpoint, outdir, report
 from .checkpoint import CHECKPOINT, CheckpointError
 from .config import RESUME_FIELDS, ConfigError, TrainConfig, check_memory, finalize
@@ -80,16 +80,16 @@ def evaluate(model: nn.GPT, task: Any, inputs: np.ndarray, targets: np.ndarray,
     total_loss, total_tokens, exact = 0.0, 0, 0
     with no_grad():
         for rows in _batches(inputs, batch_size):
-            x, y = Tensor(inputs[rows], device=device), targets[rows]
+            x, y = as_tensor(inputs[rows], device=device), targets[rows]
             logits = model(x)                                       # (B, S, V)
             vocab = logits.shape[-1]
-            flat_targets = Tensor(y.reshape(-1), device=device)
+            flat_targets = as_tensor(y.reshape(-1), device=device)
             loss = F.cross_entropy(logits.reshape(-1, vocab), flat_targets, reduction="sum")
             scored = y != IGNORE
             total_loss += loss.item()
             total_tokens += int(scored.sum())
             if task.has_accuracy:
-                guess = backend.to_host(logits.data.argmax(axis=-1))   # (B, S)
+                guess = backend.to_host(logits._data.argmax(axis=-1))   # (B, S)
                 exact += int(((guess == y) | ~scored).all(axis=1).sum())
     model.train(was_training)
     result = {"val_loss": total_loss / max(total_tokens, 1)}
@@ -179,7 +179,8 @@ class _Run:
         """One update; raises TrainingDiverged (before updating) on a non-finite value."""
         config = self.config
         x, y = self.task.sample(self.data_rng, config.batch_size, exclude=self.eval_keys)
-        _, loss = self.model(Tensor(x, device=config.device), Tensor(y, device=config.device),
+        _, loss = self.model(as_tensor(x, device=config.device),
+                             as_tensor(y, device=config.device),
                              ignore_index=IGNORE)
         value = loss.item()
         if not math.isfinite(value):

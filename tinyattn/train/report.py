@@ -12,7 +12,7 @@ import numpy as np
 from .. import nn
 from ..atomic import atomic_write
 from ..autograd import no_grad
-from ..tensor import Tensor
+from ..tensor import as_tensor
 from . import plots
 from .config import RESUME_FIELDS, TrainConfig
 
@@ -77,7 +77,7 @@ def _attention_example(model: nn.GPT, ids: np.ndarray, device: str) -> List[np.n
     was_training = model.training
     model.eval()
     with no_grad():
-        _, weights = model(Tensor(ids[None, :], device=device), return_attention=True)
+        _, weights = model(as_tensor(ids[None, :], device=device), return_attention=True)
     model.train(was_training)
     return [w.numpy()[0] for w in weights]                  # per layer: (h, S, S)
 
@@ -122,6 +122,6 @@ def make_plots(out: str, config: TrainConfig, task: Any, model: nn.GPT, eval_x: 
 
 def sample_text(model: nn.GPT, task: Any, device: str, length: int = 200) -> str:
     prompt = task.encode("The ")[None, :]
-    ids = model.generate(Tensor(prompt, device=device), length, temperature=0.8, top_k=10,
+    ids = model.generate(as_tensor(prompt, device=device), length, temperature=0.8, top_k=10,
                          generator=np.random.default_rng(0) if device == "cpu" else None)
     return "".join(task.decode(ids.numpy()[0]))
