@@ -162,7 +162,7 @@ def test_members_that_claim_more_bytes_than_the_file_holds_are_refused(tmp_path)
 def test_object_and_exotic_dtypes_are_refused(tmp_path, dtype, shape):
     path = _npz(tmp_path / "odd.npz", {"__tinyattn__.npy": _meta({"array": "w"}),
                                       "w.npy": _declaring(shape, dtype, b"\0" * 16)})
-    assert f"has dtype" in _load_bounded(path)
+    assert "has dtype" in _load_bounded(path)
 
 
 @pytest.mark.parametrize("tree,fragment", [
@@ -195,7 +195,7 @@ def test_a_flipped_byte_in_the_data_is_caught_by_the_crc(tmp_path):
     spot = data.index(np.arange(100.0)[50:51].tobytes())
     data[spot] ^= 0xFF
     path.write_bytes(bytes(data))
-    assert "CRC" in _load_bounded(str(path)) or "Bad" in _load_bounded(str(path))
+    assert "Bad CRC-32" in _load_bounded(str(path))
 
 
 def test_a_good_checkpoint_still_round_trips_every_supported_leaf(tmp_path):

@@ -354,3 +354,14 @@ def test_finalize_fills_in_the_defaults_once():
     config = TrainConfig(task="chars")
     finalize(config)
     assert config.block_size == 64
+
+
+def test_the_new_flags_are_in_help_and_in_the_readme(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    help_text = capsys.readouterr().out
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md")).read()
+    for flag in ("--save-every", "--overwrite", "--resume", "--steps", "--warmup",
+                 "--block-size"):
+        assert flag in help_text and f"`{flag}" in readme, flag
+    assert "Exit status" in help_text and "| what stops the run |" in readme

@@ -31,7 +31,7 @@ import math
 import os
 import re
 import zipfile
-from typing import IO, Any, Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 

@@ -70,7 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m tinyattn train",
         description="Train a small transformer on a toy task and watch attention learn. "
                     "Writes metrics.json, loss.png, attention.png, positional.png and a "
-                    "checkpoint to --out.")
+                    "checkpoint to --out.",
+        epilog="Exit status: 0 trained (or nothing left to train); 2 refused before the "
+               "first step (a flag, --out, the checkpoint, memory); 3 the loss or gradient "
+               "norm stopped being finite; 130 / 143 stopped by Ctrl-C / SIGTERM after saving "
+               "a checkpoint (--resume continues).")
     p.add_argument("--task", choices=list(TASKS),
                    help="reverse (default), copy, sort, addition, or chars (character-level "
                         "language model on Python's pydoc text)")
