@@ -365,3 +365,10 @@ def test_the_new_flags_are_in_help_and_in_the_readme(capsys):
                  "--block-size"):
         assert flag in help_text and f"`{flag}" in readme, flag
     assert "Exit status" in help_text and "| what stops the run |" in readme
+
+
+def test_a_resume_with_nothing_to_do_writes_the_reports_a_kill_left_unwritten(tmp_path):
+    train(TrainConfig(out=str(tmp_path), steps=6, **TINY))
+    os.remove(tmp_path / "metrics.json")              # as if killed right after the save
+    assert main(["--resume", str(tmp_path), "--quiet"]) == 0
+    assert json.loads((tmp_path / "metrics.json").read_text())["steps"] == 6

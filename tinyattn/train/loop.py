@@ -136,10 +136,9 @@ def _announce(change: Dict[str, int], lr_before: float, lr_after: float) -> None
     _notice(f"note: --steps {change['to_total']} changes the saved run's total of "
             f"{change['from_total']} steps. The cosine learning-rate schedule is recomputed to "
             f"end at step {change['to_total']}: the next update (step {change['at_step'] + 1}) "
-            f"uses a learning rate of {lr_after:.3e} instead of {lr_before:.3e}, and this "
-            f"run follows neither "
-            f"the saved {change['from_total']}-step run nor a fresh {change['to_total']}-step "
-            f"run. metrics.json records it under 'schedule_changes'.")
+            f"uses a learning rate of {lr_after:.3e} instead of {lr_before:.3e}, and this run "
+            f"follows neither the saved {change['from_total']}-step run nor a fresh "
+            f"{change['to_total']}-step run. metrics.json records it under 'schedule_changes'.")
 
 
 class _Run:
@@ -255,9 +254,7 @@ def train(config: TrainConfig) -> Dict[str, Any]:
     if run.step >= config.steps:
         log(f"the run in {out}/ is already at step {run.step} of {config.steps}: nothing to "
             f"train (--steps N with N > {run.step} trains on)")
-        result = report.metrics(config, task, run.history, run.step, out)
-        report.write_metrics(out, result)
-        return result
+        return _finished_already(run, log)
     log(f"tinyattn: training a {config.layers}-layer GPT ({run.model.num_parameters():,} "
         f"params, d_model={config.d_model}, heads={config.heads}) on '{config.task}' for "
         f"{config.steps} steps on {config.device} ({config.dtype}); writing to {out}/")
@@ -294,6 +291,18 @@ def train(config: TrainConfig) -> Dict[str, Any]:
     report.make_plots(out, config, task, run.model, run.eval_x, run.history, log)
     if config.task == "chars" and stopped_by is None:
         log("sample: " + report.sample_text(run.model, task, config.device))
+    return result
+
+
+def _finished_already(run: _Run, log) -> Dict[str, Any]:
+    """A resume with nothing to train changes nothing; it only writes the reports a kill
+    right after the last checkpoint may have left unwritten."""
+    config, out = run.config, run.out
+    result = report.metrics(config, run.task, run.history, run.step, out)
+    if not os.path.exists(os.path.join(out, "metrics.json")):
+        report.write_metrics(out, result)
+    if not all(os.path.exists(os.path.join(out, name)) for name in outdir.RUN_FILES[2:]):
+        report.make_plots(out, config, run.task, run.model, run.eval_x, run.history, log)
     return result
 
 
