@@ -57,6 +57,18 @@ def test_a_plain_npy_file_is_named_as_such(tmp_path):
     assert "holds a single .npy array" in message and "numpy.load" in message
 
 
+def test_a_folder_a_pipe_or_an_empty_file_is_refused(tmp_path):
+    assert "not a regular file" in _load_bounded(str(tmp_path))
+    fifo = tmp_path / "pipe.npz"
+    os.mkfifo(fifo)                      # opening it would wait for a writer forever
+    assert "not a regular file" in _load_bounded(str(fifo))
+    (tmp_path / "empty.npz").write_bytes(b"")
+    assert "corrupt or was not written by tinyattn.save" in _load_bounded(
+        str(tmp_path / "empty.npz"))
+    with pytest.raises(FileNotFoundError):
+        load(str(tmp_path / "missing.npz"))
+
+
 def test_a_deeply_nested_header_is_refused_without_recursion(tmp_path):
     tree = '{"list": [' * 5000 + '{"value": 1}' + "]}" * 5000
     text = '{"format": "tinyattn-checkpoint", "version": 1, "tree": ' + tree + "}"
@@ -279,7 +291,23 @@ def test_the_next_save_removes_leftovers_of_dead_processes_only(tmp_path):
     assert ours.exists() and alive.exists() and elsewhere.exists() and foreign.exists()
 
 
-def test_load_also_cleans_up_and_survives_a_read_only_folder(tmp_path):
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads Linux's /proc")
+def test_a_killed_writer_not_yet_waited_for_counts_as_gone(tmp_path):
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        child.kill()
+        deadline = time.monotonic() + 10
+        while not atomic._is_zombie(child.pid):         # killed, not reaped: a zombie
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        left = _leftover(tmp_path, child.pid)
+        save({"a": 1}, str(tmp_path / "ckpt.npz"))
+        assert not left.exists()
+    finally:
+        child.wait()
+
+
+def test_load_also_removes_a_dead_writers_leftover(tmp_path):
     save({"a": 1}, str(tmp_path / "ckpt.npz"))
     dead = _leftover(tmp_path, _dead_pid())
     assert load(str(tmp_path / "ckpt.npz"))["a"] == 1

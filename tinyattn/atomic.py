@@ -51,7 +51,16 @@ def _process_is_running(pid: int) -> bool:
         return False
     except OSError:
         return True               # exists, but belongs to someone else
-    return True
+    return not _is_zombie(pid)
+
+
+def _is_zombie(pid: int) -> bool:
+    """A killed process its parent has not waited for yet: it runs no code (Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def remove_stale_temporaries(folder: str) -> List[str]:

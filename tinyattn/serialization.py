@@ -255,6 +255,8 @@ def _parse_meta(path: str, array: np.ndarray) -> Dict[str, Any]:
 
 
 def _read(path: str) -> Tuple[Dict[str, Any], Dict[str, np.ndarray]]:
+    if os.path.exists(path) and not os.path.isfile(path):   # a folder, a pipe, a device
+        raise CheckpointError(f"load: {path} is not a regular file, so it is not a checkpoint")
     with open(path, "rb") as f:
         file_size = os.fstat(f.fileno()).st_size
         if f.read(6) == b"\x93NUMPY":
