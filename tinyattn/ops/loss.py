@@ -33,18 +33,12 @@ class CrossEntropy(Function):
                 label_smoothing: float):
         xp = backend.get_array_module(logits)
         n, classes = logits.shape
-        if logits.size == 0:                    # N = 0 or C = 0: nothing to normalise
-            logp = logits.copy()
-        else:
-            shifted = logits - safe_row_max(logits, 1)
-            logp = shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))   # (N, C)
+        shifted = logits - safe_row_max(logits, 1)
+        logp = shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))   # (N, C)
         valid = target != ignore_index                                         # (N,)
         safe_target = xp.where(valid, target, 0)
-        if classes == 0:    # no class at all: only ignored rows can be here, and they count 0
-            nll = xp.zeros(n, dtype=logits.dtype)
-        else:
-            nll = -logp[xp.arange(n), safe_target]                             # (N,)
-        if label_smoothing > 0 and classes > 0:
+        nll = -logp[xp.arange(n), safe_target]                                 # (N,)
+        if label_smoothing > 0:
             nll = (1 - label_smoothing) * nll - label_smoothing * logp.mean(axis=1)
         losses = xp.where(valid, nll, 0)                                       # (N,)
         count = valid.sum()
@@ -63,8 +57,7 @@ class CrossEntropy(Function):
         dlogits = xp.exp(logp)                                                 # p, (N, C)
         if eps > 0:
             dlogits -= eps / classes
-        if classes > 0:
-            dlogits[xp.arange(n), safe_target] -= 1 - eps                      # p - q
+        dlogits[xp.arange(n), safe_target] -= 1 - eps                          # p - q
         if reduction == "none":
             weight = grad * valid                                              # (N,)
         elif reduction == "sum":
@@ -97,13 +90,13 @@ def cross_entropy(logits: Tensor, target: Any, ignore_index: int = -100, reducti
         raise RuntimeError(f"cross_entropy: logits are on {logits.device} but target is on "
                            f"{target.device}; move them to one device")
     xp = backend.get_array_module(target._data)
-    counted = target._data != ignore_index                            # ignored rows pass
-    if logits.shape[1] == 0 and bool(backend.to_host(counted.any())):
-        raise ValueError(f"cross_entropy: the logits {logits.shape} have C = 0 classes, so no "
-                         f"target class is valid (only rows with target == ignore_index="
-                         f"{ignore_index} can be scored against no classes)")
-    if logits.shape[1] > 0:
-        check_index_range(xp.where(counted, target._data, 0), logits.shape[1], "cross_entropy",
-                          "target class")
+    if logits.shape[1] == 0:    # no class at all: only rows that are ignored can be scored
+        if bool(backend.to_host((target._data != ignore_index).any())):
+            raise ValueError(f"cross_entropy: the logits {logits.shape} have C = 0 classes, so "
+                             f"no target class is valid (only rows with target == ignore_index="
+                             f"{ignore_index} can be scored against no classes)")
+        return (logits.sum(dim=1) if reduction == "none" else logits.sum()) * 0.0
+    counted = xp.where(target._data == ignore_index, 0, target._data)  # ignored rows pass
+    check_index_range(counted, logits.shape[1], "cross_entropy", "target class")
     return CrossEntropy.apply(logits, target, ignore_index=int(ignore_index),
                               reduction=reduction, label_smoothing=float(label_smoothing))
