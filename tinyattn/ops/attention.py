@@ -26,7 +26,7 @@ from .softmax import stable_softmax
 from .tiled_attention import TiledAttention
 
 __all__ = ["scaled_dot_product_attention", "packed_self_attention", "causal_mask_array",
-           "attention_mask_array", "attention_gradients"]
+           "attention_mask_array", "attention_gradients", "default_scale"]
 
 
 
@@ -154,6 +154,13 @@ def _mask_array(like: Any, batch: Tuple[int, ...], s_q: int, s_k: int, mask: Any
     return combined
 
 
+def default_scale(d_k: int) -> float:
+    """1 / sqrt(d_k). With d_k = 0 every score is an empty dot product, 0 whatever the scale
+    (PyTorch's 1/sqrt(0) = inf multiplies nothing either), so attention is uniform over the
+    keys; 1.0 stands in for the infinite factor instead of dividing by zero."""
+    return 1.0 / math.sqrt(d_k) if d_k > 0 else 1.0
+
+
 def _check_qkv(q: Tensor, k: Tensor, v: Tensor, op: str, enable_gqa: bool = False) -> None:
     for name, t in (("query", q), ("key", k), ("value", v)):
         if not isinstance(t, Tensor):
@@ -254,7 +261,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     if enable_gqa and q.shape[-3] != k.shape[-3]:
         return _grouped_query(q, k, v, attn_mask, dropout_p, is_causal, scale, need_weights,
                               generator, impl, block_size)
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    scale = default_scale(q.shape[-1]) if scale is None else float(scale)
     bool_mask, bias = _split_attn_mask(attn_mask, q, k, op)
     if bias is not None and impl == "tiled":
         raise ValueError(f"{op}: impl='tiled' takes boolean masks only (True = may attend); "
@@ -381,7 +388,7 @@ def packed_self_attention(qkv: Tensor, mask: Any = None, dropout_p: float = 0.0,
         raise ValueError(f"{op}: dropout_p must be in [0, 1], got {dropout_p}")
     s, d_k = qkv.shape[-2], qkv.shape[-1]
     mask_data = _mask_array(qkv._data, tuple(qkv.shape[1:-2]), s, s, mask, is_causal, op)
-    scale = 1.0 / math.sqrt(d_k) if scale is None else float(scale)
+    scale = default_scale(d_k) if scale is None else float(scale)
     sink: Optional[List[Any]] = [] if need_weights else None
     out = PackedSelfAttention.apply(qkv, mask=mask_data, scale=scale,
                                     dropout_p=float(dropout_p), generator=generator,
