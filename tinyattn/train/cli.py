@@ -87,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="continue the run saved in DIR (its checkpoint.npz); --steps may "
                         "raise the total, other settings come from the checkpoint")
     p.add_argument("--quiet", action="store_true", help="no progress bar or log lines")
+    p.add_argument("--backward-from", metavar="DIR", default=None,
+                   help="train with YOUR backward passes: the ops-track exercises in DIR that "
+                        "pass the checker replace tinyattn's (docs/exercises.md#the-payoff)")
     return p
 
 
@@ -129,6 +132,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         setattr(config, name, getattr(args, name))
     config.extra = {"resume": bool(args.resume), "given": given}
     _check_combination(parser, config)
+    if args.backward_from is not None:
+        from ..exercises.payoff import train_with_backward_from
+        return train_with_backward_from(args.backward_from, config, train)
     try:
         metrics = train(config)
     except CheckpointError as exc:
