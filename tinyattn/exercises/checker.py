@@ -141,7 +141,7 @@ def _judge(exercise: Exercise, plan: List[Tuple[Any, Any]], run: ChildRun, origi
     if run.output_bytes and not once:
         result.note = wrap(f"(your code printed {run.printed}; to read it, "
                            f"run each function once: python -m tinyattn.exercises check "
-                           f"{exercise.name} --path DIR --once)", "  ")
+                           f"{exercise.name} --path {Path(origin).parent} --once)", "  ")
     if origin.startswith(str(STUBS_DIR) + os.sep) and not result.passed and not once:
         result.note = (f"  (These are the package's own stubs. To work on a copy of your own:\n"
                        f"      python -m tinyattn.exercises start my_exercises\n"

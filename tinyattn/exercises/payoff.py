@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional
@@ -67,18 +68,22 @@ class SwapReport:
 
     def summary(self) -> str:
         lines = [f"Your backward passes in this run (from {self.folder}):"]
+        unused = []
         for r in self.records:
             if r.failed:
-                state = f"raised, tinyattn's own was used instead: {r.failed}"
+                state = f"raised, so tinyattn's own was used instead: {r.failed}"
             elif not r.calls:
-                state = "not used by this model"
+                unused.append(r.swap.op.__name__)
+                continue
             elif r.compared and r.worst > self._tolerance(r):
-                state = (f"DISAGREED with tinyattn's on the first {r.compared} call(s) (max "
-                         f"relative difference {r.worst:.2g} in {r.worst_where}): check it")
+                state = (f"{r.calls:,} calls; DISAGREED with tinyattn's (max relative "
+                         f"difference {r.worst:.2g} in {r.worst_where}): check it")
             else:
-                state = (f"ran {r.calls:,} times; agreed with tinyattn's on the first "
-                         f"{r.compared} (max relative difference {r.worst:.1g})")
-            lines.append(f"  {r.label}: {state}")
+                state = (f"{r.calls:,} calls; the first {r.compared} agreed with tinyattn's "
+                         f"(max relative difference {r.worst:.1g})")
+            lines.append(f"  {r.swap.op.__name__:<26} {state}")
+        if unused:
+            lines.append(f"  (not called by this model: {', '.join(unused)})")
         return "\n".join(lines)
 
     def _tolerance(self, record: OpRecord) -> float:
@@ -151,8 +156,9 @@ def _wrapper(record: OpRecord, original: Callable, learner: Callable, compare_ca
             return original(fn, grad)
         except Exception as error:  # the learner's code, in a training run: keep training
             record.failed = f"{type(error).__name__}: {error}"[:300]
-            report.out(f"\ntinyattn: your backward for {record.label} raised {record.failed}; "
-                       f"tinyattn's own backward is used for it from now on.")
+            report.out("\n" + textwrap.fill(
+                f"tinyattn: your backward for {record.label} raised {record.failed}; "
+                f"tinyattn's own backward is used for it from now on.", 92))
             return original(fn, grad)
         record.calls += 1
         if record.compared < compare_calls:
@@ -176,13 +182,13 @@ def _wrapper(record: OpRecord, original: Callable, learner: Callable, compare_ca
 
 def _warn(record: OpRecord, report: SwapReport, folder: str) -> None:
     exercise = find_exercise(record.swap.exercise)
-    report.out(
-        f"\ntinyattn: your backward for {record.label} DISAGREES with tinyattn's own: "
+    report.out("\n" + textwrap.fill(
+        f"tinyattn: your backward for {record.label} DISAGREES with tinyattn's own: "
         f"relative difference {record.worst:.2g} in {record.worst_where} ({record.dtype}). "
         f"Training goes on with yours, so you can see what it does. Check exercise "
         f"{exercise.label}: python -m tinyattn.exercises check {exercise.name} --path "
         f"{folder} (if it passes there, the difference is in what its small float64 cases do "
-        f"not cover: these shapes, this dtype).")
+        f"not cover: these shapes, this dtype).", 92, break_on_hyphens=False))
 
 
 def _plan(folder: str, unchecked: bool, timeout: float, out: Callable[[str], None]
@@ -238,16 +244,21 @@ def learner_backward(folder: str, *, unchecked: bool = False, compare_calls: int
 
 
 def _announce(report: SwapReport) -> str:
-    lines = []
     if report.records:
-        lines.append("Training with YOUR backward for: " + ", ".join(
-            r.label for r in report.records))
+        lines = [f"Training with YOUR backward passes (from {report.folder}, where they pass "
+                 f"the checker):"]
+        lines += [f"  {r.swap.op.__name__:<26} exercise {find_exercise(r.swap.exercise).label}, "
+                  f"{r.swap.part}_backward" for r in report.records]
     else:
-        lines.append("None of your backward passes can be used yet: training uses "
-                     "tinyattn's own.")
-    if report.not_used:
-        lines.append("Not used (tinyattn's own backward instead): " + "; ".join(
-            report.not_used))
+        lines = ["None of your backward passes can be used yet: training uses tinyattn's own."]
+    missing = [r for r in report.not_used if ": no file " in r]
+    other = [r for r in report.not_used if ": no file " not in r]
+    if other:
+        lines.append("Not used (not passing yet; tinyattn's own backward instead): " +
+                     "; ".join(other))
+    if missing:
+        lines.append("No file in the folder for: " + ", ".join(r.split(":")[0]
+                                                               for r in missing))
     lines.append("Every other op runs tinyattn's own backward.")
     return "\n".join(lines)
 

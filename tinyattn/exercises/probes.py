@@ -102,7 +102,8 @@ def engine_op(module: Any, data: Values) -> Values:
 def topo(module: Any, data: Values) -> Values:
     nodes = build(module, data["nodes"], data["leaf_data"])
     order = module.topological_order(nodes[data["root"]])
-    return {"order": [_index(node, nodes) for node in list(order)]}
+    index = {id(node): i for i, node in enumerate(nodes)}   # nodes stay alive: ids are safe
+    return {"order": [index.get(id(node), -1) for node in list(order)]}
 
 
 # ------------------------------------------------------------------ 16 backward

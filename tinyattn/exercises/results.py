@@ -68,7 +68,7 @@ def printed_block(output: str, total_bytes: int, max_lines: int = 120) -> str:
     lines = output.splitlines()
     if not lines:
         return "  (your code printed nothing)"
-    shown = lines[:max_lines]
+    shown = ["    " + line for line in lines[:max_lines]]
     extra = []
     if len(lines) > max_lines:
         extra.append(f"  ... {len(lines) - max_lines} more line(s)")
