@@ -57,7 +57,7 @@ def sweep(dtype: str, epsilons: Optional[Sequence[float]] = None, seed: int = 0)
     v = rng.standard_normal(x.shape)
     xt = ta.tensor(x, requires_grad=True)                   # the exact answer, in float64
     F.softmax(xt, dim=-1).backward(v)
-    exact = float(np.dot(xt.grad.ravel(), u.ravel()))       # v^T J u
+    exact = float(np.dot(xt.grad.numpy().ravel(), u.ravel()))       # v^T J u
     errors = []
     for eps in epsilons:
         # The perturbed inputs are rounded to ``dtype`` before the forward, as they would be.

@@ -16,7 +16,7 @@ import tinyattn.functional as F
 from tinyattn import no_grad
 from tinyattn.gradcheck import GradcheckError, gradcheck
 from tinyattn.ops import tiled_attention
-from tinyattn.tensor import Tensor
+from tinyattn.tensor import Tensor, tensor
 
 TOL = 1e-12
 
@@ -30,7 +30,7 @@ def _qkv(rng, s_q, s_k, batch=(2, 3), d_k=5, d_v=4, dtype=np.float64, k_batch=No
 
 def _run(arrays, impl, grad=None, **kwargs):
     """Output and (dq, dk, dv) for one implementation; ``grad`` is d loss / d out."""
-    q, k, v = (Tensor(a.copy(), requires_grad=True) for a in arrays)
+    q, k, v = (tensor(a.copy(), requires_grad=True) for a in arrays)
     out = F.scaled_dot_product_attention(q, k, v, impl=impl, **kwargs)
     if grad is None:
         grad = np.cos(np.arange(out.data.size)).reshape(out.shape).astype(out.dtype)
@@ -142,7 +142,7 @@ def test_property_matches_plain_random_sizes(s_q, s_k, block_size, is_causal, se
 
 def test_float32_in_float32_out_no_upcast():
     rng = np.random.default_rng(4)
-    q, k, v = (Tensor(a, requires_grad=True) for a in _qkv(rng, 19, 21, dtype=np.float32))
+    q, k, v = (tensor(a, requires_grad=True) for a in _qkv(rng, 19, 21, dtype=np.float32))
     mask = np.ones((19, 21), dtype=bool)
     mask[3] = False
     out = F.scaled_dot_product_attention(q, k, v, mask, is_causal=True, impl="tiled",
@@ -158,7 +158,7 @@ def test_float32_in_float32_out_no_upcast():
 def test_saves_only_output_and_logsumexp():
     """Nothing of size (S_q, S_k) is kept for the backward (only q, k, v, out, L)."""
     rng = np.random.default_rng(5)
-    q, k, v = (Tensor(a, requires_grad=True) for a in _qkv(rng, 30, 30))
+    q, k, v = (tensor(a, requires_grad=True) for a in _qkv(rng, 30, 30))
     out = F.scaled_dot_product_attention(q, k, v, is_causal=True, impl="tiled", block_size=8)
     arrays = [a for a in out._ctx.saved if isinstance(a, np.ndarray)]
     assert max(a.size for a in arrays) == 2 * 3 * 30 * 5
@@ -187,7 +187,7 @@ def _tiny_inputs(rng):
     mask = np.ones((1, 1, 5, 4), dtype=bool)
     mask[..., 1, :] = False                               # a fully masked query row
     mask[..., 3, 0] = False
-    return [Tensor(a, requires_grad=True) for a in (q, k, v)], mask
+    return [tensor(a, requires_grad=True) for a in (q, k, v)], mask
 
 
 @pytest.mark.parametrize("is_causal", [False, True])
@@ -216,7 +216,7 @@ def test_gradcheck_fails_without_the_D_term(monkeypatch):
 def test_only_some_inputs_require_grad_and_no_grad_mode():
     rng = np.random.default_rng(9)
     qa, ka, va = _qkv(rng, 10, 12)
-    q, k, v = Tensor(qa), Tensor(ka, requires_grad=True), Tensor(va)
+    q, k, v = tensor(qa), tensor(ka, requires_grad=True), tensor(va)
     out = F.scaled_dot_product_attention(q, k, v, impl="tiled", block_size=4)
     out.sum().backward()
     assert q.grad is None and v.grad is None
@@ -263,7 +263,7 @@ def test_matches_torch():
 
 
 def _tensors(rng):
-    return [Tensor(a) for a in _qkv(rng, 6, 6)]
+    return [tensor(a) for a in _qkv(rng, 6, 6)]
 
 
 @pytest.mark.parametrize("kwargs,error,match", [
@@ -303,13 +303,13 @@ def test_benchmark_script_runs_and_writes_between_markers(tmp_path, capsys):
 
 def test_values_batched_wider_than_queries_and_keys_match_plain():
     rng = np.random.default_rng(0)
-    q = Tensor(rng.standard_normal((1, 2, 5, 4)), requires_grad=True)
-    v = Tensor(rng.standard_normal((3, 2, 5, 4)), requires_grad=True)
+    q = tensor(rng.standard_normal((1, 2, 5, 4)), requires_grad=True)
+    v = tensor(rng.standard_normal((3, 2, 5, 4)), requires_grad=True)
     results = []
     for impl in ("plain", "tiled"):
         q.grad = v.grad = None
         out = F.scaled_dot_product_attention(q, q, v, impl=impl, block_size=2)
         out.backward(np.ones(out.shape))
-        results.append((out.numpy(), q.grad.copy(), v.grad.copy()))
+        results.append((out.numpy().copy(), q.grad.numpy().copy(), v.grad.numpy().copy()))
     for plain, tiled in zip(*results):
         np.testing.assert_allclose(tiled, plain, rtol=1e-12, atol=1e-12)

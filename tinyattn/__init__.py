@@ -7,16 +7,24 @@ with a hand-derived backward for every op, built to learn how attention and back
 from __future__ import annotations
 
 from . import backend, functional, nn, ops, optim
-from .autograd import Function, detect_anomaly, enable_grad, is_grad_enabled, no_grad
+from . import autograd
+from .autograd import (Function, detect_anomaly, enable_grad, is_grad_enabled, no_grad,
+                       set_grad_enabled)
 from .backend import cuda_is_available, get_rng_state, manual_seed, set_rng_state
 from .gradcheck import GradcheckError, gradcheck, gradcheck_report
-from .ops import cat, concat, exp, log, matmul, split, sqrt, stack, tanh, where
+from .ops import (cat, clamp, clone, concat, exp, log, matmul, split, sqrt, stack, tanh,
+                  where)
 from .serialization import CheckpointError, load, save
-from .tensor import (Tensor, arange, as_tensor, full, ones, ones_like, rand, randn, tensor,
-                     zeros, zeros_like)
+from .tensor import (SavedDataWriteError, Tensor, arange, as_tensor, from_numpy, full, ones, ones_like, rand, randn,
+                     tensor, zeros, zeros_like)
 
+# dtype names, as torch's: tinyattn.float is float32, tinyattn.long int64, tinyattn.int int32.
 float16, float32, float64 = "float16", "float32", "float64"
-int64, long, bool_ = "int64", "int64", "bool"
+half, double = "float16", "float64"
+float = "float32"  # noqa: A001 - PyTorch's name (tinyattn.float is a dtype, as torch.float)
+int8, int16, int32, int64, uint8 = "int8", "int16", "int32", "int64", "uint8"
+int, long, short = "int32", "int64", "int16"  # noqa: A001 - PyTorch's names
+bool, bool_ = "bool", "bool"  # noqa: A001
 
 __version__ = "0.1.0"
 
@@ -26,6 +34,8 @@ __all__ = [
     "cuda_is_available", "no_grad", "enable_grad", "is_grad_enabled", "detect_anomaly",
     "Function", "gradcheck", "gradcheck_report", "GradcheckError", "functional", "ops",
     "backend", "nn", "optim", "save", "load", "CheckpointError", "cat", "concat", "stack",
-    "split", "matmul", "where", "exp", "log", "sqrt", "tanh",
-    "float16", "float32", "float64", "int64", "long", "bool_",
+    "split", "matmul", "where", "exp", "log", "sqrt", "tanh", "clone", "clamp", "from_numpy",
+    "autograd", "set_grad_enabled", "SavedDataWriteError",
+    "float16", "float32", "float64", "half", "double", "float", "int8", "int16", "int32",
+    "int64", "uint8", "int", "long", "short", "bool", "bool_",
 ]

@@ -2,22 +2,37 @@
 
 An op is a ``Function`` subclass with ``forward`` (arrays in, array out) and ``backward``
 (the gradient of the output in, one gradient per input out), written a few lines apart.
-``Function.apply`` wraps the arrays of its ``Tensor`` inputs, runs ``forward``, and, when any
-input requires a gradient, links the output to the ``Function`` instance so the engine can
-walk back through it.
+``Function.apply`` runs ``forward`` on the arrays of its ``Tensor`` inputs and, when any input
+requires a gradient, links the output to the ``Function`` instance. Each ``Function`` remembers
+the ``Function`` that made each of its inputs (``parents``), fixed at the moment it ran: the
+graph is a graph of Functions, so an in-place op that later gives a tensor a new history
+cannot rewire what was recorded before it.
 
-The engine (``run_backward``) sorts the graph topologically with an explicit stack (a chain of
-10,000 ops needs no recursion), then visits nodes from the output back to the leaves, summing
-the gradients that reach a tensor along several paths. After a backward the saved arrays are
-freed unless ``retain_graph=True``. The engine is explained in docs/derivations.md#autograd.
+The engine (``run_backward``) sorts the Functions topologically with an explicit stack (a
+chain of 10,000 ops needs no recursion), then visits them from the output back to the leaves,
+summing the gradients that reach a Function along several paths and adding each leaf's share
+into ``leaf.grad`` (under a lock, so backward passes in several threads add up exactly).
+After a backward the saved arrays are freed unless ``retain_graph=True``.
+
+Version counters: every in-place change of a tensor's data (``x.add_(1)``, ``x[0] = 2``,
+``with no_grad(): w -= lr * w.grad``) adds one to its version. When an op saves an input's (or
+its output's) array for backward, it notes that version; if the backward finds a different one,
+the array it needs was overwritten and the gradient would be wrong, so it raises instead
+(PyTorch's "modified by an inplace operation"). The engine is explained in
+docs/derivations.md#autograd.
+
+PyTorch-style custom functions work too: a subclass whose ``forward`` and ``backward`` are
+``@staticmethod``s taking ``ctx`` (``ctx.save_for_backward(...)``, ``ctx.saved_tensors``)
+is applied with ``MyFunction.apply(...)`` exactly as in ``torch.autograd.Function``.
 """
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import threading
 import traceback
-from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -26,8 +41,10 @@ from . import backend
 if TYPE_CHECKING:  # only for annotations; tensor.py imports this module, not the reverse
     from .tensor import Tensor
 
-__all__ = ["Function", "no_grad", "enable_grad", "is_grad_enabled", "detect_anomaly",
-           "run_backward", "unbroadcast"]
+__all__ = ["Function", "FunctionCtx", "no_grad", "enable_grad", "set_grad_enabled",
+           "is_grad_enabled", "detect_anomaly", "run_backward", "grad", "unbroadcast",
+           "VersionCounter"]
+
 
 class _ThreadState(threading.local):
     """Per-thread switches; the class attributes are each new thread's defaults (read as
@@ -38,9 +55,20 @@ class _ThreadState(threading.local):
 
 
 _state = _ThreadState()
+_grad_lock = threading.Lock()      # leaf gradients are added under it (threads share leaves)
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _UNKNOWN_LINE = "an unknown line: its forward ran outside detect_anomaly()"
 _tensor_class: Any = None  # tinyattn.tensor.Tensor, imported on first use (see _tensor_type)
+
+
+class VersionCounter:
+    """How many times a tensor's data was changed in place. Views of a tensor (reshape,
+    permute, basic indexing, detach) share their base's counter, as they share its memory."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
 
 
 def is_grad_enabled() -> bool:
@@ -61,25 +89,56 @@ def _tensor_type() -> Any:
     return _tensor_class
 
 
-@contextlib.contextmanager
-def no_grad() -> Iterator[None]:
-    """Inside this block no graph is recorded (for evaluation and parameter updates)."""
-    previous = is_grad_enabled()
-    _state.grad_enabled = False
-    try:
-        yield
-    finally:
-        _state.grad_enabled = previous
+class _GradMode:
+    """``no_grad()``, ``enable_grad()`` and ``set_grad_enabled(mode)``: a context manager
+    and a decorator, as in PyTorch."""
+
+    def __init__(self, mode: bool):
+        self.mode = bool(mode)
+        self.previous: List[bool] = []
+
+    def __enter__(self) -> None:
+        self.previous.append(_state.grad_enabled)
+        _state.grad_enabled = self.mode
+
+    def __exit__(self, *exc: Any) -> None:
+        _state.grad_enabled = self.previous.pop()
+
+    def __call__(self, fn: Any) -> Any:
+        mode = self.mode
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with _GradMode(mode):
+                return fn(*args, **kwargs)
+        wrapper.__name__, wrapper.__doc__ = fn.__name__, fn.__doc__
+        wrapper.__wrapped__ = fn  # type: ignore[attr-defined]
+        return wrapper
 
 
-@contextlib.contextmanager
-def enable_grad() -> Iterator[None]:
-    previous = is_grad_enabled()
-    _state.grad_enabled = True
-    try:
-        yield
-    finally:
-        _state.grad_enabled = previous
+def no_grad() -> _GradMode:
+    """Inside this block (or decorated function) no graph is recorded: for evaluation and
+    parameter updates."""
+    return _GradMode(False)
+
+
+def enable_grad() -> _GradMode:
+    return _GradMode(True)
+
+
+class set_grad_enabled(_GradMode):  # noqa: N801 - PyTorch's name
+    """``set_grad_enabled(False)`` is ``no_grad()``; also callable as a plain function:
+    ``set_grad_enabled(False)`` on its own line switches recording off until switched on."""
+
+    def __init__(self, mode: bool):
+        super().__init__(mode)
+        self.previous.append(_state.grad_enabled)
+        _state.grad_enabled = self.mode
+
+    def __enter__(self) -> None:
+        pass                      # already switched by __init__, as torch's does
+
+    def __exit__(self, *exc: Any) -> None:
+        _state.grad_enabled = self.previous.pop()
 
 
 @contextlib.contextmanager
@@ -129,20 +188,38 @@ def unbroadcast(grad: Any, shape: Tuple[int, ...]) -> Any:
     return grad
 
 
+def _is_static(cls: type, name: str) -> bool:
+    return isinstance(inspect.getattr_static(cls, name, None), staticmethod)
+
+
 class Function:
     """Base class of every differentiable op.
 
-    Subclasses implement ``forward(self, *arrays, **options) -> array`` and
-    ``backward(self, grad) -> gradient or tuple of gradients`` (``None`` for an input that needs
-    none; ``self.needs_input_grad[i]`` says which do). A backward never writes into ``grad``:
-    it may be a read-only broadcast view, or shared with another branch of the graph. Keep
-    what backward needs with ``self.save_for_backward(...)``; read it back as ``self.saved``.
+    tinyattn's own style: subclasses implement ``forward(self, *arrays, **options) -> array``
+    and ``backward(self, grad) -> gradient or tuple of gradients`` (``None`` for an input that
+    needs none; ``self.needs_input_grad[i]`` says which do). A backward never writes into
+    ``grad``: it may be a read-only broadcast view, or shared with another branch of the graph.
+    Keep what backward needs with ``self.save_for_backward(...)``; read it back as
+    ``self.saved``. Ops whose output may share memory with their first input (reshape,
+    permute, basic indexing) set ``returns_view = True``.
+
+    PyTorch's style (``@staticmethod forward(ctx, ...)`` on Tensors, ``@staticmethod
+    backward(ctx, grad_output)``) is recognised and run by ``_apply_pytorch_style``.
     """
 
     inputs: Tuple["Tensor", ...] = ()
+    parents: Tuple[Optional["Function"], ...] = ()
     needs_input_grad: Tuple[bool, ...] = ()
     saved: Optional[Tuple[Any, ...]] = ()
     created_at: Optional[str] = None
+    returns_view = False
+    _versions: Tuple[Tuple[VersionCounter, int, int], ...] = ()
+    _retained: Any = None          # weakref to the output tensor when it called retain_grad()
+    _pytorch_style = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._pytorch_style = _is_static(cls, "forward")
 
     def save_for_backward(self, *arrays: Any) -> None:
         self.saved = arrays
@@ -154,21 +231,28 @@ class Function:
         raise NotImplementedError
 
     @classmethod
-    def apply(cls, *inputs: "Tensor", **options: Any) -> "Tensor":
+    def apply(cls, *inputs: Any, **options: Any) -> Any:
+        if cls._pytorch_style:
+            return _apply_pytorch_style(cls, inputs, options)
         if len(inputs) > 1:  # one input cannot disagree with itself
             _check_inputs_agree(cls.__name__, inputs)
         fn = cls()
-        fn.needs_input_grad = tuple([t.requires_grad for t in inputs])
-        out_data = fn.forward(*[t.data for t in inputs], **options)
+        fn.needs_input_grad = needs = tuple([t.requires_grad for t in inputs])
+        out_data = fn.forward(*[t._data for t in inputs], **options)
         if isinstance(out_data, np.generic):  # NumPy reductions return scalars, not arrays
             out_data = np.asarray(out_data)
-        track = any(fn.needs_input_grad) and _state.grad_enabled
+        track = _state.grad_enabled and any(needs)
         out = _tensor_type()._wrap(out_data, requires_grad=track)
         if track:
             fn.inputs = inputs
+            fn.parents = tuple([t._ctx for t in inputs])
             out._ctx = fn
+            if fn.saved:
+                _note_saved(fn, inputs, out)
         else:
             fn.saved = None
+        if cls.returns_view and backend.may_share_memory(out_data, inputs[0]._data):
+            out._share_memory_with(inputs[0])
         if _state.anomaly:
             fn.created_at = _user_frame()
             if not _is_finite(out_data):
@@ -177,6 +261,46 @@ class Function:
                     f"(created at {fn.created_at})")
         return out
 
+    # ------------------------------------------------------------ saved-data checks
+    def _check_versions(self) -> None:
+        """Raise if an array this op saved was changed in place since (see module doc)."""
+        for counter, expected, index in self._versions:
+            if counter.value != expected:
+                raise RuntimeError(_modified_message(self, index, counter.value, expected))
+
+    def _describe_input(self, index: int) -> str:
+        name = type(self).__name__
+        if index < 0:
+            return f"the output of {name}"
+        t = self.inputs[index]
+        return f"input {index} of {name} (a tensor of shape {t.shape}, {t.dtype})"
+
+
+def _note_saved(fn: Function, inputs: Sequence["Tensor"], out: "Tensor") -> None:
+    """Record the version of every input (and the output) whose array ``fn`` saved, and mark
+    those tensors as saved (``Tensor.data`` then hands out a read-only view)."""
+    saved_ids = {id(item) for item in fn.saved}
+    records = []
+    for index, t in enumerate(inputs):
+        if id(t._data) in saved_ids:
+            counter = t._version_counter()
+            records.append((counter, counter.value, index))
+            t._mark_saved_by(fn)
+    if id(out._data) in saved_ids:
+        records.append((out._version_counter(), 0, -1))
+        out._mark_saved_by(fn)
+    fn._versions = tuple(records)
+
+
+def _modified_message(fn: Function, index: int, now: int, expected: int) -> str:
+    where = f" (op created at {fn.created_at})" if fn.created_at else ""
+    return (f"one of the arrays needed for gradient computation has been modified by an "
+            f"inplace operation: {fn._describe_input(index)} is at version {now}; expected "
+            f"version {expected} instead{where}. The backward of {type(fn).__name__} needs "
+            f"that array as it was during the forward. Change a copy instead (x = x + 1 "
+            f"rather than x += 1, or x.clone()), or run the in-place update after backward(); "
+            f"tinyattn.detect_anomaly() records where each op was created")
+
 
 def _check_inputs_agree(op: str, inputs: Tuple["Tensor", ...]) -> None:
     """Raise unless the inputs share one device and their floating dtypes agree.
@@ -184,10 +308,10 @@ def _check_inputs_agree(op: str, inputs: Tuple["Tensor", ...]) -> None:
     The common case is decided in one pass: one array type (np.ndarray, cupy.ndarray, ...)
     means one device, and one dtype means nothing to mix. Anything else gets the full checks.
     """
-    first = inputs[0].data
+    first = inputs[0]._data
     kind, dtype = type(first), first.dtype
     for t in inputs:
-        if type(t.data) is not kind or t.data.dtype != dtype:
+        if type(t._data) is not kind or t._data.dtype != dtype:
             break
     else:
         return
@@ -195,7 +319,7 @@ def _check_inputs_agree(op: str, inputs: Tuple["Tensor", ...]) -> None:
     _check_same_float_dtype(op, inputs)
 
 
-def _check_same_device(op: str, inputs: Tuple["Tensor", ...]) -> None:
+def _check_same_device(op: str, inputs: Sequence["Tensor"]) -> None:
     devices = {t.device for t in inputs}
     if len(devices) > 1:
         names = " and ".join(sorted(devices))
@@ -204,7 +328,7 @@ def _check_same_device(op: str, inputs: Tuple["Tensor", ...]) -> None:
             f"with .to('cpu') or .to('cuda') first")
 
 
-def _check_same_float_dtype(op: str, inputs: Tuple["Tensor", ...]) -> None:
+def _check_same_float_dtype(op: str, inputs: Sequence["Tensor"]) -> None:
     dtypes = {t.dtype for t in inputs if t.dtype.kind == "f"}  # kind "f": a floating dtype
     if len(dtypes) > 1:
         names = " and ".join(sorted(str(d) for d in dtypes))
@@ -213,24 +337,134 @@ def _check_same_float_dtype(op: str, inputs: Tuple["Tensor", ...]) -> None:
             f"Convert one side with .float() or .double() (or .to(dtype)) first")
 
 
-def _topological_order(root: "Tensor") -> List["Tensor"]:
-    """Tensors reachable from ``root`` through recorded ops, inputs before outputs."""
-    order: List["Tensor"] = []
+# ---------------------------------------------------------------- PyTorch-style functions
+class FunctionCtx:
+    """The ``ctx`` a PyTorch-style ``forward(ctx, ...)`` and ``backward(ctx, ...)`` receive."""
+
+    needs_input_grad: Tuple[bool, ...] = ()
+
+    def __init__(self) -> None:
+        self._saved: Optional[Tuple[Any, ...]] = ()
+        self._saved_versions: List[Tuple[Any, VersionCounter, int]] = []
+
+    def save_for_backward(self, *tensors: Any) -> None:
+        """Keep tensors (or None) for backward; changing one in place afterwards is detected."""
+        tensor_type = _tensor_type()
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, tensor_type):
+                raise TypeError(f"save_for_backward takes tensors (or None), but argument {i} "
+                                f"is a {type(t).__name__}; keep other values as ctx "
+                                f"attributes (ctx.scale = scale)")
+        self._saved = tensors
+        self._saved_versions = [(t, t._version_counter(), t._version_counter().value)
+                                for t in tensors if t is not None]
+
+    @property
+    def saved_tensors(self) -> Tuple[Any, ...]:
+        if self._saved is None:
+            raise RuntimeError("trying to backward through the graph a second time: the "
+                               "saved tensors were freed by the first backward. Pass "
+                               "retain_graph=True to the first .backward() to call it twice")
+        for t, counter, expected in self._saved_versions:
+            if counter.value != expected:
+                raise RuntimeError(
+                    f"one of the tensors saved with ctx.save_for_backward (shape {t.shape}) "
+                    f"has been modified by an inplace operation: it is at version "
+                    f"{counter.value}; expected version {expected}")
+        return self._saved
+
+    def mark_non_differentiable(self, *tensors: Any) -> None:
+        """Accepted for compatibility: tinyattn's custom functions have one output."""
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """Accepted for compatibility: gradients reaching backward are always arrays."""
+
+
+class _PyTorchStyleNode(Function):
+    """The graph node of one call of a PyTorch-style Function: calls the user's static
+    ``backward(ctx, grad_output)`` with Tensors and maps its results to the tensor inputs."""
+
+    user_class: type = Function
+    ctx: FunctionCtx
+    arg_positions: Tuple[int, ...] = ()    # where each tensor input sat among forward's args
+    num_args = 0
+
+    def backward(self, grad: Any) -> Any:
+        tensor_type = _tensor_type()
+        with no_grad():
+            result = self.user_class.backward(self.ctx, tensor_type._wrap(grad))
+        results = result if isinstance(result, tuple) else (result,)
+        name = self.user_class.__name__
+        if len(results) != self.num_args:
+            raise RuntimeError(f"{name}.backward returned {len(results)} gradient(s), but "
+                               f"forward took {self.num_args} argument(s) after ctx: return "
+                               f"one per argument (None for those without a gradient)")
+        grads = []
+        for i, position in enumerate(self.arg_positions):
+            g = results[position]
+            if g is None:
+                grads.append(None)
+                continue
+            if not isinstance(g, tensor_type):
+                raise TypeError(f"{name}.backward returned a {type(g).__name__} for argument "
+                                f"{position}; return a Tensor or None")
+            if g.shape != self.inputs[i].shape:
+                raise RuntimeError(f"{name}.backward returned a gradient of shape {g.shape} "
+                                   f"for argument {position} of shape {self.inputs[i].shape}")
+            grads.append(g._data)
+        return tuple(grads)
+
+
+def _apply_pytorch_style(cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
+    tensor_type = _tensor_type()
+    if kwargs:
+        raise TypeError(f"{cls.__name__}.apply takes positional arguments only (as in "
+                        f"PyTorch), got keywords {sorted(kwargs)}")
+    ctx = FunctionCtx()
+    positions = tuple(i for i, a in enumerate(args) if isinstance(a, tensor_type))
+    tensors = tuple(args[i] for i in positions)
+    ctx.needs_input_grad = tuple(isinstance(a, tensor_type) and a.requires_grad for a in args)
+    with no_grad():
+        out = cls.forward(ctx, *args)
+    if not isinstance(out, tensor_type):
+        raise TypeError(f"{cls.__name__}.forward must return one Tensor in tinyattn, got "
+                        f"{type(out).__name__}")
+    track = _state.grad_enabled and any(t.requires_grad for t in tensors)
+    if any(out is t for t in tensors):
+        out = tensor_type._wrap(out._data)   # returning an input unchanged: a new node
+    else:
+        out._ctx = None
+    out.requires_grad = track
+    if track:
+        node = _PyTorchStyleNode()
+        node.user_class, node.ctx, node.arg_positions = cls, ctx, positions
+        node.num_args = len(args)
+        node.inputs = tensors
+        node.parents = tuple(t._ctx for t in tensors)
+        node.needs_input_grad = tuple(t.requires_grad for t in tensors)
+        node.saved = (ctx,)
+        out._ctx = node
+    return out
+
+
+# ---------------------------------------------------------------- the engine
+def _topological_order(root: Function) -> List[Function]:
+    """Functions reachable from ``root``, every one after all the Functions it reads from."""
+    order: List[Function] = []
     visited = set()
-    stack: List[Tuple["Tensor", bool]] = [(root, False)]
+    stack: List[Tuple[Function, bool]] = [(root, False)]
     while stack:
-        node, children_done = stack.pop()
+        fn, children_done = stack.pop()
         if children_done:
-            order.append(node)
+            order.append(fn)
             continue
-        if id(node) in visited:
+        if id(fn) in visited:
             continue
-        visited.add(id(node))
-        stack.append((node, True))
-        if node._ctx is not None:
-            for parent in node._ctx.inputs:
-                if parent.requires_grad and id(parent) not in visited:
-                    stack.append((parent, False))
+        visited.add(id(fn))
+        stack.append((fn, True))
+        for parent, needed in zip(fn.parents, fn.needs_input_grad):
+            if parent is not None and needed and id(parent) not in visited:
+                stack.append((parent, False))
     return order
 
 
@@ -238,40 +472,108 @@ def _as_tuple(grads: Any) -> tuple:
     return grads if isinstance(grads, tuple) else (grads,)
 
 
-def run_backward(root: "Tensor", grad: Any, retain_graph: bool = False) -> None:
-    """Push ``grad`` (d loss / d root) back to every leaf that requires a gradient."""
-    order = _topological_order(root)
-    grads = {id(root): grad}
-    anomaly = _anomaly_enabled()
-    for node in reversed(order):
-        node_grad = grads.pop(id(node), None)
-        if node_grad is None:
-            continue
-        fn = node._ctx
-        if fn is None or node._retains_grad:
+def _as_array(grad: Any) -> Any:
+    """NumPy reductions return scalars (np.float32(...)): gradients are always arrays, so a
+    0-d parameter's ``.grad`` can be updated in place like any other."""
+    return np.asarray(grad) if isinstance(grad, np.generic) else grad
+
+
+def accumulate_grad(leaf: "Tensor", grad: Any) -> None:
+    """``leaf.grad += grad`` (or a copy of grad when there is none yet), thread-safely."""
+    with _grad_lock:
+        if leaf._grad is None:
             # A copy, so two leaves never share one gradient array (in-place clipping or an
             # optimizer writing into one must not change the other).
-            node.grad = node_grad.copy() if node.grad is None else node.grad + node_grad
-        if fn is None:
+            leaf._grad = _tensor_type()._wrap(grad.copy())
+        else:
+            leaf._grad._data += grad
+            leaf._grad._bump_version()
+
+
+def run_backward(root: "Tensor", grad: Any, retain_graph: bool = False,
+                 capture: Optional[Dict[int, Any]] = None,
+                 captured_fns: Optional[Dict[int, int]] = None) -> None:
+    """Push ``grad`` (d loss / d root) back to every leaf that requires a gradient.
+
+    With ``capture`` (``{id(tensor): None}``), the gradients of those tensors are stored in
+    the dict instead of being added into ``.grad`` (for ``tinyattn.autograd.grad``);
+    ``captured_fns`` maps id(Function that made a captured non-leaf) -> id(that tensor)."""
+    if root._ctx is None:
+        _deliver(root, grad, capture)
+        return
+    order = _topological_order(root._ctx)
+    grads: Dict[int, Any] = {id(root._ctx): grad}
+    captured_fns = captured_fns or {}
+    anomaly = _anomaly_enabled()
+    for fn in reversed(order):
+        fn_grad = grads.pop(id(fn), None)
+        if fn_grad is None:
             continue
+        if fn._retained is not None and capture is None:
+            output = fn._retained()
+            if output is not None and output._ctx is fn:
+                accumulate_grad(output, fn_grad)
+        if id(fn) in captured_fns:
+            capture[captured_fns[id(fn)]] = fn_grad
         if fn.saved is None:
             raise RuntimeError(
                 f"trying to backward through the graph a second time (at "
                 f"{type(fn).__name__}): its saved arrays were freed by the first backward. "
                 f"Pass retain_graph=True to the first .backward() if you need to call it twice")
-        input_grads = _as_tuple(fn.backward(node_grad))
+        if fn._versions:
+            fn._check_versions()
+        input_grads = _as_tuple(fn.backward(fn_grad))
         if not retain_graph:
             fn.saved = None
-        for parent, parent_grad in zip(fn.inputs, input_grads):
-            if parent_grad is None or not parent.requires_grad:
+        for t, parent, needed, g in zip(fn.inputs, fn.parents, fn.needs_input_grad,
+                                        input_grads):
+            if g is None or not needed:
                 continue
-            if parent_grad.shape != parent.shape:
+            g = _as_array(g)
+            if g.shape != t.shape:
                 raise RuntimeError(
                     f"internal error: {type(fn).__name__}.backward returned a gradient of "
-                    f"shape {parent_grad.shape} for an input of shape {parent.shape}")
-            if anomaly and not _is_finite(parent_grad):
+                    f"shape {g.shape} for an input of shape {t.shape}")
+            if anomaly and not _is_finite(g):
                 raise FloatingPointError(
                     f"anomaly: the backward of {type(fn).__name__} produced NaN or Inf "
                     f"(op created at {fn.created_at or _UNKNOWN_LINE})")
+            if parent is None:
+                _deliver(t, g, capture)
+                continue
             key = id(parent)
-            grads[key] = parent_grad if key not in grads else grads[key] + parent_grad
+            grads[key] = g if key not in grads else grads[key] + g
+
+
+def _deliver(leaf: "Tensor", grad: Any, capture: Optional[Dict[int, Any]]) -> None:
+    if capture is None:
+        accumulate_grad(leaf, grad)
+    elif id(leaf) in capture:
+        previous = capture[id(leaf)]
+        capture[id(leaf)] = grad if previous is None else previous + grad
+
+
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: Optional[bool] = None,
+         allow_unused: bool = False) -> Tuple[Any, ...]:
+    """``torch.autograd.grad``: the gradients of ``outputs`` with respect to ``inputs``,
+    returned as Tensors instead of being added into ``.grad``."""
+    tensor_type = _tensor_type()
+    outputs = [outputs] if isinstance(outputs, tensor_type) else list(outputs)
+    single = isinstance(inputs, tensor_type)
+    inputs = [inputs] if single else list(inputs)
+    if grad_outputs is None or isinstance(grad_outputs, tensor_type):
+        grad_outputs = [grad_outputs] * len(outputs)
+    capture: Dict[int, Any] = {id(t): None for t in inputs}
+    captured_fns = {id(t._ctx): id(t) for t in inputs if t._ctx is not None}
+    for out, g in zip(outputs, grad_outputs):
+        run_backward(out, out._initial_grad(g), retain_graph=bool(retain_graph),
+                     capture=capture, captured_fns=captured_fns)
+    results = []
+    for i, t in enumerate(inputs):
+        g = capture[id(t)]
+        if g is None and not allow_unused:
+            raise RuntimeError(f"input {i} (shape {t.shape}) was not used to compute the "
+                               f"outputs (or does not require grad); pass allow_unused=True "
+                               f"to get None for it")
+        results.append(None if g is None else tensor_type._wrap(g))
+    return tuple(results)

@@ -24,6 +24,7 @@ __all__ = [
     "to_host", "cuda_is_available", "erf", "scatter_add", "default_generator", "manual_seed",
     "get_rng_state", "set_rng_state", "register_device", "CUDA_INSTALL_HINT", "uniform",
     "standard_normal", "cuda_unavailable_reason", "device_info", "synchronize", "erf_is_slow",
+    "may_share_memory",
 ]
 
 CUDA_INSTALL_HINT = (
@@ -183,6 +184,16 @@ def to_device(array: Any, device: str) -> Any:
     if device == "cuda":
         return _require_cuda().asarray(host)
     return _extra_devices[device].from_host(host)
+
+
+def may_share_memory(a: Any, b: Any) -> bool:
+    """Whether two arrays might overlap in memory (a cheap bounds check, no false negatives):
+    how an op that may return a view (reshape, permute, indexing) learns that it did."""
+    if type(a) is np.ndarray and type(b) is np.ndarray:
+        return bool(np.may_share_memory(a, b))
+    xp = get_array_module(a)
+    check = getattr(xp, "may_share_memory", None)
+    return bool(check(a, b)) if check is not None else True
 
 
 def erf(x: Any) -> Any:

@@ -27,7 +27,7 @@ from . import backend
 from .gradcheck import gradcheck
 from .optable import OP_TABLE, make_inputs
 from .serialization import atomic_write
-from .tensor import Tensor
+from .tensor import as_tensor, tensor
 
 __all__ = ["main"]
 
@@ -73,12 +73,12 @@ def _run_case(spec, case, dtype, where: str) -> List[np.ndarray]:
     inputs = make_inputs(case, dtype=dtype, device=where)
     out = spec.fn(*inputs)
     upstream = np.random.default_rng(1).standard_normal(out.shape)
-    out.backward(Tensor(upstream.astype(dtype), device=where))
-    return [out.numpy()] + [backend.to_host(t.grad) for t in inputs if t.requires_grad]
+    out.backward(as_tensor(upstream.astype(dtype), device=where))
+    return [out.numpy()] + [backend.to_host(t.grad._data) for t in inputs if t.requires_grad]
 
 
 def _gradcheck_on_device(device: str, report: List[str]) -> int:
-    x = Tensor(np.random.default_rng(0).standard_normal((3, 5)), requires_grad=True,
+    x = tensor(np.random.default_rng(0).standard_normal((3, 5)), requires_grad=True,
                device=device)
     ok = gradcheck(lambda t: (t.softmax(-1) * t).tanh(), [x], raise_exception=False)
     _line(report, f"  float64 gradcheck on {device}: {'ok' if ok else 'FAIL'}")
@@ -95,11 +95,11 @@ def _gpt_step(device: str, dtype: str) -> Tuple[float, List[np.ndarray]]:
     model = nn.GPT(config).to(device, dtype)
     opt = optim.AdamW(model.parameters(), lr=1e-3)
     ids = np.random.default_rng(0).integers(0, 11, size=(3, 8))
-    idx = Tensor(ids, device=device)
-    targets = Tensor(np.roll(ids, -1, axis=1), device=device)
+    idx = as_tensor(ids, device=device)
+    targets = as_tensor(np.roll(ids, -1, axis=1), device=device)
     _, loss = model(idx, targets)
     loss.backward()
-    grads = [backend.to_host(p.grad) for p in model.parameters()]
+    grads = [backend.to_host(p.grad._data) for p in model.parameters()]
     opt.step()
     return loss.item(), grads + [p.numpy() for p in model.parameters()]
 
@@ -144,7 +144,7 @@ def _benchmark_mha(device: str, report: List[str]) -> None:
     def sync() -> None:
         backend.synchronize(device)
     mha = nn.MultiHeadAttention(d, h).to(device)
-    x = Tensor(np.random.default_rng(0).standard_normal((b, s, d)).astype(np.float32),
+    x = tensor(np.random.default_rng(0).standard_normal((b, s, d)).astype(np.float32),
                requires_grad=True, device=device)
 
     def ours() -> None:

@@ -53,6 +53,8 @@ class InputReport:
     worst_output_index: Tuple[int, ...] = ()
     worst_analytic: float = 0.0
     worst_numeric: float = 0.0
+    worst_abs_error: float = 0.0    # the worst entry's own errors (max_*: over all entries)
+    worst_rel_error: float = 0.0
     output_shape: Tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
@@ -63,10 +65,13 @@ class InputReport:
         if diff.size:
             excess = np.where(np.isnan(diff), np.inf, diff - bound)
             flat = int(np.argmax(excess))
+            rel = diff / np.maximum(np.abs(self.numeric), 1e-12)
             self.max_abs_error = float(diff.max())
-            self.max_rel_error = float((diff / np.maximum(np.abs(self.numeric), 1e-12)).max())
+            self.max_rel_error = float(rel.max())
             self.worst_analytic = float(self.analytic.reshape(-1)[flat])
             self.worst_numeric = float(self.numeric.reshape(-1)[flat])
+            self.worst_abs_error = float(diff.reshape(-1)[flat])
+            self.worst_rel_error = float(rel.reshape(-1)[flat])
             if not self.fast:
                 m, n = np.unravel_index(flat, self.analytic.shape)
                 self.worst_output_index = tuple(int(i) for i in
@@ -90,9 +95,10 @@ class InputReport:
                      f"output{list(self.worst_output_index)}")
         return (f"input {self.index} {self.shape}: gradient WRONG. {where}: analytic "
                 f"{self.worst_analytic:.6g} vs numeric {self.worst_numeric:.6g} (abs error "
-                f"{self.max_abs_error:.2e}, rel error {self.max_rel_error:.2e}); "
+                f"{self.worst_abs_error:.2e}, rel error {self.worst_rel_error:.2e}); "
                 f"{self.num_failing} of {total} Jacobian entries outside atol={self.atol:g}, "
-                f"rtol={self.rtol:g}")
+                f"rtol={self.rtol:g} (max abs error {self.max_abs_error:.2e}, max rel error "
+                f"{self.max_rel_error:.2e})")
 
 
 @dataclass
@@ -139,7 +145,7 @@ def _output(fn: Callable[..., Tensor], inputs: Sequence[Any]) -> Tensor:
 
 def _evaluate(fn: Callable[..., Tensor], inputs: Sequence[Any]) -> np.ndarray:
     with no_grad():
-        return backend.to_host(_output(fn, inputs).data).astype(np.float64).reshape(-1)
+        return backend.to_host(_output(fn, inputs)._data).astype(np.float64).reshape(-1)
 
 
 def _clear_grads(inputs: Sequence[Any]) -> None:
@@ -157,7 +163,8 @@ def _analytic_rows(fn, inputs, out_grads: List[Any]) -> List[List[np.ndarray]]:
         out.backward(out_grad)
         # An input that gets no gradient has a zero analytic row: if f really depends on it,
         # the numeric Jacobian is not zero and the check fails there, naming the input.
-        rows.append([np.zeros(x.numel()) if x.grad is None else backend.to_host(x.grad).ravel()
+        rows.append([np.zeros(x.numel()) if x.grad is None
+                     else backend.to_host(x.grad._data).ravel()
                      for x in inputs if isinstance(x, Tensor) and x.requires_grad])
     return rows
 
@@ -175,7 +182,7 @@ def gradcheck_report(fn: Callable[..., Tensor], inputs: Sequence[Any], *, eps: f
     with no_grad():
         probe = _output(fn, inputs)
     out_shape, out_size = probe.shape, probe.numel()
-    xp = backend.get_array_module(probe.data)
+    xp = backend.get_array_module(probe._data)
     rng = np.random.default_rng(seed)
     report = GradcheckReport()
 
@@ -200,21 +207,21 @@ def gradcheck_report(fn: Callable[..., Tensor], inputs: Sequence[Any], *, eps: f
 
     for k, i in enumerate(checked):
         x = inputs[i]
-        data = x.data
+        data = x._data
         if fast:
             u_host = rng.standard_normal(x.shape)
             u = backend.to_device(u_host, x.device)
             original = data.copy()
-            x.data = original + eps * u
+            x._data = original + eps * u
             plus = _evaluate(fn, inputs)
-            x.data = original - eps * u
+            x._data = original - eps * u
             minus = _evaluate(fn, inputs)
-            x.data = original
+            x._data = original
             numeric = np.array([(plus - minus) @ v_host / (2 * eps)])
             analytic = np.array([float(analytic_grads[k] @ u_host.ravel())])
         else:
             numeric = np.zeros((out_size, x.numel()))
-            x.data = data = xp.ascontiguousarray(data).reshape(data.shape)  # keeps 0-d as 0-d
+            x._data = data = xp.ascontiguousarray(data).reshape(data.shape)  # keeps 0-d as 0-d
             flat = data.reshape(-1)  # a view of a contiguous array: writing it perturbs x
             for n in range(x.numel()):
                 saved = flat[n].copy()

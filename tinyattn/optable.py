@@ -18,7 +18,7 @@ import scipy.special
 from . import functional as F
 from . import ops
 from .ops.attention import packed_self_attention
-from .tensor import Tensor
+from .tensor import Tensor, as_tensor, tensor
 
 __all__ = ["OpCase", "OpSpec", "OP_TABLE", "make_inputs"]
 
@@ -43,9 +43,9 @@ def make_inputs(case: OpCase, dtype: Any = np.float64, device: str = "cpu") -> L
     tensors = []
     for a in case.arrays:
         if a.dtype.kind == "f":
-            tensors.append(Tensor(a.astype(dtype), requires_grad=True, device=device))
+            tensors.append(tensor(a.astype(dtype), requires_grad=True, device=device))
         else:
-            tensors.append(Tensor(a, device=device))
+            tensors.append(as_tensor(a, device=device))
     return tensors
 
 

@@ -64,7 +64,7 @@ def _encode(obj: Any, path: str, arrays: Dict[str, np.ndarray]) -> Any:
     if not _is_array(obj) and (obj is None or isinstance(obj, (bool, int, float, str))):
         return {"value": obj}
     if _is_array(obj):
-        data = obj.data if isinstance(obj, Tensor) else obj
+        data = obj._data if isinstance(obj, Tensor) else obj
         host = np.asarray(backend.to_host(data)) if not isinstance(data, np.generic) else data
         if host.dtype == object:
             raise TypeError(f"save: the array at {path} has dtype object, which needs pickle; "

@@ -1,30 +1,45 @@
 """``Tensor``: an array, its gradient, and the op that made it; plus the creation functions.
 
-A ``Tensor`` holds ``.data`` (a NumPy or CuPy array), ``.grad`` (an array of the same shape
-and type, or None) and, when it was produced by an op that must be differentiated, ``._ctx``,
+A ``Tensor`` holds ``.data`` (a NumPy or CuPy array), ``.grad`` (a Tensor of the same shape and
+dtype, or None) and, when it was produced by an op that must be differentiated, ``._ctx``,
 the ``Function`` instance that made it. Arithmetic and the op methods (``x.softmax(-1)``,
-``x.sum(dim, keepdim)``, ...) are attached by ``tinyattn.ops``, one explicit line each.
+``x.sum(dim, keepdim)``, ...) are attached by ``tinyattn.ops``, one explicit line each; so are
+the in-place ops (``add_``, ``x[i] = v``, ``-=``), which count each change in the tensor's
+version (see ``tinyattn.autograd``).
+
+Construction follows PyTorch: ``tensor(data)`` copies data and infers the dtype (float32 for
+Python floats, int64 for ints, bool; a NumPy array keeps its dtype); ``Tensor(data)`` copies
+data into a float32 tensor (PyTorch's legacy constructor) and ``Tensor(2, 3)`` makes a (2, 3)
+tensor of zeros; ``from_numpy(array)`` and ``as_tensor(array)`` share the array's memory.
 
 dtype policy: float32 unless asked otherwise; float64 fully supported; no op ever turns a
 float32 tensor into a float64 one. Python numbers combined with a tensor take its dtype.
+
+Library code reads a tensor's array as ``t._data``. User code reads ``t.data``, which is the
+same array, except while an op has saved it for a backward that has not run yet: then ``.data``
+is a read-only view, so that writing into it (which would make that backward silently wrong)
+raises an error that says what to do instead (CPU arrays; on a GPU the array is returned).
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Tuple, Union
+import weakref
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import autograd, backend
 
-__all__ = ["Tensor", "tensor", "zeros", "ones", "zeros_like", "ones_like", "randn", "rand",
-           "arange", "full", "as_tensor"]
+__all__ = ["Tensor", "SavedDataWriteError", "tensor", "zeros", "ones", "zeros_like", "ones_like", "randn", "rand",
+           "arange", "full", "as_tensor", "from_numpy", "normalize_dtype"]
 
 DTypeLike = Union[str, type, np.dtype, None]
 
 _DTYPE_NAMES = {
     "float16": np.float16, "float32": np.float32, "float64": np.float64,
     "half": np.float16, "float": np.float32, "double": np.float64,
-    "int32": np.int32, "int64": np.int64, "long": np.int64, "bool": np.bool_,
+    "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+    "uint8": np.uint8, "int": np.int32, "long": np.int64, "short": np.int16,
+    "bool": np.bool_,
 }
 
 
@@ -32,39 +47,97 @@ def normalize_dtype(dtype: DTypeLike) -> Optional[np.dtype]:
     if dtype is None:
         return None
     if isinstance(dtype, str):
-        if dtype not in _DTYPE_NAMES:
+        name = dtype[len("torch."):] if dtype.startswith("torch.") else dtype
+        if name not in _DTYPE_NAMES:
             raise TypeError(f"unknown dtype {dtype!r}: use one of {sorted(_DTYPE_NAMES)}")
-        return np.dtype(_DTYPE_NAMES[dtype])
+        return np.dtype(_DTYPE_NAMES[name])
+    if dtype is float:
+        return np.dtype(np.float32)     # as torch: the Python type float means float32
+    if dtype is int:
+        return np.dtype(np.int64)
+    if dtype is bool:
+        return np.dtype(np.bool_)
     return np.dtype(dtype)
+
+
+class SavedDataWriteError(RuntimeError):
+    """Writing into ``.data`` of a tensor whose array a pending backward needs."""
+
+
+class _SavedArray(np.ndarray):
+    """What ``Tensor.data`` hands out while the array is saved for a pending backward: a
+    read-only view whose writes raise ``SavedDataWriteError`` with advice, and whose
+    arithmetic gives plain arrays."""
+
+    _owner_op = "an op"
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise SavedDataWriteError(
+            f"this tensor's array is saved for the backward of {self._owner_op}, which has not "
+            f"run yet; writing into .data now would make that gradient silently wrong. Update "
+            f"it with an in-place op that tinyattn counts, e.g. `with tinyattn.no_grad(): "
+            f"x.sub_(delta)` or `x[...] = value` (a backward through the old graph then raises "
+            f"instead of being wrong), call .backward() first, or change a copy: "
+            f"x.detach().clone()")
+
+    __setitem__ = _refuse
+    fill = _refuse
+    sort = _refuse
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        outs = kwargs.get("out", ())
+        if any(isinstance(o, _SavedArray) for o in outs):
+            self._refuse()
+        inputs = tuple(i.view(np.ndarray) if isinstance(i, _SavedArray) else i for i in inputs)
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
+    def __array_wrap__(self, array: Any, context: Any = None, return_scalar: bool = False) -> Any:
+        if isinstance(array, np.ndarray):
+            array = array.view(np.ndarray)
+            return array[()] if return_scalar else array
+        return array
+
+
+def _read_only_view(array: np.ndarray, op_name: str) -> np.ndarray:
+    view = array.view(_SavedArray)
+    view.flags.writeable = False
+    view._owner_op = op_name
+    return view
 
 
 class Tensor:
     """An n-dimensional array that remembers how it was computed, for reverse-mode autodiff."""
 
-    __array_priority__ = 1000  # so ``ndarray + Tensor`` defers to Tensor.__radd__
+    __array_priority__ = 1000   # so ``ndarray + Tensor`` defers to Tensor.__radd__
     # Every tensor starts with these; an op's output (``_wrap``) then sets only its data.
-    grad: Any = None
+    requires_grad = False
+    _grad: Optional["Tensor"] = None
     _ctx: Optional[autograd.Function] = None
     _retains_grad = False
+    _vc: Optional[autograd.VersionCounter] = None   # created on first need; shared by views
+    _savers: Optional[List[Any]] = None              # weakrefs to Functions that saved _data
+    _is_view = False                                 # shares memory with another tensor
+    _has_views = False                               # another tensor shares its memory
 
-    def __init__(self, data: Any, requires_grad: bool = False, dtype: DTypeLike = None,
+    def __init__(self, *args: Any, requires_grad: bool = False, dtype: DTypeLike = None,
                  device: Optional[str] = None):
-        if isinstance(data, Tensor):
-            data = data.data
-        if not isinstance(data, np.ndarray) and backend.device_of(data) == "cpu":
-            data = _host_array(data)  # a list or a number: Python floats become float32
-            if dtype is None and data.dtype == np.float64:
-                data = data.astype(np.float32)
+        """``Tensor(data)``: a float32 copy of data (PyTorch's legacy constructor; pass
+        ``dtype=`` for another); ``Tensor(2, 3)``: a (2, 3) tensor of zeros. For dtype
+        inference use ``tinyattn.tensor(data)``."""
+        want = normalize_dtype(dtype) or np.dtype(np.float32)
+        if len(args) == 0:
+            data = np.zeros((0,), dtype=want)
+        elif all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+            data = np.zeros(_shape(args), dtype=want)
+        elif len(args) == 1:
+            data = _copy_of(args[0], want)
+        else:
+            raise TypeError(f"Tensor(*sizes) takes whole numbers, or Tensor(data) one sequence "
+                            f"or array; got {len(args)} arguments: {args!r}. Keyword options "
+                            f"are requires_grad=, dtype= and device=")
         if device is not None:
             data = backend.to_device(data, device)
-        dtype = normalize_dtype(dtype)
-        if dtype is not None and data.dtype != dtype:
-            data = data.astype(dtype)
-        self.data = data
-        self.grad: Any = None
-        self._ctx: Optional[autograd.Function] = None
-        self._retains_grad = False
-        self.requires_grad = False
+        self._data = data
         if requires_grad:
             self.requires_grad_(True)
 
@@ -72,46 +145,151 @@ class Tensor:
     def _wrap(cls, data: Any, requires_grad: bool = False) -> "Tensor":
         """Wrap an array an op produced, with no checks or copies (the fast path)."""
         out = cls.__new__(cls)
-        out.data, out.requires_grad = data, requires_grad   # grad, _ctx: the class defaults
+        out._data, out.requires_grad = data, requires_grad   # the rest: class defaults
         return out
+
+    # ------------------------------------------------------------------ data and grad
+    @property
+    def data(self) -> Any:
+        """The array (NumPy on the CPU, CuPy on a GPU), shared, not copied. Read-only while a
+        pending backward needs it (see the module docstring)."""
+        if self._savers is not None and type(self._data) is np.ndarray:
+            op = self._live_saver()
+            if op is not None:
+                return _read_only_view(self._data, op)
+        return self._data
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        """Replace the array (PyTorch's ``x.data = ...``): a graph that saved the old array
+        keeps it, so its gradients stay those of the forward that ran."""
+        if isinstance(value, Tensor):
+            value = value._data
+        if not hasattr(value, "shape") or not hasattr(value, "dtype"):
+            raise TypeError(f"x.data = ... takes an array or a Tensor, got "
+                            f"{type(value).__name__}")
+        self._data = value
+        self._savers = None
+        self._bump_version()
+
+    @property
+    def grad(self) -> Optional["Tensor"]:
+        """The gradient, a Tensor like this one (None until a backward reaches it)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Optional["Tensor"]) -> None:
+        if value is None:
+            self._grad = None
+            return
+        if not isinstance(value, Tensor):
+            raise TypeError(f"assigned grad must be a Tensor or None, got "
+                            f"{type(value).__name__} {value!r}; to clear it use x.grad = None "
+                            f"(or x.grad.zero_() to keep zeros)")
+        if value.shape != self.shape:
+            raise RuntimeError(f"assigned grad has shape {value.shape}, but the tensor has "
+                               f"shape {self.shape}; they must match")
+        if value.dtype != self.dtype or value.device != self.device:
+            raise TypeError(f"assigned grad is {value.dtype} on {value.device}, but the tensor "
+                            f"is {self.dtype} on {self.device}; convert it first")
+        self._grad = value
+
+    # ------------------------------------------------------------ versions and views
+    @property
+    def _version(self) -> int:
+        """How many in-place changes this tensor's data has seen (PyTorch's ``_version``)."""
+        return 0 if self._vc is None else self._vc.value
+
+    def _version_counter(self) -> autograd.VersionCounter:
+        if self._vc is None:
+            self._vc = autograd.VersionCounter()
+        return self._vc
+
+    def _bump_version(self) -> None:
+        self._version_counter().value += 1
+
+    def _mark_saved_by(self, fn: autograd.Function) -> None:
+        if self._savers is None:
+            self._savers = []
+        self._savers.append(weakref.ref(fn))
+
+    def _live_saver(self) -> Optional[str]:
+        """The name of an op whose pending backward needs this array, if there is one."""
+        live = [ref for ref in self._savers if ref() is not None and ref().saved is not None]
+        self._savers = live or None
+        return type(live[0]()).__name__ if live else None
+
+    def _share_memory_with(self, base: "Tensor") -> None:
+        """This tensor is a view of ``base``: one version counter for both."""
+        self._vc = base._version_counter()
+        self._is_view = True
+        base._has_views = True
 
     # ------------------------------------------------------------------ properties
     @property
     def shape(self) -> Tuple[int, ...]:
-        return tuple(self.data.shape)
+        return tuple(self._data.shape)
 
     @property
     def dtype(self) -> np.dtype:
-        return self.data.dtype
+        return self._data.dtype
 
     @property
     def device(self) -> str:
-        return backend.device_of(self.data)
+        return backend.device_of(self._data)
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self._data.ndim
 
     @property
     def is_leaf(self) -> bool:
         return self._ctx is None
 
+    @property
+    def grad_fn(self) -> Optional[autograd.Function]:
+        """The Function that made this tensor (None for a leaf), as PyTorch's ``grad_fn``."""
+        return self._ctx
+
     def size(self, dim: Optional[int] = None) -> Union[int, Tuple[int, ...]]:
         return self.shape if dim is None else self.shape[dim]
 
     def numel(self) -> int:
-        return int(self.data.size)
+        return int(self._data.size)
 
     def dim(self) -> int:
-        return self.data.ndim
+        return self._data.ndim
 
     def __len__(self) -> int:
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
 
+    def __iter__(self) -> Any:
+        """Iterate over the first dim (each item a differentiable slice), as PyTorch does."""
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """``np.asarray(tensor)`` and NumPy functions on a tensor: its host array, as PyTorch
+        allows, for CPU tensors that do not require grad (``np.exp(x)`` on one that does
+        would silently cut it from the graph: use tinyattn's ops, or x.detach())."""
+        if self.requires_grad:
+            raise TypeError(f"can't convert a tensor that requires grad (shape {self.shape}) "
+                            f"to a NumPy array implicitly: the result would be cut from the "
+                            f"graph and get no gradient. Use tinyattn's ops (tinyattn.exp(x), "
+                            f"x.sum(), ...) to keep it differentiable, or x.detach().numpy() "
+                            f"if you only want the values")
+        if self.device != "cpu":
+            raise TypeError(f"can't convert a {self.device} tensor to a NumPy array "
+                            f"implicitly; use .cpu() or .numpy() first")
+        array = self.data
+        return array if dtype is None else array.astype(dtype, copy=False)
+
     def __repr__(self) -> str:
-        body = np.array2string(self.numpy(), precision=4, separator=", ", threshold=50)
+        body = np.array2string(backend.to_host(self._data), precision=4, separator=", ",
+                               threshold=50)
         extras = [f"dtype={self.dtype}"]
         if self.device != "cpu":
             extras.append(f"device='{self.device}'")
@@ -137,65 +315,111 @@ class Tensor:
     def retain_grad(self) -> "Tensor":
         """Keep ``.grad`` on this intermediate tensor after backward (leaves always keep it)."""
         self._retains_grad = True
+        if self._ctx is not None:
+            self._ctx._retained = weakref.ref(self)
         return self
 
-    def backward(self, grad: Any = None, retain_graph: bool = False) -> None:
-        """Compute d(self)/d(leaf) for every leaf that requires grad; add it to ``leaf.grad``."""
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad and self._ctx is not None
+
+    def _initial_grad(self, grad: Any) -> Any:
+        """The gradient a backward starts from: ones for a one-element tensor, else ``grad``
+        checked against this tensor's shape, dtype and device."""
         if not self.requires_grad:
             raise RuntimeError(
                 "backward() on a tensor that does not require grad: no input of the "
                 "computation had requires_grad=True (or it ran inside no_grad())")
-        xp = backend.get_array_module(self.data)
+        xp = backend.get_array_module(self._data)
         if grad is None:
-            if self.data.size != 1:
+            if self._data.size != 1:
                 raise RuntimeError(
                     f"backward() without a gradient works only for a single-element output, "
                     f"but this tensor has shape {self.shape}; reduce it first (e.g. .sum() or "
                     f".mean()), or pass grad= an array of shape {self.shape}")
-            grad = xp.ones(self.data.shape, dtype=self.dtype)
-        else:
-            grad = grad.data if isinstance(grad, Tensor) else grad
-            grad = backend.to_device(xp.asarray(grad) if xp is np else grad, self.device)
-            if tuple(grad.shape) != self.shape:
-                raise ValueError(
-                    f"backward(grad): grad has shape {tuple(grad.shape)} but the tensor has "
-                    f"shape {self.shape}; they must match")
-            grad = grad.astype(self.dtype, copy=False)
-        autograd.run_backward(self, grad, retain_graph=retain_graph)
+            return xp.ones(self._data.shape, dtype=self.dtype)
+        grad = grad._data if isinstance(grad, Tensor) else grad
+        grad = backend.to_device(xp.asarray(grad) if xp is np else grad, self.device)
+        if tuple(grad.shape) != self.shape:
+            raise ValueError(
+                f"backward(grad): grad has shape {tuple(grad.shape)} but the tensor has "
+                f"shape {self.shape}; they must match")
+        return grad.astype(self.dtype, copy=False)
+
+    def backward(self, gradient: Any = None, retain_graph: bool = False,
+                 grad: Any = None) -> None:
+        """Compute d(self)/d(leaf) for every leaf that requires grad; add it to ``leaf.grad``.
+
+        ``gradient`` (PyTorch's name; ``grad`` is accepted too) is d(loss)/d(self), needed
+        when self has more than one element."""
+        start = self._initial_grad(gradient if gradient is not None else grad)
+        autograd.run_backward(self, start, retain_graph=retain_graph)
 
     def detach(self) -> "Tensor":
-        """The same data, cut from the graph (no gradient flows through it)."""
-        return Tensor._wrap(self.data, requires_grad=False)
+        """The same data, cut from the graph (no gradient flows through it). It shares this
+        tensor's memory and version counter, as in PyTorch."""
+        out = Tensor._wrap(self._data)
+        out._share_memory_with(self)
+        return out
 
     def zero_grad(self) -> None:
-        self.grad = None
+        self._grad = None
 
     # ------------------------------------------------------------------ conversion
     def numpy(self) -> np.ndarray:
-        """A host NumPy copy of the data (an explicit device-to-host transfer)."""
-        return backend.to_host(self.data)
+        """The data as a NumPy array: the same memory on the CPU (read-only while a pending
+        backward needs it), a copy from a GPU."""
+        if self.device == "cpu":
+            return self.data
+        return backend.to_host(self._data)
 
     def tolist(self) -> Any:
-        return self.numpy().tolist()
+        return backend.to_host(self._data).tolist()
 
     def item(self) -> Union[float, int, bool]:
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise ValueError(f"item() needs a single-element tensor, got shape {self.shape}")
-        return self.numpy().reshape(()).item()
+        return backend.to_host(self._data).reshape(()).item()
 
-    def to(self, device_or_dtype: Any = None, dtype: DTypeLike = None) -> "Tensor":
-        """``.to('cuda')``, ``.to('cpu')``, ``.to(np.float64)`` or ``.to('cuda', 'float64')``.
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iu" or self._data.size != 1:
+            raise TypeError(f"only integer tensors of a single element can be converted to an "
+                            f"index, got {self.dtype} of shape {self.shape}")
+        return int(self.item())
+
+    def to(self, *args: Any, dtype: DTypeLike = None, device: Any = None,
+           copy: bool = False) -> "Tensor":
+        """``.to('cuda')``, ``.to('cpu')``, ``.to(tinyattn.float64)``, ``.to('cuda',
+        'float64')``, ``.to(other_tensor)`` or keywords ``device=``, ``dtype=``.
 
         Differentiable: a gradient flows back across a device or dtype change.
         """
         from .ops import convert  # noqa: PLC0415 - ops sit above tensor in the layers
-        device = None
-        if device_or_dtype is not None:
-            if isinstance(device_or_dtype, str) and device_or_dtype not in _DTYPE_NAMES:
-                device = backend.normalize_device(device_or_dtype)  # a clear error if bad
+        for arg in args:
+            if isinstance(arg, Tensor):
+                device, dtype = arg.device, arg.dtype
+            elif _is_device_name(arg):
+                device = arg
             else:
-                dtype = device_or_dtype
-        return convert(self, device=device, dtype=normalize_dtype(dtype))
+                dtype = arg
+        if device is not None:
+            device = backend.normalize_device(device)   # a clear error if bad
+        out = convert(self, device=device, dtype=normalize_dtype(dtype))
+        if copy and out is self:
+            from .ops import clone  # noqa: PLC0415
+            out = clone(self)
+        return out
+
+    def type(self, dtype: DTypeLike = None) -> Any:
+        if dtype is None:
+            return f"{self.device}:{self.dtype}"
+        return self.to(dtype)
 
     def float(self) -> "Tensor":
         return self.to(np.float32)
@@ -207,10 +431,13 @@ class Tensor:
         return self.to(np.float16)
 
     def long(self) -> "Tensor":
-        return Tensor._wrap(self.data.astype(np.int64))
+        return self.to(np.int64)
+
+    def int(self) -> "Tensor":
+        return self.to(np.int32)
 
     def bool(self) -> "Tensor":
-        return Tensor._wrap(self.data.astype(np.bool_))
+        return self.to(np.bool_)
 
     def cpu(self) -> "Tensor":
         return self.to("cpu")
@@ -218,10 +445,16 @@ class Tensor:
     def cuda(self) -> "Tensor":
         return self.to("cuda")
 
+    def is_floating_point(self) -> bool:
+        return self.dtype.kind == "f"
+
     # ---------------------------------------------------- comparisons and logic (no grad)
     def _compare(self, other: Any, name: str) -> "Tensor":
-        other_data = other.data if isinstance(other, Tensor) else other
-        return Tensor._wrap(getattr(self.data, name)(other_data))
+        other_data = other._data if isinstance(other, Tensor) else other
+        result = getattr(self._data, name)(other_data)
+        if result is NotImplemented:       # e.g. pytest.approx: let the other side decide
+            return NotImplemented
+        return Tensor._wrap(backend.get_array_module(self._data).asarray(result))
 
     def __eq__(self, other: Any) -> "Tensor":  # type: ignore[override]
         return self._compare(other, "__eq__")
@@ -258,52 +491,53 @@ class Tensor:
     def __invert__(self) -> "Tensor":
         if self.dtype != np.bool_:
             raise TypeError(f"~ works on bool tensors (masks), got {self.dtype}")
-        return Tensor._wrap(~self.data)
+        return Tensor._wrap(~self._data)
+
+    def logical_not(self) -> "Tensor":
+        return Tensor._wrap(backend.get_array_module(self._data).logical_not(self._data))
 
     def __bool__(self) -> bool:
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise RuntimeError(
-                f"the truth value of a tensor with {self.data.size} elements is ambiguous; "
+                f"the truth value of a tensor with {self._data.size} elements is ambiguous; "
                 f"use .any() or .all()")
         return bool(self.item())
 
-    def any(self) -> "Tensor":
-        return Tensor._wrap(self.data.any())
+    def any(self, dim: Optional[int] = None, keepdim: bool = False, *, axis: Any = None,
+            out: Any = None, keepdims: Any = None) -> "Tensor":
+        """True where any element (along ``dim``) is non-zero. ``axis``/``keepdims``: NumPy's
+        spellings, so ``np.any(tensor)`` works as well."""
+        dim = axis if dim is None else dim
+        keep = bool(keepdims) if keepdims is not None else keepdim
+        xp = backend.get_array_module(self._data)
+        return Tensor._wrap(xp.asarray(self._data.any(axis=dim, keepdims=keep)))
 
-    def all(self) -> "Tensor":
-        return Tensor._wrap(self.data.all())
+    def all(self, dim: Optional[int] = None, keepdim: bool = False, *, axis: Any = None,
+            out: Any = None, keepdims: Any = None) -> "Tensor":
+        dim = axis if dim is None else dim
+        keep = bool(keepdims) if keepdims is not None else keepdim
+        xp = backend.get_array_module(self._data)
+        return Tensor._wrap(xp.asarray(self._data.all(axis=dim, keepdims=keep)))
 
     def argmax(self, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":
-        out = self.data.argmax(axis=dim)
+        out = self._data.argmax(axis=dim)
         if keepdim and dim is not None:
             out = backend.get_array_module(out).expand_dims(out, dim)
-        return Tensor._wrap(out)
+        return Tensor._wrap(backend.get_array_module(self._data).asarray(out))
+
+
+def _is_device_name(value: Any) -> bool:
+    if not isinstance(value, str):
+        return False
+    name = value[len("torch."):] if value.startswith("torch.") else value
+    return name not in _DTYPE_NAMES
 
 
 # ---------------------------------------------------------------------- creation
-def tensor(data: Any, requires_grad: bool = False, dtype: DTypeLike = None,
-           device: str = "cpu") -> Tensor:
-    """A new leaf tensor from a list, number or array (floats default to float32)."""
-    if isinstance(data, Tensor):
-        data = data.data
-    if isinstance(data, np.ndarray):
-        data = data.copy()  # a new leaf never aliases the caller's array
-    return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
-
-
-def as_tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None) -> Tensor:
-    """``data`` itself when it is already a Tensor of that dtype and device, else a new one."""
-    if isinstance(data, Tensor):
-        want_dtype = normalize_dtype(dtype)
-        if (want_dtype is None or data.dtype == want_dtype) and (
-                device is None or data.device == backend.normalize_device(device)):
-            return data
-        data = data.data
-    return Tensor(data, dtype=dtype, device=device)
-
-
 def _host_array(data: Any) -> np.ndarray:
     """np.asarray with errors a learner can act on (ragged lists, strings, objects)."""
+    if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in data):
+        data = [d.tolist() if isinstance(d, Tensor) else d for d in data]
     try:
         array = np.asarray(data)
     except ValueError:
@@ -313,6 +547,66 @@ def _host_array(data: Any) -> np.ndarray:
         raise TypeError(f"tensor: expected numbers (int, float or bool), got data of type "
                         f"{type(data).__name__} (NumPy dtype {array.dtype})")
     return array
+
+
+def _copy_of(data: Any, dtype: np.dtype) -> Any:
+    """A new array holding ``data`` as ``dtype`` (never the caller's array itself)."""
+    if isinstance(data, Tensor):
+        data = data._data
+    if backend.device_of(data) != "cpu":
+        return data.astype(dtype, copy=True)
+    return np.array(_host_array(data), dtype=dtype, copy=True)
+
+
+def tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None,
+           requires_grad: bool = False) -> Tensor:
+    """A new leaf tensor holding a copy of ``data`` (a list, number, array or Tensor).
+
+    dtype as ``torch.tensor``: Python floats give float32, ints int64, bools bool; a NumPy
+    array (or Tensor) keeps its dtype."""
+    want = normalize_dtype(dtype)
+    source = data._data if isinstance(data, Tensor) else data
+    if backend.device_of(source) == "cpu":
+        array = _host_array(source)
+        if want is None and array.dtype == np.float64 and not isinstance(
+                source, (np.ndarray, np.generic)):
+            want = np.dtype(np.float32)      # Python floats: the default float dtype
+        array = np.array(array, dtype=want or array.dtype, copy=True)
+    else:
+        array = source.astype(want or source.dtype, copy=True)
+    out = Tensor._wrap(array if device is None else backend.to_device(array, device))
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def as_tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None) -> Tensor:
+    """``data`` itself when it is already a Tensor of that dtype and device; a NumPy array of
+    the right dtype is shared, not copied (as ``torch.as_tensor``); otherwise a new tensor."""
+    want = normalize_dtype(dtype)
+    target = None if device is None else backend.normalize_device(device)
+    if isinstance(data, Tensor):
+        if (want is None or data.dtype == want) and (target is None or data.device == target):
+            return data
+        return data.to(device=target, dtype=want)
+    if isinstance(data, np.ndarray) and data.dtype.kind in "biuf" and (
+            want is None or data.dtype == want) and target in (None, "cpu"):
+        return Tensor._wrap(data)
+    if backend.device_of(data) != "cpu" and (want is None or data.dtype == want) and (
+            target is None or backend.device_of(data) == target):
+        return Tensor._wrap(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing ``array``'s memory (writes to one show in the other), as
+    ``torch.from_numpy``."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy expects a NumPy array, got {type(array).__name__}")
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"from_numpy: unsupported dtype {array.dtype}; tinyattn tensors hold "
+                        f"bool, integer or floating-point numbers")
+    return Tensor._wrap(array)
 
 
 def _shape(shape: Sequence[Any]) -> Tuple[int, ...]:
@@ -328,55 +622,67 @@ def _float_dtype(dtype: DTypeLike) -> np.dtype:
     return normalize_dtype(dtype) or np.dtype(np.float32)
 
 
+def _leaf(data: Any, requires_grad: bool) -> Tensor:
+    out = Tensor._wrap(data)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
 def zeros(*shape: Any, dtype: DTypeLike = None, device: str = "cpu",
           requires_grad: bool = False) -> Tensor:
     xp = backend.array_module_for(device)
-    return Tensor(xp.zeros(_shape(shape), dtype=_float_dtype(dtype)), requires_grad=requires_grad)
+    return _leaf(xp.zeros(_shape(shape), dtype=_float_dtype(dtype)), requires_grad)
 
 
 def ones(*shape: Any, dtype: DTypeLike = None, device: str = "cpu",
          requires_grad: bool = False) -> Tensor:
     xp = backend.array_module_for(device)
-    return Tensor(xp.ones(_shape(shape), dtype=_float_dtype(dtype)), requires_grad=requires_grad)
+    return _leaf(xp.ones(_shape(shape), dtype=_float_dtype(dtype)), requires_grad)
 
 
 def full(shape: Sequence[int], value: float, dtype: DTypeLike = None, device: str = "cpu",
          requires_grad: bool = False) -> Tensor:
     xp = backend.array_module_for(device)
-    return Tensor(xp.full(tuple(shape), value, dtype=_float_dtype(dtype)),
-                  requires_grad=requires_grad)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else shape
+    return _leaf(xp.full(_shape(tuple(shape)), value, dtype=_float_dtype(dtype)),
+                 requires_grad)
 
 
-def zeros_like(x: Tensor, requires_grad: bool = False) -> Tensor:
-    return zeros(x.shape, dtype=x.dtype, device=x.device, requires_grad=requires_grad)
+def zeros_like(x: Tensor, dtype: DTypeLike = None, device: Optional[str] = None,
+               requires_grad: bool = False) -> Tensor:
+    return zeros(x.shape, dtype=dtype or x.dtype, device=device or x.device,
+                 requires_grad=requires_grad)
 
 
-def ones_like(x: Tensor, requires_grad: bool = False) -> Tensor:
-    return ones(x.shape, dtype=x.dtype, device=x.device, requires_grad=requires_grad)
+def ones_like(x: Tensor, dtype: DTypeLike = None, device: Optional[str] = None,
+              requires_grad: bool = False) -> Tensor:
+    return ones(x.shape, dtype=dtype or x.dtype, device=device or x.device,
+                requires_grad=requires_grad)
 
 
 def randn(*shape: Any, dtype: DTypeLike = None, device: str = "cpu", requires_grad: bool = False,
           generator: Any = None) -> Tensor:
     """Standard normal samples from ``generator`` (default: the device's seeded generator)."""
     data = backend.standard_normal(_shape(shape), device, _float_dtype(dtype), generator)
-    return Tensor(data, requires_grad=requires_grad)
+    return _leaf(data, requires_grad)
 
 
 def rand(*shape: Any, dtype: DTypeLike = None, device: str = "cpu", requires_grad: bool = False,
          generator: Any = None) -> Tensor:
     """Uniform samples in [0, 1) from ``generator`` (default: the device's seeded generator)."""
     data = backend.uniform(_shape(shape), device, _float_dtype(dtype), generator)
-    return Tensor(data, requires_grad=requires_grad)
+    return _leaf(data, requires_grad)
 
 
 def arange(start: float, end: Optional[float] = None, step: float = 1, dtype: DTypeLike = None,
-           device: str = "cpu") -> Tensor:
+           device: str = "cpu", requires_grad: bool = False) -> Tensor:
     """Like ``torch.arange``: integers give int64, any float argument gives float32."""
     if end is None:
         start, end = 0, start
     xp = backend.array_module_for(device)
-    dtype = normalize_dtype(dtype)
-    if dtype is None:
+    want = normalize_dtype(dtype)
+    if want is None:
         is_int = all(float(v).is_integer() and not isinstance(v, float) for v in (start, end, step))
-        dtype = np.dtype(np.int64) if is_int else np.dtype(np.float32)
-    return Tensor(xp.arange(start, end, step, dtype=dtype))
+        want = np.dtype(np.int64) if is_int else np.dtype(np.float32)
+    return _leaf(xp.arange(start, end, step, dtype=want), requires_grad)

@@ -9,7 +9,8 @@ h = num_heads, d_k = D / h (width of one head). The module
     4. merges heads: (B, h, S_q, d_k) -> (B, S_q, h, d_k) -> (B, S_q, D), then W_o.
 
 Masks are boolean, True = "may attend" (the opposite of PyTorch's ``nn.MultiheadAttention``).
-A query whose keys are all masked gets zeros (and zero gradients); PyTorch gives NaN there.
+A query whose keys are all masked gets zeros (and zero gradients); torch.nn.MultiheadAttention
+gives NaN there with need_weights=True or on its inference fast path (docs/nn.md#masks).
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from .. import functional as F
 from ..ops import cat
 from ..ops.attention import packed_self_attention
 from ..ops.masking import mask_array
-from ..tensor import Tensor
+from ..tensor import Tensor, as_tensor
 from .layers import Linear, uniform_parameter
 from .module import Module, Parameter
 from .positional import RotaryEmbedding
@@ -171,7 +172,7 @@ class MultiHeadAttention(Module):
         # tiled path then skips whole tiles above the diagonal); otherwise build it here.
         causal_flag = bool(is_causal) and s_q == s_k and not masks and bias is None
         if is_causal and not causal_flag:
-            xp = backend.get_array_module(query.data)
+            xp = backend.get_array_module(query._data)
             masks.append(xp.tri(s_q, s_k, k=s_k - s_q, dtype=bool))   # (S_q, S_k)
         combined = None
         for m in masks:
@@ -249,11 +250,11 @@ class MultiHeadAttention(Module):
         scores = (q @ k.transpose(-2, -1)) * scale   # (B, h, S_q, d_k) @ (B, h, d_k, S_k)
         scores = scores + bias                       # -> (B, h, S_q, S_k)
         if mask is not None:
-            xp = backend.get_array_module(scores.data)
+            xp = backend.get_array_module(scores._data)
             not_allowed = ~xp.broadcast_to(mask, scores.shape)
             scores = scores.masked_fill(not_allowed, float("-inf"))
         probs = scores.softmax(-1)                   # a row of -inf only gives zeros
-        weights = Tensor._wrap(probs.data.copy()) if need_weights else None
+        weights = Tensor._wrap(probs._data.copy()) if need_weights else None
         probs = F.dropout(probs, p, training=p > 0.0)
         return probs @ v, weights                    # (B, h, S_q, S_k) @ (B, h, S_k, d_k)
 
@@ -282,7 +283,7 @@ class MultiHeadAttention(Module):
 
     @staticmethod
     def _check_bias(bias: Any, expected: Tuple[int, ...], q: Tensor) -> Tensor:
-        bias = bias if isinstance(bias, Tensor) else Tensor(bias, dtype=q.dtype)
+        bias = bias if isinstance(bias, Tensor) else as_tensor(bias, dtype=q.dtype)
         if bias.dtype != q.dtype:
             raise TypeError(f"MultiHeadAttention: attn_bias is {bias.dtype} but the queries are "
                             f"{q.dtype}; build the bias in the model's dtype")

@@ -23,7 +23,7 @@ import numpy as np
 from .. import backend
 from .. import functional as F
 from ..autograd import no_grad
-from ..tensor import Tensor
+from ..tensor import Tensor, as_tensor
 from .attention import KVCache, MultiHeadAttention
 from .layers import Dropout, Embedding, FeedForward, LayerNorm, Linear, normal_parameter
 from .module import Module, ModuleList, Parameter
@@ -226,7 +226,7 @@ class GPT(Module):
                                   or top_k < 1):
             raise ValueError(f"generate: top_k must be a whole number >= 1 (or None), got "
                              f"{top_k!r}")
-        ids = _as_ids(idx, "idx").data
+        ids = _as_ids(idx, "idx")._data
         if ids.ndim != 2 or ids.shape[1] < 1:
             raise ValueError(f"generate: idx must be (B, S) with S >= 1, got {ids.shape}")
         xp = backend.get_array_module(ids)
@@ -244,7 +244,7 @@ class GPT(Module):
                         logits = self.forward(Tensor._wrap(ids[:, -block:]), kv_caches=caches)
                     else:
                         logits = self.forward(Tensor._wrap(ids[:, -1:]), kv_caches=caches)
-                    nxt = _sample(logits.data[:, -1, :], temperature, top_k, generator)
+                    nxt = _sample(logits._data[:, -1, :], temperature, top_k, generator)
                     ids = xp.concatenate([ids, nxt[:, None]], axis=1)   # (B, S) -> (B, S+1)
         finally:
             self.train(was_training)
@@ -269,7 +269,7 @@ def _sample(logits: Any, temperature: float, top_k: Optional[int], generator: An
 
 
 def _as_ids(ids: Any, what: str) -> Tensor:
-    tensor = ids if isinstance(ids, Tensor) else Tensor(np.asarray(ids))
+    tensor = ids if isinstance(ids, Tensor) else as_tensor(np.asarray(ids))
     if not np.issubdtype(tensor.dtype, np.integer):
         raise TypeError(f"GPT: {what} must hold integer token ids, got dtype {tensor.dtype}; "
                         f"convert with .long()")

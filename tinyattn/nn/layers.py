@@ -28,13 +28,13 @@ __all__ = ["Linear", "Embedding", "LayerNorm", "Dropout", "GELU", "ReLU", "FeedF
 
 def uniform_parameter(shape: Sequence[int], bound: float) -> Parameter:
     """A float32 Parameter with entries ~ U(-bound, bound) from the default generator."""
-    data = rand(*shape).data                    # U(0, 1), float32
+    data = rand(*shape)._data                    # U(0, 1), float32
     return Parameter(data * (2.0 * bound) - bound)
 
 
 def normal_parameter(shape: Sequence[int], std: float) -> Parameter:
     """A float32 Parameter with entries ~ N(0, std^2) from the default generator."""
-    return Parameter(randn(*shape).data * std)
+    return Parameter(randn(*shape)._data * std)
 
 
 class Linear(Module):
@@ -85,8 +85,8 @@ class LayerNorm(Module):
             raise ValueError(f"LayerNorm: normalized_shape must be positive sizes, got "
                              f"{normalized_shape!r}")
         self.normalized_shape, self.eps = shape, eps
-        self.weight = Parameter(ones(*shape).data) if elementwise_affine else None
-        self.bias = Parameter(zeros(*shape).data) if elementwise_affine and bias else None
+        self.weight = Parameter(ones(*shape)._data) if elementwise_affine else None
+        self.bias = Parameter(zeros(*shape)._data) if elementwise_affine and bias else None
 
     def forward(self, x: Tensor) -> Tensor:
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)

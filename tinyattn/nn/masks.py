@@ -70,7 +70,7 @@ def padding_mask(lengths_or_ids: Any, seq_len: Optional[int] = None,
       columns, default max(lengths)); or
     - ``ids`` (B, S) integers with ``pad_id``: True where ids != pad_id.
     """
-    data = lengths_or_ids.data if isinstance(lengths_or_ids, Tensor) else lengths_or_ids
+    data = lengths_or_ids._data if isinstance(lengths_or_ids, Tensor) else lengths_or_ids
     if not hasattr(data, "dtype"):
         data = np.asarray(data)
     if not np.issubdtype(data.dtype, np.integer):
@@ -101,7 +101,7 @@ def combine_masks(*masks: Any) -> Optional[Tensor]:
     for i, mask in enumerate(masks):
         if mask is None:
             continue
-        data = mask.data if isinstance(mask, Tensor) else mask
+        data = mask._data if isinstance(mask, Tensor) else mask
         if not hasattr(data, "dtype") or data.dtype != np.bool_:
             raise TypeError(f"combine_masks: mask {i} must be boolean (True = may attend), got "
                             f"{getattr(data, 'dtype', type(data).__name__)}")

@@ -13,17 +13,26 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 import numpy as np
 
 from .. import backend
-from ..tensor import Tensor
+from ..tensor import Tensor, tensor
 
 __all__ = ["Parameter", "Module", "ModuleList"]
 
 
 class Parameter(Tensor):
-    """A trainable tensor: a leaf with ``requires_grad=True``."""
+    """A trainable tensor: a leaf with ``requires_grad=True``. Like ``torch.nn.Parameter`` it
+    shares the memory of the tensor (or array) it is made from and keeps its dtype."""
 
-    def __init__(self, data: Any, requires_grad: bool = True):
-        super().__init__(data.data if isinstance(data, Tensor) else data,
-                         requires_grad=requires_grad)
+    def __init__(self, data: Any = None, requires_grad: bool = True):
+        if data is None:
+            data = np.zeros((0,), dtype=np.float32)
+        array = data._data if isinstance(data, Tensor) else data
+        if not hasattr(array, "dtype"):                 # a list or a number
+            array = tensor(array)._data
+        elif isinstance(array, np.generic):
+            array = np.asarray(array)
+        self._data = array
+        if requires_grad:
+            self.requires_grad_(True)
 
     def __repr__(self) -> str:
         return "Parameter(" + super().__repr__() + ")"
@@ -79,9 +88,13 @@ class Module:
     def eval(self) -> "Module":
         return self.train(False)
 
-    def zero_grad(self) -> None:
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget every parameter's gradient: None (default, as torch) or zeros in place."""
         for p in self.parameters():
-            p.grad = None
+            if set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                p.grad.zero_()
 
     def to(self, device: Optional[str] = None, dtype: Any = None) -> "Module":
         """Move (or cast) every parameter and buffer in place; returns self."""
@@ -93,10 +106,10 @@ class Module:
         for module in self.modules():
             for name, value in list(vars(module).items()):
                 if isinstance(value, Tensor):
-                    data = value.data if device is None else backend.to_device(value.data, device)
+                    data = value._data if device is None else backend.to_device(value._data, device)
                     if dtype is not None and np.issubdtype(value.dtype, np.floating):
                         data = data.astype(dtype)
-                    value.data = data
+                    value._data = data
                     value.grad = None
         return self
 
@@ -126,15 +139,13 @@ class Module:
                            f"{unexpected} (pass strict=False to load the keys that match)")
         for key, value in state.items():
             if key in targets:
-                shape = tuple(np.shape(value.data if isinstance(value, Tensor) else value))
+                shape = tuple(np.shape(value._data if isinstance(value, Tensor) else value))
                 if shape != targets[key].shape:
                     raise ValueError(f"load_state_dict: {key} has shape {shape} in the state "
                                      f"dict but {targets[key].shape} in the model")
         for key, value in state.items():
             if key in targets:
-                target = targets[key]
-                host = backend.to_host(value.data if isinstance(value, Tensor) else value)
-                target.data = backend.to_device(np.array(host, dtype=target.dtype), target.device)
+                _copy_into(targets[key], value)
 
     # ---------------------------------------------------------------- display
     def extra_repr(self) -> str:
@@ -153,6 +164,19 @@ class Module:
             lines.append(f"  ({name}): {body}")
         lines.append(")")
         return "\n".join(lines)
+
+
+def _copy_into(target: Tensor, value: Any) -> None:
+    """Write ``value`` into ``target``'s own array (as torch's ``param.copy_``), counting a
+    version, so every holder of the parameter sees the new values."""
+    host = backend.to_host(value._data if isinstance(value, Tensor) else value)
+    converted = backend.to_device(np.array(host, dtype=target.dtype), target.device)
+    xp = backend.get_array_module(target._data)
+    if isinstance(target._data, np.ndarray) and not target._data.flags.writeable:
+        target._data = converted        # e.g. a read-only memory map: replace it
+    else:
+        xp.copyto(target._data, converted)
+        target._bump_version()
 
 
 class ModuleList(Module):

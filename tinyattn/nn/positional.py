@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import backend
 from .. import functional as F
-from ..tensor import Tensor
+from ..tensor import Tensor, as_tensor
 from .layers import normal_parameter
 from .module import Module
 
@@ -68,13 +68,13 @@ class SinusoidalPositionalEncoding(Module):
 
     def __init__(self, d_model: int, max_len: int = 5000):
         self.d_model, self.max_len = d_model, max_len
-        self.pe = Tensor(sinusoidal_table(max_len, d_model).astype(np.float32))   # (S_max, D)
+        self.pe = as_tensor(sinusoidal_table(max_len, d_model).astype(np.float32))   # (S_max, D)
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         _check_input("SinusoidalPositionalEncoding", x, self.d_model)
         seq_len = x.shape[-2]
         _check_fits("SinusoidalPositionalEncoding", offset, seq_len, self.max_len)
-        rows = self.pe.data[offset: offset + seq_len]                            # (S, D)
+        rows = self.pe._data[offset: offset + seq_len]                            # (S, D)
         return x + Tensor._wrap(rows.astype(x.dtype, copy=False))
 
     def extra_repr(self) -> str:

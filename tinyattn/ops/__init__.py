@@ -10,8 +10,10 @@ from __future__ import annotations
 from ..tensor import Tensor
 from .attention import scaled_dot_product_attention
 from .dropout import dropout
-from .elementwise import (add, convert, div, exp, gelu, log, mul, neg, pow, relu, rpow, sqrt,
-                          sub, tanh)
+from .elementwise import (add, clamp, clone, convert, div, exp, gelu, log, mul, neg, pow, relu,
+                          rpow, sqrt, sub, tanh)
+from .inplace import (add_, clamp_, copy_, div_, fill_, iadd, imul, isub, itruediv, masked_fill_,
+                      mul_, neg_, normal_, pow_, setitem, sub_, uniform_, zero_)
 from .embedding import embedding
 from .loss import cross_entropy
 from .masking import masked_fill, where
@@ -29,7 +31,9 @@ __all__ = [
     "convert", "sum", "mean", "amax", "max", "reshape", "permute", "transpose", "swapaxes",
     "unsqueeze", "squeeze", "flatten", "getitem", "cat", "concat", "stack", "split", "chunk",
     "matmul", "linear", "softmax", "log_softmax", "masked_fill", "where", "layer_norm",
-    "dropout", "embedding", "cross_entropy", "scaled_dot_product_attention", "rope",
+    "dropout", "embedding", "cross_entropy", "scaled_dot_product_attention", "rope", "clone",
+    "clamp", "add_", "sub_", "mul_", "div_", "pow_", "neg_", "clamp_", "masked_fill_", "zero_",
+    "fill_", "copy_", "uniform_", "normal_", "setitem",
 ]
 
 
@@ -54,6 +58,11 @@ Tensor.__rpow__ = rpow
 Tensor.__matmul__ = matmul
 Tensor.__rmatmul__ = _reflected(matmul)
 Tensor.__getitem__ = getitem
+Tensor.__setitem__ = setitem
+Tensor.__iadd__ = iadd
+Tensor.__isub__ = isub
+Tensor.__imul__ = imul
+Tensor.__itruediv__ = itruediv
 
 # Methods, named as in PyTorch.
 Tensor.add = add
@@ -85,3 +94,22 @@ Tensor.matmul = matmul
 Tensor.softmax = softmax
 Tensor.log_softmax = log_softmax
 Tensor.masked_fill = masked_fill
+Tensor.clone = clone
+Tensor.clamp = clamp
+Tensor.clip = clamp
+
+# In-place methods (ops/inplace.py): each counts a version.
+Tensor.add_ = add_
+Tensor.sub_ = sub_
+Tensor.mul_ = mul_
+Tensor.div_ = div_
+Tensor.pow_ = pow_
+Tensor.neg_ = neg_
+Tensor.clamp_ = clamp_
+Tensor.clip_ = clamp_
+Tensor.masked_fill_ = masked_fill_
+Tensor.zero_ = zero_
+Tensor.fill_ = fill_
+Tensor.copy_ = copy_
+Tensor.uniform_ = uniform_
+Tensor.normal_ = normal_

@@ -6,7 +6,7 @@ the leading dims (usually (B, h)) must match or broadcast.
 
 Masks are boolean with True = "may attend", broadcastable to (..., S_q, S_k). A query row whose
 keys are all masked gets an output of zeros and zero gradients (torch.nn.MultiheadAttention
-gives NaN there).
+gives NaN there with need_weights=True or on its inference fast path: docs/nn.md#masks).
 """
 from __future__ import annotations
 
@@ -84,9 +84,9 @@ def attention_gradients(grad: Any, saved: Tuple[Any, ...], needs: Sequence[bool]
     if needs[2]:
         dv = xp.matmul(_swap(attn), grad, out=out[2])   # (..., S_k, S_q) @ (..., S_q, d_v)
     if needs[0] or needs[1]:
-        d_scores = grad @ _swap(v)              # dP: (..., S_q, d_v) @ (..., d_v, S_k)
+        d_scores = grad @ _swap(v)              # dA: (..., S_q, d_v) @ (..., d_v, S_k)
         if keep is not None:
-            d_scores *= keep
+            d_scores *= keep                    # dP = dA * keep / (1 - p)
         row_dots = (grad * attn_out).sum(axis=-1)                # rowsum(g * out), (..., S_q)
         d_scores -= row_dots[..., None]
         d_scores *= probs                       # dS, in dP's buffer
@@ -135,7 +135,7 @@ def causal_mask_array(xp: Any, s_q: int, s_k: int) -> Any:
 def attention_mask_array(q: Tensor, k: Tensor, mask: Any, is_causal: bool, op: str) -> Any:
     """Validate ``mask`` against (..., S_q, S_k), fold in the causal mask, return an array."""
     batch = tuple(np.broadcast_shapes(q.shape[:-2], k.shape[:-2]))
-    return _mask_array(q.data, batch, q.shape[-2], k.shape[-2], mask, is_causal, op)
+    return _mask_array(q._data, batch, q.shape[-2], k.shape[-2], mask, is_causal, op)
 
 
 def _mask_array(like: Any, batch: Tuple[int, ...], s_q: int, s_k: int, mask: Any,
@@ -222,6 +222,8 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Any = No
     if impl == "tiled":
         scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
         mask_data = attention_mask_array(q, k, mask, False, op)  # causal is built per tile
+        if mask_data is not None:
+            mask_data = mask_data.copy()   # kept for the backward: never the caller's array
         return TiledAttention.apply(q, k, v, mask=mask_data, scale=scale,
                                     is_causal=bool(is_causal), block_size=block_size)
     mask_data = attention_mask_array(q, k, mask, is_causal, op)
@@ -252,7 +254,7 @@ def packed_self_attention(qkv: Tensor, mask: Any = None, dropout_p: float = 0.0,
     if not 0.0 <= dropout_p <= 1.0:
         raise ValueError(f"{op}: dropout_p must be in [0, 1], got {dropout_p}")
     s, d_k = qkv.shape[-2], qkv.shape[-1]
-    mask_data = _mask_array(qkv.data, tuple(qkv.shape[1:-2]), s, s, mask, is_causal, op)
+    mask_data = _mask_array(qkv._data, tuple(qkv.shape[1:-2]), s, s, mask, is_causal, op)
     scale = 1.0 / math.sqrt(d_k) if scale is None else float(scale)
     sink: Optional[List[Any]] = [] if need_weights else None
     out = PackedSelfAttention.apply(qkv, mask=mask_data, scale=scale,

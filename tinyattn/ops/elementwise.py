@@ -17,7 +17,7 @@ from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 
 __all__ = ["add", "sub", "mul", "div", "neg", "pow", "rpow", "exp", "log", "sqrt", "tanh", "relu",
-           "gelu", "convert", "as_operand"]
+           "gelu", "convert", "as_operand", "clone", "clamp"]
 
 
 def as_operand(value: Any, like: Tensor) -> Tensor:
@@ -26,7 +26,7 @@ def as_operand(value: Any, like: Tensor) -> Tensor:
     With an integer ``like``, a float number gives float32 (not NumPy's float64)."""
     if isinstance(value, Tensor):
         return value
-    xp = backend.get_array_module(like.data)
+    xp = backend.get_array_module(like._data)
     if np.issubdtype(like.dtype, np.floating):
         return Tensor._wrap(xp.asarray(value, dtype=like.dtype))
     if isinstance(value, float):
@@ -39,9 +39,9 @@ def _match_dtypes(a: Tensor, b: Tensor) -> Tuple[Tensor, Tensor]:
     (NumPy would promote int64 with float32 to float64). Two float dtypes are left alone:
     Function.apply refuses that mix with an explanation."""
     if a.dtype.kind == "f" and b.dtype.kind != "f":
-        b = Tensor._wrap(b.data.astype(a.dtype))
+        b = Tensor._wrap(b._data.astype(a.dtype))
     elif b.dtype.kind == "f" and a.dtype.kind != "f":
-        a = Tensor._wrap(a.data.astype(b.dtype))
+        a = Tensor._wrap(a._data.astype(b.dtype))
     return a, b
 
 
@@ -54,7 +54,7 @@ def _binary(fn: type, op: str, a: Any, b: Any) -> Tensor:
     if a.dtype != b.dtype:
         a, b = _match_dtypes(a, b)
     if fn is Div and a.dtype.kind != "f":   # 7 / 2 on integer tensors gives float32, as torch
-        a, b = Tensor._wrap(a.data.astype(np.float32)), Tensor._wrap(b.data.astype(np.float32))
+        a, b = Tensor._wrap(a._data.astype(np.float32)), Tensor._wrap(b._data.astype(np.float32))
     try:
         return fn.apply(a, b)
     except ValueError as exc:
@@ -92,16 +92,27 @@ class Sub(Function):
 
 
 class Mul(Function):
-    """out = a * b.   da = g * b, db = g * a (product rule; then unbroadcast)."""
+    """out = a * b.   da = g * b, db = g * a (product rule; then unbroadcast).
+
+    Each input is kept only if the OTHER one needs a gradient: scaling by a constant keeps
+    just the constant, so ``y.mul_(2.0)`` can overwrite y without spoiling this backward."""
 
     def forward(self, a, b):
-        self.save_for_backward(a, b)
+        needs_a, needs_b = self.needs_input_grad
+        self.save_for_backward(a if needs_b else _Shape(a.shape), b if needs_a else _Shape(b.shape))
         return a * b
 
     def backward(self, grad):
         a, b = self.saved
         return (unbroadcast(grad * b, a.shape) if self.needs_input_grad[0] else None,
                 unbroadcast(grad * a, b.shape) if self.needs_input_grad[1] else None)
+
+
+class _Shape:
+    """Stands in for an array whose values a backward does not need, only its shape."""
+
+    def __init__(self, shape: Tuple[int, ...]):
+        self.shape = shape
 
 
 class Div(Function):
@@ -129,7 +140,10 @@ class Neg(Function):
 
 
 class Pow(Function):
-    """out = x^p for a constant p.   dx = g * p * x^(p-1)."""
+    """out = x^p for a constant p.   dx = g * p * x^(p-1).
+
+    For p = 0, out = 1 everywhere and dx = 0, also at x = 0 (the formula would give
+    0 * 0^(-1) = 0 * inf = NaN there)."""
 
     def forward(self, x, exponent: float):
         self.save_for_backward(x, exponent)
@@ -137,6 +151,8 @@ class Pow(Function):
 
     def backward(self, grad):
         x, p = self.saved
+        if p == 0:
+            return backend.get_array_module(grad).zeros_like(grad)
         return grad * (p * x ** (p - 1))
 
 
@@ -278,6 +294,35 @@ class Gelu(Function):
         return grad * (t_or_cdf + x * pdf)
 
 
+class Clone(Function):
+    """out = a copy of x (its own memory).   dx = g."""
+
+    def forward(self, x):
+        return x.copy()
+
+    def backward(self, grad):
+        return grad
+
+
+class Clamp(Function):
+    """out = min(max(x, low), high).   dx = g where low <= x <= high, else 0 (a clamped
+    element is a constant; at the boundary itself we pass the gradient, as PyTorch does)."""
+
+    def forward(self, x, low: Optional[float], high: Optional[float]):
+        xp = backend.get_array_module(x)
+        inside = xp.ones(x.shape, dtype=bool)
+        if low is not None:
+            inside &= x >= low
+        if high is not None:
+            inside &= x <= high
+        self.save_for_backward(inside)
+        return xp.clip(x, low, high)
+
+    def backward(self, grad):
+        (inside,) = self.saved
+        return grad * inside
+
+
 class Convert(Function):
     """out = x on another device or in another dtype.   dx = g moved back the same way."""
 
@@ -292,12 +337,20 @@ class Convert(Function):
 
 
 # ------------------------------------------------------------------ public functions
-def add(a: Any, b: Any) -> Tensor:
-    return _binary(Add, "add", a, b)
+def add(a: Any, b: Any, alpha: float = 1) -> Tensor:
+    """a + alpha * b (PyTorch's ``add``; alpha scales the second operand)."""
+    return _binary(Add, "add", a, _scaled(b, alpha))
 
 
-def sub(a: Any, b: Any) -> Tensor:
-    return _binary(Sub, "sub", a, b)
+def sub(a: Any, b: Any, alpha: float = 1) -> Tensor:
+    """a - alpha * b."""
+    return _binary(Sub, "sub", a, _scaled(b, alpha))
+
+
+def _scaled(b: Any, alpha: float) -> Any:
+    if alpha == 1:
+        return b
+    return mul(b, alpha) if isinstance(b, Tensor) else b * alpha
 
 
 def mul(a: Any, b: Any) -> Tensor:
@@ -313,8 +366,25 @@ def neg(x: Tensor) -> Tensor:
 
 
 def pow(x: Tensor, exponent: float) -> Tensor:  # noqa: A001 - PyTorch's name
+    """x ** exponent for a number exponent. As PyTorch: an integer tensor to a whole power
+    stays an integer tensor (negative powers are refused); to a fractional power it becomes
+    float32."""
     if isinstance(exponent, Tensor):
-        raise TypeError("pow: the exponent must be a Python number, not a tensor")
+        if exponent.numel() != 1:
+            raise TypeError("pow: the exponent must be a number (or a one-element tensor), "
+                            f"got a tensor of shape {exponent.shape}")
+        exponent = exponent.item()
+    if isinstance(exponent, bool) or not isinstance(exponent, (int, float, np.integer,
+                                                                np.floating)):
+        raise TypeError(f"pow: the exponent must be a number, got {type(exponent).__name__}")
+    if x.dtype.kind in "biu":
+        whole = float(exponent).is_integer() and not isinstance(exponent, (float, np.floating))
+        if whole and exponent < 0:
+            raise ValueError(f"pow: integer tensors to negative integer powers are not "
+                             f"allowed (got exponent {exponent}); use x.float() ** {exponent}")
+        if whole:
+            return Tensor._wrap(x._data ** int(exponent))    # no gradient for integers
+        x = _as_float(x)
     return Pow.apply(x, exponent=float(exponent))  # a Python float never upcasts float32
 
 
@@ -326,19 +396,19 @@ def rpow(x: Tensor, base: float) -> Tensor:
 
 
 def exp(x: Tensor) -> Tensor:
-    return Exp.apply(x)
+    return Exp.apply(_as_float(x))
 
 
 def log(x: Tensor) -> Tensor:
-    return Log.apply(x)
+    return Log.apply(_as_float(x))
 
 
 def sqrt(x: Tensor) -> Tensor:
-    return Sqrt.apply(x)
+    return Sqrt.apply(_as_float(x))
 
 
 def tanh(x: Tensor) -> Tensor:
-    return Tanh.apply(x)
+    return Tanh.apply(_as_float(x))
 
 
 def relu(x: Tensor) -> Tensor:
@@ -348,7 +418,40 @@ def relu(x: Tensor) -> Tensor:
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return Gelu.apply(x, approximate=approximate)
+    return Gelu.apply(_as_float(x), approximate=approximate)
+
+
+def clone(x: Tensor) -> Tensor:
+    """A copy with its own memory; gradients flow through it (PyTorch's ``clone``)."""
+    return Clone.apply(x)
+
+
+def clamp(x: Tensor, min: Optional[float] = None,  # noqa: A002 - PyTorch's names
+          max: Optional[float] = None) -> Tensor:  # noqa: A002
+    """Limit every element to [min, max] (either bound may be None), as ``torch.clamp``."""
+    bounds = []
+    for name, bound in (("min", min), ("max", max)):
+        if isinstance(bound, Tensor):
+            if bound.numel() != 1:
+                raise TypeError(f"clamp: {name} must be a number (tensor bounds are not "
+                                f"supported), got a tensor of shape {bound.shape}")
+            bound = bound.item()
+        if bound is not None and (isinstance(bound, bool) or np.isnan(float(bound))):
+            raise ValueError(f"clamp: {name} must be a number, got {bound!r}")
+        bounds.append(None if bound is None else float(bound))
+    if bounds[0] is None and bounds[1] is None:
+        raise ValueError("clamp: give at least one of min and max")
+    if x.dtype.kind in "iu" and any(b is not None and not b.is_integer() for b in bounds):
+        x = _as_float(x)
+    return Clamp.apply(x, low=bounds[0], high=bounds[1])
+
+
+def _as_float(x: Tensor) -> Tensor:
+    """An integer or bool tensor as float32 (PyTorch's default float), for the ops whose
+    result is fractional (exp, log, sqrt, ...); float tensors pass through."""
+    if x.dtype.kind in "biu":
+        return Tensor._wrap(x._data.astype(np.float32))
+    return x
 
 
 def convert(x: Tensor, device: Optional[str] = None, dtype: Any = None) -> Tensor:
@@ -359,5 +462,5 @@ def convert(x: Tensor, device: Optional[str] = None, dtype: Any = None) -> Tenso
     if device is None and dtype is None:
         return x
     if dtype is not None and x.requires_grad and not np.issubdtype(dtype, np.floating):
-        return Tensor._wrap(x.data.astype(dtype))  # to an integer type: leaves the graph
+        return Tensor._wrap(x._data.astype(dtype))  # to an integer type: leaves the graph
     return Convert.apply(x, device=device, dtype=dtype)

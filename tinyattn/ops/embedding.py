@@ -26,7 +26,8 @@ class Embedding(Function):
     """out[...] = weight[ids[...]]: row lookup, (V, D) indexed by ids (...) -> (..., D).
 
     dweight[v] = sum of g[...] over every position whose id is v. Ids repeat (a token appears
-    many times), so the rows are scatter-ADDED: assigning would keep only the last one.
+    many times), so the rows are scatter-ADDED: assigning would keep only one of them (and
+    NumPy does not promise which).
     """
 
     def forward(self, weight, ids):
@@ -43,7 +44,7 @@ class Embedding(Function):
 
 def embedding(ids: Tensor, weight: Tensor) -> Tensor:
     """PyTorch's ``F.embedding(input, weight)``: rows of ``weight`` picked by integer ids."""
-    ids_data = ids.data if isinstance(ids, Tensor) else np.asarray(ids)
+    ids_data = ids._data if isinstance(ids, Tensor) else np.asarray(ids)
     if not np.issubdtype(ids_data.dtype, np.integer):
         raise TypeError(f"embedding: ids must be integers, got dtype {ids_data.dtype}; "
                         f"convert with .long()")
@@ -53,4 +54,6 @@ def embedding(ids: Tensor, weight: Tensor) -> Tensor:
         raise RuntimeError(f"embedding: ids are on {backend.device_of(ids_data)} but weight is "
                            f"on {weight.device}; move them to one device")
     check_index_range(ids_data, weight.shape[0], "embedding", "token id")
-    return Embedding.apply(weight, ids=ids_data)
+    # The op keeps the ids for its backward: its own copy (a few bytes per token), so a
+    # caller who reuses the id buffer after the forward cannot change the gradient.
+    return Embedding.apply(weight, ids=ids_data.copy())

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function
-from ..tensor import Tensor
+from ..tensor import Tensor, as_tensor
 from .embedding import check_index_range
 from .softmax import safe_row_max
 
@@ -24,7 +24,9 @@ class CrossEntropy(Function):
 
     Since d logp_c / d logits_j = delta_cj - p_j and sum_c q_c = 1:
         dlogits[n] = (p[n] - q[n]) * w_n,  with w_n = g / count ("mean"), g ("sum"), g_n ("none")
-    Fusing avoids both the (N, C) Jacobian and exp(log(p)) round-off.
+    Fusing avoids the (N, C) Jacobian, and starting from log_softmax avoids taking the log
+    of a probability that underflowed to 0 (an infinite loss); the backward's p = exp(logp)
+    is harmless.
     """
 
     def forward(self, logits, target, ignore_index: int, reduction: str,
@@ -69,7 +71,7 @@ class CrossEntropy(Function):
 def cross_entropy(logits: Tensor, target: Any, ignore_index: int = -100, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
     """PyTorch's ``F.cross_entropy`` for logits (N, C) and integer class targets (N,)."""
-    target = target if isinstance(target, Tensor) else Tensor(np.asarray(target))
+    target = target if isinstance(target, Tensor) else as_tensor(np.asarray(target))
     if logits.ndim != 2 or target.ndim != 1 or target.shape[0] != logits.shape[0]:
         raise ValueError(
             f"cross_entropy: expected logits (N, C) and target (N,), got {logits.shape} and "
@@ -87,8 +89,8 @@ def cross_entropy(logits: Tensor, target: Any, ignore_index: int = -100, reducti
     if target.device != logits.device:
         raise RuntimeError(f"cross_entropy: logits are on {logits.device} but target is on "
                            f"{target.device}; move them to one device")
-    xp = backend.get_array_module(target.data)
-    counted = xp.where(target.data == ignore_index, 0, target.data)  # ignored rows pass
+    xp = backend.get_array_module(target._data)
+    counted = xp.where(target._data == ignore_index, 0, target._data)  # ignored rows pass
     check_index_range(counted, logits.shape[1], "cross_entropy", "target class")
     return CrossEntropy.apply(logits, target, ignore_index=int(ignore_index),
                               reduction=reduction, label_smoothing=float(label_smoothing))

@@ -4,8 +4,9 @@ Two conventions meet here, both PyTorch's:
 - ``masked_fill(x, mask, value)`` FILLS where ``mask`` is True;
 - attention masks (``scaled_dot_product_attention``, ``MultiHeadAttention``) mean True = "may
   attend / keep".
-Masks are always boolean. Filling with -inf through ``where`` (rather than adding -1e9) keeps
-float16 finite: -1e9 is not representable in float16 (max 65504) and overflows.
+Masks are always boolean. Filling with -inf through ``where`` (rather than adding -1e9) avoids
+overflow and NaN: -1e9 is not representable in float16 (max 65504), it overflows to -inf, and
+the additive mask's 0 * -inf then turns the kept scores into NaN.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def mask_array(mask: Any, op: str, target_shape: Tuple[int, ...], device: str,
                what: str = "mask", layout: str = "", exact: bool = False) -> Any:
     """Validate a boolean mask that must broadcast to (``exact``: equal) ``target_shape``;
     return its array. ``layout`` names the axes in the error message, e.g. "(B, S_k)"."""
-    data = mask.data if isinstance(mask, Tensor) else mask
+    data = mask._data if isinstance(mask, Tensor) else mask
     if not hasattr(data, "dtype"):
         data = np.asarray(data)
     if data.dtype != np.bool_:
@@ -94,7 +95,7 @@ def masked_fill(x: Tensor, mask: Any, value: float) -> Tensor:
             raise ValueError(f"masked_fill: value must be a number or a one-element tensor, "
                              f"got a tensor of shape {value.shape}")
         value = value.item()
-    return MaskedFill.apply(x, mask=mask, value=float(value))
+    return MaskedFill.apply(x, mask=mask.copy(), value=float(value))   # kept for backward
 
 
 def where(condition: Any, input: Any, other: Any) -> Tensor:  # noqa: A002 - PyTorch's name
@@ -107,7 +108,7 @@ def where(condition: Any, input: Any, other: Any) -> Tensor:  # noqa: A002 - PyT
     other = as_operand(other, input)
     try:
         shape = np.broadcast_shapes(input.shape, other.shape)
-        cond = condition.data if isinstance(condition, Tensor) else condition
+        cond = condition._data if isinstance(condition, Tensor) else condition
         shape = np.broadcast_shapes(shape, tuple(np.shape(cond)) if not hasattr(cond, "shape")
                                     else tuple(cond.shape))
     except ValueError:
@@ -115,4 +116,4 @@ def where(condition: Any, input: Any, other: Any) -> Tensor:  # noqa: A002 - PyT
                          f"(shapes {getattr(condition, 'shape', None)}, {input.shape}, "
                          f"{other.shape})") from None
     cond = mask_array(condition, "where", shape, input.device, what="condition")
-    return Where.apply(input, other, condition=cond)
+    return Where.apply(input, other, condition=cond.copy())   # kept for backward

@@ -22,7 +22,9 @@ MaxResult = namedtuple("MaxResult", ["values", "indices"])
 
 
 def _axes(dim: Dim, ndim: int, op: str) -> Tuple[int, ...]:
-    """Normalise ``dim`` to a sorted tuple of non-negative axes, with a clear range error."""
+    """Normalise ``dim`` to a sorted tuple of non-negative axes, with a clear range error.
+
+    A 0-d tensor accepts dim 0 or -1 as PyTorch does, reducing over nothing (axes ())."""
     if dim is None:
         return tuple(range(ndim))
     dims = (int(dim),) if isinstance(dim, (int, np.integer)) else tuple(int(d) for d in dim)
@@ -30,11 +32,11 @@ def _axes(dim: Dim, ndim: int, op: str) -> Tuple[int, ...]:
     for d in dims:
         if not -rank <= d < rank:
             raise IndexError(f"{op}: dim {d} is out of range for a tensor with {ndim} dims "
-                             f"(valid: {-ndim} to {ndim - 1})")
+                             f"(valid: {-rank} to {rank - 1})")
     axes = tuple(sorted(d % rank for d in dims))
     if len(set(axes)) != len(axes):
         raise ValueError(f"{op}: dim {dim} names the same axis twice")
-    return axes
+    return axes if ndim > 0 else ()
 
 
 def _expand_back(grad, in_shape, axes, keepdim):
@@ -111,11 +113,15 @@ def max(x: Tensor, dim: Optional[int] = None, keepdim: bool = False):  # noqa: A
     """Like ``torch.max``: the overall maximum, or with ``dim`` a (values, indices) pair."""
     if dim is None:
         return amax(x)
-    if not isinstance(dim, int):
+    if isinstance(dim, Tensor):
+        raise TypeError("max(x, other_tensor) is the elementwise maximum: use "
+                        "tinyattn.maximum(x, other); max(x, dim) takes an int dim")
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
         raise TypeError("max(x, dim) takes one int dim; use amax for several dims")
     values = amax(x, dim, keepdim)
-    xp = backend.get_array_module(x.data)
-    indices = x.data.argmax(axis=dim)
-    if keepdim:
-        indices = xp.expand_dims(indices, dim)
+    xp = backend.get_array_module(x._data)
+    (axis,) = _axes(dim, x.ndim, "max") or (None,)
+    indices = xp.asarray(x._data.argmax(axis=axis))
+    if keepdim and axis is not None:
+        indices = xp.expand_dims(indices, axis)
     return MaxResult(values, Tensor._wrap(indices))

@@ -78,6 +78,6 @@ def rope(x: Tensor, offset: int = 0, base: float = 10000.0) -> Tensor:
         raise TypeError(f"rope: x must be floating point, got dtype {x.dtype}")
     if int(offset) < 0:
         raise ValueError(f"rope: offset must be >= 0, got {offset}")
-    xp = backend.get_array_module(x.data)
+    xp = backend.get_array_module(x._data)
     cos, sin = rope_tables(xp, x.shape[-2], dim, int(offset), float(base), x.dtype)
     return Rope.apply(x, cos=cos, sin=sin)

@@ -21,6 +21,8 @@ __all__ = ["reshape", "permute", "transpose", "swapaxes", "unsqueeze", "squeeze"
 class Reshape(Function):
     """out = x viewed with a new shape (same elements, same order).   dx = g.reshape(x.shape)."""
 
+    returns_view = True
+
     def forward(self, x, shape: Tuple[int, ...]):
         self.save_for_backward(x.shape)
         return x.reshape(shape)
@@ -35,6 +37,8 @@ class Permute(Function):
 
     dx = g permuted by the inverse order (argsort(dims) puts every axis back).
     """
+
+    returns_view = True
 
     def forward(self, x, dims: Tuple[int, ...]):
         self.save_for_backward(dims)
@@ -59,6 +63,8 @@ class GetItem(Function):
     (``x[[0, 0]]`` gives x[0] a gradient of g[0] + g[1]); plain slices pick each element at
     most once, so they are assigned.
     """
+
+    returns_view = True          # basic indexing (ints, slices) returns a view of x
 
     def forward(self, x, index: Any):
         self.save_for_backward(x.shape, x.dtype, index)
@@ -152,6 +158,9 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
 def squeeze(x: Tensor, dim: Union[int, None] = None) -> Tensor:
     if dim is None:
         return reshape(x, tuple(n for n in x.shape if n != 1))
+    if x.ndim == 0:                             # PyTorch accepts dim 0 / -1 on a 0-d tensor
+        _normalize_dim(dim, 1, "squeeze")
+        return x
     dim = _normalize_dim(dim, x.ndim, "squeeze")
     if x.shape[dim] != 1:
         return x
@@ -159,6 +168,10 @@ def squeeze(x: Tensor, dim: Union[int, None] = None) -> Tensor:
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    if x.ndim == 0:                             # PyTorch: a 0-d tensor flattens to shape (1,)
+        _normalize_dim(start_dim, 1, "flatten")
+        _normalize_dim(end_dim, 1, "flatten")
+        return reshape(x, (1,))
     start = _normalize_dim(start_dim, x.ndim, "flatten")
     end = _normalize_dim(end_dim, x.ndim, "flatten")
     middle = math.prod(x.shape[start:end + 1])
@@ -167,22 +180,68 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 def _index_to_arrays(index: Any, device: str) -> Any:
     """Tensors inside an index become their arrays and lists become integer arrays, all on
-    ``device`` (CuPy, like the strict device, wants index arrays where the data is)."""
+    ``device`` (CuPy, like the strict device, wants index arrays where the data is). Index
+    arrays are copied: an op keeps its index for backward, and the caller may reuse theirs."""
     if isinstance(index, tuple):
         return tuple(_index_to_arrays(i, device) for i in index)
     if isinstance(index, Tensor):
-        index = index.data
+        index = index._data
     elif isinstance(index, list):
         index = np.asarray(index)
     if hasattr(index, "shape") and not np.isscalar(index):
-        return backend.to_device(index, device)
+        return backend.to_device(index, device).copy()
     return index
 
 
+def _is_int(part: Any) -> bool:
+    if isinstance(part, (bool, np.bool_)):
+        return False
+    if isinstance(part, (int, np.integer)):
+        return True
+    return hasattr(part, "ndim") and part.ndim == 0 and part.dtype.kind in "iu"
+
+
+def _is_advanced(part: Any) -> bool:
+    return hasattr(part, "ndim") and not _is_int(part) and (part.ndim > 0
+                                                            or part.dtype == np.bool_)
+
+
+def torch_index_steps(index: Any) -> Tuple[Any, ...]:
+    """``index`` as one or two NumPy indexing steps that give PyTorch's layout.
+
+    NumPy counts an integer as an advanced index, so in ``x[0, :, [0, 2]]`` the int and the
+    list are "separated by a slice" and their dims go first: shape (2, 3) for x (2, 3, 4).
+    PyTorch first selects with the integers (a view), then applies the remaining indices:
+    (3, 2). Both agree whenever an index has no ints or no index arrays; otherwise this
+    returns (ints applied, the rest)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if not (any(_is_int(p) for p in parts) and any(_is_advanced(p) for p in parts)):
+        return (index,)
+    first, rest = [], []
+    for p in parts:
+        if _is_int(p):
+            first.append(p)
+        elif p is None:
+            first.append(None)
+            rest.append(slice(None))
+        elif p is Ellipsis:
+            first.append(Ellipsis)
+            rest.append(Ellipsis)
+        else:
+            width = p.ndim if _is_advanced(p) and p.dtype == np.bool_ else 1
+            first.extend([slice(None)] * width)
+            rest.append(p)
+    return (tuple(first), tuple(rest))
+
+
 def getitem(x: Tensor, index: Any) -> Tensor:
+    """``x[index]`` with PyTorch's indexing rules (see ``torch_index_steps``)."""
     index = _index_to_arrays(index, x.device)
     try:
-        return GetItem.apply(x, index=index)
+        out = x
+        for step in torch_index_steps(index):
+            out = GetItem.apply(out, index=step)
+        return out
     except IndexError as exc:
         raise IndexError(f"indexing a tensor of shape {x.shape}: {exc}") from None
 

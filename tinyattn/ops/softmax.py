@@ -6,6 +6,8 @@ from typing import Any
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
+from .elementwise import _as_float
+from .shape import reshape
 
 __all__ = ["softmax", "log_softmax", "stable_softmax", "safe_row_max"]
 
@@ -77,8 +79,14 @@ def _axis(dim: int, ndim: int, op: str) -> int:
 
 
 def softmax(x: Tensor, dim: int = -1) -> Tensor:
-    return Softmax.apply(x, axis=_axis(dim, x.ndim, "softmax"))
+    axis = _axis(dim, x.ndim, "softmax")
+    if x.ndim == 0:                               # a 0-d tensor: softmax of one element is 1
+        return reshape(Softmax.apply(reshape(_as_float(x), 1), axis=0), ())
+    return Softmax.apply(_as_float(x), axis=axis)
 
 
 def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
-    return LogSoftmax.apply(x, axis=_axis(dim, x.ndim, "log_softmax"))
+    axis = _axis(dim, x.ndim, "log_softmax")
+    if x.ndim == 0:
+        return reshape(LogSoftmax.apply(reshape(_as_float(x), 1), axis=0), ())
+    return LogSoftmax.apply(_as_float(x), axis=axis)

@@ -63,19 +63,19 @@ class Adam(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                xp = backend.get_array_module(p.data)
+                xp = backend.get_array_module(p._data)
                 state = self.state.setdefault(p, {})
                 if not state:  # first step: moments start at zero, on p's device and dtype
                     state["step"] = 0
-                    state["exp_avg"] = xp.zeros_like(p.data)
-                    state["exp_avg_sq"] = xp.zeros_like(p.data)
+                    state["exp_avg"] = xp.zeros_like(p._data)
+                    state["exp_avg_sq"] = xp.zeros_like(p._data)
                 state["step"] = t = int(state["step"]) + 1
-                grad = p.grad
+                grad = p.grad._data
                 if weight_decay != 0:
                     if self.decoupled_weight_decay:
-                        p.data *= 1.0 - lr * weight_decay  # AdamW: shrink theta directly
+                        p._data *= 1.0 - lr * weight_decay  # AdamW: shrink theta directly
                     else:
-                        grad = grad + weight_decay * p.data  # Adam: L2 term in the gradient
+                        grad = grad + weight_decay * p._data  # Adam: L2 term in the gradient
                 m, v = state["exp_avg"], state["exp_avg_sq"]
                 m *= beta1
                 m += (1.0 - beta1) * grad
@@ -84,7 +84,8 @@ class Adam(Optimizer):
                 # Bias corrections in Python floats: they never touch the arrays' dtype.
                 step_size = lr / (1.0 - beta1 ** t)
                 denom = xp.sqrt(v) / math.sqrt(1.0 - beta2 ** t) + eps
-                p.data -= step_size * m / denom
+                p._data -= step_size * m / denom
+                p._bump_version()   # in place: a graph that saved p now refuses to backward
         return loss
 
 

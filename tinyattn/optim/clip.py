@@ -5,9 +5,11 @@ With the gradients of every parameter seen as one long vector g (see docs/optim.
     total = ||g||_p = (sum_i |g_i|^p)^(1/p)          (max_i |g_i| when p = inf)
     g    <- g * min(1, max_norm / (total + 1e-6))
 
-The direction of the update is kept; only its length is capped. As in PyTorch, the scale is
-applied unconditionally (it is exactly 1 when nothing needs clipping), so no decision is taken
-on the host; only the returned norm is copied to the host, once.
+The gradient keeps its direction; only its length is capped. Under SGD that caps the update;
+Adam's update does not scale with the gradient, so there clipping mainly keeps one spike out of
+Adam's moments (docs/optim.md#clipping). As in PyTorch, the scale is applied unconditionally
+(it is exactly 1 when nothing needs clipping), so no decision is taken on the host; only the
+returned norm is copied to the host, once.
 """
 from __future__ import annotations
 
@@ -46,7 +48,7 @@ def clip_grad_norm_(parameters: Union[Tensor, Iterable[Tensor]], max_norm: float
                          f"the largest global gradient norm allowed (1.0 is a common choice)")
     if not norm_type > 0:
         raise ValueError(f"norm_type must be > 0 or float('inf'), got {norm_type}")
-    grads = [p.grad for p in parameters if p.grad is not None]
+    grads = [p.grad._data for p in parameters if p.grad is not None]
     if not grads:
         return 0.0
     xp = backend.get_array_module(grads[0])

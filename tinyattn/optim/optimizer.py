@@ -3,9 +3,10 @@
 An optimizer owns a list of *parameter groups*. Each group is a dict with the key
 ``"params"`` (a list of ``Parameter``) and one key per hyperparameter (``"lr"``, ...); a
 hyperparameter missing from a group takes the optimizer's default. ``step()`` reads each
-parameter's ``.grad`` and updates ``.data`` in place; whatever an optimizer must remember
-between steps (a momentum buffer, Adam's moment estimates) lives in ``self.state[param]``, an
-array on the parameter's device with the parameter's dtype.
+parameter's ``.grad`` and updates its data in place, counting a version (so a graph that saved
+the parameter refuses a later backward); whatever an optimizer must remember between steps (a
+momentum buffer, Adam's moment estimates) lives in ``self.state[param]``, an array on the
+parameter's device with the parameter's dtype.
 
 ``state_dict()`` and ``load_state_dict()`` follow ``torch.optim.Optimizer``: parameters are
 named by their position across all groups (0, 1, 2, ...), arrays are saved as host NumPy
@@ -137,7 +138,8 @@ class Optimizer:
                 if set_to_none:
                     p.grad = None
                 else:
-                    p.grad[...] = 0
+                    p.grad._data[...] = 0
+                    p.grad._bump_version()
 
     # ---------------------------------------------------------------- state dicts
     def state_dict(self) -> Dict[str, Any]:

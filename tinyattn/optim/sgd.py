@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Optional
 
+from .. import backend
 from .optimizer import Optimizer, ParamsT, check_hyperparameter
 
 __all__ = ["SGD"]
@@ -60,18 +61,21 @@ class SGD(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                grad = p.grad
+                grad = p.grad._data
                 if weight_decay != 0:
-                    grad = grad + weight_decay * p.data  # a new array: p.grad stays as it was
+                    grad = grad + weight_decay * p._data  # a new array: p.grad stays as it was
                 if momentum != 0:
                     state = self.state.setdefault(p, {})
                     buf = state.get("momentum_buffer")
                     if buf is None:
-                        buf = grad.copy()  # first step: the buffer is the gradient itself
+                        # first step: the buffer is (a copy of) the gradient itself; an array
+                        # even for a 0-d parameter, where NumPy arithmetic gives scalars
+                        buf = backend.get_array_module(grad).array(grad, copy=True)
                         state["momentum_buffer"] = buf
                     else:
                         buf *= momentum
                         buf += (1.0 - dampening) * grad
                     grad = grad + momentum * buf if group["nesterov"] else buf
-                p.data -= lr * grad
+                p._data -= lr * grad
+                p._bump_version()   # in place: a graph that saved p now refuses to backward
         return loss

@@ -21,7 +21,7 @@ from .. import backend, nn, optim
 from .. import functional as F
 from ..autograd import no_grad
 from ..serialization import CheckpointError, atomic_write, load, save
-from ..tensor import Tensor
+from ..tensor import as_tensor
 from . import plots
 from .progress import ProgressBar
 from .tasks import IGNORE, make_task
@@ -88,16 +88,16 @@ def evaluate(model: nn.GPT, task: Any, inputs: np.ndarray, targets: np.ndarray,
     total_loss, total_tokens, exact = 0.0, 0, 0
     with no_grad():
         for rows in _batches(inputs, batch_size):
-            x, y = Tensor(inputs[rows], device=device), targets[rows]
+            x, y = as_tensor(inputs[rows], device=device), targets[rows]
             logits = model(x)                                       # (B, S, V)
             vocab = logits.shape[-1]
-            flat_targets = Tensor(y.reshape(-1), device=device)
+            flat_targets = as_tensor(y.reshape(-1), device=device)
             loss = F.cross_entropy(logits.reshape(-1, vocab), flat_targets, reduction="sum")
             scored = y != IGNORE
             total_loss += loss.item()
             total_tokens += int(scored.sum())
             if task.has_accuracy:
-                guess = backend.to_host(logits.data.argmax(axis=-1))   # (B, S)
+                guess = backend.to_host(logits._data.argmax(axis=-1))   # (B, S)
                 exact += int(((guess == y) | ~scored).all(axis=1).sum())
     model.train(was_training)
     result = {"val_loss": total_loss / max(total_tokens, 1)}
@@ -191,7 +191,7 @@ def train(config: TrainConfig) -> Dict[str, Any]:
     with _StopOnCtrlC(bar) as stop:
         while step < config.steps and not stop.requested:
             x, y = task.sample(data_rng, config.batch_size, exclude=eval_keys)
-            _, loss = model(Tensor(x, device=config.device), Tensor(y, device=config.device),
+            _, loss = model(as_tensor(x, device=config.device), as_tensor(y, device=config.device),
                             ignore_index=IGNORE)
             opt.zero_grad()
             loss.backward()
@@ -286,7 +286,7 @@ def _attention_example(model: nn.GPT, task: Any, ids: np.ndarray, device: str
     was_training = model.training
     model.eval()
     with no_grad():
-        _, weights = model(Tensor(ids[None, :], device=device), return_attention=True)
+        _, weights = model(as_tensor(ids[None, :], device=device), return_attention=True)
     model.train(was_training)
     return [w.numpy()[0] for w in weights]                  # per layer: (h, S, S)
 
@@ -331,7 +331,7 @@ def _make_plots(out: str, config: TrainConfig, task: Any, model: nn.GPT, eval_x:
 
 def _sample_text(model: nn.GPT, task: Any, device: str, length: int = 200) -> str:
     prompt = task.encode("The ")[None, :]
-    ids = model.generate(Tensor(prompt, device=device), length, temperature=0.8, top_k=10,
+    ids = model.generate(as_tensor(prompt, device=device), length, temperature=0.8, top_k=10,
                          generator=np.random.default_rng(0) if device == "cpu" else None)
     return "".join(task.decode(ids.numpy()[0]))
 

@@ -1,0 +1,275 @@
+"""In-place ops: ``add_``, ``sub_``, ``mul_``, ``div_``, ``pow_``, ``neg_``, ``clamp_``,
+``masked_fill_``, ``zero_``, ``fill_``, ``copy_``, ``uniform_``, ``normal_``, item assignment
+``x[index] = value``, and the operators ``+=``, ``-=``, ``*=``, ``/=``.
+
+Each one writes its result into the tensor's own array and adds one to the tensor's version
+(docs/derivations.md#in-place-ops). Three cases, as in PyTorch:
+
+- No gradient is being recorded (inside ``no_grad()``, or nothing involved requires one):
+  the array is simply overwritten. This is how parameters are updated by hand:
+  ``with no_grad(): w -= lr * w.grad``. A graph that saved w before then refuses to
+  backward (its version moved on) instead of computing a wrong gradient.
+- A leaf that requires grad (a parameter) while recording: refused, as PyTorch does, because
+  its gradient would have nothing to refer to.
+- Any other tensor while recording: the op is computed out of place from the tensor as it
+  was, written into the tensor's array, and the tensor takes the new op as its history, so
+  ``h = x @ w; h += b`` differentiates like ``h = x @ w + b``. Ops recorded earlier keep
+  the history they saw (the engine's graph links Functions, not tensors).
+
+Deliberate difference: while recording, tinyattn refuses in-place ops on a tensor that shares
+memory with another (a view such as ``x[0]`` or ``x.reshape(...)``, or a tensor that has
+views), where PyTorch rewires the other tensor's history too. Write ``y = y + 1`` or
+``y = y.clone()`` first.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from .. import backend
+from ..autograd import Function, is_grad_enabled, no_grad, unbroadcast
+from ..tensor import Tensor
+from .elementwise import add, as_operand, clamp, convert, div, mul, neg, pow, sub
+from .masking import masked_fill
+from .shape import _index_to_arrays, torch_index_steps
+
+__all__ = ["add_", "sub_", "mul_", "div_", "pow_", "neg_", "clamp_", "masked_fill_", "zero_",
+           "fill_", "copy_", "uniform_", "normal_", "setitem", "iadd", "isub", "imul",
+           "itruediv"]
+
+
+def _assign(array: Any, index: Any, value: Any) -> None:
+    """``array[index] = value`` with PyTorch's indexing rule (ops.shape.torch_index_steps):
+    the first step, integers only, is a view, so assigning into it writes into ``array``."""
+    steps = torch_index_steps(index)
+    target = array if len(steps) == 1 else array[steps[0]]
+    target[steps[-1]] = value
+
+
+def _select(array: Any, index: Any) -> Any:
+    for step in torch_index_steps(index):
+        array = array[step]
+    return array
+
+
+class SetItem(Function):
+    """out = x with out[index] = value (value broadcast to the selected shape).
+
+    The selected elements of x are replaced, so they get no gradient, and each element of
+    value is copied into the selection, so it collects the gradient of every place it landed:
+        dx = g with g[index] set to 0,     dvalue = g[index] summed back to value's shape.
+    """
+
+    def forward(self, x, value, index: Any):
+        out = x.copy()
+        _assign(out, index, value)
+        self.save_for_backward(index, value.shape)
+        return out
+
+    def backward(self, grad):
+        index, value_shape = self.saved
+        dx = dvalue = None
+        if self.needs_input_grad[0]:
+            dx = grad.copy()
+            _assign(dx, index, 0)
+        if self.needs_input_grad[1]:
+            dvalue = unbroadcast(_select(grad, index), value_shape)
+        return dx, dvalue
+
+
+# ------------------------------------------------------------------ the machinery
+def _refuse_leaf(target: Tensor, name: str) -> None:
+    raise RuntimeError(
+        f"{name}: a leaf tensor that requires grad (a parameter, shape {target.shape}) is being "
+        f"changed in place while gradients are recorded; its gradient would have nothing to "
+        f"refer to. Wrap updates in `with tinyattn.no_grad():` (e.g. `with no_grad(): w -= lr "
+        f"* w.grad`), or write w = w - ... to make a new, non-leaf tensor")
+
+
+def _refuse_view(target: Tensor, name: str) -> None:
+    which = "is a view of another tensor" if target._is_view else "has views (other " \
+        "tensors share its memory)"
+    raise RuntimeError(
+        f"{name}: this tensor (shape {target.shape}) {which}, and gradients are being "
+        f"recorded. tinyattn does not rewire the other tensor's history after an in-place "
+        f"change through shared memory (PyTorch does), so it refuses instead of giving a wrong "
+        f"gradient. Write the update out of place (y = y + 1), or clone() the tensor first")
+
+
+def _write(target: Tensor, result: Tensor, name: str) -> None:
+    """Copy ``result`` into ``target``'s array: same shape, a dtype it can take."""
+    if result.shape != target.shape:
+        raise RuntimeError(f"{name}: the result has shape {result.shape} but the tensor being "
+                           f"updated in place has shape {target.shape}; an in-place op cannot "
+                           f"change a tensor's shape (the other operand must broadcast to "
+                           f"{target.shape})")
+    if not np.can_cast(result.dtype, target.dtype, casting="same_kind"):
+        raise RuntimeError(f"{name}: the result is {result.dtype}, which cannot be stored in "
+                           f"this {target.dtype} tensor in place; convert the tensor first "
+                           f"(x = x.float()) or use the out-of-place op")
+    _store(target, lambda array: backend.get_array_module(array).copyto(
+        array, result._data, casting="same_kind"), name)
+
+
+def _store(target: Tensor, write: Callable[[Any], None], name: str) -> None:
+    """Run ``write(target's array)``, turning NumPy's read-only error into a clear one."""
+    try:
+        write(target._data)
+    except ValueError as exc:
+        if "read-only" not in str(exc):
+            raise
+        raise RuntimeError(f"{name}: this tensor's memory is read-only (an expand()ed tensor "
+                           f"or a read-only array shares it); clone() it before changing it "
+                           f"in place") from None
+    target._bump_version()
+
+
+def _in_place(target: Tensor, name: str, compute: Callable[[Tensor], Tensor],
+              others: Sequence[Any] = ()) -> Tensor:
+    """Apply ``compute`` (the op, out of place) and write its result into ``target``."""
+    recording = is_grad_enabled() and (target.requires_grad or any(
+        isinstance(o, Tensor) and o.requires_grad for o in others))
+    if not recording:
+        with no_grad():
+            result = compute(target)
+        _write(target, result, name)
+        return target
+    if target._ctx is None and target.requires_grad:
+        _refuse_leaf(target, name)
+    if target._is_view or target._has_views:
+        _refuse_view(target, name)
+    before = Tensor._wrap(target._data, target.requires_grad)   # the tensor as it was
+    before._ctx, before._vc = target._ctx, target._version_counter()
+    result = compute(before)
+    _write(target, result, name)
+    target._ctx, target.requires_grad = result._ctx, result.requires_grad
+    if target._retains_grad and target._ctx is not None:
+        target._ctx._retained = weakref.ref(target)
+    return target
+
+
+# ------------------------------------------------------------------ the ops
+def add_(x: Tensor, other: Any, alpha: float = 1) -> Tensor:
+    return _in_place(x, "add_", lambda t: add(t, other, alpha=alpha), (other,))
+
+
+def sub_(x: Tensor, other: Any, alpha: float = 1) -> Tensor:
+    return _in_place(x, "sub_", lambda t: sub(t, other, alpha=alpha), (other,))
+
+
+def mul_(x: Tensor, other: Any) -> Tensor:
+    return _in_place(x, "mul_", lambda t: mul(t, other), (other,))
+
+
+def div_(x: Tensor, other: Any) -> Tensor:
+    return _in_place(x, "div_", lambda t: div(t, other), (other,))
+
+
+def pow_(x: Tensor, exponent: float) -> Tensor:
+    return _in_place(x, "pow_", lambda t: pow(t, exponent))
+
+
+def neg_(x: Tensor) -> Tensor:
+    return _in_place(x, "neg_", neg)
+
+
+def clamp_(x: Tensor, min: Optional[float] = None,  # noqa: A002 - PyTorch's names
+           max: Optional[float] = None) -> Tensor:  # noqa: A002
+    return _in_place(x, "clamp_", lambda t: clamp(t, min, max))
+
+
+def masked_fill_(x: Tensor, mask: Any, value: float) -> Tensor:
+    return _in_place(x, "masked_fill_", lambda t: masked_fill(t, mask, value))
+
+
+def setitem(x: Tensor, index: Any, value: Any) -> None:
+    """``x[index] = value`` (``Tensor.__setitem__``), with PyTorch's indexing rules."""
+    index = _index_to_arrays(index, x.device)
+    if isinstance(value, Tensor) and value.device != x.device:
+        value = convert(value, device=x.device)
+    recording = is_grad_enabled() and (x.requires_grad or (isinstance(value, Tensor)
+                                                           and value.requires_grad))
+    if not recording:
+        data = value._data if isinstance(value, Tensor) else value
+        try:
+            _store(x, lambda array: _assign(array, index, data), "x[index] = value")
+        except IndexError as exc:
+            raise IndexError(f"assigning into a tensor of shape {x.shape}: {exc}") from None
+        except ValueError as exc:
+            raise ValueError(f"x[index] = value: value does not fit the selection of a "
+                             f"tensor of shape {x.shape} ({exc})") from None
+        return
+    value = as_operand(value, x)
+    if value.dtype != x.dtype:
+        value = convert(value, dtype=x.dtype)
+    _check_unique(x, index)
+    _in_place(x, "x[index] = value", lambda t: SetItem.apply(t, value, index=index), (value,))
+
+
+def _check_unique(x: Tensor, index: Any) -> None:
+    """While recording, refuse an index that selects an element twice: which write survives
+    is unspecified, so no gradient could say where each value went."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if not any(hasattr(p, "ndim") and p.ndim > 0 for p in parts):
+        return                              # ints and slices select each element once
+    xp = backend.get_array_module(x._data)
+    hits = xp.zeros(x.shape, dtype=np.int64)
+    backend.scatter_add(hits, index, 1)     # the same elements, whatever the layout
+    if hits.size and int(backend.to_host(hits.max())) > 1:
+        raise RuntimeError("x[index] = value: the index selects some element more than once "
+                           "while gradients are recorded; which value lands there is "
+                           "unspecified, so its gradient would be too. Use distinct indices")
+
+
+def zero_(x: Tensor) -> Tensor:
+    return fill_(x, 0)
+
+
+def fill_(x: Tensor, value: Any) -> Tensor:
+    setitem(x, Ellipsis, value)
+    return x
+
+
+def copy_(x: Tensor, src: Any) -> Tensor:
+    """Copy ``src`` (broadcast to x's shape, converted to x's dtype and device) into x."""
+    if isinstance(src, Tensor) and src.dtype != x.dtype:
+        src = convert(src, dtype=x.dtype)
+    setitem(x, Ellipsis, src)
+    return x
+
+
+def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
+    """Fill with samples from U(a, b) drawn from the default generator (or ``generator``)."""
+    draws = backend.uniform(x.shape, x.device, x.dtype, generator)
+    return _fill_random(x, draws * (b - a) + a, "uniform_")
+
+
+def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
+    """Fill with samples from N(mean, std^2) drawn from the default generator."""
+    draws = backend.standard_normal(x.shape, x.device, x.dtype, generator)
+    return _fill_random(x, draws * std + mean, "normal_")
+
+
+def _fill_random(x: Tensor, draws: Any, name: str) -> Tensor:
+    if x.dtype.kind != "f":
+        raise TypeError(f"{name} fills floating-point tensors, got {x.dtype}")
+    return _in_place(x, name, lambda t: Tensor._wrap(draws.astype(x.dtype, copy=False)))
+
+
+# Operators: Python calls x.__iadd__(y) for x += y and binds x to what it returns.
+def iadd(x: Tensor, other: Any) -> Tensor:
+    return add_(x, other)
+
+
+def isub(x: Tensor, other: Any) -> Tensor:
+    return sub_(x, other)
+
+
+def imul(x: Tensor, other: Any) -> Tensor:
+    return mul_(x, other)
+
+
+def itruediv(x: Tensor, other: Any) -> Tensor:
+    return div_(x, other)
