@@ -66,6 +66,7 @@ MISTAKES = [
     ("gelu", "gelu", "density", "pdf = np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)",
      "pdf = np.exp(-0.5 * x * x)"),
     ("gelu", "gelu", "ignores_grad", "return grad * (cdf + x * pdf)", "return cdf + x * pdf"),
+    ("gelu", "gelu", "sign", "return grad * (cdf + x * pdf)", "return -grad * (cdf + x * pdf)"),
     ("gelu", "gelu", "float32", "return grad * (cdf + x * pdf)",
      "return (grad * (cdf + x * pdf)).astype(np.float32)"),
     # 06 softmax
@@ -324,6 +325,20 @@ def test_a_planted_mistake_never_passes_and_is_named(index, tmp_path):
         assert failed[part].diagnosis.kind == kind, failed[part].text
     assert "diagnosis" in failed[part].text or failed[part].status == "error", \
         failed[part].text
+
+
+def test_the_wrong_sign_hint_stays_on_topic(tmp_path):
+    """Only the losses (exercise 07) talk about -log p; GELU's hint does not."""
+    texts = {}
+    for name, part, kind, old, new in MISTAKES:
+        if kind == "sign" and name in ("gelu", "log_softmax_nll"):
+            exercise = find_exercise(name)
+            module_path = tmp_path / f"{part}_{exercise.filename}"
+            module_path.write_text(_planted(exercise, old, new))
+            result = check_module(exercise, load_file(module_path))
+            texts[part] = next(p for p in result.parts if p.part == part).diagnosis.message
+    assert "log p" not in texts["gelu"] and "Wrong sign" in texts["gelu"]
+    assert "-log p" in texts["nll"] and "-log p" in texts["cross_entropy"]
 
 
 def test_most_planted_mistakes_are_diagnosed_by_name():

@@ -363,6 +363,17 @@ def test_once_runs_one_call_and_shows_the_prints(tmp_path, capsys):
     assert "my debug line" not in out and "--once" in out   # a pointer, not the flood
 
 
+def test_learn_and_exercise_docs_links_resolve():
+    """docs/learn.md used to copy the README's section with links that broke inside docs/."""
+    import re
+    for doc in (REPO / "docs" / "learn.md", REPO / "docs" / "exercises.md",
+                REPO / "README.md"):
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", doc.read_text()):
+            if "://" not in target:
+                assert (doc.parent / target).exists(), f"{doc.name}: broken link {target}"
+    assert "../README.md#learn" in (REPO / "docs" / "learn.md").read_text()
+
+
 def test_unknown_exercise_name_is_a_clear_value_error():
     assert find_exercise("6") is find_exercise("06_softmax.py") is find_exercise("softmax")
     assert find_exercise("nll").name == "log_softmax_nll"

@@ -90,8 +90,12 @@ _SOFTMAX_DIAGONAL = ("For softmax, d y_i / d x_j = y_i (delta_ij - y_j): your fo
 _LOG_SOFTMAX_DIAGONAL = ("For log_softmax, d out_i / d x_j = delta_ij - p_j: your formula keeps "
                          "only 1 - p_i. Every x_j also lowers every out_i through the "
                          "normaliser, by p_j each; sum those terms against g.")
-_LOSS_SIGN = ("Check the sign of each term: the loss is -log p of the target, so the "
-              "gradient lowers the target's logit: p - onehot, not onehot - p.")
+_CE_SIGN = ("Check the sign of each term: the loss is -log p of the target, so the "
+            "gradient lowers the target's logit: p - onehot, not onehot - p.")
+_NLL_SIGN = ("Check the sign: the loss is -log p of the target (averaged), so raising that "
+             "log p lowers the loss: its gradient is -1/N times grad, negative.")
+_LOG_SOFTMAX_SIGN = ("Check the sign of each term: out_i = x_i - log sum_j exp(x_j), so x_j "
+                     "raises out_j directly and lowers every out_i through the normaliser.")
 KEEP_OR_FILL_MISTAKES = [
     Mistake("x", "inverted_mask",
             "The mask is inverted: you pass grad through where keep is False and zero it "
@@ -248,10 +252,10 @@ OP_EXERCISES: List[Exercise] = [
     Exercise(7, "log_softmax_nll", "log_softmax, negative log-likelihood, cross-entropy",
              _d("cross-entropy"),
              [Part("log_softmax", ("x",), cases.row_cases, mistakes=LOG_SOFTMAX_MISTAKES,
-                   diagonal_hint=_LOG_SOFTMAX_DIAGONAL, sign_hint=_LOSS_SIGN),
-              Part("nll", ("logp",), _nll_cases("logp", True), sign_hint=_LOSS_SIGN),
+                   diagonal_hint=_LOG_SOFTMAX_DIAGONAL, sign_hint=_LOG_SOFTMAX_SIGN),
+              Part("nll", ("logp",), _nll_cases("logp", True), sign_hint=_NLL_SIGN),
               Part("cross_entropy", ("logits",), _nll_cases("logits", False),
-                   sign_hint=_LOSS_SIGN)]),
+                   sign_hint=_CE_SIGN)]),
     Exercise(8, "masked_softmax", "masking, and softmax with a fully masked row", _d("masking"),
              [Part("keep_or_fill", ("x",), cases.keep_or_fill_cases,
                    mistakes=KEEP_OR_FILL_MISTAKES),

@@ -92,8 +92,9 @@ def _learner_frames(error: BaseException, learner_dir: str) -> List[Any]:
 def _shapes_in(frame_locals: Dict[str, Any]) -> Dict[str, List[int]]:
     shapes = {}
     for name, value in list(frame_locals.items())[:60]:
-        data = value if isinstance(value, _ndarray) else getattr(value, "data", None) \
-            if type(value).__name__ == "Tensor" else None
+        data = value
+        if type(value).__name__ == "Tensor":   # the engine track's tensors: their data
+            data = getattr(value, "data", None)
         if isinstance(data, _ndarray):
             shapes[str(name)[:40]] = [int(n) for n in data.shape]
     return shapes
