@@ -231,3 +231,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted (Ctrl-C): nothing after this point was checked", file=sys.stderr)
         return 130
+    except BrokenPipeError:                     # `... | head` stopped reading: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1

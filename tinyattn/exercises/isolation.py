@@ -102,11 +102,12 @@ class _OutputReader(threading.Thread):
 
 
 def _stop(process: subprocess.Popen) -> None:
-    """Kill the child and anything it started (its whole session)."""
-    if process.poll() is None:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError, AttributeError):
+    """Kill the child and anything it started (its whole session, even after the child
+    itself has exited: a process the learner's code left behind goes too)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, AttributeError):
+        if process.poll() is None:
             process.kill()
     try:
         process.wait(timeout=5)

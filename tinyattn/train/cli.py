@@ -89,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar or log lines")
     p.add_argument("--backward-from", metavar="DIR", default=None,
                    help="train with YOUR backward passes: the ops-track exercises in DIR that "
-                        "pass the checker replace tinyattn's (docs/exercises.md#the-payoff)")
+                        "pass the checker replace tinyattn's (docs/exercises.md, the payoff)")
     return p
 
 
@@ -133,7 +133,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     config.extra = {"resume": bool(args.resume), "given": given}
     _check_combination(parser, config)
     if args.backward_from is not None:
-        from ..exercises.payoff import train_with_backward_from
+        from ..exercises.payoff import train_with_backward_from  # noqa: PLC0415 - only then
         return train_with_backward_from(args.backward_from, config, train)
     try:
         metrics = train(config)
