@@ -81,6 +81,8 @@ class SwapReport:
             else:
                 state = (f"{r.calls:,} calls; the first {r.compared} agreed with tinyattn's "
                          f"(max relative difference {r.worst:.1g})")
+            if r.own:
+                state += f"; {r.own:,} calls outside the exercise's cases used tinyattn's"
             lines.append(f"  {r.swap.op.__name__:<26} {state}")
         if unused:
             lines.append(f"  (not called by this model: {', '.join(unused)})")
@@ -125,8 +127,9 @@ def _as_tuple(grads: Any) -> tuple:
     return grads if isinstance(grads, tuple) else (grads,)
 
 
-def _conform(grads: Any, theirs_like: Any, fn: Any, grad: Any) -> Any:
-    """The learner's gradients in the op's dtype, checked against the op's input shapes."""
+def _conform(grads: Any, fn: Any, grad: Any) -> Any:
+    """The learner's gradients in the op's dtype, checked against the op's input shapes;
+    a tuple stays a tuple, one array stays one array."""
     shapes = [tuple(t.shape) for t in fn.inputs]
     out = []
     for i, g in enumerate(_as_tuple(grads)):
@@ -138,7 +141,7 @@ def _conform(grads: Any, theirs_like: Any, fn: Any, grad: Any) -> Any:
             raise ValueError(f"returned a gradient of shape {g.shape} for an input of shape "
                              f"{shapes[i]}")
         out.append(g.astype(grad.dtype, copy=False))
-    return tuple(out) if isinstance(theirs_like, tuple) else out[0]
+    return tuple(out) if isinstance(grads, tuple) else out[0]
 
 
 def _wrapper(record: OpRecord, original: Callable, learner: Callable, compare_calls: int,
@@ -150,7 +153,7 @@ def _wrapper(record: OpRecord, original: Callable, learner: Callable, compare_ca
             return original(fn, grad)
         try:
             mine = swap.adapter(_ReadOnlySaved(fn), _readonly(grad), learner)
-            mine = _conform(mine, mine, fn, grad)
+            mine = _conform(mine, fn, grad)
         except NotCovered:
             record.own += 1
             return original(fn, grad)
@@ -191,8 +194,7 @@ def _warn(record: OpRecord, report: SwapReport, folder: str) -> None:
         f"not cover: these shapes, this dtype).", 92, break_on_hyphens=False))
 
 
-def _plan(folder: str, unchecked: bool, timeout: float, out: Callable[[str], None]
-          ) -> tuple:
+def _plan(folder: str, unchecked: bool, timeout: float) -> tuple:
     """(list of (swap, learner function), reasons ops are not swapped)."""
     exercises = sorted({s.exercise for s in SWAPS}, key=lambda n: find_exercise(n).number)
     passing: Dict[str, set] = {}
@@ -226,7 +228,7 @@ def learner_backward(folder: str, *, unchecked: bool = False, compare_calls: int
     learner's backward. ``unchecked=True`` also uses parts that fail the checker (to watch
     what a wrong gradient does to training); parts that raise or are not written never are."""
     out(f"tinyattn: checking your exercises in {folder} (python -m tinyattn.exercises) ...")
-    chosen, reasons = _plan(folder, unchecked, timeout, out)
+    chosen, reasons = _plan(folder, unchecked, timeout)
     report = SwapReport(folder, not_used=reasons, out=out)
     originals: Dict[type, Any] = {}
     try:

@@ -151,10 +151,10 @@ def _plain(value: Any) -> Optional[np.ndarray]:
 def _gradients(returned: Any, count: int) -> Tuple[Optional[List[np.ndarray]],
                                                     Optional[Dict[str, Any]]]:
     """The returned gradients as arrays, or a description of what is wrong with them."""
-    if count == 1 and not isinstance(returned, tuple):
-        returned = (returned,)                  # one gradient: a list is not a container
     if returned is None:
         return None, {"kind": "none_all"}
+    if count == 1 and not isinstance(returned, tuple):
+        returned = (returned,)                  # one gradient: a list is not a container
     if not isinstance(returned, (tuple, list)) or len(returned) != count:
         n = len(returned) if isinstance(returned, (tuple, list)) else 1
         return None, {"kind": "count", "count": n, "got": describe(returned)}
