@@ -21,8 +21,9 @@ from .inplace import (add_, clamp_, copy_, div_, fill_, iadd, imul, isub, itrued
                       mul_, neg_, normal_, pow_, setitem, sub_, uniform_, zero_)
 from .layout import (T, contiguous, expand, expand_as, flip, mT, repeat, t, tril, triu, type_as,
                      view)
-from .loss import cross_entropy, nll_loss
+from .loss import cross_entropy
 from .masking import masked_fill, where
+from .nll import nll_loss
 from .matmul import bmm, linear, matmul
 from .norm import layer_norm
 from .pad import pad

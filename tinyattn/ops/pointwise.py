@@ -41,7 +41,8 @@ class Sigmoid(Function):
 
 
 class Abs(Function):
-    """out = |x|.   dx = g * sign(x), with sign(0) = 0 (PyTorch's subgradient at the kink)."""
+    """out = |x|.   dx = g * sign(x), with sign(0) = 0 (PyTorch's subgradient at the kink)
+    and 0 at NaN (as PyTorch's sgn)."""
 
     def forward(self, x):
         self.save_for_backward(x)
@@ -49,7 +50,8 @@ class Abs(Function):
 
     def backward(self, grad):
         (x,) = self.saved
-        return grad * backend.get_array_module(x).sign(x)
+        xp = backend.get_array_module(x)
+        return grad * xp.nan_to_num(xp.sign(x), nan=0.0)
 
 
 class Rsqrt(Function):
