@@ -146,9 +146,10 @@ def repeat(x: Tensor, *repeats: Any) -> Tensor:
     return Repeat.apply(x, repeats=repeats)
 
 
-def flip(x: Tensor, dims: Any) -> Tensor:
-    """Reverse the order of elements along ``dims`` (an int or a sequence of ints)."""
-    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+def flip(x: Tensor, *dims: Any) -> Tensor:
+    """Reverse the order of elements along ``dims``: ``flip(x, (0, 2))``, ``x.flip(0, 2)``."""
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
     axes = tuple(_normalize_dim(d, max(x.ndim, 1), "flip") for d in dims)
     if len(set(axes)) != len(axes):
         raise ValueError(f"flip: dims {dims} name the same dim twice")

@@ -21,7 +21,8 @@ from .pointwise import stable_sigmoid
 
 __all__ = ["mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
 
-_BCE_EPSILON = 1e-12        # PyTorch's floor for p (1 - p) in the BCE gradient
+_BCE_EPSILON = float(np.float32(1e-12))   # PyTorch's floor for p (1 - p) in the BCE gradient
+                                          # (a float32 constant there, also for float64)
 _LOG_FLOOR = -100.0         # PyTorch clamps log p and log(1 - p) at -100 in the BCE loss
 
 
@@ -213,11 +214,13 @@ def _constant(value: Optional[Tensor], name: str, op: str, like: Tensor) -> Any:
 
 
 def _probability_pair(input: Any, target: Any, op: str) -> Tuple[Tensor, Tensor]:  # noqa: A002
-    input, target = _pair(input, target, op)
-    if input.dtype.kind != "f" or target.dtype.kind != "f":
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)) or \
+            input.dtype.kind != "f" or target.dtype.kind != "f":
         raise TypeError(f"{op}: input and target must be floating point (targets as 0.0/1.0 "
-                        f"or probabilities), got {input.dtype} and {target.dtype}; use "
+                        f"or probabilities), got {getattr(input, 'dtype', type(input).__name__)} "
+                        f"and {getattr(target, 'dtype', type(target).__name__)}; use "
                         f"target.float()")
+    input, target = _pair(input, target, op)
     if input.shape != target.shape:
         raise ValueError(f"{op}: target shape {target.shape} must be the same as input shape "
                          f"{input.shape}")
