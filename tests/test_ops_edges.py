@@ -388,3 +388,23 @@ def test_negative_control_the_naive_prod_gradient_fails_at_zeros(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert not ta.gradcheck(lambda t: t.prod(1), [x], raise_exception=False)
+
+
+def test_dtype_conversion_methods_match_torch_and_float_ones_are_differentiable():
+    data = [[1.7, -2.2], [0.0, 3.5]]
+    for name in ("float", "double", "half", "int", "long", "bool"):
+        o, t = getattr(ta.tensor(data), name)(), getattr(torch.tensor(data), name)()
+        assert str(o.dtype) == str(t.dtype).replace("torch.", ""), name
+        np.testing.assert_array_equal(o.numpy(), t.numpy())
+    x = ta.tensor(data, requires_grad=True)
+    (x.double() * 3.0).float().sum().backward()
+    assert x.grad.dtype == np.float32
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 2), 3.0))
+
+
+def test_a_gradient_is_a_tensor_with_a_norm():
+    w = ta.tensor([[3.0, 4.0], [0.0, 0.0]], requires_grad=True)
+    (w * w).sum().backward()
+    assert w.grad.norm().item() == pytest.approx(10.0)       # |2w| = 2 * 5
+    assert w.grad.norm(p=1).item() == pytest.approx(14.0)
+    assert w.grad.abs().max().item() == pytest.approx(8.0)
