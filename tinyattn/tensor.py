@@ -1,4 +1,5 @@
-"""``Tensor``: an array, its gradient, and the op that made it; plus the creation functions.
+"""``Tensor``: an array, its gradient, and the op that made it; ``tensor``, ``as_tensor`` and
+``from_numpy`` (the other creation functions, zeros, randn, arange, ..., are in factories.py).
 
 A ``Tensor`` holds ``.data`` (a NumPy or CuPy array), ``.grad`` (a Tensor of the same shape and
 dtype, or None) and, when it was produced by an op that must be differentiated, ``._ctx``,
