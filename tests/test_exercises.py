@@ -133,7 +133,7 @@ def _tinyattn_op(part, tensors, consts):
         b, h, s, d_k = t[0].shape
         return t[0].transpose(1, 2).reshape(b, s, h * d_k)
     if name == "attention":
-        return F.scaled_dot_product_attention(*t, mask=consts["keep"])
+        return F.scaled_dot_product_attention(*t, attn_mask=consts["keep"])
     if name == "rope":
         positions, base = consts["positions"], consts.get("base", 10000.0)
         offset = int(positions[0])

@@ -30,7 +30,7 @@ import scipy
 
 from ..autograd import Function
 from ..gradcheck import gradcheck_report
-from ..tensor import Tensor, tensor
+from ..tensor import tensor
 from .catalog import EXERCISES, Case, Exercise, Part, find_exercise
 from .diagnose import Diagnosis, close, diagnose_structure, diagnose_values
 
