@@ -332,6 +332,49 @@ def test_nll_loss_layouts(reduction, weighted):
                        lambda x, t: run(TF, torch, x, t))
 
 
+def test_loss_arguments_in_torchs_positional_order_and_legacy_reductions():
+    """size_average and reduce sit before reduction (and ignore_index) in torch's signatures;
+    the deprecated pair maps to a reduction as torch maps it, with a warning."""
+    x, y = randn(4, 3), rng.random((4, 3))
+    t = np.array([0, 2, 1, 1])
+    w = rng.random(3) + 0.5
+    calls = [
+        (lambda a, b: F.mse_loss(a, b, None, None, "sum"),
+         lambda a, b: TF.mse_loss(a, b, None, None, "sum"), [x, y]),
+        (lambda a, b: F.binary_cross_entropy(a.sigmoid(), b, ta.tensor(w), None, None, "sum"),
+         lambda a, b: TF.binary_cross_entropy(a.sigmoid(), b, torch.tensor(w), None, None, "sum"),
+         [x, y]),
+        (lambda a, b: F.binary_cross_entropy_with_logits(a, b, None, None, None, "none",
+                                                         ta.tensor(w)),
+         lambda a, b: TF.binary_cross_entropy_with_logits(a, b, None, None, None, "none",
+                                                          torch.tensor(w)), [x, y]),
+        (lambda a, b: F.nll_loss(a, b, None, None, 2, None, "sum"),
+         lambda a, b: TF.nll_loss(a, b, None, None, 2, None, "sum"), [x, t]),
+    ]
+    for ours, theirs, arrays in calls:
+        helper_test_op(arrays, ours, theirs)
+    for size_average, reduce in [(False, None), (None, False), (True, True), (False, True)]:
+        with pytest.warns(UserWarning, match="deprecated"):
+            helper_test_op([x, y], lambda a, b: F.l1_loss(a, b, size_average, reduce),
+                           lambda a, b: TF.l1_loss(a, b, size_average, reduce))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_weighted_mse_and_l1_match_torch_including_the_weight_gradient(reduction):
+    x, y, w = randn(3, 4), randn(3, 4), rng.random((3, 4)) + 0.1
+    for ours, theirs in [(F.mse_loss, TF.mse_loss), (F.l1_loss, TF.l1_loss)]:
+        helper_test_op([x, y, w], lambda a, b, c: ours(a, b, reduction=reduction, weight=c),
+                       lambda a, b, c: theirs(a, b, reduction=reduction, weight=c))
+
+
+def test_cumsum_and_prod_take_a_dtype():
+    helper_test_op([randn(3, 4).astype(np.float32)], lambda t: t.cumsum(1, dtype=ta.float64),
+                   lambda t: t.cumsum(1, dtype=torch.float64),
+                   tol=dict(rtol=1e-6, atol=1e-6))          # float32 gradients: last-bit sums
+    helper_test_op([np.array([[1, 2], [3, 4]])], lambda t: t.prod(1, dtype=ta.float64),
+                   lambda t: t.prod(1, dtype=torch.float64))
+
+
 def test_nll_of_log_softmax_is_cross_entropy():
     logits, target = randn(6, 5), np.array([0, 4, 1, 1, 3, 2])
     helper_test_op([logits, target], lambda x, t: F.nll_loss(F.log_softmax(x, 1), t),

@@ -13,6 +13,7 @@ from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor, as_tensor
 from .embedding import check_index_range
+from .pointwise_loss import legacy_reduction
 
 __all__ = ["nll_loss"]
 
@@ -56,13 +57,12 @@ class NLLLoss(Function):
 
 
 def nll_loss(input: Tensor, target: Any, weight: Optional[Tensor] = None,  # noqa: A002
-             ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+             size_average: Optional[bool] = None, ignore_index: int = -100,
+             reduce: Optional[bool] = None, reduction: str = "mean") -> Tensor:
     """PyTorch's ``F.nll_loss``: input holds log-probabilities, (N, C), (C,) or
     (N, C, d1, ...) with target (N,), () or (N, d1, ...) of class indices."""
     target = target if isinstance(target, Tensor) else as_tensor(np.asarray(target))
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"nll_loss: reduction must be 'mean', 'sum' or 'none', got "
-                         f"{reduction!r}")
+    reduction = legacy_reduction(size_average, reduce, reduction, "nll_loss")
     if not np.issubdtype(target.dtype, np.integer):
         raise TypeError(f"nll_loss: target must hold integer class indices, got dtype "
                         f"{target.dtype}; convert with .long()")

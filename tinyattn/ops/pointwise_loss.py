@@ -19,7 +19,8 @@ from ..tensor import Tensor
 from .elementwise import _match_dtypes, as_operand
 from .pointwise import stable_sigmoid
 
-__all__ = ["mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
+__all__ = ["mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+           "legacy_reduction"]
 
 _BCE_EPSILON = float(np.float32(1e-12))   # PyTorch's floor for p (1 - p) in the BCE gradient
                                           # (a float32 constant there, also for float64)
@@ -155,6 +156,21 @@ def _check_reduction(reduction: str, op: str) -> None:
         raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
 
 
+def legacy_reduction(size_average: Optional[bool], reduce: Optional[bool], reduction: str,
+                     op: str) -> str:
+    """PyTorch's deprecated ``size_average``/``reduce`` arguments, mapped to ``reduction`` as
+    PyTorch maps them (reduce=False: "none"; size_average=False: "sum"), with its warning."""
+    if size_average is None and reduce is None:
+        _check_reduction(reduction, op)
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    mapped = "none" if not reduce else ("mean" if size_average else "sum")
+    warnings.warn(f"{op}: size_average and reduce are deprecated (as in PyTorch); use "
+                  f"reduction={mapped!r} instead", UserWarning, stacklevel=3)
+    return mapped
+
+
 def _pair(input: Any, target: Any, op: str) -> Tuple[Tensor, Tensor]:  # noqa: A002
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
@@ -165,8 +181,7 @@ def _pair(input: Any, target: Any, op: str) -> Tuple[Tensor, Tensor]:  # noqa: A
 
 
 def _regression(fn: type, op: str, input: Any, target: Any,  # noqa: A002
-                reduction: str) -> Tensor:
-    _check_reduction(reduction, op)
+                reduction: str, weight: Optional[Tensor]) -> Tensor:
     input, target = _pair(input, target, op)
     if input.shape != target.shape:
         try:
@@ -180,17 +195,34 @@ def _regression(fn: type, op: str, input: Any, target: Any,  # noqa: A002
                       UserWarning, stacklevel=3)
     if input.dtype.kind != "f":
         raise TypeError(f"{op}: input must be floating point, got {input.dtype}")
-    return fn.apply(input, target, reduction=reduction)
+    if weight is None:
+        return fn.apply(input, target, reduction=reduction)
+    # PyTorch's weighted form, composed from ops (so the weight gets a gradient too):
+    # sum(w * l) / sum(w) for "mean".
+    if not isinstance(weight, Tensor) or weight.shape != input.shape:
+        raise ValueError(f"{op}: weight must be a tensor of the input's shape {input.shape}, got "
+                         f"{getattr(weight, 'shape', type(weight).__name__)}")
+    weighted = fn.apply(input, target, reduction="none") * weight
+    if reduction == "none":
+        return weighted
+    return weighted.sum() if reduction == "sum" else weighted.sum() / weight.sum()
 
 
-def mse_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:  # noqa: A002
-    """Mean squared error, mean((input - target)^2) (``F.mse_loss``)."""
-    return _regression(MseLoss, "mse_loss", input, target, reduction)
+def mse_loss(input: Tensor, target: Any, size_average: Optional[bool] = None,  # noqa: A002
+             reduce: Optional[bool] = None, reduction: str = "mean",
+             weight: Optional[Tensor] = None) -> Tensor:
+    """Mean squared error, mean((input - target)^2) (``F.mse_loss``); with ``weight`` (the
+    input's shape), sum(weight * (input - target)^2) / sum(weight), as PyTorch."""
+    reduction = legacy_reduction(size_average, reduce, reduction, "mse_loss")
+    return _regression(MseLoss, "mse_loss", input, target, reduction, weight)
 
 
-def l1_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:  # noqa: A002
-    """Mean absolute error, mean(|input - target|) (``F.l1_loss``)."""
-    return _regression(L1Loss, "l1_loss", input, target, reduction)
+def l1_loss(input: Tensor, target: Any, size_average: Optional[bool] = None,  # noqa: A002
+            reduce: Optional[bool] = None, reduction: str = "mean",
+            weight: Optional[Tensor] = None) -> Tensor:
+    """Mean absolute error, mean(|input - target|) (``F.l1_loss``); ``weight`` as mse_loss."""
+    reduction = legacy_reduction(size_average, reduce, reduction, "l1_loss")
+    return _regression(L1Loss, "l1_loss", input, target, reduction, weight)
 
 
 def _constant(value: Optional[Tensor], name: str, op: str, like: Tensor) -> Any:
@@ -228,12 +260,14 @@ def _probability_pair(input: Any, target: Any, op: str) -> Tuple[Tensor, Tensor]
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Any,  # noqa: A002
-                                     weight: Optional[Tensor] = None, reduction: str = "mean",
+                                     weight: Optional[Tensor] = None,
+                                     size_average: Optional[bool] = None,
+                                     reduce: Optional[bool] = None, reduction: str = "mean",
                                      pos_weight: Optional[Tensor] = None) -> Tensor:
     """Sigmoid and binary cross-entropy in one stable op (``F.binary_cross_entropy_with_logits``).
     ``pos_weight`` weights the positive term (broadcast along the last dim, one per class)."""
     op = "binary_cross_entropy_with_logits"
-    _check_reduction(reduction, op)
+    reduction = legacy_reduction(size_average, reduce, reduction, op)
     input, target = _probability_pair(input, target, op)
     return BCEWithLogits.apply(input, target, weight=_constant(weight, "weight", op, input),
                                pos_weight=_constant(pos_weight, "pos_weight", op, input),
@@ -241,11 +275,12 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any,  # noqa: A002
 
 
 def binary_cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor] = None,  # noqa: A002
+                         size_average: Optional[bool] = None, reduce: Optional[bool] = None,
                          reduction: str = "mean") -> Tensor:
     """Binary cross-entropy of probabilities (``F.binary_cross_entropy``); prefer
     ``binary_cross_entropy_with_logits`` on logits, which cannot lose digits in the sigmoid."""
     op = "binary_cross_entropy"
-    _check_reduction(reduction, op)
+    reduction = legacy_reduction(size_average, reduce, reduction, op)
     input, target = _probability_pair(input, target, op)
     _check_unit_interval(input, "input", op)
     _check_unit_interval(target, "target", op)

@@ -7,7 +7,7 @@ with size 1, as in PyTorch.
 from __future__ import annotations
 
 import builtins
-from typing import Optional, Sequence, Tuple, Union
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -180,9 +180,12 @@ def _check_not_empty(x: Tensor, axes: Tuple[int, ...], op: str) -> None:
                            f"the maximum or minimum of no numbers is undefined")
 
 
-def prod(x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+def prod(x: Tensor, dim: Optional[int] = None, keepdim: bool = False, *,
+         dtype: Any = None) -> Tensor:
     """The product of all elements, or along one ``dim``. Integer and bool tensors give
-    int64 (no gradient), as PyTorch."""
+    int64 (no gradient), as PyTorch; ``dtype`` converts x first."""
+    if dtype is not None:
+        x = x.to(dtype)
     if dim is None or x.ndim == 0:
         axis = None if dim is None else _single_axis(dim, x.ndim, "prod")
         out = prod(reshape(x, -1), 0)                  # every element, as one row
@@ -195,9 +198,11 @@ def prod(x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
     return Prod.apply(x, axis=axis, keepdim=keepdim)
 
 
-def cumsum(x: Tensor, dim: int) -> Tensor:
+def cumsum(x: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running sums along ``dim`` (required, as in PyTorch). Integer and bool tensors give
-    int64, as PyTorch."""
+    int64, as PyTorch; ``dtype`` converts x first."""
+    if dtype is not None:
+        x = x.to(dtype)
     axis = _single_axis(dim, x.ndim, "cumsum")
     if x.ndim == 0:
         return reshape(cumsum(reshape(x, 1), 0), ())
