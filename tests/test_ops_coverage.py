@@ -14,11 +14,12 @@ import tinyattn.functional as F
 
 torch = pytest.importorskip("torch")
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 from hypothesis.extra import numpy as hnp  # noqa: E402
 
 TF = torch.nn.functional
-TOL = dict(rtol=1e-10, atol=1e-10)
+TOL = {"rtol": 1e-10, "atol": 1e-10}
 
 
 # ------------------------------------------------------------------ the helper
@@ -370,7 +371,7 @@ def test_weighted_mse_and_l1_match_torch_including_the_weight_gradient(reduction
 def test_cumsum_and_prod_take_a_dtype():
     helper_test_op([randn(3, 4).astype(np.float32)], lambda t: t.cumsum(1, dtype=ta.float64),
                    lambda t: t.cumsum(1, dtype=torch.float64),
-                   tol=dict(rtol=1e-6, atol=1e-6))          # float32 gradients: last-bit sums
+                   tol={"rtol": 1e-6, "atol": 1e-6})          # float32 gradients: last-bit sums
     helper_test_op([np.array([[1, 2], [3, 4]])], lambda t: t.prod(1, dtype=ta.float64),
                    lambda t: t.prod(1, dtype=torch.float64))
 

@@ -408,3 +408,13 @@ def test_a_gradient_is_a_tensor_with_a_norm():
     assert w.grad.norm().item() == pytest.approx(10.0)       # |2w| = 2 * 5
     assert w.grad.norm(p=1).item() == pytest.approx(14.0)
     assert w.grad.abs().max().item() == pytest.approx(8.0)
+
+
+def test_clamp_in_place_while_recording_differentiates_like_torch():
+    x, xt = _both([[-1.0, 0.2, 3.0], [0.5, -0.1, 0.9]])
+    h, ht = x * 2.0, xt * 2.0
+    h.clamp_(-0.5, 1.0)
+    ht.clamp_(-0.5, 1.0)
+    _grads_equal(*_same(h * h, ht * ht), [x], [xt])
+    with pytest.raises(RuntimeError, match="leaf"):
+        x.clamp_(0.0, 1.0)                 # a parameter, while recording: refused as in torch

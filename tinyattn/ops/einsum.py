@@ -15,8 +15,6 @@ from __future__ import annotations
 import string
 from typing import Any, Dict, List, Sequence, Tuple
 
-import numpy as np
-
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor

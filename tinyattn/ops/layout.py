@@ -183,7 +183,7 @@ def T(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
         warnings.warn(f"x.T on a tensor with {x.ndim} dims reverses all of them, which PyTorch "
                       f"deprecates for tensors that are not 2-D; use x.mT to transpose the "
                       f"last two dims or x.permute(...) to say which order you mean",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=2)
     return Permute.apply(x, dims=tuple(range(x.ndim - 1, -1, -1)))
 
 

@@ -211,7 +211,7 @@ def norm(x: Tensor, p: Any = "fro", dim: Dim = None, keepdim: bool = False,
     _float_input(x, "norm")
     if p == "fro":
         p = 2
-    if isinstance(p, str) or isinstance(p, bool) or not isinstance(p, (int, float, np.number)):
+    if isinstance(p, (str, bool)) or not isinstance(p, (int, float, np.number)):
         raise ValueError(f"norm: p must be a number or 'fro', got {p!r} (matrix norms such "
                          f"as 'nuc' are not implemented)")
     axes = _axes(dim, x.ndim, "norm")
