@@ -113,6 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "never overwritten: with --out the run is refused, without --out it "
                         "goes to runs/<task>-2/, -3/, ...)")
     p.add_argument("--quiet", action="store_true", help="no progress bar or log lines")
+    p.add_argument("--backward-from", metavar="DIR", default=None,
+                   help="train with YOUR backward passes: the ops-track exercises in DIR that "
+                        "pass the checker replace tinyattn's (docs/exercises.md, the payoff)")
     return p
 
 
@@ -146,10 +149,19 @@ def _main(argv: Optional[List[str]]) -> int:
     if config.device == "cuda" and not backend.cuda_is_available():
         parser.error(f"--device cuda: no usable GPU ({backend.cuda_unavailable_reason()}); "
                      f"{backend.CUDA_INSTALL_HINT}")
+    if args.backward_from is not None:
+        from ..exercises.payoff import train_with_backward_from  # noqa: PLC0415 - only then
+        return train_with_backward_from(
+            args.backward_from, config, lambda c: _train(c, parser, bool(args.resume)))
+    return _train(config, parser, bool(args.resume))
+
+
+def _train(config: TrainConfig, parser: argparse.ArgumentParser, resume: bool) -> int:
+    """Run training; turn every way it can end into a message and an exit status."""
     try:
         metrics = train(config)
     except ConfigError as exc:
-        if args.resume:
+        if resume:
             return _error(str(exc))
         parser.error(str(exc))
     except (CheckpointError, OutputError) as exc:
