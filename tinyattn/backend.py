@@ -13,6 +13,7 @@ test can prove no op leaks to the host.
 from __future__ import annotations
 
 import importlib
+import os
 from types import ModuleType
 from typing import Any, Callable, Dict, Optional
 
@@ -23,8 +24,8 @@ __all__ = [
     "get_array_module", "device_of", "normalize_device", "array_module_for", "to_device",
     "to_host", "cuda_is_available", "erf", "scatter_add", "default_generator", "manual_seed",
     "get_rng_state", "set_rng_state", "register_device", "CUDA_INSTALL_HINT", "uniform",
-    "standard_normal", "cuda_unavailable_reason", "device_info", "synchronize", "erf_is_slow",
-    "may_share_memory",
+    "standard_normal", "integers", "cuda_unavailable_reason", "device_info", "synchronize",
+    "erf_is_slow", "memory_bytes", "may_share_memory",
 ]
 
 CUDA_INSTALL_HINT = (
@@ -91,6 +92,20 @@ def device_info(device: str) -> str:
     name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
     return (f"cupy {cupy.__version__}, {name}, CUDA runtime "
             f"{cupy.cuda.runtime.runtimeGetVersion()}")
+
+
+def memory_bytes(device: str) -> Optional[int]:
+    """Total memory of ``device`` in bytes: the GPU's for "cuda", the machine's RAM for the
+    CPU (and NumPy stand-ins); None when it cannot be found out."""
+    if normalize_device(device) == "cuda":
+        try:
+            return int(_require_cuda().cuda.Device().mem_info[1])
+        except Exception:  # no device, or a driver error: say unknown, do not guess
+            return None
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
 
 
 def synchronize(device: str) -> None:
@@ -285,6 +300,12 @@ def standard_normal(shape: Any, device: str, dtype: Any, generator: Any = None) 
     """Standard normal samples made on ``device``."""
     gen = generator if generator is not None else default_generator(device)
     return _draw(gen, "standard_normal", shape, device, dtype)
+
+
+def integers(low: int, high: int, shape: Any, device: str, generator: Any = None) -> Any:
+    """Uniform int64 samples in [low, high) made on ``device``."""
+    gen = generator if generator is not None else default_generator(device)
+    return to_device(gen.integers(low, high, size=shape, dtype=np.int64), device)
 
 
 def _draw(gen: Any, method: str, shape: Any, device: str, dtype: Any) -> Any:
