@@ -137,6 +137,24 @@ def test_negative_control_merge_order_matters(trained, ours):
     assert any(wrong.encode(t) != ours.encode(t) for t in CORPUS)
 
 
+def test_a_tokenizer_json_alone_loads_the_same_tokenizer(trained, tmp_path):
+    tokenizers = pytest.importorskip("tokenizers")
+    _, bpe = trained
+    bpe.save(str(tmp_path / "tokenizer.json"))
+    from_json = GPT2Tokenizer.from_pretrained(str(tmp_path))
+    for text in CORPUS:
+        assert from_json.encode(text) == bpe.encode(text).ids, text
+    assert from_json.eos_token_id == bpe.token_to_id("<|endoftext|>")
+    other = tmp_path / "wordpiece"
+    other.mkdir()
+    wordpiece = tokenizers.BertWordPieceTokenizer()
+    wordpiece.train_from_iterator(["some text for a vocabulary"], vocab_size=60,
+                                  show_progress=False)
+    wordpiece.save(str(other / "tokenizer.json"))
+    with pytest.raises(ValueError, match="is not a BPE tokenizer"):
+        GPT2Tokenizer.from_pretrained(str(other))
+
+
 # ------------------------------------------------------------------ round trip and decode
 @given(st.text())
 def test_round_trip_is_exact_for_any_string(text):
@@ -181,7 +199,7 @@ def test_bytes_to_unicode_is_a_bijection_onto_printable_characters():
 def test_clear_errors(tmp_path, ours):
     with pytest.raises(FileNotFoundError, match="no such folder"):
         GPT2Tokenizer.from_pretrained(str(tmp_path / "missing"))
-    with pytest.raises(FileNotFoundError, match="vocab.json not found"):
+    with pytest.raises(FileNotFoundError, match="vocab.json not found.*tokenizer.json"):
         GPT2Tokenizer.from_pretrained(str(tmp_path))
     (tmp_path / "vocab.json").write_text("{not json")
     (tmp_path / "merges.txt").write_text("#version: 0.2\na b\n")

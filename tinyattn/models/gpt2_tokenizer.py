@@ -11,13 +11,13 @@ U+FFFD instead of raising.
 """
 from __future__ import annotations
 
-import json
 import os
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from ..io import resolve_pretrained
+from .bpe_files import read_merges, read_tokenizer_json, read_vocab_json
 from .pretokenize import split_gpt2
 
 __all__ = ["GPT2Tokenizer", "bytes_to_unicode"]
@@ -77,28 +77,25 @@ class GPT2Tokenizer:
     # ------------------------------------------------------------------ loading
     @classmethod
     def from_pretrained(cls, path: str) -> "GPT2Tokenizer":
-        """Load ``vocab.json`` and ``merges.txt`` from a folder (or a Hugging Face Hub id,
-        downloaded with ``huggingface_hub`` when it is installed)."""
-        folder = resolve_pretrained(path, patterns=("vocab.json", "merges.txt"))
+        """Load ``vocab.json`` and ``merges.txt`` (or, without them, a ``tokenizer.json``)
+        from a folder, or from a Hugging Face Hub id (downloaded with ``huggingface_hub``
+        when it is installed)."""
+        folder = resolve_pretrained(path, patterns=("vocab.json", "merges.txt", "tokenizer.json"))
         vocab_path = os.path.join(folder, "vocab.json")
         merges_path = os.path.join(folder, "merges.txt")
+        single = os.path.join(folder, "tokenizer.json")
+        if not os.path.isfile(vocab_path) and not os.path.isfile(merges_path) \
+                and os.path.isfile(single):
+            vocab, merges, specials = read_tokenizer_json(single)
+            return cls(vocab, merges, specials or None)
         for required in (vocab_path, merges_path):
             if not os.path.isfile(required):
                 raise FileNotFoundError(f"GPT2Tokenizer: {required} not found; a GPT-2 "
-                                        f"tokenizer folder holds vocab.json and merges.txt")
-        try:
-            with open(vocab_path, encoding="utf-8") as f:
-                vocab = json.load(f)
-        except (ValueError, UnicodeDecodeError) as err:
-            raise ValueError(f"GPT2Tokenizer: {vocab_path} is not valid JSON: {err}") from None
-        if not isinstance(vocab, dict) or not all(
-                isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
-                for k, v in vocab.items()):
-            raise ValueError(f"GPT2Tokenizer: {vocab_path} must map token strings to integer "
-                             f"ids")
+                                        f"tokenizer folder holds vocab.json and merges.txt "
+                                        f"(or a tokenizer.json)")
         with open(merges_path, encoding="utf-8") as f:
             merges = read_merges(f, merges_path)
-        return cls(vocab, merges)
+        return cls(read_vocab_json(vocab_path), merges)
 
     # ------------------------------------------------------------------ encoding
     @property
@@ -269,21 +266,6 @@ class GPT2Tokenizer:
         if single:
             return {"input_ids": rows[0], "attention_mask": masks[0]}
         return {"input_ids": rows, "attention_mask": masks}
-
-
-def read_merges(lines: Iterable[str], where: str) -> List[Tuple[str, str]]:
-    """Pairs from a merges.txt: an optional '#version' line, then one 'a b' pair a line."""
-    merges = []
-    for number, line in enumerate(lines, start=1):
-        line = line.rstrip("\r\n")
-        if not line or (number == 1 and line.startswith("#version")):
-            continue
-        parts = line.split(" ")
-        if len(parts) != 2 or not all(parts):
-            raise ValueError(f"GPT2Tokenizer: {where} line {number} is {line!r}; each line "
-                             f"must be two symbols separated by one space")
-        merges.append((parts[0], parts[1]))
-    return merges
 
 
 def _id_list(ids: Any, what: str) -> List[int]:
