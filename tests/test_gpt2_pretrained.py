@@ -67,7 +67,7 @@ def test_every_gradient_equals_transformers(saved):
     hf(ids, labels=ids).loss.backward()       # transformers shifts the labels inside
     _, loss = ours(IDS[:, :-1], IDS[:, 1:])
     loss.backward()
-    grads = {name: _grad(p) for name, p in ours.named_parameters()}
+    grads = {name: p.grad.numpy() for name, p in ours.named_parameters()}
     mapped = to_hf_names(grads, ours.config)
     expected = {name: p.grad.numpy() for name, p in hf.named_parameters()}
     assert set(mapped) == set(expected)
@@ -212,7 +212,3 @@ def test_clear_errors(tmp_path, saved, monkeypatch):
     with pytest.raises(FileNotFoundError, match="tinyattn\\[hub\\]"):
         nn.GPT.from_pretrained("openai-community/gpt2-not-here")
 
-
-def _grad(p):
-    g = p.grad
-    return g if isinstance(g, np.ndarray) else g.numpy()
