@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 import tinyattn as ta
-import tinyattn.functional as F
 import tinyattn.nn as nn
 from tinyattn.io import PretrainedError
 from tinyattn.nn.gpt2_checkpoint import to_hf_names

@@ -26,7 +26,7 @@ where ``regex`` (newer tables) may call it a letter.
 from __future__ import annotations
 
 import unicodedata
-from typing import List
+from typing import List, Optional
 
 __all__ = ["split_gpt2", "char_class", "WHITE_SPACE"]
 
@@ -60,7 +60,7 @@ def split_gpt2(text: str) -> List[str]:
     return pieces
 
 
-def _contraction_end(text: str, i: int):
+def _contraction_end(text: str, i: int) -> Optional[int]:
     if text[i] != "'":
         return None
     for tail in _CONTRACTIONS:
