@@ -103,3 +103,16 @@ def test_two_backward_passes_in_one_trace_count_contributions_per_pass():
     muls = [s for s in trace.steps if s.op == "Mul"]
     assert [s.contributions for s in muls] == [2, 2]
     assert [s.label for s in muls] == ["Mul#3", "Mul#3"]     # same op, same label
+
+
+def test_the_example_in_docs_see_it_prints_what_the_doc_shows(tmp_path, capsys):
+    pytest.importorskip("matplotlib")               # the example also draws the graph
+    import pathlib
+    import re
+    text = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "see_it.md").read_text()
+    code = re.search(r"<!-- example: trace -->\n```python\n(.*?)```", text, re.S).group(1)
+    shown = re.search(r"<!-- output: trace -->\n```text\n(.*?)```", text, re.S).group(1)
+    code = code.replace('"graph.png"', repr(str(tmp_path / "graph.png")))
+    exec(compile(code, "docs/see_it.md", "exec"), {})
+    assert capsys.readouterr().out == shown
+    assert (tmp_path / "graph.png").stat().st_size > 1000

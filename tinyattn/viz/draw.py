@@ -151,7 +151,10 @@ def draw_graph(tensor: Tensor, path: Optional[str] = None, params: Any = None,
                    linestyle="--" if node.kind == "cut" else "-")
         boxes[node.index] = ax.text(x, y, _label(node), ha="center", va="center",
                                     fontsize=_FONT_SIZE, bbox=box, gid=f"node-{node.index}")
-    for source, target, position in graph.edges:
+    positions: Dict[Tuple[int, int], List[str]] = {}
+    for source, target, position in graph.edges:     # x * x: one arrow, labelled "0,1"
+        positions.setdefault((source, target), []).append(str(position))
+    for (source, target), inputs in positions.items():
         (x0, y0), (x1, y1) = xy[source], xy[target]
         ax.annotate("", xy=(x1, y1), xytext=(x0, y0),
                     arrowprops=dict(arrowstyle="-|>", color="0.4", linewidth=0.7,
@@ -159,7 +162,7 @@ def draw_graph(tensor: Tensor, path: Optional[str] = None, params: Any = None,
                                     patchB=boxes[target].get_bbox_patch()))
         if graph.inputs_per_op.get(target, 1) > 1 and graph.nodes[source].kind != "cut":
             # which input of the op this is (the order matters for MatMul, Sub, Div, ...)
-            ax.text(x0 + 0.72 * (x1 - x0), y0 + 0.72 * (y1 - y0), str(position),
+            ax.text(x0 + 0.72 * (x1 - x0), y0 + 0.72 * (y1 - y0), ",".join(inputs),
                     fontsize=_FONT_SIZE - 1, color="0.3", ha="center", va="center",
                     gid=f"input-{source}-{target}")
     heading = title or _title(graph, tensor, max_nodes)

@@ -3,8 +3,8 @@
     with tinyattn.viz.trace_backward():
         loss.backward()
 
-prints, in the order the engine calls them, each op's backward with the shape and 2-norm of
-the gradient that reaches the op's output (summed over every path that reached it: the
+prints, in the order the engine calls them, each op's backward with the shape and 2-norm (or
+the value, for one element) of the gradient that reaches the op's output (summed over every path that reached it: the
 engine calls each op once, when all its consumers are done) and of the gradient it sends to
 each input, and where that goes (the op that made the input, or a leaf's ``.grad``). Ops are
 named ``Name#k``, numbered in the order the walk first reaches them (the output's op is #1).
@@ -36,6 +36,7 @@ class Flow:
     shape: Tuple[int, ...]
     norm: Optional[float]             # None: no gradient (the input does not need one)
     to: str                           # "Mul#3", or "leaf w (.grad)", or "nothing"
+    value: Optional[float] = None     # the gradient itself, when it has one element
 
 
 @dataclass
@@ -50,11 +51,18 @@ class TraceStep:
     grad_norm: float
     contributions: int                # how many paths' gradients were summed into it
     flows: List[Flow] = field(default_factory=list)
+    grad_value: Optional[float] = None    # the gradient itself, when it has one element
 
 
-def _norm(array: Any) -> float:
+def _norm_and_value(array: Any) -> Tuple[float, Optional[float]]:
+    """The 2-norm (float64, on the host) and, for a one-element array, the value itself."""
     array = np.asarray(backend.to_host(array), dtype=np.float64)
-    return float(np.linalg.norm(array.ravel()))
+    value = float(array.ravel()[0]) if array.size == 1 else None
+    return float(np.linalg.norm(array.ravel())), value
+
+
+def _describe(shape: Tuple[int, ...], norm: float, value: Optional[float]) -> str:
+    return f"{shape} = {value:.4g}" if value is not None else f"{shape} norm {norm:.4g}"
 
 
 class BackwardTrace:
@@ -82,9 +90,10 @@ class BackwardTrace:
         return f"leaf {name}" if name else f"leaf {tuple(t.shape)}"
 
     def __call__(self, fn: Any, grad: Any, input_grads: Tuple[Any, ...]) -> None:
+        norm, value = _norm_and_value(grad)
         step = TraceStep(len(self.steps) + 1, op_name(fn), self._label(fn),
-                         tuple(grad.shape), str(grad.dtype), _norm(grad),
-                         max(self._arrivals.pop(id(fn), 1), 1))
+                         tuple(grad.shape), str(grad.dtype), norm,
+                         max(self._arrivals.pop(id(fn), 1), 1), grad_value=value)
         for position, (t, parent, needed) in enumerate(zip(fn.inputs, fn.parents,
                                                            fn.needs_input_grad)):
             g = input_grads[position] if position < len(input_grads) else None
@@ -96,7 +105,8 @@ class BackwardTrace:
             else:
                 to = self._label(parent)
                 self._arrivals[id(parent)] = self._arrivals.get(id(parent), 0) + 1
-            step.flows.append(Flow(position, tuple(g.shape), _norm(g), to))
+            norm, value = _norm_and_value(g)
+            step.flows.append(Flow(position, tuple(g.shape), norm, to, value))
         self.steps.append(step)
         self._print(step)
 
@@ -105,13 +115,14 @@ class BackwardTrace:
             self._emit(f"{'step':>4}  {'backward of':<16} {'grad of its output':<30} "
                        f"grads it sends to its inputs")
         summed = f", sum of {step.contributions}" if step.contributions > 1 else ""
-        incoming = f"{step.grad_shape} norm {step.grad_norm:.4g}{summed}"
+        incoming = _describe(step.grad_shape, step.grad_norm, step.grad_value) + summed
         lead = f"{step.step:>4}  {step.label:<16} {incoming:<30} "
         for i, flow in enumerate(step.flows):
             if flow.norm is None:
                 out = f"[{flow.position}] none (does not require grad)"
             else:
-                out = f"[{flow.position}] {flow.shape} norm {flow.norm:.4g} -> {flow.to}"
+                out = (f"[{flow.position}] {_describe(flow.shape, flow.norm, flow.value)} "
+                       f"-> {flow.to}")
             self._emit((lead if i == 0 else " " * len(lead)) + out)
         if not step.flows:
             self._emit(lead)
