@@ -54,6 +54,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     check.add_argument("--seed", type=int, default=0)
     sub.add_parser("train", help="the toy training script (see --help)", add_help=False)
     sub.add_parser("doctor", help="check the GPU setup", add_help=False)
+    sub.add_parser("sample", help="generate with a trained checkpoint (see --help)",
+                   add_help=False)
     args, rest = parser.parse_known_args(argv)
     if args.command == "gradcheck":
         if rest:
@@ -65,4 +67,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.command == "doctor":
         from .doctor import main as doctor_main  # noqa: PLC0415
         return doctor_main(rest)
+    if args.command == "sample":
+        from .train.sample import main as sample_main  # noqa: PLC0415 - training sits higher
+        return sample_main(rest)
     return 2

@@ -31,7 +31,7 @@ from .positional import ALiBi, LearnedPositionalEmbedding, SinusoidalPositionalE
 
 __all__ = ["GPTConfig", "GPT", "Block"]
 
-_POS_KINDS = ("learned", "sinusoidal", "rope", "alibi")
+_POS_KINDS = ("learned", "sinusoidal", "rope", "alibi", "none")
 
 
 @dataclass
@@ -41,7 +41,8 @@ class GPTConfig:
     block_size is the context length (the most tokens the model sees at once);
     attn_block_size is the tile size of attn_impl="tiled" (unrelated to the context).
     pos_encoding: "learned" (GPT-2), "sinusoidal" (fixed table), "rope" (rotate q, k),
-    "alibi" (distance bias on the scores; needs attn_impl="plain").
+    "alibi" (distance bias on the scores; needs attn_impl="plain"), "none" (no position
+    information beyond what the causal mask lets the model infer: to see what positions buy).
     tie_weights: lm_head shares the token embedding matrix (V, D).
     """
 

@@ -71,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lr", type=_positive_float, help=f"peak learning rate, default {d.lr}")
     p.add_argument("--warmup", type=_non_negative_int, help=f"warmup steps, default {d.warmup}")
     p.add_argument("--dropout", type=_probability, help=f"default {d.dropout}")
-    p.add_argument("--pos-encoding", choices=["learned", "sinusoidal", "rope", "alibi"],
+    p.add_argument("--pos-encoding", choices=["learned", "sinusoidal", "rope", "alibi", "none"],
                    help=f"default {d.pos_encoding}")
     p.add_argument("--attn-impl", choices=["plain", "tiled"],
                    help="tiled: memory-efficient attention (docs/tiled_attention.md)")

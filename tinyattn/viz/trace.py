@@ -4,10 +4,11 @@
         loss.backward()
 
 prints, in the order the engine calls them, each op's backward with the shape and 2-norm (or
-the value, for one element) of the gradient that reaches the op's output (summed over every path that reached it: the
-engine calls each op once, when all its consumers are done) and of the gradient it sends to
-each input, and where that goes (the op that made the input, or a leaf's ``.grad``). Ops are
-named ``Name#k``, numbered in the order the walk first reaches them (the output's op is #1).
+the value, for one element) of the gradient that reaches the op's output (summed over every
+path that reached it: the engine calls each op once, when all its consumers are done) and of
+the gradient it sends to each input, and where that goes (the op that made the input, or a
+leaf's ``.grad``). Ops are named ``Name#k``, numbered in the order the walk first reaches
+them (the output's op is #1).
 
 It uses ``tinyattn.autograd.set_backward_hook``, so it works for ``backward()`` and
 ``tinyattn.autograd.grad`` alike, only in the thread that entered it. Norms are computed in
