@@ -119,9 +119,10 @@ def grid_figure(rows: int, cols: int, panel: float, top: float = 0.9, left: floa
 def attention_figure(weights: List[np.ndarray], tokens: Sequence[str], title: str) -> Any:
     """Every head of every layer for one example: weights[layer] is (h, S, S)."""
     layers, heads, length = len(weights), weights[0].shape[0], weights[0].shape[-1]
-    panel = min(max(2.2, 0.2 * length), 4.0, (_MAX_WIDTH - 2.5) / heads)
+    gap, margins = 0.45, 0.9 + 1.1                      # grid_figure's left and right
+    panel = min(max(2.2, 0.2 * length), 4.0, (_MAX_WIDTH - margins - gap * (heads - 1)) / heads)
     fig, axes, colorbar = grid_figure(layers, heads, panel, top=0.8, left=0.9, bottom=0.7,
-                                      gap=0.45)
+                                      gap=gap)
     labels = [shown(t) for t in tokens]
     font = 7 if panel / max(length, 1) >= 0.11 else 5
     image = None
