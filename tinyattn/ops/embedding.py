@@ -26,7 +26,8 @@ class Embedding(Function):
     """out[...] = weight[ids[...]]: row lookup, (V, D) indexed by ids (...) -> (..., D).
 
     dweight[v] = sum of g[...] over every position whose id is v. Ids repeat (a token appears
-    many times), so the rows are scatter-ADDED: assigning would keep only the last one.
+    many times), so the rows are scatter-ADDED: assigning would keep only one of them (and
+    NumPy does not promise which).
     """
 
     def forward(self, weight, ids):
