@@ -178,16 +178,22 @@ def test_attention_history_records_the_model_at_each_planned_step(tmp_path):
     assert 300 < width < 2500 and 300 < height < 2500
 
 
-def test_evolution_figure_has_a_panel_per_head_and_step_and_says_what_rows_are():
+def test_evolution_figure_has_a_map_per_head_and_step_and_says_what_rows_are():
     rng = np.random.default_rng(0)
     snapshots = [(s, [rng.dirichlet(np.ones(5), size=(2, 5)) for _ in range(2)])
                  for s in (0, 10, 50)]
     fig = evolution_figure(snapshots, list("ab cd"), "toy")
-    panels = [ax for ax in fig.axes if ax.get_images()]
-    assert len(panels) == 2 * 2 * 3                            # layers * heads * snapshots
-    assert [ax.get_title() for ax in panels[:3]] == ["step 0", "step 10", "step 50"]
-    np.testing.assert_array_equal(panels[1].get_images()[0].get_array(), snapshots[1][1][0][0])
-    assert panels[0].get_ylabel() == "layer 0\nhead 0"
+    ax = _panels(fig)[0]
+    image = ax.get_images()[0].get_array()
+    gap = 1                                                    # max(1, 5 // 5)
+    assert image.shape == (4 * 5 + 3 * gap, 3 * 5 + 2 * gap)  # 4 heads down, 3 steps across
+    # row 3 = layer 1 head 1, column 1 = step 10
+    block = image[3 * 6:3 * 6 + 5, 1 * 6:1 * 6 + 5]
+    np.testing.assert_array_equal(block, snapshots[1][1][1][1])
+    texts = [t.get_text() for t in ax.texts]
+    assert [t for t in texts if t.startswith("step")] == ["step 0", "step 10", "step 50"]
+    assert " layer 1\n head 1" in texts
+    assert "\u2423" in [t.get_text() for t in ax.get_xticklabels()]
     assert "row i: the query at position i, which predicts token i+1" in fig._suptitle.get_text()
-    assert any(ax.get_ylabel() == "attention weight" for ax in fig.axes)
+    assert any(a.get_ylabel() == "attention weight" for a in fig.axes)
     _close(fig)

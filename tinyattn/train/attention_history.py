@@ -84,14 +84,45 @@ class AttentionHistory:
         return written
 
 
-def _label_outer(ax: Any, labels: List[str], font: int, bottom: bool, left: bool) -> None:
-    """Token tick labels on the outer panels of a grid only (they are the same for all)."""
-    ax.set_xticks(range(len(labels)) if bottom else [])
-    ax.set_yticks(range(len(labels)) if left else [])
-    if bottom:
-        ax.set_xticklabels(labels, fontsize=font)
-    if left:
-        ax.set_yticklabels(labels, fontsize=font)
+def mosaic(blocks: List[List[np.ndarray]], gap: int) -> np.ndarray:
+    """Square (S, S) maps tiled into one array, ``gap`` NaN cells between them (drawn
+    blank): one image on one set of axes draws much faster than one axes per map."""
+    size = blocks[0][0].shape[0]
+    step = size + gap
+    out = np.full((len(blocks) * step - gap, len(blocks[0]) * step - gap), np.nan)
+    for r, row in enumerate(blocks):
+        for c, block in enumerate(row):
+            out[r * step:r * step + size, c * step:c * step + size] = block
+    return out
+
+
+def _mosaic_axes(rows: int, cols: int, length: int, panel: float, tokens: List[str]):
+    """A figure with one axes for a rows x cols mosaic of (length, length) maps, tick labels
+    (the tokens) along the left and the bottom of every map, and a colour bar."""
+    plt = plots._pyplot()
+    gap = max(1, length // 5)
+    width, height = 1.0 + cols * panel + 1.8, 0.6 + rows * panel + 1.1
+    fig = plt.figure(figsize=(width, height))
+    ax = fig.add_axes((0.9 / width, 0.6 / height, cols * panel / width, rows * panel / height))
+    colorbar = fig.add_axes((1 - 0.7 / width, 0.6 / height, 0.15 / width,
+                             rows * panel / height))
+    labels = [plots.shown(t) for t in tokens]
+    font = 6 if panel / max(length, 1) >= 0.09 else 4
+    offsets = [(length + gap) * k for k in range(max(rows, cols))]
+    ax.set_xticks([o + i for o in offsets[:cols] for i in range(length)])
+    ax.set_xticklabels(labels * cols, fontsize=font)
+    ax.set_yticks([o + i for o in offsets[:rows] for i in range(length)])
+    ax.set_yticklabels(labels * rows, fontsize=font)
+    ax.tick_params(length=0, pad=1)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    return fig, ax, colorbar, gap
+
+
+def _show(ax: Any, image: np.ndarray) -> Any:
+    import matplotlib  # noqa: PLC0415 - optional extra
+    cmap = matplotlib.colormaps["viridis"].with_extremes(bad="white")
+    return ax.imshow(image, cmap=cmap, vmin=0, vmax=1, interpolation="nearest")
 
 
 def evolution_figure(snapshots: List[Tuple[int, List[np.ndarray]]], tokens: List[str],
@@ -99,22 +130,18 @@ def evolution_figure(snapshots: List[Tuple[int, List[np.ndarray]]], tokens: List
     """Rows: every head of every layer; columns: the snapshots, in step order."""
     rows = [(layer, head) for layer, w in enumerate(snapshots[0][1])
             for head in range(w.shape[0])]
+    length = len(tokens)
     panel = min(1.6, 12.0 / len(snapshots), 18.0 / len(rows))
-    fig, axes, colorbar = plots.grid_figure(len(rows), len(snapshots), panel, top=1.0,
-                                            left=0.9, bottom=0.5, gap=0.12)
-    labels = [plots.shown(t) for t in tokens]
-    font = 6 if panel / max(len(tokens), 1) >= 0.09 else 4
-    image = None
-    for col, (step, weights) in enumerate(snapshots):
-        for row, (layer, head) in enumerate(rows):
-            ax = axes[row][col]
-            image = ax.imshow(weights[layer][head], cmap="viridis", vmin=0, vmax=1,
-                              interpolation="nearest")
-            _label_outer(ax, labels, font, bottom=row == len(rows) - 1, left=col == 0)
-            if col == 0:
-                ax.set_ylabel(f"layer {layer}\nhead {head}", fontsize=8)
-            if row == 0:
-                ax.set_title(f"step {step}", fontsize=9)
+    fig, ax, colorbar, gap = _mosaic_axes(len(rows), len(snapshots), length, panel, tokens)
+    blocks = [[weights[layer][head] for _, weights in snapshots] for layer, head in rows]
+    image = _show(ax, mosaic(blocks, gap))
+    for col, (step, _) in enumerate(snapshots):
+        ax.text(col * (length + gap) + (length - 1) / 2, -1.0, f"step {step}", ha="center",
+                va="bottom", fontsize=9)
+    right = len(snapshots) * (length + gap) - gap
+    for row, (layer, head) in enumerate(rows):
+        ax.text(right, row * (length + gap) + (length - 1) / 2, f" layer {layer}\n head {head}",
+                ha="left", va="center", fontsize=8)
     fig.colorbar(image, cax=colorbar, label="attention weight")
     start = "" if snapshots[0][0] == 0 else f" (resumed at step {snapshots[0][0]})"
     fig.suptitle(f"{title}{start}\n{plots.ATTENTION_CAPTION}", fontsize=9)
@@ -123,37 +150,37 @@ def evolution_figure(snapshots: List[Tuple[int, List[np.ndarray]]], tokens: List
 
 def _write_gif(path: str, snapshots: List[Tuple[int, List[np.ndarray]]], tokens: List[str],
                title: str) -> bool:
-    """An animated GIF, one frame per snapshot, if Pillow is there; written to a temporary
-    name first and renamed, so an interruption never leaves half a file."""
+    """An animated GIF, one frame per snapshot (rows: layers, columns: heads), if Pillow is
+    there; written to a temporary name first and renamed, so an interruption never leaves
+    half a file."""
     try:
         from matplotlib.animation import FuncAnimation, PillowWriter  # noqa: PLC0415
         import PIL  # noqa: F401, PLC0415 - PillowWriter needs it
     except ImportError:
         return False
     plt = plots._pyplot()
-    first = snapshots[0][1]
-    layers, heads = len(first), first[0].shape[0]
-    fig, axes, colorbar = plots.grid_figure(layers, heads, min(1.6, 10.0 / heads), top=0.8,
-                                            left=0.9, bottom=0.5, gap=0.25)
-    labels = [plots.shown(t) for t in tokens]
-    images = []
+    layers, heads = len(snapshots[0][1]), snapshots[0][1][0].shape[0]
+    length = len(tokens)
+    fig, ax, colorbar, gap = _mosaic_axes(layers, heads, length, min(1.6, 9.0 / heads), tokens)
+
+    def frame_image(weights: List[np.ndarray]) -> np.ndarray:
+        return mosaic([list(weights[layer]) for layer in range(layers)], gap)
+
+    image = _show(ax, frame_image(snapshots[0][1]))
+    fig.colorbar(image, cax=colorbar, label="attention weight")
+    for head in range(heads):
+        ax.text(head * (length + gap) + (length - 1) / 2, -1.0, f"head {head}", ha="center",
+                va="bottom", fontsize=8)
     for layer in range(layers):
-        for head in range(heads):
-            ax = axes[layer][head]
-            images.append(ax.imshow(first[layer][head], cmap="viridis", vmin=0, vmax=1,
-                                    interpolation="nearest"))
-            _label_outer(ax, labels, 5, bottom=layer == layers - 1, left=head == 0)
-            ax.set_title(f"layer {layer} head {head}", fontsize=7)
-    fig.colorbar(images[0], cax=colorbar, label="attention weight")
+        ax.text(heads * (length + gap) - gap, layer * (length + gap) + (length - 1) / 2,
+                f" layer {layer}", ha="left", va="center", fontsize=8)
 
     def show(frame: int) -> List[Any]:
         step, weights = snapshots[frame]
-        maps = [w for layer in weights for w in layer]        # the order of the axes
-        for image, weights_of_head in zip(images, maps):
-            image.set_data(weights_of_head)
+        image.set_data(frame_image(weights))
         fig.suptitle(f"{title}: step {step}\nrow i: query at position i (predicts token "
                      f"i+1); columns: keys", fontsize=8)
-        return images
+        return [image]
 
     animation = FuncAnimation(fig, show, frames=len(snapshots), blit=False)
     tmp = os.path.join(os.path.dirname(os.path.abspath(path)), ".tmp-" + os.path.basename(path))
