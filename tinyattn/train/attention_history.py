@@ -62,6 +62,13 @@ class AttentionHistory:
         self.snapshots: List[Tuple[int, List[np.ndarray]]] = []
         self.after_step(model, start_step)
 
+    @classmethod
+    def for_run(cls, model: nn.GPT, task: Any, inputs: np.ndarray, device: str,
+                total_steps: int, start_step: int = 0) -> "AttentionHistory":
+        """For a training run: the example the attention plots use (``readable_example``)."""
+        ids = plots.readable_example(task, inputs)
+        return cls(model, ids, task.decode(ids), device, total_steps, start_step)
+
     def after_step(self, model: nn.GPT, step: int) -> None:
         if step in self.steps and not any(s == step for s, _ in self.snapshots):
             self.snapshots.append((step, attention_maps(model, self.ids, self.device)))
@@ -73,7 +80,7 @@ class AttentionHistory:
         if not self.snapshots or self.snapshots[-1][0] != step:
             self.snapshots.append((step, attention_maps(model, self.ids, self.device)))
         if not plots.have_matplotlib():
-            return []
+            return []                   # the training script has said how to get plots
         plt = plots._pyplot()
         fig = evolution_figure(self.snapshots, self.tokens, title)
         plots._save(fig, os.path.join(out, EVOLUTION_PNG), tight=False)
@@ -81,6 +88,8 @@ class AttentionHistory:
         written = [EVOLUTION_PNG]
         if _write_gif(os.path.join(out, EVOLUTION_GIF), self.snapshots, self.tokens, title):
             written.append(EVOLUTION_GIF)
+        steps = ", ".join(str(s) for s, _ in self.snapshots)
+        log(f"wrote {out}/{' and '.join(written)}: attention at steps {steps}")
         return written
 
 
@@ -151,13 +160,16 @@ def evolution_figure(snapshots: List[Tuple[int, List[np.ndarray]]], tokens: List
 def _write_gif(path: str, snapshots: List[Tuple[int, List[np.ndarray]]], tokens: List[str],
                title: str) -> bool:
     """An animated GIF, one frame per snapshot (rows: layers, columns: heads), if Pillow is
-    there; written to a temporary name first and renamed, so an interruption never leaves
-    half a file."""
+    there. matplotlib draws the labelled frame once; each frame then only pastes its maps
+    (coloured as matplotlib colours them) into that picture and writes its step, which is
+    many times faster than drawing every frame. Written to a temporary name and renamed, so
+    an interruption never leaves half a file."""
     try:
-        from matplotlib.animation import FuncAnimation, PillowWriter  # noqa: PLC0415
-        import PIL  # noqa: F401, PLC0415 - PillowWriter needs it
+        from PIL import Image, ImageDraw, ImageFont  # noqa: PLC0415 - optional
     except ImportError:
         return False
+    import matplotlib  # noqa: PLC0415 - optional extra
+    from matplotlib import font_manager  # noqa: PLC0415
     plt = plots._pyplot()
     layers, heads = len(snapshots[0][1]), snapshots[0][1][0].shape[0]
     length = len(tokens)
@@ -174,21 +186,30 @@ def _write_gif(path: str, snapshots: List[Tuple[int, List[np.ndarray]]], tokens:
     for layer in range(layers):
         ax.text(heads * (length + gap) - gap, layer * (length + gap) + (length - 1) / 2,
                 f" layer {layer}", ha="left", va="center", fontsize=8)
-
-    def show(frame: int) -> List[Any]:
-        step, weights = snapshots[frame]
-        image.set_data(frame_image(weights))
-        fig.suptitle(f"{title}: step {step}\nrow i: query at position i (predicts token "
-                     f"i+1); columns: keys", fontsize=8)
-        return [image]
-
-    animation = FuncAnimation(fig, show, frames=len(snapshots), blit=False)
+    fig.suptitle(f"{title}\nrow i: query at position i (predicts token i+1); columns: keys",
+                 fontsize=8, y=0.97)
+    fig.set_dpi(80)
+    fig.canvas.draw()
+    base = np.asarray(fig.canvas.buffer_rgba())[..., :3].copy()          # (H, W, 3)
+    box = image.get_window_extent()
+    left, top = int(round(box.x0)), base.shape[0] - int(round(box.y1))
+    size = (int(round(box.x1)) - left, int(round(box.y1)) - int(round(box.y0)))
+    plt.close(fig)
+    cmap = matplotlib.colormaps["viridis"].with_extremes(bad="white")
+    font = ImageFont.truetype(font_manager.findfont("DejaVu Sans"), 14)
+    frames = []
+    for step, weights in snapshots:
+        colours = cmap(np.ma.masked_invalid(frame_image(weights)), bytes=True)[..., :3]
+        frame = Image.fromarray(base)
+        frame.paste(Image.fromarray(colours).resize(size, Image.NEAREST), (left, top))
+        ImageDraw.Draw(frame).text((8, 4), f"step {step}", fill=(0, 0, 0), font=font)
+        frames.append(frame)
     tmp = os.path.join(os.path.dirname(os.path.abspath(path)), ".tmp-" + os.path.basename(path))
     try:
-        animation.save(tmp, writer=PillowWriter(fps=1), dpi=80)
+        frames[0].save(tmp, format="GIF", save_all=True, append_images=frames[1:],
+                       duration=1000, loop=0)
         os.replace(tmp, path)
     finally:
-        plt.close(fig)
         if os.path.exists(tmp):
             os.remove(tmp)
     return True

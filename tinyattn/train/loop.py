@@ -23,7 +23,8 @@ from ..autograd import no_grad
 from ..serialization import CheckpointError, atomic_write, load, save
 from ..tensor import as_tensor
 from . import plots
-from .attention_history import attention_maps
+from .attention_history import AttentionHistory, attention_maps
+from .expectations import warn_if_below_usual
 from .plot_positional import plot_positional_encoding
 from .progress import ProgressBar
 from .tasks import IGNORE, make_task
@@ -190,6 +191,7 @@ def train(config: TrainConfig) -> Dict[str, Any]:
         f"{config.steps} steps on {config.device} ({config.dtype}); writing to {out}/")
     bar = None if config.quiet else ProgressBar(config.steps, desc=config.task, start=start_step)
     step, started = start_step, time.perf_counter()
+    watch = AttentionHistory.for_run(model, task, eval_x, config.device, config.steps, step)
     with _StopOnCtrlC(bar) as stop:
         while step < config.steps and not stop.requested:
             x, y = task.sample(data_rng, config.batch_size, exclude=eval_keys)
@@ -201,6 +203,7 @@ def train(config: TrainConfig) -> Dict[str, Any]:
             opt.step()
             sched.step()
             step += 1
+            watch.after_step(model, step)
             history["train_loss"].append(loss.item())
             if step % config.eval_every == 0 or step == config.steps:
                 history["evals"].append({"step": step, **evaluate(model, task, eval_x, eval_y,
@@ -222,8 +225,10 @@ def train(config: TrainConfig) -> Dict[str, Any]:
               f"with --resume {out}")
     metrics = _metrics(config, task, history, step, wall, tokens_per_step * (step - start_step),
                        interrupted)
+    warn_if_below_usual(config, metrics, out)
     _atomic_json(os.path.join(out, "metrics.json"), metrics)
     _make_plots(out, config, task, model, eval_x, history, log)
+    watch.write(out, model, step, f"{config.task}: attention while training", log)
     if config.task == "chars" and not interrupted:
         log("sample: " + _sample_text(model, task, config.device))
     return metrics
