@@ -6,7 +6,7 @@ import pytest
 import tinyattn as ta
 from tinyattn import cli, nn
 from tinyattn.serialization import load
-from tinyattn.train import loop
+from tinyattn.train import report
 from tinyattn.train.loop import TrainConfig, train
 from tinyattn.train.sample import _digit_report, encode_prompt, main
 from tinyattn.train.tasks import make_task
@@ -17,12 +17,12 @@ SMALL = dict(d_model=16, heads=2, layers=1, batch_size=8, eval_size=16, quiet=Tr
 @pytest.fixture(scope="module")
 def reverse_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("reverse")
-    original = loop.plots.have_matplotlib
-    loop.plots.have_matplotlib = lambda: False          # no pictures: faster
+    original = report.plots.have_matplotlib
+    report.plots.have_matplotlib = lambda: False          # no pictures: faster
     try:
         train(TrainConfig(task="reverse", steps=3, eval_every=3, out=str(out), **SMALL))
     finally:
-        loop.plots.have_matplotlib = original
+        report.plots.have_matplotlib = original
     return out
 
 
@@ -83,7 +83,7 @@ def test_every_digit_task_solves_its_own_prompts():
 
 
 def test_chars_samples_text_from_a_prompt(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(loop.plots, "have_matplotlib", lambda: False)
+    monkeypatch.setattr("tinyattn.train.plots.have_matplotlib", lambda: False)
     train(TrainConfig(task="chars", steps=2, eval_every=2, out=str(tmp_path), block_size=16,
                       **SMALL))
     capsys.readouterr()
@@ -131,10 +131,22 @@ def test_bad_numbers_are_refused_by_the_parser(reverse_run, capsys):
 
 def test_weights_that_do_not_fit_the_settings_are_a_checkpoint_error(tmp_path, capsys,
                                                                      monkeypatch):
-    monkeypatch.setattr(loop.plots, "have_matplotlib", lambda: False)
-    train(TrainConfig(task="copy", steps=1, eval_every=1, out=str(tmp_path), **SMALL))
+    monkeypatch.setattr("tinyattn.train.plots.have_matplotlib", lambda: False)
+    train(TrainConfig(task="copy", steps=2, eval_every=2, out=str(tmp_path), **SMALL))
     state = load(str(tmp_path / "checkpoint.npz"))
     state["config"]["d_model"] = 32                              # the weights are 16 wide
     ta.save(state, str(tmp_path / "checkpoint.npz"))
     assert main(["--checkpoint", str(tmp_path)]) == 2
-    assert "do not fit" in capsys.readouterr().err
+    assert "'model' that does not fit" in capsys.readouterr().err     # the resume check
+
+
+def test_a_checkpoint_with_nan_weights_is_refused_as_resume_refuses_it(tmp_path, capsys,
+                                                                        monkeypatch):
+    monkeypatch.setattr("tinyattn.train.plots.have_matplotlib", lambda: False)
+    train(TrainConfig(task="copy", steps=2, eval_every=2, out=str(tmp_path), **SMALL))
+    state = load(str(tmp_path / "checkpoint.npz"))
+    state["model"]["tok_emb.weight"][0, 0] = np.nan
+    ta.save(state, str(tmp_path / "checkpoint.npz"))
+    assert main(["--checkpoint", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "NaN or infinite" in err and "--checkpoint" in err

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tinyattn.serialization import load
-from tinyattn.train import attention_history, expectations, loop
+from tinyattn.train import attention_history, expectations, report
 from tinyattn.train.cli import build_parser, main
 from tinyattn.train.expectations import USUAL, Usual, accuracy_warning
 from tinyattn.train.loop import TrainConfig, train
@@ -43,7 +43,7 @@ def test_no_positional_encoding_is_a_cli_choice_and_trains(tmp_path):
     metrics = train(TrainConfig(task="copy", steps=2, eval_every=2, out=str(tmp_path),
                                 pos_encoding="none", **SMALL))
     assert metrics["config"]["pos_encoding"] == "none"
-    if loop.plots.have_matplotlib():
+    if report.plots.have_matplotlib():
         assert (tmp_path / "positional.png").stat().st_size > 0
 
 
@@ -93,7 +93,7 @@ def test_the_table_covers_the_default_run_of_every_digit_task():
 def test_a_run_below_usual_warns_on_stderr_even_when_quiet(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(expectations, "_MODEL_SETTINGS", ())      # compare this tiny model
     monkeypatch.setitem(expectations.USUAL, ("reverse", "learned"), Usual(900, 1.0))
-    monkeypatch.setattr(loop.plots, "have_matplotlib", lambda: False)
+    monkeypatch.setattr("tinyattn.train.plots.have_matplotlib", lambda: False)
     code = main(["--task", "reverse", "--steps", "2", "--warmup", "1", "--d-model", "16",
                  "--heads", "2", "--layers", "1", "--batch-size", "8", "--quiet",
                  "--out", str(tmp_path)])

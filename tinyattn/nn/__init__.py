@@ -5,19 +5,35 @@ from . import torch_compat
 from .attention import KVCache, MultiHeadAttention
 from .gpt import GPT, Block, GPTConfig
 from .layers import GELU, Dropout, Embedding, FeedForward, LayerNorm, Linear, ReLU
-from .masks import causal_mask, combine_masks, padding_mask, sliding_window_mask
+from .masks import causal_mask, combine_masks, key_padding_mask, sliding_window_mask
 from .module import Module, ModuleList, Parameter
 from .positional import (ALiBi, LearnedPositionalEmbedding, RotaryEmbedding,
                          SinusoidalPositionalEncoding, alibi_slopes, sinusoidal_table)
-from .transformer import TransformerDecoderLayer, TransformerEncoderLayer
+from .torch_mha import MultiheadAttention
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
+                          TransformerEncoder, TransformerEncoderLayer)
 
 __all__ = [
     "Module", "ModuleList", "Parameter",
     "Linear", "Embedding", "LayerNorm", "Dropout", "GELU", "ReLU", "FeedForward",
-    "causal_mask", "padding_mask", "sliding_window_mask", "combine_masks",
-    "MultiHeadAttention", "KVCache",
+    "causal_mask", "key_padding_mask", "sliding_window_mask", "combine_masks",
+    "MultiHeadAttention", "MultiheadAttention", "KVCache",
     "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding", "RotaryEmbedding", "ALiBi",
     "sinusoidal_table", "alibi_slopes",
-    "TransformerEncoderLayer", "TransformerDecoderLayer",
+    "TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder",
+    "TransformerDecoder", "Transformer",
     "GPTConfig", "GPT", "Block", "torch_compat",
 ]
+
+
+_REMOVED = {
+    "padding_mask": "nn.padding_mask (True = real token) was replaced by nn.key_padding_mask, "
+                    "which follows PyTorch's key_padding_mask: True = padding. "
+                    "nn.key_padding_mask(lengths) == ~old_padding_mask(lengths)",
+}
+
+
+def __getattr__(name: str):
+    if name in _REMOVED:
+        raise AttributeError(_REMOVED[name])
+    raise AttributeError(f"module 'tinyattn.nn' has no attribute {name!r}")

@@ -100,9 +100,9 @@ class Block(Module):
                 kv_cache: Optional[KVCache] = None, need_weights: bool = False
                 ) -> Tuple[Tensor, Optional[Tensor]]:
         """x (B, S, D) -> (x (B, S, D), weights (B, h, S, S_k) or None)."""
-        result = self.attn(self.ln1(x), is_causal=True, attn_bias=attn_bias,
-                           kv_cache=kv_cache, need_weights=need_weights)
-        attended, weights = result if need_weights else (result, None)
+        attended, weights = self.attn(self.ln1(x), need_weights=need_weights,
+                                      average_attn_weights=False, is_causal=True,
+                                      attn_bias=attn_bias, kv_cache=kv_cache)
         x = x + self.drop1(attended)
         x = x + self.drop2(self.mlp(self.ln2(x)))
         return x, weights

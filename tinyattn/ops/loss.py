@@ -90,6 +90,12 @@ def cross_entropy(logits: Tensor, target: Any, ignore_index: int = -100, reducti
         raise RuntimeError(f"cross_entropy: logits are on {logits.device} but target is on "
                            f"{target.device}; move them to one device")
     xp = backend.get_array_module(target._data)
+    if logits.shape[1] == 0:    # no class at all: only rows that are ignored can be scored
+        if bool(backend.to_host((target._data != ignore_index).any())):
+            raise ValueError(f"cross_entropy: the logits {logits.shape} have C = 0 classes, so "
+                             f"no target class is valid (only rows with target == ignore_index="
+                             f"{ignore_index} can be scored against no classes)")
+        return (logits.sum(dim=1) if reduction == "none" else logits.sum()) * 0.0
     counted = xp.where(target._data == ignore_index, 0, target._data)  # ignored rows pass
     check_index_range(counted, logits.shape[1], "cross_entropy", "target class")
     return CrossEntropy.apply(logits, target, ignore_index=int(ignore_index),

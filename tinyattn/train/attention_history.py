@@ -18,6 +18,7 @@ from typing import Any, Callable, List, Tuple
 import numpy as np
 
 from .. import nn
+from ..atomic import atomic_write
 from ..autograd import no_grad
 from ..tensor import as_tensor
 from . import plots
@@ -162,8 +163,8 @@ def _write_gif(path: str, snapshots: List[Tuple[int, List[np.ndarray]]], tokens:
     """An animated GIF, one frame per snapshot (rows: layers, columns: heads), if Pillow is
     there. matplotlib draws the labelled frame once; each frame then only pastes its maps
     (coloured as matplotlib colours them) into that picture and writes its step, which is
-    many times faster than drawing every frame. Written to a temporary name and renamed, so
-    an interruption never leaves half a file."""
+    many times faster than drawing every frame. Written atomically, like every file a run
+    writes."""
     try:
         from PIL import Image, ImageDraw, ImageFont  # noqa: PLC0415 - optional
     except ImportError:
@@ -204,12 +205,7 @@ def _write_gif(path: str, snapshots: List[Tuple[int, List[np.ndarray]]], tokens:
         frame.paste(Image.fromarray(colours).resize(size, Image.NEAREST), (left, top))
         ImageDraw.Draw(frame).text((8, 4), f"step {step}", fill=(0, 0, 0), font=font)
         frames.append(frame)
-    tmp = os.path.join(os.path.dirname(os.path.abspath(path)), ".tmp-" + os.path.basename(path))
-    try:
-        frames[0].save(tmp, format="GIF", save_all=True, append_images=frames[1:],
+    with atomic_write(path) as f:
+        frames[0].save(f, format="GIF", save_all=True, append_images=frames[1:],
                        duration=1000, loop=0)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
     return True

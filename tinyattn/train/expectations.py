@@ -12,6 +12,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 
+from .config import default_warmup
+
 __all__ = ["Usual", "USUAL", "accuracy_warning", "warn_if_below_usual", "WELL_BELOW"]
 
 
@@ -34,9 +36,17 @@ USUAL: Dict[Tuple[str, str], Usual] = {
     ("reverse", "alibi"): Usual(2000, 0.817),        # 500 steps: 60.7% and 61.0%
 }
 WELL_BELOW = 0.8    # warn below this fraction of the usual accuracy
-# Settings that change what a run can reach; a run that changes one is not compared.
+# Settings that change what a run can reach; a run that changes one is not compared (the
+# warm-up is compared with its default for the run's steps).
 _MODEL_SETTINGS = ("d_model", "heads", "layers", "lr", "warmup", "batch_size", "dropout",
                    "weight_decay", "eval_size")
+
+
+def _is_default(config: Any, name: str) -> bool:
+    value = getattr(config, name)
+    if name == "warmup":
+        return value is None or value == default_warmup(config.steps)
+    return value == getattr(type(config)(), name)
 
 
 def accuracy_warning(config: Any, metrics: Dict[str, Any], out: str) -> Optional[str]:
@@ -46,8 +56,7 @@ def accuracy_warning(config: Any, metrics: Dict[str, Any], out: str) -> Optional
     usual = USUAL.get((config.task, config.pos_encoding))
     if accuracy is None or usual is None or metrics.get("interrupted"):
         return None
-    defaults = type(config)()
-    if any(getattr(config, name) != getattr(defaults, name) for name in _MODEL_SETTINGS):
+    if not all(_is_default(config, name) for name in _MODEL_SETTINGS):
         return None
     if accuracy >= WELL_BELOW * usual.accuracy:
         return None

@@ -22,8 +22,9 @@ from typing import Any, List, Optional
 import numpy as np
 
 from ..tensor import as_tensor
-from . import loop
-from .loop import CheckpointError, TrainConfig
+from . import checkpoint, loop
+from .checkpoint import CHECKPOINT, CheckpointError
+from .config import ConfigError, TrainConfig, finalize
 from .tasks import make_task
 
 __all__ = ["main", "build_parser", "load_run", "encode_prompt"]
@@ -65,27 +66,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def load_run(path: str):
-    """(model, task, settings) of the run saved in ``path`` (a folder or its checkpoint)."""
-    directory = os.path.dirname(path) if os.path.isfile(path) else path
-    if os.path.isfile(path) and os.path.basename(path) != loop.CHECKPOINT:
+    """(model, task, settings) of the run saved in ``path`` (a folder or its checkpoint),
+    read and checked exactly as ``--resume`` reads it (checkpoint.read, then the run's own
+    restore: every part present and finite, the weights fitting the saved settings)."""
+    directory = (os.path.dirname(path) or ".") if os.path.isfile(path) else path
+    if os.path.isfile(path) and os.path.basename(path) != CHECKPOINT:
         raise CheckpointError(f"--checkpoint {path}: expected a run folder or its "
-                              f"{loop.CHECKPOINT}, got another file")
+                              f"{CHECKPOINT}, got another file")
     try:
-        state = loop._load_checkpoint(directory or ".", TrainConfig())
+        state = checkpoint.read(directory)
+        config = TrainConfig(**checkpoint.saved_settings(state), quiet=True)
+        try:
+            finalize(config)
+        except ConfigError as exc:
+            raise checkpoint.damaged(directory, f"holds settings that cannot be used ({exc})") \
+                from None
+        task = make_task(config.task)
+        if config.task == "chars":
+            task = type(task)(block_size=config.block_size)
+        model = loop._Run(config, directory, task, state, None).model
     except CheckpointError as exc:     # the reader names --resume; here the flag differs
         raise CheckpointError(str(exc).replace("--resume", "--checkpoint")) from None
-    config = TrainConfig()
-    for key in loop.RESUME_FIELDS:
-        setattr(config, key, state["config"][key])
-    task = make_task(config.task)
-    if config.task == "chars":
-        task = type(task)(block_size=config.block_size)
-    model = loop._model_for(config, len(task.vocab), task.block_size)
-    try:
-        model.load_state_dict(state["model"])
-    except (KeyError, ValueError, TypeError, RuntimeError) as exc:
-        raise CheckpointError(f"--checkpoint {directory}: its weights do not fit the model its "
-                              f"settings describe ({exc})") from None
     model.eval()
     return model, task, config
 

@@ -12,7 +12,7 @@ import os
 import textwrap
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..serialization import atomic_write
+from ..atomic import atomic_write
 from ..tensor import Tensor
 from .graph import Graph, Node, build_graph
 
