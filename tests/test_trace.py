@@ -116,3 +116,9 @@ def test_the_example_in_docs_see_it_prints_what_the_doc_shows(tmp_path, capsys):
     exec(compile(code, "docs/see_it.md", "exec"), {})
     assert capsys.readouterr().out == shown
     assert (tmp_path / "graph.png").stat().st_size > 1000
+
+
+def test_tinyattn_viz_is_there_after_import_tinyattn():
+    import tinyattn
+    assert tinyattn.viz.trace_backward is trace_backward
+    assert "viz" in tinyattn.__all__

@@ -7,7 +7,7 @@ with a hand-derived backward for every op, built to learn how attention and back
 from __future__ import annotations
 
 from . import backend, functional, nn, ops, optim
-from . import autograd
+from . import autograd, viz  # viz: draw_graph, trace_backward (see docs/see_it.md)
 from .autograd import (Function, detect_anomaly, enable_grad, is_grad_enabled, no_grad,
                        set_grad_enabled)
 from .backend import cuda_is_available, get_rng_state, manual_seed, set_rng_state
@@ -35,7 +35,7 @@ __all__ = [
     "Function", "gradcheck", "gradcheck_report", "GradcheckError", "functional", "ops",
     "backend", "nn", "optim", "save", "load", "CheckpointError", "cat", "concat", "stack",
     "split", "matmul", "where", "exp", "log", "sqrt", "tanh", "clone", "clamp", "from_numpy",
-    "autograd", "set_grad_enabled", "SavedDataWriteError",
+    "autograd", "viz", "set_grad_enabled", "SavedDataWriteError",
     "float16", "float32", "float64", "half", "double", "float", "int8", "int16", "int32",
     "int64", "uint8", "int", "long", "short", "bool", "bool_",
 ]
