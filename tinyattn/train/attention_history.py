@@ -66,8 +66,10 @@ class AttentionHistory:
     @classmethod
     def for_run(cls, model: nn.GPT, task: Any, inputs: np.ndarray, device: str,
                 total_steps: int, start_step: int = 0) -> "AttentionHistory":
-        """For a training run: the example the attention plots use (``readable_example``)."""
-        ids = plots.readable_example(task, inputs)
+        """For a training run: a held-out example as the attention plots pick it
+        (``readable_example``), at most 16 tokens, so that 7 columns of maps keep readable
+        tick labels (the digit tasks' whole example; 16 characters of text for chars)."""
+        ids = plots.readable_example(task, inputs, max_len=16)
         return cls(model, ids, task.decode(ids), device, total_steps, start_step)
 
     def after_step(self, model: nn.GPT, step: int) -> None:
