@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from .ops import (cross_entropy, dropout, embedding, gelu, layer_norm, linear, log_softmax,
                   masked_fill, relu, scaled_dot_product_attention, softmax, tanh, where)
+from .ops.norm import rms_norm
 from .ops.rope import rope
 
 __all__ = ["softmax", "log_softmax", "relu", "gelu", "tanh", "linear", "layer_norm", "dropout",
            "embedding", "cross_entropy", "masked_fill", "where", "scaled_dot_product_attention",
-           "rope"]
+           "rope", "rms_norm"]

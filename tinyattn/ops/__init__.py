@@ -18,7 +18,7 @@ from .embedding import embedding
 from .loss import cross_entropy
 from .masking import masked_fill, where
 from .matmul import linear, matmul
-from .norm import layer_norm
+from .norm import layer_norm, rms_norm
 from .reduce import amax, max, mean, sum
 from .rope import rope
 from .shape import (cat, chunk, concat, flatten, getitem, permute, reshape, split, squeeze,
@@ -30,7 +30,7 @@ __all__ = [
     "gelu",
     "convert", "sum", "mean", "amax", "max", "reshape", "permute", "transpose", "swapaxes",
     "unsqueeze", "squeeze", "flatten", "getitem", "cat", "concat", "stack", "split", "chunk",
-    "matmul", "linear", "softmax", "log_softmax", "masked_fill", "where", "layer_norm",
+    "matmul", "linear", "softmax", "log_softmax", "masked_fill", "where", "layer_norm", "rms_norm",
     "dropout", "embedding", "cross_entropy", "scaled_dot_product_attention", "rope", "clone",
     "clamp", "add_", "sub_", "mul_", "div_", "pow_", "neg_", "clamp_", "masked_fill_", "zero_",
     "fill_", "copy_", "uniform_", "normal_", "setitem",
