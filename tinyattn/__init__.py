@@ -6,7 +6,7 @@ with a hand-derived backward for every op, built to learn how attention and back
 """
 from __future__ import annotations
 
-from . import backend, functional, nn, ops, optim
+from . import backend, functional, nn, ops, optim, utils
 from . import autograd
 from .autograd import (Function, detect_anomaly, enable_grad, is_grad_enabled, no_grad,
                        set_grad_enabled)
@@ -35,7 +35,7 @@ __all__ = [
     "Function", "gradcheck", "gradcheck_report", "GradcheckError", "functional", "ops",
     "backend", "nn", "optim", "save", "load", "CheckpointError", "cat", "concat", "stack",
     "split", "matmul", "where", "exp", "log", "sqrt", "tanh", "clone", "clamp", "from_numpy",
-    "autograd", "set_grad_enabled", "SavedDataWriteError",
+    "autograd", "set_grad_enabled", "SavedDataWriteError", "utils",
     "float16", "float32", "float64", "half", "double", "float", "int8", "int16", "int32",
     "int64", "uint8", "int", "long", "short", "bool", "bool_",
 ]

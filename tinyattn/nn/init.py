@@ -4,7 +4,7 @@ Each function fills a tensor in place without recording a gradient (so it works 
 ``Parameter``), draws from the default generator (``tinyattn.manual_seed``) or from
 ``generator``, and returns the tensor, as ``torch.nn.init`` does:
 
-    nn.init.xavier_uniform_(layer.weight)          # U(-a, a), a = gain sqrt(6 / (fan_in + fan_out))
+    nn.init.xavier_uniform_(layer.weight)     # U(-a, a), a = gain sqrt(6 / (fan_in + fan_out))
     nn.init.kaiming_normal_(layer.weight, nonlinearity="relu")    # N(0, 2 / fan_in)
     model.apply(lambda m: nn.init.zeros_(m.bias) if isinstance(m, nn.Linear) else None)
 
