@@ -61,6 +61,30 @@ def test_wrong_backward_fails_and_names_input_and_element():
     assert ta.gradcheck(ScaledWrong.apply, [x, y], raise_exception=False) is False
 
 
+class ScaledWrongWithNoise(ScaledWrong):
+    """ScaledWrong plus 1e-7 on every dy entry: the off-diagonal entries, whose true value
+    (and central difference) is 0, get a huge relative error although they pass atol."""
+
+    def backward(self, grad):
+        dx, dy = super().backward(grad)
+        return dx, dy + 1e-7
+
+
+def test_worst_element_reports_its_own_errors_not_the_maxima():
+    x, y = _pair()
+    second = ta.gradcheck_report(ScaledWrongWithNoise.apply, [x, y]).inputs[1]
+    assert second.worst_input_index == (1, 2) and second.worst_output_index == (1, 2)
+    own_abs = abs(second.worst_analytic - second.worst_numeric)
+    assert second.worst_abs_error == pytest.approx(own_abs)
+    assert second.worst_rel_error == pytest.approx(own_abs / abs(second.worst_numeric))
+    assert second.worst_rel_error == pytest.approx(1.0, rel=1e-6)     # analytic = 2 numeric
+    # negative control: the maximum over all entries is another entry's (1e-7 / 1e-12)
+    assert second.max_rel_error > 1e4 * second.worst_rel_error
+    text = second.describe()
+    assert f"(abs error {own_abs:.2e}, rel error 1.00e+00)" in text
+    assert f"max rel error {second.max_rel_error:.2e}" in text
+
+
 def test_fast_mode_also_catches_the_wrong_backward():
     x, y = _pair()
     report = ta.gradcheck_report(ScaledWrong.apply, [x, y], fast=True)

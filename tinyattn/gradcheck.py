@@ -53,6 +53,8 @@ class InputReport:
     worst_output_index: Tuple[int, ...] = ()
     worst_analytic: float = 0.0
     worst_numeric: float = 0.0
+    worst_abs_error: float = 0.0    # the worst entry's own errors (max_*: over all entries)
+    worst_rel_error: float = 0.0
     output_shape: Tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
@@ -63,10 +65,13 @@ class InputReport:
         if diff.size:
             excess = np.where(np.isnan(diff), np.inf, diff - bound)
             flat = int(np.argmax(excess))
+            rel = diff / np.maximum(np.abs(self.numeric), 1e-12)
             self.max_abs_error = float(diff.max())
-            self.max_rel_error = float((diff / np.maximum(np.abs(self.numeric), 1e-12)).max())
+            self.max_rel_error = float(rel.max())
             self.worst_analytic = float(self.analytic.reshape(-1)[flat])
             self.worst_numeric = float(self.numeric.reshape(-1)[flat])
+            self.worst_abs_error = float(diff.reshape(-1)[flat])
+            self.worst_rel_error = float(rel.reshape(-1)[flat])
             if not self.fast:
                 m, n = np.unravel_index(flat, self.analytic.shape)
                 self.worst_output_index = tuple(int(i) for i in
@@ -90,9 +95,10 @@ class InputReport:
                      f"output{list(self.worst_output_index)}")
         return (f"input {self.index} {self.shape}: gradient WRONG. {where}: analytic "
                 f"{self.worst_analytic:.6g} vs numeric {self.worst_numeric:.6g} (abs error "
-                f"{self.max_abs_error:.2e}, rel error {self.max_rel_error:.2e}); "
+                f"{self.worst_abs_error:.2e}, rel error {self.worst_rel_error:.2e}); "
                 f"{self.num_failing} of {total} Jacobian entries outside atol={self.atol:g}, "
-                f"rtol={self.rtol:g}")
+                f"rtol={self.rtol:g} (max abs error {self.max_abs_error:.2e}, max rel error "
+                f"{self.max_rel_error:.2e})")
 
 
 @dataclass

@@ -9,7 +9,8 @@ h = num_heads, d_k = D / h (width of one head). The module
     4. merges heads: (B, h, S_q, d_k) -> (B, S_q, h, d_k) -> (B, S_q, D), then W_o.
 
 Masks are boolean, True = "may attend" (the opposite of PyTorch's ``nn.MultiheadAttention``).
-A query whose keys are all masked gets zeros (and zero gradients); PyTorch gives NaN there.
+A query whose keys are all masked gets zeros (and zero gradients); torch.nn.MultiheadAttention
+gives NaN there with need_weights=True or on its inference fast path (docs/nn.md#masks).
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ the leading dims (usually (B, h)) must match or broadcast.
 
 Masks are boolean with True = "may attend", broadcastable to (..., S_q, S_k). A query row whose
 keys are all masked gets an output of zeros and zero gradients (torch.nn.MultiheadAttention
-gives NaN there).
+gives NaN there with need_weights=True or on its inference fast path: docs/nn.md#masks).
 """
 from __future__ import annotations
 
@@ -84,9 +84,9 @@ def attention_gradients(grad: Any, saved: Tuple[Any, ...], needs: Sequence[bool]
     if needs[2]:
         dv = xp.matmul(_swap(attn), grad, out=out[2])   # (..., S_k, S_q) @ (..., S_q, d_v)
     if needs[0] or needs[1]:
-        d_scores = grad @ _swap(v)              # dP: (..., S_q, d_v) @ (..., d_v, S_k)
+        d_scores = grad @ _swap(v)              # dA: (..., S_q, d_v) @ (..., d_v, S_k)
         if keep is not None:
-            d_scores *= keep
+            d_scores *= keep                    # dP = dA * keep / (1 - p)
         row_dots = (grad * attn_out).sum(axis=-1)                # rowsum(g * out), (..., S_q)
         d_scores -= row_dots[..., None]
         d_scores *= probs                       # dS, in dP's buffer

@@ -29,7 +29,8 @@ class Embedding(Function):
     """out[...] = weight[ids[...]]: row lookup, (V, D) indexed by ids (...) -> (..., D).
 
     dweight[v] = sum of g[...] over every position whose id is v. Ids repeat (a token appears
-    many times), so the rows are scatter-ADDED: assigning would keep only the last one.
+    many times), so the rows are scatter-ADDED: assigning would keep only one of them (and
+    NumPy does not promise which).
     With ``padding_idx`` p, row p gets no gradient at all (PyTorch's rule: the padding row
     stays as it is, zeros from initialisation, however often padding appears).
     """

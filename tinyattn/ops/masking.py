@@ -4,8 +4,9 @@ Two conventions meet here, both PyTorch's:
 - ``masked_fill(x, mask, value)`` FILLS where ``mask`` is True;
 - attention masks (``scaled_dot_product_attention``, ``MultiHeadAttention``) mean True = "may
   attend / keep".
-Masks are always boolean. Filling with -inf through ``where`` (rather than adding -1e9) keeps
-float16 finite: -1e9 is not representable in float16 (max 65504) and overflows.
+Masks are always boolean. Filling with -inf through ``where`` (rather than adding -1e9) avoids
+overflow and NaN: -1e9 is not representable in float16 (max 65504), it overflows to -inf, and
+the additive mask's 0 * -inf then turns the kept scores into NaN.
 """
 from __future__ import annotations
 

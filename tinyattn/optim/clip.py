@@ -6,9 +6,11 @@ With the gradients of every parameter seen as one long vector g (see docs/optim.
     total = ||g||_p = (sum_i |g_i|^p)^(1/p)          (max_i |g_i| when p = inf)
     g    <- g * min(1, max_norm / (total + 1e-6))
 
-The direction of the update is kept; only its length is capped. As in PyTorch, the scale is
-applied unconditionally (it is exactly 1 when nothing needs clipping), so no decision is taken
-on the host; only the returned norm is copied to the host, once.
+The gradient keeps its direction; only its length is capped. Under SGD that caps the update;
+Adam's update does not scale with the gradient, so there clipping mainly keeps one spike out of
+Adam's moments (docs/optim.md#clipping). As in PyTorch, the scale is applied unconditionally
+(it is exactly 1 when nothing needs clipping), so no decision is taken on the host; only the
+returned norm is copied to the host, once.
 """
 from __future__ import annotations
 
