@@ -15,10 +15,13 @@ from __future__ import annotations
 from . import lr_scheduler
 from .adam import Adam, AdamW
 from .clip import clip_grad_norm_, clip_grad_value_
-from .lr_scheduler import LambdaLR, LRScheduler, NoamLR, WarmupCosineLR
+from .lr_scheduler import (CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR, LRScheduler,
+                           MultiStepLR, NoamLR, OneCycleLR, ReduceLROnPlateau, StepLR,
+                           WarmupCosineLR)
 from .optimizer import Optimizer
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "clip_grad_norm_", "clip_grad_value_",
            "lr_scheduler",
-           "LRScheduler", "LambdaLR", "WarmupCosineLR", "NoamLR"]
+           "LRScheduler", "LambdaLR", "WarmupCosineLR", "NoamLR", "StepLR", "MultiStepLR",
+           "ExponentialLR", "CosineAnnealingLR", "LinearLR", "OneCycleLR", "ReduceLROnPlateau"]

@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, Iterable, List, Sequence, Union
 from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "LambdaLR", "WarmupCosineLR", "NoamLR", "StepLR", "MultiStepLR",
-           "ExponentialLR", "CosineAnnealingLR", "LinearLR"]
+           "ExponentialLR", "CosineAnnealingLR", "LinearLR", "OneCycleLR", "ReduceLROnPlateau"]
 
 
 def _check_real(name: str, value: Any, low: float = -math.inf, high: float = math.inf) -> float:
@@ -352,3 +352,7 @@ class LinearLR(LRScheduler):
         progress = min(self.total_iters, self.last_epoch) / self.total_iters
         factor = self.start_factor + (self.end_factor - self.start_factor) * progress
         return [base_lr * factor for base_lr in self.base_lrs]
+
+
+# PyTorch's path for these is lr_scheduler.OneCycleLR; they build on LRScheduler above.
+from .lr_scheduler_extra import OneCycleLR, ReduceLROnPlateau  # noqa: E402
