@@ -19,9 +19,10 @@ from .lr_scheduler import (CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR,
                            MultiStepLR, NoamLR, OneCycleLR, ReduceLROnPlateau, StepLR,
                            WarmupCosineLR)
 from .optimizer import Optimizer
+from .rmsprop import Adagrad, RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "clip_grad_norm_", "clip_grad_value_",
-           "lr_scheduler",
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "clip_grad_norm_",
+           "clip_grad_value_", "lr_scheduler",
            "LRScheduler", "LambdaLR", "WarmupCosineLR", "NoamLR", "StepLR", "MultiStepLR",
            "ExponentialLR", "CosineAnnealingLR", "LinearLR", "OneCycleLR", "ReduceLROnPlateau"]
