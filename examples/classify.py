@@ -42,7 +42,8 @@ class AttentionClassifier(nn.Module):
         self.embed = nn.Embedding(VOCAB, d_model)
         self.position = nn.SinusoidalPositionalEncoding(d_model, max_len=LENGTH)
         self.encoder = nn.TransformerEncoderLayer(d_model, num_heads, dim_feedforward=64,
-                                                  dropout=0.0, norm_first=True)
+                                                  dropout=0.0, norm_first=True,
+                                                  batch_first=True)   # inputs are (B, S, D)
         self.head = nn.Linear(d_model, 2)
 
     def forward(self, ids: ta.Tensor) -> ta.Tensor:

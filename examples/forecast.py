@@ -36,7 +36,8 @@ class Forecaster(nn.Module):
         self.embed = nn.Linear(1, d_model)
         self.position = nn.SinusoidalPositionalEncoding(d_model, max_len=WINDOW)
         self.encoder = nn.TransformerEncoderLayer(d_model, num_heads, dim_feedforward=64,
-                                                  dropout=0.0, norm_first=True)
+                                                  dropout=0.0, norm_first=True,
+                                                  batch_first=True)   # inputs are (B, S, D)
         self.head = nn.Linear(d_model, 1)
 
     def forward(self, values: ta.Tensor) -> ta.Tensor:

@@ -142,7 +142,7 @@ def test_attention_row_sum_is_the_softmax_scalar_per_row():
     np.testing.assert_allclose(d, (g * out).sum(-1, keepdims=True), atol=1e-14)
     qt = ta.tensor(q, dtype="float64", requires_grad=True)
     F.scaled_dot_product_attention(qt, ta.tensor(k), ta.tensor(v),
-                                   mask=ta.tensor(mask)).backward(g)
+                                   attn_mask=ta.tensor(mask)).backward(g)
     np.testing.assert_allclose(_grad(qt), scale * rowwise @ k, atol=1e-13)
     # negative control: dS without the row sum D gives another dq
     assert not np.allclose(_grad(qt), scale * (p * dp) @ k, atol=1e-3)
@@ -285,7 +285,7 @@ def test_fully_masked_row_gives_zeros_in_torch_sdpa_as_in_tinyattn():
     assert (out[0, 0] != 0).any()                         # negative control: a normal row
     ours = _leaf(q)
     F.scaled_dot_product_attention(ours, ta.tensor(k), ta.tensor(v),
-                                   mask=ta.tensor(mask)).sum().backward()
+                                   attn_mask=ta.tensor(mask)).sum().backward()
     np.testing.assert_allclose(_grad(ours), qt.grad.numpy(), atol=1e-14)
 
 
@@ -315,8 +315,8 @@ def test_torch_multihead_attention_nan_depends_on_the_path():
     assert torch.isnan(out[:, 1]).all()
     # tinyattn: zeros on every path (negative control for the torch NaN)
     ours = nn.MultiHeadAttention(8, 2).double()
-    y = ours(ta.tensor(x.numpy()), mask=~masked_out.numpy())
-    assert np.isfinite(y.numpy()).all()
+    y, w = ours(ta.tensor(x.numpy()), attn_mask=masked_out.numpy())   # PyTorch's polarity
+    assert np.isfinite(y.numpy()).all() and np.isfinite(w.numpy()).all()
 
 
 # ----------------------------------------------------------------- residual stream
@@ -419,7 +419,7 @@ def test_multi_head_attention_backward_by_hand_equals_tinyattn():
     names = list(state)                      # q_proj.weight, q_proj.bias, ..., out_proj.bias
     x, g = rng.standard_normal((2, 5, 8)), rng.standard_normal((2, 5, 8))
     xt = _leaf(x)
-    out = mha(xt, is_causal=True)
+    out, _ = mha(xt, is_causal=True, need_weights=False)
     out.backward(g)
     params = dict(mha.named_parameters())
     ref_out, ref_dx, ref_grads = _mha_by_hand(x, [state[n] for n in names], g, 2)

@@ -86,10 +86,15 @@ def test_attention_mask_that_does_not_broadcast_shows_expected_shape():
         F.scaled_dot_product_attention(q, k, k, ta.tensor(np.ones((3, 3), dtype=bool)))
 
 
-def test_attention_float_mask_is_refused_with_a_hint():
+def test_attention_integer_mask_is_refused_with_a_hint_and_float_masks_are_added():
     q = ta.randn(1, 3, 8)
-    with pytest.raises(TypeError, match=r"boolean.*\.bool\(\)"):
-        F.scaled_dot_product_attention(q, q, q, ta.ones(3, 3))
+    with pytest.raises(TypeError, match=r"boolean.*floating.*\.bool\(\)"):
+        F.scaled_dot_product_attention(q, q, q, ta.tensor(np.ones((3, 3), dtype=np.int64)))
+    keep = np.tril(np.ones((3, 3), dtype=bool))
+    additive = np.where(keep, 0.0, -np.inf).astype(np.float32)   # PyTorch's float convention
+    np.testing.assert_allclose(
+        F.scaled_dot_product_attention(q, q, q, ta.tensor(additive)).numpy(),
+        F.scaled_dot_product_attention(q, q, q, ta.tensor(keep)).numpy(), rtol=1e-6)
 
 
 def test_attention_width_mismatch():

@@ -16,6 +16,13 @@ def f64(*shape, grad=True, seed=0):
     return ta.tensor(rng.standard_normal(shape), dtype="float64", requires_grad=grad)
 
 
+def run(mha, *args, **kwargs):
+    """The output alone (the module returns (output, weights), as PyTorch's)."""
+    out, weights = mha(*args, need_weights=False, **kwargs)
+    assert weights is None
+    return out
+
+
 def small_mha(d_model=4, heads=2, **kw):
     ta.manual_seed(1)
     mha = nn.MultiHeadAttention(d_model, heads, **kw).double()
@@ -41,20 +48,22 @@ def test_sliding_window_mask():
     assert (nn.sliding_window_mask(4, 10).numpy() == nn.causal_mask(4).numpy()).all()
 
 
-def test_padding_mask_from_lengths_and_ids():
-    m = nn.padding_mask(np.array([1, 3]), 4).numpy()
-    assert m.tolist() == [[True, False, False, False], [True, True, True, False]]
+def test_key_padding_mask_from_lengths_and_ids_is_true_for_padding():
+    m = nn.key_padding_mask(np.array([1, 3]), 4).numpy()
+    assert m.tolist() == [[False, True, True, True], [False, False, False, True]]
     ids = np.array([[5, 0, 0], [1, 2, 0]])
-    assert nn.padding_mask(ids, pad_id=0).numpy().tolist() == [[True, False, False],
-                                                                [True, True, False]]
+    assert nn.key_padding_mask(ids, pad_id=0).numpy().tolist() == [[False, True, True],
+                                                                    [False, False, True]]
     with pytest.raises(ValueError, match="does not fit in seq_len=2"):
-        nn.padding_mask(np.array([3]), 2)
+        nn.key_padding_mask(np.array([3]), 2)
     with pytest.raises(ValueError, match="pad_id"):
-        nn.padding_mask(ids)
+        nn.key_padding_mask(ids)
+    with pytest.raises(AttributeError, match="True = padding"):
+        nn.padding_mask(np.array([1]))          # the old name, True = real token, is gone
 
 
 def test_combine_masks():
-    pad = nn.padding_mask(np.array([2, 3]), 3).numpy()[:, None, None, :]
+    pad = ~nn.key_padding_mask(np.array([2, 3]), 3).numpy()[:, None, None, :]
     both = nn.combine_masks(nn.causal_mask(3), None, pad)
     assert both.shape == (2, 1, 3, 3)
     assert (both.numpy() == (np.tril(np.ones((3, 3), bool)) & pad)).all()
@@ -81,9 +90,9 @@ def _case_inputs(case, rng):
     if case == "causal":
         ours["mask"], theirs["attn_mask"] = causal, ~causal
     if case == "padding":
-        ours["padding_mask"], theirs["key_padding_mask"] = pad, ~pad
+        ours["key_padding_mask"], theirs["key_padding_mask"] = ~pad, ~pad
     if case == "combined":
-        ours.update(is_causal=True, padding_mask=pad)
+        ours.update(is_causal=True, key_padding_mask=~pad)
         theirs.update(attn_mask=~causal, key_padding_mask=~pad)
     if case == "window":
         window = nn.sliding_window_mask(S, 2, causal=False).numpy()
@@ -122,16 +131,17 @@ def test_mha_matches_torch_outputs_weights_and_all_gradients(case):
     xk = xq if k is q else ta.tensor(k, requires_grad=True)
     xv = xk if v is k else ta.tensor(v, requires_grad=True)
     key_args = () if k is q else (xk, xv)
-    out, w = mha(xq, *key_args, need_weights=True, **ours_kw)
+    out, w = mha(xq, *key_args, need_weights=True, average_attn_weights=False, **ours_kw)
     (out * ta.tensor(g)).sum().backward()
 
     np.testing.assert_allclose(out.numpy(), t_out.detach().numpy(), atol=1e-10, rtol=0)
     assert w.shape == (B, H, S, k.shape[1])
     np.testing.assert_allclose(w.numpy(), t_w.detach().numpy(), atol=1e-10, rtol=0)
     for ours_x, theirs_x in ((xq, tq), (xk, tk), (xv, tv)):
-        np.testing.assert_allclose(ours_x.grad, theirs_x.grad.numpy(), atol=1e-10, rtol=0)
+        np.testing.assert_allclose(ours_x.grad.numpy(), theirs_x.grad.numpy(), atol=1e-10,
+                                   rtol=0)
     torch_grads = convert_torch_state_dict({n: p.grad for n, p in tm.named_parameters()})
-    our_grads = {n: p.grad for n, p in mha.named_parameters()}
+    our_grads = {n: p.grad.numpy() for n, p in mha.named_parameters()}
     assert set(torch_grads) == set(our_grads)
     for name, grad in our_grads.items():
         np.testing.assert_allclose(grad, torch_grads[name], atol=1e-10, rtol=0, err_msg=name)
@@ -149,7 +159,7 @@ def test_parity_negative_control_a_wrong_head_split_is_detected():
     mha.load_state_dict(sd)
     x = np.random.default_rng(1).standard_normal((B, S, D))
     t_out, _ = tm(*(torch.tensor(x),) * 3)
-    assert np.abs(mha(ta.tensor(x)).numpy() - t_out.detach().numpy()).max() > 1e-3
+    assert np.abs(run(mha, ta.tensor(x)).numpy() - t_out.detach().numpy()).max() > 1e-3
 
 
 def test_state_dict_round_trip_to_torch_layout():
@@ -177,16 +187,16 @@ def test_fully_masked_query_row_gives_zeros_and_zero_gradients():
     x = f64(1, 3, 4)
     mask = np.ones((3, 3), bool)
     mask[1] = False                                    # query 1 may attend to nothing
-    out, w = mha(x, mask=mask, need_weights=True)
+    out, w = mha(x, mask=mask, need_weights=True, average_attn_weights=False)
     assert np.all(w.numpy()[0, :, 1] == 0)
     # The attention output of that row is 0, so the layer returns out_proj's bias there.
     np.testing.assert_allclose(out.numpy()[0, 1], mha.out_proj.bias.numpy(), atol=1e-15)
     g = np.zeros(out.shape)
     g[0, 1] = 1.0                                      # gradient only through the masked row
     out.backward(g)
-    assert np.all(np.isfinite(x.grad)) and np.all(x.grad == 0)
+    assert np.all(np.isfinite(x.grad.numpy())) and np.all(x.grad.numpy() == 0)
     for p in (mha.q_proj.weight, mha.k_proj.weight, mha.v_proj.weight):
-        assert np.all(p.grad == 0)
+        assert np.all(p.grad.numpy() == 0)
 
 
 def test_fully_masked_row_on_the_bias_path_is_also_finite():
@@ -194,18 +204,23 @@ def test_fully_masked_row_on_the_bias_path_is_also_finite():
     x = f64(1, 3, 4)
     mask = np.ones((3, 3), bool)
     mask[2] = False
-    out = mha(x, mask=mask, attn_bias=nn.ALiBi(2)(3, 3, dtype=np.float64))
+    out = run(mha, x, mask=mask, attn_bias=nn.ALiBi(2)(3, 3, dtype=np.float64))
     out.sum().backward()
-    assert np.all(np.isfinite(x.grad))
-    assert all(np.all(np.isfinite(p.grad)) for p in mha.parameters())
+    assert np.all(np.isfinite(x.grad.numpy()))
+    assert all(np.all(np.isfinite(p.grad.numpy())) for p in mha.parameters())
 
 
 # ------------------------------------------------------------------ gradchecks
 gradcheck_cases = {
     "none": {},
     "causal": {"is_causal": True},
-    "padding": {"padding_mask": np.array([[True, True, False], [True, True, True]])},
-    "combined": {"is_causal": True, "padding_mask": np.array([[True, True, False]] * 2)},
+    "padding": {"key_padding_mask": np.array([[False, False, True], [False, False, False]])},
+    "combined": {"is_causal": True, "key_padding_mask": np.array([[False, False, True]] * 2)},
+    "torch_attn_mask": {"attn_mask": np.array([[False, True, True], [False, False, True],
+                                               [False, False, False]])},
+    "float_masks": {"attn_mask": np.array([[0.0, -1.0, 0.5], [0.2, 0.0, -np.inf],
+                                           [0.0, 0.3, 0.0]]),
+                    "key_padding_mask": np.array([[0.0, 0.0, -2.0], [0.0, 0.0, 0.0]])},
     "window": {"mask": nn.sliding_window_mask(3, 2).numpy()},
     "fully_masked_row": {"mask": np.array([[True, False, False], [False, False, False],
                                            [True, True, True]])},
@@ -217,13 +232,13 @@ def test_mha_gradcheck_every_parameter(case):
     mha = small_mha()
     x = f64(2, 3, 4)
     kwargs = gradcheck_cases[case]
-    assert ta.gradcheck(lambda *_: mha(x, **kwargs), [x, *mha.parameters()])
+    assert ta.gradcheck(lambda *_: run(mha, x, **kwargs), [x, *mha.parameters()])
 
 
 def test_mha_cross_attention_gradcheck_with_kdim_vdim():
     mha = small_mha(kdim=3, vdim=5)
     q, k, v = f64(1, 2, 4), f64(1, 3, 3, seed=1), f64(1, 3, 5, seed=2)
-    assert ta.gradcheck(lambda *_: mha(q, k, v), [q, k, v, *mha.parameters()])
+    assert ta.gradcheck(lambda *_: run(mha, q, k, v), [q, k, v, *mha.parameters()])
 
 
 def test_mha_gradcheck_negative_control():
@@ -232,7 +247,7 @@ def test_mha_gradcheck_negative_control():
     x = f64(1, 3, 4)
 
     def broken(*_):
-        out = mha(x)
+        out = run(mha, x)
         return out + ta.tensor(mha.q_proj.weight.data.sum(), dtype="float64")  # no grad path
 
     assert not ta.gradcheck(broken, [x, mha.q_proj.weight], raise_exception=False)
@@ -242,36 +257,37 @@ def test_mha_gradcheck_negative_control():
 def test_self_attention_is_the_default_and_key_defaults_value():
     mha = small_mha()
     x, m = f64(1, 3, 4, grad=False), f64(1, 5, 4, grad=False, seed=3)
-    assert np.array_equal(mha(x).numpy(), mha(x, x, x).numpy())
-    assert np.array_equal(mha(x, m).numpy(), mha(x, m, m).numpy())
+    assert np.array_equal(run(mha, x).numpy(), run(mha, x, x, x).numpy())
+    assert np.array_equal(run(mha, x, m).numpy(), run(mha, x, m, m).numpy())
 
 
 def test_dropout_only_in_training_and_seeded():
     mha = small_mha(dropout=0.5)
     x = f64(1, 4, 4, grad=False)
     ta.manual_seed(3)
-    a = mha(x).numpy()
+    a = run(mha, x).numpy()
     ta.manual_seed(3)
-    assert np.array_equal(a, mha(x).numpy())
+    assert np.array_equal(a, run(mha, x).numpy())
     mha.eval()
-    assert not np.allclose(a, mha(x).numpy())
-    assert np.array_equal(mha(x).numpy(), mha(x).numpy())
+    assert not np.allclose(a, run(mha, x).numpy())
+    assert np.array_equal(run(mha, x).numpy(), run(mha, x).numpy())
 
 
 def test_tiled_impl_matches_plain():
     plain = small_mha()
     tiled = small_mha(attn_impl="tiled", block_size=2)
     x = f64(2, 5, 4, grad=False)
-    pad = np.arange(5)[None, :] < np.array([[5], [3]])
-    for kw in ({}, {"is_causal": True}, {"is_causal": True, "padding_mask": pad}):
-        np.testing.assert_allclose(tiled(x, **kw).numpy(), plain(x, **kw).numpy(), atol=1e-12)
+    pad = np.arange(5)[None, :] >= np.array([[5], [3]])
+    for kw in ({}, {"is_causal": True}, {"is_causal": True, "key_padding_mask": pad}):
+        np.testing.assert_allclose(run(tiled, x, **kw).numpy(), run(plain, x, **kw).numpy(),
+                                   atol=1e-12)
 
 
 def test_float32_stays_float32():
     ta.manual_seed(0)
     mha = nn.MultiHeadAttention(4, 2, rope=True)
     x = ta.randn(2, 3, 4, requires_grad=True)
-    out = mha(x, is_causal=True, attn_bias=nn.ALiBi(2)(3, 3))
+    out = run(mha, x, is_causal=True, attn_bias=nn.ALiBi(2)(3, 3))
     assert out.dtype == np.float32
     out.sum().backward()
     assert x.grad.dtype == np.float32
@@ -295,8 +311,10 @@ def test_mask_that_does_not_broadcast_shows_expected_shape():
     with pytest.raises(ValueError, match=r"\(3, 4\) does not broadcast .*"
                                          r"\(B, num_heads, S_q, S_k\) = \(1, 2, 3, 3\)"):
         mha(ta.randn(1, 3, 4), mask=np.ones((3, 4), bool))
-    with pytest.raises(ValueError, match=r"padding_mask of shape \(1, 4\) does not match"):
-        mha(ta.randn(1, 3, 4), padding_mask=np.ones((1, 4), bool))
+    with pytest.raises(ValueError, match=r"key_padding_mask of shape \(1, 4\) does not match"):
+        mha(ta.randn(1, 3, 4), key_padding_mask=np.ones((1, 4), bool))
+    with pytest.raises(TypeError, match="padding_mask= was removed"):
+        mha(ta.randn(1, 3, 4), padding_mask=np.ones((1, 3), bool))
     with pytest.raises(TypeError, match="boolean"):
         mha(ta.randn(1, 3, 4), mask=np.ones((3, 3)))
 
@@ -327,7 +345,7 @@ def test_returned_weights_are_a_copy_that_cannot_change_gradients():
     q.grad = None
     out2 = ta.functional.scaled_dot_product_attention(q, k, v)
     out2.sum().backward()
-    np.testing.assert_allclose(expected, q.grad)
+    np.testing.assert_allclose(expected, q.grad.numpy())
 
 
 def test_init_bound_matches_torch_packed_xavier():
@@ -352,7 +370,7 @@ def test_causal_alignment_top_left_in_the_function_bottom_right_in_the_module():
     bottom_right = nn.causal_mask(2, 4)
     np.testing.assert_array_equal(bottom_right.numpy(), np.tri(2, 4, k=2, dtype=bool))
     np.testing.assert_allclose(sdpa(q, k, k, is_causal=True).numpy(),
-                               sdpa(q, k, k, mask=top_left).numpy())
+                               sdpa(q, k, k, attn_mask=top_left).numpy())
     square = ta.randn(1, 1, 4, 4)
     np.testing.assert_allclose(sdpa(square, square, square, is_causal=True).numpy(),
-                               sdpa(square, square, square, mask=nn.causal_mask(4)).numpy())
+                               sdpa(square, square, square, attn_mask=nn.causal_mask(4)).numpy())

@@ -222,7 +222,7 @@ def test_remaining_error_messages():
     with pytest.raises(ValueError, match="window must be a positive int, got 0"):
         nn.sliding_window_mask(4, 0)
     with pytest.raises(TypeError, match="integer lengths"):
-        nn.padding_mask(np.array([1.5]))
+        nn.key_padding_mask(np.array([1.5]))
     with pytest.raises(ValueError, match="approximate must be 'none' or 'tanh'"):
         nn.GELU("fast")
     with pytest.raises(ValueError, match="num_heads must be a positive int, got 0"):

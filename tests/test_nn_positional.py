@@ -120,7 +120,7 @@ def _mha(**kw):
 def test_mha_with_rope_gradcheck():
     mha = _mha(rope=True)
     x = f64(2, 3, 4)
-    assert ta.gradcheck(lambda *_: mha(x, is_causal=True), [x, *mha.parameters()])
+    assert ta.gradcheck(lambda *_: mha(x, is_causal=True)[0], [x, *mha.parameters()])
 
 
 def test_rope_attention_is_shift_invariant():
@@ -131,10 +131,10 @@ def test_rope_attention_is_shift_invariant():
     cache = nn.KVCache()
     cache.k = ta.zeros(1, 2, 3, 2, dtype="float64")     # 3 fake cached positions ...
     cache.v = ta.zeros(1, 2, 3, 2, dtype="float64")
-    _, w0 = mha(x, need_weights=True, is_causal=True)
+    _, w0 = mha(x, need_weights=True, average_attn_weights=False, is_causal=True)
     mask = np.zeros((1, 1, 4, 7), bool)
     mask[..., 3:] = np.tril(np.ones((4, 4), bool))      # ... that no query may see
-    _, w3 = mha(x, need_weights=True, mask=mask, kv_cache=cache)
+    _, w3 = mha(x, need_weights=True, average_attn_weights=False, mask=mask, kv_cache=cache)
     np.testing.assert_allclose(w3.numpy()[..., 3:], w0.numpy(), atol=1e-12)
     q = mha.q_proj(x).reshape(1, 4, 2, 2).transpose(1, 2)
     assert not np.allclose(F.rope(q, offset=3).numpy(), F.rope(q).numpy())
@@ -162,10 +162,15 @@ def test_mha_with_alibi_gradcheck_and_matches_explicit_formula():
     mha = _mha()
     x = f64(2, 3, 4)
     bias = nn.ALiBi(2)(3, 3, dtype=np.float64)
-    assert ta.gradcheck(lambda *_: mha(x, attn_bias=bias, is_causal=True),
+    assert ta.gradcheck(lambda *_: mha(x, attn_bias=bias, is_causal=True)[0],
                         [x, *mha.parameters()])
-    # With a zero bias the explicit-ops path equals the fused op exactly.
+    # A zero bias gives what no bias gives; ALiBi's does not.
     zero = ta.zeros(2, 3, 3, dtype="float64")
-    np.testing.assert_allclose(mha(x, attn_bias=zero, is_causal=True).numpy(),
-                               mha(x, is_causal=True).numpy(), atol=1e-13)
-    assert not np.allclose(mha(x, attn_bias=bias).numpy(), mha(x).numpy())
+    np.testing.assert_allclose(mha(x, attn_bias=zero, is_causal=True)[0].numpy(),
+                               mha(x, is_causal=True)[0].numpy(), atol=1e-13)
+    assert not np.allclose(mha(x, attn_bias=bias)[0].numpy(), mha(x)[0].numpy())
+    # A bias that itself needs a gradient takes the explicit-ops path: same numbers.
+    learned = ta.tensor(bias.numpy(), requires_grad=True)
+    np.testing.assert_allclose(mha(x, attn_bias=learned, is_causal=True)[0].numpy(),
+                               mha(x, attn_bias=bias, is_causal=True)[0].numpy(), atol=1e-13)
+    assert ta.gradcheck(lambda b: mha(x, attn_bias=b, is_causal=True)[0], [learned])

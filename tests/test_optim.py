@@ -523,6 +523,8 @@ def test_scheduler_resumes_exactly(make, optimizer_first):
     (lambda ps: optim.SGD(ps, lr=-0.1), "lr"),
     (lambda ps: optim.Adam(ps, lr=-1e-3), "lr"),
     (lambda ps: optim.AdamW(ps, lr=float("nan")), "lr"),
+    (lambda ps: optim.AdamW(ps, lr=float("inf")), "must be a finite number"),
+    (lambda ps: optim.SGD(ps, lr=1.0, momentum=float("inf")), "must be a finite number"),
     (lambda ps: optim.SGD(ps, lr="0.1"), "real number"),
     (lambda ps: optim.SGD(ps, momentum=-0.5), "momentum"),
     (lambda ps: optim.SGD(ps, weight_decay=-1.0), "weight_decay"),

@@ -80,7 +80,7 @@ def test_scaled_dot_product_attention_with_mask(is_causal):
         _compare(lambda *a: F.scaled_dot_product_attention(*a, is_causal=True),
                  lambda *a: TF.scaled_dot_product_attention(*a, is_causal=True), q, k, v)
     else:
-        _compare(lambda *a: F.scaled_dot_product_attention(*a[:3], mask=a[3]),
+        _compare(lambda *a: F.scaled_dot_product_attention(*a[:3], attn_mask=a[3]),
                  lambda *a: TF.scaled_dot_product_attention(*a[:3], attn_mask=a[3]),
                  q, k, v, mask)
 

@@ -44,7 +44,7 @@ def test_packed_self_attention_equals_attention_on_the_three_slices(causal, drop
     out.backward(g)
     sliced = ta.tensor(qkv.data, requires_grad=True)
     ta.manual_seed(5)
-    ref = F.scaled_dot_product_attention(sliced[0], sliced[1], sliced[2], mask=mask,
+    ref = F.scaled_dot_product_attention(sliced[0], sliced[1], sliced[2], attn_mask=mask,
                                          is_causal=causal, dropout_p=dropout_p)
     ref.backward(g)
     np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-12, atol=1e-14)
@@ -74,23 +74,24 @@ def test_mha_packed_projection_equals_three_projections(options):
     ta.manual_seed(1)
     mha = nn.MultiHeadAttention(8, 2).double()
     x = _t((2, 5, 8))
-    pad = ta.tensor(np.array([[True] * 5, [True, True, True, False, False]]))
-    kwargs = {"is_causal": options.get("is_causal", False),
-              "padding_mask": pad if options.get("padding") else None}
-    out = mha(x, **kwargs)
+    pad = ta.tensor(np.array([[False] * 5, [False, False, False, True, True]]))
+    kwargs = {"is_causal": options.get("is_causal", False), "need_weights": False,
+              "key_padding_mask": pad if options.get("padding") else None}
+    out, _ = mha(x, **kwargs)
     g = RNG.standard_normal(out.shape)
     out.backward(g)
     packed_grads = {n: p.grad.numpy().copy() for n, p in mha.named_parameters()}
     mha.zero_grad()
     x_query, x_kv = (ta.tensor(x.data, requires_grad=True) for _ in range(2))
-    ref = mha(x_query, x_kv, x_kv, **kwargs)
+    ref, _ = mha(x_query, x_kv, x_kv, **kwargs)
     ref.backward(g)
     assert "PackedSelfAttention" in _op_names(out)           # the two paths differ
     assert "PackedSelfAttention" not in _op_names(ref)
     np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(x.grad, x_query.grad + x_kv.grad, rtol=1e-11, atol=1e-13)
+    np.testing.assert_allclose(x.grad.numpy(), (x_query.grad + x_kv.grad).numpy(),
+                               rtol=1e-11, atol=1e-13)
     for name, p in mha.named_parameters():
-        np.testing.assert_allclose(packed_grads[name], p.grad, rtol=1e-11, atol=1e-13,
+        np.testing.assert_allclose(packed_grads[name], p.grad.numpy(), rtol=1e-11, atol=1e-13,
                                    err_msg=name)
 
 
@@ -99,7 +100,7 @@ def test_mha_without_biases_packs_and_matches():
     mha = nn.MultiHeadAttention(4, 2, bias=False).double()
     x = _t((1, 3, 4))
     x2 = ta.tensor(x.data)
-    np.testing.assert_allclose(mha(x).numpy(), mha(x2, x2, x2).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(mha(x)[0].numpy(), mha(x2, x2, x2)[0].numpy(), rtol=1e-12)
 
 
 def test_causal_mask_cache_is_shared_and_left_unchanged_on_the_strict_device():

@@ -86,7 +86,7 @@ def test_matches_plain_float64(s_q, s_k, kind):
     rng = np.random.default_rng(s_q * 100 + s_k)
     label, mask, is_causal = _masks(s_q, s_k, rng)[kind]
     arrays = _qkv(rng, s_q, s_k)
-    _assert_same_as_plain(arrays, block_size=8, mask=mask, is_causal=is_causal)
+    _assert_same_as_plain(arrays, block_size=8, attn_mask=mask, is_causal=is_causal)
 
 
 @pytest.mark.parametrize("block_size", [1, 3, 16, 64])
@@ -94,19 +94,19 @@ def test_block_sizes_including_one_tile_and_single_rows(block_size):
     rng = np.random.default_rng(block_size)
     padding = np.ones((2, 1, 1, 23), dtype=bool)
     padding[0, ..., :4] = False
-    _assert_same_as_plain(_qkv(rng, 19, 23), block_size, mask=padding, is_causal=True)
+    _assert_same_as_plain(_qkv(rng, 19, 23), block_size, attn_mask=padding, is_causal=True)
 
 
 def test_fully_masked_rows_are_zero_with_zero_grads():
     rng = np.random.default_rng(1)
     mask = np.ones((21, 18), dtype=bool)
     mask[[2, 11]] = False
-    out, dq, _, _ = _assert_same_as_plain(_qkv(rng, 21, 18), 4, mask=mask)
+    out, dq, _, _ = _assert_same_as_plain(_qkv(rng, 21, 18), 4, attn_mask=mask)
     assert np.all(out[..., [2, 11], :] == 0)
     assert np.all(dq[..., [2, 11], :] == 0)
     # Every key masked for every query: all outputs and all gradients zero.
     out, dq, dk, dv = _run(_qkv(rng, 9, 7), "tiled", block_size=4,
-                           mask=np.zeros((9, 7), dtype=bool))
+                           attn_mask=np.zeros((9, 7), dtype=bool))
     for a in (out, dq, dk, dv):
         assert np.all(a == 0)
 
@@ -136,7 +136,7 @@ def test_explicit_scale_and_large_logits_float32_stay_stable():
 def test_property_matches_plain_random_sizes(s_q, s_k, block_size, is_causal, seed):
     rng = np.random.default_rng(seed)
     mask = rng.random((1, 1, s_q, s_k)) > 0.2
-    _assert_same_as_plain(_qkv(rng, s_q, s_k, batch=(1, 2)), block_size, mask=mask,
+    _assert_same_as_plain(_qkv(rng, s_q, s_k, batch=(1, 2)), block_size, attn_mask=mask,
                           is_causal=is_causal)
 
 
@@ -242,7 +242,7 @@ def test_memory_grows_linearly_not_quadratically(mask_kind):
     s = 768
     arrays = _qkv(rng, s, s, batch=(1, 2), d_k=16, d_v=16)
     mask = np.ones((1, 1, 1, s), dtype=bool) if mask_kind == "key padding" else None
-    kwargs = dict(mask=mask, is_causal=mask_kind == "causal")
+    kwargs = dict(attn_mask=mask, is_causal=mask_kind == "causal")
     score_bytes = 2 * s * s * 8                           # one (h, S, S) float64 array
     tiled = _peak_bytes(lambda: _run(arrays, "tiled", block_size=64, **kwargs))
     plain = _peak_bytes(lambda: _run(arrays, "plain", **kwargs))
@@ -273,8 +273,9 @@ def _tensors(rng):
     (dict(impl="tiled", block_size=True), TypeError, "block_size must be an int, got bool"),
     (dict(impl="tiled", dropout_p=0.1), ValueError, "does not support dropout"),
     (dict(impl="tiled", need_weights=True), ValueError, "cannot return the attention weights"),
-    (dict(impl="tiled", mask=np.ones((6, 5), dtype=bool)), ValueError, "does not broadcast"),
-    (dict(impl="tiled", mask=np.ones((6, 6))), TypeError, "must be boolean"),
+    (dict(impl="tiled", attn_mask=np.ones((6, 5), dtype=bool)), ValueError, "does not broadcast"),
+    (dict(impl="tiled", attn_mask=np.ones((6, 6))), ValueError, "boolean masks only"),
+    (dict(impl="tiled", attn_mask=np.ones((6, 6), dtype=np.int64)), TypeError, "must be boolean"),
 ])
 def test_errors_name_the_problem(kwargs, error, match):
     q, k, v = _tensors(np.random.default_rng(12))

@@ -15,8 +15,8 @@ from .gradcheck import GradcheckError, gradcheck, gradcheck_report
 from .ops import (cat, clamp, clone, concat, exp, log, matmul, split, sqrt, stack, tanh,
                   where)
 from .serialization import CheckpointError, load, save
-from .tensor import (SavedDataWriteError, Tensor, arange, as_tensor, from_numpy, full, ones, ones_like, rand, randn,
-                     tensor, zeros, zeros_like)
+from .tensor import (SavedDataWriteError, Tensor, arange, as_tensor, from_numpy, full, ones,
+                     ones_like, rand, randn, tensor, zeros, zeros_like)
 
 # dtype names, as torch's: tinyattn.float is float32, tinyattn.long int64, tinyattn.int int32.
 float16, float32, float64 = "float16", "float32", "float64"

@@ -13,6 +13,7 @@ test can prove no op leaks to the host.
 from __future__ import annotations
 
 import importlib
+import os
 from types import ModuleType
 from typing import Any, Callable, Dict, Optional
 
@@ -24,7 +25,7 @@ __all__ = [
     "to_host", "cuda_is_available", "erf", "scatter_add", "default_generator", "manual_seed",
     "get_rng_state", "set_rng_state", "register_device", "CUDA_INSTALL_HINT", "uniform",
     "standard_normal", "cuda_unavailable_reason", "device_info", "synchronize", "erf_is_slow",
-    "may_share_memory",
+    "memory_bytes", "may_share_memory",
 ]
 
 CUDA_INSTALL_HINT = (
@@ -91,6 +92,20 @@ def device_info(device: str) -> str:
     name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
     return (f"cupy {cupy.__version__}, {name}, CUDA runtime "
             f"{cupy.cuda.runtime.runtimeGetVersion()}")
+
+
+def memory_bytes(device: str) -> Optional[int]:
+    """Total memory of ``device`` in bytes: the GPU's for "cuda", the machine's RAM for the
+    CPU (and NumPy stand-ins); None when it cannot be found out."""
+    if normalize_device(device) == "cuda":
+        try:
+            return int(_require_cuda().cuda.Device().mem_info[1])
+        except Exception:  # no device, or a driver error: say unknown, do not guess
+            return None
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
 
 
 def synchronize(device: str) -> None:

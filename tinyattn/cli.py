@@ -2,15 +2,19 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 import numpy as np
 
 from .gradcheck import gradcheck_report
 from .optable import OP_TABLE, make_inputs
 
-__all__ = ["main", "run_gradcheck_table"]
+__all__ = ["main", "run_gradcheck_table", "quiet_on_broken_pipe"]
+
+SIGPIPE_EXIT = 141  # 128 + SIGPIPE: what a shell reports for `yes | head`
 
 
 def run_gradcheck_table(names: Optional[List[str]] = None, fast: bool = False,
@@ -43,7 +47,35 @@ def run_gradcheck_table(names: Optional[List[str]] = None, fast: bool = False,
     return failures
 
 
+def quiet_on_broken_pipe(command: Callable[[], int]) -> int:
+    """Run ``command``; if its reader went away (``... | head``), stop without a traceback,
+    as Unix tools do, and return 141. Later writes (Python's own flush at exit) go to
+    /dev/null so they cannot fail either."""
+    try:
+        code = command()
+        sys.stdout.flush()      # buffered output meets the closed pipe here, not at exit
+        return code
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return SIGPIPE_EXIT
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
+
+
 def main(argv: Optional[List[str]] = None) -> int:
+    return quiet_on_broken_pipe(lambda: _main(argv))
+
+
+def _main(argv: Optional[List[str]]) -> int:
     parser = argparse.ArgumentParser(prog="python -m tinyattn",
                                      description="tinyattn command line")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -51,7 +83,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     check.add_argument("ops", nargs="*", help="op names (default: all)")
     check.add_argument("--fast", action="store_true",
                        help="random-projection check instead of the full Jacobian")
-    check.add_argument("--seed", type=int, default=0)
+    check.add_argument("--seed", type=_non_negative_int, default=0,
+                       help="seed of the random inputs (a whole number >= 0), default 0")
     sub.add_parser("train", help="the toy training script (see --help)", add_help=False)
     sub.add_parser("doctor", help="check the GPU setup", add_help=False)
     args, rest = parser.parse_known_args(argv)

@@ -29,8 +29,8 @@ import numpy as np
 
 from . import autograd, backend
 
-__all__ = ["Tensor", "SavedDataWriteError", "tensor", "zeros", "ones", "zeros_like", "ones_like", "randn", "rand",
-           "arange", "full", "as_tensor", "from_numpy", "normalize_dtype"]
+__all__ = ["Tensor", "SavedDataWriteError", "tensor", "zeros", "ones", "zeros_like", "ones_like",
+           "randn", "rand", "arange", "full", "as_tensor", "from_numpy", "normalize_dtype"]
 
 DTypeLike = Union[str, type, np.dtype, None]
 

@@ -4,18 +4,20 @@ from __future__ import annotations
 from . import functional, init, torch_compat, utils
 from .activation import (GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus,
                          Tanh)
-from .containers import ModuleDict, ParameterDict, ParameterList, Sequential
 from .attention import KVCache, MultiHeadAttention
+from .containers import ModuleDict, ParameterDict, ParameterList, Sequential
 from .gpt import GPT, Block, GPTConfig
 from .layers import (Dropout, Embedding, FeedForward, Flatten, Identity, LayerNorm, Linear,
                      RMSNorm, Unflatten)
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
-from .masks import causal_mask, combine_masks, padding_mask, sliding_window_mask
+from .masks import causal_mask, combine_masks, key_padding_mask, sliding_window_mask
 from .module import Module, ModuleList, Parameter
 from .positional import (ALiBi, LearnedPositionalEmbedding, RotaryEmbedding,
                          SinusoidalPositionalEncoding, alibi_slopes, sinusoidal_table)
 from .swiglu import SwiGLU, llama_hidden_dim
-from .transformer import TransformerDecoderLayer, TransformerEncoderLayer
+from .torch_mha import MultiheadAttention
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
+                          TransformerEncoder, TransformerEncoderLayer)
 
 __all__ = [
     "Module", "ModuleList", "Parameter", "Sequential", "ModuleDict", "ParameterList",
@@ -25,10 +27,24 @@ __all__ = [
     "ReLU", "GELU", "Tanh", "Sigmoid", "SiLU", "LeakyReLU", "Softplus", "Softmax", "LogSoftmax",
     "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss", "BCEWithLogitsLoss",
     "functional", "init", "utils",
-    "causal_mask", "padding_mask", "sliding_window_mask", "combine_masks",
-    "MultiHeadAttention", "KVCache",
+    "causal_mask", "key_padding_mask", "sliding_window_mask", "combine_masks",
+    "MultiHeadAttention", "MultiheadAttention", "KVCache",
     "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding", "RotaryEmbedding", "ALiBi",
     "sinusoidal_table", "alibi_slopes",
-    "TransformerEncoderLayer", "TransformerDecoderLayer",
+    "TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder",
+    "TransformerDecoder", "Transformer",
     "GPTConfig", "GPT", "Block", "torch_compat",
 ]
+
+
+_REMOVED = {
+    "padding_mask": "nn.padding_mask (True = real token) was replaced by nn.key_padding_mask, "
+                    "which follows PyTorch's key_padding_mask: True = padding. "
+                    "nn.key_padding_mask(lengths) == ~old_padding_mask(lengths)",
+}
+
+
+def __getattr__(name: str):
+    if name in _REMOVED:
+        raise AttributeError(_REMOVED[name])
+    raise AttributeError(f"module 'tinyattn.nn' has no attribute {name!r}")

@@ -8,14 +8,17 @@ h = num_heads, d_k = D / h (width of one head). The module
     3. attends:      softmax(q k^T / sqrt(d_k) + bias, masked) v per head (one fused op)
     4. merges heads: (B, h, S_q, d_k) -> (B, S_q, h, d_k) -> (B, S_q, D), then W_o.
 
-Masks are boolean, True = "may attend" (the opposite of PyTorch's ``nn.MultiheadAttention``).
-A query whose keys are all masked gets zeros (and zero gradients); torch.nn.MultiheadAttention
-gives NaN there with need_weights=True or on its inference fast path (docs/nn.md#masks).
+``MultiHeadAttention`` (tinyattn's: batch-first, q/k/v kept apart, RoPE, ALiBi, grouped-query
+heads, a KV cache) takes PyTorch's forward arguments with PyTorch's meaning (key_padding_mask
+and attn_mask: True = NOT allowed; returns (output, weights)) plus ``mask=`` with True = MAY
+attend. ``MultiheadAttention`` (nn/torch_mha.py) is PyTorch's module itself. A query whose
+keys are all masked gets zeros (and zero gradients) in both; PyTorch gives NaN there with
+need_weights=True and on its inference fast path.
 """
 from __future__ import annotations
 
 import math
-from typing import Any, List, Optional, Tuple, Union
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
@@ -32,6 +35,7 @@ from .positional import RotaryEmbedding
 __all__ = ["MultiHeadAttention", "KVCache"]
 
 _IMPLS = ("plain", "tiled")
+_REMOVED: Any = object()     # marks a keyword that was removed (to explain what replaces it)
 
 
 class KVCache:
@@ -63,18 +67,24 @@ class KVCache:
 
 
 class MultiHeadAttention(Module):
-    """Multi-head scaled dot-product attention with separate q/k/v/out projections.
+    """Multi-head scaled dot-product attention with separate q/k/v/out projections:
+    tinyattn's own module, batch-first, with RoPE, ALiBi biases, grouped-query heads, a KV
+    cache and the tiled kernel. For PyTorch's exact interface (sequence-first by default,
+    packed ``in_proj_weight``) use ``nn.MultiheadAttention``.
 
     Args:
         d_model: D, the width of queries and of the output; must be divisible by num_heads.
-        num_heads: h.
+        num_heads: h, the query heads.
         dropout: probability of zeroing an attention weight while training.
         bias: whether the four projections have biases.
         kdim, vdim: feature sizes of key and value inputs (default D), for cross-attention.
+        num_kv_heads: h_kv key/value heads shared by groups of h / h_kv query heads
+            (grouped-query attention; 1 is multi-query attention; default h).
         rope: rotate q and k by their positions (RoPE) after the head split.
         attn_impl: "plain" (default) or "tiled" (``F.scaled_dot_product_attention(impl=...)``,
             memory linear in S; no dropout; weights are never formed).
         block_size: the tile size for attn_impl="tiled".
+        device, dtype: where and in which dtype to make the parameters (as PyTorch's).
 
     Initialisation (as PyTorch's): q/k/v weights Xavier-uniform, U(-a, a). PyTorch draws
     them as one packed (3D, D) matrix when kdim = vdim = D, so a = sqrt(6 / (D + 3D)); with
@@ -83,9 +93,13 @@ class MultiHeadAttention(Module):
     """
 
     def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
-                 kdim: Optional[int] = None, vdim: Optional[int] = None, *, rope: bool = False,
-                 rope_base: float = 10000.0, attn_impl: str = "plain", block_size: int = 64):
-        for name, value in (("d_model", d_model), ("num_heads", num_heads)):
+                 kdim: Optional[int] = None, vdim: Optional[int] = None, *,
+                 num_kv_heads: Optional[int] = None, rope: bool = False,
+                 rope_base: float = 10000.0, attn_impl: str = "plain", block_size: int = 64,
+                 device: Optional[str] = None, dtype: Any = None):
+        num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
+        for name, value in (("d_model", d_model), ("num_heads", num_heads),
+                            ("num_kv_heads", num_kv_heads)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"MultiHeadAttention: {name} must be a positive int, got "
                                  f"{value!r}")
@@ -93,49 +107,74 @@ class MultiHeadAttention(Module):
             raise ValueError(f"MultiHeadAttention: d_model={d_model} is not divisible by "
                              f"num_heads={num_heads}; each head gets d_model / num_heads "
                              f"features, so choose num_heads dividing d_model")
+        if num_heads % num_kv_heads != 0:
+            raise ValueError(f"MultiHeadAttention: num_heads={num_heads} is not a multiple of "
+                             f"num_kv_heads={num_kv_heads}; each key/value head serves an "
+                             f"equal group of query heads")
         if not 0.0 <= dropout <= 1.0:
             raise ValueError(f"MultiHeadAttention: dropout must be in [0, 1], got {dropout}")
         if attn_impl not in _IMPLS:
             raise ValueError(f"MultiHeadAttention: attn_impl must be one of {_IMPLS}, got "
                              f"{attn_impl!r}")
         self.d_model, self.num_heads, self.head_dim = d_model, num_heads, d_model // num_heads
+        self.num_kv_heads = num_kv_heads
         self.kdim = d_model if kdim is None else kdim
         self.vdim = d_model if vdim is None else vdim
         self.dropout, self.attn_impl, self.block_size = dropout, attn_impl, block_size
-        packed = self.kdim == d_model and self.vdim == d_model
+        kv_width = num_kv_heads * self.head_dim
+        packed = self.kdim == d_model and self.vdim == d_model and kv_width == d_model
         fan_out = 3 * d_model if packed else d_model     # torch's in_proj_weight is (3D, D)
         self.q_proj = _xavier_linear(d_model, d_model, bias, fan_out)
-        self.k_proj = _xavier_linear(self.kdim, d_model, bias, fan_out)
-        self.v_proj = _xavier_linear(self.vdim, d_model, bias, fan_out)
+        self.k_proj = _xavier_linear(self.kdim, kv_width, bias, fan_out)
+        self.v_proj = _xavier_linear(self.vdim, kv_width, bias, fan_out)
         self.out_proj = Linear(d_model, d_model, bias=bias)
         if bias:
             self.out_proj.bias = Parameter(np.zeros(d_model, dtype=np.float32))
         self.rotary = RotaryEmbedding(self.head_dim, rope_base) if rope else None
+        if device is not None or dtype is not None:
+            self.to(device=device, dtype=dtype)
 
     def extra_repr(self) -> str:
         extra = ", rope=True" if self.rotary is not None else ""
+        if self.num_kv_heads != self.num_heads:
+            extra += f", num_kv_heads={self.num_kv_heads}"
         return (f"d_model={self.d_model}, num_heads={self.num_heads}, dropout={self.dropout}"
                 f"{extra}, attn_impl={self.attn_impl!r}")
 
     # ------------------------------------------------------------------ forward
     def forward(self, query: Tensor, key: Optional[Tensor] = None,
-                value: Optional[Tensor] = None, *, mask: Any = None, padding_mask: Any = None,
-                is_causal: bool = False, need_weights: bool = False, attn_bias: Any = None,
-                kv_cache: Optional[KVCache] = None) -> Union[Tensor, Tuple[Tensor, Tensor]]:
+                value: Optional[Tensor] = None, key_padding_mask: Any = None,
+                need_weights: bool = True, attn_mask: Any = None,
+                average_attn_weights: bool = True, is_causal: bool = False, *,
+                mask: Any = None, attn_bias: Any = None, kv_cache: Optional[KVCache] = None,
+                padding_mask: Any = _REMOVED) -> Tuple[Tensor, Optional[Tensor]]:
         """Attend from ``query`` (B, S_q, D) to ``key`` (B, S_k, kdim) / ``value``
         (B, S_k, vdim); self-attention when both are omitted (value defaults to key).
+        Returns ``(output (B, S_q, D), weights or None)``, as PyTorch's MultiheadAttention.
 
-        mask: bool, broadcastable to (B, h, S_q, S_k), True = may attend.
-        padding_mask: bool (B, S_k), True for real tokens (with a cache: all S_k keys).
+        The arguments PyTorch's ``nn.MultiheadAttention.forward`` has mean what they mean
+        there (batch-first):
+        key_padding_mask: (B, S_k), bool with True = padding (ignored), or float added.
+        need_weights: also return the attention weights, detached, before dropout: averaged
+            over heads (B, S_q, S_k) when ``average_attn_weights``, else (B, h, S_q, S_k).
+        attn_mask: bool with True = NOT allowed, or float added to the scores; (S_q, S_k) or
+            (B * h, S_q, S_k).
         is_causal: query i sees keys up to its own position; the last query is aligned with
-            the last key, so this also holds after S_k - S_q cached tokens.
-        need_weights: also return the attention weights (B, h, S_q, S_k), detached, before
-            dropout (always computed on the plain path).
+            the last key, so this also holds after S_k - S_q cached tokens (PyTorch treats
+            it as a hint that needs attn_mask too; here it applies the causal mask itself).
+        tinyattn's additions (keyword-only):
+        mask: bool, broadcastable to (B, h, S_q, S_k), True = MAY attend (the polarity of
+            ``F.scaled_dot_product_attention``'s attn_mask, the opposite of attn_mask here).
         attn_bias: float, broadcastable to (B, h, S_q, S_k), added to the scaled scores
-            (ALiBi); computed with explicit ops, plain path only.
+            (ALiBi); plain path only.
         kv_cache: a ``KVCache`` to read earlier keys/values from and append to
             (self-attention only; for generation).
+        A query whose keys are all masked gets zeros (and zero gradients).
         """
+        if padding_mask is not _REMOVED:
+            raise TypeError("MultiHeadAttention: padding_mask= was removed: it meant True = "
+                            "real token, the opposite of PyTorch's key_padding_mask (True = "
+                            "padding). Pass key_padding_mask=~padding_mask")
         if key is None and value is not None:
             raise ValueError("MultiHeadAttention: value was given without key; pass both "
                              "(cross-attention) or neither (self-attention)")
@@ -146,55 +185,105 @@ class MultiHeadAttention(Module):
         key = query if key is None else key
         value = key if value is None else value
         batch, s_q = self._check_inputs(query, key, value)
+        if attn_bias is not None and self.attn_impl != "plain":
+            raise ValueError(f"MultiHeadAttention: attn_bias (ALiBi) needs attn_impl='plain', "
+                             f"got attn_impl={self.attn_impl!r}; the tiled kernel takes no "
+                             f"additive bias")
         impl = "plain" if need_weights else self.attn_impl
-        # Plain self-attention projects q, k, v with one packed matmul and keeps them stacked
-        # in one tensor; RoPE, a KV cache and ALiBi need them apart (three projections).
-        packed = (self_attention and kv_cache is None and self.rotary is None
-                  and attn_bias is None and impl == "plain" and self._biases_match())
-        if packed:
-            qkv = self._packed_qkv(query)                    # (3, B, h, S, d_k)
-            q = k = v = None
-            s_k = s_q
-        else:
-            q, k, v = self._separate_qkv(query, key, value, kv_cache)
-            s_k = k.shape[2]
-
+        s_k = key.shape[1] + (0 if kv_cache is None else kv_cache.length)
         expected = (batch, self.num_heads, s_q, s_k)
-        masks: List[Any] = []
-        if mask is not None:
-            masks.append(_bool_array(mask, "mask", expected, query.device))
-        if padding_mask is not None:
-            pad = _bool_array(padding_mask, "padding_mask", (batch, s_k), query.device,
-                              exact=True)
-            masks.append(pad[:, None, None, :])              # (B, S_k) -> (B, 1, 1, S_k)
-        bias = None if attn_bias is None else self._check_bias(attn_bias, expected, q)
+        keep, bias = self._masks(query, mask, attn_mask, key_padding_mask, attn_bias,
+                                 expected)
         # A square causal mask with nothing else can go to the fused op as is_causal (the
         # tiled path then skips whole tiles above the diagonal); otherwise build it here.
-        causal_flag = bool(is_causal) and s_q == s_k and not masks and bias is None
+        causal_flag = bool(is_causal) and s_q == s_k and keep is None and bias is None
         if is_causal and not causal_flag:
             xp = backend.get_array_module(query._data)
-            masks.append(xp.tri(s_q, s_k, k=s_k - s_q, dtype=bool))   # (S_q, S_k)
-        combined = None
-        for m in masks:
-            combined = m if combined is None else combined & m
+            causal = xp.tri(s_q, s_k, k=s_k - s_q, dtype=bool)         # (S_q, S_k)
+            keep = causal if keep is None else keep & causal
+        if bias is not None and keep is not None:                    # one float mask
+            xp = backend.get_array_module(query._data)
+            bias = F.where(xp.broadcast_to(keep, expected), bias, float("-inf"))
+            keep = None
         p = self.dropout if self.training else 0.0
-
+        # Plain self-attention projects q, k, v with one packed matmul and keeps them stacked
+        # in one tensor; RoPE, a KV cache, grouped heads and biases need them apart.
+        packed = (self_attention and kv_cache is None and self.rotary is None and bias is None
+                  and impl == "plain" and self._biases_match()
+                  and self.num_kv_heads == self.num_heads)
         if packed:
-            result = packed_self_attention(qkv, mask=combined, dropout_p=p,
+            result = packed_self_attention(self._packed_qkv(query), mask=keep, dropout_p=p,
                                            is_causal=causal_flag, need_weights=need_weights)
-            out, weights = result if need_weights else (result, None)
-        elif bias is not None:
-            out, weights = self._biased_attention(q, k, v, combined, bias, p, need_weights)
         else:
+            q, k, v = self._separate_qkv(query, key, value, kv_cache)
             extra = {} if impl == "plain" else {"impl": impl, "block_size": self.block_size}
-            result = F.scaled_dot_product_attention(q, k, v, mask=combined, dropout_p=p,
-                                                    is_causal=causal_flag,
-                                                    need_weights=need_weights, **extra)
-            out, weights = result if need_weights else (result, None)
-
+            result = F.scaled_dot_product_attention(
+                q, k, v, keep if bias is None else bias, dropout_p=p, is_causal=causal_flag,
+                enable_gqa=self.num_kv_heads != self.num_heads, need_weights=need_weights,
+                **extra)
+        out, weights = result if need_weights else (result, None)
         out = out.transpose(1, 2)                            # (B, h, S_q, d_k) -> (B, S_q, h, d_k)
         out = self.out_proj(out.reshape(batch, s_q, self.d_model))   # -> (B, S_q, D)
-        return (out, weights) if need_weights else out
+        if weights is not None and average_attn_weights:
+            weights = weights.mean(dim=1)                    # (B, h, S_q, S_k) -> (B, S_q, S_k)
+        return out, weights
+
+    def _masks(self, query: Tensor, mask: Any, attn_mask: Any, key_padding_mask: Any,
+               attn_bias: Any, expected: Tuple[int, ...]) -> Tuple[Any, Optional[Tensor]]:
+        """All masks as (boolean keep-mask broadcastable to ``expected`` or None, additive
+        float bias Tensor or None)."""
+        batch, h, s_q, s_k = expected
+        keeps: List[Any] = []
+        biases: List[Tensor] = []
+        if mask is not None:
+            keeps.append(_bool_array(mask, "mask", expected, query.device))
+        if attn_mask is not None:
+            data = attn_mask._data if isinstance(attn_mask, Tensor) else attn_mask
+            if getattr(data, "ndim", 2) == 3:                 # (B * h, S_q, S_k), torch's
+                if tuple(data.shape) != (batch * h, s_q, s_k):
+                    raise ValueError(f"MultiHeadAttention: a 3-D attn_mask must be (B * "
+                                     f"num_heads, S_q, S_k) = {(batch * h, s_q, s_k)}, got "
+                                     f"{tuple(data.shape)}")
+                attn_mask = as_tensor(data).reshape(batch, h, s_q, s_k)
+            self._torch_mask(attn_mask, "attn_mask", (s_q, s_k) if getattr(
+                data, "ndim", 2) == 2 else expected, query, keeps, biases, lambda m: m)
+        if key_padding_mask is not None:
+            self._torch_mask(key_padding_mask, "key_padding_mask", (batch, s_k), query, keeps,
+                             biases, lambda m: m[:, None, None, :])   # (B, S_k) -> (B,1,1,S_k)
+        if attn_bias is not None:
+            biases.append(self._check_bias(attn_bias, expected, query))
+        keep = None
+        for m in keeps:
+            keep = m if keep is None else keep & m
+        bias = None
+        for b in biases:
+            bias = b if bias is None else bias + b
+        return keep, bias
+
+    @staticmethod
+    def _torch_mask(value: Any, what: str, shape: Tuple[int, ...], query: Tensor,
+                    keeps: List[Any], biases: List[Tensor], place: Any) -> None:
+        """One PyTorch-convention mask: bool True = NOT allowed (kept as its negation), or
+        float, added to the scores."""
+        data = value._data if isinstance(value, Tensor) else value
+        if not hasattr(data, "dtype"):
+            data = np.asarray(data)
+        if data.dtype == np.bool_:
+            checked = mask_array(data, "MultiHeadAttention", shape, query.device, what=what,
+                                 layout="", exact=True)
+            keeps.append(place(~checked))
+            return
+        if data.dtype.kind != "f":
+            raise TypeError(f"MultiHeadAttention: {what} must be boolean (True = not allowed, "
+                            f"as in PyTorch) or floating (added to the scores), got dtype "
+                            f"{data.dtype}")
+        if tuple(data.shape) != tuple(shape):
+            raise ValueError(f"MultiHeadAttention: {what} of shape {tuple(data.shape)} does "
+                             f"not match the expected shape {tuple(shape)}")
+        bias = value if isinstance(value, Tensor) else as_tensor(data)
+        if bias.dtype != query.dtype:
+            bias = bias.to(query.dtype)
+        biases.append(place(bias))
 
     def _packed_qkv(self, x: Tensor) -> Tensor:
         """q, k, v for self-attention from one matmul: x (B, S, D) @ [W_q; W_k; W_v]^T.
@@ -220,43 +309,23 @@ class MultiHeadAttention(Module):
     def _separate_qkv(self, query: Tensor, key: Tensor, value: Tensor,
                       kv_cache: Optional[KVCache]) -> Tuple[Tensor, Tensor, Tensor]:
         """Three projections, heads split, RoPE applied, the KV cache read and extended:
-        q (B, h, S_q, d_k), k and v (B, h, S_k, d_k)."""
+        q (B, h, S_q, d_k), k and v (B, h_kv, S_k, d_k)."""
         batch, s_q = query.shape[:2]
-        h, d_k = self.num_heads, self.head_dim
+        h, h_kv, d_k = self.num_heads, self.num_kv_heads, self.head_dim
         q = self.q_proj(query).reshape(batch, s_q, h, d_k)   # (B, S_q, D) -> (B, S_q, h, d_k)
         q = q.transpose(1, 2)                                # -> (B, h, S_q, d_k)
         s_new = key.shape[1]
-        k = self.k_proj(key).reshape(batch, s_new, h, d_k)   # (B, S_k, D) -> (B, S_k, h, d_k)
-        k = k.transpose(1, 2)                                # -> (B, h, S_k, d_k)
-        v = self.v_proj(value).reshape(batch, s_new, h, d_k)
-        v = v.transpose(1, 2)                                # (B, S_k, h, d_k) -> (B, h, S_k, d_k)
+        k = self.k_proj(key).reshape(batch, s_new, h_kv, d_k)  # (B, S_k, h_kv * d_k) -> 4-D
+        k = k.transpose(1, 2)                                # -> (B, h_kv, S_k, d_k)
+        v = self.v_proj(value).reshape(batch, s_new, h_kv, d_k)
+        v = v.transpose(1, 2)                                # -> (B, h_kv, S_k, d_k)
 
         offset = 0 if kv_cache is None else kv_cache.length
         if self.rotary is not None:
             q, k = self.rotary(q, offset), self.rotary(k, offset)
         if kv_cache is not None:
-            k, v = kv_cache.append(k, v)                     # (B, h, offset + S, d_k)
+            k, v = kv_cache.append(k, v)                     # (B, h_kv, offset + S, d_k)
         return q, k, v
-
-    def _biased_attention(self, q: Tensor, k: Tensor, v: Tensor, mask: Any, bias: Tensor,
-                          p: float, need_weights: bool) -> Tuple[Tensor, Optional[Tensor]]:
-        """softmax(q k^T / sqrt(d_k) + bias, masked) v from separate ops (each with its own
-        hand-written backward): the fused op takes no additive bias."""
-        if self.attn_impl != "plain":
-            raise ValueError(f"MultiHeadAttention: attn_bias (ALiBi) needs attn_impl='plain', "
-                             f"got attn_impl={self.attn_impl!r}; the tiled kernel takes no "
-                             f"additive bias")
-        scale = 1.0 / math.sqrt(self.head_dim)
-        scores = (q @ k.transpose(-2, -1)) * scale   # (B, h, S_q, d_k) @ (B, h, d_k, S_k)
-        scores = scores + bias                       # -> (B, h, S_q, S_k)
-        if mask is not None:
-            xp = backend.get_array_module(scores._data)
-            not_allowed = ~xp.broadcast_to(mask, scores.shape)
-            scores = scores.masked_fill(not_allowed, float("-inf"))
-        probs = scores.softmax(-1)                   # a row of -inf only gives zeros
-        weights = Tensor._wrap(probs._data.copy()) if need_weights else None
-        probs = F.dropout(probs, p, training=p > 0.0)
-        return probs @ v, weights                    # (B, h, S_q, S_k) @ (B, h, S_k, d_k)
 
     # ------------------------------------------------------------------ checks
     def _check_inputs(self, query: Tensor, key: Tensor, value: Tensor) -> Tuple[int, int]:

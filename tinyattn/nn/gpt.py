@@ -125,15 +125,12 @@ class Block(Module):
 
     def __init__(self, config: GPTConfig):
         d = config.d_model
-        # Grouped-query attention only when asked, so the keyword reaches MultiHeadAttention
-        # only then (num_kv_heads).
-        gqa = {} if config.n_kv_head in (None, config.n_head) else {
-            "num_kv_heads": config.n_kv_head}
         self.ln1 = _make_norm(config)
         self.attn = MultiHeadAttention(d, config.n_head, dropout=config.dropout,
                                        bias=config.bias, rope=config.pos_encoding == "rope",
                                        rope_base=config.rope_base, attn_impl=config.attn_impl,
-                                       block_size=config.attn_block_size, **gqa)
+                                       block_size=config.attn_block_size,
+                                       num_kv_heads=config.n_kv_head)
         self.drop1 = Dropout(config.dropout)
         self.ln2 = _make_norm(config)
         self.mlp = _make_mlp(config)
@@ -143,9 +140,9 @@ class Block(Module):
                 kv_cache: Optional[KVCache] = None, need_weights: bool = False
                 ) -> Tuple[Tensor, Optional[Tensor]]:
         """x (B, S, D) -> (x (B, S, D), weights (B, h, S, S_k) or None)."""
-        result = self.attn(self.ln1(x), is_causal=True, attn_bias=attn_bias,
-                           kv_cache=kv_cache, need_weights=need_weights)
-        attended, weights = result if need_weights else (result, None)
+        attended, weights = self.attn(self.ln1(x), need_weights=need_weights,
+                                      average_attn_weights=False, is_causal=True,
+                                      attn_bias=attn_bias, kv_cache=kv_cache)
         x = x + self.drop1(attended)
         x = x + self.drop2(self.mlp(self.ln2(x)))
         return x, weights

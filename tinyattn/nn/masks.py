@@ -1,18 +1,20 @@
-"""Attention masks: boolean, True = "this query may attend to this key" (docs/nn.md#masks).
+"""Attention masks (docs/nn.md#masks). Shapes: S_q queries, S_k keys, B batch.
 
-Shapes: S_q queries, S_k keys, B batch. Every helper returns a bool ``Tensor``:
-- ``causal_mask(S)``                 (S, S)     query i sees keys 0..i
-- ``padding_mask(lengths, S)``       (B, S)     True for real tokens, False for padding
-- ``padding_mask(ids, pad_id=p)``    (B, S)     True where ids != p
-- ``sliding_window_mask(S, w)``      (S, S)     query i sees keys i-w+1..i (local attention)
-- ``combine_masks(a, b, ...)``       broadcast  True only where every mask is True
+Two conventions, each PyTorch's where PyTorch has the name:
+- "may attend" masks, True = this query may attend to this key: the boolean ``attn_mask`` of
+  ``F.scaled_dot_product_attention`` and tinyattn's ``MultiHeadAttention(mask=...)``;
+- "padding" masks, True = this key is padding and must be ignored: PyTorch's
+  ``key_padding_mask`` (``nn.MultiheadAttention``, ``MultiHeadAttention``, the transformer
+  layers' ``*_key_padding_mask``).
 
-A (B, S_k) padding mask is per key; to combine it with (S_q, S_k) masks or pass it as
-``mask=``, give it the head and query axes: ``pad[:, None, None, :]`` is (B, 1, 1, S_k).
-``MultiHeadAttention(padding_mask=...)`` does that for you.
+- ``causal_mask(S)``                  (S, S)     may attend: query i sees keys 0..i
+- ``sliding_window_mask(S, w)``       (S, S)     may attend: keys i-w+1..i (local attention)
+- ``key_padding_mask(lengths, S)``    (B, S)     padding: True past each row's length
+- ``key_padding_mask(ids, pad_id=p)`` (B, S)     padding: True where ids == p
+- ``combine_masks(a, b, ...)``        broadcast  "may attend" masks ANDed together
 
-This is the opposite of PyTorch's ``nn.MultiheadAttention`` boolean ``attn_mask`` and
-``key_padding_mask``, where True means "masked out"; pass ``~mask`` to PyTorch.
+To use a padding mask as a "may attend" mask, negate it and give it the head and query axes:
+``~pad[:, None, None, :]`` is (B, 1, 1, S_k).
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ import numpy as np
 from .. import backend
 from ..tensor import Tensor
 
-__all__ = ["causal_mask", "padding_mask", "sliding_window_mask", "combine_masks"]
+__all__ = ["causal_mask", "key_padding_mask", "sliding_window_mask", "combine_masks"]
 
 
 def _check_length(name: str, value: Any, what: str) -> int:
@@ -62,37 +64,38 @@ def sliding_window_mask(seq_len: int, window: int, causal: bool = True,
     return Tensor._wrap(keep)
 
 
-def padding_mask(lengths_or_ids: Any, seq_len: Optional[int] = None,
-                 pad_id: Optional[int] = None) -> Tensor:
-    """(B, S) bool, True for real tokens, from either
+def key_padding_mask(lengths_or_ids: Any, seq_len: Optional[int] = None,
+                     pad_id: Optional[int] = None) -> Tensor:
+    """(B, S) bool, True for PADDING (PyTorch's ``key_padding_mask`` convention), from either
 
-    - ``lengths`` (B,) integers: row b is True in its first lengths[b] positions (``seq_len``
-      columns, default max(lengths)); or
-    - ``ids`` (B, S) integers with ``pad_id``: True where ids != pad_id.
+    - ``lengths`` (B,) integers: row b is False in its first lengths[b] positions and True
+      after (``seq_len`` columns, default max(lengths)); or
+    - ``ids`` (B, S) integers with ``pad_id``: True where ids == pad_id.
     """
     data = lengths_or_ids._data if isinstance(lengths_or_ids, Tensor) else lengths_or_ids
     if not hasattr(data, "dtype"):
         data = np.asarray(data)
     if not np.issubdtype(data.dtype, np.integer):
-        raise TypeError(f"padding_mask: expected integer lengths (B,) or ids (B, S), got dtype "
-                        f"{data.dtype}")
+        raise TypeError(f"key_padding_mask: expected integer lengths (B,) or ids (B, S), got "
+                        f"dtype {data.dtype}")
     xp = backend.get_array_module(data)
     if pad_id is not None:
         if data.ndim != 2:
-            raise ValueError(f"padding_mask: with pad_id, pass token ids of shape (B, S); got "
-                             f"shape {tuple(data.shape)}")
-        return Tensor._wrap(data != pad_id)
+            raise ValueError(f"key_padding_mask: with pad_id, pass token ids of shape (B, S); "
+                             f"got shape {tuple(data.shape)}")
+        return Tensor._wrap(data == pad_id)
     if data.ndim != 1:
-        raise ValueError(f"padding_mask: pass lengths of shape (B,) (or ids (B, S) together "
-                         f"with pad_id=...); got shape {tuple(data.shape)}")
+        raise ValueError(f"key_padding_mask: pass lengths of shape (B,) (or ids (B, S) "
+                         f"together with pad_id=...); got shape {tuple(data.shape)}")
     longest = int(data.max()) if data.size else 0
     if data.size and int(data.min()) < 0:
-        raise ValueError(f"padding_mask: lengths must be >= 0, got {backend.to_host(data)}")
+        raise ValueError(f"key_padding_mask: lengths must be >= 0, got "
+                         f"{backend.to_host(data)}")
     s = longest if seq_len is None else int(seq_len)
     if longest > s:
-        raise ValueError(f"padding_mask: a length of {longest} does not fit in seq_len={s}; "
-                         f"pass a larger seq_len")
-    return Tensor._wrap(xp.arange(s)[None, :] < data[:, None])   # (1, S) < (B, 1) -> (B, S)
+        raise ValueError(f"key_padding_mask: a length of {longest} does not fit in "
+                         f"seq_len={s}; pass a larger seq_len")
+    return Tensor._wrap(xp.arange(s)[None, :] >= data[:, None])  # (1, S) >= (B, 1) -> (B, S)
 
 
 def combine_masks(*masks: Any) -> Optional[Tensor]:

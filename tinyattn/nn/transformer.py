@@ -1,69 +1,118 @@
-"""Transformer encoder and decoder layers (docs/nn.md#transformer-layers).
+"""Transformer layers and stacks with PyTorch's signatures (docs/nn.md#transformer-layers).
 
-Shapes: B batch, S (S_t target, S_m memory) sequence lengths, D = d_model. Sub-module names
-are PyTorch's (``self_attn``, ``multihead_attn``, ``linear1``, ``linear2``, ``norm1``..), so a
-state dict from ``torch.nn.TransformerEncoderLayer`` loads after
-``tinyattn.nn.torch_compat.convert_torch_state_dict`` unpacks the attention projections.
+``TransformerEncoderLayer``, ``TransformerDecoderLayer``, ``TransformerEncoder``,
+``TransformerDecoder`` and ``Transformer`` take PyTorch's arguments with PyTorch's meaning:
+``d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
+batch_first=False, norm_first=False, bias=True``; inputs are (S, N, E) unless
+``batch_first=True``; masks are PyTorch's (``src_mask``/``tgt_mask``/``memory_mask``: bool
+True = NOT allowed, or float added; ``*_key_padding_mask``: (N, S), True = padding). The
+attention inside is ``nn.MultiheadAttention`` and every sub-module has PyTorch's name
+(``self_attn``, ``multihead_attn``, ``linear1``, ``linear2``, ``norm1``.., ``layers.0``..), so
+``load_state_dict(torch_model.state_dict())`` works as is.
 
 Post-LN (``norm_first=False``, the original paper):   x = norm(x + sublayer(x))
 Pre-LN  (``norm_first=True``, GPT-2 and most modern models): x = x + sublayer(norm(x))
 Pre-LN keeps an identity path from the output back to the input, which trains deep stacks
 without warm-up tricks; post-LN normalises the residual stream itself.
+
+Shapes below: S source length, T target length, N batch, E = d_model.
 """
 from __future__ import annotations
 
-from typing import Any
+import copy
+from typing import Any, Callable, Optional, Union
 
-from ..tensor import Tensor
-from .attention import MultiHeadAttention
-from .layers import Dropout, LayerNorm, Linear, make_activation
-from .module import Module
+import numpy as np
 
-__all__ = ["TransformerEncoderLayer", "TransformerDecoderLayer"]
+from .. import functional as F
+from ..tensor import Tensor, as_tensor
+from .layers import Dropout, LayerNorm, Linear
+from .module import Module, ModuleList
+from .torch_mha import MultiheadAttention
+
+__all__ = ["TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder",
+           "TransformerDecoder", "Transformer"]
+
+_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+
+
+def _activation(activation: Union[str, Callable[[Tensor], Tensor]]) -> Callable:
+    if callable(activation):
+        return activation
+    if activation not in _ACTIVATIONS:
+        raise ValueError(f"activation must be 'relu', 'gelu' or a callable, got {activation!r}")
+    return _ACTIVATIONS[activation]
+
+
+def _refuse_old_names(layer: str, options: dict) -> None:
+    """tinyattn's earlier names, explained (they meant something else)."""
+    hints = {"num_heads": "nhead", "src_padding_mask": "src_key_padding_mask (True = padding, "
+             "the opposite of the old src_padding_mask: pass ~mask)",
+             "tgt_padding_mask": "tgt_key_padding_mask (True = padding: pass ~mask)",
+             "memory_padding_mask": "memory_key_padding_mask (True = padding: pass ~mask)"}
+    for name in options:
+        hint = hints.get(name)
+        raise TypeError(f"{layer}: unexpected argument {name!r}" +
+                        (f"; tinyattn now uses PyTorch's name {hint}" if hint else ""))
+
+
+def _causal_float_mask(size: int, like: Tensor) -> Tensor:
+    return Transformer.generate_square_subsequent_mask(size, dtype=like.dtype,
+                                                       device=like.device)
 
 
 class _FeedForwardMixin:
     """The position-wise MLP with PyTorch's attribute names, shared by both layers."""
 
-    def _build_ff(self, d_model: int, dim_feedforward: int, dropout: float, activation: str,
-                  bias: bool) -> None:
+    def _build_ff(self, d_model: int, dim_feedforward: int, dropout: float,
+                  activation: Any, bias: bool) -> None:
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias)
-        self.activation = make_activation(activation)
+        self.activation = _activation(activation)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias)
 
     def _ff(self, x: Tensor) -> Tensor:
-        return self.linear2(self.dropout(self.activation(self.linear1(x))))  # D -> d_ff -> D
+        return self.linear2(self.dropout(self.activation(self.linear1(x))))  # E -> d_ff -> E
 
 
 class TransformerEncoderLayer(_FeedForwardMixin, Module):
-    """Self-attention then feed-forward, each with a residual connection and LayerNorm.
+    """Self-attention then feed-forward, each with a residual connection and LayerNorm
+    (``torch.nn.TransformerEncoderLayer``)."""
 
-    Arguments as ``torch.nn.TransformerEncoderLayer(batch_first=True)``; inputs are
-    (B, S, D). Masks follow tinyattn's convention: True = may attend / real token.
-    """
-
-    def __init__(self, d_model: int, num_heads: int, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, activation: str = "relu", layer_norm_eps: float = 1e-5,
-                 norm_first: bool = False, bias: bool = True, **attn_options: Any):
-        self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout, bias=bias,
-                                            **attn_options)
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation: Any = "relu", layer_norm_eps: float = 1e-5,
+                 batch_first: bool = False, norm_first: bool = False, bias: bool = True,
+                 device: Optional[str] = None, dtype: Any = None, **old: Any):
+        _refuse_old_names("TransformerEncoderLayer", old)
+        self.norm_first, self.batch_first = norm_first, batch_first
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                            batch_first=True)
         self._build_ff(d_model, dim_feedforward, dropout, activation, bias)
         self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
+        if device is not None or dtype is not None:
+            self.to(device=device, dtype=dtype)
 
-    def forward(self, src: Tensor, src_mask: Any = None, src_padding_mask: Any = None,
-                is_causal: bool = False) -> Tensor:
-        """src (B, S, D) -> (B, S, D). ``src_mask`` broadcasts to (B, h, S, S);
-        ``src_padding_mask`` is (B, S), True for real tokens."""
-        def attend(x: Tensor) -> Tensor:
-            return self.dropout1(self.self_attn(x, mask=src_mask, padding_mask=src_padding_mask,
-                                                is_causal=is_causal))
+    def forward(self, src: Tensor, src_mask: Any = None, src_key_padding_mask: Any = None,
+                is_causal: bool = False, **old: Any) -> Tensor:
+        """src (S, N, E), or (N, S, E) with batch_first -> the same shape."""
+        _refuse_old_names("TransformerEncoderLayer.forward", old)
+        x = src if self.batch_first else src.transpose(0, 1)     # -> (N, S, E)
+        x = self._encode(x, src_mask, src_key_padding_mask, is_causal)
+        return x if self.batch_first else x.transpose(0, 1)
 
-        x = src
+    def _encode(self, x: Tensor, mask: Any, key_padding_mask: Any, is_causal: bool) -> Tensor:
+        """Batch-first (N, S, E) in and out."""
+        if is_causal and mask is None:
+            mask = _causal_float_mask(x.shape[1], x)
+
+        def attend(y: Tensor) -> Tensor:
+            out, _ = self.self_attn(y, y, y, key_padding_mask=key_padding_mask,
+                                    need_weights=False, attn_mask=mask)
+            return self.dropout1(out)
+
         if self.norm_first:
             x = x + attend(self.norm1(x))
             return x + self.dropout2(self._ff(self.norm2(x)))
@@ -72,21 +121,21 @@ class TransformerEncoderLayer(_FeedForwardMixin, Module):
 
 
 class TransformerDecoderLayer(_FeedForwardMixin, Module):
-    """Causal self-attention, cross-attention to ``memory`` (the encoder output), then
-    feed-forward; each with a residual connection and LayerNorm.
+    """Self-attention, cross-attention to ``memory`` (the encoder output), then feed-forward,
+    each with a residual connection and LayerNorm (``torch.nn.TransformerDecoderLayer``).
+    As in PyTorch, the target is causal only if ``tgt_mask`` says so (``tgt_is_causal`` is a
+    hint; given alone, it applies the causal mask)."""
 
-    Unlike PyTorch, whose ``tgt_is_causal`` is only a hint that needs ``tgt_mask`` as well,
-    ``tgt_is_causal=True`` (the default) applies the causal mask itself.
-    """
-
-    def __init__(self, d_model: int, num_heads: int, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, activation: str = "relu", layer_norm_eps: float = 1e-5,
-                 norm_first: bool = False, bias: bool = True, **attn_options: Any):
-        self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout, bias=bias,
-                                            **attn_options)
-        self.multihead_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout, bias=bias,
-                                                 **attn_options)
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation: Any = "relu", layer_norm_eps: float = 1e-5,
+                 batch_first: bool = False, norm_first: bool = False, bias: bool = True,
+                 device: Optional[str] = None, dtype: Any = None, **old: Any):
+        _refuse_old_names("TransformerDecoderLayer", old)
+        self.norm_first, self.batch_first = norm_first, batch_first
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                            batch_first=True)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                                 batch_first=True)
         self._build_ff(d_model, dim_feedforward, dropout, activation, bias)
         self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
@@ -94,22 +143,41 @@ class TransformerDecoderLayer(_FeedForwardMixin, Module):
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.dropout3 = Dropout(dropout)
+        if device is not None or dtype is not None:
+            self.to(device=device, dtype=dtype)
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Any = None,
-                memory_mask: Any = None, tgt_padding_mask: Any = None,
-                memory_padding_mask: Any = None, tgt_is_causal: bool = True) -> Tensor:
-        """tgt (B, S_t, D), memory (B, S_m, D) -> (B, S_t, D). ``tgt_mask`` broadcasts to
-        (B, h, S_t, S_t), ``memory_mask`` to (B, h, S_t, S_m); padding masks are (B, S_t) and
-        (B, S_m), True for real tokens."""
-        def self_block(x: Tensor) -> Tensor:
-            return self.dropout1(self.self_attn(x, mask=tgt_mask, padding_mask=tgt_padding_mask,
-                                                is_causal=tgt_is_causal))
+                memory_mask: Any = None, tgt_key_padding_mask: Any = None,
+                memory_key_padding_mask: Any = None, tgt_is_causal: bool = False,
+                memory_is_causal: bool = False, **old: Any) -> Tensor:
+        """tgt (T, N, E), memory (S, N, E) (batch-first: (N, T, E), (N, S, E)) -> like tgt."""
+        _refuse_old_names("TransformerDecoderLayer.forward", old)
+        if not self.batch_first:
+            tgt, memory = tgt.transpose(0, 1), memory.transpose(0, 1)
+        x = self._decode(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
+                         memory_key_padding_mask, tgt_is_causal, memory_is_causal)
+        return x if self.batch_first else x.transpose(0, 1)
 
-        def cross_block(x: Tensor) -> Tensor:
-            return self.dropout2(self.multihead_attn(x, memory, memory, mask=memory_mask,
-                                                     padding_mask=memory_padding_mask))
+    def _decode(self, x: Tensor, memory: Tensor, tgt_mask: Any, memory_mask: Any,
+                tgt_key_padding_mask: Any, memory_key_padding_mask: Any, tgt_is_causal: bool,
+                memory_is_causal: bool) -> Tensor:
+        """Batch-first (N, T, E) and (N, S, E) in, (N, T, E) out."""
+        if tgt_is_causal and tgt_mask is None:
+            tgt_mask = _causal_float_mask(x.shape[1], x)
+        if memory_is_causal and memory_mask is None:
+            memory_mask = np.triu(np.ones((x.shape[1], memory.shape[1]), dtype=bool), k=1)
 
-        x = tgt
+        def self_block(y: Tensor) -> Tensor:
+            out, _ = self.self_attn(y, y, y, key_padding_mask=tgt_key_padding_mask,
+                                    need_weights=False, attn_mask=tgt_mask)
+            return self.dropout1(out)
+
+        def cross_block(y: Tensor) -> Tensor:
+            out, _ = self.multihead_attn(y, memory, memory,
+                                         key_padding_mask=memory_key_padding_mask,
+                                         need_weights=False, attn_mask=memory_mask)
+            return self.dropout2(out)
+
         if self.norm_first:
             x = x + self_block(self.norm1(x))
             x = x + cross_block(self.norm2(x))
@@ -117,3 +185,95 @@ class TransformerDecoderLayer(_FeedForwardMixin, Module):
         x = self.norm1(x + self_block(x))
         x = self.norm2(x + cross_block(x))
         return self.norm3(x + self.dropout3(self._ff(x)))
+
+
+class TransformerEncoder(Module):
+    """``num_layers`` deep copies of ``encoder_layer``, then an optional final ``norm``."""
+
+    def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int,
+                 norm: Optional[Module] = None, enable_nested_tensor: bool = True,
+                 mask_check: bool = True):
+        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
+        self.num_layers, self.norm = num_layers, norm
+
+    def forward(self, src: Tensor, mask: Any = None, src_key_padding_mask: Any = None,
+                is_causal: Optional[bool] = None) -> Tensor:
+        x = src
+        for layer in self.layers:
+            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
+                      is_causal=bool(is_causal))
+        return x if self.norm is None else self.norm(x)
+
+
+class TransformerDecoder(Module):
+    """``num_layers`` deep copies of ``decoder_layer``, then an optional final ``norm``."""
+
+    def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int,
+                 norm: Optional[Module] = None):
+        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
+        self.num_layers, self.norm = num_layers, norm
+
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Any = None,
+                memory_mask: Any = None, tgt_key_padding_mask: Any = None,
+                memory_key_padding_mask: Any = None, tgt_is_causal: Optional[bool] = None,
+                memory_is_causal: bool = False) -> Tensor:
+        x = tgt
+        for layer in self.layers:
+            x = layer(x, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                      tgt_key_padding_mask=tgt_key_padding_mask,
+                      memory_key_padding_mask=memory_key_padding_mask,
+                      tgt_is_causal=bool(tgt_is_causal), memory_is_causal=memory_is_causal)
+        return x if self.norm is None else self.norm(x)
+
+
+class Transformer(Module):
+    """``torch.nn.Transformer``: an encoder stack and a decoder stack, each with a final
+    LayerNorm. ``forward(src, tgt, ...)`` returns the decoder output (like tgt)."""
+
+    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
+                 num_decoder_layers: int = 6, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation: Any = "relu",
+                 custom_encoder: Optional[Module] = None,
+                 custom_decoder: Optional[Module] = None, layer_norm_eps: float = 1e-5,
+                 batch_first: bool = False, norm_first: bool = False, bias: bool = True,
+                 device: Optional[str] = None, dtype: Any = None):
+        options = dict(dim_feedforward=dim_feedforward, dropout=dropout, activation=activation,
+                       layer_norm_eps=layer_norm_eps, batch_first=batch_first,
+                       norm_first=norm_first, bias=bias)
+        self.encoder = custom_encoder or TransformerEncoder(
+            TransformerEncoderLayer(d_model, nhead, **options), num_encoder_layers,
+            LayerNorm(d_model, eps=layer_norm_eps, bias=bias))
+        self.decoder = custom_decoder or TransformerDecoder(
+            TransformerDecoderLayer(d_model, nhead, **options), num_decoder_layers,
+            LayerNorm(d_model, eps=layer_norm_eps, bias=bias))
+        self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
+        if device is not None or dtype is not None:
+            self.to(device=device, dtype=dtype)
+
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Any = None, tgt_mask: Any = None,
+                memory_mask: Any = None, src_key_padding_mask: Any = None,
+                tgt_key_padding_mask: Any = None, memory_key_padding_mask: Any = None,
+                src_is_causal: Optional[bool] = None, tgt_is_causal: Optional[bool] = None,
+                memory_is_causal: bool = False) -> Tensor:
+        batch_axis = 0 if self.batch_first else 1
+        if src.ndim == 3 and tgt.ndim == 3 and src.shape[batch_axis] != tgt.shape[batch_axis]:
+            raise RuntimeError(f"Transformer: the batch of src {src.shape} and tgt {tgt.shape} "
+                               f"must be equal (batch axis {batch_axis}; batch_first="
+                               f"{self.batch_first})")
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise RuntimeError(f"Transformer: the feature number of src and tgt must equal "
+                               f"d_model={self.d_model}, got {src.shape} and {tgt.shape}")
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
+                              is_causal=src_is_causal)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask,
+                            tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int, device: Optional[str] = None,
+                                        dtype: Any = None) -> Tensor:
+        """(sz, sz) float mask: 0 on and below the diagonal, -inf above (PyTorch's)."""
+        mask = np.triu(np.full((sz, sz), -np.inf, dtype=np.float32), k=1)
+        out = as_tensor(mask, device=device)
+        return out if dtype is None else out.to(dtype)

@@ -4,7 +4,8 @@ Shapes (letters fixed across tinyattn): B batch, h heads, S_q query length, S_k 
 d_k query/key width, d_v value width. q (..., S_q, d_k), k (..., S_k, d_k), v (..., S_k, d_v);
 the leading dims (usually (B, h)) must match or broadcast.
 
-Masks are boolean with True = "may attend", broadcastable to (..., S_q, S_k). A query row whose
+Masks follow PyTorch's ``F.scaled_dot_product_attention``: boolean with True = "may attend", or
+float and added to the scores, broadcastable to (..., S_q, S_k). A query row whose
 keys are all masked gets an output of zeros and zero gradients (torch.nn.MultiheadAttention
 gives NaN there with need_weights=True or on its inference fast path: docs/nn.md#masks).
 """
@@ -25,15 +26,15 @@ from .softmax import stable_softmax
 from .tiled_attention import TiledAttention
 
 __all__ = ["scaled_dot_product_attention", "packed_self_attention", "causal_mask_array",
-           "attention_mask_array", "attention_gradients"]
+           "attention_mask_array", "attention_gradients", "default_scale"]
 
 
 
 class ScaledDotProductAttention(Function):
-    """out = dropout(softmax(mask(q k^T * scale))) v.
+    """out = dropout(softmax(mask(q k^T * scale + bias))) v.
 
     Forward, with P the attention probabilities and A = P after dropout:
-        S = (q * scale) @ k^T           (..., S_q, d_k) @ (..., d_k, S_k) -> (..., S_q, S_k)
+        S = (q * scale) @ k^T + bias    (..., S_q, d_k) @ (..., d_k, S_k) -> (..., S_q, S_k)
         S = where(mask, S, -inf);  P = softmax(S) per row (an all-masked row -> 0)
         A = P * keep / (1 - p);  out = A @ v   (..., S_q, S_k) @ (..., S_k, d_v)
     Backward (softmax rule row by row; masked entries have P = 0, so they get dS = 0):
@@ -46,10 +47,12 @@ class ScaledDotProductAttention(Function):
     """
 
     def forward(self, q, k, v, mask, scale: float, dropout_p: float, generator: Any,
-                weights_sink: Optional[List[Any]]):
+                weights_sink: Optional[List[Any]], bias: Any = None):
         xp = backend.get_array_module(q)
         q_scaled = q * scale                    # (..., S_q, d_k)
         scores = q_scaled @ _swap(k)            # (..., S_q, d_k) @ (..., d_k, S_k)
+        if bias is not None:                    # a float mask: a constant added to the scores
+            scores += bias                      # in place: scores is ours alone
         if mask is not None:
             xp.copyto(scores, -xp.inf, where=xp.logical_not(mask))  # in place: ours alone
         probs = stable_softmax(scores, axis=-1, out=scores)  # (..., S_q, S_k), same buffer
@@ -151,7 +154,17 @@ def _mask_array(like: Any, batch: Tuple[int, ...], s_q: int, s_k: int, mask: Any
     return combined
 
 
-def _check_qkv(q: Tensor, k: Tensor, v: Tensor, op: str) -> None:
+def default_scale(d_k: int) -> float:
+    """1 / sqrt(d_k). With d_k = 0 every score is an empty dot product, 0 whatever the scale
+    (PyTorch's 1/sqrt(0) = inf multiplies nothing either), so attention is uniform over the
+    keys; 1.0 stands in for the infinite factor instead of dividing by zero."""
+    return 1.0 / math.sqrt(d_k) if d_k > 0 else 1.0
+
+
+def _check_qkv(q: Tensor, k: Tensor, v: Tensor, op: str, enable_gqa: bool = False) -> None:
+    for name, t in (("query", q), ("key", k), ("value", v)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
         raise ValueError(f"{op}: q, k, v need shape (..., S, d), got {q.shape}, {k.shape}, "
                          f"{v.shape}")
@@ -161,11 +174,23 @@ def _check_qkv(q: Tensor, k: Tensor, v: Tensor, op: str) -> None:
     if k.shape[-2] != v.shape[-2]:
         raise ValueError(f"{op}: k has S_k={k.shape[-2]} keys but v has {v.shape[-2]} values "
                          f"(shapes {k.shape} and {v.shape})")
+    if enable_gqa:
+        if q.ndim < 3 or k.ndim < 3 or v.ndim < 3 or k.shape[-3] != v.shape[-3]:
+            raise ValueError(f"{op}: enable_gqa needs (..., heads, S, d) inputs with as many "
+                             f"key as value heads, got {q.shape}, {k.shape}, {v.shape}")
+        if q.shape[-3] % k.shape[-3] != 0:
+            raise ValueError(f"{op}: enable_gqa: {q.shape[-3]} query heads cannot share "
+                             f"{k.shape[-3]} key/value heads evenly; the query heads must be "
+                             f"a multiple of the key/value heads")
+        if q.shape[-3] != k.shape[-3]:
+            return      # the batch dims are checked on the grouped shapes
     try:
         np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except ValueError:
+        hint = (" (fewer key/value heads than query heads? pass enable_gqa=True)"
+                if q.ndim >= 3 and k.ndim >= 3 and q.shape[-3] != k.shape[-3] else "")
         raise ValueError(f"{op}: batch dims of q {q.shape}, k {k.shape} and v {v.shape} do not "
-                         f"broadcast") from None
+                         f"broadcast{hint}") from None
 
 
 def _check_impl(impl: Any, block_size: Any, dropout_p: float, need_weights: bool,
@@ -192,16 +217,28 @@ def _check_impl(impl: Any, block_size: Any, dropout_p: float, need_weights: bool
             f"impl='plain' to inspect the weights")
 
 
-def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Any = None,
-                                 dropout_p: float = 0.0, is_causal: bool = False,
-                                 scale: Optional[float] = None, need_weights: bool = False,
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Any = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: Optional[float] = None,
+                                 enable_gqa: bool = False, *, need_weights: bool = False,
                                  generator: Any = None, impl: str = "plain",
                                  block_size: int = 64):
-    """softmax(q k^T / sqrt(d_k)) v with an optional boolean mask (True = may attend).
+    """softmax(q k^T * scale + mask) v, PyTorch's ``F.scaled_dot_product_attention``.
 
-    Returns the output (..., S_q, d_v), or ``(output, weights)`` with ``need_weights=True``,
-    where ``weights`` (..., S_q, S_k) are the probabilities before dropout, detached (for
-    plotting and inspection; no gradient flows through them).
+    query (..., h, S_q, d_k), key (..., h_kv, S_k, d_k), value (..., h_kv, S_k, d_v).
+    ``attn_mask``, as in PyTorch: boolean with True = may attend, or a float tensor added to
+    the scores (-inf where not allowed), broadcastable to (..., S_q, S_k). ``is_causal``:
+    query i sees keys 0..i (top-left aligned). ``scale`` defaults to 1/sqrt(d_k).
+    ``enable_gqa``: grouped-query attention, h query heads sharing h_kv key/value heads
+    (h divisible by h_kv; query head j uses key/value head j // (h / h_kv)).
+
+    tinyattn's additions (keyword-only): ``need_weights=True`` also returns the weights
+    (..., S_q, S_k), the probabilities before dropout, detached (for plotting);
+    ``generator`` for the dropout mask; ``impl``/``block_size`` below. A query whose keys
+    are all masked gets an output of zeros and zero gradients (as torch 2.13's CPU kernel
+    does; nn.MultiheadAttention with need_weights=True gives NaN: docs/nn.md#masks). One
+    deliberate difference: ``attn_mask`` may be combined with ``is_causal`` (PyTorch
+    refuses both at once).
 
     Why divide by sqrt(d_k): if q and k have independent unit-variance entries, q . k is a sum
     of d_k unit-variance terms, so its variance is d_k. Scaling by 1/sqrt(d_k) brings the
@@ -212,29 +249,125 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask: Any = No
     for the backward. ``impl="tiled"`` gives the same result computed ``block_size`` queries
     by ``block_size`` keys at a time with an online softmax, keeping only the output and one
     logsumexp per row, so memory grows linearly in S (docs/tiled_attention.md). The tiled
-    path supports masks and ``is_causal`` but not dropout or ``need_weights``.
+    path supports boolean masks and ``is_causal`` but not dropout, float masks or
+    ``need_weights``.
     """
     op = "scaled_dot_product_attention"
-    _check_qkv(q, k, v, op)
+    q, k, v = query, key, value
+    _check_qkv(q, k, v, op, enable_gqa)
     if not 0.0 <= dropout_p <= 1.0:
         raise ValueError(f"{op}: dropout_p must be in [0, 1], got {dropout_p}")
     _check_impl(impl, block_size, dropout_p, need_weights, op)
+    if enable_gqa and q.shape[-3] != k.shape[-3]:
+        return _grouped_query(q, k, v, attn_mask, dropout_p, is_causal, scale, need_weights,
+                              generator, impl, block_size)
+    scale = default_scale(q.shape[-1]) if scale is None else float(scale)
+    bool_mask, bias = _split_attn_mask(attn_mask, q, k, op)
+    if bias is not None and impl == "tiled":
+        raise ValueError(f"{op}: impl='tiled' takes boolean masks only (True = may attend); "
+                         f"a float attn_mask is added to every score, which the tiled kernel "
+                         f"does not do. Use impl='plain'")
+    if bias is not None and bias.requires_grad:
+        return _attention_from_ops(q, k, v, bool_mask, is_causal, bias, scale, dropout_p,
+                                   need_weights, generator)
     if impl == "tiled":
-        scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
-        mask_data = attention_mask_array(q, k, mask, False, op)  # causal is built per tile
+        mask_data = attention_mask_array(q, k, bool_mask, False, op)  # causal: per tile
         if mask_data is not None:
             mask_data = mask_data.copy()   # kept for the backward: never the caller's array
         return TiledAttention.apply(q, k, v, mask=mask_data, scale=scale,
                                     is_causal=bool(is_causal), block_size=block_size)
-    mask_data = attention_mask_array(q, k, mask, is_causal, op)
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    mask_data = attention_mask_array(q, k, bool_mask, is_causal, op)
     sink: Optional[List[Any]] = [] if need_weights else None
     out = ScaledDotProductAttention.apply(q, k, v, mask=mask_data, scale=scale,
                                           dropout_p=float(dropout_p), generator=generator,
-                                          weights_sink=sink)
+                                          weights_sink=sink,
+                                          bias=None if bias is None else bias._data)
     if need_weights:
         return out, Tensor._wrap(sink[0].copy())  # a copy: editing it cannot touch backward
     return out
+
+
+def _split_attn_mask(attn_mask: Any, q: Tensor, k: Tensor, op: str
+                     ) -> Tuple[Any, Optional[Tensor]]:
+    """(boolean mask or None, float bias Tensor or None) from PyTorch's attn_mask."""
+    if attn_mask is None:
+        return None, None
+    dtype = attn_mask.dtype if hasattr(attn_mask, "dtype") else np.asarray(attn_mask).dtype
+    if dtype == np.bool_:
+        return attn_mask, None
+    if np.dtype(dtype).kind != "f":
+        raise TypeError(f"{op}: attn_mask must be boolean (True = may attend) or floating "
+                        f"(added to the scores), got dtype {dtype}; for a 0/1 mask pass "
+                        f"mask.bool()")
+    bias = attn_mask if isinstance(attn_mask, Tensor) else Tensor._wrap(
+        backend.to_device(np.asarray(attn_mask), q.device))
+    if bias.dtype != q.dtype:
+        bias = Tensor._wrap(bias._data.astype(q.dtype)) if not bias.requires_grad else bias
+    target = tuple(np.broadcast_shapes(q.shape[:-2], k.shape[:-2])) + (q.shape[-2],
+                                                                       k.shape[-2])
+    try:
+        ok = np.broadcast_shapes(bias.shape, target) == target
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"{op}: attn_mask of shape {bias.shape} does not broadcast to the "
+                         f"scores' shape {target} (..., S_q, S_k)")
+    return None, bias
+
+
+def _attention_from_ops(q: Tensor, k: Tensor, v: Tensor, mask: Any, is_causal: bool,
+                        bias: Tensor, scale: float, dropout_p: float, need_weights: bool,
+                        generator: Any):
+    """softmax(q k^T * scale + bias, masked) v from separate ops, each with its own
+    hand-written backward: the path for a float mask that itself needs a gradient."""
+    from .dropout import dropout        # noqa: PLC0415 - same layer
+    from .masking import masked_fill    # noqa: PLC0415
+    from .matmul import matmul          # noqa: PLC0415
+    from .softmax import softmax        # noqa: PLC0415
+    scores = matmul(q, k.transpose(-2, -1)) * scale + bias  # (..., S_q, d_k) @ (.., d_k, S_k)
+    keep = attention_mask_array(q, k, mask, is_causal, "scaled_dot_product_attention")
+    if keep is not None:
+        xp = backend.get_array_module(scores._data)
+        scores = masked_fill(scores, ~xp.broadcast_to(keep, scores.shape), float("-inf"))
+    probs = softmax(scores, -1)                     # a row of -inf only gives zeros
+    weights = Tensor._wrap(probs._data.copy()) if need_weights else None
+    out = matmul(dropout(probs, dropout_p, generator=generator), v)
+    return (out, weights) if need_weights else out
+
+
+def _grouped_query(q: Tensor, k: Tensor, v: Tensor, attn_mask: Any, dropout_p: float,
+                   is_causal: bool, scale: Optional[float], need_weights: bool,
+                   generator: Any, impl: str, block_size: int):
+    """Grouped-query attention as ordinary attention with one more batch axis: the h query
+    heads are viewed as (h_kv, g) and each key/value head is broadcast over its g query
+    heads, so the fused op's unbroadcast sums each group's key/value gradients."""
+    h, h_kv = q.shape[-3], k.shape[-3]
+    g = h // h_kv
+    q5 = q.reshape(q.shape[:-3] + (h_kv, g) + q.shape[-2:])  # (.., h, S_q, d) -> (.., h_kv, g, ..)
+    k5, v5 = k.unsqueeze(-3), v.unsqueeze(-3)                 # (.., h_kv, 1, S_k, d)
+    mask5 = _group_mask(attn_mask, h, h_kv, q.device)
+    result = scaled_dot_product_attention(
+        q5, k5, v5, mask5, dropout_p, is_causal, scale, need_weights=need_weights,
+        generator=generator, impl=impl, block_size=block_size)
+    out, weights = result if need_weights else (result, None)
+    out = out.reshape(q.shape[:-1] + (v.shape[-1],))          # (.., h_kv, g, S_q, d_v) -> h heads
+    if need_weights:
+        return out, weights.reshape(q.shape[:-1] + (k.shape[-2],))
+    return out
+
+
+def _group_mask(attn_mask: Any, h: int, h_kv: int, device: str) -> Any:
+    """A mask for (..., h, S_q, S_k) scores reshaped for (..., h_kv, g, S_q, S_k) scores."""
+    if attn_mask is None:
+        return None
+    mask = attn_mask if isinstance(attn_mask, Tensor) else Tensor._wrap(
+        backend.to_device(np.asarray(attn_mask), device))
+    if mask.ndim < 3 or mask.shape[-3] == 1:
+        return mask.unsqueeze(-3) if mask.ndim >= 3 else mask
+    if mask.shape[-3] != h:
+        raise ValueError(f"scaled_dot_product_attention: attn_mask of shape {mask.shape} has "
+                         f"{mask.shape[-3]} heads; expected 1 or the {h} query heads")
+    return mask.reshape(mask.shape[:-3] + (h_kv, h // h_kv) + mask.shape[-2:])
 
 
 def packed_self_attention(qkv: Tensor, mask: Any = None, dropout_p: float = 0.0,
@@ -255,7 +388,7 @@ def packed_self_attention(qkv: Tensor, mask: Any = None, dropout_p: float = 0.0,
         raise ValueError(f"{op}: dropout_p must be in [0, 1], got {dropout_p}")
     s, d_k = qkv.shape[-2], qkv.shape[-1]
     mask_data = _mask_array(qkv._data, tuple(qkv.shape[1:-2]), s, s, mask, is_causal, op)
-    scale = 1.0 / math.sqrt(d_k) if scale is None else float(scale)
+    scale = default_scale(d_k) if scale is None else float(scale)
     sink: Optional[List[Any]] = [] if need_weights else None
     out = PackedSelfAttention.apply(qkv, mask=mask_data, scale=scale,
                                     dropout_p=float(dropout_p), generator=generator,

@@ -21,8 +21,8 @@ def check_index_range(ids, size: int, op: str, what: str) -> None:
     low, high = backend.to_host(xp.stack([ids.min(), ids.max()])).tolist()  # one transfer
     if low < 0 or high >= size:
         bad = low if low < 0 else high
-        raise ValueError(f"{op}: {what} {bad} is out of range; valid values are 0 to "
-                         f"{size - 1}")
+        valid = f"valid values are 0 to {size - 1}" if size > 0 else "there are none (size 0)"
+        raise ValueError(f"{op}: {what} {bad} is out of range; {valid}")
 
 
 class Embedding(Function):

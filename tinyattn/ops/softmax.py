@@ -13,8 +13,13 @@ __all__ = ["softmax", "log_softmax", "stable_softmax", "safe_row_max"]
 
 
 def safe_row_max(x: Any, axis: int) -> Any:
-    """Row maximum, with rows that are entirely -inf given 0 so x - max stays -inf, not NaN."""
+    """Row maximum, with rows that are entirely -inf given 0 so x - max stays -inf, not NaN.
+    An empty axis (no entries to take the max of, e.g. zero keys) gives 0 too: the shift
+    only has to keep exp() in range, and there is nothing to keep in range."""
     xp = backend.get_array_module(x)
+    if x.ndim and x.shape[axis] == 0:
+        axis %= x.ndim
+        return xp.zeros(x.shape[:axis] + (1,) + x.shape[axis + 1:], dtype=x.dtype)
     m = x.max(axis=axis, keepdims=True)
     return xp.where(xp.isfinite(m), m, 0)
 
@@ -61,8 +66,11 @@ class LogSoftmax(Function):
 
     def forward(self, x, axis: int):
         xp = backend.get_array_module(x)
-        shifted = x - safe_row_max(x, axis)
-        out = shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
+        if x.size == 0:                         # nothing to normalise (and no log(0) warning)
+            out = x.copy()
+        else:
+            shifted = x - safe_row_max(x, axis)
+            out = shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
         self.save_for_backward(out, axis)
         return out
 

@@ -1,7 +1,10 @@
-"""The toy training script (``python -m tinyattn train``): tasks, loop, plots, progress bar."""
+"""The toy training script (``python -m tinyattn train``): tasks, settings, loop, checkpoints,
+output folder, reports, plots, progress bar."""
 from __future__ import annotations
 
-from .loop import TrainConfig, evaluate, train
+from .config import ConfigError, TrainConfig
+from .loop import CheckpointError, OutputError, TrainingDiverged, evaluate, train
 from .tasks import TASKS, make_task
 
-__all__ = ["TrainConfig", "train", "evaluate", "TASKS", "make_task"]
+__all__ = ["TrainConfig", "train", "evaluate", "TASKS", "make_task", "ConfigError",
+           "CheckpointError", "OutputError", "TrainingDiverged"]

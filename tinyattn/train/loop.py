@@ -1,63 +1,61 @@
 """The toy training run: build the task and a small GPT, train with AdamW, evaluate, save.
 
-Everything a run needs to continue is in its checkpoint (model, optimizer, schedule, step,
-the dropout generator and the data generator, the loss history), so ``--resume`` continues
-with the same numbers, bit for bit on the CPU, as a run that was never stopped.
+Everything a run needs to continue is in its checkpoint (checkpoint.py), so ``--resume``
+continues with the same numbers, bit for bit on the CPU, as a run that was never stopped.
+What survives what:
+
+* Ctrl-C (SIGINT) or SIGTERM: the current step finishes, a checkpoint of it is saved, the run
+  exits non-zero (130 / 143); a second signal aborts at once (the last checkpoint remains).
+* A crash or SIGKILL: the last periodic checkpoint (every ``save_every`` steps) remains;
+  checkpoints are written atomically, so a kill during a save leaves the previous one.
+* A loss or gradient norm that becomes NaN or infinite: the run stops before that update,
+  names the step, exits non-zero and leaves the last periodic checkpoint.
+
+Everything that can be checked before the first step is: the settings (config.py), the
+memory the model needs, and the output folder (outdir.py).
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 import signal
+import sys
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional
 
 import numpy as np
 
 from .. import backend, nn, optim
 from .. import functional as F
 from ..autograd import no_grad
-from ..serialization import CheckpointError, atomic_write, load, save
 from ..tensor import as_tensor
-from . import plots
-from .progress import ProgressBar
+from . import checkpoint, outdir, report
+from .checkpoint import CHECKPOINT, CheckpointError
+from .config import RESUME_FIELDS, ConfigError, TrainConfig, check_memory, finalize
+from .outdir import OutputError
+from .progress import ProgressBar, say
 from .tasks import IGNORE, make_task
 
-__all__ = ["TrainConfig", "train", "CheckpointError", "RESUME_FIELDS"]
-
-CHECKPOINT = "checkpoint.npz"
-# What a resumed run takes from its checkpoint; asking for another value is an error, since
-# the run would no longer be the one that was saved. (--steps may grow: see train().)
-RESUME_FIELDS = ("task", "d_model", "heads", "layers", "dropout", "pos_encoding", "attn_impl",
-                 "dtype", "block_size", "lr", "warmup", "batch_size", "seed")
+__all__ = ["TrainConfig", "train", "evaluate", "CheckpointError", "ConfigError", "OutputError",
+           "TrainingDiverged", "Aborted", "RESUME_FIELDS"]
 
 
-@dataclass
-class TrainConfig:
-    task: str = "reverse"
-    steps: int = 500
-    batch_size: int = 64
-    d_model: int = 64
-    heads: int = 4
-    layers: int = 2
-    lr: float = 3e-3
-    warmup: int = 100
-    weight_decay: float = 0.01
-    dropout: float = 0.0
-    pos_encoding: str = "learned"
-    attn_impl: str = "plain"
-    block_size: int = 64          # context length for the chars task
-    seed: int = 0
-    device: str = "cpu"
-    dtype: str = "float32"
-    eval_every: int = 100
-    eval_size: int = 1000
-    out: Optional[str] = None
-    quiet: bool = False
-    extra: Dict[str, Any] = field(default_factory=dict)
+class TrainingDiverged(RuntimeError):
+    """The loss or the gradient norm became NaN or infinite; the run stopped before using it."""
+
+
+class Aborted(KeyboardInterrupt):
+    """A second Ctrl-C / SIGTERM: stop at once, without saving this step."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _notice(message: str) -> None:
+    """Something the user must see even with --quiet (standard error)."""
+    say(message, sys.stderr)
 
 
 def _model_for(config: TrainConfig, vocab_size: int, block_size: int) -> nn.GPT:
@@ -67,12 +65,6 @@ def _model_for(config: TrainConfig, vocab_size: int, block_size: int) -> nn.GPT:
                               pos_encoding=config.pos_encoding, attn_impl=config.attn_impl,
                               attn_block_size=32)
     return nn.GPT(gpt_config).to(config.device, config.dtype)
-
-
-def _schedule(opt: optim.Optimizer, config: TrainConfig):
-    warmup = min(config.warmup, config.steps - 1)
-    return optim.WarmupCosineLR(opt, warmup_steps=warmup, total_steps=config.steps,
-                                eta_min=0.1 * config.lr)
 
 
 def _batches(ids: np.ndarray, size: int):
@@ -106,233 +98,259 @@ def evaluate(model: nn.GPT, task: Any, inputs: np.ndarray, targets: np.ndarray,
     return result
 
 
-def _atomic_json(path: str, data: Dict[str, Any]) -> None:
-    with atomic_write(path, "w") as f:
-        json.dump(data, f, indent=2)
-
-
-def _save_checkpoint(path: str, config: TrainConfig, model: nn.GPT, opt: Any, sched: Any,
-                     step: int, data_rng: np.random.Generator, history: Dict[str, Any]) -> None:
-    save({
-        "format": "tinyattn-train-checkpoint-1",
-        "config": {k: getattr(config, k) for k in RESUME_FIELDS},
-        "model": model.state_dict(),
-        "optimizer": opt.state_dict(),
-        "scheduler": sched.state_dict(),
-        "step": step,
-        "rng": json.dumps(backend.get_rng_state()),
-        "data_rng": json.dumps(data_rng.bit_generator.state),
-        "history": json.dumps(history),
-    }, path)
-
-
-def _load_checkpoint(directory: str, config: TrainConfig) -> Dict[str, Any]:
-    path = os.path.join(directory, CHECKPOINT)
-    if not os.path.exists(path):
-        raise CheckpointError(f"--resume {directory}: no {CHECKPOINT} there; point --resume at "
-                              f"the --out folder of an earlier run")
-    try:
-        state = load(path)
-    except Exception as exc:  # any failure to parse means the file is not usable
-        raise CheckpointError(f"--resume {directory}: {CHECKPOINT} is corrupt or not a tinyattn "
-                              f"checkpoint ({type(exc).__name__}: {exc}); delete it and start "
-                              f"a new run") from None
-    if not isinstance(state, dict) or state.get("format") != "tinyattn-train-checkpoint-1":
-        raise CheckpointError(f"--resume {directory}: {CHECKPOINT} is not a training checkpoint")
-    saved = state["config"]
+def _merge_resumed(config: TrainConfig, state: Dict[str, Any], out: str
+                   ) -> Optional[Dict[str, int]]:
+    """Take the saved run's settings; refuse a flag that contradicts them. Without --steps
+    the run trains to the saved total; with another total, return the schedule change."""
+    given = set(config.extra.get("given", ()))
+    saved = checkpoint.saved_settings(state)
     for key in RESUME_FIELDS:
-        if key in config.extra.get("given", ()) and saved[key] != getattr(config, key):
+        if key in given and saved[key] != getattr(config, key):
             raise CheckpointError(
-                f"--resume {directory}: the checkpoint was trained with {key}={saved[key]!r} "
+                f"--resume {out}: the checkpoint was trained with {key}={saved[key]!r} "
                 f"but this run asks for {getattr(config, key)!r}; drop that flag to continue "
                 f"the saved run, or start a new run with another --out")
-    return state
+        setattr(config, key, saved[key])
+    step, total, change = state["step"], saved["steps"], None
+    if "steps" in given and config.steps != total:
+        if config.steps < step:
+            raise CheckpointError(
+                f"--resume {out}: --steps {config.steps} is below step {step}, where the saved "
+                f"run already is, and a run cannot go back; leave out --steps to finish the "
+                f"saved run ({total} steps), or give a larger number")
+        if config.steps <= saved["warmup"]:
+            raise CheckpointError(
+                f"--resume {out}: --steps {config.steps} must be more than the saved run's "
+                f"warm-up ({saved['warmup']} steps), to leave steps for the cosine decay")
+        change = {"at_step": step, "from_total": total, "to_total": config.steps}
+    else:
+        config.steps = total
+    try:
+        finalize(config)
+    except ConfigError as exc:
+        raise checkpoint.damaged(out, f"holds settings that cannot be used ({exc})") from None
+    return change
 
 
-def train(config: TrainConfig) -> Dict[str, Any]:
-    """Run (or resume) a training run; returns the metrics dict also written to metrics.json."""
-    out = config.out or os.path.join("runs", config.task)
-    resume_state = _load_checkpoint(out, config) if config.extra.get("resume") else None
-    if resume_state is not None:
-        for key in RESUME_FIELDS:
-            setattr(config, key, resume_state["config"][key])
-    os.makedirs(out, exist_ok=True)
-    backend.manual_seed(config.seed)
+def _announce(change: Dict[str, int], lr_before: float, lr_after: float) -> None:
+    _notice(f"note: --steps {change['to_total']} changes the saved run's total of "
+            f"{change['from_total']} steps. The cosine learning-rate schedule is recomputed to "
+            f"end at step {change['to_total']}: the next update (step {change['at_step'] + 1}) "
+            f"uses a learning rate of {lr_after:.3e} instead of {lr_before:.3e}, and this run "
+            f"follows neither the saved {change['from_total']}-step run nor a fresh "
+            f"{change['to_total']}-step run. metrics.json records it under 'schedule_changes'.")
+
+
+class _Run:
+    """One training session: the objects, the step, and saving them together."""
+
+    def __init__(self, config: TrainConfig, out: str, task: Any,
+                 state: Optional[Dict[str, Any]], change: Optional[Dict[str, int]]):
+        self.config, self.out, self.task = config, out, task
+        backend.manual_seed(config.seed)
+        self.data_rng = np.random.default_rng(config.seed)
+        self.eval_x, self.eval_y, self.eval_keys = task.heldout(config.eval_size, config.seed)
+        self.model = _model_for(config, len(task.vocab), task.block_size)
+        self.opt = optim.AdamW(self.model.parameters(), lr=config.lr,
+                               weight_decay=config.weight_decay, betas=(0.9, 0.98))
+        self.sched = optim.WarmupCosineLR(
+            self.opt, warmup_steps=config.warmup, eta_min=0.1 * config.lr,
+            total_steps=change["from_total"] if change else config.steps)
+        self.history: Dict[str, Any] = {"train_loss": [], "evals": [], "wall_time_s": 0.0,
+                                        "tokens": 0}
+        self.step = 0
+        if state is not None:
+            checkpoint.restore(state, out, self.model, self.opt, self.sched, self.data_rng)
+            self.step, self.history = state["step"], {**self.history, **state["history"]}
+            if change is not None:
+                lr_before = self.sched.get_last_lr()[0]
+                self.sched.total_steps = change["to_total"]
+                self.sched.last_epoch -= 1       # recompute this step's rate on the new curve
+                self.sched.step()
+                self.history.setdefault("schedule_changes", []).append(change)
+                _announce(change, lr_before, self.sched.get_last_lr()[0])
+        self.start_step, self.saved_step = self.step, (self.step if state else None)
+        self.wall_before, self.tokens_before = self.history["wall_time_s"], self.history["tokens"]
+        self.tokens_per_step = config.batch_size * task.block_size
+        self.started = time.perf_counter()
+
+    def train_step(self) -> float:
+        """One update; raises TrainingDiverged (before updating) on a non-finite value."""
+        config = self.config
+        x, y = self.task.sample(self.data_rng, config.batch_size, exclude=self.eval_keys)
+        _, loss = self.model(as_tensor(x, device=config.device),
+                             as_tensor(y, device=config.device),
+                             ignore_index=IGNORE)
+        value = loss.item()
+        if not math.isfinite(value):
+            self._diverged("the training loss", value)
+        self.opt.zero_grad()
+        loss.backward()
+        norm = optim.clip_grad_norm_(self.model.parameters(), 1.0)
+        if not math.isfinite(norm):
+            self._diverged("the gradient norm", norm)
+        self.opt.step()
+        self.sched.step()
+        self.step += 1
+        self.history["train_loss"].append(value)
+        return value
+
+    def _diverged(self, what: str, value: float) -> None:
+        step, lr = self.step + 1, self.sched.get_last_lr()[0]
+        self.diverged = {"step": step, "what": what, "value": str(value), "lr": lr}
+        saved = (f"The last checkpoint (step {self.saved_step}) is in {self.out}/, but resuming "
+                 f"it repeats the same steps" if self.saved_step is not None
+                 else "No checkpoint was saved")
+        raise TrainingDiverged(
+            f"{what} became {value} at step {step} (learning rate {lr:.3e}); the run stopped "
+            f"before that update. {saved}. Start a new run with a lower --lr (this one: "
+            f"{self.config.lr}) or a longer --warmup")
+
+    def evaluate(self) -> Dict[str, float]:
+        entry = {"step": self.step, **evaluate(self.model, self.task, self.eval_x, self.eval_y,
+                                                self.config.device)}
+        self.history["evals"].append(entry)
+        return entry
+
+    def save(self) -> None:
+        self.history["wall_time_s"] = self.wall_before + self.elapsed()
+        self.history["tokens"] = (self.tokens_before
+                                  + self.tokens_per_step * (self.step - self.start_step))
+        checkpoint.save_checkpoint(os.path.join(self.out, CHECKPOINT), self.config, self.model,
+                                   self.opt, self.sched, self.step, self.data_rng, self.history)
+        self.saved_step = self.step
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.started
+
+
+def _prepare(config: TrainConfig):
+    """Everything checked before any work: settings, output folder, memory."""
+    state = change = None
+    if config.extra.get("resume"):
+        out = config.out or os.path.join("runs", config.task)
+        state = checkpoint.read(out)
+        change = _merge_resumed(config, state, out)
+    else:
+        finalize(config)
+        out = outdir.choose(config, _notice)
     task = make_task(config.task)
     if config.task == "chars":
         task = type(task)(block_size=config.block_size)
-    data_rng = np.random.default_rng(config.seed)
-    eval_x, eval_y, eval_keys = task.heldout(config.eval_size, config.seed)
-    model = _model_for(config, len(task.vocab), task.block_size)
-    opt = optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay,
-                      betas=(0.9, 0.98))
-    sched = _schedule(opt, config)
-    history: Dict[str, Any] = {"train_loss": [], "evals": []}
-    start_step = 0
-    if resume_state is not None:
-        model.load_state_dict(resume_state["model"])
-        opt.load_state_dict(resume_state["optimizer"])
-        sched.load_state_dict(resume_state["scheduler"])
-        # --steps may differ from the saved run's: the cosine decay is stretched (or shrunk)
-        # to end at the new total, continuing from the saved learning rate schedule position.
-        sched.total_steps = max(config.steps, sched.warmup_steps + 1)
-        start_step = int(resume_state["step"])
-        backend.set_rng_state(json.loads(str(resume_state["rng"])))
-        data_rng.bit_generator.state = json.loads(str(resume_state["data_rng"]))
-        history = json.loads(str(resume_state["history"]))
-    checkpoint_path = os.path.join(out, CHECKPOINT)
-    tokens_per_step = config.batch_size * task.block_size
-    log = (lambda message: None) if config.quiet else print
-    log(f"tinyattn: training a {config.layers}-layer GPT ({model.num_parameters():,} params, "
-        f"d_model={config.d_model}, heads={config.heads}) on '{config.task}' for "
+    check_memory(config, len(task.vocab), task.block_size)
+    outdir.check_writable(out)
+    if config.overwrite and state is None:
+        outdir.clear_run(out)
+    return out, task, state, change
+
+
+def train(config: TrainConfig) -> Dict[str, Any]:
+    """Run (or resume) a training run; returns the metrics dict also written to metrics.json.
+    Raises ConfigError, OutputError or CheckpointError before any step when something cannot
+    work, TrainingDiverged when the loss stops being finite, Aborted on a second signal."""
+    out, task, state, change = _prepare(config)
+    log = (lambda message: None) if config.quiet else say
+    run = _Run(config, out, task, state, change)
+    if run.step >= config.steps:
+        log(f"the run in {out}/ is already at step {run.step} of {config.steps}: nothing to "
+            f"train (--steps N with N > {run.step} trains on)")
+        return _finished_already(run, log)
+    log(f"tinyattn: training a {config.layers}-layer GPT ({run.model.num_parameters():,} "
+        f"params, d_model={config.d_model}, heads={config.heads}) on '{config.task}' for "
         f"{config.steps} steps on {config.device} ({config.dtype}); writing to {out}/")
-    bar = None if config.quiet else ProgressBar(config.steps, desc=config.task, start=start_step)
-    step, started = start_step, time.perf_counter()
-    with _StopOnCtrlC(bar) as stop:
-        while step < config.steps and not stop.requested:
-            x, y = task.sample(data_rng, config.batch_size, exclude=eval_keys)
-            _, loss = model(as_tensor(x, device=config.device), as_tensor(y, device=config.device),
-                            ignore_index=IGNORE)
-            opt.zero_grad()
-            loss.backward()
-            optim.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            sched.step()
-            step += 1
-            history["train_loss"].append(loss.item())
-            if step % config.eval_every == 0 or step == config.steps:
-                history["evals"].append({"step": step, **evaluate(model, task, eval_x, eval_y,
-                                                                  config.device)})
-                if bar is not None:
-                    bar.write(_eval_line(history["evals"][-1]))
-            if bar is not None:
-                elapsed = time.perf_counter() - started
-                bar.update(step, loss=f"{history['train_loss'][-1]:.4f}",
-                           lr=f"{sched.get_last_lr()[0]:.2e}",
-                           tok_s=f"{tokens_per_step * (step - start_step) / elapsed:,.0f}")
-    interrupted = stop.requested
-    wall = time.perf_counter() - started
+    bar = None if config.quiet else ProgressBar(config.steps, desc=config.task,
+                                                start=run.step)
+    try:
+        with _StopOnSignals() as stop:
+            _loop(run, bar, stop)
+            run.save()
+    except TrainingDiverged:
+        if bar is not None:
+            bar.close()
+        report.write_metrics(out, report.metrics(config, task, run.history, run.step, out,
+                                                 diverged=run.diverged))
+        raise
+    except BaseException as exc:
+        if bar is not None:
+            bar.close()
+        where = (f"the last checkpoint (step {run.saved_step}) is in {out}/; --resume {out} "
+                 f"continues from there" if run.saved_step is not None
+                 else "no checkpoint was saved yet")
+        what = "aborted" if isinstance(exc, KeyboardInterrupt) else \
+            f"stopped by {type(exc).__name__}"
+        _notice(f"\ntraining {what} during step {run.step + 1}; {where}")
+        raise
     if bar is not None:
         bar.close()
-    _save_checkpoint(checkpoint_path, config, model, opt, sched, step, data_rng, history)
-    if interrupted:
-        print(f"\ninterrupted at step {step}: checkpoint saved to {checkpoint_path}; continue "
-              f"with --resume {out}")
-    metrics = _metrics(config, task, history, step, wall, tokens_per_step * (step - start_step),
-                       interrupted)
-    _atomic_json(os.path.join(out, "metrics.json"), metrics)
-    _make_plots(out, config, task, model, eval_x, history, log)
-    if config.task == "chars" and not interrupted:
-        log("sample: " + _sample_text(model, task, config.device))
-    return metrics
+    stopped_by = stop.name if run.step < config.steps else None
+    if stopped_by is not None:
+        say(f"\ninterrupted by {_SIGNAL_NAMES[stopped_by]} at step {run.step}: checkpoint "
+            f"saved to {os.path.join(out, CHECKPOINT)}; continue with --resume {out}")
+    result = report.metrics(config, task, run.history, run.step, out, stopped_by=stopped_by)
+    report.write_metrics(out, result)
+    report.make_plots(out, config, task, run.model, run.eval_x, run.history, log)
+    if config.task == "chars" and stopped_by is None:
+        log("sample: " + report.sample_text(run.model, task, config.device))
+    return result
 
 
-class _StopOnCtrlC:
-    """Ctrl-C during training: finish the current step, then stop, so the checkpoint holds a
-    whole number of steps and a resumed run continues exactly. A second Ctrl-C stops at once
-    (without a checkpoint of that step)."""
+def _finished_already(run: _Run, log) -> Dict[str, Any]:
+    """A resume with nothing to train changes nothing; it only writes the reports a kill
+    right after the last checkpoint may have left unwritten."""
+    config, out = run.config, run.out
+    result = report.metrics(config, run.task, run.history, run.step, out)
+    if not os.path.exists(os.path.join(out, "metrics.json")):
+        report.write_metrics(out, result)
+    if not all(os.path.exists(os.path.join(out, name)) for name in outdir.RUN_FILES[2:]):
+        report.make_plots(out, config, run.task, run.model, run.eval_x, run.history, log)
+    return result
 
-    def __init__(self, bar: Optional[ProgressBar]):
-        self.requested, self.bar, self.previous = False, bar, None
+
+_SIGNAL_NAMES = {"SIGINT": "Ctrl-C (SIGINT)", "SIGTERM": "SIGTERM"}
+
+
+def _loop(run: _Run, bar: Optional[ProgressBar], stop: "_StopOnSignals") -> None:
+    config = run.config
+    while run.step < config.steps and stop.name is None:
+        loss = run.train_step()
+        if run.step % config.eval_every == 0 or run.step == config.steps:
+            entry = run.evaluate()
+            if bar is not None:
+                bar.write(report.eval_line(entry))
+        if config.save_every and run.step % config.save_every == 0 \
+                and run.step < config.steps:
+            run.save()
+        if bar is not None:
+            tokens = run.tokens_per_step * (run.step - run.start_step)
+            bar.update(run.step, loss=f"{loss:.4f}", lr=f"{run.sched.get_last_lr()[0]:.2e}",
+                       tok_s=f"{tokens / max(run.elapsed(), 1e-9):,.0f}")
+        if stop.name is not None and bar is not None:
+            bar.write(f"{stop.name}: finishing step {run.step}, saving a checkpoint (press "
+                      f"again to abort)")
+
+
+class _StopOnSignals:
+    """Ctrl-C (SIGINT) or SIGTERM during training: finish the current step, then stop, so the
+    checkpoint holds a whole number of steps and a resumed run continues exactly. A second
+    signal stops at once (``Aborted``; the last checkpoint remains)."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.name: Optional[str] = None
+        self.previous: Dict[int, Any] = {}
 
     def _handle(self, signum: int, frame: Any) -> None:
-        if self.requested:
-            raise KeyboardInterrupt
-        self.requested = True
-        message = "Ctrl-C: finishing this step, then saving a checkpoint (again to abort)"
-        if self.bar is not None:
-            self.bar.write(message)
-        else:
-            print(message)
+        if self.name is not None:
+            raise Aborted(signum)
+        self.name = signal.Signals(signum).name
 
-    def __enter__(self) -> "_StopOnCtrlC":
+    def __enter__(self) -> "_StopOnSignals":
         if threading.current_thread() is threading.main_thread():
-            self.previous = signal.signal(signal.SIGINT, self._handle)
+            for signum in self.SIGNALS:
+                self.previous[signum] = signal.signal(signum, self._handle)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
-
-
-def _eval_line(entry: Dict[str, float]) -> str:
-    line = f"step {entry['step']}: val loss {entry['val_loss']:.4f}"
-    if "accuracy" in entry:
-        line += f", held-out exact match {100 * entry['accuracy']:.1f}%"
-    return line
-
-
-def _metrics(config: TrainConfig, task: Any, history: Dict[str, Any], step: int, wall: float,
-             tokens: int, interrupted: bool) -> Dict[str, Any]:
-    last_eval = history["evals"][-1] if history["evals"] else {}
-    recent = history["train_loss"][-20:]
-    metrics = {
-        "task": config.task, "steps": step, "interrupted": interrupted,
-        "final_train_loss": float(np.mean(recent)) if recent else math.nan,
-        "final_val_loss": last_eval.get("val_loss"),
-        "wall_time_s": round(wall, 2),
-        "tokens_per_s": round(tokens / wall, 1) if wall > 0 else None,
-        "device": config.device, "dtype": config.dtype, "seed": config.seed,
-        "config": {k: getattr(config, k) for k in RESUME_FIELDS if k != "block_size"} | {
-            "steps": config.steps, "context_length": task.block_size},
-    }
-    if task.has_accuracy:
-        metrics["heldout_exact_match"] = last_eval.get("accuracy")
-    return metrics
-
-
-def _attention_example(model: nn.GPT, task: Any, ids: np.ndarray, device: str
-                       ) -> List[np.ndarray]:
-    was_training = model.training
-    model.eval()
-    with no_grad():
-        _, weights = model(as_tensor(ids[None, :], device=device), return_attention=True)
-    model.train(was_training)
-    return [w.numpy()[0] for w in weights]                  # per layer: (h, S, S)
-
-
-def _positional_table(model: nn.GPT, length: int) -> np.ndarray:
-    """What the positional-encoding plot shows, (positions, features), for each kind:
-    learned/sinusoidal: the table added to the embeddings; rope: cos of the rotation angles
-    (positions, d_k / 2); alibi: each head's bias for a key at distance p (positions, h)."""
-    config = model.config
-    if config.pos_encoding == "learned":
-        return model.pos_emb.weight.numpy()[:length]
-    if config.pos_encoding == "sinusoidal":
-        return model.pos_emb.pe.numpy()[:length]
-    positions = np.arange(length)[:, None]
-    if config.pos_encoding == "rope":
-        head_dim = config.d_model // config.n_head
-        inv_freq = config.rope_base ** (-np.arange(0, head_dim, 2) / head_dim)
-        return np.cos(positions * inv_freq[None, :])
-    return -positions * np.asarray(nn.alibi_slopes(config.n_head))[None, :]
-
-
-def _make_plots(out: str, config: TrainConfig, task: Any, model: nn.GPT, eval_x: np.ndarray,
-                history: Dict[str, Any], log) -> None:
-    if not plots.have_matplotlib():
-        log('plots skipped: matplotlib is not installed (pip install "tinyattn[viz]")')
-        return
-    plots.plot_loss(os.path.join(out, "loss.png"), history["train_loss"], history["evals"],
-                    f"{config.task}: loss")
-    example = eval_x[0][: min(len(eval_x[0]), 40)]
-    weights = _attention_example(model, task, example, config.device)
-    plots.plot_attention(os.path.join(out, "attention.png"), weights, task.decode(example),
-                         f"{config.task}: attention weights for one held-out example")
-    titles = {"learned": "learned positional embedding (positions x d_model)",
-              "sinusoidal": "sinusoidal positional encoding (positions x d_model)",
-              "rope": "RoPE: cos of the rotation angle (positions x pair)",
-              "alibi": "ALiBi: bias for a key p positions back (positions x head)"}
-    plots.plot_positional(os.path.join(out, "positional.png"),
-                          _positional_table(model, task.block_size),
-                          titles[config.pos_encoding])
-    log(f"wrote {out}/loss.png, attention.png, positional.png")
-
-
-def _sample_text(model: nn.GPT, task: Any, device: str, length: int = 200) -> str:
-    prompt = task.encode("The ")[None, :]
-    ids = model.generate(as_tensor(prompt, device=device), length, temperature=0.8, top_k=10,
-                         generator=np.random.default_rng(0) if device == "cpu" else None)
-    return "".join(task.decode(ids.numpy()[0]))
-
-
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)

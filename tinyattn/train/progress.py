@@ -7,14 +7,38 @@
 
 On a terminal it redraws one line; when output goes to a file or a pipe it prints a plain line
 every ``log_every`` seconds instead, so logs stay readable.
+
+A reader that goes away (``python -m tinyattn train | head``) must not stop a training run:
+``say`` and the bar then send that stream to /dev/null and carry on.
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import Any, Optional, TextIO
 
-__all__ = ["ProgressBar"]
+__all__ = ["ProgressBar", "say"]
+
+
+def _silence(stream: TextIO) -> None:
+    """Point ``stream``'s file descriptor at /dev/null (its reader has gone)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def say(text: str, stream: Optional[TextIO] = None) -> None:
+    """Print a line and flush it; a closed pipe silences the stream instead of raising."""
+    stream = stream or sys.stdout
+    try:
+        stream.write(text + "\n")
+        stream.flush()
+    except BrokenPipeError:
+        _silence(stream)
 
 
 class ProgressBar:
@@ -48,25 +72,21 @@ class ProgressBar:
         extras = "  ".join(f"{k} {v}" for k, v in self.fields.items())
         line = (f"{self.desc} [{'#' * filled}{'.' * (self.width - filled)}] "
                 f"{self.step}/{self.total} {elapsed:.0f}s<{eta:.0f}s {rate:.1f} it/s  {extras}")
-        if self.interactive:
-            self.stream.write("\r" + line + "\033[K")
-        else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
+        self._emit("\r" + line + "\033[K" if self.interactive else line + "\n")
+
+    def _emit(self, text: str) -> None:
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except BrokenPipeError:
+            _silence(self.stream)
 
     def write(self, message: str) -> None:
         """Print a message without breaking the bar."""
-        if self.interactive:
-            self.stream.write("\r\033[K")
-        self.stream.write(message + "\n")
-        self.stream.flush()
+        self._emit(("\r\033[K" if self.interactive else "") + message + "\n")
         if self.interactive:
             self._draw(time.perf_counter())
 
     def close(self, final: Optional[str] = None) -> None:
         self._draw(time.perf_counter())
-        if self.interactive:
-            self.stream.write("\n")
-        if final:
-            self.stream.write(final + "\n")
-        self.stream.flush()
+        self._emit(("\n" if self.interactive else "") + (final + "\n" if final else ""))

@@ -1,7 +1,7 @@
 """Exercise 08, masking and masked softmax: reference solution.
 
 Derivation (docs/derivations.md#masking)
-    masked_fill: out = x where keep, value elsewhere. A masked position's x never reaches
+    keep_or_fill: out = x where keep, value elsewhere. A masked position's x never reaches
     the output (the constant replaced it), so d out / d x = 1 where keep, 0 elsewhere:
     dx = where(keep, grad, 0). Passing grad straight through leaks gradient into positions
     the model never used.
@@ -15,14 +15,14 @@ Derivation (docs/derivations.md#masking)
 import numpy as np
 
 
-def masked_fill_forward(x, keep, value):
+def keep_or_fill_forward(x, keep, value):
     """out = x where keep is True, value elsewhere. keep: bool, broadcastable to x.
     Given; do not change."""
     out = np.where(keep, x, value)
     return out, (keep,)
 
 
-def masked_fill_backward(grad, cache):
+def keep_or_fill_backward(grad, cache):
     """Return dx, of x's shape."""
     (keep,) = cache
     return np.where(keep, grad, 0.0)

@@ -1,17 +1,18 @@
 """Exercise 08, masking, and softmax with a fully masked row.
 
 Task
-    Fill in masked_fill_backward and masked_softmax_backward.
+    Fill in keep_or_fill_backward and masked_softmax_backward.
 
 Shapes
-    keep is boolean, broadcastable to x, True = keep (the convention of tinyattn's
-    attention masks; PyTorch's masked_fill fills where its mask is True instead).
-    masked_fill: x (...) -> out (...): x where keep, value elsewhere.
+    keep is boolean, broadcastable to x, True = keep (the convention of attention masks,
+    True = may attend). keep_or_fill is np.where(keep, x, value); it is named so because
+    F.masked_fill(x, mask, value), like PyTorch's, fills where its mask is TRUE: the opposite.
+    keep_or_fill: x (...) -> out (...): x where keep, value elsewhere.
     masked_softmax: x (..., C) -> y (..., C): softmax over the kept positions of each row;
     y = 0 where masked, and a row with nothing kept is all zeros.
 
 Hints (read docs/derivations.md#masking)
-    1. masked_fill: does a masked position's x reach the output at all? Then what is its
+    1. keep_or_fill: does a masked position's x reach the output at all? Then what is its
        gradient? Which gradient reaches a kept position?
     2. masked_softmax: on the kept positions it is a plain softmax (exercise 06). What does
        your softmax formula give where y = 0? And in a row that is all masked?
@@ -24,18 +25,18 @@ Check
 import numpy as np
 
 
-def masked_fill_forward(x, keep, value):
+def keep_or_fill_forward(x, keep, value):
     """out = x where keep is True, value elsewhere. keep: bool, broadcastable to x.
     Given; do not change."""
     out = np.where(keep, x, value)
     return out, (keep,)
 
 
-def masked_fill_backward(grad, cache):
+def keep_or_fill_backward(grad, cache):
     """Return dx, of x's shape."""
     (keep,) = cache
     # Your code here (delete the raise).
-    raise NotImplementedError("masked_fill_backward")
+    raise NotImplementedError("keep_or_fill_backward")
 
 
 def masked_softmax_forward(x, keep):

@@ -8,7 +8,8 @@ Shapes
     q (..., S_q, d_k), k (..., S_k, d_k), v (..., S_k, d_v) -> out (..., S_q, d_v).
     scores = q @ k^T * scale (..., S_q, S_k), scale = 1 / sqrt(d_k);
     p = softmax(scores masked with keep) per row; out = p @ v.
-    The checker uses a causal mask and a padding mask with a fully masked query row.
+    The checker starts with S_q == S_k and no mask, then S_q != S_k, a causal mask, and a
+    padding mask with a fully masked query row.
 
 Hints (read docs/derivations.md#attention)
     1. Go back one step at a time, as three earlier exercises: out = p @ v (03), then

@@ -1,0 +1,326 @@
+"""Compare what a learner's engine did with what the reference engine did, and say why not.
+
+Every ``verify_*`` takes (scenario, got, want): ``got`` the learner's probe values as they came
+back from the child process (already decoded, but of any type: nothing is trusted), ``want``
+the reference's, computed in the checker's own process. It returns None when ``got`` is
+right, else a ``Diagnosis``; kind "wrong" means "no specific mistake recognised" (the checker
+then tries the part's known mistakes).
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Set
+
+import numpy as np
+
+from .course import Diagnosis, Scenario
+
+__all__ = ["same", "same_values", "verify_op", "verify_topo", "verify_leaf_grads",
+           "verify_unbroadcast", "verify_no_grad", "verify_numeric", "verify_gradcheck",
+           "verify_zero_grad", "verify_sgd", "verify_train", "array_problem"]
+
+Values = Dict[str, Any]
+
+
+def _close(got: np.ndarray, want: np.ndarray, rtol: float) -> bool:
+    scale = max(float(np.linalg.norm(want)), float(np.linalg.norm(got)))
+    return bool(np.isfinite(got).all()) and \
+        float(np.linalg.norm(got - want)) <= rtol * scale + 1e-12
+
+
+def same(got: Any, want: Any, rtol: float = 1e-9) -> bool:
+    """Equal values: arrays of the same shape and dtype, close; anything else identical."""
+    if isinstance(want, np.ndarray):
+        return isinstance(got, np.ndarray) and got.shape == want.shape \
+            and got.dtype == want.dtype and _close(got, want, rtol)
+    return type(got) is type(want) and got == want
+
+
+def same_values(got: Values, want: Values, rtol: float = 1e-9) -> bool:
+    return isinstance(got, dict) and set(got) == set(want) and \
+        all(same(got[k], want[k], rtol) for k in want)
+
+
+def array_problem(got: Any, want: np.ndarray, what: str) -> Optional[str]:
+    """Why ``got`` cannot be compared with ``want`` (not an array, shape, dtype), or None."""
+    if isinstance(got, str):
+        return f"{what} is {got}, not an array"
+    if not isinstance(got, np.ndarray):
+        return f"{what} is not an array"
+    if got.shape != want.shape:
+        return (f"{what} has shape {got.shape}, but it must have shape {want.shape} (a "
+                f"gradient always has the shape of what it is the gradient of)")
+    if got.dtype != want.dtype:
+        return (f"{what} is {got.dtype}; the engine works in float64 (finite differences "
+                f"and these comparisons need its 16 digits)")
+    return None
+
+
+def _wrong(message: str) -> Diagnosis:
+    return Diagnosis("wrong", message)
+
+
+# ------------------------------------------------------------------ 14 graph
+def _grad_diagnosis(got: np.ndarray, want: np.ndarray, ones: Any, which: str) -> Diagnosis:
+    if isinstance(ones, np.ndarray) and ones.shape == got.shape and _close(got, ones, 1e-9) \
+            and not _close(want, ones, 1e-9):
+        return Diagnosis("ignores_grad", (
+            f"backward_fn ignores grad: the gradient for {which} is what it would be if "
+            f"grad were all ones. Multiply by grad, the gradient that reached out (chain "
+            f"rule): an op sits in the middle of a graph, where grad is anything."))
+    if _close(got, -want, 1e-9):
+        return Diagnosis("sign", f"The gradient for {which} has the wrong sign.")
+    return _wrong(f"The gradient backward_fn returns for {which} is wrong.")
+
+
+def verify_op(scenario: Scenario, got: Values, want: Values) -> Optional[Diagnosis]:
+    op = scenario.data["op"]
+    returned = got.get("returned")
+    if returned != "Tensor":
+        return Diagnosis("not_tensor", (
+            f"{op} returned {returned if isinstance(returned, str) else 'something else'}; "
+            f"it must return a Tensor(data, parents, backward_fn, op), so that backward can "
+            f"walk back through it."))
+    problem = array_problem(got.get("data"), want["data"], "out.data")
+    if problem or not same(got["data"], want["data"]):
+        return Diagnosis("data", problem or f"out.data is wrong: it is not {op}'s forward value.")
+    parents, expected = got.get("parents"), want["parents"]
+    if parents != expected:
+        count = len(expected)
+        names = "(a, b)" if count == 2 else "(a,)"
+        if parents == []:
+            return Diagnosis("parents_missing", (
+                f"out.parents is empty: {op} did not record its inputs, so backward could "
+                f"never reach them. Pass parents={names}."))
+        if isinstance(parents, list) and sorted(parents) == sorted(expected):
+            return Diagnosis("parents_order", (
+                "out.parents is (b, a): backward_fn's gradients are paired with the parents "
+                "by position, so keep the inputs' order, (a, b)."))
+        return Diagnosis("parents", (
+            f"out.parents must be the input tensors themselves, {names}: yours holds "
+            f"something else (their .data, copies, or the wrong number of them)."))
+    if got.get("has_backward_fn") is not True:
+        return Diagnosis("no_backward_fn", (
+            "out.backward_fn is not set (or not callable): backward needs it to turn the "
+            "gradient of out into gradients of the parents."))
+    if "backward_returned" in got:
+        return Diagnosis("backward_tuple", (
+            f"backward_fn returned {got['backward_returned']}, not a tuple: return one "
+            f"gradient per parent as a tuple, (da, db), or (da,) for one parent (note the "
+            f"comma)."))
+    if got.get("grads_count") != want["grads_count"]:
+        return Diagnosis("count", (
+            f"backward_fn returned {got.get('grads_count')} gradient(s) for "
+            f"{want['grads_count']} parent(s): one per parent, in the parents' order."))
+    for i in range(want["grads_count"]):
+        which = "a" if i == 0 else "b"
+        key = f"grads_{i}"
+        problem = array_problem(got.get(key), want[key], f"the gradient for {which}")
+        if problem:
+            return Diagnosis("shape", problem)
+        if not same(got[key], want[key]):
+            return _grad_diagnosis(got[key], want[key], got.get(f"ones_{i}"), which)
+    return None
+
+
+# ------------------------------------------------------------------ 15 topological sort
+def _reachable(nodes: List[tuple], root: int) -> Set[int]:
+    seen, stack = set(), [root]
+    while stack:
+        i = stack.pop()
+        if i not in seen:
+            seen.add(i)
+            stack.extend(nodes[i][1:])
+    return seen
+
+
+def _name(nodes: List[tuple], i: int) -> str:
+    return f"#{i} ({nodes[i][0]})"
+
+
+def verify_topo(scenario: Scenario, got: Values, want: Values) -> Optional[Diagnosis]:
+    nodes, root = scenario.data["nodes"], scenario.data["root"]
+    order = got.get("order")
+    if not isinstance(order, list) or not all(type(i) is int for i in order):
+        return _wrong("topological_order must return a list of tensors.")
+    if -1 in order:
+        return Diagnosis("topo_foreign", (
+            "Your order holds things that are not tensors of this graph (their .data, "
+            "copies, or tuples?): return the Tensor objects themselves."))
+    counts: Dict[int, int] = {}
+    for i in order:
+        counts[i] = counts.get(i, 0) + 1
+    twice = [i for i, n in counts.items() if n > 1]
+    if twice:
+        return Diagnosis("topo_duplicate", (
+            f"Tensor {_name(nodes, twice[0])} appears {counts[twice[0]]} times: it is reached "
+            f"along several paths (a value used twice, a diamond). Keep a set of the nodes "
+            f"you have seen (id(node)) and add each one once."))
+    missing = sorted(_reachable(nodes, root) - set(order))
+    if missing:
+        return Diagnosis("topo_missing", (
+            f"Your order misses tensor {_name(nodes, missing[0])}, which root was computed "
+            f"from: follow .parents all the way to the leaves (root included)."))
+    position = {i: k for k, i in enumerate(order)}
+    for i in order:
+        for parent in nodes[i][1:]:
+            if position[parent] > position[i]:
+                return Diagnosis("topo_order", (
+                    f"Your sort visits a node before all its consumers: walking your list "
+                    f"from the end, as backward does, {_name(nodes, parent)} comes before "
+                    f"{_name(nodes, i)}, which uses it, so {_name(nodes, parent)} would pass "
+                    f"its gradient on before {_name(nodes, i)} has added its share. Append a "
+                    f"node only after all of its parents (depth-first post-order); "
+                    f"breadth-first from the root is not a topological order."))
+    return None
+
+
+# ------------------------------------------------------------------ 16, 17 backward
+def verify_leaf_grads(scenario: Scenario, got: Values, want: Values) -> Optional[Diagnosis]:
+    for key in sorted(want):
+        leaf = key.split("_")[1]
+        if isinstance(want[key], str):          # the reference leaves it without a gradient
+            if not same(got.get(key), want[key]):
+                return _wrong(f"leaf #{leaf} should get no gradient here (.grad stays None).")
+            continue
+        if same(got.get(key), "None"):
+            return Diagnosis("no_grad_stored", (
+                f"leaf #{leaf} has no gradient (.grad is None). Either the leaves never keep "
+                f"what reaches them (a leaf, a tensor with no parents, adds it to .grad), or "
+                f"you walk the order from the start, so a leaf's turn comes before anything "
+                f"has reached it: walk reversed(topological_order(root))."))
+        problem = array_problem(got.get(key), want[key], f"leaf #{leaf}'s .grad")
+        if problem:
+            return Diagnosis("shape", problem)
+        if not same(got[key], want[key]):
+            return _wrong(f"leaf #{leaf}'s .grad is wrong.")
+    return None
+
+
+def verify_unbroadcast(scenario: Scenario, got: Values, want: Values) -> Optional[Diagnosis]:
+    if scenario.data["kind"] != "direct":
+        return verify_leaf_grads(scenario, got, want)
+    shape = tuple(scenario.data["shape"])
+    problem = array_problem(got.get("out"), want["out"], f"unbroadcast(grad, {shape})")
+    if problem:
+        return Diagnosis("shape", problem)
+    if not same(got["out"], want["out"]):
+        return _wrong(f"unbroadcast(grad of shape {scenario.data['grad'].shape}, {shape}) "
+                      f"has the right shape but the wrong values: which axes do you sum?")
+    return None
+
+
+# ------------------------------------------------------------------ 18 no_grad
+_NO_GRAD_CHECKS = [
+    ("enabled", True, "is_grad_enabled() is False before any no_grad block: the switch "
+                      "starts on."),
+    ("recorded", True, "An op outside no_grad() recorded nothing: result() must return a "
+                       "Tensor with parents and backward_fn when grad is enabled."),
+    ("enabled_inside", False, "is_grad_enabled() is still True inside no_grad(): the block "
+                              "must turn the switch off."),
+    ("recorded", False, "An op inside no_grad() still recorded its parents: result() must "
+                        "return a plain Tensor(data, op=op) when grad is disabled."),
+    ("propagated", True, "Your no_grad() swallows an exception raised inside the block: let "
+                         "it propagate (do not catch it; a generator-based context manager "
+                         "gets it back at its yield)."),
+    ("enabled_after", True, "After the no_grad() block the switch is still off (after an "
+                            "exception inside it, in this scenario): restore the previous "
+                            "value in a finally clause."),
+    ("recorded_after", True, "After a no_grad() block that raised, ops record nothing any "
+                             "more: restore the switch in a finally clause."),
+    ("enabled_after_inner", False, "Nested blocks: leaving an inner no_grad() turned grad "
+                                   "back on inside the outer one. Save the previous value on "
+                                   "entry and restore it, instead of setting True."),
+    ("recorded_between", False, "Nested blocks: after an inner no_grad() ended, ops inside "
+                                "the outer one recorded again. Restore the previous value, "
+                                "not True."),
+    ("enabled_after_outer", True, "After nested no_grad() blocks, grad stays off: each block "
+                                  "must restore the value it found."),
+]
+
+
+def verify_no_grad(scenario: Scenario, got: Values, want: Values) -> Optional[Diagnosis]:
+    for key, value, message in _NO_GRAD_CHECKS:
+        if key in want and want[key] is value and got.get(key) is not value:
+            return Diagnosis("no_grad", message)
+    for key in ("data", "grad"):
+        if key in want and not same(got.get(key), want[key]):
+            return _wrong(f"The computed {key} is wrong.")
+    return None
+
+
+# ------------------------------------------------------------------ 19 gradcheck
+def verify_numeric(scenario: Scenario, got: Values, want: Values) -> Optional[Diagnosis]:
+    if got.get("x_unchanged") is not True:
+        return Diagnosis("numeric_changes_x", (
+            "numeric_gradient changed the x it was given: perturb a copy (np.array(x, "
+            "dtype=np.float64)), or put each element back after perturbing it."))
+    if got.get("shapes_ok") is not True:
+        return Diagnosis("numeric_shape", "f was called with an array of another shape than x.")
+    problem = array_problem(got.get("grad"), want["grad"], "numeric_gradient's result")
+    if problem:
+        return Diagnosis("shape", problem)
+    if not same(got["grad"], want["grad"], rtol=1e-8):
+        return _wrong("numeric_gradient is not the central difference (f(x + eps e_i) - "
+                      "f(x - eps e_i)) / (2 eps) of each element.")
+    return None
+
+
+def verify_gradcheck(scenario: Scenario, got: Values, want: Values) -> Optional[Diagnosis]:
+    from .probes import GRADCHECK_CASES
+    what = GRADCHECK_CASES[scenario.data["case"]][0]
+    verdict = got.get("verdict")
+    if not isinstance(verdict, bool):
+        return Diagnosis("gradcheck_type", f"gradcheck must return True or False, not {verdict}.")
+    if verdict == want["verdict"]:
+        return None
+    if want["verdict"]:
+        return Diagnosis("gradcheck_rejects", (
+            f"Your gradcheck rejects a right gradient: {what}. Compare element by element "
+            f"with a tolerance that grows with the numbers, atol + rtol * |numeric|."))
+    return Diagnosis("gradcheck_passes", (
+        f"Your gradcheck passes a wrong gradient: {what}. Compare EVERY element, each with "
+        f"|analytic - numeric| <= atol + rtol * |numeric| (rtol = 1e-3)."))
+
+
+# ------------------------------------------------------------------ 20 train
+def verify_zero_grad(scenario: Scenario, got: Values, want: Values) -> Optional[Diagnosis]:
+    states = got.get("states")
+    if states != want["states"]:
+        return Diagnosis("zero_grad", (
+            "After zero_grad every parameter's .grad must be None (or all zeros of its "
+            f"shape); yours are: {states}."))
+    return None
+
+
+def verify_sgd(scenario: Scenario, got: Values, want: Values) -> Optional[Diagnosis]:
+    if got.get("same_objects") is not True:
+        return Diagnosis("sgd_replaced", (
+            "sgd_step replaced the Tensors in the list: the model holds the originals and "
+            "would never see the change. Update p.data of each parameter instead."))
+    for key in sorted(k for k in want if k.startswith("data_")):
+        problem = array_problem(got.get(key), want[key], f"parameter {key[5:]}'s data")
+        if problem:
+            return Diagnosis("shape", problem)
+        before = scenario.data["data"][int(key[5:])]
+        if not same(want[key], before) and same(got[key], before):
+            return Diagnosis("sgd_no_change", (
+                f"sgd_step did not change parameter {key[5:]}: assigning to the loop variable "
+                f"(p = ...) or making a new Tensor changes nothing the model sees. Assign "
+                f"p.data = p.data - lr * p.grad."))
+        if not same(got[key], want[key]):
+            return _wrong(f"parameter {key[5:]} did not move by -lr * grad.")
+    return None
+
+
+def verify_train(scenario: Scenario, got: Values, want: Values) -> Optional[Diagnosis]:
+    problem = array_problem(got.get("losses"), want["losses"], "the losses")
+    if problem:
+        return Diagnosis("shape", problem)
+    if not same(got["losses"], want["losses"], rtol=1e-7):
+        bad = int(np.argmax(~np.isclose(got["losses"], want["losses"], rtol=1e-7)))
+        return _wrong(f"The training run differs from the reference from step {bad + 1} on: "
+                      f"loss {got['losses'][bad]:.6g} instead of {want['losses'][bad]:.6g}.")
+    for key in sorted(k for k in want if k.startswith("param_")):
+        if not same(got.get(key), want[key], rtol=1e-7):
+            return _wrong(f"After training, parameter {key[6:]} differs from the reference.")
+    return None

@@ -1,0 +1,191 @@
+"""``nn.MultiheadAttention``: PyTorch's module, argument for argument (docs/pytorch.md).
+
+Shapes as PyTorch names them: L target (query) length, S source (key) length, N batch,
+E = embed_dim, h = num_heads, d_k = E / h. Inputs are (L, N, E) by default and (N, L, E) with
+``batch_first=True``; an unbatched (L, E) input works too. The parameters have PyTorch's names
+and shapes, so ``load_state_dict(torch_mha.state_dict())`` works as is:
+
+    in_proj_weight (3E, E) = [W_q; W_k; W_v]   (or q_proj_weight, k_proj_weight, v_proj_weight
+    in_proj_bias   (3E,)                        when kdim or vdim differ from E)
+    out_proj.weight (E, E), out_proj.bias (E,)
+
+Masks mean what they mean in PyTorch: ``key_padding_mask`` (N, S) and ``attn_mask`` (L, S) or
+(N * h, L, S) are boolean with True = NOT allowed, or float and added to the scores. The
+forward returns ``(attn_output, attn_weights)``, the weights averaged over heads unless
+``average_attn_weights=False``, or None with ``need_weights=False``.
+
+The computation is tinyattn's: three linear projections (slices of ``in_proj_weight``, so
+their gradients land in the right rows), ``F.scaled_dot_product_attention`` (one fused op with
+a hand-derived backward), the output projection. The one deliberate difference: a query whose
+keys are all masked gets an output of zeros and zero gradients, where PyTorch gives NaN (with
+need_weights=True, and on its inference fast path).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from .. import functional as F
+from ..tensor import Tensor, as_tensor
+from .layers import Linear, uniform_parameter
+from .module import Module, Parameter
+
+__all__ = ["MultiheadAttention"]
+
+
+class MultiheadAttention(Module):
+    """PyTorch's ``torch.nn.MultiheadAttention``, with the same constructor, parameters and
+    forward. ``add_bias_kv`` and ``add_zero_attn`` are not supported (refused clearly)."""
+
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
+                 add_bias_kv: bool = False, add_zero_attn: bool = False,
+                 kdim: Optional[int] = None, vdim: Optional[int] = None,
+                 batch_first: bool = False, device: Optional[str] = None, dtype: Any = None):
+        if add_bias_kv or add_zero_attn:
+            raise NotImplementedError("MultiheadAttention: add_bias_kv and add_zero_attn are "
+                                      "not supported by tinyattn; build it without them")
+        for name, value in (("embed_dim", embed_dim), ("num_heads", num_heads)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"MultiheadAttention: {name} must be a positive int, got "
+                                 f"{value!r}")
+        if embed_dim % num_heads != 0:
+            raise ValueError(f"MultiheadAttention: embed_dim={embed_dim} must be divisible by "
+                             f"num_heads={num_heads}")
+        if not 0.0 <= dropout <= 1.0:
+            raise ValueError(f"MultiheadAttention: dropout must be in [0, 1], got {dropout}")
+        self.embed_dim, self.num_heads = embed_dim, num_heads
+        self.head_dim = embed_dim // num_heads
+        self.kdim = embed_dim if kdim is None else kdim
+        self.vdim = embed_dim if vdim is None else vdim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.dropout, self.batch_first = dropout, batch_first
+        e = embed_dim
+        if self._qkv_same_embed_dim:        # Xavier-uniform over the packed (3E, E) matrix
+            self.in_proj_weight = uniform_parameter((3 * e, e), math.sqrt(6.0 / (4 * e)))
+            self.q_proj_weight = self.k_proj_weight = self.v_proj_weight = None
+        else:
+            self.in_proj_weight = None
+            self.q_proj_weight = uniform_parameter((e, e), math.sqrt(6.0 / (2 * e)))
+            self.k_proj_weight = uniform_parameter((e, self.kdim),
+                                                   math.sqrt(6.0 / (e + self.kdim)))
+            self.v_proj_weight = uniform_parameter((e, self.vdim),
+                                                   math.sqrt(6.0 / (e + self.vdim)))
+        self.in_proj_bias = Parameter(np.zeros(3 * e, dtype=np.float32)) if bias else None
+        self.out_proj = Linear(e, e, bias=bias)
+        if bias:
+            self.out_proj.bias = Parameter(np.zeros(e, dtype=np.float32))
+        if device is not None or dtype is not None:
+            self.to(device=device, dtype=dtype)
+
+    def extra_repr(self) -> str:
+        return (f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, "
+                f"dropout={self.dropout}, batch_first={self.batch_first}")
+
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Any = None,
+                need_weights: bool = True, attn_mask: Any = None,
+                average_attn_weights: bool = True, is_causal: bool = False
+                ) -> Tuple[Tensor, Optional[Tensor]]:
+        """query (L, N, E) [or (N, L, E) batch-first, or (L, E)], key (S, N, kdim), value
+        (S, N, vdim) -> (attn_output like query, attn_weights (N, L, S) or (N, h, L, S))."""
+        name = "MultiheadAttention"
+        for label, x in (("query", query), ("key", key), ("value", value)):
+            if not isinstance(x, Tensor):
+                raise TypeError(f"{name}: {label} must be a Tensor, got {type(x).__name__}")
+        unbatched = query.ndim == 2
+        if unbatched:                                   # (L, E) -> one batch of one
+            query, key, value = (x.unsqueeze(1) for x in (query, key, value))
+            if key_padding_mask is not None:
+                key_padding_mask = as_tensor(key_padding_mask).unsqueeze(0)
+        for label, x, width in (("query", query, self.embed_dim), ("key", key, self.kdim),
+                                ("value", value, self.vdim)):
+            if x.ndim != 3 or x.shape[-1] != width:
+                layout = "(N, L, E)" if self.batch_first else "(L, N, E)"
+                raise ValueError(f"{name}: {label} must be {layout} with {width} features "
+                                 f"(or unbatched), got shape {x.shape}")
+        if not self.batch_first:                        # (L, N, E) -> (N, L, E)
+            query, key, value = (x.transpose(0, 1) for x in (query, key, value))
+        n, length, e = query.shape
+        source = key.shape[1]
+        if key.shape[0] != n or value.shape[0] != n or value.shape[1] != source:
+            raise ValueError(f"{name}: query, key and value disagree on the batch or source "
+                             f"length: {query.shape}, {key.shape}, {value.shape} (batch-first)")
+        h, d_k = self.num_heads, self.head_dim
+        q, k, v = self._project(query, key, value)       # each (N, len, E)
+        q = q.reshape(n, length, h, d_k).transpose(1, 2)  # (N, L, E) -> (N, h, L, d_k)
+        k = k.reshape(n, source, h, d_k).transpose(1, 2)  # (N, S, E) -> (N, h, S, d_k)
+        v = v.reshape(n, source, h, d_k).transpose(1, 2)
+        mask = _combined_mask(attn_mask, key_padding_mask, is_causal, n, h, length, source,
+                              query)
+        p = self.dropout if self.training else 0.0
+        result = F.scaled_dot_product_attention(q, k, v, mask, dropout_p=p,
+                                                need_weights=need_weights)
+        out, weights = result if need_weights else (result, None)
+        out = out.transpose(1, 2).reshape(n, length, e)   # (N, h, L, d_k) -> (N, L, E)
+        out = self.out_proj(out)
+        if not self.batch_first:
+            out = out.transpose(0, 1)                       # (N, L, E) -> (L, N, E)
+        if weights is not None and average_attn_weights:
+            weights = weights.mean(dim=1)                   # (N, h, L, S) -> (N, L, S)
+        if unbatched:
+            out = out.squeeze(1)
+            weights = None if weights is None else weights.squeeze(0)
+        return out, weights
+
+    def _project(self, query: Tensor, key: Tensor, value: Tensor
+                 ) -> Tuple[Tensor, Tensor, Tensor]:
+        """q, k, v = x W^T + b with W rows [0, E), [E, 2E), [2E, 3E) of in_proj_weight (or
+        the three separate weights): slices of one Parameter, so each projection's gradient
+        is written into its own rows."""
+        e = self.embed_dim
+        b = self.in_proj_bias
+        biases = (None, None, None) if b is None else (b[:e], b[e:2 * e], b[2 * e:])
+        if self._qkv_same_embed_dim:
+            w = self.in_proj_weight
+            weights = (w[:e], w[e:2 * e], w[2 * e:])      # (3E, E) -> 3 x (E, E)
+        else:
+            weights = (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)
+        return tuple(F.linear(x, wi, bi) for x, wi, bi in
+                     zip((query, key, value), weights, biases))  # type: ignore[return-value]
+
+
+def _combined_mask(attn_mask: Any, key_padding_mask: Any, is_causal: bool, n: int, h: int,
+                   length: int, source: int, like: Tensor) -> Optional[Tensor]:
+    """PyTorch's masks (True = NOT allowed, or float added) as one mask for
+    F.scaled_dot_product_attention: boolean True = may attend, or a float bias."""
+    parts = []
+    if is_causal and attn_mask is None:
+        attn_mask = np.triu(np.ones((length, source), dtype=bool), k=1)   # True above: banned
+    if attn_mask is not None:
+        m = as_tensor(attn_mask, device=like.device)
+        if m.ndim == 3:
+            if m.shape != (n * h, length, source):
+                raise ValueError(f"MultiheadAttention: a 3-D attn_mask must be (N * num_heads, "
+                                 f"L, S) = {(n * h, length, source)}, got {m.shape}")
+            m = m.reshape(n, h, length, source)
+        elif m.shape != (length, source):
+            raise ValueError(f"MultiheadAttention: attn_mask must be (L, S) = "
+                             f"{(length, source)} or (N * num_heads, L, S), got {m.shape}")
+        parts.append(m)
+    if key_padding_mask is not None:
+        m = as_tensor(key_padding_mask, device=like.device)
+        if m.shape != (n, source):
+            raise ValueError(f"MultiheadAttention: key_padding_mask must be (N, S) = "
+                             f"{(n, source)}, got {m.shape}")
+        parts.append(m.reshape(n, 1, 1, source))           # (N, S) -> (N, 1, 1, S)
+    keep, bias = None, None
+    for m in parts:
+        if m.dtype == np.bool_:
+            keep = ~m if keep is None else keep & ~m
+        elif m.dtype.kind == "f":
+            m = m if m.dtype == like.dtype else m.to(like.dtype)
+            bias = m if bias is None else bias + m
+        else:
+            raise TypeError(f"MultiheadAttention: masks must be boolean (True = not allowed) "
+                            f"or floating (added), got {m.dtype}")
+    if bias is None:
+        return keep
+    if keep is None:
+        return bias
+    return F.where(keep, bias, float("-inf"))
