@@ -117,12 +117,13 @@ def cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor] = None,
         return _probability_targets(logits, target, weight, reduction, label_smoothing)
     _check_class_target(logits, target)
     xp = backend.get_array_module(target._data)
-    if logits.shape[1] == 0:    # no class at all: only rows that are ignored can be scored
+    if classes == 0:    # no class at all: only rows that are ignored can be scored
         if bool(backend.to_host((target._data != ignore_index).any())):
             raise ValueError(f"cross_entropy: the logits {logits.shape} have C = 0 classes, so "
                              f"no target class is valid (only rows with target == ignore_index="
                              f"{ignore_index} can be scored against no classes)")
-        return (logits.sum(dim=1) if reduction == "none" else logits.sum()) * 0.0
+        class_dim = 0 if logits.ndim == 1 else 1            # "none": zeros of target's shape
+        return (logits.sum(dim=class_dim) if reduction == "none" else logits.sum()) * 0.0
     counted = xp.where(target._data == ignore_index, 0, target._data)  # ignored rows pass
     check_index_range(counted, classes, "cross_entropy", "target class")
     unbatched = logits.ndim == 1
