@@ -17,8 +17,9 @@ and ``dtype=``: the parameters are drawn, then moved and cast); ``model.double()
 """
 from __future__ import annotations
 
+import contextlib
 import math
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, Iterator, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -32,17 +33,37 @@ from .module import Module, Parameter
 
 __all__ = ["Linear", "Embedding", "LayerNorm", "RMSNorm", "Dropout", "Identity", "Flatten",
            "Unflatten", "GELU", "ReLU", "FeedForward", "uniform_parameter", "normal_parameter",
-           "make_activation"]
+           "make_activation", "skip_init"]
+
+_skip_init = False
+
+
+@contextlib.contextmanager
+def skip_init() -> Iterator[None]:
+    """Inside this block, layers get uninitialised float32 weights (``np.empty``: no random
+    draws, and no memory is touched until written), for models whose every weight is about
+    to be replaced by a checkpoint's (``from_pretrained``). Like ``torch.nn.utils.skip_init``;
+    the generator's state is left as it was."""
+    global _skip_init
+    previous, _skip_init = _skip_init, True
+    try:
+        yield
+    finally:
+        _skip_init = previous
 
 
 def uniform_parameter(shape: Sequence[int], bound: float) -> Parameter:
     """A float32 Parameter with entries ~ U(-bound, bound) from the default generator."""
+    if _skip_init:
+        return Parameter(np.empty(tuple(shape), dtype=np.float32))
     data = rand(*shape)._data                    # U(0, 1), float32
     return Parameter(data * (2.0 * bound) - bound)
 
 
 def normal_parameter(shape: Sequence[int], std: float) -> Parameter:
     """A float32 Parameter with entries ~ N(0, std^2) from the default generator."""
+    if _skip_init:
+        return Parameter(np.empty(tuple(shape), dtype=np.float32))
     return Parameter(randn(*shape)._data * std)
 
 

@@ -1,0 +1,72 @@
+"""Where a pretrained model's files are: a local folder, or a Hugging Face Hub repo id.
+
+``resolve_pretrained("path/to/folder")`` checks the folder and returns it.
+``resolve_pretrained("sentence-transformers/all-MiniLM-L6-v2")`` downloads the repo's files
+through ``huggingface_hub`` (the optional extra: ``pip install "tinyattn[hub]"``) into its
+cache and returns that folder; without the package it says how to get it. tinyattn never
+downloads anything else, and the test suite never downloads at all.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any, Optional, Sequence
+
+__all__ = ["resolve_pretrained", "read_json", "PretrainedError", "HUB_HINT"]
+
+HUB_HINT = ('pip install "tinyattn[hub]" (it installs huggingface_hub) to download from the '
+            'Hugging Face Hub, or pass the path of a local folder in the Hugging Face layout')
+_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
+# What tinyattn reads: configs, vocabularies, weights (never pickles such as pytorch_model.bin).
+DEFAULT_PATTERNS = ("*.json", "*.txt", "*.safetensors", "*/*.json")
+
+
+class PretrainedError(ValueError):
+    """A pretrained model's folder or config is missing something, or asks for what tinyattn
+    does not support."""
+
+
+def resolve_pretrained(name_or_path: Any, patterns: Sequence[str] = DEFAULT_PATTERNS,
+                       revision: Optional[str] = None) -> str:
+    """The local folder that holds the model ``name_or_path`` (a folder or a Hub repo id)."""
+    path = os.fspath(name_or_path)
+    if os.path.isdir(path):
+        return path
+    if os.path.exists(path):
+        raise PretrainedError(f"{path} is a file; pass the folder that holds it (the folder "
+                              f"with config.json and the weights)")
+    if not _REPO_ID.match(path) or path.startswith((".", "/")):
+        raise FileNotFoundError(f"{path}: no such folder (a pretrained model is a folder in "
+                                f"the Hugging Face layout: config.json, model.safetensors, "
+                                f"tokenizer files)")
+    try:
+        import huggingface_hub  # noqa: PLC0415 - optional extra
+    except ImportError:
+        raise FileNotFoundError(f"{path!r} is not a local folder, and fetching it as a Hub "
+                                f"repo id needs huggingface_hub: {HUB_HINT}") from None
+    try:
+        return huggingface_hub.snapshot_download(repo_id=path, revision=revision,
+                                                 allow_patterns=list(patterns))
+    except Exception as exc:  # network, unknown repo, gated repo: say which, and what to do
+        raise FileNotFoundError(f"could not download {path!r} from the Hugging Face Hub "
+                                f"({type(exc).__name__}: {exc}); check the repo id and your "
+                                f"connection, or pass a local folder") from None
+
+
+def read_json(folder: str, name: str, required: bool = True) -> Any:
+    """``folder/name`` parsed as a JSON object (or list); None when absent and not required."""
+    path = os.path.join(folder, name)
+    if not os.path.isfile(path):
+        if required:
+            raise PretrainedError(f"{folder} has no {name}; a model folder in the Hugging Face "
+                                  f"layout has one")
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise PretrainedError(f"{path} is not valid JSON ({exc})") from None
+    if not isinstance(data, (dict, list)):
+        raise PretrainedError(f"{path} must hold a JSON object, got a {type(data).__name__}")
+    return data
