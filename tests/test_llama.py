@@ -101,14 +101,15 @@ def test_llama_style_gpt_gradcheck_float64(n_kv_head):
 
 def _train_reverse(n_kv_head, steps=500, seed=0):
     """The toy task of `python -m tinyattn train` with a Llama-style model half the default's
-    width; 500 steps reach 0.99 to 1.0 held-out exact match on seeds 0, 1, 2 (7 s each on one
-    core; 300 steps were not enough: 0.73 on seed 1)."""
+    width. With lr 5e-3, 500 steps reached 1.0 held-out exact match on seeds 0 to 4, with and
+    without grouped-query attention (about 7 s each on one core). Measured misses: lr 3e-3
+    gave 0.46 on seed 0 with n_kv_head=2, and 300 steps gave 0.73 on seed 1."""
     task = make_task("reverse")
     ta.manual_seed(seed)
     model = nn.GPT(llama_config(vocab_size=len(task.vocab), block_size=task.block_size,
                                 n_kv_head=n_kv_head))
-    opt = optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.01, betas=(0.9, 0.98))
-    sched = optim.WarmupCosineLR(opt, warmup_steps=30, total_steps=steps, eta_min=3e-4)
+    opt = optim.AdamW(model.parameters(), lr=5e-3, weight_decay=0.01, betas=(0.9, 0.98))
+    sched = optim.WarmupCosineLR(opt, warmup_steps=30, total_steps=steps, eta_min=5e-4)
     eval_x, eval_y, eval_keys = task.heldout(500, seed)
     rng = np.random.default_rng(seed)
     for _ in range(steps):
