@@ -1,4 +1,4 @@
-"""``Module``, ``Parameter`` and ``ModuleList``: the containers that hold a model's weights.
+"""``Module`` and ``Parameter``: the classes that hold a model's weights.
 
 A ``Parameter`` is a leaf ``Tensor`` that requires a gradient. A ``Module`` finds its
 parameters and sub-modules by looking at its attributes (lists of modules go in a
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Set,
-                    Tuple, Union)
+                    Tuple)
 
 import numpy as np
 
@@ -430,86 +430,6 @@ def _copy_into(target: Tensor, value: Any) -> None:
         target._bump_version()
 
 
-class ModuleList(Module):
-    """A list of modules whose parameters are found (named ``0``, ``1``, ...), as
-    ``torch.nn.ModuleList``: indexing (a slice gives a ModuleList), ``len``, iteration,
-    ``append``, ``extend``, ``insert``, ``del``, assignment and ``+=``."""
-
-    def __init__(self, modules: Optional[Iterable[Module]] = None):
-        self._items: List[Module] = []
-        if modules is not None:
-            self.extend(modules)
-
-    def _sync(self) -> None:
-        """Rename the attributes to 0..n-1 in list order (after an insert or a delete)."""
-        for key in [k for k in vars(self) if k.isdigit()]:
-            object.__delattr__(self, key)
-        for i, module in enumerate(self._items):
-            object.__setattr__(self, str(i), module)
-
-    @staticmethod
-    def _checked(module: Any) -> Module:
-        if not isinstance(module, Module):
-            raise TypeError(f"ModuleList holds Modules, got {type(module).__name__}")
-        return module
-
-    def append(self, module: Module) -> "ModuleList":
-        self._items.append(self._checked(module))
-        object.__setattr__(self, str(len(self._items) - 1), module)
-        return self
-
-    def extend(self, modules: Iterable[Module]) -> "ModuleList":
-        if isinstance(modules, Module) and not isinstance(modules, ModuleList):
-            raise TypeError(f"ModuleList.extend takes an iterable of Modules, got one "
-                            f"{type(modules).__name__}; use append")
-        for module in list(modules):
-            self.append(module)
-        return self
-
-    def insert(self, index: int, module: Module) -> None:
-        self._items.insert(index, self._checked(module))
-        self._sync()
-
-    def pop(self, index: int = -1) -> Module:
-        module = self._items.pop(index)
-        self._sync()
-        return module
-
-    def __getitem__(self, index: Union[int, slice]) -> Any:
-        if isinstance(index, slice):
-            return type(self)(self._items[index])
-        return self._items[_checked_index(index, len(self._items), type(self).__name__)]
-
-    def __setitem__(self, index: int, module: Module) -> None:
-        i = _checked_index(index, len(self._items), type(self).__name__)
-        self._items[i] = self._checked(module)
-        object.__setattr__(self, str(i), module)
-
-    def __delitem__(self, index: Union[int, slice]) -> None:
-        if isinstance(index, slice):
-            del self._items[index]
-        else:
-            del self._items[_checked_index(index, len(self._items), type(self).__name__)]
-        self._sync()
-
-    def __iadd__(self, modules: Iterable[Module]) -> "ModuleList":
-        return self.extend(modules)
-
-    def __add__(self, other: Iterable[Module]) -> "ModuleList":
-        return type(self)(list(self._items) + list(other))
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(list(self._items))
-
-    def forward(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError("ModuleList has no forward: iterate over it in your own "
-                                  "forward (for layer in self.layers: x = layer(x)), or use "
-                                  "nn.Sequential")
-
-
 def _checked_index(index: Any, length: int, owner: str) -> int:
     if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
         raise TypeError(f"{owner} indices must be integers or slices, got "
@@ -517,3 +437,8 @@ def _checked_index(index: Any, length: int, owner: str) -> int:
     if not -length <= index < length:
         raise IndexError(f"index {index} is out of range for a {owner} of length {length}")
     return int(index) % length
+
+
+# ModuleList lives in containers.py with the other containers; it stays importable from here
+# (``from .module import ModuleList``), where it was defined before containers.py existed.
+from .containers import ModuleList  # noqa: E402 - containers.py builds on Module above
