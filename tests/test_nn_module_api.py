@@ -247,3 +247,37 @@ def test_negative_control_a_renamed_parameter_is_noticed():
     ours.blocks[0].renamed = ours.blocks[0].weight
     del ours.blocks[0].weight
     assert [n for n, _ in ours.named_parameters()] != [n for n, _ in theirs.named_parameters()]
+
+
+# ------------------------------------------------------------------ torch's import paths
+def test_nn_functional_is_tinyattn_functional_under_torchs_path():
+    import tinyattn.functional
+    import tinyattn.nn.functional as NF
+    from tinyattn.nn.functional import softmax
+    assert NF is tinyattn.functional and nn.functional is tinyattn.functional
+    assert softmax is tinyattn.functional.softmax
+
+
+def test_nn_utils_clipping_and_vectors_match_torch():
+    rng = np.random.default_rng(0)
+    grads = [rng.standard_normal((3, 2)) * 3, rng.standard_normal(4) * 3]
+    ours = [nn.Parameter(ta.zeros(*g.shape, dtype="float64")) for g in grads]
+    theirs = [torch.zeros(g.shape, dtype=torch.float64, requires_grad=True) for g in grads]
+    for p, tp, g in zip(ours, theirs, grads):
+        p.grad, tp.grad = ta.tensor(g), torch.tensor(g)
+    nn.utils.clip_grad_value_(ours, 1.5)
+    torch.nn.utils.clip_grad_value_(theirs, 1.5)
+    for p, tp in zip(ours, theirs):
+        np.testing.assert_array_equal(p.grad.numpy(), tp.grad.numpy())
+    assert nn.utils.clip_grad_norm_ is ta.optim.clip_grad_norm_
+    total = nn.utils.clip_grad_norm_(ours, 1.0)
+    t_total = torch.nn.utils.clip_grad_norm_(theirs, 1.0)
+    assert total == pytest.approx(float(t_total), rel=1e-12)
+    vec = nn.utils.parameters_to_vector(ours)
+    assert vec.shape == (10,) and vec.requires_grad
+    nn.utils.vector_to_parameters(ta.arange(10, dtype="float64"), ours)
+    assert ours[1].tolist() == [6.0, 7.0, 8.0, 9.0]
+    with pytest.raises(ValueError, match="hold 10 numbers"):
+        nn.utils.vector_to_parameters(ta.zeros(9, dtype="float64"), ours)
+    with pytest.raises(ValueError, match="clip_value must be >= 0"):
+        nn.utils.clip_grad_value_(ours, -1.0)
