@@ -12,11 +12,16 @@ from .autograd import (Function, detect_anomaly, enable_grad, is_grad_enabled, n
                        set_grad_enabled)
 from .backend import cuda_is_available, get_rng_state, manual_seed, set_rng_state
 from .gradcheck import GradcheckError, gradcheck, gradcheck_report
-from .ops import (cat, clamp, clone, concat, exp, log, matmul, split, sqrt, stack, tanh,
-                  where)
+from .factories import (arange, empty, empty_like, eye, full, full_like, linspace, logspace,
+                        multinomial, ones, ones_like, rand, rand_like, randint, randint_like,
+                        randn, randn_like, zeros, zeros_like)
+from .ops import (abs, amax, amin, argmax, argmin, bmm, cat, chunk, clamp, clone, concat, cumsum,
+                  einsum, exp, flatten, flip, gather, log, log_softmax, logsumexp, matmul, max,
+                  maximum, mean, min, minimum, norm, permute, prod, relu, reshape, rsqrt,
+                  sigmoid, softmax, sort, split, sqrt, squeeze, stack, std, sum, tanh, topk,
+                  transpose, tril, triu, unsqueeze, var, where)
 from .serialization import CheckpointError, load, save
-from .tensor import (SavedDataWriteError, Tensor, arange, as_tensor, from_numpy, full, ones,
-                     ones_like, rand, randn, tensor, zeros, zeros_like)
+from .tensor import SavedDataWriteError, Tensor, as_tensor, from_numpy, tensor
 
 # dtype names, as torch's: tinyattn.float is float32, tinyattn.long int64, tinyattn.int int32.
 float16, float32, float64 = "float16", "float32", "float64"
@@ -36,6 +41,12 @@ __all__ = [
     "backend", "nn", "optim", "save", "load", "CheckpointError", "cat", "concat", "stack",
     "split", "matmul", "where", "exp", "log", "sqrt", "tanh", "clone", "clamp", "from_numpy",
     "autograd", "set_grad_enabled", "SavedDataWriteError", "utils",
+    "empty", "empty_like", "eye", "full_like", "linspace", "logspace", "multinomial", "rand_like",
+    "randint", "randint_like", "randn_like", "abs", "amax", "amin", "argmax", "argmin", "bmm",
+    "chunk", "cumsum", "einsum", "flatten", "flip", "gather", "log_softmax", "logsumexp", "max",
+    "maximum", "mean", "min", "minimum", "norm", "permute", "prod", "relu", "reshape", "rsqrt",
+    "sigmoid", "softmax", "sort", "squeeze", "std", "sum", "topk", "transpose", "tril", "triu",
+    "unsqueeze", "var",
     "float16", "float32", "float64", "half", "double", "float", "int8", "int16", "int32",
     "int64", "uint8", "int", "long", "short", "bool", "bool_",
 ]
