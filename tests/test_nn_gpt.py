@@ -56,7 +56,7 @@ def test_two_layer_gpt_gradcheck(kind):
     for p in model.parameters():                # larger weights: every path carries signal
         p.data = rng.standard_normal(p.shape) * 0.5
     x, y = rng.integers(0, 5, (2, 4)), rng.integers(0, 5, (2, 4))
-    params = model.parameters()
+    params = list(model.parameters())
     assert ta.gradcheck(lambda *_: model(x, y)[1], params)          # loss: full Jacobian
     assert ta.gradcheck(lambda *_: model(x), params, fast=True)     # logits: projection
 
