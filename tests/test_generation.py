@@ -204,3 +204,14 @@ def test_sampling_on_the_strict_device_matches_cpu_without_host_syncs():
     assert not leaks, leaks
     assert out.device == strict_device.DEVICE
     assert np.array_equal(out.numpy(), cpu)
+
+
+def test_llama_style_gpt_generates_the_same_with_and_without_the_cache():
+    """RMSNorm, SwiGLU, RoPE and grouped key/value heads (2 for 4 query heads): the cache
+    holds the grouped keys, and the preallocated path gives the uncached tokens."""
+    model = make_gpt("float64", norm="rmsnorm", mlp="swiglu", pos_encoding="rope", n_head=4,
+                     n_kv_head=2, block_size=8)
+    for options in (dict(temperature=0), dict(temperature=1.0, top_p=0.9)):
+        runs = [model.generate(PROMPT, 9, use_cache=cache, generator=np.random.default_rng(2),
+                               **options).numpy() for cache in (True, False)]
+        assert np.array_equal(runs[0], runs[1]), options

@@ -52,7 +52,7 @@ IDS = np.random.default_rng(0).integers(0, V, (2, 11))
 def test_float64_logits_equal_transformers(saved):
     folder, hf = saved
     ours = nn.GPT.from_pretrained(folder, dtype="float64")
-    assert ours.config.layer_norm_eps == 3e-5 and ours.config.d_ff == 48
+    assert ours.config.norm_eps == 3e-5 and ours.config.d_ff == 48
     assert ours.config.activation == "gelu_tanh" and ours.lm_head.weight is ours.tok_emb.weight
     theirs = hf(torch.from_numpy(IDS)).logits.detach().numpy()
     np.testing.assert_allclose(ours(IDS).numpy(), theirs, atol=1e-10, rtol=0)
@@ -107,7 +107,7 @@ def test_save_pretrained_loads_in_transformers(tmp_path):
     ta.manual_seed(3)
     for tie in (True, False):
         config = nn.GPTConfig(vocab_size=V, block_size=16, n_layer=2, n_head=2, d_model=16,
-                              activation="gelu_tanh", tie_weights=tie, layer_norm_eps=2e-5)
+                              activation="gelu_tanh", tie_weights=tie, norm_eps=2e-5)
         ours = nn.GPT(config).double()
         folder = tmp_path / f"tie{tie}"
         ours.save_pretrained(str(folder))
@@ -205,8 +205,11 @@ def test_clear_errors(tmp_path, saved, monkeypatch):
         nn.GPT.from_pretrained(folder, dtype="int64")
     with pytest.raises(ValueError, match="pos_encoding='rope'"):
         nn.GPT(nn.GPTConfig(pos_encoding="rope")).save_pretrained(str(tmp_path / "rope"))
-    with pytest.raises(ValueError, match="layer_norm_eps must be"):
-        nn.GPTConfig(layer_norm_eps=float("nan"))
+    with pytest.raises(ValueError, match="norm_eps must be"):
+        nn.GPTConfig(norm_eps=float("nan"))
+    with pytest.raises(ValueError, match="norm='rmsnorm', mlp='swiglu', n_kv_head=1"):
+        nn.GPT(nn.GPTConfig(norm="rmsnorm", mlp="swiglu", n_kv_head=1)).save_pretrained(
+            str(tmp_path / "llama"))
     monkeypatch.setitem(sys.modules, "huggingface_hub", None)    # as if not installed
     with pytest.raises(FileNotFoundError, match="tinyattn\\[hub\\]"):
         nn.GPT.from_pretrained("openai-community/gpt2-not-here")

@@ -104,17 +104,22 @@ def config_from_hf(hf: Dict[str, Any], dropout: float = 0.0,
                          d_model=hf.get("n_embd", 768), d_ff=hf.get("n_inner"),
                          dropout=dropout, activation=_ACTIVATIONS[act], pos_encoding="learned",
                          tie_weights=hf.get("tie_word_embeddings", True), bias=True,
-                         layer_norm_eps=hf.get("layer_norm_epsilon", 1e-5))
+                         norm_eps=hf.get("layer_norm_epsilon", 1e-5))
     except (ValueError, TypeError) as err:
         raise PretrainedError(f"{source}: {err}") from None
 
 
 def config_to_hf(config: "GPTConfig") -> Dict[str, Any]:
     """The ``config.json`` of ``transformers.GPT2LMHeadModel`` for this ``GPTConfig``."""
-    if config.pos_encoding != "learned" or not config.bias:
-        raise ValueError(f"save_pretrained: GPT-2 has learned positions and biases; this model "
-                         f"has pos_encoding={config.pos_encoding!r}, bias={config.bias}, which "
-                         f"transformers' GPT2LMHeadModel cannot load")
+    differences = {name: getattr(config, name) for name, gpt2 in (
+        ("pos_encoding", "learned"), ("bias", True), ("norm", "layernorm"),
+        ("mlp", "feedforward"), ("n_kv_head", config.n_head)) if getattr(config, name) != gpt2
+        and not (name == "n_kv_head" and config.n_kv_head is None)}
+    if differences:
+        settings = ", ".join(f"{k}={v!r}" for k, v in differences.items())
+        raise ValueError(f"save_pretrained: GPT-2 has learned positions, biases, LayerNorm, a "
+                         f"feed-forward MLP and one key/value head per query head; this model "
+                         f"has {settings}, which transformers' GPT2LMHeadModel cannot load")
     activation = {"gelu_tanh": "gelu_new", "gelu": "gelu", "relu": "relu"}[config.activation]
     eos = 50256 if config.vocab_size > 50256 else None      # GPT-2's <|endoftext|>
     return {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"],
@@ -122,7 +127,7 @@ def config_to_hf(config: "GPTConfig") -> Dict[str, Any]:
             "n_embd": config.d_model, "n_layer": config.n_layer, "n_head": config.n_head,
             "n_inner": config.d_ff, "activation_function": activation,
             "resid_pdrop": config.dropout, "embd_pdrop": config.dropout,
-            "attn_pdrop": config.dropout, "layer_norm_epsilon": config.layer_norm_eps,
+            "attn_pdrop": config.dropout, "layer_norm_epsilon": config.norm_eps,
             "tie_word_embeddings": config.tie_weights, "scale_attn_weights": True,
             "bos_token_id": eos, "eos_token_id": eos}
 
