@@ -26,7 +26,6 @@ from ..io import PretrainedError, read_json, resolve_pretrained, save_safetensor
 from ..autograd import is_grad_enabled
 from ..ops import cat, where
 from ..ops.attention import packed_self_attention
-from ..ops.elementwise import normal_cdf_and_pdf
 from ..nn import Dropout, Embedding, LayerNorm, Linear, Module, ModuleList
 from ..nn.layers import skip_init
 from ..serialization import atomic_write
@@ -172,14 +171,10 @@ class BertSelfAttention(Module):
         qkv = qkv.reshape(batch, s, 3, self.num_heads, self.head_dim)  # -> (B, S, 3, h, d_k)
         qkv = qkv.permute(2, 0, 3, 1, 4)                             # -> (3, B, h, S, d_k)
         p = self.dropout_p if self.training else 0.0
-        if _inference(qkv) and not need_weights:
-            out = _attention_by_blocks(qkv, mask)
-        else:
-            result = packed_self_attention(qkv, mask=mask, dropout_p=p,
-                                           need_weights=need_weights)
-            out, weights = result if need_weights else (result, None)
+        result = packed_self_attention(qkv, mask=mask, dropout_p=p, need_weights=need_weights)
+        out, weights = result if need_weights else (result, None)
         out = out.transpose(1, 2).reshape(batch, s, d)  # (B, h, S, d_k) -> (B, S, h, d_k) -> D
-        return out, None if not need_weights else weights
+        return out, weights
 
 
 class BertSelfOutput(Module):
@@ -210,8 +205,6 @@ class BertIntermediate(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         x = self.dense(x)                                            # (B, S, D) -> (B, S, F)
-        if self.activation == "gelu" and _inference(x):
-            return Tensor._wrap(_gelu_by_blocks(x._data))
         if self.activation == "relu":
             return F.relu(x)
         return F.gelu(x, approximate="tanh" if self.activation == "gelu_tanh" else "none")
@@ -254,44 +247,6 @@ class BertPooler(Module):
 
     def forward(self, hidden: Tensor) -> Tensor:
         return F.tanh(self.dense(hidden[:, 0]))                      # (B, S, D) -> (B, D)
-
-
-# ---------------------------------------------------------------------------- inference
-# Without a graph to record (no_grad, or nothing requires a gradient) on NumPy, two ops run
-# on blocks small enough for the CPU cache, with the same ops and formulas, so the numbers are
-# identical: profiling encode() showed GELU's ~20 NumPy passes over the whole (B*S, F) array
-# and attention's over (B, h, S, S) costing as much as all the matrix products.
-_GELU_ROWS = 32              # 32 x 1536 floats: 192 KiB per array, inside a core's L2 cache
-_ATTENTION_SCORES = 1 << 16  # scores per block of sequences
-
-
-def _inference(x: Tensor) -> bool:
-    return not (is_grad_enabled() and x.requires_grad) and backend.get_array_module(
-        x._data) is np
-
-
-def _gelu_by_blocks(x: np.ndarray) -> np.ndarray:
-    """x * Phi(x) (exact GELU, ops' ``normal_cdf_and_pdf``), ``_GELU_ROWS`` rows at a time
-    (2.2x faster than one pass over a (6000, 1536) float32 array, measured)."""
-    flat = x.reshape(-1, x.shape[-1])                                # (N, F)
-    out = np.empty_like(flat)
-    for start in range(0, flat.shape[0], _GELU_ROWS):
-        block = flat[start:start + _GELU_ROWS]
-        cdf, _ = normal_cdf_and_pdf(block)
-        np.multiply(block, cdf, out=out[start:start + _GELU_ROWS])
-    return out.reshape(x.shape)
-
-
-def _attention_by_blocks(qkv: Tensor, mask: Any) -> Tensor:
-    """The packed attention op on a few sequences at a time: qkv (3, B, h, S, d_k)."""
-    _, batch, heads, s, _ = qkv.shape
-    step = max(1, _ATTENTION_SCORES // (heads * s * s))
-    if step >= batch:
-        return packed_self_attention(qkv, mask=mask)
-    blocks = [packed_self_attention(qkv[:, i:i + step],
-                                    mask=None if mask is None else mask[i:i + step])
-              for i in range(0, batch, step)]
-    return Tensor._wrap(np.concatenate([b._data for b in blocks], axis=0))  # (B, h, S, d_k)
 
 
 # ---------------------------------------------------------------------------- the model
