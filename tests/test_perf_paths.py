@@ -149,7 +149,7 @@ def test_float32_normal_cdf_is_accurate_and_stays_float32():
     cdf, pdf = normal_cdf_and_pdf(x)
     assert cdf.dtype == np.float32 and pdf.dtype == np.float32
     exact = scipy_special.ndtr(x.astype(np.float64))
-    assert np.abs(cdf - exact).max() <= 3.5e-7
+    assert np.abs(cdf - exact).max() <= 3.7e-7    # 3.6e-7 over every float32 (derivations.md)
     tail = x < -2                      # small values keep their relative accuracy
     assert (np.abs(cdf - exact)[tail] / exact[tail]).max() < 0.05
     assert np.abs(cdf - exact).max() > 0.0  # negative control: not the exact erf path
@@ -170,8 +170,9 @@ def test_float32_gelu_matches_float64_gelu_and_its_gradient():
 
 
 def test_float32_gelu_output_is_accurate_at_every_scale():
-    """x Phi(x) in float32 against the exact value (float64 erfc): within 3.5e-7 everywhere,
-    and small outputs (x near 0, the left tail) keep their relative accuracy."""
+    """x Phi(x) in float32 against the exact value (float64 ndtr): within 3.5e-7 (3.3e-7 over
+    every float32, docs/derivations.md#gelu), and small outputs (x near 0, the left tail)
+    keep their relative accuracy."""
     scipy_special = pytest.importorskip("scipy.special")
     x = np.concatenate([np.linspace(-16, 16, 400_001), -np.logspace(-30, 1.2, 2001),
                         np.logspace(-30, 1.2, 2001)]).astype(np.float32)
