@@ -55,6 +55,38 @@ def test_padding_changes_nothing_for_real_tokens(tmp_path):
     assert np.abs(leaked - short).max() > 1e-3
 
 
+@pytest.mark.parametrize("grad", [False, True])
+def test_skip_padding_keeps_the_real_tokens_and_zeroes_the_padding(tmp_path, grad):
+    """Right, left and inner padding: the real tokens' hidden states (and, with a graph,
+    every gradient of a loss over them) equal the full computation's; padding rows are 0."""
+    model = _tiny(tmp_path)
+    ids = np.array([[2, 5, 7, 3, 0], [0, 0, 2, 9, 3], [2, 0, 4, 0, 3]])
+    mask = (ids != 0).astype(np.int64)
+    weights = ta.tensor(np.random.default_rng(0).standard_normal((3, 5, 8)) * mask[..., None],
+                        dtype="float32")
+    results = []
+    for skip in (False, True):
+        model.zero_grad()
+        with ta.set_grad_enabled(grad):
+            out = model(ids, mask, skip_padding=skip).last_hidden_state
+        if grad:
+            (out * weights).sum().backward()
+        results.append((out.numpy(), {n: p.grad.numpy() for n, p in model.named_parameters()
+                                      if p.grad is not None}))
+    (full, full_grads), (skipped, skipped_grads) = results
+    np.testing.assert_allclose(skipped[mask == 1], full[mask == 1], rtol=1e-5, atol=1e-6)
+    assert np.all(skipped[mask == 0] == 0) and np.abs(full[mask == 0]).max() > 0.1
+    assert set(skipped_grads) == set(full_grads) and (len(full_grads) > 0) == grad
+    for name, value in full_grads.items():
+        np.testing.assert_allclose(skipped_grads[name], value, rtol=1e-5, atol=1e-6)
+    with ta.no_grad():                            # no padding: nothing to skip
+        np.testing.assert_array_equal(model(ids[:1, :4], skip_padding=True)
+                                      .last_hidden_state.numpy(),
+                                      model(ids[:1, :4]).last_hidden_state.numpy())
+    with pytest.raises(ValueError, match="skip_padding=True .* output_attentions"):
+        model(ids, mask, output_attentions=True, skip_padding=True)
+
+
 def test_attention_weights(tmp_path):
     model = _tiny(tmp_path)
     out = model(IDS, MASK, output_attentions=True)

@@ -24,6 +24,7 @@ from .. import backend
 from .. import functional as F
 from ..io import PretrainedError, read_json, resolve_pretrained, save_safetensors
 from ..autograd import is_grad_enabled
+from ..factories import zeros
 from ..ops import cat, where
 from ..ops.attention import packed_self_attention
 from ..nn import Dropout, Embedding, LayerNorm, Linear, Module, ModuleList
@@ -160,21 +161,23 @@ class BertSelfAttention(Module):
         self.query, self.key, self.value = Linear(d, d), Linear(d, d), Linear(d, d)
         self.dropout_p = config.attention_probs_dropout_prob
 
-    def forward(self, x: Tensor, mask: Any, need_weights: bool
-                ) -> Tuple[Tensor, Optional[Tensor]]:
-        batch, s, d = x.shape
+    def forward(self, x: Tensor, mask: Any, need_weights: bool,
+                packing: Optional["_Packing"] = None) -> Tuple[Tensor, Optional[Tensor]]:
         # One (B*S, D) @ (D, 3D) product for q, k, v (the weights stay three Parameters).
         projections = (self.query, self.key, self.value)
         weight = cat([m.weight for m in projections])                # 3 x (D, D) -> (3D, D)
         bias = cat([m.bias for m in projections])                    # 3 x (D,) -> (3D,)
         qkv = F.linear(x, weight, bias)                              # (B, S, D) -> (B, S, 3D)
+        if packing is not None:
+            qkv = packing.unpack(qkv)          # (N, 3D) -> (B, S, 3D), zeros at the padding
+        batch, s, d = qkv.shape[0], qkv.shape[1], x.shape[-1]
         qkv = qkv.reshape(batch, s, 3, self.num_heads, self.head_dim)  # -> (B, S, 3, h, d_k)
         qkv = qkv.permute(2, 0, 3, 1, 4)                             # -> (3, B, h, S, d_k)
         p = self.dropout_p if self.training else 0.0
         result = packed_self_attention(qkv, mask=mask, dropout_p=p, need_weights=need_weights)
         out, weights = result if need_weights else (result, None)
         out = out.transpose(1, 2).reshape(batch, s, d)  # (B, h, S, d_k) -> (B, S, h, d_k) -> D
-        return out, weights
+        return (out if packing is None else packing.pack(out)), weights  # -> (N, D) packed
 
 
 class BertSelfOutput(Module):
@@ -192,9 +195,9 @@ class BertAttention(Module):
         self.self = BertSelfAttention(config)      # HF's name: attention.self.query.weight
         self.output = BertSelfOutput(config)
 
-    def forward(self, x: Tensor, mask: Any, need_weights: bool
-                ) -> Tuple[Tensor, Optional[Tensor]]:
-        context, weights = self.self(x, mask, need_weights)
+    def forward(self, x: Tensor, mask: Any, need_weights: bool,
+                packing: Optional["_Packing"] = None) -> Tuple[Tensor, Optional[Tensor]]:
+        context, weights = self.self(x, mask, need_weights, packing)
         return self.output(context, x), weights
 
 
@@ -228,9 +231,9 @@ class BertLayer(Module):
         self.intermediate = BertIntermediate(config)
         self.output = BertOutput(config)
 
-    def forward(self, x: Tensor, mask: Any, need_weights: bool = False
-                ) -> Tuple[Tensor, Optional[Tensor]]:
-        attended, weights = self.attention(x, mask, need_weights)
+    def forward(self, x: Tensor, mask: Any, need_weights: bool = False,
+                packing: Optional["_Packing"] = None) -> Tuple[Tensor, Optional[Tensor]]:
+        attended, weights = self.attention(x, mask, need_weights, packing)
         return self.output(self.intermediate(attended), attended), weights
 
 
@@ -247,6 +250,31 @@ class BertPooler(Module):
 
     def forward(self, hidden: Tensor) -> Tensor:
         return F.tanh(self.dense(hidden[:, 0]))                      # (B, S, D) -> (B, D)
+
+
+class _Packing:
+    """The real tokens of a padded (B, S) batch as N rows (``skip_padding=True``): every
+    per-token layer (each Linear, GELU, LayerNorm, residual add) then runs on N rows instead
+    of B * S. Attention alone needs the sequences: ``unpack`` lays q, k, v out as (B, S, ...)
+    with zeros at the padding (the padding mask keeps them out of every real token's
+    attention) and ``pack`` keeps the real rows of its output. Both are integer-array
+    indexing, so gradients flow through them."""
+
+    def __init__(self, real: Any):                                    # (B, S) bool
+        xp = backend.get_array_module(real)
+        self.shape = tuple(real.shape)
+        self.rows = xp.flatnonzero(real.reshape(-1))                    # (N,) in B*S
+        slots = xp.full(real.size, self.rows.size)                      # (B*S,): N = zero row
+        slots[self.rows] = xp.arange(self.rows.size)
+        self.slots = slots
+
+    def pack(self, x: Tensor) -> Tensor:
+        return x.reshape((-1,) + x.shape[2:])[self.rows]      # (B, S, ...) -> (N, ...)
+
+    def unpack(self, x: Tensor) -> Tensor:
+        zero = zeros((1,) + x.shape[1:], dtype=x.dtype, device=x.device)
+        padded = cat([x, zero])[self.slots]                            # (N, ...) -> (B*S, ...)
+        return padded.reshape(self.shape + x.shape[1:])                # -> (B, S, ...)
 
 
 # ---------------------------------------------------------------------------- the model
@@ -266,7 +294,8 @@ class BertModel(Module):
         self.unused_weights: List[str] = []
 
     def forward(self, input_ids: Any, attention_mask: Any = None, token_type_ids: Any = None,
-                output_attentions: bool = False) -> BertModelOutput:
+                output_attentions: bool = False, skip_padding: bool = False
+                ) -> BertModelOutput:
         """input_ids (B, S) ints; attention_mask (B, S), 1 (or True) for real tokens and 0 for
         padding, as the tokenizer returns it (default: all real); token_type_ids (B, S),
         0 for the first segment and 1 for the second (default: all 0).
@@ -275,6 +304,12 @@ class BertModel(Module):
         the model has a pooler, and with ``output_attentions`` the attention weights of every
         layer, L x (B, h, S, S) (detached). A padding key gets weight 0; padding positions
         still get hidden states (ignore them, as mean pooling does).
+
+        ``skip_padding=True`` (tinyattn's addition) computes the real tokens only: their
+        hidden states are the same (up to rounding), and the padding positions of
+        last_hidden_state are 0 (as torch's nn.TransformerEncoder fast path returns them), so
+        a batch of mixed lengths costs its real tokens, not B * S. Made for what ignores the
+        padding (pooling, as ``SentenceEmbedder`` does); not with ``output_attentions``.
         """
         config, device = self.config, self.embeddings.word_embeddings.weight.device
         ids = id_array(input_ids, "input_ids", config.vocab_size, device)
@@ -290,12 +325,21 @@ class BertModel(Module):
             token_types = id_array(token_type_ids, "token_type_ids", config.type_vocab_size,
                                    device, shape=ids.shape)
         mask = attention_mask_array(attention_mask, ids.shape, device)  # (B, 1, 1, S) or None
+        if skip_padding and output_attentions:
+            raise ValueError("BertModel: skip_padding=True does not compute the padding "
+                             "positions, so it cannot return every attention weight; pass "
+                             "output_attentions=False or skip_padding=False")
+        packing = _Packing(mask[:, 0, 0]) if skip_padding and mask is not None else None
         x = self.embeddings(ids, token_types)                          # (B, S, D)
+        if packing is not None:
+            x = packing.pack(x)                                        # (B, S, D) -> (N, D)
         attentions: List[Tensor] = []
         for layer in self.encoder.layer:
-            x, weights = layer(x, mask, need_weights=output_attentions)
+            x, weights = layer(x, mask, output_attentions, packing)
             if output_attentions:
                 attentions.append(weights)
+        if packing is not None:
+            x = packing.unpack(x)                      # (N, D) -> (B, S, D), 0 at the padding
         pooled = self.pooler(x) if self.pooler is not None else None
         return BertModelOutput(x, pooled, attentions if output_attentions else None)
 

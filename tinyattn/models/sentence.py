@@ -136,9 +136,9 @@ class SentenceEmbedder:
             texts = [t.lower() for t in texts]
         batch = self.tokenizer(texts, padding=True, truncation=True,
                                max_length=self.max_seq_length, return_tensors="np")
-        with no_grad():
+        with no_grad():       # pooling ignores the padding, so the model need not compute it
             hidden = self.model(batch["input_ids"], batch["attention_mask"],
-                                batch["token_type_ids"]).last_hidden_state
+                                batch["token_type_ids"], skip_padding=True).last_hidden_state
             pooled = [pool(hidden, batch["attention_mask"], mode) for mode in self.modes]
         arrays = [backend.to_host(p._data) for p in pooled]
         return arrays[0] if len(arrays) == 1 else np.concatenate(arrays, axis=1)
