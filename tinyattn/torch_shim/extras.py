@@ -1,0 +1,149 @@
+"""torch names that have no tinyattn function of the same name, given torch's meaning here.
+
+Each is small and exact: ``torch.device`` is a ``str`` (so every tinyattn call that takes a
+device name takes it), ``torch.Size`` a tuple, ``torch.cuda.is_available()`` asks tinyattn's
+backend, and a setting tinyattn cannot honour (``torch.set_default_dtype(torch.float64)``)
+is refused with a way around it, never ignored.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+import numpy as np
+
+from .. import backend
+from ..autograd import enable_grad, no_grad
+from ..tensor import Tensor, normalize_dtype
+from .missing import MissingTorchAttribute
+
+__all__ = ["device", "Size", "TORCH_EXTRAS", "CUDA_EXTRAS", "ACCELERATOR_EXTRAS",
+           "MPS_EXTRAS", "CUDNN_EXTRAS"]
+
+
+class device(str):  # noqa: N801 - PyTorch's name
+    """``torch.device("cpu")``, ``torch.device("cuda", 0)``, ``torch.device("cuda:0")``.
+
+    A ``str`` holding the device string, with torch's ``.type`` and ``.index``: tinyattn
+    accepts it wherever it accepts "cpu" or "cuda" (``.to(device)``, ``device=``)."""
+
+    type: str
+    index: Optional[int]
+
+    def __new__(cls, type: Any, index: Optional[int] = None) -> "device":  # noqa: A002
+        if isinstance(type, device) and index is None:
+            return type
+        text = str(type)
+        kind, _, number = text.partition(":")
+        if index is not None:
+            if number:
+                raise RuntimeError(f"device: type {text!r} already names an index; pass "
+                                   f"torch.device({kind!r}, {index}) or {text!r} alone")
+            number = str(index)
+        if not kind or (number and not number.isdigit()):
+            raise RuntimeError(f"Invalid device string: {text!r} (expected 'cpu', 'cuda' or "
+                               f"'cuda:0')")
+        self = super().__new__(cls, f"{kind}:{number}" if number else kind)
+        self.type, self.index = kind, int(number) if number else None
+        return self
+
+    def __repr__(self) -> str:
+        if self.index is None:
+            return f"device(type={self.type!r})"
+        return f"device(type={self.type!r}, index={self.index})"
+
+    def __reduce__(self) -> Any:
+        return device, (str(self),)
+
+
+class Size(tuple):
+    """``torch.Size``: a tuple of dimensions (tinyattn's ``.shape`` is a plain tuple, equal
+    to it)."""
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    def numel(self) -> int:
+        return int(math.prod(self))
+
+
+def get_default_dtype() -> str:
+    """tinyattn's default float dtype: always float32 (torch's default too)."""
+    return "float32"
+
+
+def set_default_dtype(dtype: Any) -> None:
+    """Accepted for float32 (the default already); anything else is refused."""
+    if normalize_dtype(dtype) != np.dtype(np.float32):
+        raise MissingTorchAttribute(
+            f"torch.set_default_dtype({dtype})",
+            "tinyattn's default float dtype is always float32; pass dtype= to the factories "
+            "(torch.randn(3, dtype=torch.float64)) and call model.double() instead")
+
+
+def is_tensor(obj: Any) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:  # noqa: A002 - PyTorch's name
+    return input.numel()
+
+
+def inference_mode(mode: bool = True) -> Any:
+    """``torch.inference_mode()``: no graph is recorded, as under ``no_grad()`` (PyTorch adds
+    restrictions on the tensors made inside; the numbers are the same)."""
+    return no_grad() if mode else enable_grad()
+
+
+def _cuda_manual_seed(seed: int) -> None:
+    """Without a GPU torch ignores it; with one, tinyattn cannot seed CUDA alone."""
+    if backend.cuda_is_available():
+        raise MissingTorchAttribute(
+            "torch.cuda.manual_seed", "tinyattn seeds every device at once; call "
+            "torch.manual_seed(seed) instead")
+
+
+def _current_accelerator() -> Optional[device]:
+    return device("cuda") if backend.cuda_is_available() else None
+
+
+def _mps_is_available() -> bool:
+    return False        # tinyattn runs on NumPy (CPU) or CuPy (CUDA) only
+
+
+TORCH_EXTRAS = {
+    "device": device,
+    "Size": Size,
+    "finfo": np.finfo,          # .eps, .max, .min, .tiny of "float32" etc., as torch.finfo
+    "iinfo": np.iinfo,
+    "get_default_dtype": get_default_dtype,
+    "set_default_dtype": set_default_dtype,
+    "is_tensor": is_tensor,
+    "numel": numel,
+    "inference_mode": inference_mode,
+    "inf": math.inf,
+    "nan": math.nan,
+    "pi": math.pi,
+    "e": math.e,
+}
+
+CUDA_EXTRAS = {
+    "is_available": backend.cuda_is_available,
+    "device_count": lambda: 1 if backend.cuda_is_available() else 0,
+    "manual_seed": _cuda_manual_seed,
+    "manual_seed_all": _cuda_manual_seed,
+    "synchronize": lambda device=None: backend.synchronize("cuda"),
+    "is_bf16_supported": lambda *args, **kwargs: False,   # tinyattn has no bfloat16
+}
+
+ACCELERATOR_EXTRAS = {
+    "is_available": backend.cuda_is_available,
+    "current_accelerator": _current_accelerator,
+}
+
+MPS_EXTRAS = {"is_available": _mps_is_available, "is_built": _mps_is_available}
+
+# torch.backends.cudnn's switches: tinyattn uses no cuDNN and is deterministic, so the values
+# a script may read say so; setting them changes nothing tinyattn computes.
+CUDNN_EXTRAS = {"is_available": lambda: False, "enabled": False, "deterministic": True,
+                "benchmark": False, "allow_tf32": False}
