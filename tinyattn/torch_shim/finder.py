@@ -32,7 +32,8 @@ def _import_source(spec: ModuleSpec, torch_name: str) -> Any:
     try:
         return importlib.import_module(spec.source)
     except ImportError as exc:
-        raise MissingTorchAttribute(torch_name, f"{spec.source} cannot be imported ({exc})" from None
+        raise MissingTorchAttribute(torch_name, f"{spec.source} cannot be imported ({exc})"
+                                    ) from None
 
 
 class TorchModule(types.ModuleType):
