@@ -24,6 +24,7 @@ from .rope import rope
 from .shape import (cat, chunk, concat, flatten, getitem, permute, reshape, split, squeeze,
                     stack, swapaxes, transpose, unsqueeze)
 from .softmax import log_softmax, softmax
+from .trig import cos, sin
 
 __all__ = [
     "add", "sub", "mul", "div", "neg", "pow", "rpow", "exp", "log", "sqrt", "tanh", "relu",
@@ -33,7 +34,7 @@ __all__ = [
     "matmul", "linear", "softmax", "log_softmax", "masked_fill", "where", "layer_norm",
     "dropout", "embedding", "cross_entropy", "scaled_dot_product_attention", "rope", "clone",
     "clamp", "add_", "sub_", "mul_", "div_", "pow_", "neg_", "clamp_", "masked_fill_", "zero_",
-    "fill_", "copy_", "uniform_", "normal_", "setitem",
+    "fill_", "copy_", "uniform_", "normal_", "setitem", "sin", "cos",
 ]
 
 
@@ -74,6 +75,8 @@ Tensor.exp = exp
 Tensor.log = log
 Tensor.sqrt = sqrt
 Tensor.tanh = tanh
+Tensor.sin = sin
+Tensor.cos = cos
 Tensor.relu = relu
 Tensor.pow = pow
 Tensor.sum = sum

@@ -1,0 +1,90 @@
+"""sin, cos and powers with a tensor exponent, against PyTorch: values, gradients, dtypes and
+the edge points (x = 0, p = 0) where the formulas alone would give NaN. The op table
+(test_op_table.py) gradchecks them in float64."""
+import numpy as np
+import pytest
+
+import tinyattn as ta
+
+torch = pytest.importorskip("torch", reason="compared with PyTorch")
+
+
+def _both(values, dtype=np.float64, requires_grad=True):
+    array = np.asarray(values, dtype=dtype)
+    return (ta.tensor(array, requires_grad=requires_grad),
+            torch.tensor(array, requires_grad=requires_grad))
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_sin_cos_match_torch(name):
+    x, tx = _both(np.random.default_rng(0).standard_normal((3, 4)) * 3)
+    out, tout = getattr(ta, name)(x), getattr(torch, name)(tx)
+    g = np.random.default_rng(1).standard_normal((3, 4))
+    out.backward(ta.tensor(g))
+    tout.backward(torch.tensor(g))
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-14)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-14)
+    assert getattr(x, name)().shape == (3, 4)            # the Tensor method too
+
+
+def test_sin_of_integers_is_float32_as_in_torch():
+    assert ta.sin(ta.tensor([1, 2])).dtype == np.float32
+    assert torch.sin(torch.tensor([1, 2])).dtype == torch.float32
+
+
+@pytest.mark.parametrize("base,exponent", [
+    ([[0.5], [1.5], [2.0], [0.0]], [1.0, 2.5, 0.0]),      # broadcast, x = 0, p = 0
+    ([0.0, 0.0, 2.0], [0.0, 3.0, -1.0]),
+    ([[-1.5], [2.0]], [2.0, 3.0]),                         # negative base, whole exponents
+])
+def test_tensor_exponent_matches_torch_with_edges(base, exponent):
+    x, tx = _both(base)
+    p, tp = _both(exponent)
+    (out := x ** p).sum().backward()
+    (tout := tx ** tp).sum().backward()
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-14)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-14, equal_nan=True)
+    np.testing.assert_allclose(p.grad.numpy(), tp.grad.numpy(), rtol=1e-14, equal_nan=True)
+
+
+def test_polynomial_features_keep_float32_as_in_torch():
+    x = ta.linspace(-1.0, 1.0, 5) if hasattr(ta, "linspace") else ta.tensor(
+        np.linspace(-1, 1, 5, dtype=np.float32))
+    features = x.unsqueeze(-1).pow(ta.tensor([1, 2, 3]))
+    expected = torch.linspace(-1.0, 1.0, 5).unsqueeze(-1).pow(torch.tensor([1, 2, 3]))
+    assert features.dtype == np.float32 and features.shape == (5, 3)
+    np.testing.assert_allclose(features.numpy(), expected.numpy(), rtol=1e-6)
+
+
+def test_a_zero_d_exponent_that_requires_grad_gets_its_gradient():
+    """It used to be read with .item(), which silently dropped its gradient."""
+    x, tx = _both([0.5, 1.5, 2.5])
+    p, tp = _both(2.5)
+    (x ** p).sum().backward()
+    (tx ** tp).sum().backward()
+    assert p.grad is not None
+    np.testing.assert_allclose(p.grad.numpy(), tp.grad.numpy(), rtol=1e-14)
+
+
+def test_integer_powers_of_integers_stay_integers_and_refuse_negative_powers():
+    out = ta.tensor([2, 3]) ** ta.tensor([3, 2])
+    assert out.dtype == np.int64 and out.tolist() == [8, 9]
+    with pytest.raises(ValueError, match="negative integer powers"):
+        ta.tensor([2, 3]) ** ta.tensor([1, -1])
+
+
+def test_integer_base_takes_the_float_exponent_dtype():
+    out = ta.tensor([2, 4]) ** ta.tensor([0.5, 0.5], dtype="float64")
+    assert out.dtype == np.float64
+    np.testing.assert_allclose(out.numpy(), [2 ** 0.5, 2.0])
+
+
+def test_shapes_that_do_not_broadcast_are_a_clear_error():
+    with pytest.raises(ValueError, match=r"pow: shapes \(3,\) and \(2,\) do not broadcast"):
+        ta.ones(3) ** ta.ones(2)
+
+
+def test_a_zero_d_constant_exponent_still_acts_as_a_number():
+    x = ta.tensor([1.0, 2.0])                              # float32
+    out = x ** ta.tensor(2.0, dtype="float64")             # 0-d, no grad: a number
+    assert out.dtype == np.float32 and out.tolist() == [1.0, 4.0]
