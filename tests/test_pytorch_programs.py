@@ -35,7 +35,7 @@ PROGRAMS_DIR = os.path.join(ROOT, "examples", "pytorch")
 DRIVER = os.path.join(ROOT, "tests", "pytorch_parity.py")
 PROGRAMS = sorted(f for f in os.listdir(PROGRAMS_DIR) if f.endswith(".py"))
 
-FLOAT64 = (1e-9, 0.0)
+FLOAT64 = (1e-9, 1e-12)
 FLOAT32 = (2e-4, 1e-6)
 # Programs that compute in float32 (the default); every other one computes in float64.
 FLOAT32_PROGRAMS = {"polynomial_nn.py"}

@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .. import backend
+from .. import backend, functional
 from ..autograd import enable_grad, no_grad
 from ..tensor import Tensor, normalize_dtype
 from .missing import MissingTorchAttribute
@@ -89,6 +89,11 @@ def numel(input: Tensor) -> int:  # noqa: A002 - PyTorch's name
     return input.numel()
 
 
+def dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    """``torch.dropout(input, p, train)``: ``F.dropout(input, p, training=train)``."""
+    return functional.dropout(input, p, training=train)
+
+
 def inference_mode(mode: bool = True) -> Any:
     """``torch.inference_mode()``: no graph is recorded, as under ``no_grad()`` (PyTorch adds
     restrictions on the tensors made inside; the numbers are the same)."""
@@ -121,6 +126,7 @@ TORCH_EXTRAS = {
     "is_tensor": is_tensor,
     "numel": numel,
     "inference_mode": inference_mode,
+    "dropout": dropout,
     "inf": math.inf,
     "nan": math.nan,
     "pi": math.pi,
