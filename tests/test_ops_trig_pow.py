@@ -88,3 +88,27 @@ def test_a_zero_d_constant_exponent_still_acts_as_a_number():
     x = ta.tensor([1.0, 2.0])                              # float32
     out = x ** ta.tensor(2.0, dtype="float64")             # 0-d, no grad: a number
     assert out.dtype == np.float32 and out.tolist() == [1.0, 4.0]
+
+
+@pytest.mark.parametrize("shape,repeats,dim", [((2, 3, 4), 2, 1), ((2, 3, 4), 3, -1),
+                                               ((2, 3), 2, None), ((3,), 0, 0), ((), 3, None)])
+def test_repeat_interleave_matches_torch(shape, repeats, dim):
+    x, tx = _both(np.random.default_rng(0).standard_normal(shape))
+    out, tout = x.repeat_interleave(repeats, dim), tx.repeat_interleave(repeats, dim)
+    g = np.random.default_rng(1).standard_normal(tout.shape)
+    out.backward(ta.tensor(g))
+    tout.backward(torch.tensor(g))
+    assert out.shape == tuple(tout.shape)
+    np.testing.assert_array_equal(out.detach().numpy(), tout.detach().numpy())
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-15)
+
+
+def test_repeat_interleave_refuses_per_slice_counts_and_bad_arguments():
+    x = ta.ones(2, 3)
+    with pytest.raises(NotImplementedError, match="a count per slice"):
+        x.repeat_interleave(ta.tensor([1, 2]), dim=0)
+    with pytest.raises(ValueError, match="repeats must be an int >= 0"):
+        x.repeat_interleave(-1, dim=0)
+    with pytest.raises(IndexError, match="dim 2 is out of range"):
+        x.repeat_interleave(2, dim=2)
+    assert ta.repeat_interleave(x, ta.tensor(2), dim=0).shape == (4, 3)   # one-element count

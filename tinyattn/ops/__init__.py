@@ -12,6 +12,7 @@ from .attention import scaled_dot_product_attention
 from .dropout import dropout
 from .elementwise import (add, clamp, clone, convert, div, exp, gelu, log, mul, neg, pow, relu,
                           rpow, sqrt, sub, tanh)
+from .interleave import repeat_interleave
 from .inplace import (add_, clamp_, copy_, div_, fill_, iadd, imul, isub, itruediv, masked_fill_,
                       mul_, neg_, normal_, pow_, setitem, sub_, uniform_, zero_)
 from .embedding import embedding
@@ -35,6 +36,7 @@ __all__ = [
     "dropout", "embedding", "cross_entropy", "scaled_dot_product_attention", "rope", "clone",
     "clamp", "add_", "sub_", "mul_", "div_", "pow_", "neg_", "clamp_", "masked_fill_", "zero_",
     "fill_", "copy_", "uniform_", "normal_", "setitem", "sin", "cos",
+    "repeat_interleave",
 ]
 
 
@@ -77,6 +79,7 @@ Tensor.sqrt = sqrt
 Tensor.tanh = tanh
 Tensor.sin = sin
 Tensor.cos = cos
+Tensor.repeat_interleave = repeat_interleave
 Tensor.relu = relu
 Tensor.pow = pow
 Tensor.sum = sum
