@@ -12,8 +12,9 @@ from .autograd import (Function, detect_anomaly, enable_grad, is_grad_enabled, n
                        set_grad_enabled)
 from .backend import cuda_is_available, get_rng_state, manual_seed, set_rng_state
 from .gradcheck import GradcheckError, gradcheck, gradcheck_report
-from .ops import (cat, clamp, clone, concat, cos, exp, log, matmul, repeat_interleave, sin,
-                  split, sqrt, stack, tanh, where)
+from .ops import (add, allclose, cat, clamp, clone, concat, cos, div, equal, exp, log, matmul,
+                  mm, mul, neg, pow, repeat_interleave, sin, split, sqrt, stack, sub, tanh,
+                  where)
 from .serialization import CheckpointError, load, save
 from .tensor import (SavedDataWriteError, Tensor, arange, as_tensor, from_numpy, full, ones,
                      ones_like, rand, randn, tensor, zeros, zeros_like)
@@ -36,7 +37,7 @@ __all__ = [
     "backend", "nn", "optim", "save", "load", "CheckpointError", "cat", "concat", "stack",
     "split", "matmul", "where", "exp", "log", "sqrt", "tanh", "clone", "clamp", "from_numpy",
     "autograd", "set_grad_enabled", "SavedDataWriteError", "sin", "cos",
-    "repeat_interleave",
+    "repeat_interleave", "add", "sub", "mul", "div", "neg", "pow", "mm", "equal", "allclose",
     "float16", "float32", "float64", "half", "double", "float", "int8", "int16", "int32",
     "int64", "uint8", "int", "long", "short", "bool", "bool_",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 from .attention import scaled_dot_product_attention
+from .compat import allclose, equal, mm
 from .dropout import dropout
 from .elementwise import (add, clamp, clone, convert, div, exp, gelu, log, mul, neg, pow, relu,
                           rpow, sqrt, sub, tanh)
@@ -36,7 +37,7 @@ __all__ = [
     "dropout", "embedding", "cross_entropy", "scaled_dot_product_attention", "rope", "clone",
     "clamp", "add_", "sub_", "mul_", "div_", "pow_", "neg_", "clamp_", "masked_fill_", "zero_",
     "fill_", "copy_", "uniform_", "normal_", "setitem", "sin", "cos",
-    "repeat_interleave",
+    "repeat_interleave", "mm", "equal", "allclose",
 ]
 
 
@@ -80,6 +81,9 @@ Tensor.tanh = tanh
 Tensor.sin = sin
 Tensor.cos = cos
 Tensor.repeat_interleave = repeat_interleave
+Tensor.mm = mm
+Tensor.equal = equal
+Tensor.allclose = allclose
 Tensor.relu = relu
 Tensor.pow = pow
 Tensor.sum = sum

@@ -12,13 +12,14 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .. import backend, functional
+from .. import backend, functional, serialization
+from ..gradcheck import gradcheck as _gradcheck
 from ..autograd import enable_grad, no_grad
 from ..tensor import Tensor, normalize_dtype
 from .missing import MissingTorchAttribute
 
-__all__ = ["device", "Size", "TORCH_EXTRAS", "CUDA_EXTRAS", "ACCELERATOR_EXTRAS",
-           "MPS_EXTRAS", "CUDNN_EXTRAS"]
+__all__ = ["device", "Size", "TORCH_EXTRAS", "AUTOGRAD_EXTRAS", "CUDA_EXTRAS",
+           "ACCELERATOR_EXTRAS", "MPS_EXTRAS", "CUDNN_EXTRAS"]
 
 
 class device(str):  # noqa: N801 - PyTorch's name
@@ -100,6 +101,39 @@ def inference_mode(mode: bool = True) -> Any:
     return no_grad() if mode else enable_grad()
 
 
+def load(f: Any, map_location: Any = None, weights_only: Any = None, **kwargs: Any) -> Any:
+    """``torch.load`` of a file written by ``torch.save`` on tinyattn: arrays come back as
+    Tensors (on ``map_location`` when it names a device). tinyattn's checkpoints hold no
+    pickled code, so ``weights_only`` is satisfied either way. A file written by real
+    PyTorch is refused by ``tinyattn.load`` with a message that says so."""
+    if kwargs:
+        raise MissingTorchAttribute(f"torch.load({', '.join(kwargs)}=...)",
+                                    "tinyattn's load takes a path, map_location and "
+                                    "weights_only")
+    target = None if map_location is None or callable(map_location) else str(map_location)
+    return _to_tensors(serialization.load(f), target)
+
+
+def _to_tensors(obj: Any, device: Optional[str]) -> Any:
+    if isinstance(obj, np.ndarray) and obj.dtype.kind in "biuf":
+        out = Tensor._wrap(obj)
+        return out if device is None else out.to(device)
+    if isinstance(obj, dict):
+        return type(obj)((key, _to_tensors(value, device)) for key, value in obj.items())
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_to_tensors(value, device) for value in obj)
+    return obj
+
+
+def gradcheck(func: Any, inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5,
+              rtol: float = 1e-3, raise_exception: bool = True) -> bool:
+    """``torch.autograd.gradcheck``: tinyattn's finite-difference check (same defaults;
+    inputs in float64; a failure raises an error naming the worst element)."""
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    return _gradcheck(func, inputs, eps=eps, atol=atol, rtol=rtol,
+                      raise_exception=raise_exception)
+
+
 def _cuda_manual_seed(seed: int) -> None:
     """Without a GPU torch ignores it; with one, tinyattn cannot seed CUDA alone."""
     if backend.cuda_is_available():
@@ -127,11 +161,14 @@ TORCH_EXTRAS = {
     "numel": numel,
     "inference_mode": inference_mode,
     "dropout": dropout,
+    "load": load,
     "inf": math.inf,
     "nan": math.nan,
     "pi": math.pi,
     "e": math.e,
 }
+
+AUTOGRAD_EXTRAS = {"gradcheck": gradcheck}
 
 CUDA_EXTRAS = {
     "is_available": backend.cuda_is_available,

@@ -64,7 +64,8 @@ MODULES: Dict[str, ModuleSpec] = {
         "clip_grad_norm_", "clip_grad_value_"}),                  # torch.nn.utils.*
     "torch.optim.lr_scheduler": ModuleSpec("tinyattn.optim.lr_scheduler", _SCHEDULERS),
     "torch.autograd": ModuleSpec("tinyattn.autograd", frozenset({
-        "FunctionCtx", "VersionCounter", "is_grad_enabled", "run_backward", "unbroadcast"})),
+        "FunctionCtx", "VersionCounter", "is_grad_enabled", "run_backward", "unbroadcast"}),
+        extras.AUTOGRAD_EXTRAS),
     "torch.utils": ModuleSpec(None),
     "torch.utils.data": ModuleSpec("tinyattn.utils.data"),
     "torch.cuda": ModuleSpec(None, extras=extras.CUDA_EXTRAS),

@@ -1,6 +1,7 @@
-"""sin, cos and powers with a tensor exponent, against PyTorch: values, gradients, dtypes and
-the edge points (x = 0, p = 0) where the formulas alone would give NaN. The op table
-(test_op_table.py) gradchecks them in float64."""
+"""The ops PyTorch's tutorials needed that tinyattn lacked, against PyTorch: sin, cos, powers
+with a tensor exponent (values, gradients, dtypes and the edge points x = 0, p = 0 where the
+formulas alone would give NaN), repeat_interleave, mm, equal and allclose. The op table
+(test_op_table.py) gradchecks the differentiable ones in float64."""
 import numpy as np
 import pytest
 
@@ -112,3 +113,40 @@ def test_repeat_interleave_refuses_per_slice_counts_and_bad_arguments():
     with pytest.raises(IndexError, match="dim 2 is out of range"):
         x.repeat_interleave(2, dim=2)
     assert ta.repeat_interleave(x, ta.tensor(2), dim=0).shape == (4, 3)   # one-element count
+
+
+def test_mm_matches_torch_and_refuses_non_matrices():
+    a, ta_ = _both(np.random.default_rng(0).standard_normal((3, 4)))
+    b, tb = _both(np.random.default_rng(1).standard_normal((4, 2)))
+    a.mm(b).sum().backward()
+    ta_.mm(tb).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), ta_.grad.numpy(), rtol=1e-14)
+    np.testing.assert_allclose(b.grad.numpy(), tb.grad.numpy(), rtol=1e-14)
+    with pytest.raises(ValueError, match="mm: mat2 must be a 2-D tensor"):
+        ta.mm(ta.ones(2, 3), ta.ones(3))
+
+
+@pytest.mark.parametrize("a,b", [([1.0, 2.0], [1.0, 2.0]), ([1.0, 2.0], [1.0, 2.5]),
+                                 ([1.0, 2.0], [[1.0, 2.0]]), ([float("nan")], [float("nan")])])
+def test_equal_matches_torch(a, b):
+    assert ta.equal(ta.tensor(a), ta.tensor(b)) == torch.equal(torch.tensor(a), torch.tensor(b))
+
+
+@pytest.mark.parametrize("b,kwargs", [([1.0, 2.00001], {}), ([1.0, 2.1], {}),
+                                      ([1.0, 2.1], {"atol": 0.2}),
+                                      ([1.0, float("nan")], {"equal_nan": True}),
+                                      ([1.0, float("nan")], {})])
+def test_allclose_matches_torch(b, kwargs):
+    a = [1.0, float("nan")] if np.isnan(b[1]) else [1.0, 2.0]
+    assert ta.allclose(ta.tensor(a), ta.tensor(b), **kwargs) == torch.allclose(
+        torch.tensor(a), torch.tensor(b), **kwargs)
+
+
+def test_top_level_arithmetic_is_the_operators():
+    a, b = ta.tensor([1.0, 2.0]), ta.tensor([3.0, 5.0])
+    assert ta.add(a, b, alpha=2).tolist() == (a + 2 * b).tolist()
+    assert ta.sub(a, b).tolist() == (a - b).tolist()
+    assert ta.mul(a, b).tolist() == (a * b).tolist()
+    assert ta.div(a, b).tolist() == (a / b).tolist()
+    assert ta.neg(a).tolist() == (-a).tolist()
+    assert ta.pow(a, 2).tolist() == (a ** 2).tolist()
