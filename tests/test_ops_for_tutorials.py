@@ -150,3 +150,40 @@ def test_top_level_arithmetic_is_the_operators():
     assert ta.div(a, b).tolist() == (a / b).tolist()
     assert ta.neg(a).tolist() == (-a).tolist()
     assert ta.pow(a, 2).tolist() == (a ** 2).tolist()
+
+
+def _linear_function(module):
+    """The LinearFunction of PyTorch's "Extending PyTorch" notes, for ``module`` (torch or
+    tinyattn): bias defaults to None, and backward returns three gradients either way."""
+    class LinearFunction(module.autograd.Function):
+        @staticmethod
+        def forward(ctx, input, weight, bias=None):
+            ctx.save_for_backward(input, weight)
+            return input @ weight.t()
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            input, weight = ctx.saved_tensors
+            return grad_output @ weight, grad_output.t() @ input, None
+    return LinearFunction
+
+
+def test_custom_function_may_return_extra_trailing_nones_as_in_torch():
+    x, tx = _both(np.random.default_rng(0).standard_normal((3, 4)))
+    w, tw = _both(np.random.default_rng(1).standard_normal((2, 4)))
+    _linear_function(ta).apply(x, w).sum().backward()       # two inputs, three results
+    _linear_function(torch).apply(tx, tw).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-14)
+
+
+def test_custom_function_extra_results_that_are_not_none_are_still_an_error():
+    class TooMany(ta.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output * 2, grad_output
+    with pytest.raises(RuntimeError, match="returned 2 gradient"):
+        TooMany.apply(ta.tensor([1.0], requires_grad=True)).sum().backward()
