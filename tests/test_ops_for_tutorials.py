@@ -159,12 +159,12 @@ def _linear_function(module):
         @staticmethod
         def forward(ctx, input, weight, bias=None):
             ctx.save_for_backward(input, weight)
-            return input @ weight.t()
+            return input @ weight.transpose(0, 1)
 
         @staticmethod
         def backward(ctx, grad_output):
             input, weight = ctx.saved_tensors
-            return grad_output @ weight, grad_output.t() @ input, None
+            return grad_output @ weight, grad_output.transpose(0, 1) @ input, None
     return LinearFunction
 
 
