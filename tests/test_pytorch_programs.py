@@ -78,7 +78,10 @@ def _is_int(token: str) -> bool:
 
 def run_driver(framework: str, programs: List[str], extra_env: Dict[str, str] = None
                ) -> subprocess.Popen:
+    # One BLAS thread each: the two drivers run side by side on a 2-core machine, where more
+    # threads only wait for each other.
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
                **(extra_env or {}))
     paths = [os.path.join(PROGRAMS_DIR, p) for p in programs]
     return subprocess.Popen([sys.executable, DRIVER, framework, *paths], cwd=ROOT, env=env,
