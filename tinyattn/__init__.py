@@ -12,12 +12,17 @@ from .autograd import (Function, detect_anomaly, enable_grad, is_grad_enabled, n
                        set_grad_enabled)
 from .backend import cuda_is_available, get_rng_state, manual_seed, set_rng_state
 from .gradcheck import GradcheckError, gradcheck, gradcheck_report
-from .ops import (add, allclose, cat, clamp, clone, concat, cos, div, equal, exp, log, matmul,
-                  mm, mul, neg, pow, repeat_interleave, sin, split, sqrt, stack, sub, tanh,
-                  where)
+from .factories import (arange, empty, empty_like, eye, full, full_like, linspace, logspace,
+                        multinomial, ones, ones_like, rand, rand_like, randint, randint_like,
+                        randn, randn_like, zeros, zeros_like)
+from .ops import (abs, add, allclose, amax, amin, argmax, argmin, bmm, cat, chunk, clamp, clone,
+                  concat, cos, cumsum, div, einsum, equal, exp, flatten, flip, gather, log,
+                  log_softmax, logsumexp, matmul, max, maximum, mean, min, minimum, mm, mul, neg,
+                  norm, permute, pow, prod, relu, repeat_interleave, reshape, rsqrt, sigmoid,
+                  sin, softmax, sort, split, sqrt, squeeze, stack, std, sub, sum, tanh, topk,
+                  transpose, tril, triu, unsqueeze, var, where)
 from .serialization import CheckpointError, load, save
-from .tensor import (SavedDataWriteError, Tensor, arange, as_tensor, from_numpy, full, ones,
-                     ones_like, rand, randn, tensor, zeros, zeros_like)
+from .tensor import SavedDataWriteError, Tensor, as_tensor, from_numpy, tensor
 
 # dtype names, as torch's: tinyattn.float is float32, tinyattn.long int64, tinyattn.int int32.
 float16, float32, float64 = "float16", "float32", "float64"
@@ -36,8 +41,15 @@ __all__ = [
     "Function", "gradcheck", "gradcheck_report", "GradcheckError", "functional", "ops",
     "backend", "nn", "optim", "save", "load", "CheckpointError", "cat", "concat", "stack",
     "split", "matmul", "where", "exp", "log", "sqrt", "tanh", "clone", "clamp", "from_numpy",
-    "autograd", "set_grad_enabled", "SavedDataWriteError", "sin", "cos",
-    "repeat_interleave", "add", "sub", "mul", "div", "neg", "pow", "mm", "equal", "allclose",
+    "autograd", "set_grad_enabled", "SavedDataWriteError",
+    "empty", "empty_like", "eye", "full_like", "linspace", "logspace", "multinomial", "rand_like",
+    "randint", "randint_like", "randn_like", "abs", "amax", "amin", "argmax", "argmin", "bmm",
+    "chunk", "cumsum", "einsum", "flatten", "flip", "gather", "log_softmax", "logsumexp", "max",
+    "maximum", "mean", "min", "minimum", "norm", "permute", "prod", "relu", "reshape", "rsqrt",
+    "sigmoid", "softmax", "sort", "squeeze", "std", "sum", "topk", "transpose", "tril", "triu",
+    "unsqueeze", "var",
+    "sin", "cos", "repeat_interleave", "add", "sub", "mul", "div", "neg", "pow", "mm",
+    "equal", "allclose",
     "float16", "float32", "float64", "half", "double", "float", "int8", "int16", "int32",
     "int64", "uint8", "int", "long", "short", "bool", "bool_",
 ]

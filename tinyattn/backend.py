@@ -24,8 +24,8 @@ __all__ = [
     "get_array_module", "device_of", "normalize_device", "array_module_for", "to_device",
     "to_host", "cuda_is_available", "erf", "scatter_add", "default_generator", "manual_seed",
     "get_rng_state", "set_rng_state", "register_device", "CUDA_INSTALL_HINT", "uniform",
-    "standard_normal", "cuda_unavailable_reason", "device_info", "synchronize", "erf_is_slow",
-    "memory_bytes", "may_share_memory",
+    "standard_normal", "integers", "cuda_unavailable_reason", "device_info", "synchronize",
+    "erf_is_slow", "memory_bytes", "may_share_memory",
 ]
 
 CUDA_INSTALL_HINT = (
@@ -300,6 +300,12 @@ def standard_normal(shape: Any, device: str, dtype: Any, generator: Any = None) 
     """Standard normal samples made on ``device``."""
     gen = generator if generator is not None else default_generator(device)
     return _draw(gen, "standard_normal", shape, device, dtype)
+
+
+def integers(low: int, high: int, shape: Any, device: str, generator: Any = None) -> Any:
+    """Uniform int64 samples in [low, high) made on ``device``."""
+    gen = generator if generator is not None else default_generator(device)
+    return to_device(gen.integers(low, high, size=shape, dtype=np.int64), device)
 
 
 def _draw(gen: Any, method: str, shape: Any, device: str, dtype: Any) -> Any:

@@ -18,6 +18,7 @@ import scipy.special
 from . import functional as F
 from . import ops
 from .ops.attention import packed_self_attention
+from .optable_more import MORE_ROWS
 from .tensor import Tensor, as_tensor, tensor
 
 __all__ = ["OpCase", "OpSpec", "OP_TABLE", "make_inputs"]
@@ -47,6 +48,12 @@ def make_inputs(case: OpCase, dtype: Any = np.float64, device: str = "cpu") -> L
         else:
             tensors.append(as_tensor(a, device=device))
     return tensors
+
+
+def _pairs_to_cases(make: Callable[[np.random.Generator], List[Tuple[str, Tuple[np.ndarray, ...]]]]
+                    ) -> Callable[[np.random.Generator], List[OpCase]]:
+    """A case maker that returns (label, arrays) pairs, as one that returns OpCases."""
+    return lambda rng: [OpCase(label, arrays) for label, arrays in make(rng)]
 
 
 def _case(label: str, *arrays: np.ndarray) -> OpCase:
@@ -368,3 +375,7 @@ OP_TABLE: List[OpSpec] = [
     OpSpec("rope", lambda x: F.rope(x, offset=3), _rope_ref,
            _unary_cases(shapes=((2, 5, 4), (1, 2, 3, 6))), "nn.md#rope"),
 ]
+
+# The ops added for op coverage (issue 12), kept in their own module for length.
+OP_TABLE += [OpSpec(name, fn, reference, _pairs_to_cases(make), section)
+             for name, fn, reference, make, section in MORE_ROWS]

@@ -1,4 +1,5 @@
-"""``Tensor``: an array, its gradient, and the op that made it; plus the creation functions.
+"""``Tensor``: an array, its gradient, and the op that made it; ``tensor``, ``as_tensor`` and
+``from_numpy`` (the other creation functions, zeros, randn, arange, ..., are in factories.py).
 
 A ``Tensor`` holds ``.data`` (a NumPy or CuPy array), ``.grad`` (a Tensor of the same shape and
 dtype, or None) and, when it was produced by an op that must be differentiated, ``._ctx``,
@@ -29,8 +30,9 @@ import numpy as np
 
 from . import autograd, backend
 
-__all__ = ["Tensor", "SavedDataWriteError", "tensor", "zeros", "ones", "zeros_like", "ones_like",
-           "randn", "rand", "arange", "full", "as_tensor", "from_numpy", "normalize_dtype"]
+__all__ = ["Tensor", "SavedDataWriteError", "tensor", "as_tensor", "from_numpy",
+           "normalize_dtype", "zeros", "ones", "zeros_like", "ones_like", "randn", "rand",
+           "arange", "full"]
 
 DTypeLike = Union[str, type, np.dtype, None]
 
@@ -525,12 +527,6 @@ class Tensor:
         xp = backend.get_array_module(self._data)
         return Tensor._wrap(xp.asarray(self._data.all(axis=dim, keepdims=keep)))
 
-    def argmax(self, dim: Optional[int] = None, keepdim: bool = False) -> "Tensor":
-        out = self._data.argmax(axis=dim)
-        if keepdim and dim is not None:
-            out = backend.get_array_module(out).expand_dims(out, dim)
-        return Tensor._wrap(backend.get_array_module(self._data).asarray(out))
-
 
 def _is_device_name(value: Any) -> bool:
     if not isinstance(value, str):
@@ -624,71 +620,14 @@ def _shape(shape: Sequence[Any]) -> Tuple[int, ...]:
     return dims
 
 
-def _float_dtype(dtype: DTypeLike) -> np.dtype:
-    return normalize_dtype(dtype) or np.dtype(np.float32)
+_MOVED_TO_FACTORIES = {"zeros", "ones", "zeros_like", "ones_like", "randn", "rand", "arange",
+                       "full"}
 
 
-def _leaf(data: Any, requires_grad: bool) -> Tensor:
-    out = Tensor._wrap(data)
-    if requires_grad:
-        out.requires_grad_(True)
-    return out
-
-
-def zeros(*shape: Any, dtype: DTypeLike = None, device: str = "cpu",
-          requires_grad: bool = False) -> Tensor:
-    xp = backend.array_module_for(device)
-    return _leaf(xp.zeros(_shape(shape), dtype=_float_dtype(dtype)), requires_grad)
-
-
-def ones(*shape: Any, dtype: DTypeLike = None, device: str = "cpu",
-         requires_grad: bool = False) -> Tensor:
-    xp = backend.array_module_for(device)
-    return _leaf(xp.ones(_shape(shape), dtype=_float_dtype(dtype)), requires_grad)
-
-
-def full(shape: Sequence[int], value: float, dtype: DTypeLike = None, device: str = "cpu",
-         requires_grad: bool = False) -> Tensor:
-    xp = backend.array_module_for(device)
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else shape
-    return _leaf(xp.full(_shape(tuple(shape)), value, dtype=_float_dtype(dtype)),
-                 requires_grad)
-
-
-def zeros_like(x: Tensor, dtype: DTypeLike = None, device: Optional[str] = None,
-               requires_grad: bool = False) -> Tensor:
-    return zeros(x.shape, dtype=dtype or x.dtype, device=device or x.device,
-                 requires_grad=requires_grad)
-
-
-def ones_like(x: Tensor, dtype: DTypeLike = None, device: Optional[str] = None,
-              requires_grad: bool = False) -> Tensor:
-    return ones(x.shape, dtype=dtype or x.dtype, device=device or x.device,
-                requires_grad=requires_grad)
-
-
-def randn(*shape: Any, dtype: DTypeLike = None, device: str = "cpu", requires_grad: bool = False,
-          generator: Any = None) -> Tensor:
-    """Standard normal samples from ``generator`` (default: the device's seeded generator)."""
-    data = backend.standard_normal(_shape(shape), device, _float_dtype(dtype), generator)
-    return _leaf(data, requires_grad)
-
-
-def rand(*shape: Any, dtype: DTypeLike = None, device: str = "cpu", requires_grad: bool = False,
-         generator: Any = None) -> Tensor:
-    """Uniform samples in [0, 1) from ``generator`` (default: the device's seeded generator)."""
-    data = backend.uniform(_shape(shape), device, _float_dtype(dtype), generator)
-    return _leaf(data, requires_grad)
-
-
-def arange(start: float, end: Optional[float] = None, step: float = 1, dtype: DTypeLike = None,
-           device: str = "cpu", requires_grad: bool = False) -> Tensor:
-    """Like ``torch.arange``: integers give int64, any float argument gives float32."""
-    if end is None:
-        start, end = 0, start
-    xp = backend.array_module_for(device)
-    want = normalize_dtype(dtype)
-    if want is None:
-        is_int = all(float(v).is_integer() and not isinstance(v, float) for v in (start, end, step))
-        want = np.dtype(np.int64) if is_int else np.dtype(np.float32)
-    return _leaf(xp.arange(start, end, step, dtype=want), requires_grad)
+def __getattr__(name: str) -> Any:
+    """The creation functions live in tinyattn/factories.py (which imports this module); the
+    ones that used to be here stay importable from here (``from .tensor import zeros``)."""
+    if name in _MOVED_TO_FACTORIES:
+        from . import factories  # noqa: PLC0415 - factories imports this module
+        return getattr(factories, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -233,4 +233,4 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 130
     except BrokenPipeError:                     # `... | head` stopped reading: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+        return 141                              # 128 + SIGPIPE, as tinyattn's other commands

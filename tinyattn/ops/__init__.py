@@ -7,25 +7,37 @@ where ``x.softmax(-1)`` comes from.
 """
 from __future__ import annotations
 
+from .. import factories
 from ..tensor import Tensor
 from .attention import scaled_dot_product_attention
 from .compat import allclose, equal, mm
+from .compare import argmax, argmin, max, maximum, min, minimum, sort, topk
 from .dropout import dropout
+from .einsum import einsum
 from .elementwise import (add, clamp, clone, convert, div, exp, gelu, log, mul, neg, pow, relu,
                           rpow, sqrt, sub, tanh)
+from .embedding import embedding
+from .indexing import gather, one_hot
 from .interleave import repeat_interleave
 from .inplace import (add_, clamp_, copy_, div_, fill_, iadd, imul, isub, itruediv, masked_fill_,
                       mul_, neg_, normal_, pow_, setitem, sub_, uniform_, zero_)
-from .embedding import embedding
+from .layout import (T, contiguous, expand, expand_as, flip, mT, repeat, t, tril, triu, type_as,
+                     view)
 from .loss import cross_entropy
 from .masking import masked_fill, where
-from .matmul import linear, matmul
+from .nll import nll_loss
+from .matmul import bmm, linear, matmul
 from .norm import layer_norm
-from .reduce import amax, max, mean, sum
+from .pad import pad
+from .pointwise import abs, leaky_relu, rsqrt, sigmoid, silu, softplus
+from .pointwise_loss import (binary_cross_entropy, binary_cross_entropy_with_logits, l1_loss,
+                             mse_loss)
+from .reduce import amax, amin, cumsum, mean, prod, sum
 from .rope import rope
 from .shape import (cat, chunk, concat, flatten, getitem, permute, reshape, split, squeeze,
                     stack, swapaxes, transpose, unsqueeze)
 from .softmax import log_softmax, softmax
+from .stats import logsumexp, norm, std, var
 from .trig import cos, sin
 
 __all__ = [
@@ -36,8 +48,16 @@ __all__ = [
     "matmul", "linear", "softmax", "log_softmax", "masked_fill", "where", "layer_norm",
     "dropout", "embedding", "cross_entropy", "scaled_dot_product_attention", "rope", "clone",
     "clamp", "add_", "sub_", "mul_", "div_", "pow_", "neg_", "clamp_", "masked_fill_", "zero_",
-    "fill_", "copy_", "uniform_", "normal_", "setitem", "sin", "cos",
-    "repeat_interleave", "mm", "equal", "allclose",
+    "fill_", "copy_", "uniform_", "normal_", "setitem",
+    # ops with PyTorch's names added for op coverage (issue 12)
+    "sigmoid", "abs", "rsqrt", "leaky_relu", "silu", "softplus", "maximum", "minimum", "min",
+    "amin", "argmax", "argmin", "sort", "topk", "gather", "one_hot", "var", "std",
+    "logsumexp", "norm", "prod", "cumsum", "expand", "expand_as", "repeat", "flip", "tril",
+    "triu", "T", "mT", "t", "view", "contiguous", "type_as", "pad", "einsum", "bmm",
+    "mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+    "nll_loss",
+    # ops the PyTorch tutorials need (examples/pytorch/)
+    "sin", "cos", "repeat_interleave", "mm", "equal", "allclose",
 ]
 
 
@@ -91,7 +111,7 @@ Tensor.mean = mean
 Tensor.amax = amax
 Tensor.max = max
 Tensor.reshape = reshape
-Tensor.view = reshape
+Tensor.view = view
 Tensor.permute = permute
 Tensor.transpose = transpose
 Tensor.swapaxes = swapaxes
@@ -107,6 +127,41 @@ Tensor.masked_fill = masked_fill
 Tensor.clone = clone
 Tensor.clamp = clamp
 Tensor.clip = clamp
+Tensor.abs = abs
+Tensor.sigmoid = sigmoid
+Tensor.rsqrt = rsqrt
+Tensor.maximum = maximum
+Tensor.minimum = minimum
+Tensor.min = min
+Tensor.amin = amin
+Tensor.argmax = argmax
+Tensor.argmin = argmin
+Tensor.sort = sort
+Tensor.topk = topk
+Tensor.gather = gather
+Tensor.var = var
+Tensor.std = std
+Tensor.logsumexp = logsumexp
+Tensor.norm = norm
+Tensor.prod = prod
+Tensor.cumsum = cumsum
+Tensor.expand = expand
+Tensor.expand_as = expand_as
+Tensor.repeat = repeat
+Tensor.flip = flip
+Tensor.tril = tril
+Tensor.triu = triu
+Tensor.T = property(T)
+Tensor.mT = property(mT)
+Tensor.t = t
+Tensor.contiguous = contiguous
+Tensor.type_as = type_as
+Tensor.bmm = bmm
+Tensor.new_zeros = factories.new_zeros
+Tensor.new_ones = factories.new_ones
+Tensor.new_empty = factories.new_empty
+Tensor.new_full = factories.new_full
+Tensor.new_tensor = factories.new_tensor
 
 # In-place methods (ops/inplace.py): each counts a version.
 Tensor.add_ = add_

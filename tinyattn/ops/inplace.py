@@ -114,16 +114,25 @@ def _write(target: Tensor, result: Tensor, name: str) -> None:
 
 
 def _store(target: Tensor, write: Callable[[Any], None], name: str) -> None:
-    """Run ``write(target's array)``, turning NumPy's read-only error into a clear one."""
+    """Run ``write(target's array)``, turning NumPy's read-only error into a clear one.
+
+    An ``expand()``ed array repeats elements with stride 0: NumPy marks it read-only, CuPy does
+    not, so the stride is checked too (a write there would land on one element many times)."""
+    data = target._data
+    if any(step == 0 and n > 1 for step, n in zip(data.strides, data.shape)):
+        raise _read_only_error(name)
     try:
-        write(target._data)
+        write(data)
     except ValueError as exc:
         if "read-only" not in str(exc):
             raise
-        raise RuntimeError(f"{name}: this tensor's memory is read-only (an expand()ed tensor "
-                           f"or a read-only array shares it); clone() it before changing it "
-                           f"in place") from None
+        raise _read_only_error(name) from None
     target._bump_version()
+
+
+def _read_only_error(name: str) -> RuntimeError:
+    return RuntimeError(f"{name}: this tensor's memory is read-only (an expand()ed tensor or a "
+                        f"read-only array shares it); clone() it before changing it in place")
 
 
 def _in_place(target: Tensor, name: str, compute: Callable[[Tensor], Tensor],

@@ -17,7 +17,7 @@ import numpy as np
 from .. import backend
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
-from .elementwise import as_operand
+from .elementwise import _match_dtypes, as_operand
 
 __all__ = ["masked_fill", "where", "mask_array"]
 
@@ -98,14 +98,30 @@ def masked_fill(x: Tensor, mask: Any, value: float) -> Tensor:
     return MaskedFill.apply(x, mask=mask.copy(), value=float(value))   # kept for backward
 
 
-def where(condition: Any, input: Any, other: Any) -> Tensor:  # noqa: A002 - PyTorch's name
-    """Elements of ``input`` where ``condition`` is True, else of ``other``."""
+def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa: A002
+    """Elements of ``input`` where ``condition`` is True, else of ``other``; either (or both)
+    may be a Python number, as in PyTorch: ``where(mask, x, 0.0)``. Two numbers give a tensor
+    of the condition's shape (float32 if either is a float, int64 for ints, bool for bools).
+    ``where(condition)`` alone is ``nonzero(as_tuple=True)``: the indices of the True
+    elements, one int64 tensor per dim."""
+    if input is None and other is None:
+        data = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
+        xp = backend.get_array_module(data)
+        return tuple(Tensor._wrap(i.astype(np.int64)) for i in xp.nonzero(data))
+    if input is None or other is None:
+        raise TypeError("where takes (condition, input, other), or (condition) alone")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        raise TypeError("where: input and other are both plain numbers; make one of them a "
-                        "tensor (e.g. tinyattn.full(shape, value)) so the result has a shape")
+        if not isinstance(condition, Tensor):
+            raise TypeError("where: with two numbers the condition must be a bool tensor")
+        xp = backend.get_array_module(condition._data)
+        dtype = _scalar_dtype(input, other)
+        input = Tensor._wrap(xp.asarray(input, dtype=dtype))
+        other = Tensor._wrap(xp.asarray(other, dtype=dtype))
     if not isinstance(input, Tensor):
         input = as_operand(input, other)
     other = as_operand(other, input)
+    if input.dtype != other.dtype:
+        input, other = _match_dtypes(input, other)
     try:
         shape = np.broadcast_shapes(input.shape, other.shape)
         cond = condition._data if isinstance(condition, Tensor) else condition
@@ -117,3 +133,12 @@ def where(condition: Any, input: Any, other: Any) -> Tensor:  # noqa: A002 - PyT
                          f"{other.shape})") from None
     cond = mask_array(condition, "where", shape, input.device, what="condition")
     return Where.apply(input, other, condition=cond.copy())   # kept for backward
+
+
+def _scalar_dtype(a: Any, b: Any) -> Any:
+    """PyTorch's result dtype for two Python numbers: bool, int64, or float32."""
+    if isinstance(a, bool) and isinstance(b, bool):
+        return np.bool_
+    if isinstance(a, float) or isinstance(b, float):
+        return np.float32
+    return np.int64

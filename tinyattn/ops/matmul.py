@@ -11,7 +11,7 @@ from typing import Optional
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 
-__all__ = ["matmul", "linear"]
+__all__ = ["matmul", "linear", "bmm"]
 
 
 def _swap(x):
@@ -115,6 +115,20 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     except ValueError:
         raise ValueError(f"matmul: batch dims of {a.shape} and {b.shape} do not broadcast") \
             from None
+
+
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
+    """Batched matrix product of two 3-D tensors, (B, M, K) @ (B, K, N) -> (B, M, N), with
+    no broadcasting (PyTorch's ``bmm``; ``matmul`` broadcasts). Its backward is matmul's."""
+    for name, t in (("input", input), ("mat2", mat2)):
+        if t.ndim != 3:
+            raise ValueError(f"bmm: {name} must be a 3-D tensor (B, rows, cols), got shape "
+                             f"{t.shape}; use matmul for other shapes")
+    batch, _, k = input.shape
+    if mat2.shape[:2] != (batch, k):
+        raise ValueError(f"bmm: input {input.shape} needs mat2 of shape ({batch}, {k}, N), "
+                         f"got {mat2.shape}; bmm does not broadcast (matmul does)")
+    return Matmul.apply(input, mat2)
 
 
 def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:

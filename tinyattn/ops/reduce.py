@@ -1,4 +1,5 @@
-"""Reductions: sum, mean, max over some axes (docs/derivations.md#reductions).
+"""Reductions: sum, mean, amax, amin, prod over some axes, and the running sum cumsum
+(docs/derivations.md#reductions).
 
 ``dim`` is an int, a tuple of ints, or None for all axes; ``keepdim`` keeps the reduced axes
 with size 1, as in PyTorch.
@@ -6,19 +7,18 @@ with size 1, as in PyTorch.
 from __future__ import annotations
 
 import builtins
-from collections import namedtuple
-from typing import Optional, Sequence, Tuple, Union
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
+from .shape import reshape
 
-__all__ = ["sum", "mean", "amax", "max"]
+__all__ = ["sum", "mean", "amax", "amin", "prod", "cumsum"]
 
 Dim = Union[int, Sequence[int], None]
-MaxResult = namedtuple("MaxResult", ["values", "indices"])
 
 
 def _axes(dim: Dim, ndim: int, op: str) -> Tuple[int, ...]:
@@ -97,6 +97,62 @@ class Amax(Function):
         return grad * is_max / ties.astype(grad.dtype)
 
 
+class Amin(Amax):
+    """out = min of x over ``axes``; the backward is amax's (``is_min`` marks the minima,
+    ties split the gradient evenly)."""
+
+    def forward(self, x, axes: Tuple[int, ...], keepdim: bool):
+        out = x.min(axis=axes, keepdims=True)
+        self.save_for_backward(x == out, axes, keepdim)
+        return out if keepdim else out.squeeze(axis=axes)
+
+
+class Prod(Function):
+    """out = x_0 x_1 ... x_{n-1} along ``axis`` (docs/derivations.md#prod).
+
+    d out / d x_i = the product of all the other elements, so
+        dx_i = g * (x_0 ... x_{i-1}) * (x_{i+1} ... x_{n-1}),
+    the exclusive running products from the left and from the right: exact when some x_i
+    are 0, where the shortcut out / x_i would divide by zero.
+    """
+
+    def forward(self, x, axis: int, keepdim: bool):
+        self.save_for_backward(x, axis, keepdim)
+        return x.prod(axis=axis, keepdims=keepdim)
+
+    def backward(self, grad):
+        x, axis, keepdim = self.saved
+        xp = backend.get_array_module(x)
+        if not keepdim:
+            grad = xp.expand_dims(grad, axis)
+        n = x.shape[axis]
+        ones = xp.ones(x.shape[:axis] + (1,) + x.shape[axis + 1:], dtype=x.dtype)
+        padded = xp.concatenate([ones, x, ones], axis=axis)          # 1, x_0, ..., x_{n-1}, 1
+        left = xp.cumprod(padded, axis=axis)                         # left[i] = 1 x_0 ... x_{i-1}
+        right = xp.flip(xp.cumprod(xp.flip(padded, axis), axis=axis), axis)
+        lead = (slice(None),) * axis
+        before = left[lead + (slice(0, n),)]                         # x_0 ... x_{i-1}
+        after = right[lead + (slice(2, n + 2),)]                     # x_{i+1} ... x_{n-1}
+        return grad * before * after
+
+
+class Cumsum(Function):
+    """out_i = x_0 + ... + x_i along ``axis`` (docs/derivations.md#cumsum).
+
+    x_j feeds every out_i with i >= j, so dx_j = g_j + g_{j+1} + ... : the running sum of g
+    taken from the end, flip(cumsum(flip(g))).
+    """
+
+    def forward(self, x, axis: int):
+        self.save_for_backward(axis)
+        return backend.get_array_module(x).cumsum(x, axis=axis)
+
+    def backward(self, grad):
+        (axis,) = self.saved
+        xp = backend.get_array_module(grad)
+        return xp.flip(xp.cumsum(xp.flip(grad, axis), axis=axis), axis)
+
+
 def sum(x: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     return Sum.apply(x, axes=_axes(dim, x.ndim, "sum"), keepdim=keepdim)
 
@@ -106,22 +162,58 @@ def mean(x: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:
 
 
 def amax(x: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:
-    return Amax.apply(x, axes=_axes(dim, x.ndim, "amax"), keepdim=keepdim)
+    axes = _axes(dim, x.ndim, "amax")
+    _check_not_empty(x, axes, "amax")
+    return Amax.apply(x, axes=axes, keepdim=keepdim)
 
 
-def max(x: Tensor, dim: Optional[int] = None, keepdim: bool = False):  # noqa: A001
-    """Like ``torch.max``: the overall maximum, or with ``dim`` a (values, indices) pair."""
-    if dim is None:
-        return amax(x)
-    if isinstance(dim, Tensor):
-        raise TypeError("max(x, other_tensor) is the elementwise maximum: use "
-                        "tinyattn.maximum(x, other); max(x, dim) takes an int dim")
+def amin(x: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:
+    axes = _axes(dim, x.ndim, "amin")
+    _check_not_empty(x, axes, "amin")
+    return Amin.apply(x, axes=axes, keepdim=keepdim)
+
+
+def _check_not_empty(x: Tensor, axes: Tuple[int, ...], op: str) -> None:
+    """max and min of nothing have no value (no identity element), as PyTorch says too."""
+    if any(x.shape[a] == 0 for a in axes) or (not axes and x.numel() == 0):
+        raise RuntimeError(f"{op}: cannot reduce over an empty dimension (shape {x.shape}): "
+                           f"the maximum or minimum of no numbers is undefined")
+
+
+def prod(x: Tensor, dim: Optional[int] = None, keepdim: bool = False, *,
+         dtype: Any = None) -> Tensor:
+    """The product of all elements, or along one ``dim``. Integer and bool tensors give
+    int64 (no gradient), as PyTorch; ``dtype`` converts x first."""
+    if dtype is not None:
+        x = x.to(dtype)
+    if dim is None or x.ndim == 0:
+        axis = None if dim is None else _single_axis(dim, x.ndim, "prod")
+        out = prod(reshape(x, -1), 0)                  # every element, as one row
+        return reshape(out, x.shape if axis is not None and keepdim else ())
+    axis = _single_axis(dim, x.ndim, "prod")
+    if x.dtype.kind in "biu":
+        xp = backend.get_array_module(x._data)
+        return Tensor._wrap(xp.asarray(x._data.prod(axis=axis, keepdims=keepdim,
+                                                    dtype=np.int64)))
+    return Prod.apply(x, axis=axis, keepdim=keepdim)
+
+
+def cumsum(x: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """Running sums along ``dim`` (required, as in PyTorch). Integer and bool tensors give
+    int64, as PyTorch; ``dtype`` converts x first."""
+    if dtype is not None:
+        x = x.to(dtype)
+    axis = _single_axis(dim, x.ndim, "cumsum")
+    if x.ndim == 0:
+        return reshape(cumsum(reshape(x, 1), 0), ())
+    if x.dtype.kind in "biu":
+        return Tensor._wrap(backend.get_array_module(x._data).cumsum(x._data, axis=axis,
+                                                                     dtype=np.int64))
+    return Cumsum.apply(x, axis=axis)
+
+
+def _single_axis(dim: int, ndim: int, op: str) -> int:
     if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
-        raise TypeError("max(x, dim) takes one int dim; use amax for several dims")
-    values = amax(x, dim, keepdim)
-    xp = backend.get_array_module(x._data)
-    (axis,) = _axes(dim, x.ndim, "max") or (None,)
-    indices = xp.asarray(x._data.argmax(axis=axis))
-    if keepdim and axis is not None:
-        indices = xp.expand_dims(indices, axis)
-    return MaxResult(values, Tensor._wrap(indices))
+        raise TypeError(f"{op}: dim must be one int, got {dim!r}")
+    (axis,) = _axes(dim, ndim, op) or (0,)
+    return axis

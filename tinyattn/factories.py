@@ -1,0 +1,407 @@
+"""Creation functions with PyTorch's names, signatures and dtype rules.
+
+Every factory takes a size as separate ints or one sequence (``zeros(2, 3)``, ``zeros((2, 3))``,
+``zeros([2, 3])``, ``zeros(x.shape)``, or ``size=``) and the keywords ``dtype=``, ``device=``
+and ``requires_grad=``. The default dtype is float32, except where PyTorch infers one:
+``full`` from its fill value (int -> int64, bool -> bool), ``arange`` from its arguments,
+``randint`` int64. The ``*_like`` functions take the dtype and device of their input.
+
+Random factories draw from the device's default generator (seeded by
+``tinyattn.manual_seed``) or from ``generator=`` (a ``numpy.random.Generator``); the streams
+are NumPy's, so the numbers differ from PyTorch's for the same seed.
+
+``empty`` returns zeros: NumPy could hand out uninitialised memory, but a learner printing an
+``empty`` tensor should not see garbage that looks like a bug.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import backend
+from .tensor import DTypeLike, Tensor, normalize_dtype, tensor
+
+__all__ = ["zeros", "ones", "empty", "full", "eye", "arange", "linspace", "logspace", "rand",
+           "randn", "randint", "zeros_like", "ones_like", "empty_like", "full_like",
+           "rand_like", "randn_like", "randint_like", "multinomial", "new_zeros", "new_ones",
+           "new_empty", "new_full", "new_tensor"]
+
+
+# ------------------------------------------------------------------ helpers
+def _is_whole(value: Any) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, (int, np.integer)):
+        return True
+    return isinstance(value, Tensor) and value.ndim == 0 and value.dtype.kind in "iu"
+
+
+def _size(args: Sequence[Any], size: Any, op: str) -> Tuple[int, ...]:
+    """The shape from ``op(2, 3)``, ``op((2, 3))``, ``op([2, 3])`` or ``op(size=(2, 3))``."""
+    if size is not None:
+        if args:
+            raise TypeError(f"{op}: give the size either positionally or as size=, not both")
+        args = (size,)
+    if len(args) == 1 and not _is_whole(args[0]):
+        args = args[0]
+        if not isinstance(args, (tuple, list)):
+            raise TypeError(f"{op}: the size must be whole numbers or one tuple/list of them, "
+                            f"got {type(args).__name__} {args!r}")
+    for n in args:
+        if not _is_whole(n):
+            raise TypeError(f"{op}: sizes must be whole numbers, got {n!r} "
+                            f"({type(n).__name__}) in {tuple(args)!r}")
+    dims = tuple(int(n) for n in args)
+    if any(n < 0 for n in dims):
+        raise ValueError(f"{op}: a shape cannot have negative sizes, got {dims}")
+    return dims
+
+
+def _device(device: Any) -> str:
+    return "cpu" if device is None else backend.normalize_device(device)
+
+
+def _float_dtype(dtype: DTypeLike) -> np.dtype:
+    return normalize_dtype(dtype) or np.dtype(np.float32)
+
+
+def _leaf(data: Any, requires_grad: bool) -> Tensor:
+    out = Tensor._wrap(data)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def _number(value: Any, op: str, name: str) -> Any:
+    """A Python number from a number or a one-element tensor, with a clear error otherwise."""
+    if isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise TypeError(f"{op}: {name} must be a number, got a tensor of shape "
+                            f"{value.shape}")
+        return value.item()
+    if not isinstance(value, (int, float, bool, np.number, np.bool_)):
+        raise TypeError(f"{op}: {name} must be a number, got {type(value).__name__} {value!r}")
+    return value.item() if isinstance(value, (np.number, np.bool_)) else value
+
+
+def _inferred_dtype(value: Any) -> np.dtype:
+    """PyTorch's dtype for a Python scalar: bool -> bool, int -> int64, float -> float32."""
+    if isinstance(value, bool):
+        return np.dtype(np.bool_)
+    if isinstance(value, int):
+        return np.dtype(np.int64)
+    return np.dtype(np.float32)
+
+
+# ------------------------------------------------------------------ constant fills
+def zeros(*shape: Any, size: Any = None, dtype: DTypeLike = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    xp = backend.array_module_for(_device(device))
+    return _leaf(xp.zeros(_size(shape, size, "zeros"), dtype=_float_dtype(dtype)),
+                 requires_grad)
+
+
+def ones(*shape: Any, size: Any = None, dtype: DTypeLike = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    xp = backend.array_module_for(_device(device))
+    return _leaf(xp.ones(_size(shape, size, "ones"), dtype=_float_dtype(dtype)), requires_grad)
+
+
+def empty(*shape: Any, size: Any = None, dtype: DTypeLike = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    """Like ``torch.empty``, but filled with zeros (see the module docstring)."""
+    return zeros(*shape, size=size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full(size: Any, fill_value: Any, *, dtype: DTypeLike = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    """A tensor of ``size`` filled with ``fill_value``; the dtype follows the value as in
+    PyTorch (``full((2,), 3)`` is int64, ``full((2,), 2.5)`` float32, ``True`` bool)."""
+    value = _number(fill_value, "full", "fill_value")
+    want = normalize_dtype(dtype) or _inferred_dtype(value)
+    xp = backend.array_module_for(_device(device))
+    shape = _size((size,), None, "full")
+    return _leaf(xp.full(shape, value, dtype=want), requires_grad)
+
+
+def eye(n: int, m: Optional[int] = None, *, dtype: DTypeLike = None, device: Any = None,
+        requires_grad: bool = False) -> Tensor:
+    """The (n, m) identity matrix (m defaults to n)."""
+    rows, cols = _size((n, n if m is None else m), None, "eye")
+    xp = backend.array_module_for(_device(device))
+    return _leaf(xp.eye(rows, cols, dtype=_float_dtype(dtype)), requires_grad)
+
+
+# ------------------------------------------------------------------ ranges
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: DTypeLike = None,
+           device: Any = None, requires_grad: bool = False) -> Tensor:
+    """``torch.arange``: [start, end) in steps of ``step``; all-integer arguments give int64,
+    any float argument float32."""
+    if end is None:
+        start, end = 0, start
+    start, end, step = (_number(v, "arange", name) for v, name in
+                        ((start, "start"), (end, "end"), (step, "step")))
+    if step == 0:
+        raise ValueError("arange: step must be non-zero")
+    if (end - start) * step < 0:
+        raise ValueError(f"arange: the bounds and the step disagree in sign (start={start}, "
+                         f"end={end}, step={step}), so the range would be empty by accident; "
+                         f"use a step of the other sign")
+    for v in (start, end, step):
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError(f"arange: start, end and step must be finite, got {v}")
+    want = normalize_dtype(dtype)
+    if want is None:
+        is_int = all(isinstance(v, int) for v in (start, end, step))
+        want = np.dtype(np.int64) if is_int else np.dtype(np.float32)
+    count = max(0, math.ceil((end - start) / step))
+    xp = backend.array_module_for(_device(device))
+    values = start + step * xp.arange(count, dtype=np.float64 if want.kind == "f" else np.int64)
+    return _leaf(values.astype(want), requires_grad)
+
+
+def _steps(steps: Any, op: str) -> int:
+    if not _is_whole(steps) or int(steps) < 0:
+        raise ValueError(f"{op}: steps must be a non-negative whole number, got {steps!r}")
+    return int(steps)
+
+
+def linspace(start: Any, end: Any, steps: int, *, dtype: DTypeLike = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
+    start, end = _number(start, "linspace", "start"), _number(end, "linspace", "end")
+    xp = backend.array_module_for(_device(device))
+    values = xp.linspace(start, end, _steps(steps, "linspace"), dtype=np.float64)
+    return _leaf(values.astype(_float_dtype(dtype)), requires_grad)
+
+
+def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: DTypeLike = None,
+             device: Any = None, requires_grad: bool = False) -> Tensor:
+    """``base ** linspace(start, end, steps)``."""
+    start, end = _number(start, "logspace", "start"), _number(end, "logspace", "end")
+    xp = backend.array_module_for(_device(device))
+    exponents = xp.linspace(start, end, _steps(steps, "logspace"), dtype=np.float64)
+    values = float(_number(base, "logspace", "base")) ** exponents
+    return _leaf(values.astype(_float_dtype(dtype)), requires_grad)
+
+
+# ------------------------------------------------------------------ random
+def rand(*shape: Any, size: Any = None, generator: Any = None, dtype: DTypeLike = None,
+         device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Uniform samples in [0, 1)."""
+    want = _random_float_dtype(dtype, "rand")
+    data = backend.uniform(_size(shape, size, "rand"), _device(device), want, generator)
+    return _leaf(data, requires_grad)
+
+
+def randn(*shape: Any, size: Any = None, generator: Any = None, dtype: DTypeLike = None,
+          device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Standard normal samples."""
+    want = _random_float_dtype(dtype, "randn")
+    data = backend.standard_normal(_size(shape, size, "randn"), _device(device), want,
+                                   generator)
+    return _leaf(data, requires_grad)
+
+
+def _random_float_dtype(dtype: DTypeLike, op: str) -> np.dtype:
+    want = _float_dtype(dtype)
+    if want.kind != "f":
+        raise TypeError(f"{op} draws floating-point numbers, but dtype {want} was asked for; "
+                        f"use randint for integers")
+    return want
+
+
+def randint(*args: Any, size: Any = None, generator: Any = None, dtype: DTypeLike = None,
+            device: Any = None, requires_grad: bool = False) -> Tensor:
+    """``randint(high, size)`` or ``randint(low, high, size)``: integers in [low, high),
+    int64 unless ``dtype`` says otherwise."""
+    if size is not None:
+        args = args + (size,)
+    if len(args) == 2:
+        low, high, shape = 0, args[0], args[1]
+    elif len(args) == 3:
+        low, high, shape = args
+    else:
+        raise TypeError(f"randint takes (high, size) or (low, high, size), got {len(args)} "
+                        f"arguments: {args!r}")
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(f"randint: size must be a tuple of ints such as (3,), got {shape!r}")
+    low, high = _int_bound(low, "low"), _int_bound(high, "high")
+    if low >= high:
+        raise ValueError(f"randint: low ({low}) must be less than high ({high}); the numbers "
+                         f"are drawn from [low, high)")
+    want = normalize_dtype(dtype) or np.dtype(np.int64)
+    data = backend.integers(low, high, _size(shape, None, "randint"), _device(device),
+                            generator)
+    return _leaf(data.astype(want), requires_grad)
+
+
+def _int_bound(value: Any, name: str) -> int:
+    value = _number(value, "randint", name)
+    if isinstance(value, bool) or not float(value).is_integer():
+        raise TypeError(f"randint: {name} must be a whole number, got {value!r}")
+    return int(value)
+
+
+# ------------------------------------------------------------------ *_like
+def _like(x: Tensor, dtype: DTypeLike, device: Any) -> Tuple[np.dtype, str]:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"expected a Tensor to copy the shape, dtype and device from, got "
+                        f"{type(x).__name__}")
+    return normalize_dtype(dtype) or x.dtype, _device(device or x.device)
+
+
+def zeros_like(input: Tensor, *, dtype: DTypeLike = None,  # noqa: A002 - PyTorch's name
+               device: Any = None, requires_grad: bool = False) -> Tensor:
+    want, dev = _like(input, dtype, device)
+    return zeros(input.shape, dtype=want, device=dev, requires_grad=requires_grad)
+
+
+def ones_like(input: Tensor, *, dtype: DTypeLike = None,  # noqa: A002
+              device: Any = None, requires_grad: bool = False) -> Tensor:
+    want, dev = _like(input, dtype, device)
+    return ones(input.shape, dtype=want, device=dev, requires_grad=requires_grad)
+
+
+def empty_like(input: Tensor, *, dtype: DTypeLike = None,  # noqa: A002
+               device: Any = None, requires_grad: bool = False) -> Tensor:
+    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(input: Tensor, fill_value: Any, *, dtype: DTypeLike = None,  # noqa: A002
+              device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Filled with ``fill_value`` in input's dtype (``full_like(int_tensor, 2.7)`` holds 2,
+    as in PyTorch)."""
+    want, dev = _like(input, dtype, device)
+    return full(input.shape, fill_value, dtype=want, device=dev, requires_grad=requires_grad)
+
+
+def rand_like(input: Tensor, *, generator: Any = None, dtype: DTypeLike = None,  # noqa: A002
+              device: Any = None, requires_grad: bool = False) -> Tensor:
+    want, dev = _like(input, dtype, device)
+    return rand(input.shape, generator=generator, dtype=_like_float(want, "rand_like"),
+                device=dev, requires_grad=requires_grad)
+
+
+def randn_like(input: Tensor, *, generator: Any = None, dtype: DTypeLike = None,  # noqa: A002
+               device: Any = None, requires_grad: bool = False) -> Tensor:
+    want, dev = _like(input, dtype, device)
+    return randn(input.shape, generator=generator, dtype=_like_float(want, "randn_like"),
+                 device=dev, requires_grad=requires_grad)
+
+
+def _like_float(dtype: np.dtype, op: str) -> np.dtype:
+    if dtype.kind != "f":
+        raise TypeError(f"{op}: the input is {dtype}, but random floats need a floating "
+                        f"dtype; pass dtype=tinyattn.float32 (or use randint_like)")
+    return dtype
+
+
+def randint_like(input: Tensor, *args: Any, generator: Any = None,  # noqa: A002
+                 dtype: DTypeLike = None, device: Any = None,
+                 requires_grad: bool = False) -> Tensor:
+    """``randint_like(x, high)`` or ``randint_like(x, low, high)``, in x's dtype."""
+    want, dev = _like(input, dtype, device)
+    if len(args) not in (1, 2):
+        raise TypeError(f"randint_like takes (input, high) or (input, low, high), got "
+                        f"{len(args) + 1} arguments")
+    return randint(*args, input.shape, generator=generator, dtype=want, device=dev,
+                   requires_grad=requires_grad)
+
+
+# ------------------------------------------------------------------ x.new_*
+# Tensor methods (attached in tinyattn/ops/__init__.py): a new tensor with x's dtype and
+# device unless told otherwise, never sharing x's data or graph.
+def new_zeros(x: Tensor, *size: Any, dtype: DTypeLike = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    return zeros(*size, dtype=dtype or x.dtype, device=device or x.device,
+                 requires_grad=requires_grad)
+
+
+def new_ones(x: Tensor, *size: Any, dtype: DTypeLike = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    return ones(*size, dtype=dtype or x.dtype, device=device or x.device,
+                requires_grad=requires_grad)
+
+
+def new_empty(x: Tensor, *size: Any, dtype: DTypeLike = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    return new_zeros(x, *size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def new_full(x: Tensor, size: Any, fill_value: Any, *, dtype: DTypeLike = None,
+             device: Any = None, requires_grad: bool = False) -> Tensor:
+    return full(size, fill_value, dtype=dtype or x.dtype, device=device or x.device,
+                requires_grad=requires_grad)
+
+
+def new_tensor(x: Tensor, data: Any, dtype: DTypeLike = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    """A copy of ``data`` in x's dtype (``long_tensor.new_tensor([1.5])`` holds 1, as in
+    PyTorch) on x's device."""
+    return tensor(data, dtype=dtype or x.dtype, device=device or x.device,
+                  requires_grad=requires_grad)
+
+
+# ------------------------------------------------------------------ multinomial
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False,  # noqa: A002
+                *, generator: Any = None) -> Tensor:
+    """Draw ``num_samples`` category indices per row of ``input`` (C,) or (R, C), with
+    probability proportional to the (non-negative, not necessarily normalised) weights.
+
+    With replacement: inverse transform sampling, searchsorted(cumsum(w) / sum(w), u) for u
+    uniform in [0, 1). Without replacement: each category draws an exponential "arrival
+    time" E / w (E ~ Exp(1)) and the first ``num_samples`` to arrive win; this is exactly
+    drawing one category at a time in proportion to the weights left. Zero-weight categories
+    arrive at infinity: they come last, only when every positive one is taken (as PyTorch).
+    Returns int64 indices, (num_samples,) or (R, num_samples).
+    """
+    weights = _check_weights(input, num_samples, replacement)
+    xp = backend.get_array_module(weights)
+    rows = weights if weights.ndim == 2 else weights[None, :]                # (R, C)
+    r, c = rows.shape
+    u = backend.uniform((r, num_samples if replacement else c), input.device, np.float64,
+                        generator)
+    if replacement:
+        totals = xp.cumsum(rows, axis=1)
+        cdf = totals / totals[:, -1:]                                        # cdf[:, -1] == 1
+        out = xp.stack([xp.searchsorted(cdf[i], u[i], side="right") for i in range(r)])
+    else:
+        arrival = -xp.log1p(-u)                                              # Exp(1), (R, C)
+        positive = rows > 0
+        arrival = xp.where(positive, arrival / xp.where(positive, rows, 1), xp.inf)
+        out = xp.argsort(arrival, axis=1, kind="stable")[:, :num_samples]
+    out = out.astype(np.int64)
+    return Tensor._wrap(out if weights.ndim == 2 else out[0])
+
+
+def _check_weights(input: Tensor, num_samples: int, replacement: bool) -> Any:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"multinomial: input must be a Tensor of weights, got "
+                        f"{type(input).__name__}")
+    if input.dtype.kind != "f":
+        raise TypeError(f"multinomial: the weights must be floating point, got {input.dtype}; "
+                        f"convert with .float()")
+    if input.ndim not in (1, 2):
+        raise ValueError(f"multinomial: input must be 1-D (C,) or 2-D (R, C), got shape "
+                         f"{input.shape}")
+    if not _is_whole(num_samples) or int(num_samples) <= 0:
+        raise ValueError(f"multinomial: num_samples must be a positive whole number, got "
+                         f"{num_samples!r}")
+    categories = input.shape[-1]
+    if not replacement and num_samples > categories:
+        raise ValueError(f"multinomial: cannot draw {num_samples} samples without replacement "
+                         f"from {categories} categories; pass replacement=True or draw fewer")
+    weights = input._data.astype(np.float64)
+    xp = backend.get_array_module(weights)
+    bad = ~xp.isfinite(weights) | (weights < 0)
+    if weights.size == 0 or bool(bad.any()):
+        problem = "inf, NaN or negative entries" if weights.size else "no entries"
+        raise ValueError(f"multinomial: the weights must be finite and >= 0, and there must "
+                         f"be some; got shape {input.shape} with {problem}")
+    if bool((weights.sum(axis=-1) <= 0).any()):
+        raise ValueError("multinomial: every row of weights needs a positive sum (a row of all "
+                         "zeros has nothing to draw)")
+    return weights

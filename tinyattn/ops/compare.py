@@ -1,0 +1,173 @@
+"""Ops that compare elements: maximum/minimum, max/min with their indices, argmax/argmin,
+sort and topk (docs/derivations.md#maximum-and-minimum, #sort-and-topk).
+
+The values of max, min, sort and topk are copies of input elements, so their gradients go
+back to the elements they were copied from; indices carry no gradient.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Any, Optional
+
+import numpy as np
+
+from .. import backend
+from ..autograd import Function, unbroadcast
+from ..tensor import Tensor
+from .elementwise import _binary
+from .indexing import Gather, along_axis_index
+from .reduce import _check_not_empty, _single_axis, amax, amin
+
+__all__ = ["maximum", "minimum", "max", "min", "argmax", "argmin", "sort", "topk",
+           "MaxResult", "MinResult", "SortResult", "TopkResult"]
+
+MaxResult = namedtuple("MaxResult", ["values", "indices"])
+MinResult = namedtuple("MinResult", ["values", "indices"])
+SortResult = namedtuple("SortResult", ["values", "indices"])
+TopkResult = namedtuple("TopkResult", ["values", "indices"])
+
+
+class Maximum(Function):
+    """out = max(a, b) elementwise (broadcasting).
+
+    Where a > b the output is a copy of a: da = g, db = 0; where a < b the other way round.
+    At a tie both are the maximum and each gets g / 2, as PyTorch (the two shares add up to
+    g, the gradient of max(a, a) = a). A NaN on either side makes the output NaN and both
+    get g (PyTorch's rule: neither a < b nor a > b holds). Then unbroadcast.
+    """
+
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return backend.get_array_module(a).maximum(a, b)
+
+    def backward(self, grad):
+        a, b = self.saved
+        xp = backend.get_array_module(grad)
+        shared = xp.where(a == b, grad / 2, grad)
+        return (unbroadcast(xp.where(a < b, 0, shared), a.shape),
+                unbroadcast(xp.where(a > b, 0, shared), b.shape))
+
+
+class Minimum(Function):
+    """out = min(a, b) elementwise: Maximum's backward with the comparisons swapped."""
+
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return backend.get_array_module(a).minimum(a, b)
+
+    def backward(self, grad):
+        a, b = self.saved
+        xp = backend.get_array_module(grad)
+        shared = xp.where(a == b, grad / 2, grad)
+        return (unbroadcast(xp.where(a > b, 0, shared), a.shape),
+                unbroadcast(xp.where(a < b, 0, shared), b.shape))
+
+
+def maximum(input: Any, other: Any) -> Tensor:  # noqa: A002 - PyTorch's name
+    return _binary(Maximum, "maximum", input, other)
+
+
+def minimum(input: Any, other: Any) -> Tensor:  # noqa: A002
+    return _binary(Minimum, "minimum", input, other)
+
+
+# ------------------------------------------------------------------ max / min with indices
+def max(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
+    """Like ``torch.max``: ``max(x)`` the overall maximum; ``max(x, dim)`` a (values,
+    indices) pair; ``max(x, other_tensor)`` the elementwise ``maximum``."""
+    if isinstance(dim, Tensor):
+        return maximum(x, dim)
+    if dim is None:
+        return amax(x)
+    values = amax(x, _one_dim(dim, "max"), keepdim)
+    return MaxResult(values, argmax(x, dim, keepdim))
+
+
+def min(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
+    """Like ``torch.min``: ``min(x)``, ``min(x, dim)`` -> (values, indices), or
+    ``min(x, other_tensor)``, the elementwise ``minimum``."""
+    if isinstance(dim, Tensor):
+        return minimum(x, dim)
+    if dim is None:
+        return amin(x)
+    values = amin(x, _one_dim(dim, "min"), keepdim)
+    return MinResult(values, argmin(x, dim, keepdim))
+
+
+def _one_dim(dim: Any, op: str) -> int:
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+        raise TypeError(f"{op}(x, dim) takes one int dim, got {dim!r}; use a{op} for several "
+                        f"dims, or {op}(x, other_tensor) for the elementwise {op}imum")
+    return dim
+
+
+def argmax(x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+    """Index of the largest element (the first one at a tie, and NaN counts as largest, as
+    PyTorch); over the flattened tensor when ``dim`` is None. int64, no gradient."""
+    return _arg_extreme(x, dim, keepdim, "argmax")
+
+
+def argmin(x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+    return _arg_extreme(x, dim, keepdim, "argmin")
+
+
+def _arg_extreme(x: Tensor, dim: Optional[int], keepdim: bool, op: str) -> Tensor:
+    data = x._data
+    xp = backend.get_array_module(data)
+    if dim is None:
+        _check_not_empty(x, (), op)
+        out = xp.asarray(getattr(data.reshape(-1), op)()).astype(np.int64)
+        return Tensor._wrap(out.reshape((1,) * x.ndim) if keepdim else out)
+    axis = _single_axis(dim, x.ndim, op)
+    if x.ndim == 0:
+        return Tensor._wrap(xp.zeros((), dtype=np.int64))
+    _check_not_empty(x, (axis,), op)
+    out = xp.asarray(getattr(data, op)(axis=axis)).astype(np.int64)
+    return Tensor._wrap(xp.expand_dims(out, axis) if keepdim else out)
+
+
+# ------------------------------------------------------------------ sort and topk
+def _sort_indices(data: Any, axis: int, descending: bool) -> Any:
+    """Stable sort order along ``axis``; NaN counts as the largest value, as in PyTorch.
+
+    Descending and stable: sort the reversed array ascending (ties in reversed order), then
+    reverse the result (ties back in original order, NaNs first) and map the positions of the
+    reversed array back (i -> n - 1 - i). Negating would break NaN, bool and unsigned ints."""
+    xp = backend.get_array_module(data)
+    if not descending:
+        return xp.argsort(data, axis=axis, kind="stable")
+    n = data.shape[axis]
+    order = xp.argsort(xp.flip(data, axis), axis=axis, kind="stable")
+    return (n - 1) - xp.flip(order, axis)
+
+
+def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+    """``torch.sort``: (values, indices) along ``dim``. Always stable (equal elements keep
+    their order), whatever ``stable`` says; the gradient flows through the values."""
+    axis = _single_axis(dim, x.ndim, "sort")
+    if x.ndim == 0:
+        return SortResult(Gather.apply(x, index=(), unique=True),
+                          Tensor._wrap(backend.get_array_module(x._data).zeros((), np.int64)))
+    order = _sort_indices(x._data, axis, descending).astype(np.int64)
+    values = Gather.apply(x, index=along_axis_index(order, axis), unique=True)
+    return SortResult(values, Tensor._wrap(order))
+
+
+def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True  # noqa: A002
+         ) -> Any:
+    """``torch.topk``: the ``k`` largest (or smallest) elements along ``dim`` and their
+    indices, largest first. Ties keep the earlier index first; the result is always sorted."""
+    axis = _single_axis(dim, x.ndim, "topk")
+    size = x.shape[axis] if x.ndim else 1
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 0 <= k <= size:
+        raise ValueError(f"topk: k must be a whole number from 0 to {size} (the size of dim "
+                         f"{dim}), got {k!r}")
+    if x.ndim == 0:                             # as a 1-element row, then back to 0-d
+        values, indices = topk(x.reshape(1), k)
+        return TopkResult(values.reshape(()), indices.reshape(())) if k else \
+            TopkResult(values, indices)
+    order = _sort_indices(x._data, axis, largest)
+    order = order[(slice(None),) * axis + (slice(0, k),)].astype(np.int64)
+    values = Gather.apply(x, index=along_axis_index(order, axis), unique=True)
+    return TopkResult(values, Tensor._wrap(order))
+

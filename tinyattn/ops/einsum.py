@@ -1,0 +1,211 @@
+"""``einsum``: products and sums written in index notation (docs/derivations.md#einsum).
+
+    einsum("bij,bjk->bik", a, b)    # batched matmul
+    einsum("ii", x)                 # trace
+    einsum("...d,...d->...", q, k)  # a dot product over the last dim, any batch dims
+
+Supported as in PyTorch: letters a-z and A-Z, one ``...`` per operand (broadcast like NumPy),
+the implicit output (no ``->``: the letters used once, in alphabetical order, after the
+ellipsis dims), repeated letters within an operand (diagonals, traces) and size-1 dims that
+broadcast against a larger size of the same letter. The backward of an einsum is another
+einsum, derived in ``Einsum``'s docstring.
+"""
+from __future__ import annotations
+
+import string
+from typing import Any, Dict, List, Sequence, Tuple
+
+from .. import backend
+from ..autograd import Function
+from ..tensor import Tensor
+
+__all__ = ["einsum"]
+
+Subscripts = Tuple[str, ...]         # one letter per dim of an operand
+
+
+class Einsum(Function):
+    """out[o] = sum over the letters not in o of  prod_k  A_k[s_k].
+
+    The derivative of one product term with respect to A_k[s_k] is the product of the other
+    factors, and a letter summed in the forward sums the gradient too, so
+
+        dA_k[s_k] = sum over the letters not in s_k of  g[o] * prod_{j != k} A_j[s_j],
+
+    which is itself an einsum: of g (subscripts o) and the other operands, into s_k. Two
+    cases need more than that einsum:
+    - a letter only A_k has (in neither o nor any other operand) was summed over A_k alone:
+      the gradient does not depend on it, so it is broadcast along that dim;
+    - a letter repeated within s_k (``ii`` reads the diagonal): only the diagonal elements
+      reach the output, so dA_k is zero except on the diagonal, which gets the einsum into
+      the distinct letters.
+    """
+
+    def forward(self, *arrays, inputs: Tuple[Subscripts, ...], output: Subscripts):
+        self.save_for_backward(inputs, output, *arrays)
+        out = _contract(arrays, inputs, output)
+        if any(backend.may_share_memory(out, a) for a in arrays):
+            out = out.copy()                    # "ij->ji" is a transposed view in NumPy
+        return out
+
+    def backward(self, grad):
+        inputs, output, *arrays = self.saved
+        grads = []
+        for k, (x, subs) in enumerate(zip(arrays, inputs)):
+            if not self.needs_input_grad[k]:
+                grads.append(None)
+                continue
+            others = [(output, grad)] + [(inputs[j], arrays[j]) for j in range(len(arrays))
+                                         if j != k]
+            present = {letter for s, _ in others for letter in s}
+            distinct = tuple(dict.fromkeys(subs))               # s_k without repeats
+            target = tuple(c for c in distinct if c in present)
+            part = _contract([a for _, a in others], [s for s, _ in others], target)
+            grads.append(_place(part, target, distinct, subs, x))
+        return tuple(grads)
+
+
+def _contract(arrays: Sequence[Any], inputs: Sequence[Subscripts], output: Subscripts) -> Any:
+    equation = ",".join("".join(s) for s in inputs) + "->" + "".join(output)
+    xp = backend.get_array_module(arrays[0])
+    return xp.einsum(equation, *arrays, optimize=len(arrays) > 1)
+
+
+def _place(part: Any, target: Subscripts, distinct: Subscripts, subs: Subscripts, x: Any) -> Any:
+    """Broadcast ``part`` (letters ``target``) along the letters only x has, then put it on
+    the diagonals of x's repeated letters."""
+    xp = backend.get_array_module(part)
+    size = {c: n for c, n in zip(subs, x.shape)}
+    shape = tuple(size[c] if c in target else 1 for c in distinct)
+    full = xp.broadcast_to(part.reshape(shape), tuple(size[c] for c in distinct))
+    if len(distinct) == len(subs):
+        return full
+    dx = xp.zeros(x.shape, dtype=x.dtype)
+    index = []
+    for c in subs:                              # position of every letter among the distinct
+        where = [1] * len(distinct)
+        where[distinct.index(c)] = size[c]
+        index.append(xp.arange(size[c]).reshape(where))
+    dx[tuple(index)] = full
+    return dx
+
+
+# ------------------------------------------------------------------ parsing
+_LETTERS = string.ascii_letters
+
+
+def _parse_term(term: str, ndim: int, k: int) -> Tuple[str, int]:
+    """The letters of one operand's term (ellipsis marked '.'), and how many dims '...' has."""
+    if term.count("...") > 1 or term.replace("...", "").count("."):
+        raise ValueError(f"einsum: operand {k}'s subscripts {term!r} have more than one "
+                         f"ellipsis, or a stray '.'")
+    letters = term.replace("...", ".")
+    bad = [c for c in letters if c != "." and c not in _LETTERS]
+    if bad:
+        raise ValueError(f"einsum: subscripts must be letters a-z, A-Z (and '...'), got "
+                         f"{bad[0]!r} in {term!r}")
+    named = len(letters) - ("." in letters)
+    if "." not in letters and named != ndim or named > ndim:
+        raise ValueError(f"einsum: operand {k} has {ndim} dims but its subscripts {term!r} "
+                         f"name {named}{' (plus ...)' if '.' in letters else ''}")
+    return letters, ndim - named if "." in letters else 0
+
+
+def _parse(equation: str, shapes: Sequence[Tuple[int, ...]]
+           ) -> Tuple[List[Subscripts], Subscripts]:
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(f"einsum: the equation {equation!r} has {len(terms)} operand(s) but "
+                         f"{len(shapes)} tensor(s) were given")
+    parsed = [_parse_term(t, len(s), k) for k, (t, s) in enumerate(zip(terms, shapes))]
+    width = max((w for _, w in parsed), default=0)
+    used = set(eq)
+    spare = iter(c for c in _LETTERS if c not in used)
+    ellipsis = tuple(next(spare) for _ in range(width))      # letters for the '...' dims
+    inputs = [_expand(letters, ellipsis[width - w:]) for letters, w in parsed]
+    if arrow:
+        if rhs.count("...") > 1 or rhs.replace("...", "").count("."):
+            raise ValueError(f"einsum: bad output subscripts {rhs!r}")
+        output = _expand(rhs.replace("...", "."), ellipsis)
+    else:
+        counts: Dict[str, int] = {}
+        for term in inputs:
+            for c in term:
+                counts[c] = counts.get(c, 0) + 1
+        output = ellipsis + tuple(sorted(c for c, n in counts.items()
+                                         if n == 1 and c not in ellipsis))
+    _check_output(output, inputs, equation)
+    return _broadcast_ones(inputs, shapes, spare), output
+
+
+def _expand(letters: str, ellipsis: Subscripts) -> Subscripts:
+    out: List[str] = []
+    for c in letters:
+        out.extend(ellipsis if c == "." else (c,))
+    return tuple(out)
+
+
+def _check_output(output: Subscripts, inputs: Sequence[Subscripts], equation: str) -> None:
+    bad = [c for c in output if c not in _LETTERS]
+    seen = {c for s in inputs for c in s}
+    if bad:
+        raise ValueError(f"einsum: output subscripts must be letters, got {bad[0]!r} in "
+                         f"{equation!r}")
+    for c in output:
+        if output.count(c) > 1:
+            raise ValueError(f"einsum: output subscript {c!r} appears more than once in "
+                             f"{equation!r}")
+        if c not in seen:
+            raise ValueError(f"einsum: output subscript {c!r} does not appear in any operand "
+                             f"of {equation!r}")
+
+
+def _broadcast_ones(inputs: List[Subscripts], shapes: Sequence[Tuple[int, ...]], spare: Any
+                    ) -> List[Subscripts]:
+    """Check sizes; a size-1 dim whose letter is larger elsewhere gets a letter of its own,
+    used nowhere else: summed over its one element, it broadcasts exactly."""
+    size: Dict[str, int] = {}
+    for k, (subs, shape) in enumerate(zip(inputs, shapes)):
+        for c, n in zip(subs, shape):
+            if any(c == d and n != m for d, m in zip(subs, shape)):
+                raise ValueError(f"einsum: subscript {c!r} repeats in operand {k} (shape "
+                                 f"{shape}) with different sizes; a diagonal needs equal ones")
+            if c in size and n != size[c] and 1 not in (n, size[c]):
+                raise ValueError(f"einsum: subscript {c!r} has size {n} in operand {k} but "
+                                 f"{size[c]} elsewhere; sizes of one subscript must match "
+                                 f"(or be 1)")
+            size[c] = max(size.get(c, n), n)
+    out = []
+    for k, (subs, shape) in enumerate(zip(inputs, shapes)):
+        fresh: Dict[str, str] = {}
+        renamed = []
+        for c, n in zip(subs, shape):
+            if n == 1 and size[c] > 1:
+                if c not in fresh:
+                    fresh[c] = next(spare, None)
+                    if fresh[c] is None:
+                        raise ValueError("einsum: too many distinct subscripts (52 letters)")
+                renamed.append(fresh[c])
+            else:
+                renamed.append(c)
+        out.append(tuple(renamed))
+    return out
+
+
+def einsum(equation: str, *operands: Any) -> Tensor:
+    """``torch.einsum(equation, *operands)`` (or one list of operands)."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum: the first argument is the equation string, got "
+                        f"{type(equation).__name__}")
+    if not operands or not all(isinstance(t, Tensor) for t in operands):
+        raise TypeError("einsum: give one or more tensors after the equation")
+    inputs, output = _parse(equation, [t.shape for t in operands])
+    floats = [t.dtype for t in operands if t.dtype.kind == "f"]
+    if floats:                                  # integer operands join the float dtype
+        operands = tuple(t if t.dtype.kind == "f" else Tensor._wrap(t._data.astype(floats[0]))
+                         for t in operands)
+    return Einsum.apply(*operands, inputs=tuple(inputs), output=output)

@@ -1,0 +1,96 @@
+"""The negative log-likelihood loss of log-probabilities (docs/derivations.md#nll-loss).
+
+``F.nll_loss(F.log_softmax(logits, 1), target)`` equals ``F.cross_entropy(logits, target)``;
+cross_entropy fuses the two (ops/loss.py).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from .. import backend
+from ..autograd import Function
+from ..tensor import Tensor, as_tensor
+from .embedding import check_index_range
+from .pointwise_loss import legacy_reduction
+
+__all__ = ["nll_loss"]
+
+
+class NLLLoss(Function):
+    """logp (N, C), target (N,), class weights c (C,) (a constant; 1 without weight) -> loss.
+
+        l_n = -w_n logp[n, target_n],  w_n = c[target_n] (0 for an ignored row);
+        "mean" divides the sum by W = sum_n w_n (the weights, not the rows, as PyTorch).
+    Only the picked entries reach the loss, so dlogp is zero except
+        dlogp[n, target_n] = -w_n g / W ("mean"),  -w_n g ("sum"),  -w_n g_n ("none").
+    Rows that all count for nothing give a "mean" of 0 (as tinyattn's cross_entropy; PyTorch
+    gives 0/0 = NaN).
+    """
+
+    def forward(self, logp, target, class_weight: Any, ignore_index: int, reduction: str):
+        xp = backend.get_array_module(logp)
+        rows = xp.arange(logp.shape[0])
+        valid = target != ignore_index                                         # (N,)
+        safe = xp.where(valid, target, 0)
+        w = valid.astype(logp.dtype)
+        if class_weight is not None:
+            w = w * class_weight[safe]
+        losses = -w * logp[rows, safe]                                         # (N,)
+        total_weight = w.sum()
+        self.save_for_backward(logp.shape, safe, w, total_weight, reduction)
+        if reduction == "none":
+            return losses
+        total = losses.sum()
+        return total if reduction == "sum" else total / xp.where(
+            total_weight == 0, 1, total_weight)
+
+    def backward(self, grad):
+        shape, safe, w, total_weight, reduction = self.saved
+        xp = backend.get_array_module(w)
+        coef = grad if reduction != "mean" else grad / xp.where(total_weight == 0, 1,
+                                                                total_weight)
+        dlogp = xp.zeros(shape, dtype=w.dtype)
+        dlogp[xp.arange(shape[0]), safe] = -w * coef
+        return dlogp, None
+
+
+def nll_loss(input: Tensor, target: Any, weight: Optional[Tensor] = None,  # noqa: A002
+             size_average: Optional[bool] = None, ignore_index: int = -100,
+             reduce: Optional[bool] = None, reduction: str = "mean") -> Tensor:
+    """PyTorch's ``F.nll_loss``: input holds log-probabilities, (N, C), (C,) or
+    (N, C, d1, ...) with target (N,), () or (N, d1, ...) of class indices."""
+    target = target if isinstance(target, Tensor) else as_tensor(np.asarray(target))
+    reduction = legacy_reduction(size_average, reduce, reduction, "nll_loss")
+    if not np.issubdtype(target.dtype, np.integer):
+        raise TypeError(f"nll_loss: target must hold integer class indices, got dtype "
+                        f"{target.dtype}; convert with .long()")
+    if input.ndim == 0 or target.shape != input.shape[:1] + input.shape[2:] and not (
+            input.ndim == 1 and target.ndim == 0):
+        raise ValueError(f"nll_loss: expected input (N, C) with target (N,), (C,) with (), or "
+                         f"(N, C, d1, ...) with (N, d1, ...); got {input.shape} and "
+                         f"{target.shape}")
+    if target.device != input.device:
+        raise RuntimeError(f"nll_loss: input is on {input.device} but target is on "
+                           f"{target.device}; move them to one device")
+    classes = input.shape[0] if input.ndim == 1 else input.shape[1]
+    class_weight = None
+    if weight is not None:
+        if weight.shape != (classes,) or weight.requires_grad or weight.device != input.device:
+            raise ValueError(f"nll_loss: weight must be a constant tensor of shape "
+                             f"({classes},) on {input.device}, one weight per class; got shape "
+                             f"{weight.shape} on {weight.device}, requires_grad="
+                             f"{weight.requires_grad} (pass weight.detach())")
+        class_weight = weight._data.astype(input.dtype)
+    xp = backend.get_array_module(target._data)
+    check_index_range(xp.where(target._data == ignore_index, 0, target._data), classes,
+                      "nll_loss", "target class")
+    if input.ndim == 1:
+        logp = input.reshape(1, classes)                                     # (C,) -> (1, C)
+    else:                                       # (N, C, d1, ...) -> (N, d1, ..., C) -> (N', C)
+        order = (0,) + tuple(range(2, input.ndim)) + (1,)
+        logp = input.permute(order).reshape(-1, classes)
+    loss = NLLLoss.apply(logp, target.reshape(-1), class_weight=class_weight,
+                         ignore_index=int(ignore_index), reduction=reduction)
+    return loss.reshape(target.shape) if reduction == "none" else loss

@@ -1,0 +1,299 @@
+"""Losses computed element by element, then reduced: ``mse_loss``, ``l1_loss``,
+``binary_cross_entropy`` and ``binary_cross_entropy_with_logits``
+(docs/derivations.md#pointwise-losses).
+
+``reduction`` is "mean" (the default), "sum" or "none", as in PyTorch. With per-element
+losses l_i, the gradient that reaches l_i is w_i = g / N for "mean" (N elements), g for "sum"
+and g_i for "none"; each backward below multiplies w by the derivative of one l_i.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from .. import backend
+from ..autograd import Function, unbroadcast
+from ..tensor import Tensor
+from .elementwise import _match_dtypes, as_operand
+from .pointwise import stable_sigmoid
+
+__all__ = ["mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+           "legacy_reduction"]
+
+_BCE_EPSILON = float(np.float32(1e-12))   # PyTorch's floor for p (1 - p) in the BCE gradient
+                                          # (a float32 constant there, also for float64)
+_LOG_FLOOR = -100.0         # PyTorch clamps log p and log(1 - p) at -100 in the BCE loss
+
+
+def _reduce(losses: Any, reduction: str) -> Any:
+    if reduction == "none":
+        return losses
+    total = losses.sum()
+    if reduction == "sum":
+        return total
+    with np.errstate(invalid="ignore"):
+        return total / losses.size if losses.size else total * np.nan  # mean of none: NaN
+
+
+def _spread(grad: Any, shape: Tuple[int, ...], reduction: str) -> Any:
+    """w: the gradient reaching each element loss (see the module docstring)."""
+    if reduction == "none":
+        return grad
+    n = 1
+    for size in shape:
+        n *= size
+    scale = grad / n if reduction == "mean" and n else grad
+    return backend.get_array_module(grad).broadcast_to(scale, shape)
+
+
+class MseLoss(Function):
+    """l_i = (x_i - y_i)^2.   dl/dx = 2 (x - y), dl/dy = -2 (x - y); then unbroadcast."""
+
+    def forward(self, x, y, reduction: str):
+        diff = x - y
+        self.save_for_backward(diff, x.shape, y.shape, reduction)
+        return _reduce(diff * diff, reduction)
+
+    def backward(self, grad):
+        diff, x_shape, y_shape, reduction = self.saved
+        d = 2 * diff * _spread(grad, diff.shape, reduction)
+        return (unbroadcast(d, x_shape) if self.needs_input_grad[0] else None,
+                unbroadcast(-d, y_shape) if self.needs_input_grad[1] else None)
+
+
+class L1Loss(Function):
+    """l_i = |x_i - y_i|.   dl/dx = sign(x - y) (0 at a tie, as PyTorch), dl/dy = -sign."""
+
+    def forward(self, x, y, reduction: str):
+        xp = backend.get_array_module(x)
+        diff = x - y
+        self.save_for_backward(xp.sign(diff), x.shape, y.shape, reduction)
+        return _reduce(xp.abs(diff), reduction)
+
+    def backward(self, grad):
+        sign, x_shape, y_shape, reduction = self.saved
+        d = sign * _spread(grad, sign.shape, reduction)
+        return (unbroadcast(d, x_shape) if self.needs_input_grad[0] else None,
+                unbroadcast(-d, y_shape) if self.needs_input_grad[1] else None)
+
+
+class BCEWithLogits(Function):
+    """Logits x, targets y in [0, 1], optional weight w and pos_weight q (both constants):
+
+        l = -w [q y log s(x) + (1 - y) log(1 - s(x))],  s = sigmoid.
+    With log s(x) = -softplus(-x) and log(1 - s(x)) = -x - softplus(-x):
+        l = w [(1 - y) x + (1 + (q - 1) y) softplus(-x)]     (stable for any x)
+    and d softplus(-x)/dx = s(x) - 1, so
+        dl/dx = w [(1 + (q - 1) y) s(x) - q y]               (q = 1: w (s(x) - y))
+        dl/dy = w [-x + (q - 1) softplus(-x)].
+    """
+
+    def forward(self, x, y, weight: Any, pos_weight: Any, reduction: str):
+        xp = backend.get_array_module(x)
+        soft_neg = xp.maximum(-x, 0) + xp.log1p(xp.exp(-xp.abs(x)))      # softplus(-x)
+        scale = 1 if pos_weight is None else 1 + (pos_weight - 1) * y
+        losses = (1 - y) * x + scale * soft_neg
+        if weight is not None:
+            losses = losses * weight
+        self.save_for_backward(x, y, soft_neg, weight, pos_weight, reduction)
+        return _reduce(losses, reduction)
+
+    def backward(self, grad):
+        x, y, soft_neg, weight, pos_weight, reduction = self.saved
+        w = _spread(grad, x.shape, reduction)
+        if weight is not None:
+            w = w * weight
+        q = 1 if pos_weight is None else pos_weight
+        dx = dy = None
+        if self.needs_input_grad[0]:
+            dx = w * ((1 + (q - 1) * y) * stable_sigmoid(x) - q * y)
+        if self.needs_input_grad[1]:
+            dy = w * ((q - 1) * soft_neg - x)
+        return dx, dy
+
+
+class BCE(Function):
+    """Probabilities p in [0, 1], targets y in [0, 1], optional weight w (a constant):
+
+        l = -w [y log p + (1 - y) log(1 - p)],  each log clamped at -100 (PyTorch's rule, so
+                                                 p = 0 or 1 gives a finite loss)
+        dl/dp = w (p - y) / max(p (1 - p), 1e-12)     (-y/p + (1 - y)/(1 - p), on one
+                                                      denominator, floored as PyTorch)
+        dl/dy = w [log(1 - p) - log p]                (not clamped: +-inf at p = 0 or 1)
+    """
+
+    def forward(self, p, y, weight: Any, reduction: str):
+        xp = backend.get_array_module(p)
+        with np.errstate(divide="ignore"):
+            log_p = xp.maximum(xp.log(p), _LOG_FLOOR)
+            log_q = xp.maximum(xp.log1p(-p), _LOG_FLOOR)
+        losses = -(y * log_p + (1 - y) * log_q)
+        if weight is not None:
+            losses = losses * weight
+        self.save_for_backward(p, y, weight, reduction)
+        return _reduce(losses, reduction)
+
+    def backward(self, grad):
+        p, y, weight, reduction = self.saved
+        xp = backend.get_array_module(grad)
+        w = _spread(grad, p.shape, reduction)
+        if weight is not None:
+            w = w * weight
+        dp = dy = None
+        if self.needs_input_grad[0]:
+            dp = w * (p - y) / xp.maximum(p * (1 - p), _BCE_EPSILON)
+        if self.needs_input_grad[1]:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                dy = w * (xp.log1p(-p) - xp.log(p))
+        return dp, dy
+
+
+# ------------------------------------------------------------------ public functions
+def _check_reduction(reduction: str, op: str) -> None:
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def legacy_reduction(size_average: Optional[bool], reduce: Optional[bool], reduction: str,
+                     op: str) -> str:
+    """PyTorch's deprecated ``size_average``/``reduce`` arguments, mapped to ``reduction`` as
+    PyTorch maps them (reduce=False: "none"; size_average=False: "sum"), with its warning."""
+    if size_average is None and reduce is None:
+        _check_reduction(reduction, op)
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    mapped = "none" if not reduce else ("mean" if size_average else "sum")
+    warnings.warn(f"{op}: size_average and reduce are deprecated (as in PyTorch); use "
+                  f"reduction={mapped!r} instead", UserWarning, stacklevel=3)
+    return mapped
+
+
+def _pair(input: Any, target: Any, op: str) -> Tuple[Tensor, Tensor]:  # noqa: A002
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
+    target = as_operand(target, input)
+    if input.dtype != target.dtype:
+        input, target = _match_dtypes(input, target)
+    return input, target
+
+
+def _regression(fn: type, op: str, input: Any, target: Any,  # noqa: A002
+                reduction: str, weight: Optional[Tensor]) -> Tensor:
+    input, target = _pair(input, target, op)
+    if input.shape != target.shape:
+        try:
+            np.broadcast_shapes(input.shape, target.shape)
+        except ValueError:
+            raise ValueError(f"{op}: input {input.shape} and target {target.shape} do not "
+                             f"broadcast; they should have the same shape") from None
+        warnings.warn(f"{op}: target shape {target.shape} differs from input shape "
+                      f"{input.shape}; they are broadcast, which is rarely what a loss "
+                      f"wants (as PyTorch warns). Give them the same shape",
+                      UserWarning, stacklevel=3)
+    if input.dtype.kind != "f":
+        raise TypeError(f"{op}: input must be floating point, got {input.dtype}")
+    if weight is None:
+        return fn.apply(input, target, reduction=reduction)
+    # PyTorch's weighted form, composed from ops (so the weight gets a gradient too):
+    # sum(w * l) / sum(w) for "mean".
+    if not isinstance(weight, Tensor) or weight.shape != input.shape:
+        raise ValueError(f"{op}: weight must be a tensor of the input's shape {input.shape}, got "
+                         f"{getattr(weight, 'shape', type(weight).__name__)}")
+    weighted = fn.apply(input, target, reduction="none") * weight
+    if reduction == "none":
+        return weighted
+    return weighted.sum() if reduction == "sum" else weighted.sum() / weight.sum()
+
+
+def mse_loss(input: Tensor, target: Any, size_average: Optional[bool] = None,  # noqa: A002
+             reduce: Optional[bool] = None, reduction: str = "mean",
+             weight: Optional[Tensor] = None) -> Tensor:
+    """Mean squared error, mean((input - target)^2) (``F.mse_loss``); with ``weight`` (the
+    input's shape), sum(weight * (input - target)^2) / sum(weight), as PyTorch."""
+    reduction = legacy_reduction(size_average, reduce, reduction, "mse_loss")
+    return _regression(MseLoss, "mse_loss", input, target, reduction, weight)
+
+
+def l1_loss(input: Tensor, target: Any, size_average: Optional[bool] = None,  # noqa: A002
+            reduce: Optional[bool] = None, reduction: str = "mean",
+            weight: Optional[Tensor] = None) -> Tensor:
+    """Mean absolute error, mean(|input - target|) (``F.l1_loss``); ``weight`` as mse_loss."""
+    reduction = legacy_reduction(size_average, reduce, reduction, "l1_loss")
+    return _regression(L1Loss, "l1_loss", input, target, reduction, weight)
+
+
+def _constant(value: Optional[Tensor], name: str, op: str, like: Tensor) -> Any:
+    """A weight tensor's array, checked: no gradient, same dtype/device, broadcasts to like."""
+    if value is None:
+        return None
+    value = as_operand(value, like)
+    if value.requires_grad:
+        raise ValueError(f"{op}: {name} requires grad, but the loss is not differentiable "
+                         f"with respect to it (as in PyTorch); pass {name}.detach()")
+    if value.device != like.device:
+        raise RuntimeError(f"{op}: {name} is on {value.device} but input is on {like.device}")
+    try:
+        fits = np.broadcast_shapes(value.shape, like.shape) == like.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{op}: {name} of shape {value.shape} does not broadcast to the "
+                         f"input's shape {like.shape}")
+    return value._data.astype(like.dtype, copy=False)
+
+
+def _probability_pair(input: Any, target: Any, op: str) -> Tuple[Tensor, Tensor]:  # noqa: A002
+    if not (isinstance(input, Tensor) and isinstance(target, Tensor)) or \
+            input.dtype.kind != "f" or target.dtype.kind != "f":
+        raise TypeError(f"{op}: input and target must be floating point (targets as 0.0/1.0 "
+                        f"or probabilities), got {getattr(input, 'dtype', type(input).__name__)} "
+                        f"and {getattr(target, 'dtype', type(target).__name__)}; use "
+                        f"target.float()")
+    input, target = _pair(input, target, op)
+    if input.shape != target.shape:
+        raise ValueError(f"{op}: target shape {target.shape} must be the same as input shape "
+                         f"{input.shape}")
+    return input, target
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Any,  # noqa: A002
+                                     weight: Optional[Tensor] = None,
+                                     size_average: Optional[bool] = None,
+                                     reduce: Optional[bool] = None, reduction: str = "mean",
+                                     pos_weight: Optional[Tensor] = None) -> Tensor:
+    """Sigmoid and binary cross-entropy in one stable op (``F.binary_cross_entropy_with_logits``).
+    ``pos_weight`` weights the positive term (broadcast along the last dim, one per class)."""
+    op = "binary_cross_entropy_with_logits"
+    reduction = legacy_reduction(size_average, reduce, reduction, op)
+    input, target = _probability_pair(input, target, op)
+    return BCEWithLogits.apply(input, target, weight=_constant(weight, "weight", op, input),
+                               pos_weight=_constant(pos_weight, "pos_weight", op, input),
+                               reduction=reduction)
+
+
+def binary_cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor] = None,  # noqa: A002
+                         size_average: Optional[bool] = None, reduce: Optional[bool] = None,
+                         reduction: str = "mean") -> Tensor:
+    """Binary cross-entropy of probabilities (``F.binary_cross_entropy``); prefer
+    ``binary_cross_entropy_with_logits`` on logits, which cannot lose digits in the sigmoid."""
+    op = "binary_cross_entropy"
+    reduction = legacy_reduction(size_average, reduce, reduction, op)
+    input, target = _probability_pair(input, target, op)
+    _check_unit_interval(input, "input", op)
+    _check_unit_interval(target, "target", op)
+    return BCE.apply(input, target, weight=_constant(weight, "weight", op, input),
+                     reduction=reduction)
+
+
+def _check_unit_interval(t: Tensor, name: str, op: str) -> None:
+    if t.numel() == 0:
+        return
+    xp = backend.get_array_module(t._data)
+    low, high = backend.to_host(xp.stack([t._data.min(), t._data.max()])).tolist()
+    if not (0 <= low and high <= 1):           # NaN fails both comparisons
+        raise ValueError(f"{op}: every element of {name} must be between 0 and 1, found "
+                         f"{low if not 0 <= low else high}; for logits use "
+                         f"binary_cross_entropy_with_logits")
