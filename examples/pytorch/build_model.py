@@ -55,4 +55,5 @@ pred_probab = softmax(logits)
 print("rows sum to", pred_probab.sum(dim=1).tolist())
 
 for name, param in model.named_parameters():
-    print(f"Layer: {name} | Size: {list(param.size())} | Values : {param[:2].flatten()[:3].tolist()}")
+    print(f"Layer: {name} | Size: {list(param.size())} | "
+          f"Values : {param[:2].flatten()[:3].tolist()}")
