@@ -28,7 +28,7 @@ class ModuleSpec(NamedTuple):
 
 _TOP_HIDDEN = frozenset({
     "Function", "detect_anomaly", "gradcheck", "gradcheck_report", "GradcheckError",
-    "SavedDataWriteError", "CheckpointError", "backend", "cuda_is_available", "bool_",
+    "SavedDataWriteError", "CheckpointError", "backend", "cuda_is_available", "bool_", "viz",
     "functional", "ops",    # torch.functional and torch.ops exist but are other things
 })
 
@@ -64,7 +64,8 @@ MODULES: Dict[str, ModuleSpec] = {
         "clip_grad_norm_", "clip_grad_value_"}),                  # torch.nn.utils.*
     "torch.optim.lr_scheduler": ModuleSpec("tinyattn.optim.lr_scheduler", _SCHEDULERS),
     "torch.autograd": ModuleSpec("tinyattn.autograd", frozenset({
-        "FunctionCtx", "VersionCounter", "is_grad_enabled", "run_backward", "unbroadcast"}),
+        "FunctionCtx", "VersionCounter", "is_grad_enabled", "run_backward", "unbroadcast",
+        "set_backward_hook"}),
         extras.AUTOGRAD_EXTRAS),
     "torch.utils": ModuleSpec(None),
     "torch.utils.data": ModuleSpec("tinyattn.utils.data"),
