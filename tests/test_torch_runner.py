@@ -73,6 +73,13 @@ def scripts(tmp_path_factory):
 
             helper(torch.ones(2))
             """,
+        "dtype_attribute.py": """
+            import torch
+            print(torch.float32.is_floating_point, torch.long.itemsize, repr(torch.float))
+            x = torch.ones(2)
+            if x.dtype.is_floating_point:
+                print("never reached")
+            """,
         "optional_features.py": """
             import torch
             print(hasattr(torch, "not_a_torch_name"), hasattr(torch.nn, "Linear"))
@@ -157,6 +164,15 @@ def test_a_script_error_is_reported_from_the_scripts_frames_with_its_line(script
             f"running on tinyattn") in err
 
 
+def test_torch_dtypes_have_torchs_attributes_and_tensor_dtypes_get_a_hint(scripts):
+    result = scripts["dtype_attribute.py"]
+    assert result["stdout"] == "True 8 torch.float32\n"
+    assert result["code"] == 1
+    assert (f"AttributeError at {result['path']} line 4 while running on tinyattn: a tensor's "
+            f".dtype is NumPy's in tinyattn, without torch.dtype's 'is_floating_point'"
+            ) in result["stderr"]
+
+
 def test_optional_features_can_be_probed_as_with_torch(scripts):
     result = scripts["optional_features.py"]
     assert result["code"] == 0, result["stderr"]
@@ -239,6 +255,10 @@ def test_torch_dtype_names_mean_torchs_dtypes(name, torch):
     theirs = torch.zeros(2, dtype=getattr(torch, name)).numpy().dtype
     assert ours == theirs
     assert ours == getattr(shim, name)          # x.dtype == torch.float32 compares as in torch
+    for attribute in ("is_floating_point", "is_complex", "is_signed", "itemsize"):
+        assert getattr(getattr(shim, name), attribute) == getattr(getattr(torch, name),
+                                                                  attribute)
+    assert repr(getattr(shim, name)) == repr(getattr(torch, name))
 
 
 def test_torch_device_is_a_device_string_with_type_and_index(torch):

@@ -18,7 +18,7 @@ from ..autograd import enable_grad, no_grad
 from ..tensor import Tensor, normalize_dtype
 from .missing import MissingTorchAttribute
 
-__all__ = ["device", "Size", "TORCH_EXTRAS", "AUTOGRAD_EXTRAS", "CUDA_EXTRAS",
+__all__ = ["device", "dtype", "Size", "TORCH_EXTRAS", "AUTOGRAD_EXTRAS", "CUDA_EXTRAS",
            "ACCELERATOR_EXTRAS", "MPS_EXTRAS", "CUDNN_EXTRAS"]
 
 
@@ -57,6 +57,38 @@ class device(str):  # noqa: N801 - PyTorch's name
         return device, (str(self),)
 
 
+class dtype(str):  # noqa: N801 - PyTorch's name
+    """``torch.float32`` and friends: the dtype's name (a ``str``, which every tinyattn
+    function takes as a dtype) with torch's attributes. ``x.dtype == torch.float32`` holds
+    for a tinyattn tensor, whose ``.dtype`` is NumPy's."""
+
+    @property
+    def is_floating_point(self) -> bool:
+        return np.dtype(str(self)).kind == "f"
+
+    @property
+    def is_complex(self) -> bool:
+        return False
+
+    @property
+    def is_signed(self) -> bool:
+        return np.dtype(str(self)).kind in "fi"
+
+    @property
+    def itemsize(self) -> int:
+        return np.dtype(str(self)).itemsize
+
+    def __repr__(self) -> str:
+        return f"torch.{str.__str__(self)}"
+
+
+_DTYPES = {name: dtype(np.dtype(value).name) for name, value in [
+    ("float16", "float16"), ("half", "float16"), ("float32", "float32"), ("float", "float32"),
+    ("float64", "float64"), ("double", "float64"), ("int8", "int8"), ("int16", "int16"),
+    ("short", "int16"), ("int32", "int32"), ("int", "int32"), ("int64", "int64"),
+    ("long", "int64"), ("uint8", "uint8"), ("bool", "bool")]}
+
+
 class Size(tuple):
     """``torch.Size``: a tuple of dimensions (tinyattn's ``.shape`` is a plain tuple, equal
     to it)."""
@@ -68,9 +100,9 @@ class Size(tuple):
         return int(math.prod(self))
 
 
-def get_default_dtype() -> str:
+def get_default_dtype() -> dtype:
     """tinyattn's default float dtype: always float32 (torch's default too)."""
-    return "float32"
+    return _DTYPES["float32"]
 
 
 def set_default_dtype(dtype: Any) -> None:
@@ -166,6 +198,8 @@ TORCH_EXTRAS = {
     "nan": math.nan,
     "pi": math.pi,
     "e": math.e,
+    "dtype": dtype,
+    **_DTYPES,
 }
 
 AUTOGRAD_EXTRAS = {"gradcheck": gradcheck}

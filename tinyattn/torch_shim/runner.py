@@ -13,6 +13,8 @@ import sys
 import traceback
 from typing import List, Optional, Sequence
 
+import numpy as np
+
 from .finder import install, uninstall
 from .missing import MissingTorchFeature, _is_internal, describe_location
 
@@ -54,7 +56,15 @@ def _report(exc: BaseException) -> None:
             last = (tb.tb_frame.f_code.co_filename, tb.tb_lineno)
         tb = tb.tb_next
     print(f"run-torch: the script stopped with {type(exc).__name__} at "
-          f"{describe_location(last)} while running on tinyattn", file=sys.stderr)
+          f"{describe_location(last)} while running on tinyattn{_hint(exc)}", file=sys.stderr)
+
+
+def _hint(exc: BaseException) -> str:
+    """A word on the one common case where torch's and tinyattn's objects differ in kind."""
+    if isinstance(exc, AttributeError) and isinstance(getattr(exc, "obj", None), np.dtype):
+        return (f": a tensor's .dtype is NumPy's in tinyattn, without torch.dtype's "
+                f"{exc.name!r} (x.is_floating_point() and x.dtype.itemsize work)")
+    return ""
 
 
 def run_script(path: str, args: Sequence[str] = (), banner: bool = True) -> int:
