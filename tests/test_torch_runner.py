@@ -80,6 +80,10 @@ def scripts(tmp_path_factory):
             if x.dtype.is_floating_point:
                 print("never reached")
             """,
+        "syntax_error.py": """
+            import torch
+            x = torch.ones(2
+            """,
         "optional_features.py": """
             import torch
             print(hasattr(torch, "not_a_torch_name"), hasattr(torch.nn, "Linear"))
@@ -173,6 +177,14 @@ def test_torch_dtypes_have_torchs_attributes_and_tensor_dtypes_get_a_hint(script
             ) in result["stderr"]
 
 
+def test_a_syntax_error_names_the_file_and_line(scripts):
+    result = scripts["syntax_error.py"]
+    assert result["code"] == 1 and "SyntaxError" in result["stderr"]
+    assert "runpy" not in result["stderr"]
+    assert (f"run-torch: the script stopped with SyntaxError at {result['path']} line 2 "
+            ) in result["stderr"]
+
+
 def test_optional_features_can_be_probed_as_with_torch(scripts):
     result = scripts["optional_features.py"]
     assert result["code"] == 0, result["stderr"]
@@ -220,6 +232,8 @@ def test_help_and_a_missing_file(capsys):
     assert "usage" in capsys.readouterr().err
     assert run_script("no/such/script.py") == 2
     assert "no such file: no/such/script.py" in capsys.readouterr().err
+    assert run_script(ROOT) == 2
+    assert "a folder, not a script" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------------ the name map

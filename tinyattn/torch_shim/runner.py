@@ -49,14 +49,17 @@ def _report(exc: BaseException) -> None:
     tb = exc.__traceback__
     while tb is not None and _is_internal(tb.tb_frame.f_code.co_filename):
         tb = tb.tb_next
-    traceback.print_exception(type(exc), exc, tb if tb is not None else exc.__traceback__)
+    traceback.print_exception(type(exc), exc, tb)   # a SyntaxError shows its file and line
     last = None
     while tb is not None:
         if not _is_internal(tb.tb_frame.f_code.co_filename):
             last = (tb.tb_frame.f_code.co_filename, tb.tb_lineno)
         tb = tb.tb_next
-    print(f"run-torch: the script stopped with {type(exc).__name__} at "
-          f"{describe_location(last)} while running on tinyattn{_hint(exc)}", file=sys.stderr)
+    if last is None and isinstance(exc, SyntaxError) and exc.filename:
+        last = (exc.filename, exc.lineno or 0)
+    where = f" at {describe_location(last)}" if last is not None else ""
+    print(f"run-torch: the script stopped with {type(exc).__name__}{where} while running on "
+          f"tinyattn{_hint(exc)}", file=sys.stderr)
 
 
 def _hint(exc: BaseException) -> str:
@@ -71,7 +74,8 @@ def run_script(path: str, args: Sequence[str] = (), banner: bool = True) -> int:
     """Run the PyTorch script at ``path`` with ``args`` on tinyattn; return its exit status.
     ``sys.argv``, ``sys.path`` and the torch mapping are restored afterwards."""
     if not os.path.isfile(path):
-        print(f"run-torch: no such file: {path}", file=sys.stderr)
+        what = "a folder, not a script" if os.path.isdir(path) else "no such file"
+        print(f"run-torch: {what}: {path}", file=sys.stderr)
         return 2
     saved_argv, saved_path = sys.argv, list(sys.path)
     if banner:
