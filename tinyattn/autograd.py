@@ -404,6 +404,8 @@ class _PyTorchStyleNode(Function):
             result = self.user_class.backward(self.ctx, tensor_type._wrap(grad))
         results = result if isinstance(result, tuple) else (result,)
         name = self.user_class.__name__
+        if len(results) > self.num_args and all(g is None for g in results[self.num_args:]):
+            results = results[:self.num_args]   # extra trailing Nones are fine, as in PyTorch
         if len(results) != self.num_args:
             raise RuntimeError(f"{name}.backward returned {len(results)} gradient(s), but "
                                f"forward took {self.num_args} argument(s) after ctx: return "

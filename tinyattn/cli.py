@@ -76,6 +76,10 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def _main(argv: Optional[List[str]]) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["run-torch"]:   # everything after it is the script's, passed verbatim
+        from .torch_shim import main as run_torch_main  # noqa: PLC0415 - the top layer
+        return run_torch_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m tinyattn",
                                      description="tinyattn command line")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -92,6 +96,8 @@ def _main(argv: Optional[List[str]]) -> int:
     sub.add_parser("embed", help="sentence embeddings from a real model", add_help=False)
     sub.add_parser("attention", help="plot a real model's attention heads", add_help=False)
     sub.add_parser("generate", help="continue a prompt with a GPT-2 checkpoint",
+                   add_help=False)
+    sub.add_parser("run-torch", help="run a PyTorch script on tinyattn (see run-torch --help)",
                    add_help=False)
     args, rest = parser.parse_known_args(argv)
     if args.command == "gradcheck":

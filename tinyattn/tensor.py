@@ -155,6 +155,12 @@ class Tensor:
     def data(self) -> Any:
         """The array (NumPy on the CPU, CuPy on a GPU), shared, not copied. Read-only while a
         pending backward needs it (see the module docstring)."""
+        return self._user_array()
+
+    def _user_array(self) -> Any:
+        """What ``.data`` hands out (``numpy()`` and ``__array__`` too): the array, or a
+        read-only view of it while a pending backward needs it. A method of its own so that
+        ``python -m tinyattn run-torch`` can give ``.data`` PyTorch's meaning (a Tensor)."""
         if self._savers is not None and type(self._data) is np.ndarray:
             op = self._live_saver()
             if op is not None:
@@ -286,7 +292,7 @@ class Tensor:
         if self.device != "cpu":
             raise TypeError(f"can't convert a {self.device} tensor to a NumPy array "
                             f"implicitly; use .cpu() or .numpy() first")
-        array = self.data
+        array = self._user_array()
         return array if dtype is None else array.astype(dtype, copy=False)
 
     def __repr__(self) -> str:
@@ -372,7 +378,7 @@ class Tensor:
         """The data as a NumPy array: the same memory on the CPU (read-only while a pending
         backward needs it), a copy from a GPU."""
         if self.device == "cpu":
-            return self.data
+            return self._user_array()
         return backend.to_host(self._data)
 
     def tolist(self) -> Any:

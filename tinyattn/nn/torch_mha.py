@@ -62,6 +62,10 @@ class MultiheadAttention(Module):
         self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
         self.dropout, self.batch_first = dropout, batch_first
         e = embed_dim
+        # The random draws come in torch's order (out_proj is built before the input
+        # projections are initialised: tests/test_pytorch_programs.py feeds both frameworks
+        # one stream of numbers); the attributes keep torch's order (in_proj_*, out_proj).
+        out_proj = Linear(e, e, bias=bias)
         if self._qkv_same_embed_dim:        # Xavier-uniform over the packed (3E, E) matrix
             self.in_proj_weight = uniform_parameter((3 * e, e), math.sqrt(6.0 / (4 * e)))
             self.q_proj_weight = self.k_proj_weight = self.v_proj_weight = None
@@ -73,7 +77,7 @@ class MultiheadAttention(Module):
             self.v_proj_weight = uniform_parameter((e, self.vdim),
                                                    math.sqrt(6.0 / (e + self.vdim)))
         self.in_proj_bias = Parameter(np.zeros(3 * e, dtype=np.float32)) if bias else None
-        self.out_proj = Linear(e, e, bias=bias)
+        self.out_proj = out_proj
         if bias:
             self.out_proj.bias = Parameter(np.zeros(e, dtype=np.float32))
         if device is not None or dtype is not None:

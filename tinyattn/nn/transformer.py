@@ -20,11 +20,13 @@ Shapes below: S source length, T target length, N batch, E = d_model.
 from __future__ import annotations
 
 import copy
+import math
 from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
 from .. import functional as F
+from ..autograd import no_grad
 from ..tensor import Tensor, as_tensor
 from .layers import Dropout, LayerNorm, Linear
 from .module import Module, ModuleList
@@ -247,8 +249,22 @@ class Transformer(Module):
             TransformerDecoderLayer(d_model, nhead, **options), num_decoder_layers,
             LayerNorm(d_model, eps=layer_norm_eps, bias=bias))
         self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
+        self._reset_parameters()
         if device is not None or dtype is not None:
             self.to(device=device, dtype=dtype)
+
+    def _reset_parameters(self) -> None:
+        """Xavier-uniform for every weight matrix, as ``torch.nn.Transformer`` does when it
+        is built: U(-a, a) with a = sqrt(3) * sqrt(2 / (fan_in + fan_out)), keeping the
+        variance of activations and gradients alike across layers (Glorot and Bengio, 2010).
+        Biases and LayerNorm parameters keep their own initialisation."""
+        with no_grad():
+            for p in self.parameters():
+                if p.ndim > 1:
+                    receptive = math.prod(p.shape[2:])
+                    fan_in, fan_out = p.shape[1] * receptive, p.shape[0] * receptive
+                    bound = math.sqrt(3.0) * math.sqrt(2.0 / float(fan_in + fan_out))
+                    p.uniform_(-bound, bound)
 
     def forward(self, src: Tensor, tgt: Tensor, src_mask: Any = None, tgt_mask: Any = None,
                 memory_mask: Any = None, src_key_padding_mask: Any = None,

@@ -15,6 +15,7 @@ import numpy as np
 from .. import backend
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
+from .powers import pow_tensor
 
 __all__ = ["add", "sub", "mul", "div", "neg", "pow", "rpow", "exp", "log", "sqrt", "tanh", "relu",
            "gelu", "convert", "as_operand", "clone", "clamp"]
@@ -365,14 +366,14 @@ def neg(x: Tensor) -> Tensor:
     return Neg.apply(x)
 
 
-def pow(x: Tensor, exponent: float) -> Tensor:  # noqa: A001 - PyTorch's name
-    """x ** exponent for a number exponent. As PyTorch: an integer tensor to a whole power
-    stays an integer tensor (negative powers are refused); to a fractional power it becomes
-    float32."""
+def pow(x: Tensor, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
+    """x ** exponent. As PyTorch: an integer tensor to a whole power stays an integer tensor
+    (negative powers are refused); to a fractional power it becomes float32. A tensor
+    exponent (other than a 0-d constant, which acts as a number) is elementwise and
+    differentiable too (ops/powers.py)."""
     if isinstance(exponent, Tensor):
-        if exponent.numel() != 1:
-            raise TypeError("pow: the exponent must be a number (or a one-element tensor), "
-                            f"got a tensor of shape {exponent.shape}")
+        if exponent.ndim > 0 or exponent.requires_grad:
+            return pow_tensor(x, exponent)
         exponent = exponent.item()
     if isinstance(exponent, bool) or not isinstance(exponent, (int, float, np.integer,
                                                                 np.floating)):
