@@ -37,6 +37,7 @@ _NN_HIDDEN = frozenset({
     "causal_mask", "key_padding_mask", "sliding_window_mask", "combine_masks",
     "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding", "RotaryEmbedding", "ALiBi",
     "sinusoidal_table", "alibi_slopes", "GPTConfig", "GPT", "Block", "torch_compat",
+    "NonFiniteLogitsError",
 })
 
 _SCHEDULERS = frozenset({"WarmupCosineLR", "NoamLR"})
