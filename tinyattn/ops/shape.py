@@ -181,13 +181,18 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 def _index_to_arrays(index: Any, device: str) -> Any:
     """Tensors inside an index become their arrays and lists become integer arrays, all on
     ``device`` (CuPy, like the strict device, wants index arrays where the data is). Index
-    arrays are copied: an op keeps its index for backward, and the caller may reuse theirs."""
+    arrays are copied: an op keeps its index for backward, and the caller may reuse theirs.
+    A 0-d integer array becomes a Python int, as PyTorch treats it: NumPy would count it as
+    an index array, so ``x[t]`` would be a copy instead of a view and ``x[t, :, [0, 2]] = v``
+    would write into a temporary."""
     if isinstance(index, tuple):
         return tuple(_index_to_arrays(i, device) for i in index)
     if isinstance(index, Tensor):
         index = index._data
     elif isinstance(index, list):
         index = np.asarray(index)
+    if hasattr(index, "shape") and index.ndim == 0 and index.dtype.kind in "iu":
+        return int(index)
     if hasattr(index, "shape") and not np.isscalar(index):
         return backend.to_device(index, device).copy()
     return index
