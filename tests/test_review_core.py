@@ -51,3 +51,59 @@ def test_zero_dim_index_matches_torch_for_get_and_set():
         a[as_ta] = 7.0
         t[as_torch] = 7.0
         np.testing.assert_array_equal(a.numpy(), t.numpy())
+
+
+# ---------------------------------------------------------------- in-place ops
+def test_in_place_ops_on_an_empty_tensor_are_not_refused_as_read_only():
+    x = ta.zeros(0, 3)                      # NumPy gives it strides (0, 0)
+    x.zero_()                               # was "this tensor's memory is read-only"
+    x[:] = 1.0
+    x += 1
+    assert x.shape == (0, 3)
+
+
+def _in_place_vs_torch(body):
+    """x.grad and w.grad after y = x * 1; body(y, w); (y * c).sum().backward()."""
+    torch = _torch()
+    results = []
+    for lib in (torch, ta):
+        x = lib.tensor([0.5, 2.0, -3.0], dtype=lib.float64, requires_grad=True)
+        w = lib.tensor([1.5, -2.0, 0.3], dtype=lib.float64, requires_grad=True)
+        y = x * 1
+        body(y, w)
+        (y * lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)).sum().backward()
+        results.append((x.grad.detach().numpy().copy(), w.grad))
+    (tx, tw), (ax, aw) = results
+    np.testing.assert_allclose(ax.numpy() if hasattr(ax, "numpy") else ax, tx)
+    if tw is not None:
+        np.testing.assert_allclose(aw.numpy(), tw.detach().numpy())
+
+
+@pytest.mark.parametrize("body", [
+    lambda y, w: y.pow_(2),                 # Pow saved the array it then overwrote
+    lambda y, w: (y.pow_(3), y.add_(1)),
+    lambda y, w: y.mul_(w),                 # gating, h *= gate: Mul saved y for dw
+    lambda y, w: y.__imul__(w),
+    lambda y, w: y.div_(w),
+    lambda y, w: y.sub_(w, alpha=2.0),
+], ids=["pow_", "pow_-add_", "mul_-tensor", "imul-tensor", "div_-tensor", "sub_-alpha"])
+def test_in_place_op_whose_backward_needs_the_old_value_matches_torch(body):
+    _in_place_vs_torch(body)                 # pow_ and mul_(w) raised "modified by an inplace
+    #                                          operation" where torch computes the gradient
+
+
+def test_in_place_op_reading_its_own_target_is_still_refused_as_in_torch():
+    x = ta.tensor([0.5, 2.0, -3.0], requires_grad=True)
+    y = x * 1
+    y *= y                                   # the saved second operand IS the target
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_in_place_op_keeps_the_saved_copy_only_when_its_op_needs_it():
+    x = ta.tensor([0.5, 2.0, -3.0], requires_grad=True)
+    y = x * 1
+    before = y._data
+    y.pow_(2)
+    assert y._data is before                # still in place: the same array holds the result
+    np.testing.assert_allclose(y.detach().numpy(), [0.25, 4.0, 9.0])
