@@ -107,3 +107,58 @@ def test_in_place_op_keeps_the_saved_copy_only_when_its_op_needs_it():
     y.pow_(2)
     assert y._data is before                # still in place: the same array holds the result
     np.testing.assert_allclose(y.detach().numpy(), [0.25, 4.0, 9.0])
+
+
+# ---------------------------------------------------------------- autograd.grad, custom Functions
+def _both(fn):
+    torch = _torch()
+    return fn(torch), fn(ta)
+
+
+def _values(grads):
+    return [g.detach().numpy() if hasattr(g, "detach") else g.numpy() for g in grads]
+
+
+def test_autograd_grad_of_several_outputs_that_share_a_graph_matches_torch():
+    def run(lib):
+        x = lib.tensor([0.5, 2.0, -3.0], dtype=lib.float64, requires_grad=True)
+        y = x * x                            # both outputs go back through the same Mul
+        z = y * 3
+        return _values(lib.autograd.grad([y.sum(), z.sum()], [y, x]))
+    expected, got = _both(run)               # was "backward through the graph a second time"
+    for e, g in zip(expected, got):
+        np.testing.assert_allclose(g, e)
+
+
+def test_autograd_grad_of_one_output_listed_twice_adds_both_grad_outputs():
+    def run(lib):
+        x = lib.tensor([0.5, 2.0, -3.0], dtype=lib.float64, requires_grad=True)
+        y = x.exp()
+        seeds = [lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64), lib.ones(3, dtype=lib.float64)]
+        return _values(lib.autograd.grad([y, y], [x], grad_outputs=seeds))
+    expected, got = _both(run)
+    np.testing.assert_allclose(got[0], expected[0])
+
+
+def test_autograd_grad_frees_the_graph_unless_retained():
+    x = ta.tensor([0.5, 2.0], requires_grad=True)
+    y = x.exp()
+    ta.autograd.grad([y.sum(), (y * 2).sum()], [x])
+    with pytest.raises(RuntimeError, match="second time"):
+        y.sum().backward()
+
+
+def test_custom_function_gradient_takes_the_input_dtype_as_in_torch():
+    class Double(ta.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad.double() * 2        # a float64 gradient for a float32 input
+
+    x = ta.tensor([0.5, 2.0], requires_grad=True)
+    Double.apply(x).sum().backward()
+    assert x.grad.dtype == np.float32       # was float64: the optimizer then refused the mix
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])

@@ -411,7 +411,9 @@ class _PyTorchStyleNode(Function):
             if g.shape != self.inputs[i].shape:
                 raise RuntimeError(f"{name}.backward returned a gradient of shape {g.shape} "
                                    f"for argument {position} of shape {self.inputs[i].shape}")
-            grads.append(g._data)
+            # As torch: a gradient takes its input's dtype (a float64 one would otherwise turn
+            # a float32 parameter's .grad into float64).
+            grads.append(g._data.astype(self.inputs[i].dtype, copy=False))
         return tuple(grads)
 
 
@@ -448,11 +450,11 @@ def _apply_pytorch_style(cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any
 
 
 # ---------------------------------------------------------------- the engine
-def _topological_order(root: Function) -> List[Function]:
-    """Functions reachable from ``root``, every one after all the Functions it reads from."""
+def _topological_order(roots: Sequence[Function]) -> List[Function]:
+    """Functions reachable from ``roots``, every one after all the Functions it reads from."""
     order: List[Function] = []
     visited = set()
-    stack: List[Tuple[Function, bool]] = [(root, False)]
+    stack: List[Tuple[Function, bool]] = [(root, False) for root in reversed(roots)]
     while stack:
         fn, children_done = stack.pop()
         if children_done:
@@ -498,11 +500,28 @@ def run_backward(root: "Tensor", grad: Any, retain_graph: bool = False,
     With ``capture`` (``{id(tensor): None}``), the gradients of those tensors are stored in
     the dict instead of being added into ``.grad`` (for ``tinyattn.autograd.grad``);
     ``captured_fns`` maps id(Function that made a captured non-leaf) -> id(that tensor)."""
-    if root._ctx is None:
-        _deliver(root, grad, capture)
+    _run_backward_from([(root, grad)], retain_graph, capture, captured_fns)
+
+
+def _run_backward_from(starts: Sequence[Tuple["Tensor", Any]], retain_graph: bool,
+                       capture: Optional[Dict[int, Any]],
+                       captured_fns: Optional[Dict[int, int]]) -> None:
+    """One backward pass from several (output, d loss / d output) pairs at once, so that
+    outputs sharing a graph send their gradients through it together (each Function runs
+    once, with the sum), as ``torch.autograd.grad([y, z], ...)`` does."""
+    grads: Dict[int, Any] = {}
+    roots: List[Function] = []
+    for root, grad in starts:
+        if root._ctx is None:
+            _deliver(root, grad, capture)
+            continue
+        key = id(root._ctx)
+        if key not in grads:
+            roots.append(root._ctx)
+        grads[key] = grad if key not in grads else grads[key] + grad
+    if not roots:
         return
-    order = _topological_order(root._ctx)
-    grads: Dict[int, Any] = {id(root._ctx): grad}
+    order = _topological_order(roots)
     captured_fns = captured_fns or {}
     anomaly = _anomaly_enabled()
     for fn in reversed(order):
@@ -565,9 +584,11 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: Opti
         grad_outputs = [grad_outputs] * len(outputs)
     capture: Dict[int, Any] = {id(t): None for t in inputs}
     captured_fns = {id(t._ctx): id(t) for t in inputs if t._ctx is not None}
-    for out, g in zip(outputs, grad_outputs):
-        run_backward(out, out._initial_grad(g), retain_graph=bool(retain_graph),
-                     capture=capture, captured_fns=captured_fns)
+    if len(grad_outputs) != len(outputs):
+        raise ValueError(f"grad_outputs has {len(grad_outputs)} entries for {len(outputs)} "
+                         f"outputs; give one per output (None for a one-element output)")
+    starts = [(out, out._initial_grad(g)) for out, g in zip(outputs, grad_outputs)]
+    _run_backward_from(starts, bool(retain_graph), capture, captured_fns)
     results = []
     for i, t in enumerate(inputs):
         g = capture[id(t)]
