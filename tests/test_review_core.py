@@ -162,3 +162,52 @@ def test_custom_function_gradient_takes_the_input_dtype_as_in_torch():
     Double.apply(x).sum().backward()
     assert x.grad.dtype == np.float32       # was float64: the optimizer then refused the mix
     np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+
+
+# ---------------------------------------------------------------- transformer layers, unbatched
+def _load_from_torch(module, torch_module):
+    module.load_state_dict({k: v.detach().numpy() for k, v in torch_module.state_dict().items()})
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("length", [5, 8])      # 8 == d_model: the (S, E) input was read as (E, S)
+def test_encoder_layer_on_an_unbatched_input_matches_torch(batch_first, length):
+    torch = _torch()
+    torch.manual_seed(0)
+    reference = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=batch_first,
+                                                 dtype=torch.float64).eval()
+    layer = ta.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=batch_first,
+                                          dtype="float64").eval()
+    _load_from_torch(layer, reference)
+    x = np.random.default_rng(0).standard_normal((length, 8))
+    pad = np.zeros(length, dtype=bool)
+    pad[-2:] = True
+    expected = reference(torch.tensor(x), src_key_padding_mask=torch.tensor(pad))
+    got = layer(ta.tensor(x), src_key_padding_mask=ta.tensor(pad))
+    np.testing.assert_allclose(got.detach().numpy(), expected.detach().numpy(), atol=1e-10)
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_decoder_layer_and_transformer_on_unbatched_inputs_match_torch(batch_first):
+    torch = _torch()
+    torch.manual_seed(0)
+    rng = np.random.default_rng(1)
+    tgt, memory = rng.standard_normal((8, 8)), rng.standard_normal((5, 8))
+    causal = torch.nn.Transformer.generate_square_subsequent_mask(8, dtype=torch.float64)
+    reference = torch.nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, batch_first=batch_first,
+                                                 dtype=torch.float64).eval()
+    layer = ta.nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, batch_first=batch_first,
+                                          dtype="float64").eval()
+    _load_from_torch(layer, reference)
+    expected = reference(torch.tensor(tgt), torch.tensor(memory), tgt_mask=causal)
+    got = layer(ta.tensor(tgt), ta.tensor(memory), tgt_mask=ta.tensor(causal.numpy()))
+    np.testing.assert_allclose(got.detach().numpy(), expected.detach().numpy(), atol=1e-10)
+
+    reference = torch.nn.Transformer(8, 2, 1, 1, 16, dropout=0.0, batch_first=batch_first,
+                                     dtype=torch.float64).eval()
+    model = ta.nn.Transformer(8, 2, 1, 1, 16, dropout=0.0, batch_first=batch_first,
+                              dtype="float64").eval()
+    _load_from_torch(model, reference)
+    expected = reference(torch.tensor(memory), torch.tensor(tgt), tgt_mask=causal)
+    got = model(ta.tensor(memory), ta.tensor(tgt), tgt_mask=ta.tensor(causal.numpy()))
+    np.testing.assert_allclose(got.detach().numpy(), expected.detach().numpy(), atol=1e-10)
