@@ -211,3 +211,60 @@ def test_decoder_layer_and_transformer_on_unbatched_inputs_match_torch(batch_fir
     expected = reference(torch.tensor(memory), torch.tensor(tgt), tgt_mask=causal)
     got = model(ta.tensor(memory), ta.tensor(tgt), tgt_mask=ta.tensor(causal.numpy()))
     np.testing.assert_allclose(got.detach().numpy(), expected.detach().numpy(), atol=1e-10)
+
+
+# ---------------------------------------------------------------- float16
+def _half_rows(scale):
+    return (np.random.default_rng(0).standard_normal((4, 16)) * scale).astype(np.float16)
+
+
+def test_clip_grad_norm_of_float16_gradients_does_not_overflow():
+    torch = _torch()
+    grads = np.full(2, 300.0, dtype=np.float16)       # sum of squares 180000 > float16's max
+    p, q = ta.tensor(grads, requires_grad=True), torch.tensor(grads, requires_grad=True)
+    p.grad, q.grad = ta.tensor(grads), torch.tensor(grads)
+    norm = ta.optim.clip_grad_norm_([p], 1.0)          # was inf, and every gradient became 0
+    expected = torch.nn.utils.clip_grad_norm_([q], 1.0)
+    assert norm == pytest.approx(float(expected), rel=1e-3)
+    assert p.grad.dtype == np.float16
+    np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-3)
+
+
+@pytest.mark.parametrize("scale", [1.0, 300.0])
+def test_layer_norm_in_float16_matches_torch_for_large_activations(scale):
+    torch = _torch()
+    x = _half_rows(scale)
+    w = np.linspace(0.5, 1.5, 16).astype(np.float16)
+    b = np.linspace(-1, 1, 16).astype(np.float16)
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    ax, aw, ab = (ta.tensor(a, requires_grad=True) for a in (x, w, b))
+    expected = torch.nn.functional.layer_norm(tx, (16,), tw, tb)
+    got = ta.functional.layer_norm(ax, (16,), aw, ab)   # was all zeros: the variance was inf
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.detach().numpy().astype(np.float32),
+                               expected.detach().numpy().astype(np.float32), atol=1e-2)
+    g = np.random.default_rng(1).standard_normal((4, 16)).astype(np.float16)
+    expected.backward(torch.tensor(g))
+    got.backward(ta.tensor(g))
+    for a, t in ((ax, tx), (aw, tw), (ab, tb)):
+        assert a.grad.dtype == np.float16
+        np.testing.assert_allclose(a.grad.numpy().astype(np.float32),
+                                   t.grad.numpy().astype(np.float32), rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("op", ["std", "var", "norm"])
+def test_float16_second_moments_do_not_overflow_before_the_result_does(op):
+    torch = _torch()
+    x = _half_rows(300.0)
+    expected = getattr(torch.tensor(x), op)(dim=1).numpy().astype(np.float32)
+    got = getattr(ta.tensor(x), op)(dim=1)              # std and norm were inf
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.numpy().astype(np.float32), expected, rtol=2e-3)
+
+
+def test_gelu_keeps_float16():
+    x = ta.tensor(_half_rows(1.0), requires_grad=True)
+    y = ta.functional.gelu(x)
+    assert y.dtype == np.float16                        # was float64
+    y.sum().backward()
+    assert x.grad.dtype == np.float16

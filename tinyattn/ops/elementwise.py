@@ -17,7 +17,7 @@ from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 
 __all__ = ["add", "sub", "mul", "div", "neg", "pow", "rpow", "exp", "log", "sqrt", "tanh", "relu",
-           "gelu", "convert", "as_operand", "clone", "clamp"]
+           "gelu", "convert", "as_operand", "clone", "clamp", "half_as_float32"]
 
 
 def as_operand(value: Any, like: Tensor) -> Tensor:
@@ -452,6 +452,17 @@ def _as_float(x: Tensor) -> Tensor:
     if x.dtype.kind in "biu":
         return Tensor._wrap(x._data.astype(np.float32))
     return x
+
+
+def half_as_float32(x: Optional[Tensor]) -> Optional[Tensor]:
+    """A float16 tensor converted to float32 (differentiably); anything else as it is.
+
+    For the ops that square their input before reducing (layer_norm, var, std, norm): in
+    float16 any |x| > 256 squares to inf, so they compute in float32 and convert the result
+    back, as PyTorch's half-precision kernels accumulate in float32."""
+    if x is None or x.dtype != np.float16:
+        return x
+    return convert(x, dtype=np.float32)
 
 
 def convert(x: Tensor, device: Optional[str] = None, dtype: Any = None) -> Tensor:

@@ -6,6 +6,7 @@ from typing import Optional, Sequence, Union
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
+from .elementwise import convert, half_as_float32
 
 __all__ = ["layer_norm"]
 
@@ -72,6 +73,7 @@ def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]],
         if param is not None and tuple(param.shape) != shape:
             raise ValueError(f"layer_norm: {name} has shape {param.shape}, expected {shape}")
     axes = tuple(range(x.ndim - len(shape), x.ndim))
-    affine = [p for p in (weight, bias) if p is not None]
-    return LayerNorm.apply(x, *affine, axes=axes, eps=float(eps),
-                           has_weight=weight is not None, has_bias=bias is not None)
+    affine = [half_as_float32(p) for p in (weight, bias) if p is not None]
+    out = LayerNorm.apply(half_as_float32(x), *affine, axes=axes, eps=float(eps),
+                          has_weight=weight is not None, has_bias=bias is not None)
+    return convert(out, dtype=x.dtype)      # float16 is normalised in float32, as PyTorch
