@@ -268,3 +268,40 @@ def test_gelu_keeps_float16():
     assert y.dtype == np.float16                        # was float64
     y.sum().backward()
     assert x.grad.dtype == np.float16
+
+
+# ---------------------------------------------------------------- integer and bool dtypes
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int32", "int64"])
+def test_sum_of_integers_and_bools_is_int64_as_in_torch(dtype):
+    x = ta.tensor(np.array([[1, 0, 1], [1, 1, 0]]).astype(dtype))
+    assert x.sum().dtype == np.int64 and x.sum().item() == 4     # uint8 gave uint64
+    assert x.sum(0).dtype == np.int64
+    assert x.sum(dtype=ta.float32).dtype == np.float32           # torch's dtype= keyword
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "int64"])
+def test_mean_of_integers_gives_the_default_float_not_float64(dtype):
+    x = ta.tensor(np.array([[1, 0, 1], [1, 1, 0]]).astype(dtype))
+    assert x.mean().dtype == np.float32                          # was float64
+    assert x.mean(0).dtype == np.float32
+    assert x.mean().item() == pytest.approx(4 / 6)
+    assert x.mean(dtype=ta.float64).dtype == np.float64
+
+
+def test_clamp_of_a_bool_tensor_to_fractional_bounds_gives_float32():
+    y = ta.tensor([True, False]).clamp(0, 0.5)
+    assert y.dtype == np.float32                                 # was float64
+    np.testing.assert_array_equal(y.numpy(), [0.5, 0.0])
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32"])
+@pytest.mark.parametrize("scalar", [2, -1, 1000])
+def test_a_python_int_keeps_an_integer_tensor_dtype_as_in_torch(dtype, scalar):
+    torch = _torch()
+    values = np.array([1, 0, 3]).astype(dtype)
+    for op in (lambda t: t + scalar, lambda t: t * scalar, lambda t: scalar - t,
+               lambda t: t - scalar):
+        expected = op(torch.tensor(values))
+        got = op(ta.tensor(values))                              # was int64
+        assert str(got.dtype) == str(expected.dtype).replace("torch.", "")
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())

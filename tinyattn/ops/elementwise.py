@@ -23,7 +23,9 @@ __all__ = ["add", "sub", "mul", "div", "neg", "pow", "rpow", "exp", "log", "sqrt
 def as_operand(value: Any, like: Tensor) -> Tensor:
     """A Python number or array as a constant tensor of ``like``'s dtype and device.
 
-    With an integer ``like``, a float number gives float32 (not NumPy's float64)."""
+    As PyTorch's rule for a number meeting a tensor: with an integer ``like``, a float number
+    gives float32 (not NumPy's float64) and an int takes ``like``'s integer dtype (wrapping
+    around as torch does: uint8 - 1 is 255, not int64's -1)."""
     if isinstance(value, Tensor):
         return value
     xp = backend.get_array_module(like._data)
@@ -31,6 +33,9 @@ def as_operand(value: Any, like: Tensor) -> Tensor:
         return Tensor._wrap(xp.asarray(value, dtype=like.dtype))
     if isinstance(value, float):
         return Tensor._wrap(xp.asarray(value, dtype=np.float32))
+    if like.dtype.kind in "iu" and isinstance(value, (int, np.integer)) and not isinstance(
+            value, (bool, np.bool_)):
+        return Tensor._wrap(xp.asarray(np.array(value).astype(like.dtype)))
     return Tensor._wrap(xp.asarray(value))
 
 
@@ -441,7 +446,7 @@ def clamp(x: Tensor, min: Optional[float] = None,  # noqa: A002 - PyTorch's name
         bounds.append(None if bound is None else float(bound))
     if bounds[0] is None and bounds[1] is None:
         raise ValueError("clamp: give at least one of min and max")
-    if x.dtype.kind in "iu" and any(b is not None and not b.is_integer() for b in bounds):
+    if x.dtype.kind in "biu" and any(b is not None and not b.is_integer() for b in bounds):
         x = _as_float(x)
     return Clamp.apply(x, low=bounds[0], high=bounds[1])
 
