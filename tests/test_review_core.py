@@ -305,3 +305,12 @@ def test_a_python_int_keeps_an_integer_tensor_dtype_as_in_torch(dtype, scalar):
         got = op(ta.tensor(values))                              # was int64
         assert str(got.dtype) == str(expected.dtype).replace("torch.", "")
         np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+def test_squeeze_takes_a_tuple_of_dims_as_torch_2():
+    torch = _torch()
+    x = np.zeros((1, 3, 1, 2, 1))
+    for dims in [(0, 2), (0, 1), [-1, 0], (1,), ()]:
+        assert ta.tensor(x).squeeze(dims).shape == tuple(torch.tensor(x).squeeze(dims).shape)
+    with pytest.raises(IndexError):
+        ta.tensor(x).squeeze((0, 5))

@@ -155,16 +155,20 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
     return reshape(x, x.shape[:dim] + (1,) + x.shape[dim:])
 
 
-def squeeze(x: Tensor, dim: Union[int, None] = None) -> Tensor:
+def squeeze(x: Tensor, dim: Union[int, Sequence[int], None] = None) -> Tensor:
+    """Drop dims of size 1: all of them, or those among ``dim`` (an int or, as PyTorch 2, a
+    tuple of ints); a named dim whose size is not 1 stays."""
     if dim is None:
         return reshape(x, tuple(n for n in x.shape if n != 1))
+    dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
     if x.ndim == 0:                             # PyTorch accepts dim 0 / -1 on a 0-d tensor
-        _normalize_dim(dim, 1, "squeeze")
+        for d in dims:
+            _normalize_dim(d, 1, "squeeze")
         return x
-    dim = _normalize_dim(dim, x.ndim, "squeeze")
-    if x.shape[dim] != 1:
+    axes = {_normalize_dim(d, x.ndim, "squeeze") for d in dims}
+    if all(x.shape[a] != 1 for a in axes):
         return x
-    return reshape(x, x.shape[:dim] + x.shape[dim + 1:])
+    return reshape(x, tuple(n for a, n in enumerate(x.shape) if a not in axes or n != 1))
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
