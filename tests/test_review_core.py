@@ -314,3 +314,26 @@ def test_squeeze_takes_a_tuple_of_dims_as_torch_2():
         assert ta.tensor(x).squeeze(dims).shape == tuple(torch.tensor(x).squeeze(dims).shape)
     with pytest.raises(IndexError):
         ta.tensor(x).squeeze((0, 5))
+
+
+# ---------------------------------------------------------------- .data and views
+def test_data_of_a_base_is_read_only_while_a_pending_backward_saved_a_view_of_it():
+    w = ta.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    x = ta.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    row = x[0]                                  # a view: Mul saves its array, x's memory
+    y = (w * row).sum()
+    with pytest.raises(ta.SavedDataWriteError):
+        x.data[0, 0] = 100.0                    # was accepted: w.grad became [100, 2, 3]
+    y.backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [1.0, 2.0, 3.0])
+    x.data[0, 0] = 100.0                        # after the backward: allowed
+
+
+def test_replacing_data_leaves_the_new_array_writable_and_the_old_graph_refusing():
+    w = ta.tensor([1.0, 2.0], requires_grad=True)
+    x = ta.tensor([3.0, 4.0])
+    y = (w * x).sum()
+    x.data = np.array([5.0, 6.0], dtype=np.float32)
+    x.data[0] = 7.0                             # the new array is nobody's saved array
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()                            # conservative: torch would use the new values

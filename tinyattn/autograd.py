@@ -63,12 +63,15 @@ _tensor_class: Any = None  # tinyattn.tensor.Tensor, imported on first use (see 
 
 class VersionCounter:
     """How many times a tensor's data was changed in place. Views of a tensor (reshape,
-    permute, basic indexing, detach) share their base's counter, as they share its memory."""
+    permute, basic indexing, detach) share their base's counter, as they share its memory.
+    ``savers`` holds weak references to the Functions that saved that memory for backward
+    (so ``.data`` of the base and of every view is read-only while one is pending)."""
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "savers")
 
     def __init__(self) -> None:
         self.value = 0
+        self.savers: Optional[List[Any]] = None
 
 
 def is_grad_enabled() -> bool:

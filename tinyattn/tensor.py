@@ -24,7 +24,7 @@ raises an error that says what to do instead (CPU arrays; on a GPU the array is 
 from __future__ import annotations
 
 import weakref
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -117,7 +117,6 @@ class Tensor:
     _ctx: Optional[autograd.Function] = None
     _retains_grad = False
     _vc: Optional[autograd.VersionCounter] = None   # created on first need; shared by views
-    _savers: Optional[List[Any]] = None              # weakrefs to Functions that saved _data
     _is_view = False                                 # shares memory with another tensor
     _has_views = False                               # another tensor shares its memory
 
@@ -155,7 +154,8 @@ class Tensor:
     def data(self) -> Any:
         """The array (NumPy on the CPU, CuPy on a GPU), shared, not copied. Read-only while a
         pending backward needs it (see the module docstring)."""
-        if self._savers is not None and type(self._data) is np.ndarray:
+        if self._vc is not None and self._vc.savers is not None and \
+                type(self._data) is np.ndarray:
             op = self._live_saver()
             if op is not None:
                 return _read_only_view(self._data, op)
@@ -163,16 +163,18 @@ class Tensor:
 
     @data.setter
     def data(self, value: Any) -> None:
-        """Replace the array (PyTorch's ``x.data = ...``): a graph that saved the old array
-        keeps it, so its gradients stay those of the forward that ran."""
+        """Replace the array (PyTorch's ``x.data = ...``). It counts as an in-place change: a
+        pending backward that saved the old array raises rather than differentiate the old
+        values (PyTorch would silently use the new ones). The new array belongs to this tensor
+        alone (a fresh version counter: its old views keep the old array and counter)."""
         if isinstance(value, Tensor):
             value = value._data
         if not hasattr(value, "shape") or not hasattr(value, "dtype"):
             raise TypeError(f"x.data = ... takes an array or a Tensor, got "
                             f"{type(value).__name__}")
-        self._data = value
-        self._savers = None
         self._bump_version()
+        self._data = value
+        self._vc, self._is_view, self._has_views = None, False, False
 
     @property
     def grad(self) -> Optional["Tensor"]:
@@ -211,14 +213,16 @@ class Tensor:
         self._version_counter().value += 1
 
     def _mark_saved_by(self, fn: autograd.Function) -> None:
-        if self._savers is None:
-            self._savers = []
-        self._savers.append(weakref.ref(fn))
+        counter = self._version_counter()       # shared with views: they share the memory
+        if counter.savers is None:
+            counter.savers = []
+        counter.savers.append(weakref.ref(fn))
 
     def _live_saver(self) -> Optional[str]:
-        """The name of an op whose pending backward needs this array, if there is one."""
-        live = [ref for ref in self._savers if ref() is not None and ref().saved is not None]
-        self._savers = live or None
+        """The name of an op whose pending backward needs this memory, if there is one."""
+        counter = self._version_counter()
+        live = [ref for ref in counter.savers if ref() is not None and ref().saved is not None]
+        counter.savers = live or None
         return type(live[0]()).__name__ if live else None
 
     def _share_memory_with(self, base: "Tensor") -> None:
