@@ -337,3 +337,26 @@ def test_replacing_data_leaves_the_new_array_writable_and_the_old_graph_refusing
     x.data[0] = 7.0                             # the new array is nobody's saved array
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.backward()                            # conservative: torch would use the new values
+
+
+def test_backward_adds_into_a_user_assigned_expanded_grad():
+    x = ta.tensor([1.0, 2.0], requires_grad=True)
+    x.grad = ta.tensor([10.0]).expand(2)        # read-only broadcast memory
+    x.sum().backward()                          # was NumPy's "output array is read-only"
+    np.testing.assert_array_equal(x.grad.numpy(), [11.0, 11.0])
+
+
+def test_mark_dirty_in_a_custom_function_is_refused_with_an_explanation():
+    class Double(ta.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)                   # was AttributeError
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    with pytest.raises(NotImplementedError, match="new tensor"):
+        Double.apply(ta.tensor([1.0, 2.0], requires_grad=True) * 1)

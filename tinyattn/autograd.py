@@ -376,6 +376,12 @@ class FunctionCtx:
                     f"{counter.value}; expected version {expected}")
         return self._saved
 
+    def mark_dirty(self, *tensors: Any) -> None:
+        raise NotImplementedError(
+            "ctx.mark_dirty: custom Functions that change their inputs in place are not "
+            "supported by tinyattn; compute the result into a new tensor (x * 2, not "
+            "x.mul_(2)) and return that")
+
     def mark_non_differentiable(self, *tensors: Any) -> None:
         """Accepted for compatibility: tinyattn's custom functions have one output."""
 
@@ -490,9 +496,19 @@ def accumulate_grad(leaf: "Tensor", grad: Any) -> None:
             # A copy, so two leaves never share one gradient array (in-place clipping or an
             # optimizer writing into one must not change the other).
             leaf._grad = _tensor_type()._wrap(grad.copy())
-        else:
+        elif _writable(leaf._grad._data):
             leaf._grad._data += grad
             leaf._grad._bump_version()
+        else:       # a user-assigned read-only grad (expand()ed): a new sum, as torch does
+            leaf._grad = _tensor_type()._wrap(leaf._grad._data + grad)
+
+
+def _writable(array: Any) -> bool:
+    """False for read-only memory and for broadcast views (a stride of 0 repeats an element:
+    adding into it would add many times into one place)."""
+    if not getattr(array.flags, "writeable", True):
+        return False
+    return not any(step == 0 and n > 1 for step, n in zip(array.strides, array.shape))
 
 
 def run_backward(root: "Tensor", grad: Any, retain_graph: bool = False,
