@@ -10,7 +10,7 @@ from tinyattn import strict_device
 from tinyattn.serialization import load, save
 
 V = 11
-KINDS = ["learned", "sinusoidal", "rope", "alibi"]
+KINDS = ["learned", "sinusoidal", "rope", "alibi", "none"]
 
 
 def make_gpt(dtype="float64", **overrides):
@@ -56,9 +56,29 @@ def test_two_layer_gpt_gradcheck(kind):
     for p in model.parameters():                # larger weights: every path carries signal
         p.data = rng.standard_normal(p.shape) * 0.5
     x, y = rng.integers(0, 5, (2, 4)), rng.integers(0, 5, (2, 4))
-    params = model.parameters()
+    params = list(model.parameters())
     assert ta.gradcheck(lambda *_: model(x, y)[1], params)          # loss: full Jacobian
     assert ta.gradcheck(lambda *_: model(x), params, fast=True)     # logits: projection
+
+
+@pytest.mark.parametrize("kind", ["learned", "sinusoidal", "rope", "alibi"])
+def test_without_positions_one_layer_cannot_tell_the_order_of_earlier_tokens(kind):
+    """pos_encoding="none": one causal attention layer sees the tokens before the last as a
+    set, so shuffling them leaves the last position's logits unchanged; every positional
+    encoding (the negative control) makes them change."""
+    x = ids(b=1, s=6, seed=7)
+    shuffled = x.copy()
+    shuffled[0, :5] = x[0, [3, 0, 4, 1, 2]]
+    assert not np.array_equal(shuffled, x)
+    for pos, should_change in (("none", False), (kind, True)):
+        model = make_gpt(pos_encoding=pos, n_layer=1)
+        rng = np.random.default_rng(3)
+        for p in model.parameters():                # larger weights: every path carries signal
+            p.data = rng.standard_normal(p.shape) * 0.5
+        last, last_shuffled = model(x).numpy()[0, -1], model(shuffled).numpy()[0, -1]
+        assert (np.abs(last - last_shuffled).max() > 1e-6) == should_change, pos
+    bare = make_gpt(pos_encoding="none")
+    assert bare.pos_emb is None and bare.alibi is None
 
 
 def test_tied_weights_share_one_parameter():

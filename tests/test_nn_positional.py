@@ -30,7 +30,7 @@ def test_sinusoidal_table_is_exactly_the_formula(d_model):
 
 def test_sinusoidal_encoding_adds_table_is_fixed_and_gradchecks():
     pe = nn.SinusoidalPositionalEncoding(5, max_len=10)
-    assert pe.parameters() == [] and pe.state_dict() == {}
+    assert list(pe.parameters()) == [] and pe.state_dict() == {}
     x = f64(2, 4, 5)
     out = pe(x, offset=3)
     expected = np.broadcast_to(nn.sinusoidal_table(10, 5)[3:7], x.shape)

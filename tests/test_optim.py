@@ -25,6 +25,13 @@ CONFIGS = [
     ("adam_l2", optim.Adam, "Adam", dict(lr=0.02, betas=(0.8, 0.99), weight_decay=0.1)),
     ("adamw", optim.AdamW, "AdamW", dict(lr=0.01)),
     ("adamw_strong", optim.AdamW, "AdamW", dict(lr=0.05, eps=1e-6, weight_decay=0.3)),
+    ("rmsprop", optim.RMSprop, "RMSprop", dict(lr=0.01)),
+    ("rmsprop_all", optim.RMSprop, "RMSprop", dict(lr=0.01, alpha=0.9, eps=1e-6,
+                                                    weight_decay=0.1, momentum=0.8,
+                                                    centered=True)),
+    ("adagrad", optim.Adagrad, "Adagrad", dict(lr=0.1)),
+    ("adagrad_all", optim.Adagrad, "Adagrad", dict(lr=0.1, lr_decay=0.05, weight_decay=0.1,
+                                                   initial_accumulator_value=0.2, eps=1e-8)),
 ]
 CONFIG_IDS = [c[0] for c in CONFIGS]
 
@@ -239,6 +246,8 @@ RESUME_CASES = [
     (optim.SGD, dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)),
     (optim.Adam, dict(lr=0.01, weight_decay=0.01)),
     (optim.AdamW, dict(lr=0.01)),
+    (optim.RMSprop, dict(lr=0.01, momentum=0.5, centered=True)),
+    (optim.Adagrad, dict(lr=0.1, lr_decay=0.01)),
 ]
 
 

@@ -360,3 +360,14 @@ def test_mark_dirty_in_a_custom_function_is_refused_with_an_explanation():
 
     with pytest.raises(NotImplementedError, match="new tensor"):
         Double.apply(ta.tensor([1.0, 2.0], requires_grad=True) * 1)
+
+
+def test_rms_norm_in_float16_matches_torch_for_large_activations():
+    torch = _torch()
+    x = _half_rows(300.0)
+    w = np.linspace(0.5, 1.5, 16).astype(np.float16)
+    expected = torch.nn.functional.rms_norm(torch.tensor(x), (16,), torch.tensor(w))
+    got = ta.functional.rms_norm(ta.tensor(x), (16,), ta.tensor(w))   # float16 squares: inf
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.numpy().astype(np.float32),
+                               expected.numpy().astype(np.float32), atol=1e-2)

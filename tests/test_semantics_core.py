@@ -170,7 +170,7 @@ def test_manual_sgd_under_no_grad_updates_the_parameter_itself():
 def test_in_place_update_of_a_parameter_while_recording_is_refused():
     model = nn.Linear(3, 1)
     model(ta.ones(2, 3)).sum().backward()
-    p = model.parameters()[0]
+    p = next(model.parameters())
     with pytest.raises(RuntimeError, match="leaf tensor that requires grad"):
         p -= 0.1 * p.grad                           # was: silently nothing
 

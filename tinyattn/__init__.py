@@ -6,8 +6,8 @@ with a hand-derived backward for every op, built to learn how attention and back
 """
 from __future__ import annotations
 
-from . import backend, functional, nn, ops, optim
-from . import autograd
+from . import backend, functional, nn, ops, optim, utils
+from . import autograd, viz  # viz: draw_graph, trace_backward (see docs/see_it.md)
 from .autograd import (Function, detect_anomaly, enable_grad, is_grad_enabled, no_grad,
                        set_grad_enabled)
 from .backend import cuda_is_available, get_rng_state, manual_seed, set_rng_state
@@ -40,7 +40,7 @@ __all__ = [
     "Function", "gradcheck", "gradcheck_report", "GradcheckError", "functional", "ops",
     "backend", "nn", "optim", "save", "load", "CheckpointError", "cat", "concat", "stack",
     "split", "matmul", "where", "exp", "log", "sqrt", "tanh", "clone", "clamp", "from_numpy",
-    "autograd", "set_grad_enabled", "SavedDataWriteError",
+    "autograd", "viz", "set_grad_enabled", "SavedDataWriteError", "utils",
     "empty", "empty_like", "eye", "full_like", "linspace", "logspace", "multinomial", "rand_like",
     "randint", "randint_like", "randn_like", "abs", "amax", "amin", "argmax", "argmin", "bmm",
     "chunk", "cumsum", "einsum", "flatten", "flip", "gather", "log_softmax", "logsumexp", "max",

@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # only for annotations; tensor.py imports this module, not th
 
 __all__ = ["Function", "FunctionCtx", "no_grad", "enable_grad", "set_grad_enabled",
            "is_grad_enabled", "detect_anomaly", "run_backward", "grad", "unbroadcast",
-           "VersionCounter"]
+           "VersionCounter", "set_backward_hook"]
 
 
 class _ThreadState(threading.local):
@@ -52,6 +52,7 @@ class _ThreadState(threading.local):
 
     grad_enabled = True
     anomaly = False
+    backward_hook: Any = None      # set_backward_hook(); tinyattn.viz.trace_backward uses it
 
 
 _state = _ThreadState()
@@ -157,6 +158,14 @@ def detect_anomaly() -> Iterator[None]:
         yield
     finally:
         _state.anomaly = previous
+
+
+def set_backward_hook(hook: Any) -> Any:
+    """Call ``hook(fn, grad, input_grads)`` after each op's backward in this thread (None
+    switches it off); returns the previous hook. For watching the engine work: see
+    ``tinyattn.viz.trace_backward``. Off, it costs one attribute read per backward pass."""
+    previous, _state.backward_hook = _state.backward_hook, hook
+    return previous
 
 
 def _user_frame() -> str:
@@ -543,6 +552,7 @@ def _run_backward_from(starts: Sequence[Tuple["Tensor", Any]], retain_graph: boo
     order = _topological_order(roots)
     captured_fns = captured_fns or {}
     anomaly = _anomaly_enabled()
+    hook = _state.backward_hook
     for fn in reversed(order):
         fn_grad = grads.pop(id(fn), None)
         if fn_grad is None:
@@ -561,6 +571,8 @@ def _run_backward_from(starts: Sequence[Tuple["Tensor", Any]], retain_graph: boo
         if fn._versions:
             fn._check_versions()
         input_grads = _as_tuple(fn.backward(fn_grad))
+        if hook is not None:
+            hook(fn, fn_grad, input_grads)
         if not retain_graph:
             fn.saved = None
         for t, parent, needed, g in zip(fn.inputs, fn.parents, fn.needs_input_grad,

@@ -87,6 +87,8 @@ def _main(argv: Optional[List[str]]) -> int:
                        help="seed of the random inputs (a whole number >= 0), default 0")
     sub.add_parser("train", help="the toy training script (see --help)", add_help=False)
     sub.add_parser("doctor", help="check the GPU setup", add_help=False)
+    sub.add_parser("sample", help="generate with a trained checkpoint (see --help)",
+                   add_help=False)
     sub.add_parser("embed", help="sentence embeddings from a real model", add_help=False)
     sub.add_parser("attention", help="plot a real model's attention heads", add_help=False)
     args, rest = parser.parse_known_args(argv)
@@ -100,6 +102,9 @@ def _main(argv: Optional[List[str]]) -> int:
     if args.command == "doctor":
         from .doctor import main as doctor_main  # noqa: PLC0415
         return doctor_main(rest)
+    if args.command == "sample":
+        from .train.sample import main as sample_main  # noqa: PLC0415 - training sits higher
+        return sample_main(rest)
     if args.command in ("embed", "attention"):
         from .models import cli as models_cli  # noqa: PLC0415 - models sit higher
         return getattr(models_cli, f"{args.command}_main")(rest)

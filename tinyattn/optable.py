@@ -111,6 +111,18 @@ def _layer_norm_ref(x, w, b, eps=1e-5):
     return (x - mu) / np.sqrt(var + eps) * w + b
 
 
+def _rms_norm_ref(x, w=1.0, eps=1e-6, dims=1):
+    axes = tuple(range(x.ndim - dims, x.ndim))
+    return x / np.sqrt((x * x).mean(axis=axes, keepdims=True) + eps) * w
+
+
+def _rms_norm_cases(rng: np.random.Generator) -> List[OpCase]:
+    return [_case(_shapes((2, 3, 5), (5,)), rng.standard_normal((2, 3, 5)),
+                  1 + 0.1 * rng.standard_normal(5)),
+            _case(_shapes((4, 6), (6,)) + " mean far from 0", 3 + 2 * rng.standard_normal((4, 6)),
+                  rng.standard_normal(6))]
+
+
 def _cross_entropy_ref(logits, target, ignore_index=-100, label_smoothing=0.0):
     logp = scipy.special.log_softmax(logits, axis=1)
     valid = target != ignore_index
@@ -314,6 +326,12 @@ OP_TABLE: List[OpSpec] = [
     OpSpec("layer_norm_no_affine", lambda x: F.layer_norm(x, x.shape[-1]),
            lambda x: _layer_norm_ref(x, 1.0, 0.0),
            lambda rng: [_case("(2, 3, 5)", rng.standard_normal((2, 3, 5)))], "layer-norm"),
+    OpSpec("rms_norm", lambda x, w: F.rms_norm(x, x.shape[-1], w, eps=1e-6), _rms_norm_ref,
+           _rms_norm_cases, "rms-norm"),
+    OpSpec("rms_norm_2d_no_affine", lambda x: F.rms_norm(x, x.shape[-2:], eps=1e-6),
+           lambda x: _rms_norm_ref(x, dims=2),
+           lambda rng: [_case("(2, 3, 5) over (3, 5)", rng.standard_normal((2, 3, 5)))],
+           "rms-norm"),
     OpSpec("embedding", lambda w, ids: F.embedding(ids, w), lambda w, ids: w[ids],
            _embedding_cases, "embedding"),
     OpSpec("cross_entropy", F.cross_entropy, _cross_entropy_ref, _ce_cases, "cross-entropy"),

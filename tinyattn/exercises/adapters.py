@@ -112,7 +112,9 @@ def _layer_norm(fn, grad, backward):
 
 
 def _embedding(fn, grad, backward):
-    ids, shape = fn.saved
+    ids, shape, padding_idx = fn.saved
+    if padding_idx is not None:
+        raise NotCovered("embedding with a padding_idx")
     return backward(grad, (ids, shape))
 
 

@@ -1,21 +1,32 @@
 """``tinyattn.nn``: modules built from tinyattn's ops (docs/nn.md)."""
 from __future__ import annotations
 
-from . import torch_compat
+from . import functional, init, torch_compat, utils
+from .activation import (GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus,
+                         Tanh)
 from .attention import KVCache, MultiHeadAttention
+from .containers import ModuleDict, ParameterDict, ParameterList, Sequential
 from .gpt import GPT, Block, GPTConfig
-from .layers import GELU, Dropout, Embedding, FeedForward, LayerNorm, Linear, ReLU
+from .layers import (Dropout, Embedding, FeedForward, Flatten, Identity, LayerNorm, Linear,
+                     RMSNorm, Unflatten)
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .masks import causal_mask, combine_masks, key_padding_mask, sliding_window_mask
 from .module import Module, ModuleList, Parameter
 from .positional import (ALiBi, LearnedPositionalEmbedding, RotaryEmbedding,
                          SinusoidalPositionalEncoding, alibi_slopes, sinusoidal_table)
+from .swiglu import SwiGLU, llama_hidden_dim
 from .torch_mha import MultiheadAttention
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
 
 __all__ = [
-    "Module", "ModuleList", "Parameter",
-    "Linear", "Embedding", "LayerNorm", "Dropout", "GELU", "ReLU", "FeedForward",
+    "Module", "ModuleList", "Parameter", "Sequential", "ModuleDict", "ParameterList",
+    "ParameterDict",
+    "Linear", "Embedding", "LayerNorm", "RMSNorm", "Dropout", "Identity", "Flatten",
+    "Unflatten", "FeedForward", "SwiGLU", "llama_hidden_dim",
+    "ReLU", "GELU", "Tanh", "Sigmoid", "SiLU", "LeakyReLU", "Softplus", "Softmax", "LogSoftmax",
+    "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss", "BCEWithLogitsLoss",
+    "functional", "init", "utils",
     "causal_mask", "key_padding_mask", "sliding_window_mask", "combine_masks",
     "MultiHeadAttention", "MultiheadAttention", "KVCache",
     "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding", "RotaryEmbedding", "ALiBi",

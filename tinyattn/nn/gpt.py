@@ -7,8 +7,12 @@ Shapes: B batch, S sequence (S <= block_size), D = d_model, V = vocab_size, h = 
 
 Each block: x = x + attn(ln1(x)) with a causal mask;  x = x + mlp(ln2(x)).
 
+A Llama-style model is the same skeleton with other parts (docs/nn.md#llama-style-gpt):
+``GPTConfig(pos_encoding="rope", norm="rmsnorm", mlp="swiglu", n_kv_head=2, bias=False,
+tie_weights=False)``: RoPE, RMSNorm, the SwiGLU feed-forward, grouped-query attention.
+
 Initialisation (GPT-2's): every Linear and Embedding weight ~ N(0, 0.02^2), biases 0, and the
-two projections that write into the residual stream (attn.out_proj, mlp.linear2) ~
+projections that write into the residual stream (attn.out_proj, mlp.linear2 or mlp.w2) ~
 N(0, (0.02 / sqrt(2 n_layer))^2), so the residual's variance does not grow with depth.
 Everything is drawn from the default generator: ``tinyattn.manual_seed(s)`` first.
 """
@@ -25,13 +29,17 @@ from .. import functional as F
 from ..autograd import no_grad
 from ..tensor import Tensor, as_tensor
 from .attention import KVCache, MultiHeadAttention
-from .layers import Dropout, Embedding, FeedForward, LayerNorm, Linear, normal_parameter
+from .layers import (Dropout, Embedding, FeedForward, LayerNorm, Linear, RMSNorm,
+                     normal_parameter)
 from .module import Module, ModuleList, Parameter
 from .positional import ALiBi, LearnedPositionalEmbedding, SinusoidalPositionalEncoding
+from .swiglu import SwiGLU, llama_hidden_dim
 
 __all__ = ["GPTConfig", "GPT", "Block"]
 
-_POS_KINDS = ("learned", "sinusoidal", "rope", "alibi")
+_POS_KINDS = ("learned", "sinusoidal", "rope", "alibi", "none")
+_NORMS = ("layernorm", "rmsnorm")
+_MLPS = ("feedforward", "swiglu")
 
 
 @dataclass
@@ -41,8 +49,13 @@ class GPTConfig:
     block_size is the context length (the most tokens the model sees at once);
     attn_block_size is the tile size of attn_impl="tiled" (unrelated to the context).
     pos_encoding: "learned" (GPT-2), "sinusoidal" (fixed table), "rope" (rotate q, k),
-    "alibi" (distance bias on the scores; needs attn_impl="plain").
+    "alibi" (distance bias on the scores; needs attn_impl="plain"), "none" (no position
+    information beyond what the causal mask lets the model infer: to see what positions buy).
     tie_weights: lm_head shares the token embedding matrix (V, D).
+    norm: "layernorm" (GPT-2) or "rmsnorm" (Llama), with ``norm_eps``.
+    mlp: "feedforward" (linear, ``activation``, linear) or "swiglu" (Llama's gated MLP; its
+    hidden width ``d_ff`` defaults to int(8 d_model / 3) rounded up to a multiple of 8).
+    n_kv_head: key/value heads for grouped-query attention (None: n_head; 1: multi-query).
     """
 
     vocab_size: int = 65
@@ -59,13 +72,27 @@ class GPTConfig:
     attn_impl: str = "plain"
     attn_block_size: int = 64
     rope_base: float = 10000.0
+    norm: str = "layernorm"
+    norm_eps: float = 1e-5
+    mlp: str = "feedforward"
+    n_kv_head: Optional[int] = None      # default n_head
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "d_model",
-                     "attn_block_size"):
+                     "attn_block_size", "n_kv_head", "d_ff"):
             value = getattr(self, name)
+            if value is None and name in ("n_kv_head", "d_ff"):
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"GPTConfig: {name} must be a positive int, got {value!r}")
+        if self.n_kv_head is not None and self.n_head % self.n_kv_head != 0:
+            raise ValueError(f"GPTConfig: n_head={self.n_head} is not a multiple of "
+                             f"n_kv_head={self.n_kv_head}; each key/value head serves an equal "
+                             f"group of query heads")
+        if self.norm not in _NORMS:
+            raise ValueError(f"GPTConfig: norm must be one of {_NORMS}, got {self.norm!r}")
+        if self.mlp not in _MLPS:
+            raise ValueError(f"GPTConfig: mlp must be one of {_MLPS}, got {self.mlp!r}")
         if self.d_model % self.n_head != 0:
             raise ValueError(f"GPTConfig: d_model={self.d_model} is not divisible by "
                              f"n_head={self.n_head}")
@@ -79,20 +106,35 @@ class GPTConfig:
             raise ValueError(f"GPTConfig: dropout must be in [0, 1], got {self.dropout}")
 
 
+def _make_norm(config: GPTConfig) -> Module:
+    if config.norm == "rmsnorm":
+        return RMSNorm(config.d_model, eps=config.norm_eps)
+    return LayerNorm(config.d_model, eps=config.norm_eps, bias=config.bias)
+
+
+def _make_mlp(config: GPTConfig) -> Module:
+    d = config.d_model
+    if config.mlp == "swiglu":
+        hidden = config.d_ff if config.d_ff is not None else llama_hidden_dim(d, multiple_of=8)
+        return SwiGLU(d, hidden, bias=config.bias)
+    return FeedForward(d, config.d_ff, dropout=config.dropout, activation=config.activation,
+                       bias=config.bias)
+
+
 class Block(Module):
-    """One pre-LN transformer block with causal self-attention."""
+    """One pre-norm transformer block with causal self-attention."""
 
     def __init__(self, config: GPTConfig):
         d = config.d_model
-        self.ln1 = LayerNorm(d, bias=config.bias)
+        self.ln1 = _make_norm(config)
         self.attn = MultiHeadAttention(d, config.n_head, dropout=config.dropout,
                                        bias=config.bias, rope=config.pos_encoding == "rope",
                                        rope_base=config.rope_base, attn_impl=config.attn_impl,
-                                       block_size=config.attn_block_size)
+                                       block_size=config.attn_block_size,
+                                       num_kv_heads=config.n_kv_head)
         self.drop1 = Dropout(config.dropout)
-        self.ln2 = LayerNorm(d, bias=config.bias)
-        self.mlp = FeedForward(d, config.d_ff, dropout=config.dropout,
-                               activation=config.activation, bias=config.bias)
+        self.ln2 = _make_norm(config)
+        self.mlp = _make_mlp(config)
         self.drop2 = Dropout(config.dropout)
 
     def forward(self, x: Tensor, attn_bias: Optional[Tensor] = None,
@@ -127,7 +169,7 @@ class GPT(Module):
         self.alibi = ALiBi(config.n_head) if kind == "alibi" else None
         self.drop = Dropout(config.dropout)
         self.blocks = ModuleList([Block(config) for _ in range(config.n_layer)])
-        self.ln_f = LayerNorm(d, bias=config.bias)
+        self.ln_f = _make_norm(config)
         self.lm_head = Linear(d, config.vocab_size, bias=False)
         self._init_weights()
         if config.tie_weights:
@@ -139,7 +181,7 @@ class GPT(Module):
         for name, module in self.named_modules():
             if isinstance(module, (Linear, Embedding)):
                 last = name.rsplit(".", 1)[-1]
-                is_residual = last in ("out_proj", "linear2")
+                is_residual = last in ("out_proj", "linear2", "w2")
                 module.weight = normal_parameter(module.weight.shape,
                                                  residual_std if is_residual else std)
                 if isinstance(module, Linear) and module.bias is not None:

@@ -1,21 +1,30 @@
-"""``Module`` and ``Parameter``: the containers that hold a model's weights.
+"""``Module`` and ``Parameter``: the classes that hold a model's weights.
 
 A ``Parameter`` is a leaf ``Tensor`` that requires a gradient. A ``Module`` finds its
 parameters and sub-modules by looking at its attributes (lists of modules go in a
 ``ModuleList``), so ``named_parameters()`` gives PyTorch-style dotted keys such as
-``blocks.0.attn.q_proj.weight`` and state dicts move between tinyattn and PyTorch.
+``blocks.0.attn.q_proj.weight`` and state dicts move between tinyattn and PyTorch. Tensors
+that are state but not trained (running statistics, fixed tables) are *buffers*:
+``register_buffer(name, tensor, persistent=True)``; they move with ``.to()``, are saved in
+the state dict when persistent, and are never in ``parameters()``.
+
+The API follows ``torch.nn.Module`` (docs/nn.md#modules). Deliberate differences:
+- ``super().__init__()`` is optional: a module's registries are created on first use.
+- ``state_dict()`` holds host NumPy arrays (``keep_vars=True``: the tensors themselves), and
+  a tied weight is saved once, under its first name (see docs/nn.md#saving).
 """
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Set,
+                    Tuple)
 
 import numpy as np
 
 from .. import backend
-from ..tensor import Tensor, tensor
+from ..tensor import Tensor, normalize_dtype, tensor
 
-__all__ = ["Parameter", "Module", "ModuleList"]
+__all__ = ["Parameter", "Module", "ModuleList", "StateDictKeyError", "StateDictShapeError"]
 
 
 class Parameter(Tensor):
@@ -38,11 +47,40 @@ class Parameter(Tensor):
         return "Parameter(" + super().__repr__() + ")"
 
 
+class StateDictKeyError(KeyError, RuntimeError):
+    """``load_state_dict(strict=True)`` with missing or unexpected keys. A KeyError (as
+    tinyattn always raised) and a RuntimeError (as PyTorch raises)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class StateDictShapeError(ValueError, RuntimeError):
+    """``load_state_dict`` with an array whose shape differs from the model's."""
+
+
+class IncompatibleKeys(NamedTuple):
+    """What ``load_state_dict`` returns, as PyTorch's: keys it could not match."""
+
+    missing_keys: List[str]
+    unexpected_keys: List[str]
+
+
+def _check_name(kind: str, name: Any) -> None:
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name should be a string, got {type(name).__name__}")
+    if name == "" or "." in name:
+        raise KeyError(f"{kind} name can't be empty or contain '.', got {name!r}")
+
+
 class Module:
     """Base class of every layer and model. Subclasses set attributes in ``__init__`` and
     implement ``forward``; calling the module calls ``forward``."""
 
     training: bool = True
+
+    def __init__(self) -> None:
+        """Optional (tinyattn's layers do not call it); PyTorch code calls it, which is fine."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.forward(*args, **kwargs)
@@ -50,43 +88,201 @@ class Module:
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement forward()")
 
+    # ---------------------------------------------------------------- registration
+    def _buffer_flags(self) -> Dict[str, bool]:
+        """name -> persistent, for every registered buffer (created on first use)."""
+        flags = self.__dict__.get("_buffer_persistence")
+        if flags is None:
+            flags = {}
+            object.__setattr__(self, "_buffer_persistence", flags)
+        return flags
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """PyTorch's rules: a parameter can only be replaced by a Parameter (or None), a
+        buffer by a Tensor (or None); a Parameter or a Module assigned to a buffer's name
+        takes its place."""
+        current = self.__dict__.get(name)
+        flags = self.__dict__.get("_buffer_persistence") or {}
+        if isinstance(current, Parameter) and value is not None \
+                and not isinstance(value, Parameter):
+            raise TypeError(
+                f"cannot assign {type(value).__name__} as parameter '{name}' of "
+                f"{type(self).__name__} (a Parameter or None expected): the parameter would "
+                f"silently stop being trained. Wrap it, self.{name} = nn.Parameter(value), or "
+                f"change the values in place: with tinyattn.no_grad(): "
+                f"self.{name}.copy_(value)")
+        if name in flags:
+            if isinstance(value, (Parameter, Module)):
+                del flags[name]                 # it becomes a parameter / sub-module
+            elif value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign {type(value).__name__} as buffer '{name}' of "
+                                f"{type(self).__name__} (a Tensor or None expected)")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        (self.__dict__.get("_buffer_persistence") or {}).pop(name, None)
+        object.__delattr__(self, name)
+
+    def register_buffer(self, name: str, tensor: Optional[Tensor],
+                        persistent: bool = True) -> None:
+        """Keep ``tensor`` as state that is not trained: moved by ``.to()``, saved in the state
+        dict when ``persistent``, never in ``parameters()``. Read it as ``self.<name>``."""
+        _check_name("buffer", name)
+        if name in self.__dict__ and name not in self._buffer_flags():
+            raise KeyError(f"attribute '{name}' already exists on {type(self).__name__}; "
+                           f"delete it first or choose another buffer name")
+        if hasattr(type(self), name):
+            raise KeyError(f"'{name}' is a method or class attribute of "
+                           f"{type(self).__name__}; choose another buffer name")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign {type(tensor).__name__} object to buffer '{name}' "
+                            f"(a Tensor or None required); wrap arrays with tinyattn.tensor()")
+        if isinstance(tensor, Parameter):
+            raise TypeError(f"register_buffer('{name}', ...) got a Parameter: use "
+                            f"register_parameter for trainable tensors")
+        self._buffer_flags()[name] = bool(persistent)
+        object.__setattr__(self, name, tensor)
+
+    def register_parameter(self, name: str, param: Optional[Parameter]) -> None:
+        """``self.<name> = param``, checked as PyTorch does (a Parameter or None)."""
+        _check_name("parameter", name)
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign {type(param).__name__} object to parameter "
+                            f"'{name}' (a Parameter or None required); wrap it: "
+                            f"nn.Parameter(tensor)")
+        current = self.__dict__.get(name, None)
+        if (name in self.__dict__ and current is not None and not isinstance(current, Parameter)) \
+                or hasattr(type(self), name):
+            raise KeyError(f"attribute '{name}' already exists on {type(self).__name__}")
+        setattr(self, name, param)
+
+    def add_module(self, name: str, module: Optional["Module"]) -> None:
+        """``self.<name> = module``, checked as PyTorch does."""
+        _check_name("module", name)
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        if hasattr(type(self), name) or (name in self.__dict__ and not isinstance(
+                self.__dict__[name], (Module, type(None)))):
+            raise KeyError(f"attribute '{name}' already exists on {type(self).__name__}")
+        setattr(self, name, module)
+
+    register_module = add_module
+
     # ---------------------------------------------------------------- traversal
     def named_children(self) -> Iterator[Tuple[str, "Module"]]:
-        for name, value in vars(self).items():
-            if isinstance(value, Module):
+        """The direct sub-modules, each once, in the order they were assigned."""
+        seen: Set[int] = set()
+        for name, value in list(vars(self).items()):
+            if isinstance(value, Module) and id(value) not in seen:
+                seen.add(id(value))
                 yield name, value
 
-    def named_modules(self, prefix: str = "") -> Iterator[Tuple[str, "Module"]]:
+    def children(self) -> Iterator["Module"]:
+        for _, module in self.named_children():
+            yield module
+
+    def named_modules(self, memo: Optional[Set[int]] = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[Tuple[str, "Module"]]:
+        """This module and every sub-module (depth first, parents before children), each once
+        unless ``remove_duplicate=False``."""
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
         yield prefix, self
-        for name, child in self.named_children():
-            yield from child.named_modules(f"{prefix}.{name}" if prefix else name)
+        for name, value in list(vars(self).items()):
+            if isinstance(value, Module):
+                yield from value.named_modules(memo, f"{prefix}.{name}" if prefix else name,
+                                               remove_duplicate)
 
     def modules(self) -> Iterator["Module"]:
         for _, module in self.named_modules():
             yield module
 
-    def named_parameters(self, prefix: str = "") -> Iterator[Tuple[str, Parameter]]:
-        seen = set()
-        for module_name, module in self.named_modules(prefix):
-            for name, value in vars(module).items():
-                if isinstance(value, Parameter) and id(value) not in seen:
-                    seen.add(id(value))  # a tied weight is listed once, under its first name
-                    yield (f"{module_name}.{name}" if module_name else name), value
+    def get_submodule(self, target: str) -> "Module":
+        """The sub-module at a dotted path, e.g. ``model.get_submodule("blocks.0.attn")``."""
+        module: Module = self
+        for part in target.split(".") if target else []:
+            child = module.__dict__.get(part)
+            if not isinstance(child, Module):
+                raise AttributeError(f"{type(module).__name__} has no sub-module '{part}' "
+                                     f"(looking for '{target}')")
+            module = child
+        return module
 
-    def parameters(self) -> List[Parameter]:
-        return [p for _, p in self.named_parameters()]
+    def _named_members(self, pick: Callable[["Module"], Iterable[Tuple[str, Any]]],
+                       prefix: str, recurse: bool, remove_duplicate: bool
+                       ) -> Iterator[Tuple[str, Any]]:
+        seen: Set[int] = set()
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
+            if recurse else [(prefix, self)]
+        for module_name, module in modules:
+            for name, value in pick(module):
+                if remove_duplicate:
+                    if id(value) in seen:
+                        continue  # a tied weight is listed once, under its first name
+                    seen.add(id(value))
+                yield (f"{module_name}.{name}" if module_name else name), value
+
+    @staticmethod
+    def _own_parameters(module: "Module") -> List[Tuple[str, Parameter]]:
+        return [(n, v) for n, v in vars(module).items() if isinstance(v, Parameter)]
+
+    @staticmethod
+    def _own_buffers(module: "Module", persistent_only: bool = False
+                     ) -> List[Tuple[str, Tensor]]:
+        flags = module.__dict__.get("_buffer_persistence") or {}
+        return [(n, module.__dict__[n]) for n, keep in flags.items()
+                if isinstance(module.__dict__.get(n), Tensor) and (keep or not persistent_only)]
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[Tuple[str, Parameter]]:
+        """(dotted name, Parameter) pairs; a shared Parameter once, under its first name."""
+        return self._named_members(self._own_parameters, prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """A generator over the parameters, as PyTorch's: it is used up by one pass, so write
+        ``params = list(model.parameters())`` to go over them twice."""
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[Tuple[str, Tensor]]:
+        return self._named_members(self._own_buffers, prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
+    def apply(self, fn: Callable[["Module"], Any]) -> "Module":
+        """Call ``fn`` on every sub-module, then on this module (PyTorch's order); returns self.
+        For custom initialisation: ``model.apply(init_weights)``."""
+        for child in list(self.children()):
+            child.apply(fn)
+        fn(self)
+        return self
+
     # ---------------------------------------------------------------- modes and devices
     def train(self, mode: bool = True) -> "Module":
+        if not isinstance(mode, bool):
+            raise ValueError(f"train(mode): mode is expected to be a bool, got {mode!r}")
         for module in self.modules():
             module.training = mode
         return self
 
     def eval(self) -> "Module":
         return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        """Switch gradients on or off for every parameter (e.g. to freeze a part)."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget every parameter's gradient: None (default, as torch) or zeros in place."""
@@ -96,22 +292,37 @@ class Module:
             else:
                 p.grad.zero_()
 
-    def to(self, device: Optional[str] = None, dtype: Any = None) -> "Module":
-        """Move (or cast) every parameter and buffer in place; returns self."""
-        if device is not None:
-            try:
-                device = backend.normalize_device(device)
-            except ValueError:
-                device, dtype = None, device
+    def to(self, *args: Any, device: Any = None, dtype: Any = None,
+           non_blocking: bool = False) -> "Module":
+        """Move and/or cast every parameter and buffer in place, as ``torch.nn.Module.to``:
+        ``.to("cuda")``, ``.to(tinyattn.float64)``, ``.to("cuda", "float64")``,
+        ``.to(other_tensor)`` or the keywords. Only floating tensors change dtype (token-id
+        buffers stay integers); gradients move and cast with their parameters. Returns self."""
+        for arg in args:
+            if isinstance(arg, Tensor):
+                device, dtype = arg.device, arg.dtype
+            elif _is_device(arg):
+                device = arg
+            else:
+                dtype = arg
+        device = None if device is None else backend.normalize_device(device)
+        dtype = normalize_dtype(dtype)
+        if dtype is not None and dtype.kind != "f":
+            raise TypeError(f"Module.to only accepts floating-point dtypes, got {dtype}; "
+                            f"integer tensors (token ids) are converted one by one")
         for module in self.modules():
-            for name, value in list(vars(module).items()):
+            for value in list(vars(module).values()):
                 if isinstance(value, Tensor):
-                    data = value._data if device is None else backend.to_device(value._data, device)
-                    if dtype is not None and np.issubdtype(value.dtype, np.floating):
-                        data = data.astype(dtype)
-                    value._data = data
-                    value.grad = None
+                    value._data = _moved(value._data, device, dtype)
+                    if value._grad is not None:
+                        value._grad._data = _moved(value._grad._data, device, dtype)
         return self
+
+    def cpu(self) -> "Module":
+        return self.to("cpu")
+
+    def cuda(self) -> "Module":
+        return self.to("cuda")
 
     def double(self) -> "Module":
         return self.to(np.float64)
@@ -119,33 +330,55 @@ class Module:
     def float(self) -> "Module":
         return self.to(np.float32)
 
+    def half(self) -> "Module":
+        return self.to(np.float16)
+
     # ---------------------------------------------------------------- state
-    def state_dict(self) -> "OrderedDict[str, np.ndarray]":
-        """Parameters as host NumPy arrays, keyed by dotted names. Fixed tables (the
-        sinusoidal encoding) are rebuilt from the config, so they are not saved."""
-        state: "OrderedDict[str, np.ndarray]" = OrderedDict()
-        for name, p in self.named_parameters():
-            state[name] = p.numpy().copy()
+    def _state_items(self) -> List[Tuple[str, Tensor]]:
+        """What the state dict holds: for each module, its parameters, then its persistent
+        buffers (PyTorch's order); a tensor shared under several names appears once."""
+        def own(module: Module) -> List[Tuple[str, Tensor]]:
+            return self._own_parameters(module) + self._own_buffers(module, True)
+        return list(self._named_members(own, "", True, True))
+
+    def state_dict(self, *, prefix: str = "", keep_vars: bool = False
+                   ) -> "OrderedDict[str, Any]":
+        """Parameters and persistent buffers as host NumPy copies, keyed by dotted names
+        (``keep_vars=True``: the tensors themselves)."""
+        state: "OrderedDict[str, Any]" = OrderedDict()
+        for name, value in self._state_items():
+            state[prefix + name] = value if keep_vars else backend.to_host(value._data).copy()
         return state
 
-    def load_state_dict(self, state: Dict[str, Any], strict: bool = True) -> None:
-        """Copy arrays into the parameters. Every check runs before anything is written, so a
-        bad state dict leaves the module untouched."""
-        targets = dict(self.named_parameters())
+    def load_state_dict(self, state: Dict[str, Any], strict: bool = True,
+                        assign: bool = False) -> IncompatibleKeys:
+        """Copy arrays into the parameters and buffers. Every check runs before anything is
+        written, so a bad state dict leaves the module untouched. Returns the missing and
+        unexpected keys (PyTorch's named tuple); with ``strict`` they raise instead."""
+        if assign:
+            raise NotImplementedError("load_state_dict(assign=True) is not supported: tinyattn "
+                                      "copies into the existing parameters (assign=False)")
+        if not hasattr(state, "items"):
+            raise TypeError(f"load_state_dict expects a mapping of names to arrays, got "
+                            f"{type(state).__name__}")
+        targets = dict(self._state_items())
         missing = [k for k in targets if k not in state]
         unexpected = [k for k in state if k not in targets]
         if strict and (missing or unexpected):
-            raise KeyError(f"load_state_dict: missing keys {missing}, unexpected keys "
-                           f"{unexpected} (pass strict=False to load the keys that match)")
+            raise StateDictKeyError(
+                f"load_state_dict: missing keys {missing}, unexpected keys {unexpected} "
+                f"(pass strict=False to load the keys that match)")
         for key, value in state.items():
             if key in targets:
                 shape = tuple(np.shape(value._data if isinstance(value, Tensor) else value))
                 if shape != targets[key].shape:
-                    raise ValueError(f"load_state_dict: {key} has shape {shape} in the state "
-                                     f"dict but {targets[key].shape} in the model")
+                    raise StateDictShapeError(
+                        f"load_state_dict: {key} has shape {shape} in the state dict but "
+                        f"{targets[key].shape} in the model")
         for key, value in state.items():
             if key in targets:
                 _copy_into(targets[key], value)
+        return IncompatibleKeys(missing, unexpected)
 
     # ---------------------------------------------------------------- display
     def extra_repr(self) -> str:
@@ -166,6 +399,24 @@ class Module:
         return "\n".join(lines)
 
 
+def _is_device(value: Any) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        normalize_dtype(value)
+    except TypeError:
+        return True
+    return False
+
+
+def _moved(data: Any, device: Optional[str], dtype: Optional[np.dtype]) -> Any:
+    if device is not None:
+        data = backend.to_device(data, device)
+    if dtype is not None and data.dtype.kind == "f" and data.dtype != dtype:
+        data = data.astype(dtype)
+    return data
+
+
 def _copy_into(target: Tensor, value: Any) -> None:
     """Write ``value`` into ``target``'s own array (as torch's ``param.copy_``), counting a
     version, so every holder of the parameter sees the new values."""
@@ -179,23 +430,15 @@ def _copy_into(target: Tensor, value: Any) -> None:
         target._bump_version()
 
 
-class ModuleList(Module):
-    """A list of modules whose parameters are found (named ``0``, ``1``, ...)."""
+def _checked_index(index: Any, length: int, owner: str) -> int:
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+        raise TypeError(f"{owner} indices must be integers or slices, got "
+                        f"{type(index).__name__}")
+    if not -length <= index < length:
+        raise IndexError(f"index {index} is out of range for a {owner} of length {length}")
+    return int(index) % length
 
-    def __init__(self, modules: Optional[List[Module]] = None):
-        self._items: List[Module] = []
-        for module in modules or []:
-            self.append(module)
 
-    def append(self, module: Module) -> None:
-        setattr(self, str(len(self._items)), module)
-        self._items.append(module)
-
-    def __getitem__(self, index: int) -> Module:
-        return self._items[index]
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._items)
+# ModuleList lives in containers.py with the other containers; it stays importable from here
+# (``from .module import ModuleList``), where it was defined before containers.py existed.
+from .containers import ModuleList  # noqa: E402 - containers.py builds on Module above

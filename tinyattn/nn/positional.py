@@ -63,12 +63,14 @@ def _check_input(name: str, x: Tensor, d_model: int) -> None:
 
 class SinusoidalPositionalEncoding(Module):
     """x (B, S, D) -> x + PE[offset : offset + S]. Fixed, not trainable, not in the state dict
-    (it is rebuilt from d_model and max_len). The table is float32 and moves with ``.to()``;
-    it is cast to the input's dtype when they differ (a constant, so nothing is upcast)."""
+    (a non-persistent buffer: it is rebuilt from d_model and max_len). The table is float32
+    and moves with ``.to()``; it is cast to the input's dtype when they differ (a constant, so
+    nothing is upcast)."""
 
     def __init__(self, d_model: int, max_len: int = 5000):
         self.d_model, self.max_len = d_model, max_len
-        self.pe = as_tensor(sinusoidal_table(max_len, d_model).astype(np.float32))   # (S_max, D)
+        table = as_tensor(sinusoidal_table(max_len, d_model).astype(np.float32))     # (S_max, D)
+        self.register_buffer("pe", table, persistent=False)
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         _check_input("SinusoidalPositionalEncoding", x, self.d_model)

@@ -25,7 +25,7 @@ from .loss import cross_entropy
 from .masking import masked_fill, where
 from .nll import nll_loss
 from .matmul import bmm, linear, matmul
-from .norm import layer_norm
+from .norm import layer_norm, rms_norm
 from .pad import pad
 from .pointwise import abs, leaky_relu, rsqrt, sigmoid, silu, softplus
 from .pointwise_loss import (binary_cross_entropy, binary_cross_entropy_with_logits, l1_loss,
@@ -42,7 +42,7 @@ __all__ = [
     "gelu",
     "convert", "sum", "mean", "amax", "max", "reshape", "permute", "transpose", "swapaxes",
     "unsqueeze", "squeeze", "flatten", "getitem", "cat", "concat", "stack", "split", "chunk",
-    "matmul", "linear", "softmax", "log_softmax", "masked_fill", "where", "layer_norm",
+    "matmul", "linear", "softmax", "log_softmax", "masked_fill", "where", "layer_norm", "rms_norm",
     "dropout", "embedding", "cross_entropy", "scaled_dot_product_attention", "rope", "clone",
     "clamp", "add_", "sub_", "mul_", "div_", "pow_", "neg_", "clamp_", "masked_fill_", "zero_",
     "fill_", "copy_", "uniform_", "normal_", "setitem",

@@ -1,15 +1,17 @@
-"""Cross-entropy fused with log-softmax (docs/derivations.md#cross-entropy)."""
+"""Cross-entropy fused with log-softmax (docs/derivations.md#cross-entropy), and PyTorch's
+other cross-entropy layouts composed from ops."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, is_grad_enabled
 from ..tensor import Tensor, as_tensor
 from .embedding import check_index_range
-from .softmax import safe_row_max
+from .reduce import sum as reduce_sum
+from .softmax import log_softmax, safe_row_max
 
 __all__ = ["cross_entropy"]
 
@@ -68,35 +70,146 @@ class CrossEntropy(Function):
         return xp.where(valid[:, None], dlogits * weight[:, None], 0), None
 
 
-def cross_entropy(logits: Tensor, target: Any, ignore_index: int = -100, reduction: str = "mean",
-                  label_smoothing: float = 0.0) -> Tensor:
-    """PyTorch's ``F.cross_entropy`` for logits (N, C) and integer class targets (N,)."""
-    target = target if isinstance(target, Tensor) else as_tensor(np.asarray(target))
-    if logits.ndim != 2 or target.ndim != 1 or target.shape[0] != logits.shape[0]:
-        raise ValueError(
-            f"cross_entropy: expected logits (N, C) and target (N,), got {logits.shape} and "
-            f"{target.shape}; for a sequence model flatten first: "
-            f"logits.reshape(-1, C) and target.reshape(-1)")
-    if not np.issubdtype(target.dtype, np.integer):
-        raise TypeError(f"cross_entropy: target must hold integer class indices, got dtype "
-                        f"{target.dtype}; convert with .long()")
+def cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor] = None,
+                  size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """PyTorch's ``F.cross_entropy``, with its argument order and its input layouts:
+
+    - logits (N, C) and integer class targets (N,): the fused op above (the common case);
+    - logits (N, C, d1, ..., dk) and targets (N, d1, ..., dk), e.g. a sequence model's
+      (B, V, S) with (B, S); and unbatched logits (C,) with a 0-d target;
+    - ``weight`` (C,): a weight per class; "mean" then divides by the summed weights of the
+      counted targets, as PyTorch;
+    - class-probability targets: a float target of the logits' shape (each row sums to 1).
+
+    The last two are composed from log_softmax, multiplications and sums (each with its own
+    hand-derived backward), so their gradients come from those ops' derivations.
+    """
+    logits = input
+    if size_average is not None or reduce is not None:
+        raise ValueError("cross_entropy: size_average and reduce are deprecated in PyTorch and "
+                         "not supported here; use reduction='mean', 'sum' or 'none'")
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got "
                          f"{reduction!r}")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
                          f"{label_smoothing}")
+    if not isinstance(logits, Tensor):
+        raise TypeError(f"cross_entropy: input must be a Tensor of logits, got "
+                        f"{type(logits).__name__}")
+    target = target if isinstance(target, Tensor) else as_tensor(np.asarray(target))
     if target.device != logits.device:
         raise RuntimeError(f"cross_entropy: logits are on {logits.device} but target is on "
                            f"{target.device}; move them to one device")
+    if logits.ndim == 0:
+        raise ValueError("cross_entropy: input must have a class dim: (C,), (N, C) or "
+                         "(N, C, d1, ...), got a 0-d tensor")
+    classes = logits.shape[0] if logits.ndim == 1 else logits.shape[1]
+    if weight is not None and (not isinstance(weight, Tensor) or weight.shape != (classes,)):
+        raise ValueError(f"cross_entropy: weight must be a Tensor of shape (C,) = ({classes},), "
+                         f"got {getattr(weight, 'shape', type(weight).__name__)}")
+    if weight is not None and weight.requires_grad and is_grad_enabled():
+        raise RuntimeError("cross_entropy: the class weights require grad, but the loss is not "
+                           "differentiated with respect to them (PyTorch does not either); "
+                           "pass weight.detach()")
+    if target.dtype.kind == "f" and target.shape == logits.shape:
+        return _probability_targets(logits, target, weight, reduction, label_smoothing)
+    _check_class_target(logits, target)
     xp = backend.get_array_module(target._data)
-    if logits.shape[1] == 0:    # no class at all: only rows that are ignored can be scored
+    if classes == 0:    # no class at all: only rows that are ignored can be scored
         if bool(backend.to_host((target._data != ignore_index).any())):
             raise ValueError(f"cross_entropy: the logits {logits.shape} have C = 0 classes, so "
                              f"no target class is valid (only rows with target == ignore_index="
                              f"{ignore_index} can be scored against no classes)")
-        return (logits.sum(dim=1) if reduction == "none" else logits.sum()) * 0.0
+        class_dim = 0 if logits.ndim == 1 else 1            # "none": zeros of target's shape
+        return (logits.sum(dim=class_dim) if reduction == "none" else logits.sum()) * 0.0
     counted = xp.where(target._data == ignore_index, 0, target._data)  # ignored rows pass
-    check_index_range(counted, logits.shape[1], "cross_entropy", "target class")
-    return CrossEntropy.apply(logits, target, ignore_index=int(ignore_index),
-                              reduction=reduction, label_smoothing=float(label_smoothing))
+    check_index_range(counted, classes, "cross_entropy", "target class")
+    unbatched = logits.ndim == 1
+    if unbatched:                                    # (C,), () -> (1, C), (1,)
+        logits, target = logits.reshape(1, classes), target.reshape(1)
+    extra = logits.shape[2:]
+    if extra:                                        # (N, C, d...) -> (N * d..., C)
+        logits = logits.permute(0, *range(2, logits.ndim), 1).reshape(-1, classes)
+        target = target.reshape(-1)
+    if weight is None:
+        loss = CrossEntropy.apply(logits, target, ignore_index=int(ignore_index),
+                                  reduction=reduction, label_smoothing=float(label_smoothing))
+    else:
+        loss = _weighted(logits, target, weight, int(ignore_index), reduction,
+                         float(label_smoothing))
+    if reduction == "none" and (extra or unbatched):
+        loss = loss.reshape(input.shape[:1] + extra if not unbatched else ())
+    return loss
+
+
+def _check_class_target(logits: Tensor, target: Tensor) -> None:
+    if target.dtype.kind not in "iu":
+        raise TypeError(f"cross_entropy: target must hold integer class indices (or class "
+                        f"probabilities: floats of the logits' shape {logits.shape}), got "
+                        f"dtype {target.dtype} of shape {target.shape}; convert indices with "
+                        f".long()")
+    expected = () if logits.ndim == 1 else logits.shape[:1] + logits.shape[2:]
+    if target.shape != expected:
+        raise ValueError(
+            f"cross_entropy: logits of shape {logits.shape} need integer targets of shape "
+            f"{expected} (logits (N, C) with target (N,), or (N, C, d1, ...) with "
+            f"(N, d1, ...): the class dim is dim 1), got target shape {target.shape}. For a "
+            f"sequence model's (B, S, C) logits, flatten first: logits.reshape(-1, C) and "
+            f"target.reshape(-1)")
+
+
+def _one_hot(target: Any, classes: int, dtype: Any) -> Any:
+    xp = backend.get_array_module(target)
+    return (target[:, None] == xp.arange(classes)[None, :]).astype(dtype)   # (M, C)
+
+
+def _weighted(logits: Tensor, target: Tensor, weight: Tensor, ignore_index: int,
+              reduction: str, eps: float) -> Tensor:
+    """PyTorch's class-weighted cross-entropy on (M, C) logits:
+        loss_m = (1 - eps) w[t_m] (-logp[m, t_m]) + eps / C * sum_c w_c (-logp[m, c])
+    over the counted rows; "mean" divides by sum of w[t_m] over the counted rows."""
+    xp = backend.get_array_module(target._data)
+    classes = logits.shape[1]
+    valid = target._data != ignore_index
+    safe = xp.where(valid, target._data, 0)
+    logp = log_softmax(logits, dim=1)                                        # (M, C)
+    counted = Tensor._wrap(valid.astype(logits.dtype))                        # (M,)
+    row_weight = weight[Tensor._wrap(safe)] * counted                         # (M,)
+    picked = reduce_sum(logp * Tensor._wrap(_one_hot(safe, classes, logits.dtype)), dim=1)
+    losses = -(picked * row_weight) * (1 - eps)
+    if eps > 0:
+        smooth = -reduce_sum(logp * weight, dim=1) * counted                  # (M,)
+        losses = losses + smooth * (eps / classes)
+    if reduction == "none":
+        return losses
+    total = reduce_sum(losses)
+    if reduction == "sum":
+        return total
+    weight_sum = row_weight._data.sum()
+    weight_sum = xp.where(weight_sum == 0, 1, weight_sum)     # nothing counted: 0, not 0/0
+    return total / Tensor._wrap(weight_sum.astype(logits.dtype))
+
+
+def _probability_targets(logits: Tensor, target: Tensor, weight: Optional[Tensor],
+                         reduction: str, eps: float) -> Tensor:
+    """Soft targets q of the logits' shape: loss = -sum_c w_c q_c logp_c over the class dim
+    (dim 1, or dim 0 unbatched); "mean" averages over the N * d1 * ... positions."""
+    if target.dtype != logits.dtype:
+        raise TypeError(f"cross_entropy: probability targets are {target.dtype} but the logits "
+                        f"are {logits.dtype}; convert one of them")
+    class_dim = 0 if logits.ndim == 1 else 1
+    classes = logits.shape[class_dim]
+    logp = log_softmax(logits, dim=class_dim)
+    if eps > 0:
+        target = target * (1 - eps) + eps / classes
+    terms = logp * target
+    if weight is not None:
+        shape = (classes,) + (1,) * (logits.ndim - class_dim - 1)
+        terms = terms * weight.reshape(*shape)
+    losses = -reduce_sum(terms, dim=class_dim)
+    if reduction == "none":
+        return losses
+    total = reduce_sum(losses)
+    return total if reduction == "sum" else total / float(max(losses.numel(), 1))

@@ -1,14 +1,17 @@
-"""Layer normalisation, fused (docs/derivations.md#layer-norm)."""
+"""Layer normalisation and RMS normalisation, fused (docs/derivations.md#layer-norm,
+docs/derivations.md#rms-norm)."""
 from __future__ import annotations
 
-from typing import Optional, Sequence, Union
+from typing import Optional, Sequence, Tuple, Union
+
+import numpy as np
 
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
 from .elementwise import convert, half_as_float32
 
-__all__ = ["layer_norm"]
+__all__ = ["layer_norm", "rms_norm"]
 
 
 class LayerNorm(Function):
@@ -61,19 +64,81 @@ class LayerNorm(Function):
         return tuple(grads)
 
 
+def _normalized_axes(op: str, x: Tensor, normalized_shape: Union[int, Sequence[int]],
+                     **params: Optional[Tensor]) -> Tuple[int, ...]:
+    """The trailing axes named by ``normalized_shape``, checked against x and the params."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) \
+        else tuple(normalized_shape)
+    if len(shape) > x.ndim or tuple(x.shape[x.ndim - len(shape):]) != shape:
+        raise ValueError(f"{op}: normalized_shape {shape} must equal the last dims of the "
+                         f"input, whose shape is {x.shape}")
+    for name, param in params.items():
+        if param is not None and tuple(param.shape) != shape:
+            raise ValueError(f"{op}: {name} has shape {param.shape}, expected {shape}")
+    return tuple(range(x.ndim - len(shape), x.ndim))
+
+
 def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]],
                weight: Optional[Tensor] = None, bias: Optional[Tensor] = None,
                eps: float = 1e-5) -> Tensor:
     """PyTorch's ``F.layer_norm``: normalise over the trailing ``normalized_shape`` dims."""
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if tuple(x.shape[x.ndim - len(shape):]) != shape or len(shape) > x.ndim:
-        raise ValueError(f"layer_norm: normalized_shape {shape} must equal the last dims of the "
-                         f"input, whose shape is {x.shape}")
-    for name, param in (("weight", weight), ("bias", bias)):
-        if param is not None and tuple(param.shape) != shape:
-            raise ValueError(f"layer_norm: {name} has shape {param.shape}, expected {shape}")
-    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    axes = _normalized_axes("layer_norm", x, normalized_shape, weight=weight, bias=bias)
     affine = [half_as_float32(p) for p in (weight, bias) if p is not None]
     out = LayerNorm.apply(half_as_float32(x), *affine, axes=axes, eps=float(eps),
                           has_weight=weight is not None, has_bias=bias is not None)
     return convert(out, dtype=x.dtype)      # float16 is normalised in float32, as PyTorch
+
+
+class RMSNorm(Function):
+    """Divide each row (the last dims, N elements) by its root mean square, then scale.
+
+        rstd = 1 / sqrt(mean(x^2) + eps),   xhat = x * rstd,   out = xhat * w
+
+    Backward (docs/derivations.md#rms-norm). d rstd / d x_j = -rstd^3 x_j / N, so the
+    Jacobian of xhat is rstd (delta_ij - xhat_i xhat_j / N) and, with dxhat = g * w,
+        dx = rstd * (dxhat - xhat * mean(dxhat * xhat)),   dw = sum over the other dims of g * xhat
+    Layer norm's formula without the mean path: nothing is centred, so nothing is subtracted.
+    """
+
+    def forward(self, x, *weight, axes, eps: float):
+        xp = backend.get_array_module(x)
+        mean_square = xp.multiply(x, x).mean(axis=axes, keepdims=True)
+        rstd = 1 / xp.sqrt(mean_square + eps)
+        xhat = x * rstd
+        w = weight[0] if weight else None
+        self.save_for_backward(xhat, rstd, w, axes)
+        return xhat * w if w is not None else xhat
+
+    def backward(self, grad):
+        xhat, rstd, weight, axes = self.saved
+        xp = backend.get_array_module(grad)
+        grads = [None]
+        if weight is not None:
+            batch_axes = tuple(range(grad.ndim - len(axes)))
+            dw = xp.multiply(grad, xhat).sum(axis=batch_axes) if self.needs_input_grad[1] \
+                else None
+            grads.append(dw)
+        if self.needs_input_grad[0]:
+            dxhat = grad * weight if weight is not None else grad
+            dx = dxhat - xhat * xp.multiply(dxhat, xhat).mean(axis=axes, keepdims=True)
+            dx *= rstd
+            grads[0] = dx
+        return tuple(grads)
+
+
+def rms_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]],
+             weight: Optional[Tensor] = None, eps: Optional[float] = None) -> Tensor:
+    """PyTorch's ``F.rms_norm``: x / sqrt(mean(x^2) + eps) * weight over the trailing
+    ``normalized_shape`` dims; ``eps=None`` means the machine epsilon of x's dtype
+    (``torch.finfo(x.dtype).eps``: 1.19e-07 in float32, 2.2e-16 in float64)."""
+    axes = _normalized_axes("rms_norm", x, normalized_shape, weight=weight)
+    if x.dtype.kind != "f":
+        raise TypeError(f"rms_norm: expected a floating-point input, got {x.dtype}; convert "
+                        f"with .float()")
+    if eps is None:
+        eps = float(np.finfo(x.dtype).eps)
+    elif not float(eps) >= 0:
+        raise ValueError(f"rms_norm: eps must be >= 0 (or None), got {eps}")
+    weights = () if weight is None else (half_as_float32(weight),)
+    out = RMSNorm.apply(half_as_float32(x), *weights, axes=axes, eps=float(eps))
+    return convert(out, dtype=x.dtype)      # float16 in float32, as layer_norm

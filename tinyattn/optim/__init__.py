@@ -14,10 +14,15 @@ from __future__ import annotations
 
 from . import lr_scheduler
 from .adam import Adam, AdamW
-from .clip import clip_grad_norm_
-from .lr_scheduler import LambdaLR, LRScheduler, NoamLR, WarmupCosineLR
+from .clip import clip_grad_norm_, clip_grad_value_
+from .lr_scheduler import (CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR, LRScheduler,
+                           MultiStepLR, NoamLR, OneCycleLR, ReduceLROnPlateau, StepLR,
+                           WarmupCosineLR)
 from .optimizer import Optimizer
+from .rmsprop import Adagrad, RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "clip_grad_norm_", "lr_scheduler",
-           "LRScheduler", "LambdaLR", "WarmupCosineLR", "NoamLR"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "clip_grad_norm_",
+           "clip_grad_value_", "lr_scheduler",
+           "LRScheduler", "LambdaLR", "WarmupCosineLR", "NoamLR", "StepLR", "MultiStepLR",
+           "ExponentialLR", "CosineAnnealingLR", "LinearLR", "OneCycleLR", "ReduceLROnPlateau"]

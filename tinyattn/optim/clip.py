@@ -1,4 +1,5 @@
-"""``clip_grad_norm_``: rescale all gradients together so their global norm is at most max_norm.
+"""``clip_grad_norm_``: rescale all gradients together so their global norm is at most max_norm;
+``clip_grad_value_``: clamp each gradient element to [-clip_value, clip_value].
 
 With the gradients of every parameter seen as one long vector g (see docs/optim.md#clipping)::
 
@@ -16,12 +17,12 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-from typing import Iterable, Union
+from typing import Any, Iterable, Union
 
 from .. import backend
 from ..tensor import Tensor
 
-__all__ = ["clip_grad_norm_"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_"]
 
 
 def clip_grad_norm_(parameters: Union[Tensor, Iterable[Tensor]], max_norm: float,
@@ -69,3 +70,22 @@ def clip_grad_norm_(parameters: Union[Tensor, Iterable[Tensor]], max_norm: float
     for g in grads:
         g *= scale
     return float(backend.to_host(total))
+
+
+def clip_grad_value_(parameters: Union[Tensor, Iterable[Tensor]], clip_value: float,
+                     foreach: Any = None) -> None:
+    """Clamp every gradient element of ``parameters`` into [-clip_value, clip_value] in place
+    (``torch.nn.utils.clip_grad_value_``). Unlike clip_grad_norm_, this changes the direction
+    of the update. Parameters whose ``.grad`` is None are skipped."""
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    if isinstance(clip_value, bool) or not isinstance(clip_value, numbers.Real):
+        raise TypeError(f"clip_value must be a real number, got {clip_value!r}")
+    clip_value = float(clip_value)
+    if not clip_value >= 0:
+        raise ValueError(f"clip_value must be >= 0, got {clip_value}")
+    for p in parameters:
+        if p.grad is not None:
+            xp = backend.get_array_module(p.grad._data)
+            xp.clip(p.grad._data, -clip_value, clip_value, out=p.grad._data)
+            p.grad._bump_version()

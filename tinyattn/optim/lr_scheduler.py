@@ -3,21 +3,39 @@
 A scheduler rewrites ``group["lr"]`` of its optimizer's parameter groups. Call
 ``scheduler.step()`` once after each ``optimizer.step()``. ``last_epoch`` counts those calls;
 construction itself makes the first call, so a fresh scheduler has ``last_epoch == 0`` and has
-already set the learning rate of the first update. Every schedule here is a closed form of
-``last_epoch`` and ``base_lrs`` (the learning rates the optimizer had when the scheduler was
-made, saved in ``group["initial_lr"]``), so restoring those two restores the schedule exactly.
+already set the learning rate of the first update. ``base_lrs`` are the learning rates the
+optimizer had when the scheduler was made (saved in ``group["initial_lr"]``).
+
+Two kinds, as in PyTorch. ``LambdaLR``, ``WarmupCosineLR`` and ``NoamLR`` are closed forms of
+``last_epoch`` and ``base_lrs``. ``StepLR``, ``MultiStepLR``, ``ExponentialLR``,
+``CosineAnnealingLR`` and ``LinearLR`` are *chainable*, with PyTorch's very arithmetic: each
+step multiplies the current ``group["lr"]`` by a factor, so two of them on one optimizer
+compose and a learning rate changed by hand is followed; their closed forms
+(``_get_closed_form_lr``) give the same numbers when nothing else touches the learning rate.
+``state_dict`` holds the current learning rates too, so either kind resumes exactly.
 
 Formulas and plots: docs/optim.md#schedules.
 """
 from __future__ import annotations
 
+import bisect
 import math
 import numbers
-from typing import Any, Callable, Dict, List, Sequence, Union
+from collections import Counter
+from typing import Any, Callable, Dict, Iterable, List, Sequence, Union
 
 from .optimizer import Optimizer
 
-__all__ = ["LRScheduler", "LambdaLR", "WarmupCosineLR", "NoamLR"]
+__all__ = ["LRScheduler", "LambdaLR", "WarmupCosineLR", "NoamLR", "StepLR", "MultiStepLR",
+           "ExponentialLR", "CosineAnnealingLR", "LinearLR", "OneCycleLR", "ReduceLROnPlateau"]
+
+
+def _check_real(name: str, value: Any, low: float = -math.inf, high: float = math.inf) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    if not low <= value <= high:
+        raise ValueError(f"{name} must lie in [{low}, {high}], got {value}")
+    return float(value)
 
 
 def _check_int(name: str, value: Any, low: int) -> int:
@@ -54,11 +72,20 @@ class LRScheduler:
         self.base_lrs: List[float] = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
         self._last_lr: List[float] = []
-        self.step()
+        self._is_initial = True            # the constructor's step (PyTorch's _initial_mode)
+        try:
+            self.step()
+        finally:
+            del self._is_initial           # back to the class default, False
+
+    _is_initial = False
 
     def get_lr(self) -> List[float]:
         """The learning rate of each group at ``self.last_epoch`` (subclasses)."""
         raise NotImplementedError(f"{type(self).__name__} must implement get_lr()")
+
+    def _current_lrs(self) -> List[float]:
+        return [group["lr"] for group in self.optimizer.param_groups]
 
     def step(self) -> None:
         """Advance one step and write the new learning rates into the optimizer."""
@@ -186,3 +213,146 @@ class NoamLR(LRScheduler):
         s = self.last_epoch + 1
         factor = self.d_model ** -0.5 * min(s ** -0.5, s * self.warmup_steps ** -1.5)
         return [base_lr * factor for base_lr in self.base_lrs]
+
+
+# ---------------------------------------------------------------- PyTorch's chainable ones
+class StepLR(LRScheduler):
+    """Multiply the learning rate by ``gamma`` every ``step_size`` steps:
+    ``lr = base_lr * gamma ** (last_epoch // step_size)``."""
+
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
+                 last_epoch: int = -1):
+        self.step_size = _check_int("step_size", step_size, low=1)
+        self.gamma = _check_real("gamma", gamma, low=0.0)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> List[float]:
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return self._current_lrs()
+        return [lr * self.gamma for lr in self._current_lrs()]
+
+    def _get_closed_form_lr(self) -> List[float]:
+        return [base_lr * self.gamma ** (self.last_epoch // self.step_size)
+                for base_lr in self.base_lrs]
+
+
+class MultiStepLR(LRScheduler):
+    """Multiply the learning rate by ``gamma`` at each milestone step:
+    ``lr = base_lr * gamma ** (number of milestones <= last_epoch)`` (a milestone listed
+    twice counts twice, as PyTorch)."""
+
+    def __init__(self, optimizer: Optimizer, milestones: Iterable[int], gamma: float = 0.1,
+                 last_epoch: int = -1):
+        stones = [_check_int("each milestone", m, low=0) for m in milestones]
+        if stones != sorted(stones):
+            raise ValueError(f"milestones must be increasing, got {stones}")
+        self.milestones = Counter(stones)
+        self.gamma = _check_real("gamma", gamma, low=0.0)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> List[float]:
+        if self.last_epoch not in self.milestones:
+            return self._current_lrs()
+        factor = self.gamma ** self.milestones[self.last_epoch]
+        return [lr * factor for lr in self._current_lrs()]
+
+    def _get_closed_form_lr(self) -> List[float]:
+        stones = sorted(self.milestones.elements())
+        return [base_lr * self.gamma ** bisect.bisect_right(stones, self.last_epoch)
+                for base_lr in self.base_lrs]
+
+    def state_dict(self) -> Dict[str, Any]:
+        state = super().state_dict()
+        state["milestones"] = dict(self.milestones)      # a plain dict for checkpoints
+        return state
+
+    def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        super().load_state_dict(state_dict)
+        self.milestones = Counter({int(k): int(v) for k, v in dict(self.milestones).items()})
+
+
+class ExponentialLR(LRScheduler):
+    """Multiply the learning rate by ``gamma`` every step: ``lr = base_lr * gamma **
+    last_epoch``."""
+
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1):
+        self.gamma = _check_real("gamma", gamma, low=0.0)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> List[float]:
+        if self._is_initial:
+            return self._current_lrs()
+        return [lr * self.gamma for lr in self._current_lrs()]
+
+    def _get_closed_form_lr(self) -> List[float]:
+        return [base_lr * self.gamma ** self.last_epoch for base_lr in self.base_lrs]
+
+
+class CosineAnnealingLR(LRScheduler):
+    """Cosine decay from base_lr to ``eta_min`` over ``T_max`` steps (SGDR without restarts):
+
+        lr_t = eta_min + (base_lr - eta_min) * (1 + cos(pi * t / T_max)) / 2
+
+    computed as PyTorch does, recursively from the current learning rate:
+    lr_t = eta_min + (lr_{t-1} - eta_min) * (1 + cos(pi t / T)) / (1 + cos(pi (t-1) / T)).
+    It reaches eta_min at t = T_max and, like PyTorch's, does not stop there: the cosine goes
+    on, back up to base_lr at t = 2 T_max (for one decay, train T_max steps; for warmup +
+    decay see WarmupCosineLR). The ratio is 0/0 at t = T_max + 1 + 2k T_max, where the step
+    is taken from the closed form instead (PyTorch's special case).
+    """
+
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,  # noqa: N803
+                 last_epoch: int = -1):
+        self.T_max = _check_int("T_max", T_max, low=1)
+        self.eta_min = _check_real("eta_min", eta_min, low=0.0)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> List[float]:
+        t, period, low = self.last_epoch, self.T_max, self.eta_min
+        if self._is_initial:
+            return self._current_lrs()
+        if (t - 1 - period) % (2 * period) == 0:
+            return [lr + (base_lr - low) * (1 - math.cos(math.pi / period)) / 2
+                    for lr, base_lr in zip(self._current_lrs(), self.base_lrs)]
+        return [(1 + math.cos(math.pi * t / period)) / (1 + math.cos(math.pi * (t - 1) / period))
+                * (lr - low) + low for lr in self._current_lrs()]
+
+    def _get_closed_form_lr(self) -> List[float]:
+        return [self.eta_min + (base_lr - self.eta_min)
+                * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+                for base_lr in self.base_lrs]
+
+
+class LinearLR(LRScheduler):
+    """Scale the learning rate by a factor that moves linearly from ``start_factor`` to
+    ``end_factor`` over ``total_iters`` steps, then stays (a linear warmup with the defaults
+    start_factor=1/3, end_factor=1):
+    ``lr = base_lr * (start + (end - start) * min(last_epoch, total_iters) / total_iters)``."""
+
+    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3,
+                 end_factor: float = 1.0, total_iters: int = 5, last_epoch: int = -1):
+        if isinstance(start_factor, numbers.Real) and not 0 < start_factor <= 1:
+            raise ValueError(f"start_factor must be in (0, 1], got {start_factor}")
+        self.start_factor = _check_real("start_factor", start_factor, 0.0, 1.0)
+        self.end_factor = _check_real("end_factor", end_factor, 0.0, 1.0)
+        self.total_iters = _check_int("total_iters", total_iters, low=1)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> List[float]:
+        if self.last_epoch == 0:
+            return [lr * self.start_factor for lr in self._current_lrs()]
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return self._current_lrs()
+        change = self.end_factor - self.start_factor
+        ratio = 1.0 + change / (self.total_iters * self.start_factor
+                                + (self.last_epoch - 1) * change)
+        return [lr * ratio for lr in self._current_lrs()]
+
+    def _get_closed_form_lr(self) -> List[float]:
+        progress = min(self.total_iters, self.last_epoch) / self.total_iters
+        factor = self.start_factor + (self.end_factor - self.start_factor) * progress
+        return [base_lr * factor for base_lr in self.base_lrs]
+
+
+# PyTorch's path for these is lr_scheduler.OneCycleLR; they build on LRScheduler above.
+from .lr_scheduler_extra import OneCycleLR, ReduceLROnPlateau  # noqa: E402

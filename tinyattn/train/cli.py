@@ -88,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"warm-up steps, default a fifth of --steps, at most 100 "
                         f"({default_warmup(d.steps)} for {d.steps} steps)")
     p.add_argument("--dropout", type=_probability, help=f"default {d.dropout}")
-    p.add_argument("--pos-encoding", choices=["learned", "sinusoidal", "rope", "alibi"],
+    p.add_argument("--pos-encoding", choices=["learned", "sinusoidal", "rope", "alibi", "none"],
                    help=f"default {d.pos_encoding}")
     p.add_argument("--attn-impl", choices=["plain", "tiled"],
                    help="tiled: memory-efficient attention (docs/tiled_attention.md)")

@@ -23,7 +23,7 @@ RESUME_FIELDS = ("task", "d_model", "heads", "layers", "dropout", "pos_encoding"
                  "dtype", "block_size", "lr", "warmup", "batch_size", "seed")
 MAX_CHARS_CONTEXT = 2048
 DEFAULT_BLOCK_SIZE = 64           # the chars task's context when --block-size is not given
-_POS_ENCODINGS = ("learned", "sinusoidal", "rope", "alibi")
+_POS_ENCODINGS = ("learned", "sinusoidal", "rope", "alibi", "none")
 
 
 class ConfigError(ValueError):

@@ -31,8 +31,10 @@ from .. import functional as F
 from ..autograd import no_grad
 from ..tensor import as_tensor
 from . import checkpoint, outdir, report
+from .attention_history import AttentionHistory
 from .checkpoint import CHECKPOINT, CheckpointError
 from .config import RESUME_FIELDS, ConfigError, TrainConfig, check_memory, finalize
+from .expectations import warn_if_below_usual
 from .outdir import OutputError
 from .progress import ProgressBar, say
 from .tasks import IGNORE, make_task
@@ -172,6 +174,8 @@ class _Run:
         self.start_step, self.saved_step = self.step, (self.step if state else None)
         self.wall_before, self.tokens_before = self.history["wall_time_s"], self.history["tokens"]
         self.tokens_per_step = config.batch_size * task.block_size
+        self.watch = AttentionHistory.for_run(self.model, task, self.eval_x, config.device,
+                                              config.steps, self.step)
         self.started = time.perf_counter()
 
     def train_step(self) -> float:
@@ -287,8 +291,10 @@ def train(config: TrainConfig) -> Dict[str, Any]:
         say(f"\ninterrupted by {_SIGNAL_NAMES[stopped_by]} at step {run.step}: checkpoint "
             f"saved to {os.path.join(out, CHECKPOINT)}; continue with --resume {out}")
     result = report.metrics(config, task, run.history, run.step, out, stopped_by=stopped_by)
+    warn_if_below_usual(config, result, out)
     report.write_metrics(out, result)
     report.make_plots(out, config, task, run.model, run.eval_x, run.history, log)
+    run.watch.write(out, run.model, run.step, f"{config.task}: attention while training", log)
     if config.task == "chars" and stopped_by is None:
         log("sample: " + report.sample_text(run.model, task, config.device))
     return result
@@ -313,6 +319,7 @@ def _loop(run: _Run, bar: Optional[ProgressBar], stop: "_StopOnSignals") -> None
     config = run.config
     while run.step < config.steps and stop.name is None:
         loss = run.train_step()
+        run.watch.after_step(run.model, run.step)
         if run.step % config.eval_every == 0 or run.step == config.steps:
             entry = run.evaluate()
             if bar is not None:

@@ -28,7 +28,7 @@ from .config import RESUME_FIELDS, TrainConfig
 __all__ = ["OutputError", "choose", "check_writable", "clear_run", "RUN_FILES"]
 
 RUN_FILES = (checkpoint.CHECKPOINT, "metrics.json", "loss.png", "attention.png",
-             "positional.png")
+             "positional.png", "attention_evolution.png", "attention_evolution.gif")
 
 
 class OutputError(ValueError):

@@ -1,17 +1,20 @@
-"""The training script's pictures: loss curve, attention maps, positional encodings.
+"""The training script's pictures: loss curve and attention maps (positional encodings:
+plot_positional.py; attention during training: attention_history.py).
 
 matplotlib is optional (``pip install "tinyattn[viz]"``): without it ``have_matplotlib()`` is
 False and the script trains anyway and says how to get the plots.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Sequence
 
 import numpy as np
 
 from ..serialization import atomic_write
 
-__all__ = ["have_matplotlib", "plot_loss", "plot_attention", "plot_positional"]
+__all__ = ["have_matplotlib", "plot_loss", "plot_attention", "attention_figure", "shown",
+           "grid_figure",
+           "readable_example", "ATTENTION_CAPTION"]
 
 
 def have_matplotlib() -> bool:
@@ -29,9 +32,10 @@ def _pyplot():
     return plt
 
 
-def _save(fig, path: str) -> None:
+def _save(fig, path: str, tight: bool = True) -> None:
+    """Write a PNG; ``tight=False`` for figures laid out by hand (one draw instead of two)."""
     with atomic_write(path) as f:  # an interrupted save never leaves a half-written picture
-        fig.savefig(f, format="png", dpi=110, bbox_inches="tight")
+        fig.savefig(f, format="png", dpi=110, bbox_inches="tight" if tight else None)
 
 
 def plot_loss(path: str, train_losses: Sequence[float], evals: List[Dict[str, float]],
@@ -66,53 +70,84 @@ def plot_loss(path: str, train_losses: Sequence[float], evals: List[Dict[str, fl
     plt.close(fig)
 
 
-def plot_attention(path: str, weights: List[np.ndarray], tokens: Sequence[str],
-                   title: str) -> None:
-    """Every head of every layer for one example: weights[layer] is (h, S, S)."""
+_SHOWN = {" ": "\u2423", "\n": "\u21b5", "\t": "\u21e5", "\r": "\u240d"}   # ␣ ↵ ⇥ ␍
+ATTENTION_CAPTION = ("row i: the query at position i, which predicts token i+1; columns: the "
+                     "keys it attends to (causal: up to i); each row sums to 1")
+_MAX_WIDTH = 16.0          # inches: a figure wider than a screen is not read
+
+
+def shown(token: str) -> str:
+    """A token as a tick label: a space, newline or tab as a visible symbol, so that no
+    label is blank."""
+    if token in _SHOWN:
+        return _SHOWN[token]
+    return token if token.isprintable() else repr(token)[1:-1]
+
+
+def readable_example(task: Any, inputs: np.ndarray, max_len: int = 24) -> np.ndarray:
+    """One held-out input to draw attention on. Sequence tasks: the whole first example.
+    Text (chars): ``max_len`` characters that start a word and are mostly letters, so the
+    tick labels read as text."""
+    if getattr(task, "has_accuracy", True):
+        return inputs[0][:40]
+    for row in inputs[:64]:
+        text = task.decode(row)
+        for start in range(1, len(text) - max_len + 1):
+            window = text[start:start + max_len]
+            if text[start - 1] in " \n" and window[0].isalpha() and "\n" not in window[:-1] \
+                    and sum(c.isalpha() or c == " " for c in window) >= 0.85 * max_len:
+                return row[start:start + max_len]
+    return inputs[0][:max_len]
+
+
+def grid_figure(rows: int, cols: int, panel: float, top: float = 0.9, left: float = 0.8,
+                bottom: float = 0.6, gap: float = 0.35) -> Any:
+    """A figure of rows x cols square panels of ``panel`` inches, laid out by hand (margins
+    and gaps in inches) with room on the right for a colour bar: much faster to draw than
+    a layout engine, which matters for many panels and for every frame of a GIF."""
     plt = _pyplot()
-    layers, heads = len(weights), weights[0].shape[0]
-    size = max(2.2, 0.28 * len(tokens))
-    fig, axes = plt.subplots(layers, heads, figsize=(size * heads, size * layers),
-                             squeeze=False)
-    labels = [t if t != "\n" else "\\n" for t in tokens]
+    width = left + cols * panel + (cols - 1) * gap + 1.1
+    height = bottom + rows * panel + (rows - 1) * gap + top
+    fig, axes = plt.subplots(rows, cols, squeeze=False, figsize=(width, height))
+    fig.subplots_adjust(left=left / width, right=(width - 1.1) / width, bottom=bottom / height,
+                        top=1 - top / height, wspace=gap / panel, hspace=gap / panel)
+    colorbar = fig.add_axes((1 - 0.85 / width, bottom / height, 0.15 / width,
+                             (height - top - bottom) / height))
+    return fig, axes, colorbar
+
+
+def attention_figure(weights: List[np.ndarray], tokens: Sequence[str], title: str) -> Any:
+    """Every head of every layer for one example: weights[layer] is (h, S, S)."""
+    layers, heads, length = len(weights), weights[0].shape[0], weights[0].shape[-1]
+    gap, margins = 0.45, 0.9 + 1.1                      # grid_figure's left and right
+    panel = min(max(2.2, 0.2 * length), 4.0, (_MAX_WIDTH - margins - gap * (heads - 1)) / heads)
+    fig, axes, colorbar = grid_figure(layers, heads, panel, top=0.8, left=0.9, bottom=0.7,
+                                      gap=gap)
+    labels = [shown(t) for t in tokens]
+    font = 7 if panel / max(length, 1) >= 0.11 else 5
+    image = None
     for layer in range(layers):
         for head in range(heads):
             ax = axes[layer][head]
-            ax.imshow(weights[layer][head], cmap="viridis", vmin=0, vmax=1)
-            ax.set_xticks(range(len(labels)))
-            ax.set_yticks(range(len(labels)))
-            ax.set_xticklabels(labels, fontsize=7)
-            ax.set_yticklabels(labels, fontsize=7)
+            image = ax.imshow(weights[layer][head], cmap="viridis", vmin=0, vmax=1,
+                              interpolation="nearest")
+            ax.set_xticks(range(length))
+            ax.set_yticks(range(length))
+            ax.set_xticklabels(labels, fontsize=font)
+            ax.set_yticklabels(labels, fontsize=font)
             ax.set_title(f"layer {layer} head {head}", fontsize=9)
             if head == 0:
-                ax.set_ylabel("query (attends from)")
+                ax.set_ylabel("query (position i)")
             if layer == layers - 1:
-                ax.set_xlabel("key (attends to)")
-    fig.suptitle(title)
-    _save(fig, path)
-    plt.close(fig)
+                ax.set_xlabel("key (attended to)")
+    fig.colorbar(image, cax=colorbar, label="attention weight")
+    fig.suptitle(f"{title}\n{ATTENTION_CAPTION}", fontsize=10)
+    return fig
 
 
-def plot_positional(path: str, table: np.ndarray, title: str,
-                    max_positions: Optional[int] = None) -> None:
-    """Left: the (positions, d_model) table as a heatmap. Right: the cosine similarity of every
-    pair of positions, which shows what the model can tell apart (a bright diagonal that fades
-    with distance means nearby positions look alike and far ones differ)."""
+def plot_attention(path: str, weights: List[np.ndarray], tokens: Sequence[str],
+                   title: str) -> None:
     plt = _pyplot()
-    table = table[:max_positions] if max_positions else table
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8),
-                                      gridspec_kw={"width_ratios": [2, 1]})
-    limit = float(np.abs(table).max()) or 1.0
-    image = left.imshow(table, aspect="auto", cmap="RdBu", vmin=-limit, vmax=limit)
-    left.set_xlabel("dimension")
-    left.set_ylabel("position")
-    left.set_title(title)
-    fig.colorbar(image, ax=left)
-    unit = table / np.maximum(np.linalg.norm(table, axis=1, keepdims=True), 1e-12)
-    similarity = right.imshow(unit @ unit.T, cmap="viridis", vmin=-1, vmax=1)
-    right.set_xlabel("position")
-    right.set_ylabel("position")
-    right.set_title("cosine similarity of positions")
-    fig.colorbar(similarity, ax=right)
+    fig = attention_figure(weights, tokens, title)
     _save(fig, path)
     plt.close(fig)

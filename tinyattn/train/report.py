@@ -5,15 +5,16 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Optional
 
 import numpy as np
 
 from .. import nn
 from ..atomic import atomic_write
-from ..autograd import no_grad
 from ..tensor import as_tensor
 from . import plots
+from .attention_history import attention_maps
+from .plot_positional import plot_positional_encoding
 from .config import RESUME_FIELDS, TrainConfig
 
 __all__ = ["metrics", "write_metrics", "eval_line", "make_plots", "sample_text", "strict"]
@@ -73,32 +74,6 @@ def eval_line(entry: Dict[str, float]) -> str:
     return line
 
 
-def _attention_example(model: nn.GPT, ids: np.ndarray, device: str) -> List[np.ndarray]:
-    was_training = model.training
-    model.eval()
-    with no_grad():
-        _, weights = model(as_tensor(ids[None, :], device=device), return_attention=True)
-    model.train(was_training)
-    return [w.numpy()[0] for w in weights]                  # per layer: (h, S, S)
-
-
-def _positional_table(model: nn.GPT, length: int) -> np.ndarray:
-    """What the positional-encoding plot shows, (positions, features), for each kind:
-    learned/sinusoidal: the table added to the embeddings; rope: cos of the rotation angles
-    (positions, d_k / 2); alibi: each head's bias for a key at distance p (positions, h)."""
-    config = model.config
-    if config.pos_encoding == "learned":
-        return model.pos_emb.weight.numpy()[:length]
-    if config.pos_encoding == "sinusoidal":
-        return model.pos_emb.pe.numpy()[:length]
-    positions = np.arange(length)[:, None]
-    if config.pos_encoding == "rope":
-        head_dim = config.d_model // config.n_head
-        inv_freq = config.rope_base ** (-np.arange(0, head_dim, 2) / head_dim)
-        return np.cos(positions * inv_freq[None, :])
-    return -positions * np.asarray(nn.alibi_slopes(config.n_head))[None, :]
-
-
 def make_plots(out: str, config: TrainConfig, task: Any, model: nn.GPT, eval_x: np.ndarray,
                history: Dict[str, Any], log: Callable[[str], None]) -> None:
     if not plots.have_matplotlib():
@@ -106,17 +81,11 @@ def make_plots(out: str, config: TrainConfig, task: Any, model: nn.GPT, eval_x: 
         return
     plots.plot_loss(os.path.join(out, "loss.png"), history["train_loss"], history["evals"],
                     f"{config.task}: loss")
-    example = eval_x[0][: min(len(eval_x[0]), 40)]
-    weights = _attention_example(model, example, config.device)
+    example = plots.readable_example(task, eval_x)
+    weights = attention_maps(model, example, config.device)
     plots.plot_attention(os.path.join(out, "attention.png"), weights, task.decode(example),
                          f"{config.task}: attention weights for one held-out example")
-    titles = {"learned": "learned positional embedding (positions x d_model)",
-              "sinusoidal": "sinusoidal positional encoding (positions x d_model)",
-              "rope": "RoPE: cos of the rotation angle (positions x pair)",
-              "alibi": "ALiBi: bias for a key p positions back (positions x head)"}
-    plots.plot_positional(os.path.join(out, "positional.png"),
-                          _positional_table(model, task.block_size),
-                          titles[config.pos_encoding])
+    plot_positional_encoding(os.path.join(out, "positional.png"), model, task.block_size)
     log(f"wrote {out}/loss.png, attention.png, positional.png")
 
 

@@ -32,6 +32,7 @@ class SequenceTask:
     prompt_len: int                     # tokens in the prompt, separator included
     answer_len: int
     make_pairs: Callable[[np.random.Generator, int], Tuple[np.ndarray, np.ndarray]]
+    solve: Callable[[np.ndarray], np.ndarray]   # prompts (B, prompt_len) -> answers
     has_accuracy: bool = True
 
     @property
@@ -80,7 +81,10 @@ def _digit_task(name: str, length: int, answer: Callable[[np.ndarray], np.ndarra
         prompts = np.concatenate([digits, np.full((batch, 1), sep)], axis=1)
         return prompts, answer(digits)
 
-    return SequenceTask(name, DIGITS + ["|"], length + 1, length, make_pairs)
+    def solve(prompts: np.ndarray) -> np.ndarray:
+        return answer(prompts[:, :length])
+
+    return SequenceTask(name, DIGITS + ["|"], length + 1, length, make_pairs, solve)
 
 
 def _addition_task(width: int = 3) -> SequenceTask:
@@ -97,7 +101,15 @@ def _addition_task(width: int = 3) -> SequenceTask:
                                   np.full((batch, 1), equals)], axis=1)
         return prompts, digits(a + b, width + 1)
 
-    return SequenceTask("addition", DIGITS + ["+", "="], 2 * width + 2, width + 1, make_pairs)
+    def solve(prompts: np.ndarray) -> np.ndarray:
+        place = 10 ** np.arange(width - 1, -1, -1)                          # (w,)
+        a = prompts[:, :width] @ place
+        b = prompts[:, width + 1:2 * width + 1] @ place
+        total = a + b
+        return (total[:, None] // 10 ** np.arange(width, -1, -1)) % 10      # (B, w + 1)
+
+    return SequenceTask("addition", DIGITS + ["+", "="], 2 * width + 2, width + 1, make_pairs,
+                        solve)
 
 
 class CharTask:

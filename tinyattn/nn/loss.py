@@ -1,0 +1,134 @@
+"""Loss modules with PyTorch's names and arguments (docs/nn.md#losses).
+
+Each one keeps its options and calls one function of ``tinyattn.functional``, where the
+backward is derived: ``CrossEntropyLoss`` -> ``F.cross_entropy``, ``NLLLoss`` ->
+``F.nll_loss``, ``MSELoss`` -> ``F.mse_loss``, ``L1Loss`` -> ``F.l1_loss``, ``BCELoss`` ->
+``F.binary_cross_entropy``, ``BCEWithLogitsLoss`` -> ``F.binary_cross_entropy_with_logits``.
+``reduction`` is "mean" (default), "sum" or "none". Class weights (``weight``, and
+``pos_weight``) are buffers, as in PyTorch: they move with ``.to()`` and are in the state
+dict. PyTorch's deprecated ``size_average`` and ``reduce`` arguments are refused.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+from .. import functional as F
+from ..tensor import Tensor
+from .module import Module
+
+__all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss", "BCEWithLogitsLoss"]
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+class _Loss(Module):
+    def __init__(self, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean"):
+        name = type(self).__name__
+        if size_average is not None or reduce is not None:
+            raise ValueError(f"{name}: size_average and reduce are deprecated in PyTorch and "
+                             f"not supported here; use reduction='mean', 'sum' or 'none'")
+        if reduction not in _REDUCTIONS:
+            raise ValueError(f"{name}: reduction must be one of {_REDUCTIONS}, got "
+                             f"{reduction!r}")
+        self.reduction = reduction
+
+    def _register_weight(self, name: str, weight: Optional[Tensor]) -> None:
+        if weight is not None and not isinstance(weight, Tensor):
+            raise TypeError(f"{type(self).__name__}: {name} must be a Tensor or None, got "
+                            f"{type(weight).__name__}")
+        self.register_buffer(name, weight)
+
+    def _weights(self, *names: str) -> Dict[str, Tensor]:
+        """The weight keywords that are set (those left None are not passed on)."""
+        return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
+
+    def extra_repr(self) -> str:
+        return f"reduction={self.reduction!r}"
+
+
+class CrossEntropyLoss(_Loss):
+    """log_softmax + negative log-likelihood, ``F.cross_entropy``: logits (N, C) with class
+    ids (N,), or (N, C, d1, ...) with (N, d1, ...), or class probabilities of the logits'
+    shape; ``ignore_index``, ``label_smoothing`` and per-class ``weight`` as PyTorch."""
+
+    def __init__(self, weight: Optional[Tensor] = None, size_average: Any = None,
+                 ignore_index: int = -100, reduce: Any = None, reduction: str = "mean",
+                 label_smoothing: float = 0.0):
+        super().__init__(size_average, reduce, reduction)
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise ValueError(f"CrossEntropyLoss: label_smoothing must be in [0, 1], got "
+                             f"{label_smoothing}")
+        self._register_weight("weight", weight)
+        self.ignore_index, self.label_smoothing = int(ignore_index), float(label_smoothing)
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:  # noqa: A002 - PyTorch's name
+        return F.cross_entropy(input, target, weight=self.weight,
+                               ignore_index=self.ignore_index, reduction=self.reduction,
+                               label_smoothing=self.label_smoothing)
+
+
+class NLLLoss(_Loss):
+    """Negative log-likelihood of log-probabilities (N, C) at class ids (N,), ``F.nll_loss``;
+    pair it with ``LogSoftmax(dim=1)`` (together: CrossEntropyLoss)."""
+
+    def __init__(self, weight: Optional[Tensor] = None, size_average: Any = None,
+                 ignore_index: int = -100, reduce: Any = None, reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        self._register_weight("weight", weight)
+        self.ignore_index = int(ignore_index)
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:  # noqa: A002
+        return F.nll_loss(input, target, ignore_index=self.ignore_index,
+                          reduction=self.reduction, **self._weights("weight"))
+
+
+class MSELoss(_Loss):
+    """Mean squared error, ``F.mse_loss``: mean((input - target)^2)."""
+
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class L1Loss(_Loss):
+    """Mean absolute error, ``F.l1_loss``: mean(|input - target|)."""
+
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class BCELoss(_Loss):
+    """Binary cross-entropy of probabilities in [0, 1], ``F.binary_cross_entropy``. Prefer
+    BCEWithLogitsLoss on raw scores: it is stable where sigmoid saturates."""
+
+    def __init__(self, weight: Optional[Tensor] = None, size_average: Any = None,
+                 reduce: Any = None, reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        self._register_weight("weight", weight)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.binary_cross_entropy(input, target, reduction=self.reduction,
+                                      **self._weights("weight"))
+
+
+class BCEWithLogitsLoss(_Loss):
+    """sigmoid + binary cross-entropy in one stable op,
+    ``F.binary_cross_entropy_with_logits``; ``pos_weight`` (one per class) scales the
+    positive term."""
+
+    def __init__(self, weight: Optional[Tensor] = None, size_average: Any = None,
+                 reduce: Any = None, reduction: str = "mean",
+                 pos_weight: Optional[Tensor] = None):
+        super().__init__(size_average, reduce, reduction)
+        self._register_weight("weight", weight)
+        self._register_weight("pos_weight", pos_weight)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.binary_cross_entropy_with_logits(input, target, reduction=self.reduction,
+                                                  **self._weights("weight", "pos_weight"))

@@ -1,0 +1,43 @@
+"""``tinyattn.nn.utils``: PyTorch's gradient clipping and parameter/vector helpers.
+
+``clip_grad_norm_`` and ``clip_grad_value_`` are defined in ``tinyattn.optim.clip`` (next to
+the optimizers that use them; docs/optim.md#clipping) and re-exported here under PyTorch's path,
+``torch.nn.utils.clip_grad_norm_``.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..autograd import no_grad
+from ..ops import cat
+from ..optim.clip import clip_grad_norm_, clip_grad_value_
+from ..tensor import Tensor
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
+           "vector_to_parameters"]
+
+
+def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
+    """All parameters flattened and joined into one vector (differentiable, as PyTorch's)."""
+    params = list(parameters)
+    if not params:
+        raise ValueError("parameters_to_vector: got no parameters")
+    return cat([p.reshape(-1) for p in params])
+
+
+def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
+    """Copy consecutive slices of ``vec`` into the parameters, in order (the inverse of
+    parameters_to_vector). tinyattn copies the values in (a version counted per parameter);
+    PyTorch instead points each ``param.data`` at a slice of ``vec``."""
+    if not isinstance(vec, Tensor):
+        raise TypeError(f"vector_to_parameters expects a Tensor vec, got {type(vec).__name__}")
+    params = list(parameters)
+    total = sum(p.numel() for p in params)
+    if vec.ndim != 1 or vec.numel() != total:
+        raise ValueError(f"vector_to_parameters: vec has shape {vec.shape} but the parameters "
+                         f"hold {total} numbers; pass a 1-D vector of that length")
+    start = 0
+    with no_grad():
+        for p in params:
+            p.copy_(vec[start:start + p.numel()].reshape(p.shape))
+            start += p.numel()

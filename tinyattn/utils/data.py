@@ -1,0 +1,384 @@
+"""``tinyattn.utils.data``: datasets and a batching loader with ``torch.utils.data``'s names
+(docs/nn.md#data-loading).
+
+    ds = TensorDataset(x, y)                      # x (N, ...), y (N, ...)
+    train, val = random_split(ds, [0.9, 0.1], generator=np.random.default_rng(0))
+    for xb, yb in DataLoader(train, batch_size=32, shuffle=True):
+        ...                                       # xb (32, ...), yb (32, ...)
+
+The loader draws index batches from a sampler and turns each list of samples into a batch
+with ``collate_fn`` (``default_collate``: stacks tensors, arrays and numbers, and recurses
+into tuples, lists and dicts). Shuffling draws a new permutation on every pass over the
+loader, from ``generator`` (a ``numpy.random.Generator``) or else from tinyattn's default CPU
+generator, so ``tinyattn.manual_seed(s)`` makes the order reproducible.
+
+Deliberate differences from PyTorch: everything runs in the calling process (``num_workers``
+must be 0, and ``pin_memory`` has nothing to pin on a NumPy/CuPy backend), and a
+``generator`` is a NumPy generator, since tinyattn has no ``torch.Generator``.
+"""
+from __future__ import annotations
+
+import bisect
+import collections.abc
+import itertools
+import math
+import warnings
+from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Union
+
+import numpy as np
+
+from .. import backend
+from ..ops import stack
+from ..tensor import Tensor, as_tensor, tensor
+
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
+           "random_split", "Sampler", "SequentialSampler", "RandomSampler", "BatchSampler",
+           "DataLoader", "default_collate", "default_convert"]
+
+
+# ------------------------------------------------------------------ datasets
+class Dataset:
+    """A map-style dataset: subclasses define ``__getitem__(index)`` and ``__len__()``."""
+
+    def __getitem__(self, index: int) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must implement __getitem__")
+
+    def __add__(self, other: "Dataset") -> "ConcatDataset":
+        return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """A stream of samples: subclasses define ``__iter__``. The loader batches it in order
+    (no shuffling or sampler: there is no index to draw)."""
+
+    def __iter__(self) -> Iterator[Any]:
+        raise NotImplementedError(f"{type(self).__name__} must implement __iter__")
+
+
+class TensorDataset(Dataset):
+    """Samples are ``(t[i] for t in tensors)``: tensors of equal first dim N."""
+
+    def __init__(self, *tensors: Any):
+        if not tensors:
+            raise ValueError("TensorDataset needs at least one tensor")
+        self.tensors = tuple(t if isinstance(t, Tensor) else as_tensor(np.asarray(t))
+                             for t in tensors)
+        sizes = [t.shape[0] if t.ndim else None for t in self.tensors]
+        if None in sizes or len(set(sizes)) != 1:
+            raise ValueError(f"TensorDataset: every tensor needs the same first dim (the "
+                             f"number of samples), got shapes {[t.shape for t in self.tensors]}")
+
+    def __getitem__(self, index: Any) -> tuple:
+        return tuple(t[index] for t in self.tensors)
+
+    def __len__(self) -> int:
+        return self.tensors[0].shape[0]
+
+
+class Subset(Dataset):
+    """The samples of ``dataset`` at ``indices``, in that order."""
+
+    def __init__(self, dataset: Any, indices: Sequence[int]):
+        self.dataset, self.indices = dataset, list(indices)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, list):
+            return [self.dataset[self.indices[i]] for i in index]
+        return self.dataset[self.indices[index]]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class ConcatDataset(Dataset):
+    """Several map-style datasets one after the other."""
+
+    def __init__(self, datasets: Iterable[Any]):
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise ValueError("ConcatDataset needs at least one dataset")
+        if any(isinstance(d, IterableDataset) for d in self.datasets):
+            raise TypeError("ConcatDataset does not take IterableDatasets")
+        self.cumulative_sizes = list(itertools.accumulate(len(d) for d in self.datasets))
+
+    def __len__(self) -> int:
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, index: int) -> Any:
+        if index < 0:
+            if -index > len(self):
+                raise IndexError(f"index {index} is out of range for length {len(self)}")
+            index += len(self)
+        which = bisect.bisect_right(self.cumulative_sizes, index)
+        if which == len(self.datasets):
+            raise IndexError(f"index {index} is out of range for length {len(self)}")
+        start = self.cumulative_sizes[which - 1] if which else 0
+        return self.datasets[which][index - start]
+
+
+def _generator(generator: Any) -> Any:
+    if generator is None:
+        return backend.default_generator("cpu")
+    if not isinstance(generator, np.random.Generator):
+        raise TypeError(f"generator must be a numpy.random.Generator (np.random.default_rng"
+                        f"(seed)) or None for tinyattn's default one, got "
+                        f"{type(generator).__name__}")
+    return generator
+
+
+def random_split(dataset: Any, lengths: Sequence[Union[int, float]],
+                 generator: Any = None) -> List[Subset]:
+    """Split into non-overlapping random Subsets of the given lengths, or of fractions that
+    sum to 1 (floor(fraction * N) each, the remainder handed out one by one from the first,
+    as PyTorch)."""
+    total = len(dataset)
+    lengths = list(lengths)
+    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        sizes = []
+        for i, fraction in enumerate(lengths):
+            if not 0 <= fraction <= 1:
+                raise ValueError(f"random_split: fraction at index {i} is not between 0 and "
+                                 f"1: {fraction}")
+            sizes.append(math.floor(total * fraction))
+        for i in range(total - sum(sizes)):
+            sizes[i % len(sizes)] += 1
+        for i, size in enumerate(sizes):
+            if size == 0:
+                warnings.warn(f"Length of split at index {i} is 0. This might result in an "
+                              f"empty dataset.", stacklevel=2)
+        lengths = sizes
+    if any(isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0
+           for n in lengths):
+        raise ValueError(f"random_split: lengths must be counts >= 0 or fractions summing to "
+                         f"1, got {lengths}")
+    if sum(lengths) != total:
+        raise ValueError(f"random_split: the lengths {lengths} sum to {sum(lengths)}, but the "
+                         f"dataset has {total} samples")
+    order = _generator(generator).permutation(total).tolist()
+    return [Subset(dataset, order[end - n:end])
+            for end, n in zip(itertools.accumulate(lengths), lengths)]
+
+
+# ------------------------------------------------------------------ samplers
+class Sampler:
+    """Yields dataset indices (subclasses define ``__iter__`` and ``__len__``)."""
+
+    def __iter__(self) -> Iterator[int]:
+        raise NotImplementedError
+
+
+class SequentialSampler(Sampler):
+    def __init__(self, data_source: Any):
+        self.data_source = data_source
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.data_source)))
+
+    def __len__(self) -> int:
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """A new random permutation on each pass (or ``num_samples`` draws with replacement)."""
+
+    def __init__(self, data_source: Any, replacement: bool = False,
+                 num_samples: Optional[int] = None, generator: Any = None):
+        self.data_source, self.replacement = data_source, bool(replacement)
+        self._num_samples, self.generator = num_samples, generator
+        if num_samples is not None and (isinstance(num_samples, bool) or
+                                        not isinstance(num_samples, int) or num_samples < 1):
+            raise ValueError(f"RandomSampler: num_samples must be a positive int, got "
+                             f"{num_samples!r}")
+        _generator(generator)                    # check it now, not at the first batch
+
+    @property
+    def num_samples(self) -> int:
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self) -> Iterator[int]:
+        gen, n = _generator(self.generator), len(self.data_source)
+        if self.replacement:
+            return iter(gen.integers(0, n, size=self.num_samples).tolist())
+        draws = [gen.permutation(n) for _ in range(-(-self.num_samples // max(n, 1)))]
+        order = np.concatenate(draws) if draws else np.zeros(0, dtype=np.int64)
+        return iter(order[:self.num_samples].tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class BatchSampler(Sampler):
+    """Groups the indices of ``sampler`` into lists of ``batch_size`` (the last one shorter,
+    or dropped with ``drop_last``)."""
+
+    def __init__(self, sampler: Iterable[int], batch_size: int, drop_last: bool):
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size should be a positive integer, got {batch_size!r}")
+        self.sampler, self.batch_size, self.drop_last = sampler, batch_size, bool(drop_last)
+
+    def __iter__(self) -> Iterator[List[int]]:
+        batch: List[int] = []
+        for index in self.sampler:
+            batch.append(index)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self) -> int:
+        n = len(self.sampler)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+# ------------------------------------------------------------------ collation
+def default_collate(batch: Sequence[Any]) -> Any:
+    """Turn a list of samples into a batch, as ``torch.utils.data.default_collate``: tensors
+    and NumPy arrays are stacked along a new dim 0, Python floats become a float64 tensor and
+    ints an int64 one (PyTorch's choice), strings stay a list, and tuples, lists and dicts
+    are collated field by field (a tuple of fields gives a list, as in PyTorch)."""
+    elem = batch[0]
+    if isinstance(elem, Tensor):
+        shapes = {t.shape for t in batch}
+        if len(shapes) > 1:
+            raise RuntimeError(f"default_collate: stack expects each tensor to be equal size, "
+                               f"got shapes {sorted(shapes)}; pad the samples to one length or "
+                               f"pass a collate_fn")
+        return stack(list(batch))
+    if isinstance(elem, np.ndarray) or isinstance(elem, np.generic):
+        if np.asarray(elem).dtype.kind not in "biuf":
+            raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, "
+                            f"numbers, dicts or lists; found dtype {np.asarray(elem).dtype}")
+        return default_collate([as_tensor(np.asarray(b)) for b in batch])
+    if isinstance(elem, bool):
+        return tensor(list(batch))
+    if isinstance(elem, float):
+        return tensor(list(batch), dtype="float64")
+    if isinstance(elem, int):
+        return tensor(list(batch), dtype="int64")
+    if isinstance(elem, (str, bytes)):
+        return list(batch)
+    if isinstance(elem, collections.abc.Mapping):
+        collated = {key: default_collate([d[key] for d in batch]) for key in elem}
+        try:
+            return type(elem)(collated)          # keep an OrderedDict an OrderedDict
+        except TypeError:
+            return collated
+    if isinstance(elem, tuple) and hasattr(elem, "_fields"):          # a namedtuple
+        return type(elem)(*(default_collate(list(s)) for s in zip(*batch)))
+    if isinstance(elem, collections.abc.Sequence):
+        if len({len(sample) for sample in batch}) > 1:
+            raise RuntimeError("default_collate: each element in list of batch should be of "
+                               "equal size")
+        return [default_collate(list(samples)) for samples in zip(*batch)]
+    raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, "
+                    f"dicts or lists; found {type(elem).__name__}")
+
+
+def default_convert(data: Any) -> Any:
+    """What ``batch_size=None`` gives each sample: NumPy arrays become tensors, containers are
+    converted field by field, everything else is left alone."""
+    if isinstance(data, np.ndarray) and data.dtype.kind in "biuf":
+        return as_tensor(data)
+    if isinstance(data, collections.abc.Mapping):
+        return {key: default_convert(value) for key, value in data.items()}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(default_convert(d) for d in data)
+    return data
+
+
+# ------------------------------------------------------------------ the loader
+class DataLoader:
+    """Batches of ``dataset``, as ``torch.utils.data.DataLoader``.
+
+    Args:
+        dataset: a map-style dataset (``__getitem__`` and ``__len__``) or an IterableDataset.
+        batch_size: samples per batch (None: no batching, each sample converted alone).
+        shuffle: a new random order on every pass.
+        sampler, batch_sampler: custom index orders (exclusive with shuffle; batch_sampler
+            also with batch_size, drop_last and sampler).
+        collate_fn: list of samples -> batch (default ``default_collate``).
+        drop_last: drop the last, smaller batch.
+        generator: a ``numpy.random.Generator`` for shuffling (default: tinyattn's).
+        num_workers: must be 0 (loading happens in this process); pin_memory is ignored.
+    """
+
+    def __init__(self, dataset: Any, batch_size: Optional[int] = 1,
+                 shuffle: Optional[bool] = None, sampler: Any = None, batch_sampler: Any = None,
+                 num_workers: int = 0, collate_fn: Optional[Callable[[List[Any]], Any]] = None,
+                 pin_memory: bool = False, drop_last: bool = False, timeout: float = 0,
+                 worker_init_fn: Any = None, multiprocessing_context: Any = None,
+                 generator: Any = None, **options: Any):
+        if num_workers != 0 or worker_init_fn is not None or multiprocessing_context \
+                is not None or options.get("persistent_workers"):
+            raise ValueError(f"DataLoader: tinyattn loads batches in the calling process, so "
+                             f"num_workers must be 0 (got {num_workers}) and worker options "
+                             f"unset")
+        self.dataset, self.batch_size, self.drop_last = dataset, batch_size, bool(drop_last)
+        self.generator, self.num_workers, self.pin_memory = generator, 0, bool(pin_memory)
+        self.timeout = timeout
+        iterable = isinstance(dataset, IterableDataset) or (
+            not hasattr(dataset, "__getitem__") and hasattr(dataset, "__iter__"))
+        self._iterable = iterable
+        if iterable and (shuffle or sampler is not None or batch_sampler is not None):
+            raise ValueError("DataLoader: an iterable-style dataset is read in order; shuffle, "
+                             "sampler and batch_sampler do not apply (shuffle inside it)")
+        if sampler is not None and shuffle:
+            raise ValueError("DataLoader: sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None and (batch_size != 1 or shuffle or sampler is not None
+                                          or drop_last):
+            raise ValueError("DataLoader: batch_sampler option is mutually exclusive with "
+                             "batch_size, shuffle, sampler, and drop_last")
+        if batch_size is None and drop_last:
+            raise ValueError("DataLoader: batch_size=None option disables auto-batching and "
+                             "is mutually exclusive with drop_last")
+        if batch_sampler is not None:
+            batch_size = None
+            self.batch_size = None
+        elif batch_size is not None and (isinstance(batch_size, bool) or
+                                         not isinstance(batch_size, int) or batch_size < 1):
+            raise ValueError(f"DataLoader: batch_size should be a positive integer or None, "
+                             f"got {batch_size!r}")
+        if sampler is None and not iterable:
+            sampler = RandomSampler(dataset, generator=generator) if shuffle \
+                else SequentialSampler(dataset)
+        self.sampler = sampler
+        if batch_sampler is None and batch_size is not None and not iterable:
+            batch_sampler = BatchSampler(sampler, batch_size, self.drop_last)
+        self.batch_sampler = batch_sampler
+        if collate_fn is None:
+            collate_fn = default_collate if batch_sampler is not None or (
+                iterable and batch_size is not None) else default_convert
+        self.collate_fn = collate_fn
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._iterable:
+            return self._iterate_stream()
+        if self.batch_sampler is not None:
+            return (self.collate_fn([self.dataset[i] for i in indices])
+                    for indices in self.batch_sampler)
+        return (self.collate_fn(self.dataset[i]) for i in self.sampler)
+
+    def _iterate_stream(self) -> Iterator[Any]:
+        stream = iter(self.dataset)
+        if self.batch_size is None:
+            for sample in stream:
+                yield self.collate_fn(sample)
+            return
+        while True:
+            batch = list(itertools.islice(stream, self.batch_size))
+            if not batch or (self.drop_last and len(batch) < self.batch_size):
+                return
+            yield self.collate_fn(batch)
+
+    def __len__(self) -> int:
+        if self._iterable:
+            n = len(self.dataset)                # TypeError if the stream has no length
+            if self.batch_size is None:
+                return n
+            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+        if self.batch_sampler is not None:
+            return len(self.batch_sampler)
+        return len(self.sampler)
