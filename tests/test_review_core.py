@@ -371,3 +371,66 @@ def test_rms_norm_in_float16_matches_torch_for_large_activations():
     assert got.dtype == np.float16
     np.testing.assert_allclose(got.numpy().astype(np.float32),
                                expected.numpy().astype(np.float32), atol=1e-2)
+
+
+# ---------------------------------------------------------------- requires_grad as an attribute
+def test_switching_off_requires_grad_of_a_computed_tensor_is_refused_as_in_torch():
+    x = ta.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    with pytest.raises(RuntimeError, match="leaf"):
+        y.requires_grad = False     # was accepted: (y * x).sum() then gave x.grad [2, 4], not [4, 8]
+    (y * x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [4.0, 8.0])
+
+
+def test_requires_grad_attribute_on_leaves_follows_requires_grad_():
+    w = ta.tensor([1.0, 2.0])
+    w.requires_grad = True                      # freezing and unfreezing parameters: allowed
+    assert w.requires_grad and w.is_leaf
+    w.requires_grad = False
+    assert not w.requires_grad
+    ids = ta.tensor([1, 2])
+    with pytest.raises(TypeError, match="floating"):
+        ids.requires_grad = True                # was accepted on an int64 tensor
+
+
+def test_no_grad_and_inference_mode_decorate_with_or_without_parentheses():
+    x = ta.tensor([1.0], requires_grad=True)
+
+    @ta.no_grad
+    def bare(t):
+        return t * 2
+
+    @ta.inference_mode()
+    def called(t):
+        return t * 2
+
+    assert not bare(x).requires_grad and not called(x).requires_grad   # bare was a TypeError
+    assert bare.__name__ == "bare"
+    with ta.inference_mode():
+        assert not (x * 2).requires_grad
+    with ta.inference_mode(False):
+        assert (x * 2).requires_grad
+
+
+def test_backward_inputs_accumulates_into_those_tensors_only_as_torch():
+    def run(lib):
+        a = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        b = lib.tensor([3.0, 4.0], dtype=lib.float64, requires_grad=True)
+        h = a * b
+        h.retain_grad()
+        (h * a).sum().backward(inputs=[a, h])   # was a TypeError
+        return a.grad.detach().numpy(), b.grad, h.grad.detach().numpy()
+    (ta_a, ta_b, ta_h), (t_a, t_b, t_h) = run(ta), run(_torch())
+    np.testing.assert_allclose(ta_a, t_a)
+    np.testing.assert_allclose(ta_h, t_h)
+    assert ta_b is None and t_b is None
+
+
+def test_create_graph_is_refused_with_an_explanation():
+    x = ta.tensor([1.0, 2.0], requires_grad=True)
+    y = (x ** 2).sum()
+    with pytest.raises(NotImplementedError, match="create_graph"):
+        ta.autograd.grad(y, x, create_graph=True)   # was "unexpected keyword argument"
+    with pytest.raises(NotImplementedError, match="create_graph"):
+        y.backward(create_graph=True)

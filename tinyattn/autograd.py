@@ -41,9 +41,9 @@ from . import backend
 if TYPE_CHECKING:  # only for annotations; tensor.py imports this module, not the reverse
     from .tensor import Tensor
 
-__all__ = ["Function", "FunctionCtx", "no_grad", "enable_grad", "set_grad_enabled",
-           "is_grad_enabled", "detect_anomaly", "run_backward", "grad", "unbroadcast",
-           "VersionCounter", "set_backward_hook"]
+__all__ = ["Function", "FunctionCtx", "no_grad", "enable_grad", "inference_mode",
+           "set_grad_enabled", "is_grad_enabled", "detect_anomaly", "run_backward", "grad",
+           "unbroadcast", "VersionCounter", "set_backward_hook"]
 
 
 class _ThreadState(threading.local):
@@ -119,14 +119,22 @@ class _GradMode:
         return wrapper
 
 
-def no_grad() -> _GradMode:
+def no_grad(func: Any = None) -> Any:
     """Inside this block (or decorated function) no graph is recorded: for evaluation and
-    parameter updates."""
-    return _GradMode(False)
+    parameter updates. ``@no_grad()`` and ``@no_grad`` both decorate, as in PyTorch."""
+    return _GradMode(False) if func is None else _GradMode(False)(func)
 
 
-def enable_grad() -> _GradMode:
-    return _GradMode(True)
+def enable_grad(func: Any = None) -> Any:
+    return _GradMode(True) if func is None else _GradMode(True)(func)
+
+
+def inference_mode(mode: Any = True) -> Any:
+    """PyTorch's ``inference_mode``: here the same as ``no_grad()`` (``mode=False``: recording
+    on); also a decorator, with or without parentheses."""
+    if callable(mode):
+        return _GradMode(False)(mode)
+    return _GradMode(not mode)
 
 
 class set_grad_enabled(_GradMode):  # noqa: N801 - PyTorch's name
@@ -454,7 +462,7 @@ def _apply_pytorch_style(cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any
         out = tensor_type._wrap(out._data)   # returning an input unchanged: a new node
     else:
         out._ctx = None
-    out.requires_grad = track
+    out._requires_grad = track
     if track:
         node = _PyTorchStyleNode()
         node.user_class, node.ctx, node.arg_positions = cls, ctx, positions
@@ -603,10 +611,19 @@ def _deliver(leaf: "Tensor", grad: Any, capture: Optional[Dict[int, Any]]) -> No
         capture[id(leaf)] = grad if previous is None else previous + grad
 
 
+def refuse_create_graph(create_graph: bool) -> None:
+    if create_graph:
+        raise NotImplementedError(
+            "create_graph=True (gradients of gradients) is not supported by tinyattn: each "
+            "backward is hand-written on arrays and records no graph of its own. Compute "
+            "second derivatives by finite differences of autograd.grad, or in PyTorch")
+
+
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: Optional[bool] = None,
-         allow_unused: bool = False) -> Tuple[Any, ...]:
+         create_graph: bool = False, allow_unused: bool = False) -> Tuple[Any, ...]:
     """``torch.autograd.grad``: the gradients of ``outputs`` with respect to ``inputs``,
     returned as Tensors instead of being added into ``.grad``."""
+    refuse_create_graph(create_graph)
     tensor_type = _tensor_type()
     outputs = [outputs] if isinstance(outputs, tensor_type) else list(outputs)
     single = isinstance(inputs, tensor_type)

@@ -112,7 +112,7 @@ class Tensor:
 
     __array_priority__ = 1000   # so ``ndarray + Tensor`` defers to Tensor.__radd__
     # Every tensor starts with these; an op's output (``_wrap``) then sets only its data.
-    requires_grad = False
+    _requires_grad = False
     _grad: Optional["Tensor"] = None
     _ctx: Optional[autograd.Function] = None
     _retains_grad = False
@@ -146,7 +146,7 @@ class Tensor:
     def _wrap(cls, data: Any, requires_grad: bool = False) -> "Tensor":
         """Wrap an array an op produced, with no checks or copies (the fast path)."""
         out = cls.__new__(cls)
-        out._data, out.requires_grad = data, requires_grad   # the rest: class defaults
+        out._data, out._requires_grad = data, requires_grad  # the rest: class defaults
         return out
 
     # ------------------------------------------------------------------ data and grad
@@ -308,6 +308,20 @@ class Tensor:
     __hash__ = object.__hash__  # comparisons return tensors, identity stays the hash
 
     # ------------------------------------------------------------------ autograd
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        """``x.requires_grad = flag``, for leaves only, as PyTorch: switching a computed
+        tensor off would silently drop its path from every gradient that flows through it."""
+        if self._ctx is not None:
+            raise RuntimeError("requires_grad can only be set on a leaf tensor (one not "
+                               "computed by an op); to use a computed tensor as a constant, "
+                               "take y = y.detach()")
+        self.requires_grad_(bool(value))
+
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         if requires_grad and not np.issubdtype(self.dtype, np.floating):
             raise TypeError(
@@ -315,7 +329,7 @@ class Tensor:
                 f"dtype {self.dtype}; convert it first with .float() (or .double())")
         if not requires_grad and self._ctx is not None:
             raise RuntimeError("requires_grad_(False) on a non-leaf tensor: use .detach()")
-        self.requires_grad = bool(requires_grad)
+        self._requires_grad = bool(requires_grad)
         return self
 
     def retain_grad(self) -> "Tensor":
@@ -352,14 +366,26 @@ class Tensor:
                 f"shape {self.shape}; they must match")
         return grad.astype(self.dtype, copy=False)
 
-    def backward(self, gradient: Any = None, retain_graph: bool = False,
-                 grad: Any = None) -> None:
+    def backward(self, gradient: Any = None, retain_graph: Optional[bool] = None,
+                 create_graph: bool = False, inputs: Any = None, grad: Any = None) -> None:
         """Compute d(self)/d(leaf) for every leaf that requires grad; add it to ``leaf.grad``.
 
         ``gradient`` (PyTorch's name; ``grad`` is accepted too) is d(loss)/d(self), needed
-        when self has more than one element."""
-        start = self._initial_grad(gradient if gradient is not None else grad)
-        autograd.run_backward(self, start, retain_graph=retain_graph)
+        when self has more than one element. ``inputs``: add into the ``.grad`` of these
+        tensors only, as PyTorch. ``create_graph=True`` (higher-order gradients) is not
+        supported: the backward passes compute on arrays and record nothing."""
+        autograd.refuse_create_graph(create_graph)
+        gradient = gradient if gradient is not None else grad
+        if inputs is not None:
+            targets = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+            found = autograd.grad(self, targets, grad_outputs=gradient,
+                                  retain_graph=retain_graph, allow_unused=True)
+            for target, g in zip(targets, found):
+                if g is not None:
+                    autograd.accumulate_grad(target, g._data)
+            return
+        start = self._initial_grad(gradient)
+        autograd.run_backward(self, start, retain_graph=bool(retain_graph))
 
     def detach(self) -> "Tensor":
         """The same data, cut from the graph (no gradient flows through it). It shares this

@@ -154,7 +154,7 @@ def _in_place(target: Tensor, name: str, compute: Callable[[Tensor], Tensor],
     result = compute(before)
     _keep_original(result._ctx, before)
     _write(target, result, name)
-    target._ctx, target.requires_grad = result._ctx, result.requires_grad
+    target._ctx, target._requires_grad = result._ctx, result.requires_grad
     if target._retains_grad and target._ctx is not None:
         target._ctx._retained = weakref.ref(target)
     return target
