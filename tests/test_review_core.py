@@ -434,3 +434,12 @@ def test_create_graph_is_refused_with_an_explanation():
         ta.autograd.grad(y, x, create_graph=True)   # was "unexpected keyword argument"
     with pytest.raises(NotImplementedError, match="create_graph"):
         y.backward(create_graph=True)
+
+
+def test_a_numpy_operand_is_copied_so_refilling_it_cannot_change_the_gradient():
+    w = ta.tensor([1.0, 2.0], requires_grad=True)
+    buffer = np.array([3.0, 4.0], dtype=np.float32)
+    y = (w * buffer).sum()                  # Mul keeps its operand for w's gradient
+    buffer[0] = 100.0                       # a reused batch buffer, refilled
+    y.backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [3.0, 4.0])    # was [100, 4]

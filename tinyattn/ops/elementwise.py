@@ -25,18 +25,19 @@ def as_operand(value: Any, like: Tensor) -> Tensor:
 
     As PyTorch's rule for a number meeting a tensor: with an integer ``like``, a float number
     gives float32 (not NumPy's float64) and an int takes ``like``'s integer dtype (wrapping
-    around as torch does: uint8 - 1 is 255, not int64's -1)."""
+    around as torch does: uint8 - 1 is 255, not int64's -1). An array is copied: an op may
+    keep its operand for backward (``w * a`` keeps a), and the caller may refill theirs."""
     if isinstance(value, Tensor):
         return value
     xp = backend.get_array_module(like._data)
     if np.issubdtype(like.dtype, np.floating):
-        return Tensor._wrap(xp.asarray(value, dtype=like.dtype))
+        return Tensor._wrap(xp.array(value, dtype=like.dtype))
     if isinstance(value, float):
         return Tensor._wrap(xp.asarray(value, dtype=np.float32))
     if like.dtype.kind in "iu" and isinstance(value, (int, np.integer)) and not isinstance(
             value, (bool, np.bool_)):
         return Tensor._wrap(xp.asarray(np.array(value).astype(like.dtype)))
-    return Tensor._wrap(xp.asarray(value))
+    return Tensor._wrap(xp.array(value))
 
 
 def _match_dtypes(a: Tensor, b: Tensor) -> Tuple[Tensor, Tensor]:
