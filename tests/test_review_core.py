@@ -443,3 +443,48 @@ def test_a_numpy_operand_is_copied_so_refilling_it_cannot_change_the_gradient():
     buffer[0] = 100.0                       # a reused batch buffer, refilled
     y.backward()
     np.testing.assert_array_equal(w.grad.numpy(), [3.0, 4.0])    # was [100, 4]
+
+
+# ---------------------------------------------------------------- nn.MultiheadAttention weights
+def _torch_and_ta_mha(dropout=0.0):
+    torch = _torch()
+    torch.manual_seed(0)
+    reference = torch.nn.MultiheadAttention(8, 2, dropout=dropout, dtype=torch.float64)
+    module = ta.nn.MultiheadAttention(8, 2, dropout=dropout, dtype="float64")
+    _load_from_torch(module, reference)
+    return torch, reference, module
+
+
+@pytest.mark.parametrize("average", [True, False])
+def test_multihead_attention_weights_are_differentiable_as_in_torch(average):
+    torch, reference, module = _torch_and_ta_mha()
+    x = np.random.default_rng(0).standard_normal((5, 3, 8))
+    pad = np.zeros((3, 5), dtype=bool)
+    pad[1, 3:] = True
+    tx, ax = torch.tensor(x, requires_grad=True), ta.tensor(x, requires_grad=True)
+    t_out, t_w = reference(tx, tx, tx, key_padding_mask=torch.tensor(pad),
+                           average_attn_weights=average)
+    a_out, a_w = module(ax, ax, ax, key_padding_mask=ta.tensor(pad),
+                        average_attn_weights=average)
+    np.testing.assert_allclose(a_w.detach().numpy(), t_w.detach().numpy(), atol=1e-12)
+    target = np.random.default_rng(1).standard_normal(t_w.shape)
+    ((t_w * torch.tensor(target)).sum() + t_out.sum()).backward()
+    ((a_w * ta.tensor(target)).sum() + a_out.sum()).backward()   # the weights were detached:
+    np.testing.assert_allclose(ax.grad.numpy(), tx.grad.numpy(), atol=1e-10)  # term dropped
+    for name, p in reference.named_parameters():
+        np.testing.assert_allclose(dict(module.named_parameters())[name].grad.numpy(),
+                                   p.grad.numpy(), atol=1e-10)
+
+
+def test_multihead_attention_weights_in_training_are_after_dropout_as_in_torch():
+    _, _, module = _torch_and_ta_mha(dropout=0.5)
+    x = ta.tensor(np.random.default_rng(0).standard_normal((5, 3, 8)))
+    module.eval()
+    _, plain = module(x, x, x, average_attn_weights=False)
+    module.train()
+    ta.manual_seed(0)
+    out, dropped = module(x, x, x, average_attn_weights=False)
+    dropped, plain = dropped.detach().numpy(), plain.detach().numpy()
+    kept = dropped != 0
+    assert 0 < kept.mean() < 1                   # were the eval weights: rows summing to 1
+    np.testing.assert_allclose(dropped[kept], 2 * plain[kept])
