@@ -488,3 +488,15 @@ def test_multihead_attention_weights_in_training_are_after_dropout_as_in_torch()
     kept = dropped != 0
     assert 0 < kept.mean() < 1                   # were the eval weights: rows summing to 1
     np.testing.assert_allclose(dropped[kept], 2 * plain[kept])
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "int64"])
+def test_integer_powers_keep_integer_dtypes_as_in_torch(dtype):
+    torch = _torch()
+    values = np.array([1, 0, 3, 2]).astype(dtype)
+    for op in (lambda t: 2 ** t, lambda t: 3 ** t, lambda t: t ** 2):
+        expected, got = op(torch.tensor(values)), op(ta.tensor(values))
+        assert str(got.dtype) == str(expected.dtype).replace("torch.", "")   # 2 ** x: float32
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())
+    with pytest.raises(ValueError, match="negative"):
+        2 ** ta.tensor([-1, 2])

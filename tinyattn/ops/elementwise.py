@@ -388,14 +388,24 @@ def pow(x: Tensor, exponent: float) -> Tensor:  # noqa: A001 - PyTorch's name
         if whole and exponent < 0:
             raise ValueError(f"pow: integer tensors to negative integer powers are not "
                              f"allowed (got exponent {exponent}); use x.float() ** {exponent}")
-        if whole:
-            return Tensor._wrap(x._data ** int(exponent))    # no gradient for integers
+        if whole:                               # no gradient for integers; bool -> int64
+            data = x._data.astype(np.int64) if x.dtype == np.bool_ else x._data
+            return Tensor._wrap(data ** int(exponent))
         x = _as_float(x)
     return Pow.apply(x, exponent=float(exponent))  # a Python float never upcasts float32
 
 
 def rpow(x: Tensor, base: float) -> Tensor:
-    """``base ** x`` for a positive number ``base``: exp(x ln base), built from exp and mul."""
+    """``base ** x`` for a positive number ``base``: exp(x ln base), built from exp and mul.
+    An int base to an integer tensor stays an integer, exactly, as in PyTorch (no gradient)."""
+    if x.dtype.kind in "biu" and isinstance(base, (int, np.integer)) and not isinstance(
+            base, (bool, np.bool_)):
+        dtype = np.int64 if x.dtype == np.bool_ else x.dtype
+        data = x._data.astype(dtype)
+        if bool((data < 0).any()):
+            raise ValueError(f"{base} ** tensor: integers to negative integer powers are not "
+                             f"allowed; use {base} ** x.float()")
+        return Tensor._wrap(backend.get_array_module(data).asarray(base, dtype=dtype) ** data)
     if isinstance(base, Tensor) or not base > 0:
         raise ValueError(f"base ** tensor needs a positive number as the base, got {base!r}")
     return Exp.apply(mul(x, math.log(base)))
