@@ -218,7 +218,7 @@ def test_bad_config_and_input():
         model(np.ones((1, 2)))
     with pytest.raises(ValueError, match="targets must have the shape of idx"):
         model(ids(), ids(s=5))
-    with pytest.raises(ValueError, match="temperature must be >= 0"):
+    with pytest.raises(ValueError, match="temperature must be a finite number >= 0"):
         model.generate(ids(), 1, temperature=-1)
 
 

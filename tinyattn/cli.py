@@ -91,6 +91,8 @@ def _main(argv: Optional[List[str]]) -> int:
                    add_help=False)
     sub.add_parser("embed", help="sentence embeddings from a real model", add_help=False)
     sub.add_parser("attention", help="plot a real model's attention heads", add_help=False)
+    sub.add_parser("generate", help="continue a prompt with a GPT-2 checkpoint",
+                   add_help=False)
     args, rest = parser.parse_known_args(argv)
     if args.command == "gradcheck":
         if rest:
@@ -108,4 +110,7 @@ def _main(argv: Optional[List[str]]) -> int:
     if args.command in ("embed", "attention"):
         from .models import cli as models_cli  # noqa: PLC0415 - models sit higher
         return getattr(models_cli, f"{args.command}_main")(rest)
+    if args.command == "generate":
+        from .models.generate_cli import generate_main  # noqa: PLC0415 - models sit higher
+        return generate_main(rest)
     return 2

@@ -267,6 +267,27 @@ def _device_round_trip(x: Tensor) -> Tensor:
     return ops.convert(ops.convert(x, device=away) * 3.0, device=x.device)
 
 
+def _setitem_index(x: Any) -> Any:
+    return (slice(None), [0, 2]) if x.ndim == 2 else (0, slice(None), [1, 3])
+
+
+def _setitem_op(x: Tensor, v: Tensor) -> Tensor:
+    """Item assignment while recording (the SetItem op, ops/inplace.py), then a product so
+    that the replaced elements and x both reach the output."""
+    out = x * 1.0
+    out[_setitem_index(x)] = v
+    return out * x
+
+
+def _setitem_ref(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    out = x.copy()
+    if x.ndim == 2:
+        out[:, [0, 2]] = v
+    else:
+        out[0][:, [1, 3]] = v        # PyTorch's layout: the int first, then the list
+    return out * x
+
+
 OP_TABLE: List[OpSpec] = [
     OpSpec("add", ops.add, np.add, _binary_cases(), "broadcasting"),
     OpSpec("sub", ops.sub, np.subtract, _binary_cases(), "broadcasting"),
@@ -372,6 +393,12 @@ OP_TABLE: List[OpSpec] = [
            _attention_cases, "tiled_attention.md#4-backward-step-by-step"),
     OpSpec("rope", lambda x: F.rope(x, offset=3), _rope_ref,
            _unary_cases(shapes=((2, 5, 4), (1, 2, 3, 6))), "nn.md#rope"),
+    OpSpec("setitem", _setitem_op, _setitem_ref,
+           lambda rng: [_case("x (3, 4) [:, [0, 2]] = v (3, 1)", rng.standard_normal((3, 4)),
+                              rng.standard_normal((3, 1))),
+                        _case("x (2, 3, 4) [0, :, [1, 3]] = v (3, 2)",
+                              rng.standard_normal((2, 3, 4)), rng.standard_normal((3, 2)))],
+           "in-place-ops-and-version-counters"),
 ]
 
 # The ops added for op coverage (issue 12), kept in their own module for length.

@@ -5,12 +5,15 @@ tinyattn's own.
     from tinyattn.models import BertModel, BertTokenizer, SentenceEmbedder
     embedder = SentenceEmbedder.from_pretrained("path/to/all-MiniLM-L6-v2")
     vectors = embedder.encode(["a sentence", "another one"])        # (2, 384), unit length
+
+GPT-2 itself is ``tinyattn.nn.GPT.from_pretrained``; its tokenizer is ``GPT2Tokenizer``.
 """
 from __future__ import annotations
 
 from .bert import BertConfig, BertModel, BertModelOutput
 from .bert_tokenizer import BatchEncoding, BertTokenizer
+from .gpt2_tokenizer import GPT2Tokenizer
 from .sentence import SentenceEmbedder, pool
 
 __all__ = ["BertConfig", "BertModel", "BertModelOutput", "BertTokenizer", "BatchEncoding",
-           "SentenceEmbedder", "pool"]
+           "SentenceEmbedder", "pool", "GPT2Tokenizer"]

@@ -5,6 +5,7 @@ from . import functional, init, torch_compat, utils
 from .activation import (GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus,
                          Tanh)
 from .attention import KVCache, MultiHeadAttention
+from .generation import NonFiniteLogitsError
 from .containers import ModuleDict, ParameterDict, ParameterList, Sequential
 from .gpt import GPT, Block, GPTConfig
 from .layers import (Dropout, Embedding, FeedForward, Flatten, Identity, LayerNorm, Linear,
@@ -33,7 +34,7 @@ __all__ = [
     "sinusoidal_table", "alibi_slopes",
     "TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder",
     "TransformerDecoder", "Transformer",
-    "GPTConfig", "GPT", "Block", "torch_compat",
+    "GPTConfig", "GPT", "Block", "NonFiniteLogitsError", "torch_compat",
 ]
 
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import backend
 from .. import functional as F
+from ..autograd import is_grad_enabled
 from ..ops import cat
 from ..ops.attention import packed_self_attention
 from ..ops.masking import mask_array
@@ -44,11 +45,24 @@ class KVCache:
     Used for generation: each step feeds only the new tokens, and attention reads the cached
     keys and values of the earlier ones instead of recomputing them. Keys are cached after
     RoPE, so a key keeps the rotation of its own position.
+
+    Without gradients (generation runs under ``no_grad``) the keys and values are written
+    into preallocated (B, h, capacity, d_k) buffers, and ``k``/``v`` are views of their first
+    ``length`` positions: a step copies only its own new keys, not the whole cache. The
+    buffers hold ``capacity`` positions (``GPT.generate`` passes what it needs) and double
+    when full. When the new keys need gradients, they are concatenated instead (``cat``),
+    so the backward reaches every step.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, capacity: Optional[int] = None) -> None:
+        if capacity is not None and (isinstance(capacity, bool) or not isinstance(capacity, int)
+                                     or capacity < 1):
+            raise ValueError(f"KVCache: capacity must be a positive int (or None), got "
+                             f"{capacity!r}")
+        self.capacity = capacity
         self.k: Optional[Tensor] = None
         self.v: Optional[Tensor] = None
+        self._buffers: Optional[Tuple[Any, Any]] = None      # (B, h, capacity, d_k) each
 
     @property
     def length(self) -> int:
@@ -56,14 +70,45 @@ class KVCache:
 
     def reset(self) -> None:
         self.k = self.v = None
+        self._buffers = None
 
     def append(self, k: Tensor, v: Tensor) -> Tuple[Tensor, Tensor]:
-        """Add the new keys and values; return all of them."""
-        if self.k is not None:
-            k = cat([self.k, k], dim=2)     # (B, h, S_cached, d_k) + (B, h, S, d_k)
-            v = cat([self.v, v], dim=2)
-        self.k, self.v = k, v
-        return k, v
+        """Add the new keys and values (B, h, S, d_k); return all of them."""
+        if is_grad_enabled() and (k.requires_grad or v.requires_grad):
+            self._buffers = None
+            if self.k is not None:
+                k = cat([self.k, k], dim=2)     # (B, h, S_cached, d_k) + (B, h, S, d_k)
+                v = cat([self.v, v], dim=2)
+            self.k, self.v = k, v
+            return k, v
+        if self.k is not None and (k.shape[:2] != self.k.shape[:2] or k.shape[3] != self.k.shape[3]
+                                   or k.dtype != self.k.dtype):
+            raise ValueError(f"KVCache: new keys {k.shape} {k.dtype} do not match the cached "
+                             f"{self.k.shape} {self.k.dtype}; reset() the cache for a new batch")
+        start, stop = self.length, self.length + k.shape[2]
+        buffers = self._buffers
+        if buffers is None or buffers[0].shape[2] < stop:
+            buffers = self._grow(k, v, stop)
+        for buffer, new in zip(buffers, (k, v)):
+            buffer[:, :, start:stop] = new._data               # (B, h, S, d_k) into place
+        self.k = Tensor._wrap(buffers[0][:, :, :stop])        # views, (B, h, stop, d_k)
+        self.v = Tensor._wrap(buffers[1][:, :, :stop])
+        return self.k, self.v
+
+    def _grow(self, k: Tensor, v: Tensor, needed: int) -> Tuple[Any, Any]:
+        """New buffers for at least ``needed`` positions, holding what is cached so far."""
+        xp = backend.get_array_module(k._data)
+        old = self._buffers
+        size = max(needed, self.capacity or 0, 2 * old[0].shape[2] if old else 0)
+        made = []
+        for new, cached in zip((k, v), (self.k, self.v)):
+            batch, heads, _, width = new.shape
+            buffer = xp.empty((batch, heads, size, width), dtype=new.dtype)
+            if cached is not None:
+                buffer[:, :, :cached.shape[2]] = cached._data
+            made.append(buffer)
+        self._buffers = (made[0], made[1])
+        return self._buffers
 
 
 class MultiHeadAttention(Module):
@@ -196,8 +241,10 @@ class MultiHeadAttention(Module):
                                  expected)
         # A square causal mask with nothing else can go to the fused op as is_causal (the
         # tiled path then skips whole tiles above the diagonal); otherwise build it here.
+        # A single query, aligned with the last key (a decoding step), sees every key: the
+        # causal mask is all True and is skipped.
         causal_flag = bool(is_causal) and s_q == s_k and keep is None and bias is None
-        if is_causal and not causal_flag:
+        if is_causal and not causal_flag and s_q != 1:
             xp = backend.get_array_module(query._data)
             causal = xp.tri(s_q, s_k, k=s_k - s_q, dtype=bool)         # (S_q, S_k)
             keep = causal if keep is None else keep & causal

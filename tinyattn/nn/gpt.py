@@ -24,10 +24,9 @@ from typing import Any, List, Optional, Tuple, Union
 
 import numpy as np
 
-from .. import backend
 from .. import functional as F
-from ..autograd import no_grad
 from ..tensor import Tensor, as_tensor
+from . import generation, gpt2_checkpoint
 from .attention import KVCache, MultiHeadAttention
 from .layers import (Dropout, Embedding, FeedForward, LayerNorm, Linear, RMSNorm,
                      normal_parameter)
@@ -104,6 +103,10 @@ class GPTConfig:
                              f"only attn_impl='plain' supports (got {self.attn_impl!r})")
         if not 0.0 <= self.dropout <= 1.0:
             raise ValueError(f"GPTConfig: dropout must be in [0, 1], got {self.dropout}")
+        if isinstance(self.norm_eps, bool) or not isinstance(self.norm_eps, (int, float)) \
+                or not 0 < self.norm_eps < 1:
+            raise ValueError(f"GPTConfig: norm_eps must be a small positive number (GPT-2: "
+                             f"1e-5), got {self.norm_eps!r}")
 
 
 def _make_norm(config: GPTConfig) -> Module:
@@ -189,6 +192,27 @@ class GPT(Module):
             elif isinstance(module, LearnedPositionalEmbedding):
                 module.weight = normal_parameter(module.weight.shape, std)
 
+    # ------------------------------------------------------------------ checkpoints
+    @classmethod
+    def from_pretrained(cls, name_or_path: Any, dtype: Any = "float32",
+                        dropout: float = 0.0) -> "GPT":
+        """A GPT-2 from a Hugging Face folder (``config.json`` + ``model.safetensors``) or a
+        Hub id such as ``"gpt2"`` (downloaded with ``pip install "tinyattn[hub]"``).
+
+        The name map and the transposed weights are one table in nn/gpt2_checkpoint.py.
+        float32 weights are views of the memory-mapped file (no copy). Returned in eval
+        mode; ``dropout`` (default 0) is applied where tinyattn's GPT applies it when you
+        train (GPT-2 trained with 0.1). Errors name what is missing or unsupported.
+        """
+        return gpt2_checkpoint.load_gpt2(cls, name_or_path, dtype=dtype, dropout=dropout)
+
+    def save_pretrained(self, folder: str) -> None:
+        """Write ``config.json`` and ``model.safetensors`` with GPT-2's names (Conv1D
+        weights transposed back, q/k/v packed into c_attn), so
+        ``transformers.GPT2LMHeadModel.from_pretrained(folder)`` loads this model. Needs
+        learned positions and biases (GPT-2's architecture)."""
+        gpt2_checkpoint.save_gpt2(self, folder)
+
     def extra_repr(self) -> str:
         c = self.config
         return (f"vocab_size={c.vocab_size}, block_size={c.block_size}, "
@@ -203,6 +227,30 @@ class GPT(Module):
         With ``kv_caches`` (one ``KVCache`` per layer), idx holds only the new tokens; they sit
         after the cached ones (positions offset..offset+S-1) and the caches grow by S.
         """
+        idx = _as_ids(idx, "idx")
+        x, weights = self.trunk(idx, kv_caches, return_attention)
+        batch, seq_len = idx.shape
+        logits = self.lm_head(self.ln_f(x))                  # (B, S, D) -> (B, S, V)
+        outputs: List[Any] = [logits]
+        if targets is not None:
+            targets = _as_ids(targets, "targets")
+            if targets.shape != (batch, seq_len):
+                raise ValueError(f"GPT: targets must have the shape of idx {idx.shape}, got "
+                                 f"{targets.shape}")
+            vocab = self.config.vocab_size
+            loss = F.cross_entropy(logits.reshape(batch * seq_len, vocab),   # (B*S, V)
+                                   targets.reshape(batch * seq_len),          # (B*S,)
+                                   ignore_index=ignore_index)
+            outputs.append(loss)
+        if return_attention:
+            outputs.append(weights)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def trunk(self, idx: Any, kv_caches: Optional[List[KVCache]] = None,
+              return_attention: bool = False) -> Tuple[Tensor, List[Optional[Tensor]]]:
+        """idx (B, S) -> the residual stream after the last block (B, S, D), before ln_f and
+        lm_head, and the attention weights per layer (None unless ``return_attention``).
+        ``generate`` applies ln_f and lm_head to the last position only."""
         idx = _as_ids(idx, "idx")
         if idx.ndim != 2:
             raise ValueError(f"GPT: idx must be (B, S) token ids, got shape {idx.shape}")
@@ -232,82 +280,31 @@ class GPT(Module):
             cache = None if kv_caches is None else kv_caches[i]
             x, w = block(x, attn_bias=bias, kv_cache=cache, need_weights=return_attention)
             weights.append(w)
-        logits = self.lm_head(self.ln_f(x))                  # (B, S, D) -> (B, S, V)
-        outputs: List[Any] = [logits]
-        if targets is not None:
-            targets = _as_ids(targets, "targets")
-            if targets.shape != (batch, seq_len):
-                raise ValueError(f"GPT: targets must have the shape of idx {idx.shape}, got "
-                                 f"{targets.shape}")
-            vocab = self.config.vocab_size
-            loss = F.cross_entropy(logits.reshape(batch * seq_len, vocab),   # (B*S, V)
-                                   targets.reshape(batch * seq_len),          # (B*S,)
-                                   ignore_index=ignore_index)
-            outputs.append(loss)
-        if return_attention:
-            outputs.append(weights)
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        return x, weights
 
     # ------------------------------------------------------------------ generation
     def generate(self, idx: Any, max_new_tokens: int, temperature: float = 1.0,
-                 top_k: Optional[int] = None, use_cache: bool = True,
-                 generator: Any = None) -> Tensor:
-        """Append ``max_new_tokens`` sampled tokens to idx (B, S); returns (B, S + new).
+                 top_k: Optional[int] = None, top_p: Optional[float] = None,
+                 use_cache: bool = True, generator: Any = None) -> Tensor:
+        """Append ``max_new_tokens`` tokens to idx (B, S); returns (B, S + new).
 
         Each step samples from softmax(logits / temperature) of the last position, keeping
-        only the ``top_k`` most likely tokens when given; ``temperature=0`` picks the argmax.
+        only the ``top_k`` most likely tokens (exactly k, ties to the lower id) and then the
+        smallest set of most likely tokens whose probability reaches ``top_p``;
+        ``temperature=0`` (or one so small that 1 / temperature overflows) picks the argmax.
+        Invalid options (a NaN, inf or negative temperature, top_p outside (0, 1]) are
+        refused, and logits holding NaN or inf raise ``NonFiniteLogitsError`` (a
+        FloatingPointError) naming the step.
         With ``use_cache`` the prompt is run once and each later step feeds one token,
         reading earlier keys/values from a ``KVCache`` per layer. When the context reaches
         block_size, the caches are rebuilt from the last block_size tokens, exactly what the
-        uncached path computes. Runs without gradients and in eval mode (dropout off); the
-        training mode is restored afterwards.
+        uncached path computes. Draws come from ``generator`` (a numpy Generator) or the
+        default one (``tinyattn.manual_seed``). Runs without gradients and in eval mode
+        (dropout off); the training mode is restored afterwards. See nn/generation.py.
         """
-        if temperature < 0:
-            raise ValueError(f"generate: temperature must be >= 0, got {temperature}")
-        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int)
-                                  or top_k < 1):
-            raise ValueError(f"generate: top_k must be a whole number >= 1 (or None), got "
-                             f"{top_k!r}")
-        ids = _as_ids(idx, "idx")._data
-        if ids.ndim != 2 or ids.shape[1] < 1:
-            raise ValueError(f"generate: idx must be (B, S) with S >= 1, got {ids.shape}")
-        xp = backend.get_array_module(ids)
-        block = self.config.block_size
-        was_training = self.training
-        self.eval()
-        try:
-            with no_grad():
-                caches: Optional[List[KVCache]] = None
-                for _ in range(max_new_tokens):
-                    if not use_cache:
-                        logits = self.forward(Tensor._wrap(ids[:, -block:]))
-                    elif caches is None or caches[0].length + 1 > block:
-                        caches = [KVCache() for _ in self.blocks]
-                        logits = self.forward(Tensor._wrap(ids[:, -block:]), kv_caches=caches)
-                    else:
-                        logits = self.forward(Tensor._wrap(ids[:, -1:]), kv_caches=caches)
-                    nxt = _sample(logits._data[:, -1, :], temperature, top_k, generator)
-                    ids = xp.concatenate([ids, nxt[:, None]], axis=1)   # (B, S) -> (B, S+1)
-        finally:
-            self.train(was_training)
-        return Tensor._wrap(ids)
-
-
-def _sample(logits: Any, temperature: float, top_k: Optional[int], generator: Any) -> Any:
-    """One token id per row of logits (B, V), by inverse-CDF sampling on the device."""
-    xp = backend.get_array_module(logits)
-    if temperature == 0:
-        return logits.argmax(axis=-1)
-    z = logits / temperature
-    if top_k is not None and top_k < z.shape[-1]:
-        kth = xp.sort(z, axis=-1)[:, -top_k][:, None]            # (B, 1) k-th largest
-        z = xp.where(z < kth, -xp.inf, z)
-    z = z - z.max(axis=-1, keepdims=True)
-    probs = xp.exp(z)                                            # unnormalised, (B, V)
-    cdf = xp.cumsum(probs, axis=-1)
-    u = backend.uniform((z.shape[0], 1), backend.device_of(z), z.dtype, generator)
-    picks = (cdf <= u * cdf[:, -1:]).sum(axis=-1)                # first index with cdf > u
-    return xp.minimum(picks, z.shape[-1] - 1)
+        return generation.generate(self, idx, max_new_tokens, temperature=temperature,
+                                   top_k=top_k, top_p=top_p, use_cache=use_cache,
+                                   generator=generator)
 
 
 def _as_ids(ids: Any, what: str) -> Tensor:
