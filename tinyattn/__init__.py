@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from . import backend, functional, nn, ops, optim, utils
 from . import autograd, viz  # viz: draw_graph, trace_backward (see docs/see_it.md)
-from .autograd import (Function, detect_anomaly, enable_grad, is_grad_enabled, no_grad,
-                       set_grad_enabled)
+from .autograd import (Function, detect_anomaly, enable_grad, inference_mode, is_grad_enabled,
+                       no_grad, set_grad_enabled)
 from .backend import cuda_is_available, get_rng_state, manual_seed, set_rng_state
 from .gradcheck import GradcheckError, gradcheck, gradcheck_report
 from .factories import (arange, empty, empty_like, eye, full, full_like, linspace, logspace,
@@ -37,7 +37,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Tensor", "tensor", "as_tensor", "zeros", "ones", "zeros_like", "ones_like", "full",
     "randn", "rand", "arange", "manual_seed", "get_rng_state", "set_rng_state",
-    "cuda_is_available", "no_grad", "enable_grad", "is_grad_enabled", "detect_anomaly",
+    "cuda_is_available", "no_grad", "enable_grad", "inference_mode", "is_grad_enabled",
+    "detect_anomaly",
     "Function", "gradcheck", "gradcheck_report", "GradcheckError", "functional", "ops",
     "backend", "nn", "optim", "save", "load", "CheckpointError", "cat", "concat", "stack",
     "split", "matmul", "where", "exp", "log", "sqrt", "tanh", "clone", "clamp", "from_numpy",

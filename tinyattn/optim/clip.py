@@ -53,13 +53,15 @@ def clip_grad_norm_(parameters: Union[Tensor, Iterable[Tensor]], max_norm: float
     if not grads:
         return 0.0
     xp = backend.get_array_module(grads[0])
+    # float16 squares overflow above 256: the norm is taken in float32 (as torch accumulates)
+    wide = [g.astype(xp.float32) if g.dtype == xp.float16 else g for g in grads]
     if math.isinf(norm_type):
-        maxima = [xp.max(xp.abs(g)) for g in grads if g.size > 0]
-        total = functools.reduce(xp.maximum, maxima) if maxima else xp.zeros((), grads[0].dtype)
+        maxima = [xp.max(xp.abs(g)) for g in wide if g.size > 0]
+        total = functools.reduce(xp.maximum, maxima) if maxima else xp.zeros((), wide[0].dtype)
     elif norm_type == 2.0:
-        total = xp.sqrt(sum(xp.sum(g * g) for g in grads))
+        total = xp.sqrt(sum(xp.sum(g * g) for g in wide))
     else:
-        total = sum(xp.sum(xp.abs(g) ** norm_type) for g in grads) ** (1.0 / norm_type)
+        total = sum(xp.sum(xp.abs(g) ** norm_type) for g in wide) ** (1.0 / norm_type)
     if error_if_nonfinite and not bool(backend.to_host(xp.isfinite(total))):
         raise RuntimeError(f"the total norm of order {norm_type} of the gradients is "
                            f"non-finite ({float(backend.to_host(total))}), so it cannot be "
