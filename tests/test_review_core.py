@@ -225,7 +225,7 @@ def test_clip_grad_norm_of_float16_gradients_does_not_overflow():
     p.grad, q.grad = ta.tensor(grads), torch.tensor(grads)
     norm = ta.optim.clip_grad_norm_([p], 1.0)          # was inf, and every gradient became 0
     expected = torch.nn.utils.clip_grad_norm_([q], 1.0)
-    assert norm == pytest.approx(float(expected), rel=1e-3)
+    assert norm.item() == pytest.approx(float(expected), rel=1e-3)
     assert p.grad.dtype == np.float16
     np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-3)
 

@@ -419,6 +419,12 @@ class Tensor:
             raise ValueError(f"item() needs a single-element tensor, got shape {self.shape}")
         return backend.to_host(self._data).reshape(()).item()
 
+    def __format__(self, spec: str) -> str:
+        """``f"{loss:.4f}"`` formats a one-element tensor's value, as PyTorch does."""
+        if self._data.size == 1 and spec:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
     def __float__(self) -> float:
         return float(self.item())
 

@@ -19,6 +19,8 @@ import math
 import numbers
 from typing import Any, Iterable, Union
 
+import numpy as np
+
 from .. import backend
 from ..tensor import Tensor
 
@@ -26,9 +28,10 @@ __all__ = ["clip_grad_norm_", "clip_grad_value_"]
 
 
 def clip_grad_norm_(parameters: Union[Tensor, Iterable[Tensor]], max_norm: float,
-                    norm_type: float = 2.0, error_if_nonfinite: bool = False) -> float:
+                    norm_type: float = 2.0, error_if_nonfinite: bool = False) -> Tensor:
     """Scale the gradients of ``parameters`` in place so that their global norm is at most
-    ``max_norm``; return the global norm before clipping, as a Python float.
+    ``max_norm``; return the global norm before clipping as a 0-d tensor on the gradients'
+    device, as PyTorch does (``norm.item()`` or ``float(norm)`` reads it on the host).
 
     Args:
         parameters: a Tensor or an iterable of Tensors (``model.parameters()``); those whose
@@ -51,7 +54,7 @@ def clip_grad_norm_(parameters: Union[Tensor, Iterable[Tensor]], max_norm: float
         raise ValueError(f"norm_type must be > 0 or float('inf'), got {norm_type}")
     grads = [p.grad._data for p in parameters if p.grad is not None]
     if not grads:
-        return 0.0
+        return Tensor._wrap(np.zeros((), dtype=np.float32))
     xp = backend.get_array_module(grads[0])
     # float16 squares overflow above 256: the norm is taken in float32 (as torch accumulates)
     wide = [g.astype(xp.float32) if g.dtype == xp.float16 else g for g in grads]
@@ -69,7 +72,7 @@ def clip_grad_norm_(parameters: Union[Tensor, Iterable[Tensor]], max_norm: float
     scale = xp.minimum(max_norm / (total + 1e-6), 1.0)  # a 0-d array, stays on the device
     for g in grads:
         g *= scale
-    return float(backend.to_host(total))
+    return Tensor._wrap(xp.asarray(total))
 
 
 def clip_grad_value_(parameters: Union[Tensor, Iterable[Tensor]], clip_value: float,
