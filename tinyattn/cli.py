@@ -61,14 +61,22 @@ def quiet_on_broken_pipe(command: Callable[[], int]) -> int:
         return SIGPIPE_EXIT
 
 
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
-    return value
+def int_at_least(low: int):
+    """An argparse type: a whole number >= low, with a message that says so (shared by every
+    tinyattn command)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") \
+                from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+    return parse
+
+
+_non_negative_int = int_at_least(0)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
