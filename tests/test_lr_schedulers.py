@@ -183,6 +183,17 @@ def test_bad_arguments_are_named(make, error, match):
         make(opt)
 
 
+def test_a_whole_number_float_counts_as_the_int_as_in_torch():
+    """PyTorch's transformer tutorial writes StepLR(optimizer, 1.0, gamma=0.95)."""
+    opt, t_opt = _optimizers()
+    seen, t_seen = _run((opt, L.StepLR(opt, 1.0, gamma=0.95)),
+                        (t_opt, TL.StepLR(t_opt, 1.0, gamma=0.95)), steps=5)
+    assert seen == t_seen
+    opt, _ = _optimizers()
+    with pytest.raises(TypeError, match="T_max must be an integer"):
+        L.CosineAnnealingLR(opt, T_max=float("inf"))
+
+
 def test_negative_control_a_wrong_gamma_is_noticed():
     """The exact comparison above can fail: gamma 0.5 against torch's 0.51 differs."""
     opt, t_opt = _optimizers()

@@ -156,7 +156,7 @@ def test_missing_and_mismatched_files(tmp_path):
     with pytest.raises(PretrainedError, match=r"intermediate.dense.weight has shape \(12, 8\)"):
         BertModel.from_pretrained(str(tmp_path))
     os.rename(tmp_path / "model.safetensors", tmp_path / "pytorch_model.bin")
-    with pytest.raises(PretrainedError, match="only pytorch_model.bin: convert it"):
+    with pytest.raises(PretrainedError, match="Convert pytorch_model.bin once"):
         BertModel.from_pretrained(str(tmp_path))
     os.remove(tmp_path / "config.json")
     with pytest.raises(PretrainedError, match="has no config.json"):

@@ -272,7 +272,7 @@ def test_nn_utils_clipping_and_vectors_match_torch():
     assert nn.utils.clip_grad_norm_ is ta.optim.clip_grad_norm_
     total = nn.utils.clip_grad_norm_(ours, 1.0)
     t_total = torch.nn.utils.clip_grad_norm_(theirs, 1.0)
-    assert total == pytest.approx(float(t_total), rel=1e-12)
+    assert total.item() == pytest.approx(float(t_total), rel=1e-12)
     vec = nn.utils.parameters_to_vector(ours)
     assert vec.shape == (10,) and vec.requires_grad
     nn.utils.vector_to_parameters(ta.arange(10, dtype="float64"), ours)

@@ -61,3 +61,48 @@ def test_every_doc_section_named_by_the_table_exists():
         if anchor not in _anchors((docs / doc).read_text()):
             missing.append(f"{spec.name}: docs/{doc}#{anchor}")
     assert not missing, f"op table points to sections that do not exist: {missing}"
+
+
+def _functions_in_graph(out):
+    seen, stack, found = set(), [out._ctx], set()
+    while stack:
+        fn = stack.pop()
+        if fn is None or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        found.add(type(fn))
+        stack.extend(fn.parents)
+    return found
+
+
+def _op_functions():
+    from tinyattn.autograd import Function
+    found, stack = set(), [Function]
+    while stack:
+        for sub in stack.pop().__subclasses__():
+            stack.append(sub)
+            if sub.__module__.startswith("tinyattn.ops."):
+                found.add(sub)
+    return found
+
+
+def test_every_op_function_is_exercised_by_a_row_of_the_table():
+    """Adding an op means adding a row: every Function in tinyattn/ops must appear in the
+    graph of at least one row (and so be gradchecked, compared and run on the strict device).
+    """
+    rng = np.random.default_rng(0)
+    covered = set()
+    for spec in OP_TABLE:
+        for case in spec.cases(rng):
+            out = spec.fn(*make_inputs(case))
+            covered |= _functions_in_graph(out)
+    missing = sorted(f"{f.__module__}.{f.__name__}" for f in _op_functions() - covered)
+    assert not missing, f"ops without an op-table row: {missing}"
+
+
+def test_the_coverage_check_can_fail():
+    """Negative control: a graph that uses only Add does not cover Mul."""
+    from tinyattn.ops.elementwise import Add, Mul
+    x = ta.tensor([1.0], requires_grad=True)
+    found = _functions_in_graph(x + 1.0)
+    assert Add in found and Mul not in found

@@ -455,8 +455,13 @@ def test_property_reductions_over_random_dims(data):
                              elements=values))
     dims = tuple(sorted(data.draw(st.sets(st.integers(0, x.ndim - 1), min_size=1))))
     keepdim = data.draw(st.booleans())
-    helper_test_op([x], lambda t: t.std(dims, keepdim=keepdim, correction=0),
-                   lambda t: t.std(dims, keepdim=keepdim, correction=0))
+    # std has no derivative where the variance is 0 (sqrt at 0): a constant slice's std is
+    # round-off (1e-17) whose sign, and so the gradient's, depends on the summation order.
+    # Torch and tinyattn agree on constant slices when they sum alike (tests/test_ops_edges.py);
+    # here, random dims, compare only away from that point.
+    if np.var(x, axis=dims).min(initial=np.inf) > 1e-12 * (1.0 + np.abs(x).max()) ** 2:
+        helper_test_op([x], lambda t: t.std(dims, keepdim=keepdim, correction=0),
+                       lambda t: t.std(dims, keepdim=keepdim, correction=0))
     helper_test_op([x], lambda t: t.logsumexp(dims, keepdim=keepdim),
                    lambda t: t.logsumexp(dims, keepdim=keepdim))
     helper_test_op([x], lambda t: t.norm(2, dim=dims, keepdim=keepdim),

@@ -353,11 +353,11 @@ def test_clip_grad_norm_matches_torch(norm_type, max_norm):
         p.grad = torch.tensor(g.copy())
     total = optim.clip_grad_norm_(params, max_norm, norm_type=norm_type)
     t_total = torch.nn.utils.clip_grad_norm_(t_params, max_norm, norm_type=norm_type)
-    assert type(total) is float
-    assert abs(total - t_total.item()) <= 1e-12 * t_total.item()
+    assert isinstance(total, ta.Tensor) and total.shape == ()    # a 0-d tensor, as torch
+    assert abs(total.item() - t_total.item()) <= 1e-12 * t_total.item()
     for p, t in zip(params, t_params):
         np.testing.assert_allclose(p.grad, t.grad.numpy(), rtol=0, atol=1e-12)
-    if max_norm > total:
+    if max_norm > total.item():
         for p, g in zip(params, grads):
             np.testing.assert_array_equal(p.grad, g)  # nothing clipped: exactly unchanged
     else:
@@ -368,18 +368,19 @@ def test_clip_grad_norm_matches_torch(norm_type, max_norm):
 def test_clip_grad_norm_float32_single_tensor_and_no_grads():
     p = Parameter(np.ones(4, dtype=np.float32))
     p.grad = ta.tensor(np.full(4, 3.0, dtype=np.float32))
-    assert optim.clip_grad_norm_(p, 1.0) == pytest.approx(6.0)
+    assert optim.clip_grad_norm_(p, 1.0).item() == pytest.approx(6.0)
     assert p.grad.dtype == np.float32
     np.testing.assert_allclose(p.grad, np.full(4, 0.5), rtol=1e-5)
-    assert optim.clip_grad_norm_([Parameter(np.ones(2))], 1.0) == 0.0
+    assert optim.clip_grad_norm_([Parameter(np.ones(2))], 1.0).item() == 0.0
 
 
 def test_clip_grad_norm_on_strict_device_has_no_implicit_syncs():
     p = Parameter(backend.to_device(np.full(4, 3.0), STRICT))
     p.grad = ta.tensor(np.full(4, 3.0), device=STRICT)
     strict_device.SYNCS.clear()
-    assert optim.clip_grad_norm_([p], 1.0) == pytest.approx(6.0)
-    assert not strict_device.SYNCS, dict(strict_device.SYNCS)
+    norm = optim.clip_grad_norm_([p], 1.0)
+    assert not strict_device.SYNCS, dict(strict_device.SYNCS)     # the norm stays there
+    assert norm.device == STRICT and norm.item() == pytest.approx(6.0)
     assert p.grad.device == STRICT
     np.testing.assert_allclose(p.grad.numpy(), np.full(4, 3.0 / (6.0 + 1e-6)))
 

@@ -470,3 +470,12 @@ def test_no_grad_is_also_a_decorator_and_set_grad_enabled_works():
     with ta.set_grad_enabled(False):
         assert not ta.is_grad_enabled()
     assert ta.is_grad_enabled()
+
+
+def test_clip_grad_norm_returns_a_0d_tensor_and_tensors_format_like_pytorch():
+    p = nn.Parameter(np.ones(2, dtype=np.float32))
+    (p * 3.0).sum().backward()
+    norm = optim.clip_grad_norm_([p], 1.0)
+    assert isinstance(norm, ta.Tensor) and norm.shape == ()       # was a Python float
+    assert f"{norm:.3f}" == f"{np.sqrt(18):.3f}" and float(norm) == norm.item()
+    assert f"{ta.tensor(1.5)}" == str(ta.tensor(1.5))

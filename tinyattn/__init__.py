@@ -8,17 +8,18 @@ from __future__ import annotations
 
 from . import backend, functional, nn, ops, optim, utils
 from . import autograd, viz  # viz: draw_graph, trace_backward (see docs/see_it.md)
-from .autograd import (Function, detect_anomaly, enable_grad, is_grad_enabled, no_grad,
-                       set_grad_enabled)
+from .autograd import (Function, detect_anomaly, enable_grad, inference_mode, is_grad_enabled,
+                       no_grad, set_grad_enabled)
 from .backend import cuda_is_available, get_rng_state, manual_seed, set_rng_state
 from .gradcheck import GradcheckError, gradcheck, gradcheck_report
 from .factories import (arange, empty, empty_like, eye, full, full_like, linspace, logspace,
                         multinomial, ones, ones_like, rand, rand_like, randint, randint_like,
                         randn, randn_like, zeros, zeros_like)
-from .ops import (abs, amax, amin, argmax, argmin, bmm, cat, chunk, clamp, clone, concat, cumsum,
-                  einsum, exp, flatten, flip, gather, log, log_softmax, logsumexp, matmul, max,
-                  maximum, mean, min, minimum, norm, permute, prod, relu, reshape, rsqrt,
-                  sigmoid, softmax, sort, split, sqrt, squeeze, stack, std, sum, tanh, topk,
+from .ops import (abs, add, allclose, amax, amin, argmax, argmin, bmm, cat, chunk, clamp, clone,
+                  concat, cos, cumsum, div, einsum, equal, exp, flatten, flip, gather, log,
+                  log_softmax, logsumexp, matmul, max, maximum, mean, min, minimum, mm, mul, neg,
+                  norm, permute, pow, prod, relu, repeat_interleave, reshape, rsqrt, sigmoid,
+                  sin, softmax, sort, split, sqrt, squeeze, stack, std, sub, sum, tanh, topk,
                   transpose, tril, triu, unsqueeze, var, where)
 from .serialization import CheckpointError, load, save
 from .tensor import SavedDataWriteError, Tensor, as_tensor, from_numpy, tensor
@@ -36,7 +37,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Tensor", "tensor", "as_tensor", "zeros", "ones", "zeros_like", "ones_like", "full",
     "randn", "rand", "arange", "manual_seed", "get_rng_state", "set_rng_state",
-    "cuda_is_available", "no_grad", "enable_grad", "is_grad_enabled", "detect_anomaly",
+    "cuda_is_available", "no_grad", "enable_grad", "inference_mode", "is_grad_enabled",
+    "detect_anomaly",
     "Function", "gradcheck", "gradcheck_report", "GradcheckError", "functional", "ops",
     "backend", "nn", "optim", "save", "load", "CheckpointError", "cat", "concat", "stack",
     "split", "matmul", "where", "exp", "log", "sqrt", "tanh", "clone", "clamp", "from_numpy",
@@ -47,6 +49,8 @@ __all__ = [
     "maximum", "mean", "min", "minimum", "norm", "permute", "prod", "relu", "reshape", "rsqrt",
     "sigmoid", "softmax", "sort", "squeeze", "std", "sum", "topk", "transpose", "tril", "triu",
     "unsqueeze", "var",
+    "sin", "cos", "repeat_interleave", "add", "sub", "mul", "div", "neg", "pow", "mm",
+    "equal", "allclose",
     "float16", "float32", "float64", "half", "double", "float", "int8", "int16", "int32",
     "int64", "uint8", "int", "long", "short", "bool", "bool_",
 ]

@@ -1,4 +1,4 @@
-"""``python -m tinyattn COMMAND``: gradcheck | train | doctor."""
+"""``python -m tinyattn COMMAND``: gradcheck | train | doctor | embed | attention | run-torch."""
 from __future__ import annotations
 
 import sys

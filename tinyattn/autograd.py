@@ -41,9 +41,9 @@ from . import backend
 if TYPE_CHECKING:  # only for annotations; tensor.py imports this module, not the reverse
     from .tensor import Tensor
 
-__all__ = ["Function", "FunctionCtx", "no_grad", "enable_grad", "set_grad_enabled",
-           "is_grad_enabled", "detect_anomaly", "run_backward", "grad", "unbroadcast",
-           "VersionCounter", "set_backward_hook"]
+__all__ = ["Function", "FunctionCtx", "no_grad", "enable_grad", "inference_mode",
+           "set_grad_enabled", "is_grad_enabled", "detect_anomaly", "run_backward", "grad",
+           "unbroadcast", "VersionCounter", "set_backward_hook"]
 
 
 class _ThreadState(threading.local):
@@ -64,12 +64,15 @@ _tensor_class: Any = None  # tinyattn.tensor.Tensor, imported on first use (see 
 
 class VersionCounter:
     """How many times a tensor's data was changed in place. Views of a tensor (reshape,
-    permute, basic indexing, detach) share their base's counter, as they share its memory."""
+    permute, basic indexing, detach) share their base's counter, as they share its memory.
+    ``savers`` holds weak references to the Functions that saved that memory for backward
+    (so ``.data`` of the base and of every view is read-only while one is pending)."""
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "savers")
 
     def __init__(self) -> None:
         self.value = 0
+        self.savers: Optional[List[Any]] = None
 
 
 def is_grad_enabled() -> bool:
@@ -116,14 +119,22 @@ class _GradMode:
         return wrapper
 
 
-def no_grad() -> _GradMode:
+def no_grad(func: Any = None) -> Any:
     """Inside this block (or decorated function) no graph is recorded: for evaluation and
-    parameter updates."""
-    return _GradMode(False)
+    parameter updates. ``@no_grad()`` and ``@no_grad`` both decorate, as in PyTorch."""
+    return _GradMode(False) if func is None else _GradMode(False)(func)
 
 
-def enable_grad() -> _GradMode:
-    return _GradMode(True)
+def enable_grad(func: Any = None) -> Any:
+    return _GradMode(True) if func is None else _GradMode(True)(func)
+
+
+def inference_mode(mode: Any = True) -> Any:
+    """PyTorch's ``inference_mode``: here the same as ``no_grad()`` (``mode=False``: recording
+    on); also a decorator, with or without parentheses."""
+    if callable(mode):
+        return _GradMode(False)(mode)
+    return _GradMode(not mode)
 
 
 class set_grad_enabled(_GradMode):  # noqa: N801 - PyTorch's name
@@ -385,6 +396,12 @@ class FunctionCtx:
                     f"{counter.value}; expected version {expected}")
         return self._saved
 
+    def mark_dirty(self, *tensors: Any) -> None:
+        raise NotImplementedError(
+            "ctx.mark_dirty: custom Functions that change their inputs in place are not "
+            "supported by tinyattn; compute the result into a new tensor (x * 2, not "
+            "x.mul_(2)) and return that")
+
     def mark_non_differentiable(self, *tensors: Any) -> None:
         """Accepted for compatibility: tinyattn's custom functions have one output."""
 
@@ -407,6 +424,8 @@ class _PyTorchStyleNode(Function):
             result = self.user_class.backward(self.ctx, tensor_type._wrap(grad))
         results = result if isinstance(result, tuple) else (result,)
         name = self.user_class.__name__
+        if len(results) > self.num_args and all(g is None for g in results[self.num_args:]):
+            results = results[:self.num_args]   # extra trailing Nones are fine, as in PyTorch
         if len(results) != self.num_args:
             raise RuntimeError(f"{name}.backward returned {len(results)} gradient(s), but "
                                f"forward took {self.num_args} argument(s) after ctx: return "
@@ -423,7 +442,9 @@ class _PyTorchStyleNode(Function):
             if g.shape != self.inputs[i].shape:
                 raise RuntimeError(f"{name}.backward returned a gradient of shape {g.shape} "
                                    f"for argument {position} of shape {self.inputs[i].shape}")
-            grads.append(g._data)
+            # As torch: a gradient takes its input's dtype (a float64 one would otherwise turn
+            # a float32 parameter's .grad into float64).
+            grads.append(g._data.astype(self.inputs[i].dtype, copy=False))
         return tuple(grads)
 
 
@@ -446,7 +467,7 @@ def _apply_pytorch_style(cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any
         out = tensor_type._wrap(out._data)   # returning an input unchanged: a new node
     else:
         out._ctx = None
-    out.requires_grad = track
+    out._requires_grad = track
     if track:
         node = _PyTorchStyleNode()
         node.user_class, node.ctx, node.arg_positions = cls, ctx, positions
@@ -460,11 +481,11 @@ def _apply_pytorch_style(cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any
 
 
 # ---------------------------------------------------------------- the engine
-def _topological_order(root: Function) -> List[Function]:
-    """Functions reachable from ``root``, every one after all the Functions it reads from."""
+def _topological_order(roots: Sequence[Function]) -> List[Function]:
+    """Functions reachable from ``roots``, every one after all the Functions it reads from."""
     order: List[Function] = []
     visited = set()
-    stack: List[Tuple[Function, bool]] = [(root, False)]
+    stack: List[Tuple[Function, bool]] = [(root, False) for root in reversed(roots)]
     while stack:
         fn, children_done = stack.pop()
         if children_done:
@@ -497,9 +518,19 @@ def accumulate_grad(leaf: "Tensor", grad: Any) -> None:
             # A copy, so two leaves never share one gradient array (in-place clipping or an
             # optimizer writing into one must not change the other).
             leaf._grad = _tensor_type()._wrap(grad.copy())
-        else:
+        elif _writable(leaf._grad._data):
             leaf._grad._data += grad
             leaf._grad._bump_version()
+        else:       # a user-assigned read-only grad (expand()ed): a new sum, as torch does
+            leaf._grad = _tensor_type()._wrap(leaf._grad._data + grad)
+
+
+def _writable(array: Any) -> bool:
+    """False for read-only memory and for broadcast views (a stride of 0 repeats an element:
+    adding into it would add many times into one place)."""
+    if not getattr(array.flags, "writeable", True):
+        return False
+    return not any(step == 0 and n > 1 for step, n in zip(array.strides, array.shape))
 
 
 def run_backward(root: "Tensor", grad: Any, retain_graph: bool = False,
@@ -510,11 +541,28 @@ def run_backward(root: "Tensor", grad: Any, retain_graph: bool = False,
     With ``capture`` (``{id(tensor): None}``), the gradients of those tensors are stored in
     the dict instead of being added into ``.grad`` (for ``tinyattn.autograd.grad``);
     ``captured_fns`` maps id(Function that made a captured non-leaf) -> id(that tensor)."""
-    if root._ctx is None:
-        _deliver(root, grad, capture)
+    _run_backward_from([(root, grad)], retain_graph, capture, captured_fns)
+
+
+def _run_backward_from(starts: Sequence[Tuple["Tensor", Any]], retain_graph: bool,
+                       capture: Optional[Dict[int, Any]],
+                       captured_fns: Optional[Dict[int, int]]) -> None:
+    """One backward pass from several (output, d loss / d output) pairs at once, so that
+    outputs sharing a graph send their gradients through it together (each Function runs
+    once, with the sum), as ``torch.autograd.grad([y, z], ...)`` does."""
+    grads: Dict[int, Any] = {}
+    roots: List[Function] = []
+    for root, grad in starts:
+        if root._ctx is None:
+            _deliver(root, grad, capture)
+            continue
+        key = id(root._ctx)
+        if key not in grads:
+            roots.append(root._ctx)
+        grads[key] = grad if key not in grads else grads[key] + grad
+    if not roots:
         return
-    order = _topological_order(root._ctx)
-    grads: Dict[int, Any] = {id(root._ctx): grad}
+    order = _topological_order(roots)
     captured_fns = captured_fns or {}
     anomaly = _anomaly_enabled()
     hook = _state.backward_hook
@@ -568,10 +616,19 @@ def _deliver(leaf: "Tensor", grad: Any, capture: Optional[Dict[int, Any]]) -> No
         capture[id(leaf)] = grad if previous is None else previous + grad
 
 
+def refuse_create_graph(create_graph: bool) -> None:
+    if create_graph:
+        raise NotImplementedError(
+            "create_graph=True (gradients of gradients) is not supported by tinyattn: each "
+            "backward is hand-written on arrays and records no graph of its own. Compute "
+            "second derivatives by finite differences of autograd.grad, or in PyTorch")
+
+
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: Optional[bool] = None,
-         allow_unused: bool = False) -> Tuple[Any, ...]:
+         create_graph: bool = False, allow_unused: bool = False) -> Tuple[Any, ...]:
     """``torch.autograd.grad``: the gradients of ``outputs`` with respect to ``inputs``,
     returned as Tensors instead of being added into ``.grad``."""
+    refuse_create_graph(create_graph)
     tensor_type = _tensor_type()
     outputs = [outputs] if isinstance(outputs, tensor_type) else list(outputs)
     single = isinstance(inputs, tensor_type)
@@ -580,9 +637,11 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: Opti
         grad_outputs = [grad_outputs] * len(outputs)
     capture: Dict[int, Any] = {id(t): None for t in inputs}
     captured_fns = {id(t._ctx): id(t) for t in inputs if t._ctx is not None}
-    for out, g in zip(outputs, grad_outputs):
-        run_backward(out, out._initial_grad(g), retain_graph=bool(retain_graph),
-                     capture=capture, captured_fns=captured_fns)
+    if len(grad_outputs) != len(outputs):
+        raise ValueError(f"grad_outputs has {len(grad_outputs)} entries for {len(outputs)} "
+                         f"outputs; give one per output (None for a one-element output)")
+    starts = [(out, out._initial_grad(g)) for out, g in zip(outputs, grad_outputs)]
+    _run_backward_from(starts, bool(retain_graph), capture, captured_fns)
     results = []
     for i, t in enumerate(inputs):
         g = capture[id(t)]

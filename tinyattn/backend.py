@@ -212,14 +212,15 @@ def may_share_memory(a: Any, b: Any) -> bool:
 
 
 def erf(x: Any) -> Any:
-    """The error function on either device (SciPy on the CPU, cupyx on CUDA)."""
+    """The error function on either device (SciPy on the CPU, cupyx on CUDA), in x's dtype
+    (SciPy has no float16 loop and answers float16 in float32)."""
     for record in _extra_devices.values():
         if record.owns(x):
             return record.erf(x)
     if _cupy_owns(x):
         import cupyx.scipy.special  # noqa: PLC0415 - only reached with CuPy present
         return cupyx.scipy.special.erf(x)
-    return scipy.special.erf(x)
+    return scipy.special.erf(x).astype(x.dtype, copy=False)
 
 
 def erf_is_slow(x: Any) -> bool:

@@ -61,14 +61,22 @@ def quiet_on_broken_pipe(command: Callable[[], int]) -> int:
         return SIGPIPE_EXIT
 
 
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
-    return value
+def int_at_least(low: int):
+    """An argparse type: a whole number >= low, with a message that says so (shared by every
+    tinyattn command)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") \
+                from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+    return parse
+
+
+_non_negative_int = int_at_least(0)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -76,6 +84,10 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def _main(argv: Optional[List[str]]) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["run-torch"]:   # everything after it is the script's, passed verbatim
+        from .torch_shim import main as run_torch_main  # noqa: PLC0415 - the top layer
+        return run_torch_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m tinyattn",
                                      description="tinyattn command line")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -92,6 +104,8 @@ def _main(argv: Optional[List[str]]) -> int:
     sub.add_parser("embed", help="sentence embeddings from a real model", add_help=False)
     sub.add_parser("attention", help="plot a real model's attention heads", add_help=False)
     sub.add_parser("generate", help="continue a prompt with a GPT-2 checkpoint",
+                   add_help=False)
+    sub.add_parser("run-torch", help="run a PyTorch script on tinyattn (see run-torch --help)",
                    add_help=False)
     args, rest = parser.parse_known_args(argv)
     if args.command == "gradcheck":

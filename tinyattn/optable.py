@@ -89,6 +89,16 @@ def _unary_cases(low: float = None, shapes=((3, 4), (2, 3, 5))):  # type: ignore
     return make
 
 
+def _pow_tensor_cases(rng: np.random.Generator) -> List[OpCase]:
+    """Positive bases (x^p is smooth in p only there); float exponents get a gradient too,
+    integer ones (the polynomial tutorials' (x, x^2, x^3)) do not."""
+    return [_case("(3, 4) (3, 4)", np.abs(rng.standard_normal((3, 4))) + 0.3,
+                  rng.standard_normal((3, 4))),
+            _case("(5, 1) (3,)", np.abs(rng.standard_normal((5, 1))) + 0.3,
+                  rng.standard_normal(3)),
+            _case("(5, 1) int (3,)", rng.standard_normal((5, 1)), np.array([1, 2, 3]))]
+
+
 def _away_from_zero(rng: np.random.Generator, shape: Sequence[int]) -> np.ndarray:
     """Normal samples pushed away from 0, where relu's kink would fool finite differences."""
     x = rng.standard_normal(shape)
@@ -267,6 +277,27 @@ def _device_round_trip(x: Tensor) -> Tensor:
     return ops.convert(ops.convert(x, device=away) * 3.0, device=x.device)
 
 
+def _setitem_index(x: Any) -> Any:
+    return (slice(None), [0, 2]) if x.ndim == 2 else (0, slice(None), [1, 3])
+
+
+def _setitem_op(x: Tensor, v: Tensor) -> Tensor:
+    """Item assignment while recording (the SetItem op, ops/inplace.py), then a product so
+    that the replaced elements and x both reach the output."""
+    out = x * 1.0
+    out[_setitem_index(x)] = v
+    return out * x
+
+
+def _setitem_ref(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    out = x.copy()
+    if x.ndim == 2:
+        out[:, [0, 2]] = v
+    else:
+        out[0][:, [1, 3]] = v        # PyTorch's layout: the int first, then the list
+    return out * x
+
+
 OP_TABLE: List[OpSpec] = [
     OpSpec("add", ops.add, np.add, _binary_cases(), "broadcasting"),
     OpSpec("sub", ops.sub, np.subtract, _binary_cases(), "broadcasting"),
@@ -275,10 +306,14 @@ OP_TABLE: List[OpSpec] = [
     OpSpec("neg", ops.neg, np.negative, _unary_cases(), "elementwise"),
     OpSpec("pow", lambda x: ops.pow(x, 2.5), lambda x: x ** 2.5, _unary_cases(low=0.3),
            "elementwise"),
+    OpSpec("pow_tensor", ops.pow, np.power, _pow_tensor_cases,
+           "powers-with-a-tensor-exponent"),
     OpSpec("exp", ops.exp, np.exp, _unary_cases(), "elementwise"),
     OpSpec("log", ops.log, np.log, _unary_cases(low=0.2), "elementwise"),
     OpSpec("sqrt", ops.sqrt, np.sqrt, _unary_cases(low=0.2), "elementwise"),
     OpSpec("tanh", ops.tanh, np.tanh, _unary_cases(), "elementwise"),
+    OpSpec("sin", ops.sin, np.sin, _unary_cases(), "sin-and-cos"),
+    OpSpec("cos", ops.cos, np.cos, _unary_cases(), "sin-and-cos"),
     OpSpec("relu", ops.relu, lambda x: np.maximum(x, 0),
            lambda rng: [_case("(3, 4)", _away_from_zero(rng, (3, 4)))], "elementwise"),
     OpSpec("gelu", F.gelu, lambda x: _gelu_ref(x, "none"), _unary_cases(), "gelu"),
@@ -300,6 +335,12 @@ OP_TABLE: List[OpSpec] = [
     OpSpec("transpose", lambda x: ops.transpose(x, 0, 1), lambda x: x.swapaxes(0, 1),
            _unary_cases(), "shape-ops"),
     OpSpec("getitem", _index_op, _index_ref, _getitem_cases, "shape-ops"),
+    OpSpec("repeat_interleave", lambda x: ops.repeat_interleave(x, 3, dim=1),
+           lambda x: np.repeat(x, 3, axis=1), _unary_cases(shapes=((3, 4), (2, 3, 2))),
+           "repeat_interleave"),
+    OpSpec("repeat_interleave_flat", lambda x: ops.repeat_interleave(x, 2),
+           lambda x: np.repeat(x.reshape(-1), 2), _unary_cases(shapes=((2, 3),)),
+           "repeat_interleave"),
     OpSpec("cat", lambda *xs: ops.cat(list(xs), dim=1),
            lambda *xs: np.concatenate(xs, axis=1), _concat_cases, "shape-ops"),
     OpSpec("stack", lambda *xs: ops.stack(list(xs), dim=1),
@@ -372,6 +413,12 @@ OP_TABLE: List[OpSpec] = [
            _attention_cases, "tiled_attention.md#4-backward-step-by-step"),
     OpSpec("rope", lambda x: F.rope(x, offset=3), _rope_ref,
            _unary_cases(shapes=((2, 5, 4), (1, 2, 3, 6))), "nn.md#rope"),
+    OpSpec("setitem", _setitem_op, _setitem_ref,
+           lambda rng: [_case("x (3, 4) [:, [0, 2]] = v (3, 1)", rng.standard_normal((3, 4)),
+                              rng.standard_normal((3, 1))),
+                        _case("x (2, 3, 4) [0, :, [1, 3]] = v (3, 2)",
+                              rng.standard_normal((2, 3, 4)), rng.standard_normal((3, 2)))],
+           "in-place-ops-and-version-counters"),
 ]
 
 # The ops added for op coverage (issue 12), kept in their own module for length.

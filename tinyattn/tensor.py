@@ -24,7 +24,7 @@ raises an error that says what to do instead (CPU arrays; on a GPU the array is 
 from __future__ import annotations
 
 import weakref
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -112,12 +112,11 @@ class Tensor:
 
     __array_priority__ = 1000   # so ``ndarray + Tensor`` defers to Tensor.__radd__
     # Every tensor starts with these; an op's output (``_wrap``) then sets only its data.
-    requires_grad = False
+    _requires_grad = False
     _grad: Optional["Tensor"] = None
     _ctx: Optional[autograd.Function] = None
     _retains_grad = False
     _vc: Optional[autograd.VersionCounter] = None   # created on first need; shared by views
-    _savers: Optional[List[Any]] = None              # weakrefs to Functions that saved _data
     _is_view = False                                 # shares memory with another tensor
     _has_views = False                               # another tensor shares its memory
 
@@ -147,7 +146,7 @@ class Tensor:
     def _wrap(cls, data: Any, requires_grad: bool = False) -> "Tensor":
         """Wrap an array an op produced, with no checks or copies (the fast path)."""
         out = cls.__new__(cls)
-        out._data, out.requires_grad = data, requires_grad   # the rest: class defaults
+        out._data, out._requires_grad = data, requires_grad  # the rest: class defaults
         return out
 
     # ------------------------------------------------------------------ data and grad
@@ -155,7 +154,14 @@ class Tensor:
     def data(self) -> Any:
         """The array (NumPy on the CPU, CuPy on a GPU), shared, not copied. Read-only while a
         pending backward needs it (see the module docstring)."""
-        if self._savers is not None and type(self._data) is np.ndarray:
+        return self._user_array()
+
+    def _user_array(self) -> Any:
+        """What ``.data`` hands out (``numpy()`` and ``__array__`` too): the array, or a
+        read-only view of it while a pending backward needs it. A method of its own so that
+        ``python -m tinyattn run-torch`` can give ``.data`` PyTorch's meaning (a Tensor)."""
+        if self._vc is not None and self._vc.savers is not None and \
+                type(self._data) is np.ndarray:
             op = self._live_saver()
             if op is not None:
                 return _read_only_view(self._data, op)
@@ -163,16 +169,18 @@ class Tensor:
 
     @data.setter
     def data(self, value: Any) -> None:
-        """Replace the array (PyTorch's ``x.data = ...``): a graph that saved the old array
-        keeps it, so its gradients stay those of the forward that ran."""
+        """Replace the array (PyTorch's ``x.data = ...``). It counts as an in-place change: a
+        pending backward that saved the old array raises rather than differentiate the old
+        values (PyTorch would silently use the new ones). The new array belongs to this tensor
+        alone (a fresh version counter: its old views keep the old array and counter)."""
         if isinstance(value, Tensor):
             value = value._data
         if not hasattr(value, "shape") or not hasattr(value, "dtype"):
             raise TypeError(f"x.data = ... takes an array or a Tensor, got "
                             f"{type(value).__name__}")
-        self._data = value
-        self._savers = None
         self._bump_version()
+        self._data = value
+        self._vc, self._is_view, self._has_views = None, False, False
 
     @property
     def grad(self) -> Optional["Tensor"]:
@@ -211,14 +219,16 @@ class Tensor:
         self._version_counter().value += 1
 
     def _mark_saved_by(self, fn: autograd.Function) -> None:
-        if self._savers is None:
-            self._savers = []
-        self._savers.append(weakref.ref(fn))
+        counter = self._version_counter()       # shared with views: they share the memory
+        if counter.savers is None:
+            counter.savers = []
+        counter.savers.append(weakref.ref(fn))
 
     def _live_saver(self) -> Optional[str]:
-        """The name of an op whose pending backward needs this array, if there is one."""
-        live = [ref for ref in self._savers if ref() is not None and ref().saved is not None]
-        self._savers = live or None
+        """The name of an op whose pending backward needs this memory, if there is one."""
+        counter = self._version_counter()
+        live = [ref for ref in counter.savers if ref() is not None and ref().saved is not None]
+        counter.savers = live or None
         return type(live[0]()).__name__ if live else None
 
     def _share_memory_with(self, base: "Tensor") -> None:
@@ -286,7 +296,7 @@ class Tensor:
         if self.device != "cpu":
             raise TypeError(f"can't convert a {self.device} tensor to a NumPy array "
                             f"implicitly; use .cpu() or .numpy() first")
-        array = self.data
+        array = self._user_array()
         return array if dtype is None else array.astype(dtype, copy=False)
 
     def __repr__(self) -> str:
@@ -304,6 +314,20 @@ class Tensor:
     __hash__ = object.__hash__  # comparisons return tensors, identity stays the hash
 
     # ------------------------------------------------------------------ autograd
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        """``x.requires_grad = flag``, for leaves only, as PyTorch: switching a computed
+        tensor off would silently drop its path from every gradient that flows through it."""
+        if self._ctx is not None:
+            raise RuntimeError("requires_grad can only be set on a leaf tensor (one not "
+                               "computed by an op); to use a computed tensor as a constant, "
+                               "take y = y.detach()")
+        self.requires_grad_(bool(value))
+
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         if requires_grad and not np.issubdtype(self.dtype, np.floating):
             raise TypeError(
@@ -311,7 +335,7 @@ class Tensor:
                 f"dtype {self.dtype}; convert it first with .float() (or .double())")
         if not requires_grad and self._ctx is not None:
             raise RuntimeError("requires_grad_(False) on a non-leaf tensor: use .detach()")
-        self.requires_grad = bool(requires_grad)
+        self._requires_grad = bool(requires_grad)
         return self
 
     def retain_grad(self) -> "Tensor":
@@ -348,14 +372,26 @@ class Tensor:
                 f"shape {self.shape}; they must match")
         return grad.astype(self.dtype, copy=False)
 
-    def backward(self, gradient: Any = None, retain_graph: bool = False,
-                 grad: Any = None) -> None:
+    def backward(self, gradient: Any = None, retain_graph: Optional[bool] = None,
+                 create_graph: bool = False, inputs: Any = None, grad: Any = None) -> None:
         """Compute d(self)/d(leaf) for every leaf that requires grad; add it to ``leaf.grad``.
 
         ``gradient`` (PyTorch's name; ``grad`` is accepted too) is d(loss)/d(self), needed
-        when self has more than one element."""
-        start = self._initial_grad(gradient if gradient is not None else grad)
-        autograd.run_backward(self, start, retain_graph=retain_graph)
+        when self has more than one element. ``inputs``: add into the ``.grad`` of these
+        tensors only, as PyTorch. ``create_graph=True`` (higher-order gradients) is not
+        supported: the backward passes compute on arrays and record nothing."""
+        autograd.refuse_create_graph(create_graph)
+        gradient = gradient if gradient is not None else grad
+        if inputs is not None:
+            targets = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+            found = autograd.grad(self, targets, grad_outputs=gradient,
+                                  retain_graph=retain_graph, allow_unused=True)
+            for target, g in zip(targets, found):
+                if g is not None:
+                    autograd.accumulate_grad(target, g._data)
+            return
+        start = self._initial_grad(gradient)
+        autograd.run_backward(self, start, retain_graph=bool(retain_graph))
 
     def detach(self) -> "Tensor":
         """The same data, cut from the graph (no gradient flows through it). It shares this
@@ -372,7 +408,7 @@ class Tensor:
         """The data as a NumPy array: the same memory on the CPU (read-only while a pending
         backward needs it), a copy from a GPU."""
         if self.device == "cpu":
-            return self.data
+            return self._user_array()
         return backend.to_host(self._data)
 
     def tolist(self) -> Any:
@@ -382,6 +418,12 @@ class Tensor:
         if self._data.size != 1:
             raise ValueError(f"item() needs a single-element tensor, got shape {self.shape}")
         return backend.to_host(self._data).reshape(()).item()
+
+    def __format__(self, spec: str) -> str:
+        """``f"{loss:.4f}"`` formats a one-element tensor's value, as PyTorch does."""
+        if self._data.size == 1 and spec:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
 
     def __float__(self) -> float:
         return float(self.item())

@@ -32,6 +32,7 @@ import numpy as np
 from .adapters import SWAPS, NotCovered, Swap
 from .catalog import find_exercise
 from .checker import DEFAULT_TIMEOUT, check, load_file
+from .judge_ops import _readonly
 
 __all__ = ["learner_backward", "train_with_backward_from", "SwapReport", "OpRecord"]
 
@@ -102,16 +103,6 @@ def _relative(mine: Any, theirs: Any) -> float:
     scale = max(float(np.linalg.norm(theirs)), 1e-30)
     difference = float(np.linalg.norm(mine - theirs))
     return difference / scale if np.isfinite(difference) else float("inf")
-
-
-def _readonly(value: Any) -> Any:
-    if isinstance(value, np.ndarray):
-        view = value.view()
-        view.flags.writeable = False
-        return view
-    if isinstance(value, tuple):
-        return tuple(_readonly(v) for v in value)
-    return value
 
 
 class _ReadOnlySaved:

@@ -10,10 +10,12 @@ and ``models``, so both can read checkpoints with it.
 """
 from __future__ import annotations
 
-from .hub import HUB_HINT, PretrainedError, read_json, resolve_pretrained
+from .hub import (HUB_HINT, PretrainedError, load_weights, read_json, resolve_pretrained,
+                  weight_files)
 from .safetensors import (DTYPES, SafetensorsError, SafetensorsHeader, TensorInfo,
                           load_safetensors, read_safetensors_header, save_safetensors)
 
 __all__ = ["load_safetensors", "save_safetensors", "read_safetensors_header",
            "SafetensorsError", "SafetensorsHeader", "TensorInfo", "DTYPES",
-           "resolve_pretrained", "read_json", "PretrainedError", "HUB_HINT"]
+           "resolve_pretrained", "read_json", "PretrainedError", "HUB_HINT", "weight_files",
+           "load_weights"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 __all__ = ["resolve_pretrained", "read_json", "PretrainedError", "HUB_HINT"]
 
@@ -70,3 +70,50 @@ def read_json(folder: str, name: str, required: bool = True) -> Any:
     if not isinstance(data, (dict, list)):
         raise PretrainedError(f"{path} must hold a JSON object, got a {type(data).__name__}")
     return data
+
+
+def weight_files(folder: str, missing_hint: str = "") -> List[str]:
+    """The safetensors file(s) of a checkpoint folder in the Hugging Face layout: its
+    ``model.safetensors``, or every shard its ``model.safetensors.index.json`` lists; else a
+    PretrainedError saying what the folder has instead (``missing_hint``: how to get them)."""
+    single = os.path.join(folder, "model.safetensors")
+    if os.path.isfile(single):
+        return [single]
+    index = read_json(folder, "model.safetensors.index.json", required=False)
+    if index is not None:
+        weight_map = index.get("weight_map") if isinstance(index, dict) else None
+        if not isinstance(weight_map, dict) or not weight_map:
+            raise PretrainedError(f"{folder}/model.safetensors.index.json has no weight_map")
+        shards = sorted(set(weight_map.values()))
+        for shard in shards:
+            if not isinstance(shard, str) or os.path.basename(shard) != shard:
+                raise PretrainedError(f"{folder}: the shard name {shard!r} is not a file name")
+            if not os.path.isfile(os.path.join(folder, shard)):
+                raise PretrainedError(f"{folder}: shard {shard} listed in "
+                                      f"model.safetensors.index.json is missing")
+        return [os.path.join(folder, shard) for shard in shards]
+    found = ", ".join(sorted(os.listdir(folder))) or "nothing"
+    pickled = [n for n in ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack")
+               if os.path.isfile(os.path.join(folder, n))]
+    convert = (f" Convert {', '.join(pickled)} once with transformers "
+               f"(AutoModel.from_pretrained(folder).save_pretrained(folder, "
+               f"safe_serialization=True)) or download the safetensors version."
+               if pickled else "")
+    raise PretrainedError(f"{folder} has no model.safetensors (it has {found}); tinyattn reads "
+                          f"weights only in the safetensors format, which cannot run code."
+                          f"{convert}{(' ' + missing_hint) if missing_hint else ''}")
+
+
+def load_weights(folder: str, mmap: bool = True, missing_hint: str = ""
+                 ) -> Dict[str, Any]:
+    """name -> array from every safetensors file of a checkpoint folder (``weight_files``);
+    a name stored in two shards is an error, not a silent overwrite."""
+    from .safetensors import load_safetensors  # noqa: PLC0415 - a sibling module
+    weights: Dict[str, Any] = {}
+    for path in weight_files(folder, missing_hint):
+        for name, array in load_safetensors(path, mmap=mmap).items():
+            if name in weights:
+                raise PretrainedError(f"{folder}: {name} appears in two shards")
+            weights[name] = array
+    return weights
+

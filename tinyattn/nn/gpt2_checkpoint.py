@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 import numpy as np
 
 from .. import backend
-from ..io import (PretrainedError, load_safetensors, read_json, resolve_pretrained,
-                  save_safetensors)
+from ..io import (PretrainedError, load_weights, read_json,
+                  resolve_pretrained, save_safetensors)
 from ..serialization import atomic_write
 from ..tensor import normalize_dtype
 from .layers import skip_init
@@ -210,28 +210,9 @@ def gpt2_state(weights: Dict[str, np.ndarray], config: "GPTConfig",
 
 def _read_weights(folder: str) -> Dict[str, np.ndarray]:
     """name -> array from model.safetensors, or from every shard of its index."""
-    single = os.path.join(folder, "model.safetensors")
-    if os.path.isfile(single):
-        return load_safetensors(single)
-    index = read_json(folder, "model.safetensors.index.json", required=False)
-    if index is None:
-        found = ", ".join(sorted(os.listdir(folder))) or "nothing"
-        raise PretrainedError(f"{folder} has no model.safetensors (it has {found}); tinyattn "
-                              f"reads weights only as safetensors, which cannot run code. "
-                              f"Download them with: hf download openai-community/gpt2 "
-                              f"config.json model.safetensors --local-dir {folder}")
-    weight_map = index.get("weight_map") if isinstance(index, dict) else None
-    if not isinstance(weight_map, dict):
-        raise PretrainedError(f"{folder}/model.safetensors.index.json has no weight_map")
-    weights: Dict[str, np.ndarray] = {}
-    for shard in sorted(set(weight_map.values())):
-        if not isinstance(shard, str) or os.path.basename(shard) != shard:
-            raise PretrainedError(f"{folder}: the shard name {shard!r} is not a file name")
-        path = os.path.join(folder, shard)
-        if not os.path.isfile(path):
-            raise PretrainedError(f"{folder}: shard {shard} of the index is missing")
-        weights.update(load_safetensors(path))
-    return weights
+    return load_weights(folder, missing_hint=f"Download them with: hf download "
+                                             f"openai-community/gpt2 config.json "
+                                             f"model.safetensors --local-dir {folder}")
 
 
 # ---------------------------------------------------------------------------- saving

@@ -18,7 +18,8 @@ The computation is tinyattn's: three linear projections (slices of ``in_proj_wei
 their gradients land in the right rows), ``F.scaled_dot_product_attention`` (one fused op with
 a hand-derived backward), the output projection. The one deliberate difference: a query whose
 keys are all masked gets an output of zeros and zero gradients, where PyTorch gives NaN (with
-need_weights=True, and on its inference fast path).
+need_weights=True, and on its inference fast path). With need_weights=True the weights come,
+as in PyTorch, after dropout and differentiable, so that path is built from separate ops.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from .. import functional as F
+from ..ops.attention import default_scale
 from ..tensor import Tensor, as_tensor
 from .layers import Linear, uniform_parameter
 from .module import Module, Parameter
@@ -62,6 +64,10 @@ class MultiheadAttention(Module):
         self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
         self.dropout, self.batch_first = dropout, batch_first
         e = embed_dim
+        # The random draws come in torch's order (out_proj is built before the input
+        # projections are initialised: tests/test_pytorch_programs.py feeds both frameworks
+        # one stream of numbers); the attributes keep torch's order (in_proj_*, out_proj).
+        out_proj = Linear(e, e, bias=bias)
         if self._qkv_same_embed_dim:        # Xavier-uniform over the packed (3E, E) matrix
             self.in_proj_weight = uniform_parameter((3 * e, e), math.sqrt(6.0 / (4 * e)))
             self.q_proj_weight = self.k_proj_weight = self.v_proj_weight = None
@@ -73,7 +79,7 @@ class MultiheadAttention(Module):
             self.v_proj_weight = uniform_parameter((e, self.vdim),
                                                    math.sqrt(6.0 / (e + self.vdim)))
         self.in_proj_bias = Parameter(np.zeros(3 * e, dtype=np.float32)) if bias else None
-        self.out_proj = Linear(e, e, bias=bias)
+        self.out_proj = out_proj
         if bias:
             self.out_proj.bias = Parameter(np.zeros(e, dtype=np.float32))
         if device is not None or dtype is not None:
@@ -119,9 +125,10 @@ class MultiheadAttention(Module):
         mask = _combined_mask(attn_mask, key_padding_mask, is_causal, n, h, length, source,
                               query)
         p = self.dropout if self.training else 0.0
-        result = F.scaled_dot_product_attention(q, k, v, mask, dropout_p=p,
-                                                need_weights=need_weights)
-        out, weights = result if need_weights else (result, None)
+        if need_weights:
+            out, weights = _attention_with_weights(q, k, v, mask, p)
+        else:
+            out, weights = F.scaled_dot_product_attention(q, k, v, mask, dropout_p=p), None
         out = out.transpose(1, 2).reshape(n, length, e)   # (N, h, L, d_k) -> (N, L, E)
         out = self.out_proj(out)
         if not self.batch_first:
@@ -148,6 +155,21 @@ class MultiheadAttention(Module):
             weights = (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)
         return tuple(F.linear(x, wi, bi) for x, wi, bi in
                      zip((query, key, value), weights, biases))  # type: ignore[return-value]
+
+
+def _attention_with_weights(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor],
+                            dropout_p: float) -> Tuple[Tensor, Tensor]:
+    """Attention from separate ops (each with its own backward), returning the weights as
+    PyTorch's module does: after dropout and differentiable (a loss on them trains the
+    projections). The fused op keeps its probabilities to itself, so it serves need_weights=
+    False. Masked scores are -inf; a row with every key masked gives zero weights."""
+    scores = (q * default_scale(q.shape[-1])) @ k.transpose(-2, -1)  # (N, h, L, d_k) @ (.., S)
+    if mask is not None and mask.dtype == np.bool_:
+        scores = scores.masked_fill(~mask, float("-inf"))             # mask: True = may attend
+    elif mask is not None:
+        scores = scores + mask                                         # a float mask is added
+    weights = F.dropout(F.softmax(scores, dim=-1), dropout_p)         # (N, h, L, S)
+    return weights @ v, weights                                        # (N, h, L, d_k)
 
 
 def _combined_mask(attn_mask: Any, key_padding_mask: Any, is_causal: bool, n: int, h: int,

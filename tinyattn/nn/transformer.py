@@ -20,11 +20,13 @@ Shapes below: S source length, T target length, N batch, E = d_model.
 from __future__ import annotations
 
 import copy
+import math
 from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
 from .. import functional as F
+from ..autograd import no_grad
 from ..tensor import Tensor, as_tensor
 from .layers import Dropout, LayerNorm, Linear
 from .module import Module, ModuleList
@@ -54,6 +56,38 @@ def _refuse_old_names(layer: str, options: dict) -> None:
         hint = hints.get(name)
         raise TypeError(f"{layer}: unexpected argument {name!r}" +
                         (f"; tinyattn now uses PyTorch's name {hint}" if hint else ""))
+
+
+def _is_unbatched(layer: str, x: Tensor) -> bool:
+    """True for an unbatched (S, E) input, which PyTorch's layers accept as well; it must not
+    go through the (S, N, E) transpose, which would read it as (E, S)."""
+    if x.ndim not in (2, 3):
+        raise ValueError(f"{layer}: expected a batched 3-D input ((S, N, E), or (N, S, E) with "
+                         f"batch_first=True) or an unbatched 2-D (S, E) one, got shape "
+                         f"{x.shape}")
+    return x.ndim == 2
+
+
+def _batch_first(x: Tensor, batch_first: bool) -> Tensor:
+    """(S, N, E) -> (N, S, E) unless already batch-first; (S, E) -> (1, S, E)."""
+    if x.ndim == 2:
+        return x.unsqueeze(0)
+    return x if batch_first else x.transpose(0, 1)
+
+
+def _restore_layout(x: Tensor, batch_first: bool, unbatched: bool) -> Tensor:
+    """The inverse of ``_batch_first``: (N, S, E) back to the caller's layout."""
+    if unbatched:
+        return x.squeeze(0)
+    return x if batch_first else x.transpose(0, 1)
+
+
+def _padding_of_one(key_padding_mask: Any) -> Any:
+    """An unbatched (S,) key_padding_mask as the (1, S) mask of a batch of one."""
+    if key_padding_mask is None:
+        return None
+    mask = as_tensor(key_padding_mask)
+    return mask.unsqueeze(0) if mask.ndim == 1 else mask
 
 
 def _causal_float_mask(size: int, like: Tensor) -> Tensor:
@@ -99,9 +133,12 @@ class TransformerEncoderLayer(_FeedForwardMixin, Module):
                 is_causal: bool = False, **old: Any) -> Tensor:
         """src (S, N, E), or (N, S, E) with batch_first -> the same shape."""
         _refuse_old_names("TransformerEncoderLayer.forward", old)
-        x = src if self.batch_first else src.transpose(0, 1)     # -> (N, S, E)
+        unbatched = _is_unbatched("TransformerEncoderLayer", src)
+        if unbatched:                                            # (S, E) -> (1, S, E)
+            src_key_padding_mask = _padding_of_one(src_key_padding_mask)
+        x = _batch_first(src, self.batch_first)                  # -> (N, S, E)
         x = self._encode(x, src_mask, src_key_padding_mask, is_causal)
-        return x if self.batch_first else x.transpose(0, 1)
+        return _restore_layout(x, self.batch_first, unbatched)
 
     def _encode(self, x: Tensor, mask: Any, key_padding_mask: Any, is_causal: bool) -> Tensor:
         """Batch-first (N, S, E) in and out."""
@@ -152,11 +189,18 @@ class TransformerDecoderLayer(_FeedForwardMixin, Module):
                 memory_is_causal: bool = False, **old: Any) -> Tensor:
         """tgt (T, N, E), memory (S, N, E) (batch-first: (N, T, E), (N, S, E)) -> like tgt."""
         _refuse_old_names("TransformerDecoderLayer.forward", old)
-        if not self.batch_first:
-            tgt, memory = tgt.transpose(0, 1), memory.transpose(0, 1)
+        unbatched = _is_unbatched("TransformerDecoderLayer", tgt)
+        if unbatched != _is_unbatched("TransformerDecoderLayer", memory):
+            raise ValueError(f"TransformerDecoderLayer: tgt {tgt.shape} and memory "
+                             f"{memory.shape} must both be batched (3-D) or both unbatched "
+                             f"(2-D)")
+        if unbatched:                                            # (T, E) -> (1, T, E)
+            tgt_key_padding_mask = _padding_of_one(tgt_key_padding_mask)
+            memory_key_padding_mask = _padding_of_one(memory_key_padding_mask)
+        tgt, memory = _batch_first(tgt, self.batch_first), _batch_first(memory, self.batch_first)
         x = self._decode(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
                          memory_key_padding_mask, tgt_is_causal, memory_is_causal)
-        return x if self.batch_first else x.transpose(0, 1)
+        return _restore_layout(x, self.batch_first, unbatched)
 
     def _decode(self, x: Tensor, memory: Tensor, tgt_mask: Any, memory_mask: Any,
                 tgt_key_padding_mask: Any, memory_key_padding_mask: Any, tgt_is_causal: bool,
@@ -247,8 +291,22 @@ class Transformer(Module):
             TransformerDecoderLayer(d_model, nhead, **options), num_decoder_layers,
             LayerNorm(d_model, eps=layer_norm_eps, bias=bias))
         self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
+        self._reset_parameters()
         if device is not None or dtype is not None:
             self.to(device=device, dtype=dtype)
+
+    def _reset_parameters(self) -> None:
+        """Xavier-uniform for every weight matrix, as ``torch.nn.Transformer`` does when it
+        is built: U(-a, a) with a = sqrt(3) * sqrt(2 / (fan_in + fan_out)), keeping the
+        variance of activations and gradients alike across layers (Glorot and Bengio, 2010).
+        Biases and LayerNorm parameters keep their own initialisation."""
+        with no_grad():
+            for p in self.parameters():
+                if p.ndim > 1:
+                    receptive = math.prod(p.shape[2:])
+                    fan_in, fan_out = p.shape[1] * receptive, p.shape[0] * receptive
+                    bound = math.sqrt(3.0) * math.sqrt(2.0 / float(fan_in + fan_out))
+                    p.uniform_(-bound, bound)
 
     def forward(self, src: Tensor, tgt: Tensor, src_mask: Any = None, tgt_mask: Any = None,
                 memory_mask: Any = None, src_key_padding_mask: Any = None,

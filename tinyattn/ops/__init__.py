@@ -10,6 +10,7 @@ from __future__ import annotations
 from .. import factories
 from ..tensor import Tensor
 from .attention import scaled_dot_product_attention
+from .compat import allclose, equal, mm
 from .compare import argmax, argmin, max, maximum, min, minimum, sort, topk
 from .dropout import dropout
 from .einsum import einsum
@@ -17,6 +18,7 @@ from .elementwise import (add, clamp, clone, convert, div, exp, gelu, log, mul, 
                           rpow, sqrt, sub, tanh)
 from .embedding import embedding
 from .indexing import gather, one_hot
+from .interleave import repeat_interleave
 from .inplace import (add_, clamp_, copy_, div_, fill_, iadd, imul, isub, itruediv, masked_fill_,
                       mul_, neg_, normal_, pow_, setitem, sub_, uniform_, zero_)
 from .layout import (T, contiguous, expand, expand_as, flip, mT, repeat, t, tril, triu, type_as,
@@ -36,6 +38,7 @@ from .shape import (cat, chunk, concat, flatten, getitem, permute, reshape, spli
                     stack, swapaxes, transpose, unsqueeze)
 from .softmax import log_softmax, softmax
 from .stats import logsumexp, norm, std, var
+from .trig import cos, sin
 
 __all__ = [
     "add", "sub", "mul", "div", "neg", "pow", "rpow", "exp", "log", "sqrt", "tanh", "relu",
@@ -53,6 +56,8 @@ __all__ = [
     "triu", "T", "mT", "t", "view", "contiguous", "type_as", "pad", "einsum", "bmm",
     "mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
     "nll_loss",
+    # ops the PyTorch tutorials need (examples/pytorch/)
+    "sin", "cos", "repeat_interleave", "mm", "equal", "allclose",
 ]
 
 
@@ -93,6 +98,12 @@ Tensor.exp = exp
 Tensor.log = log
 Tensor.sqrt = sqrt
 Tensor.tanh = tanh
+Tensor.sin = sin
+Tensor.cos = cos
+Tensor.repeat_interleave = repeat_interleave
+Tensor.mm = mm
+Tensor.equal = equal
+Tensor.allclose = allclose
 Tensor.relu = relu
 Tensor.pow = pow
 Tensor.sum = sum

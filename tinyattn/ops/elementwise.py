@@ -15,23 +15,30 @@ import numpy as np
 from .. import backend
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
+from .powers import pow_tensor
 
 __all__ = ["add", "sub", "mul", "div", "neg", "pow", "rpow", "exp", "log", "sqrt", "tanh", "relu",
-           "gelu", "convert", "as_operand", "clone", "clamp"]
+           "gelu", "convert", "as_operand", "clone", "clamp", "half_as_float32"]
 
 
 def as_operand(value: Any, like: Tensor) -> Tensor:
     """A Python number or array as a constant tensor of ``like``'s dtype and device.
 
-    With an integer ``like``, a float number gives float32 (not NumPy's float64)."""
+    As PyTorch's rule for a number meeting a tensor: with an integer ``like``, a float number
+    gives float32 (not NumPy's float64) and an int takes ``like``'s integer dtype (wrapping
+    around as torch does: uint8 - 1 is 255, not int64's -1). An array is copied: an op may
+    keep its operand for backward (``w * a`` keeps a), and the caller may refill theirs."""
     if isinstance(value, Tensor):
         return value
     xp = backend.get_array_module(like._data)
     if np.issubdtype(like.dtype, np.floating):
-        return Tensor._wrap(xp.asarray(value, dtype=like.dtype))
+        return Tensor._wrap(xp.array(value, dtype=like.dtype))
     if isinstance(value, float):
         return Tensor._wrap(xp.asarray(value, dtype=np.float32))
-    return Tensor._wrap(xp.asarray(value))
+    if like.dtype.kind in "iu" and isinstance(value, (int, np.integer)) and not isinstance(
+            value, (bool, np.bool_)):
+        return Tensor._wrap(xp.asarray(np.array(value).astype(like.dtype)))
+    return Tensor._wrap(xp.array(value))
 
 
 def _match_dtypes(a: Tensor, b: Tensor) -> Tuple[Tensor, Tensor]:
@@ -431,14 +438,14 @@ def neg(x: Tensor) -> Tensor:
     return Neg.apply(x)
 
 
-def pow(x: Tensor, exponent: float) -> Tensor:  # noqa: A001 - PyTorch's name
-    """x ** exponent for a number exponent. As PyTorch: an integer tensor to a whole power
-    stays an integer tensor (negative powers are refused); to a fractional power it becomes
-    float32."""
+def pow(x: Tensor, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
+    """x ** exponent. As PyTorch: an integer tensor to a whole power stays an integer tensor
+    (negative powers are refused); to a fractional power it becomes float32. A tensor
+    exponent (other than a 0-d constant, which acts as a number) is elementwise and
+    differentiable too (ops/powers.py)."""
     if isinstance(exponent, Tensor):
-        if exponent.numel() != 1:
-            raise TypeError("pow: the exponent must be a number (or a one-element tensor), "
-                            f"got a tensor of shape {exponent.shape}")
+        if exponent.ndim > 0 or exponent.requires_grad:
+            return pow_tensor(x, exponent)
         exponent = exponent.item()
     if isinstance(exponent, bool) or not isinstance(exponent, (int, float, np.integer,
                                                                 np.floating)):
@@ -448,14 +455,24 @@ def pow(x: Tensor, exponent: float) -> Tensor:  # noqa: A001 - PyTorch's name
         if whole and exponent < 0:
             raise ValueError(f"pow: integer tensors to negative integer powers are not "
                              f"allowed (got exponent {exponent}); use x.float() ** {exponent}")
-        if whole:
-            return Tensor._wrap(x._data ** int(exponent))    # no gradient for integers
+        if whole:                               # no gradient for integers; bool -> int64
+            data = x._data.astype(np.int64) if x.dtype == np.bool_ else x._data
+            return Tensor._wrap(data ** int(exponent))
         x = _as_float(x)
     return Pow.apply(x, exponent=float(exponent))  # a Python float never upcasts float32
 
 
 def rpow(x: Tensor, base: float) -> Tensor:
-    """``base ** x`` for a positive number ``base``: exp(x ln base), built from exp and mul."""
+    """``base ** x`` for a positive number ``base``: exp(x ln base), built from exp and mul.
+    An int base to an integer tensor stays an integer, exactly, as in PyTorch (no gradient)."""
+    if x.dtype.kind in "biu" and isinstance(base, (int, np.integer)) and not isinstance(
+            base, (bool, np.bool_)):
+        dtype = np.int64 if x.dtype == np.bool_ else x.dtype
+        data = x._data.astype(dtype)
+        if bool((data < 0).any()):
+            raise ValueError(f"{base} ** tensor: integers to negative integer powers are not "
+                             f"allowed; use {base} ** x.float()")
+        return Tensor._wrap(backend.get_array_module(data).asarray(base, dtype=dtype) ** data)
     if isinstance(base, Tensor) or not base > 0:
         raise ValueError(f"base ** tensor needs a positive number as the base, got {base!r}")
     return Exp.apply(mul(x, math.log(base)))
@@ -507,7 +524,7 @@ def clamp(x: Tensor, min: Optional[float] = None,  # noqa: A002 - PyTorch's name
         bounds.append(None if bound is None else float(bound))
     if bounds[0] is None and bounds[1] is None:
         raise ValueError("clamp: give at least one of min and max")
-    if x.dtype.kind in "iu" and any(b is not None and not b.is_integer() for b in bounds):
+    if x.dtype.kind in "biu" and any(b is not None and not b.is_integer() for b in bounds):
         x = _as_float(x)
     return Clamp.apply(x, low=bounds[0], high=bounds[1])
 
@@ -518,6 +535,17 @@ def _as_float(x: Tensor) -> Tensor:
     if x.dtype.kind in "biu":
         return Tensor._wrap(x._data.astype(np.float32))
     return x
+
+
+def half_as_float32(x: Optional[Tensor]) -> Optional[Tensor]:
+    """A float16 tensor converted to float32 (differentiably); anything else as it is.
+
+    For the ops that square their input before reducing (layer_norm, var, std, norm): in
+    float16 any |x| > 256 squares to inf, so they compute in float32 and convert the result
+    back, as PyTorch's half-precision kernels accumulate in float32."""
+    if x is None or x.dtype != np.float16:
+        return x
+    return convert(x, dtype=np.float32)
 
 
 def convert(x: Tensor, device: Optional[str] = None, dtype: Any = None) -> Tensor:

@@ -119,7 +119,7 @@ def _store(target: Tensor, write: Callable[[Any], None], name: str) -> None:
     An ``expand()``ed array repeats elements with stride 0: NumPy marks it read-only, CuPy does
     not, so the stride is checked too (a write there would land on one element many times)."""
     data = target._data
-    if any(step == 0 and n > 1 for step, n in zip(data.strides, data.shape)):
+    if data.size and any(step == 0 and n > 1 for step, n in zip(data.strides, data.shape)):
         raise _read_only_error(name)
     try:
         write(data)
@@ -152,11 +152,26 @@ def _in_place(target: Tensor, name: str, compute: Callable[[Tensor], Tensor],
     before = Tensor._wrap(target._data, target.requires_grad)   # the tensor as it was
     before._ctx, before._vc = target._ctx, target._version_counter()
     result = compute(before)
+    _keep_original(result._ctx, before)
     _write(target, result, name)
-    target._ctx, target.requires_grad = result._ctx, result.requires_grad
+    target._ctx, target._requires_grad = result._ctx, result.requires_grad
     if target._retains_grad and target._ctx is not None:
         target._ctx._retained = weakref.ref(target)
     return target
+
+
+def _keep_original(fn: Optional[Function], before: Tensor) -> None:
+    """If the op just recorded kept, for its backward, the very array it is about to
+    overwrite (``y.pow_(2)`` keeps y for 2 y; ``y.mul_(w)`` keeps y for dw = g y), hand it a
+    copy of the old values, as PyTorch's in-place ops do; its version record for that input
+    goes too, since the copy cannot change. Only such ops pay for the copy. The target read
+    as the OTHER operand (``y *= y``) keeps its record, so that backward still raises."""
+    if fn is None or not fn.saved or not any(item is before._data for item in fn.saved):
+        return
+    original = before._data.copy()
+    fn.saved = tuple(original if item is before._data else item for item in fn.saved)
+    fn._versions = tuple(record for record in fn._versions
+                         if record[2] < 0 or fn.inputs[record[2]] is not before)
 
 
 # ------------------------------------------------------------------ the ops

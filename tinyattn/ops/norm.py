@@ -9,6 +9,7 @@ import numpy as np
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
+from .elementwise import convert, half_as_float32
 
 __all__ = ["layer_norm", "rms_norm"]
 
@@ -120,9 +121,10 @@ def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]],
                eps: float = 1e-5) -> Tensor:
     """PyTorch's ``F.layer_norm``: normalise over the trailing ``normalized_shape`` dims."""
     axes = _normalized_axes("layer_norm", x, normalized_shape, weight=weight, bias=bias)
-    affine = [p for p in (weight, bias) if p is not None]
-    return LayerNorm.apply(x, *affine, axes=axes, eps=float(eps),
-                           has_weight=weight is not None, has_bias=bias is not None)
+    affine = [half_as_float32(p) for p in (weight, bias) if p is not None]
+    out = LayerNorm.apply(half_as_float32(x), *affine, axes=axes, eps=float(eps),
+                          has_weight=weight is not None, has_bias=bias is not None)
+    return convert(out, dtype=x.dtype)      # float16 is normalised in float32, as PyTorch
 
 
 class RMSNorm(Function):
@@ -175,5 +177,6 @@ def rms_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]],
         eps = float(np.finfo(x.dtype).eps)
     elif not float(eps) >= 0:
         raise ValueError(f"rms_norm: eps must be >= 0 (or None), got {eps}")
-    weights = () if weight is None else (weight,)
-    return RMSNorm.apply(x, *weights, axes=axes, eps=float(eps))
+    weights = () if weight is None else (half_as_float32(weight),)
+    out = RMSNorm.apply(half_as_float32(x), *weights, axes=axes, eps=float(eps))
+    return convert(out, dtype=x.dtype)      # float16 in float32, as layer_norm

@@ -153,12 +153,27 @@ class Cumsum(Function):
         return xp.flip(xp.cumsum(xp.flip(grad, axis), axis=axis), axis)
 
 
-def sum(x: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+def sum(x: Tensor, dim: Dim = None, keepdim: bool = False, *,  # noqa: A001
+        dtype: Any = None) -> Tensor:
+    """The sum over ``dim`` (all by default). As PyTorch: integer and bool tensors give int64
+    (NumPy would give uint8 tensors uint64); ``dtype`` converts x first."""
+    x = x.to(dtype) if dtype is not None else _as_int64(x)
     return Sum.apply(x, axes=_axes(dim, x.ndim, "sum"), keepdim=keepdim)
 
 
-def mean(x: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:
+def mean(x: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """The mean over ``dim`` (all by default); ``dtype`` converts x first. Integer and bool
+    tensors give float32, the default float (PyTorch refuses them without dtype=; NumPy would
+    give float64, which tinyattn never makes behind your back)."""
+    if dtype is not None:
+        x = x.to(dtype)
+    elif x.dtype.kind in "biu":
+        x = x.to(np.float32)
     return Mean.apply(x, axes=_axes(dim, x.ndim, "mean"), keepdim=keepdim)
+
+
+def _as_int64(x: Tensor) -> Tensor:
+    return x.to(np.int64) if x.dtype.kind in "biu" and x.dtype != np.int64 else x
 
 
 def amax(x: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:

@@ -155,16 +155,20 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
     return reshape(x, x.shape[:dim] + (1,) + x.shape[dim:])
 
 
-def squeeze(x: Tensor, dim: Union[int, None] = None) -> Tensor:
+def squeeze(x: Tensor, dim: Union[int, Sequence[int], None] = None) -> Tensor:
+    """Drop dims of size 1: all of them, or those among ``dim`` (an int or, as PyTorch 2, a
+    tuple of ints); a named dim whose size is not 1 stays."""
     if dim is None:
         return reshape(x, tuple(n for n in x.shape if n != 1))
+    dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
     if x.ndim == 0:                             # PyTorch accepts dim 0 / -1 on a 0-d tensor
-        _normalize_dim(dim, 1, "squeeze")
+        for d in dims:
+            _normalize_dim(d, 1, "squeeze")
         return x
-    dim = _normalize_dim(dim, x.ndim, "squeeze")
-    if x.shape[dim] != 1:
+    axes = {_normalize_dim(d, x.ndim, "squeeze") for d in dims}
+    if all(x.shape[a] != 1 for a in axes):
         return x
-    return reshape(x, x.shape[:dim] + x.shape[dim + 1:])
+    return reshape(x, tuple(n for a, n in enumerate(x.shape) if a not in axes or n != 1))
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -181,13 +185,18 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 def _index_to_arrays(index: Any, device: str) -> Any:
     """Tensors inside an index become their arrays and lists become integer arrays, all on
     ``device`` (CuPy, like the strict device, wants index arrays where the data is). Index
-    arrays are copied: an op keeps its index for backward, and the caller may reuse theirs."""
+    arrays are copied: an op keeps its index for backward, and the caller may reuse theirs.
+    A 0-d integer array becomes a Python int, as PyTorch treats it: NumPy would count it as
+    an index array, so ``x[t]`` would be a copy instead of a view and ``x[t, :, [0, 2]] = v``
+    would write into a temporary."""
     if isinstance(index, tuple):
         return tuple(_index_to_arrays(i, device) for i in index)
     if isinstance(index, Tensor):
         index = index._data
     elif isinstance(index, list):
         index = np.asarray(index)
+    if hasattr(index, "shape") and index.ndim == 0 and index.dtype.kind in "iu":
+        return int(index)
     if hasattr(index, "shape") and not np.isscalar(index):
         return backend.to_device(index, device).copy()
     return index

@@ -15,7 +15,7 @@ import numpy as np
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
-from .elementwise import _as_float
+from .elementwise import _as_float, convert, half_as_float32
 from .reduce import Dim, _axes, _check_not_empty, _expand_back
 
 __all__ = ["var", "std", "logsumexp", "norm"]
@@ -179,7 +179,8 @@ def _moment(fn: type, op: str, x: Tensor, dim: Any, unbiased: Optional[bool], ke
         warnings.warn(f"{op}(): degrees of freedom is <= 0 (N = {_count(x.shape, axes)} "
                       f"values, correction = {c:g}); the result is inf or NaN, as in PyTorch",
                       RuntimeWarning, stacklevel=3)
-    return fn.apply(x, axes=axes, correction=c, keepdim=keepdim)
+    out = fn.apply(half_as_float32(x), axes=axes, correction=c, keepdim=keepdim)
+    return convert(out, dtype=x.dtype)          # float16 in, float16 out
 
 
 def var(x: Tensor, dim: Dim = None, unbiased: Optional[bool] = None, keepdim: bool = False,
@@ -217,4 +218,5 @@ def norm(x: Tensor, p: Any = "fro", dim: Dim = None, keepdim: bool = False,
     axes = _axes(dim, x.ndim, "norm")
     if math.isinf(p):
         _check_not_empty(x, axes, f"norm with p={p}")
-    return Norm.apply(x, p=float(p), axes=axes, keepdim=keepdim)
+    out = Norm.apply(half_as_float32(x), p=float(p), axes=axes, keepdim=keepdim)
+    return convert(out, dtype=x.dtype)          # float16 in, float16 out

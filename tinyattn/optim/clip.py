@@ -19,6 +19,8 @@ import math
 import numbers
 from typing import Any, Iterable, Union
 
+import numpy as np
+
 from .. import backend
 from ..tensor import Tensor
 
@@ -26,9 +28,10 @@ __all__ = ["clip_grad_norm_", "clip_grad_value_"]
 
 
 def clip_grad_norm_(parameters: Union[Tensor, Iterable[Tensor]], max_norm: float,
-                    norm_type: float = 2.0, error_if_nonfinite: bool = False) -> float:
+                    norm_type: float = 2.0, error_if_nonfinite: bool = False) -> Tensor:
     """Scale the gradients of ``parameters`` in place so that their global norm is at most
-    ``max_norm``; return the global norm before clipping, as a Python float.
+    ``max_norm``; return the global norm before clipping as a 0-d tensor on the gradients'
+    device, as PyTorch does (``norm.item()`` or ``float(norm)`` reads it on the host).
 
     Args:
         parameters: a Tensor or an iterable of Tensors (``model.parameters()``); those whose
@@ -51,15 +54,17 @@ def clip_grad_norm_(parameters: Union[Tensor, Iterable[Tensor]], max_norm: float
         raise ValueError(f"norm_type must be > 0 or float('inf'), got {norm_type}")
     grads = [p.grad._data for p in parameters if p.grad is not None]
     if not grads:
-        return 0.0
+        return Tensor._wrap(np.zeros((), dtype=np.float32))
     xp = backend.get_array_module(grads[0])
+    # float16 squares overflow above 256: the norm is taken in float32 (as torch accumulates)
+    wide = [g.astype(xp.float32) if g.dtype == xp.float16 else g for g in grads]
     if math.isinf(norm_type):
-        maxima = [xp.max(xp.abs(g)) for g in grads if g.size > 0]
-        total = functools.reduce(xp.maximum, maxima) if maxima else xp.zeros((), grads[0].dtype)
+        maxima = [xp.max(xp.abs(g)) for g in wide if g.size > 0]
+        total = functools.reduce(xp.maximum, maxima) if maxima else xp.zeros((), wide[0].dtype)
     elif norm_type == 2.0:
-        total = xp.sqrt(sum(xp.sum(g * g) for g in grads))
+        total = xp.sqrt(sum(xp.sum(g * g) for g in wide))
     else:
-        total = sum(xp.sum(xp.abs(g) ** norm_type) for g in grads) ** (1.0 / norm_type)
+        total = sum(xp.sum(xp.abs(g) ** norm_type) for g in wide) ** (1.0 / norm_type)
     if error_if_nonfinite and not bool(backend.to_host(xp.isfinite(total))):
         raise RuntimeError(f"the total norm of order {norm_type} of the gradients is "
                            f"non-finite ({float(backend.to_host(total))}), so it cannot be "
@@ -67,7 +72,7 @@ def clip_grad_norm_(parameters: Union[Tensor, Iterable[Tensor]], max_norm: float
     scale = xp.minimum(max_norm / (total + 1e-6), 1.0)  # a 0-d array, stays on the device
     for g in grads:
         g *= scale
-    return float(backend.to_host(total))
+    return Tensor._wrap(xp.asarray(total))
 
 
 def clip_grad_value_(parameters: Union[Tensor, Iterable[Tensor]], clip_value: float,

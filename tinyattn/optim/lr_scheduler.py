@@ -39,6 +39,11 @@ def _check_real(name: str, value: Any, low: float = -math.inf, high: float = mat
 
 
 def _check_int(name: str, value: Any, low: int) -> int:
+    """A whole number; a float that is one (PyTorch's tutorials write ``StepLR(opt, 1.0,
+    gamma=0.95)``, which torch accepts) counts as that int, a fractional one is refused."""
+    if isinstance(value, numbers.Real) and not isinstance(value, (bool, numbers.Integral)) \
+            and math.isfinite(value) and float(value).is_integer():
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {value!r}")
     if value < low:

@@ -8,7 +8,7 @@ import sys
 from typing import List, Optional
 
 from .. import backend
-from ..cli import quiet_on_broken_pipe
+from ..cli import int_at_least, quiet_on_broken_pipe
 from .config import DEFAULT_BLOCK_SIZE, MAX_CHARS_CONTEXT, ConfigError, default_warmup
 from .loop import (Aborted, CheckpointError, OutputError, TrainConfig, TrainingDiverged,
                    train)
@@ -23,21 +23,7 @@ EXIT_CODES = {"ok": 0, "refused": 2, "diverged": 3, "SIGINT": 130, "SIGTERM": 14
 DEFAULTS = TrainConfig()
 
 
-def _int_at_least(low: int):
-    """An argparse type: a whole number >= low, with a message that says so."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") \
-                from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
-        return value
-    return parse
-
-
-_positive_int, _non_negative_int = _int_at_least(1), _int_at_least(0)
+_positive_int, _non_negative_int = int_at_least(1), int_at_least(0)
 
 
 def _positive_float(text: str) -> float:

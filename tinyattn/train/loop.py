@@ -190,7 +190,7 @@ class _Run:
             self._diverged("the training loss", value)
         self.opt.zero_grad()
         loss.backward()
-        norm = optim.clip_grad_norm_(self.model.parameters(), 1.0)
+        norm = optim.clip_grad_norm_(self.model.parameters(), 1.0).item()
         if not math.isfinite(norm):
             self._diverged("the gradient norm", norm)
         self.opt.step()

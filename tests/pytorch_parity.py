@@ -1,0 +1,173 @@
+"""Run the PyTorch programs of examples/pytorch/ with real torch or through run-torch, from the
+same random numbers, and print what each printed (a helper of test_pytorch_programs.py).
+
+    python tests/pytorch_parity.py torch    examples/pytorch/a.py ...   # JSON on stdout
+    python tests/pytorch_parity.py tinyattn examples/pytorch/a.py ...
+
+The frameworks' generators differ, so both runs replace the primitive random draws with one
+NumPy generator, reseeded before each program, read in call order:
+
+- tinyattn: ``backend.default_generator`` returns it. Every draw tinyattn makes without an
+  explicit generator goes through it (rand, randn, randint, multinomial, ``uniform_``,
+  ``normal_``, layer initialisation, DataLoader shuffling).
+- torch: each primitive draw is replaced by the same NumPy call tinyattn makes for it, with
+  the same arithmetic in the same dtype: ``torch.rand``/``randn``/``randint``/``randperm``/
+  ``*_like``/``multinomial``, ``Tensor.uniform_``/``normal_`` (what ``nn.init`` and every
+  layer's ``reset_parameters`` call), and ``RandomSampler.__iter__`` (torch's draws a second,
+  unused permutation at the end of each pass; tinyattn's draws one per pass).
+
+Python's ``random`` is reseeded too. Dropout is 0 in every program, so no masks are drawn.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import random
+import runpy
+import sys
+import traceback
+from typing import Any, Callable, Dict, List
+
+import numpy as np
+
+SEED = int(os.environ.get("PYTORCH_PARITY_SEED", "1234"))   # another seed: a negative control
+
+
+def _shape(size: Any) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    return tuple(int(n) for n in size)
+
+
+def patch_torch(draws: Callable[[], np.random.Generator]) -> None:
+    """Make torch's primitive draws read ``draws()`` (the current program's generator)."""
+    import torch
+    import torch.utils.data
+
+    def np_dtype(dtype: Any) -> Any:
+        return torch.empty((), dtype=dtype or torch.get_default_dtype()).numpy().dtype
+
+    def wrap(array: np.ndarray, requires_grad: bool = False, device: Any = None) -> Any:
+        out = torch.from_numpy(np.ascontiguousarray(array))
+        if device is not None:
+            out = out.to(device)
+        return out.requires_grad_(True) if requires_grad else out
+
+    def rand(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None,
+             **_: Any) -> Any:
+        return wrap(draws().random(_shape(size)).astype(np_dtype(dtype)), requires_grad, device)
+
+    def randn(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None,
+              **_: Any) -> Any:
+        data = draws().standard_normal(_shape(size)).astype(np_dtype(dtype))
+        return wrap(data, requires_grad, device)
+
+    def randint(*args: Any, size: Any = None, dtype: Any = None, device: Any = None,
+                **_: Any) -> Any:
+        args = args + ((size,) if size is not None else ())
+        low, high, shape = (0, *args) if len(args) == 2 else args
+        data = draws().integers(low, high, size=_shape((shape,)), dtype=np.int64)
+        return wrap(data.astype(np_dtype(dtype or torch.int64)), device=device)
+
+    def randperm(n: int, **_: Any) -> Any:
+        return wrap(draws().permutation(n).astype(np.int64))
+
+    def rand_like(x: Any, dtype: Any = None, **kw: Any) -> Any:
+        return rand(*x.shape, dtype=dtype or x.dtype, **kw)
+
+    def randn_like(x: Any, dtype: Any = None, **kw: Any) -> Any:
+        return randn(*x.shape, dtype=dtype or x.dtype, **kw)
+
+    def multinomial(probs: Any, num_samples: int, replacement: bool = False, **_: Any) -> Any:
+        weights = probs.detach().cpu().numpy()                 # tinyattn's algorithm
+        rows = weights if weights.ndim == 2 else weights[None, :]
+        r, c = rows.shape
+        u = draws().random((r, num_samples if replacement else c))
+        if replacement:
+            totals = np.cumsum(rows, axis=1)
+            cdf = totals / totals[:, -1:]
+            out = np.stack([np.searchsorted(cdf[i], u[i], side="right") for i in range(r)])
+        else:
+            arrival = -np.log1p(-u)
+            positive = rows > 0
+            arrival = np.where(positive, arrival / np.where(positive, rows, 1), np.inf)
+            out = np.argsort(arrival, axis=1, kind="stable")[:, :num_samples]
+        out = out.astype(np.int64)
+        return wrap(out if weights.ndim == 2 else out[0])
+
+    def uniform_(self: Any, a: float = 0.0, b: float = 1.0, **_: Any) -> Any:
+        u = draws().random(tuple(self.shape)).astype(self.detach().numpy().dtype)
+        with torch.no_grad():
+            return self.copy_(torch.from_numpy(u * (b - a) + a))
+
+    def normal_(self: Any, mean: float = 0.0, std: float = 1.0, **_: Any) -> Any:
+        z = draws().standard_normal(tuple(self.shape)).astype(self.detach().numpy().dtype)
+        with torch.no_grad():
+            return self.copy_(torch.from_numpy(z * std + mean))
+
+    def sampler_iter(self: Any) -> Any:
+        n = len(self.data_source)
+        if self.replacement:
+            return iter(draws().integers(0, n, size=self.num_samples).tolist())
+        passes = [draws().permutation(n) for _ in range(-(-self.num_samples // max(n, 1)))]
+        return iter(np.concatenate(passes)[:self.num_samples].tolist())
+
+    for name, fn in [("rand", rand), ("randn", randn), ("randint", randint),
+                     ("randperm", randperm), ("rand_like", rand_like),
+                     ("randn_like", randn_like), ("multinomial", multinomial)]:
+        setattr(torch, name, fn)
+    torch.Tensor.uniform_ = uniform_
+    torch.Tensor.normal_ = normal_
+    torch.utils.data.RandomSampler.__iter__ = sampler_iter
+
+
+def patch_tinyattn(draws: Callable[[], np.random.Generator]) -> None:
+    from tinyattn import backend
+    backend.default_generator = lambda device="cpu": draws()
+
+
+def run_programs(framework: str, paths: List[str]) -> Dict[str, Dict[str, Any]]:
+    """Run each program with ``framework``; its stdout, stderr and exit status by path."""
+    current: List[np.random.Generator] = []
+    draws = lambda: current[-1]          # noqa: E731 - the generator of the running program
+    if framework == "torch":
+        patch_torch(draws)
+    else:
+        patch_tinyattn(draws)
+        from tinyattn.torch_shim import run_script
+    results = {}
+    for path in paths:
+        current.append(np.random.default_rng(SEED))
+        random.seed(SEED)
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            if framework == "torch":
+                code = _run_with_torch(path)
+            else:
+                code = run_script(path, [], banner=False)
+        results[path] = {"stdout": out.getvalue(), "stderr": err.getvalue(), "code": code}
+    return results
+
+
+def _run_with_torch(path: str) -> int:
+    saved_argv, saved_path = sys.argv, list(sys.path)
+    sys.argv = [path]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    try:
+        runpy.run_path(path, run_name="__main__")
+        return 0
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
+    except Exception:
+        traceback.print_exc()
+        return 1
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3 or sys.argv[1] not in ("torch", "tinyattn"):
+        sys.exit("usage: python tests/pytorch_parity.py torch|tinyattn PROGRAM.py ...")
+    print(json.dumps(run_programs(sys.argv[1], sys.argv[2:])))

@@ -1,0 +1,60 @@
+"""PyTorch spellings that are special cases of other ops: ``mm`` (matmul of two matrices,
+differentiated by matmul's backward), and the comparisons ``equal`` and ``allclose``, which
+answer one Python bool and have no gradient.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import backend
+from ..tensor import Tensor
+from .matmul import matmul
+
+__all__ = ["mm", "equal", "allclose"]
+
+
+def mm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
+    """(n, m) @ (m, p) -> (n, p); both must be matrices, as in ``torch.mm`` (use matmul or
+    ``@`` for batches and vectors)."""
+    for name, t in (("input", input), ("mat2", mat2)):
+        if not isinstance(t, Tensor) or t.ndim != 2:
+            shape = t.shape if isinstance(t, Tensor) else type(t).__name__
+            raise ValueError(f"mm: {name} must be a 2-D tensor (a matrix), got {shape}; use "
+                             f"torch.matmul (or @) for batched or 1-D operands")
+    return matmul(input, mat2)
+
+
+def _pair(name: str, a: Any, b: Any) -> None:
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        raise TypeError(f"{name} compares two tensors, got {type(a).__name__} and "
+                        f"{type(b).__name__}")
+    if a.device != b.device:
+        raise RuntimeError(f"{name}: the tensors are on different devices ({a.device} and "
+                           f"{b.device})")
+
+
+def equal(input: Tensor, other: Tensor) -> bool:  # noqa: A002 - PyTorch's name
+    """True when both have the same shape and the same values (``torch.equal``); NaN is
+    never equal to NaN."""
+    _pair("equal", input, other)
+    if input.shape != other.shape:
+        return False
+    xp = backend.get_array_module(input._data)
+    return bool(backend.to_host(xp.array_equal(input._data, other._data)))
+
+
+def allclose(input: Tensor, other: Tensor, rtol: float = 1e-5,  # noqa: A002
+             atol: float = 1e-8, equal_nan: bool = False) -> bool:
+    """True when |input - other| <= atol + rtol * |other| everywhere (``torch.allclose``),
+    after broadcasting the two shapes."""
+    _pair("allclose", input, other)
+    try:
+        np.broadcast_shapes(input.shape, other.shape)
+    except ValueError:
+        raise ValueError(f"allclose: shapes {input.shape} and {other.shape} do not broadcast"
+                         ) from None
+    xp = backend.get_array_module(input._data)
+    close = xp.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    return bool(backend.to_host(xp.asarray(close)))

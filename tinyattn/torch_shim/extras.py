@@ -1,0 +1,226 @@
+"""torch names that have no tinyattn function of the same name, given torch's meaning here.
+
+Each is small and exact: ``torch.device`` is a ``str`` (so every tinyattn call that takes a
+device name takes it), ``torch.Size`` a tuple, ``torch.cuda.is_available()`` asks tinyattn's
+backend, and a setting tinyattn cannot honour (``torch.set_default_dtype(torch.float64)``)
+is refused with a way around it, never ignored.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+import numpy as np
+
+from .. import backend, functional, serialization
+from ..gradcheck import gradcheck as _gradcheck
+from ..autograd import enable_grad, no_grad
+from ..tensor import Tensor, normalize_dtype
+from .missing import MissingTorchAttribute
+
+__all__ = ["device", "dtype", "Size", "TORCH_EXTRAS", "AUTOGRAD_EXTRAS", "CUDA_EXTRAS",
+           "ACCELERATOR_EXTRAS", "MPS_EXTRAS", "CUDNN_EXTRAS"]
+
+
+class device(str):  # noqa: N801 - PyTorch's name
+    """``torch.device("cpu")``, ``torch.device("cuda", 0)``, ``torch.device("cuda:0")``.
+
+    A ``str`` holding the device string, with torch's ``.type`` and ``.index``: tinyattn
+    accepts it wherever it accepts "cpu" or "cuda" (``.to(device)``, ``device=``)."""
+
+    type: str
+    index: Optional[int]
+
+    def __new__(cls, type: Any, index: Optional[int] = None) -> "device":  # noqa: A002
+        if isinstance(type, device) and index is None:
+            return type
+        text = str(type)
+        kind, _, number = text.partition(":")
+        if index is not None:
+            if number:
+                raise RuntimeError(f"device: type {text!r} already names an index; pass "
+                                   f"torch.device({kind!r}, {index}) or {text!r} alone")
+            number = str(index)
+        if not kind or (number and not number.isdigit()):
+            raise RuntimeError(f"Invalid device string: {text!r} (expected 'cpu', 'cuda' or "
+                               f"'cuda:0')")
+        self = super().__new__(cls, f"{kind}:{number}" if number else kind)
+        self.type, self.index = kind, int(number) if number else None
+        return self
+
+    def __repr__(self) -> str:
+        if self.index is None:
+            return f"device(type={self.type!r})"
+        return f"device(type={self.type!r}, index={self.index})"
+
+    def __reduce__(self) -> Any:
+        return device, (str(self),)
+
+
+class dtype(str):  # noqa: N801 - PyTorch's name
+    """``torch.float32`` and friends: the dtype's name (a ``str``, which every tinyattn
+    function takes as a dtype) with torch's attributes. ``x.dtype == torch.float32`` holds
+    for a tinyattn tensor, whose ``.dtype`` is NumPy's."""
+
+    @property
+    def is_floating_point(self) -> bool:
+        return np.dtype(str(self)).kind == "f"
+
+    @property
+    def is_complex(self) -> bool:
+        return False
+
+    @property
+    def is_signed(self) -> bool:
+        return np.dtype(str(self)).kind in "fi"
+
+    @property
+    def itemsize(self) -> int:
+        return np.dtype(str(self)).itemsize
+
+    def __repr__(self) -> str:
+        return f"torch.{str.__str__(self)}"
+
+
+_DTYPES = {name: dtype(np.dtype(value).name) for name, value in [
+    ("float16", "float16"), ("half", "float16"), ("float32", "float32"), ("float", "float32"),
+    ("float64", "float64"), ("double", "float64"), ("int8", "int8"), ("int16", "int16"),
+    ("short", "int16"), ("int32", "int32"), ("int", "int32"), ("int64", "int64"),
+    ("long", "int64"), ("uint8", "uint8"), ("bool", "bool")]}
+
+
+class Size(tuple):
+    """``torch.Size``: a tuple of dimensions (tinyattn's ``.shape`` is a plain tuple, equal
+    to it)."""
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    def numel(self) -> int:
+        return int(math.prod(self))
+
+
+def get_default_dtype() -> dtype:
+    """tinyattn's default float dtype: always float32 (torch's default too)."""
+    return _DTYPES["float32"]
+
+
+def set_default_dtype(dtype: Any) -> None:
+    """Accepted for float32 (the default already); anything else is refused."""
+    if normalize_dtype(dtype) != np.dtype(np.float32):
+        raise MissingTorchAttribute(
+            f"torch.set_default_dtype({dtype})",
+            "tinyattn's default float dtype is always float32; pass dtype= to the factories "
+            "(torch.randn(3, dtype=torch.float64)) and call model.double() instead")
+
+
+def is_tensor(obj: Any) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:  # noqa: A002 - PyTorch's name
+    return input.numel()
+
+
+def dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    """``torch.dropout(input, p, train)``: ``F.dropout(input, p, training=train)``."""
+    return functional.dropout(input, p, training=train)
+
+
+def inference_mode(mode: bool = True) -> Any:
+    """``torch.inference_mode()``: no graph is recorded, as under ``no_grad()`` (PyTorch adds
+    restrictions on the tensors made inside; the numbers are the same)."""
+    return no_grad() if mode else enable_grad()
+
+
+def load(f: Any, map_location: Any = None, weights_only: Any = None, **kwargs: Any) -> Any:
+    """``torch.load`` of a file written by ``torch.save`` on tinyattn: arrays come back as
+    Tensors (on ``map_location`` when it names a device). tinyattn's checkpoints hold no
+    pickled code, so ``weights_only`` is satisfied either way. A file written by real
+    PyTorch is refused by ``tinyattn.load`` with a message that says so."""
+    if kwargs:
+        raise MissingTorchAttribute(f"torch.load({', '.join(kwargs)}=...)",
+                                    "tinyattn's load takes a path, map_location and "
+                                    "weights_only")
+    target = None if map_location is None or callable(map_location) else str(map_location)
+    return _to_tensors(serialization.load(f), target)
+
+
+def _to_tensors(obj: Any, device: Optional[str]) -> Any:
+    if isinstance(obj, np.ndarray) and obj.dtype.kind in "biuf":
+        out = Tensor._wrap(obj)
+        return out if device is None else out.to(device)
+    if isinstance(obj, dict):
+        return type(obj)((key, _to_tensors(value, device)) for key, value in obj.items())
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_to_tensors(value, device) for value in obj)
+    return obj
+
+
+def gradcheck(func: Any, inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5,
+              rtol: float = 1e-3, raise_exception: bool = True) -> bool:
+    """``torch.autograd.gradcheck``: tinyattn's finite-difference check (same defaults;
+    inputs in float64; a failure raises an error naming the worst element)."""
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    return _gradcheck(func, inputs, eps=eps, atol=atol, rtol=rtol,
+                      raise_exception=raise_exception)
+
+
+def _cuda_manual_seed(seed: int) -> None:
+    """Without a GPU torch ignores it; with one, tinyattn cannot seed CUDA alone."""
+    if backend.cuda_is_available():
+        raise MissingTorchAttribute(
+            "torch.cuda.manual_seed", "tinyattn seeds every device at once; call "
+            "torch.manual_seed(seed) instead")
+
+
+def _current_accelerator() -> Optional[device]:
+    return device("cuda") if backend.cuda_is_available() else None
+
+
+def _mps_is_available() -> bool:
+    return False        # tinyattn runs on NumPy (CPU) or CuPy (CUDA) only
+
+
+TORCH_EXTRAS = {
+    "device": device,
+    "Size": Size,
+    "finfo": np.finfo,          # .eps, .max, .min, .tiny of "float32" etc., as torch.finfo
+    "iinfo": np.iinfo,
+    "get_default_dtype": get_default_dtype,
+    "set_default_dtype": set_default_dtype,
+    "is_tensor": is_tensor,
+    "numel": numel,
+    "inference_mode": inference_mode,
+    "dropout": dropout,
+    "load": load,
+    "inf": math.inf,
+    "nan": math.nan,
+    "pi": math.pi,
+    "e": math.e,
+    "dtype": dtype,
+    **_DTYPES,
+}
+
+AUTOGRAD_EXTRAS = {"gradcheck": gradcheck}
+
+CUDA_EXTRAS = {
+    "is_available": backend.cuda_is_available,
+    "device_count": lambda: 1 if backend.cuda_is_available() else 0,
+    "manual_seed": _cuda_manual_seed,
+    "manual_seed_all": _cuda_manual_seed,
+    "synchronize": lambda device=None: backend.synchronize("cuda"),
+    "is_bf16_supported": lambda *args, **kwargs: False,   # tinyattn has no bfloat16
+}
+
+ACCELERATOR_EXTRAS = {
+    "is_available": backend.cuda_is_available,
+    "current_accelerator": _current_accelerator,
+}
+
+MPS_EXTRAS = {"is_available": _mps_is_available, "is_built": _mps_is_available}
+
+# torch.backends.cudnn's switches: tinyattn uses no cuDNN and is deterministic, so the values
+# a script may read say so; setting them changes nothing tinyattn computes.
+CUDNN_EXTRAS = {"is_available": lambda: False, "enabled": False, "deterministic": True,
+                "benchmark": False, "allow_tf32": False}

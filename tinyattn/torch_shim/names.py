@@ -1,0 +1,82 @@
+"""The map from PyTorch's modules to tinyattn's: one row per torch module the runner provides.
+
+A torch module's names are, in this order of precedence: its sub-modules in this table
+(``torch.nn`` -> ``torch.nn.functional``), its ``extras`` (torch names implemented by the shim,
+extras.py), its ``refused`` names (a clear error with the reason), and the public names
+(``__all__``) of its tinyattn ``source`` module, except the ``hidden`` ones: tinyattn names
+that PyTorch does not have under that module (tests/test_torch_runner.py checks, with torch
+installed, that every name exposed here exists in torch). Any other name is an error that
+names it and the script line that used it. A module missing from this table cannot be
+imported (``import torch.fft``: the same error).
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, FrozenSet, NamedTuple, Optional
+
+from ..nn import Parameter
+from . import extras
+
+__all__ = ["ModuleSpec", "MODULES", "ECOSYSTEM"]
+
+
+class ModuleSpec(NamedTuple):
+    source: Optional[str]                    # the tinyattn module that provides the names
+    hidden: FrozenSet[str] = frozenset()     # tinyattn names torch lacks here: not exposed
+    extras: Dict[str, Any] = {}              # names the shim itself provides
+    refused: Dict[str, str] = {}             # names refused with a reason
+
+
+_TOP_HIDDEN = frozenset({
+    "Function", "detect_anomaly", "gradcheck", "gradcheck_report", "GradcheckError",
+    "SavedDataWriteError", "CheckpointError", "backend", "cuda_is_available", "bool_", "viz",
+    "functional", "ops",    # torch.functional and torch.ops exist but are other things
+})
+
+_NN_HIDDEN = frozenset({
+    "MultiHeadAttention", "KVCache", "FeedForward", "SwiGLU", "llama_hidden_dim",
+    "causal_mask", "key_padding_mask", "sliding_window_mask", "combine_masks",
+    "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding", "RotaryEmbedding", "ALiBi",
+    "sinusoidal_table", "alibi_slopes", "GPTConfig", "GPT", "Block", "torch_compat",
+    "NonFiniteLogitsError",
+})
+
+_SCHEDULERS = frozenset({"WarmupCosineLR", "NoamLR"})
+
+_TOP_REFUSED = {
+    "compile": "tinyattn runs every op eagerly; call the model itself (drop torch.compile)",
+    "jit": "tinyattn has no TorchScript; call the model itself",
+    "Generator": "tinyattn's random functions take a NumPy generator: "
+                 "generator=numpy.random.default_rng(seed)",
+    "bfloat16": "tinyattn has float16, float32 and float64",
+    "set_printoptions": "tinyattn prints tensors with NumPy's formatting",
+}
+
+MODULES: Dict[str, ModuleSpec] = {
+    "torch": ModuleSpec("tinyattn", _TOP_HIDDEN, extras.TORCH_EXTRAS, _TOP_REFUSED),
+    "torch.nn": ModuleSpec("tinyattn.nn", _NN_HIDDEN),
+    "torch.nn.functional": ModuleSpec("tinyattn.functional",
+                                      frozenset({"masked_fill", "where", "rope"})),
+    "torch.nn.init": ModuleSpec("tinyattn.nn.init"),
+    "torch.nn.utils": ModuleSpec("tinyattn.nn.utils"),
+    "torch.nn.parameter": ModuleSpec(None, extras={"Parameter": Parameter}),
+    "torch.optim": ModuleSpec("tinyattn.optim", _SCHEDULERS | {
+        "LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "LinearLR",
+        "CosineAnnealingLR", "OneCycleLR", "ReduceLROnPlateau",   # torch.optim.lr_scheduler.*
+        "clip_grad_norm_", "clip_grad_value_"}),                  # torch.nn.utils.*
+    "torch.optim.lr_scheduler": ModuleSpec("tinyattn.optim.lr_scheduler", _SCHEDULERS),
+    "torch.autograd": ModuleSpec("tinyattn.autograd", frozenset({
+        "FunctionCtx", "VersionCounter", "is_grad_enabled", "run_backward", "unbroadcast",
+        "set_backward_hook"}),
+        extras.AUTOGRAD_EXTRAS),
+    "torch.utils": ModuleSpec(None),
+    "torch.utils.data": ModuleSpec("tinyattn.utils.data"),
+    "torch.cuda": ModuleSpec(None, extras=extras.CUDA_EXTRAS),
+    "torch.accelerator": ModuleSpec(None, extras=extras.ACCELERATOR_EXTRAS),
+    "torch.backends": ModuleSpec(None),
+    "torch.backends.mps": ModuleSpec(None, extras=extras.MPS_EXTRAS),
+    "torch.backends.cudnn": ModuleSpec(None, extras=extras.CUDNN_EXTRAS),
+}
+
+# Packages built on real PyTorch: they cannot run on the shim, so importing one is refused.
+ECOSYSTEM = frozenset({"torchvision", "torchaudio", "torchtext", "torchdata", "functorch",
+                       "torchmetrics", "lightning", "pytorch_lightning", "triton"})

@@ -1,0 +1,63 @@
+"""PyTorch's meanings for three Tensor attributes, while a PyTorch script runs on tinyattn.
+
+tinyattn's own ``x.data`` is the array (NumPy or CuPy) and ``x.device`` a plain string; in
+PyTorch ``x.data`` is a Tensor that shares x's memory outside the graph
+(``w.data.uniform_(-r, r)``, ``p.data.norm()``) and ``x.device`` a ``torch.device`` with
+``.type``. ``apply()`` gives Tensor those meanings, plus an error that names
+``torch.Tensor.<name>`` and the script line for a method tinyattn lacks; ``restore()`` puts
+tinyattn's back. tinyattn's own code reads ``._data`` and compares devices as strings, so it
+works the same either way.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict
+
+from ..tensor import Tensor
+from .extras import device
+from .missing import MissingTorchAttribute
+
+__all__ = ["apply", "restore"]
+
+_saved: Dict[str, Any] = {}
+
+
+def _torch_data(self: Tensor) -> Tensor:
+    """``x.data`` as in PyTorch: a Tensor on x's memory that records no graph. While a pending
+    backward needs that memory it is read-only (writing raises tinyattn's error that explains
+    why, where PyTorch would silently spoil the gradient)."""
+    return Tensor._wrap(self._user_array())
+
+
+def _set_data(self: Tensor, value: Any) -> None:
+    _saved["data"].fset(self, value)
+
+
+def _torch_device(self: Tensor) -> device:
+    return device(_saved["device"].fget(self))
+
+
+def _missing_attribute(self: Tensor, name: str) -> Any:
+    """Called only when ordinary lookup fails: a torch.Tensor method tinyattn lacks."""
+    if name.startswith("_"):
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
+    raise MissingTorchAttribute(f"torch.Tensor.{name}",
+                                "tinyattn's Tensor has no such attribute (if torch.Tensor "
+                                "has none either, check the spelling)")
+
+
+def apply() -> None:
+    if _saved:
+        return
+    _saved["data"] = Tensor.__dict__["data"]
+    _saved["device"] = Tensor.__dict__["device"]
+    Tensor.data = property(_torch_data, _set_data, doc=_torch_data.__doc__)
+    Tensor.device = property(_torch_device)
+    Tensor.__getattr__ = _missing_attribute
+
+
+def restore() -> None:
+    if not _saved:
+        return
+    Tensor.data = _saved.pop("data")
+    Tensor.device = _saved.pop("device")
+    del Tensor.__getattr__
