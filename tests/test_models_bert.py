@@ -116,6 +116,8 @@ def test_float32_sentence_embeddings_match_sentence_transformers():
     np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-6)
     # Order and batching do not change a row: texts are sorted by length internally.
     np.testing.assert_allclose(ours.encode(texts[::-1], batch_size=3)[::-1], got, atol=1e-6)
+    ours.skip_padding = False                     # computing the padding changes nothing
+    np.testing.assert_allclose(ours.encode(texts, batch_size=4), got, atol=1e-6)
     assert ours.encode([]).shape == (0, 384)
     # Negative control: the same comparison catches a wrong pooling.
     ours.modes = ["cls"]

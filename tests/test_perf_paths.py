@@ -190,8 +190,9 @@ def test_float32_gelu_output_is_accurate_at_every_scale():
 
 @pytest.mark.parametrize("shape", [(), (0,), (4, 0), (7,), (5, 3, 11), (70, 9)])
 def test_float32_gelu_without_graph_equals_the_recorded_path_bit_for_bit(shape, monkeypatch):
-    """Without a graph, float32 GELU runs a block of rows at a time (30 elements here): each element goes
-    through the same operations, so the numbers are identical, specials included."""
+    """Float32 GELU runs a block of elements at a time (30 here), with or without a graph:
+    each element goes through the same operations, so the numbers are identical, specials
+    included."""
     import tinyattn.ops.elementwise as elementwise
     monkeypatch.setattr(elementwise, "_GELU_BLOCK", 30)
     x = (RNG.standard_normal(shape) * 4).astype(np.float32)
@@ -215,15 +216,17 @@ def _mask_cases(batch, heads, s):
     holes = RNG.random((batch, 1, 1, s)) > 0.4
     holes[:, ..., 0] = True
     rows = RNG.random((batch, heads, s, s)) > 0.5            # per head and query
-    rows[0, 1, 2] = False                                    # a query that sees nothing
+    rows[0, 1, 2] = False                                    # sees nothing in one head
+    rows[1, :, 3] = False                                    # sees nothing in any head
+    square = left & left.swapaxes(-1, -2)                    # (B, 1, S, S): padding queries
     gone = np.ones((batch, 1, 1, s), bool)
     gone[1] = False                                          # a sequence with no keys at all
     return {"none": None, "trailing": padded, "leading": left, "holes": holes,
-            "rows": rows, "no_keys": gone, "2-D": RNG.random((s, s)) > 0.3}
+            "rows": rows, "no_keys": gone, "2-D": RNG.random((s, s)) > 0.3, "square": square}
 
 
 @pytest.mark.parametrize("case", ["none", "trailing", "leading", "holes", "rows", "no_keys",
-                                  "2-D"])
+                                  "2-D", "square"])
 @pytest.mark.parametrize("dtype, tolerance", [("float64", 1e-12), ("float32", 2e-6)])
 def test_attention_without_graph_equals_the_recorded_forward(case, dtype, tolerance):
     """The no-graph forward (per sequence, over the keys in use, normalised after the product
@@ -238,6 +241,9 @@ def test_attention_without_graph_equals_the_recorded_forward(case, dtype, tolera
     np.testing.assert_allclose(fast.numpy(), recorded.numpy(), rtol=tolerance, atol=tolerance)
     if case == "no_keys":
         np.testing.assert_array_equal(fast.numpy()[1], 0.0)
+    if case in ("rows", "square"):                # queries that see nothing: exactly 0
+        dead = ~np.broadcast_to(mask, (batch, heads, s, s)).any(axis=-1)
+        assert dead.any() and np.all(fast.numpy()[dead] == 0)
     qkv = ta.stack([q, k, v])
     with ta.no_grad():
         packed = packed_self_attention(qkv, mask=mask, is_causal=case == "none")

@@ -256,13 +256,14 @@ class _Packing:
     """The real tokens of a padded (B, S) batch as N rows (``skip_padding=True``): every
     per-token layer (each Linear, GELU, LayerNorm, residual add) then runs on N rows instead
     of B * S. Attention alone needs the sequences: ``unpack`` lays q, k, v out as (B, S, ...)
-    with zeros at the padding (the padding mask keeps them out of every real token's
-    attention) and ``pack`` keeps the real rows of its output. Both are integer-array
-    indexing, so gradients flow through them."""
+    with zeros at the padding, ``mask`` (B, 1, S, S) lets a padding position neither see nor
+    be seen (attention without a graph then skips it), and ``pack`` keeps the real rows of
+    the output. Both are integer-array indexing, so gradients flow through them."""
 
     def __init__(self, real: Any):                                    # (B, S) bool
         xp = backend.get_array_module(real)
         self.shape = tuple(real.shape)
+        self.mask = real[:, None, :, None] & real[:, None, None, :]     # (B, 1, S, S)
         self.rows = xp.flatnonzero(real.reshape(-1))                    # (N,) in B*S
         slots = xp.full(real.size, self.rows.size)                      # (B*S,): N = zero row
         slots[self.rows] = xp.arange(self.rows.size)
@@ -335,7 +336,8 @@ class BertModel(Module):
             x = packing.pack(x)                                        # (B, S, D) -> (N, D)
         attentions: List[Tensor] = []
         for layer in self.encoder.layer:
-            x, weights = layer(x, mask, output_attentions, packing)
+            x, weights = layer(x, mask if packing is None else packing.mask, output_attentions,
+                               packing)
             if output_attentions:
                 attentions.append(weights)
         if packing is not None:

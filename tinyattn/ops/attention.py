@@ -135,6 +135,8 @@ def _attention_without_graph(q: Any, k: Any, v: Any, mask: Any, scale: float) ->
     one sequence: its heads) at a time, so its scores stay in the CPU cache, and
     - over the keys that some query of that sequence may see: a padded sequence drops its
       padding keys from both products, and a padding mask then needs no masking at all;
+    - for the queries that see some key (a mask with a query axis can hide every key from a
+      query; its output is 0, as on the recorded path, without computing it);
     - dividing by the row sums after the product with v, on (S_q, d_v) numbers instead of
       the (S_q, S_k) probabilities (softmax(s) v = (exp(s - m) v) / sum exp(s - m)).
     Equal to the recorded forward up to float32 round-off (tests/test_perf_paths.py). With
@@ -149,21 +151,34 @@ def _attention_without_graph(q: Any, k: Any, v: Any, mask: Any, scale: float) ->
     if mask is not None:
         mask = mask.reshape((1,) * (q.ndim - mask.ndim) + mask.shape)  # one dim per q dim
     for b in range(batch):
-        q_b, k_b, v_b = q[b] * scale, k[b], v[b]                       # (.., S_q or S_k, d)
+        q_b, k_b, v_b = q[b], k[b], v[b]                               # (.., S_q or S_k, d)
         keep = None if mask is None else mask[b if mask.shape[0] > 1 else 0]
+        asks = None                                     # the queries that see some key: all
         if keep is not None:
             seen = keep.reshape(-1, keep.shape[-1]).any(axis=0)       # (S_k,): keys in use
             if not seen.all():
                 k_b, v_b, keep = k_b[..., seen, :], v_b[..., seen, :], keep[..., seen]
+            if keep.shape[-2] == s_q:
+                asks = keep.any(axis=-1).reshape(-1, s_q).any(axis=0)  # (S_q,)
+                if asks.all():
+                    asks = None
+                else:
+                    q_b, keep = q_b[..., asks, :], keep[..., asks, :]
             if keep.all():
                 keep = None
-        scores = q_b @ _swap(k_b)               # (.., S_q, d_k) @ (.., d_k, S_k') -> S_k'
+        scores = (q_b * scale) @ _swap(k_b)     # (.., S_q', d_k) @ (.., d_k, S_k') -> S_k'
         if keep is not None:
             np.copyto(scores, -np.inf, where=np.logical_not(keep))
         scores -= safe_row_max(scores, -1)
         np.exp(scores, out=scores)
-        total = scores.sum(axis=-1, keepdims=True)                     # (.., S_q, 1)
-        np.divide(scores @ v_b, np.where(total == 0, 1, total), out=out[b])  # (.., S_q, d_v)
+        total = scores.sum(axis=-1, keepdims=True)                     # (.., S_q', 1)
+        total[total == 0] = 1                   # a row that sees no key: 0 / 1 = 0
+        if asks is None:
+            np.divide(scores @ v_b, total, out=out[b])                 # (.., S_q, d_v)
+        else:
+            out_b = out[b]                                             # a view: writes go to out
+            out_b[..., ~asks, :] = 0
+            out_b[..., asks, :] = (scores @ v_b) / total
     return out
 
 
