@@ -285,9 +285,9 @@ def test_inference_paths_give_the_recorded_numbers(tmp_path, monkeypatch):
     """Without a graph, GELU runs block by block and attention sequence by sequence over the
     keys in use (for the CPU cache and the padding): the same formulas, so the result must
     equal the recorded path's up to float32 round-off, padding positions included."""
-    import tinyattn.ops.elementwise as elementwise    # noqa: PLC0415
+    import tinyattn.ops.normal_cdf as normal_cdf    # noqa: PLC0415
     model = _tiny(tmp_path)
-    monkeypatch.setattr(elementwise, "_GELU_BLOCK", 30)
+    monkeypatch.setattr(normal_cdf, "_GELU_BLOCK", 30)
     with ta.no_grad():
         fast = model(IDS, MASK)
     recorded = model(IDS, MASK)                           # parameters require grad: ops path

@@ -144,7 +144,7 @@ def test_float32_encoder_layer_stays_float32():
 # ------------------------------------------------------------------ fast float32 GELU
 def test_float32_normal_cdf_is_accurate_and_stays_float32():
     scipy_special = pytest.importorskip("scipy.special")
-    from tinyattn.ops.elementwise import normal_cdf_and_pdf
+    from tinyattn.ops.normal_cdf import normal_cdf_and_pdf
     x = np.linspace(-12, 12, 200_001).astype(np.float32)
     cdf, pdf = normal_cdf_and_pdf(x)
     assert cdf.dtype == np.float32 and pdf.dtype == np.float32
@@ -193,8 +193,8 @@ def test_float32_gelu_without_graph_equals_the_recorded_path_bit_for_bit(shape, 
     """Float32 GELU runs a block of elements at a time (30 here), with or without a graph:
     each element goes through the same operations, so the numbers are identical, specials
     included."""
-    import tinyattn.ops.elementwise as elementwise
-    monkeypatch.setattr(elementwise, "_GELU_BLOCK", 30)
+    import tinyattn.ops.normal_cdf as normal_cdf
+    monkeypatch.setattr(normal_cdf, "_GELU_BLOCK", 30)
     x = (RNG.standard_normal(shape) * 4).astype(np.float32)
     if x.size >= 6:
         x.reshape(-1)[:6] = [np.inf, -np.inf, np.nan, 0.0, -30.0, 30.0]
