@@ -81,6 +81,28 @@ def test_float64_hidden_states_and_gradients_match_transformers(torch, hf_model6
     assert max(np.abs(reference[n].grad.numpy()).max() for n in worst) > 1e-3  # not all zero
 
 
+def test_float64_skip_padding_matches_transformers_on_the_real_tokens(torch, hf_model64,
+                                                                    batch):
+    """skip_padding=True computes only the real tokens: theirs equal transformers' (1e-10),
+    every gradient of a loss over them too (1e-8), and the padding positions are 0."""
+    ours = BertModel.from_pretrained(MODEL, dtype="float64")
+    real = batch["attention_mask"][..., None].astype(np.float64)       # (B, S, 1)
+    out = ours(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"],
+               skip_padding=True)
+    r = _loss_weights(out.last_hidden_state.shape, 3) * real
+    (out.last_hidden_state * ta.tensor(r, dtype="float64")).sum().backward()
+    hf_model64.zero_grad()
+    ref = hf_model64(**{k: torch.from_numpy(v) for k, v in batch.items()})
+    (ref.last_hidden_state * torch.from_numpy(r)).sum().backward()
+    hidden = out.last_hidden_state.numpy()
+    assert np.abs((hidden - ref.last_hidden_state.detach().numpy()) * real).max() < 1e-10
+    assert (real == 0).any() and np.all(hidden[real[..., 0] == 0] == 0)
+    reference = dict(hf_model64.named_parameters())
+    errors = {name: float(np.abs(param.grad.numpy() - reference[name].grad.numpy()).max())
+              for name, param in ours.named_parameters() if not name.startswith("pooler")}
+    assert max(errors.values()) < 1e-8, sorted(errors.items(), key=lambda kv: -kv[1])[:3]
+
+
 def test_float32_sentence_embeddings_match_sentence_transformers():
     st = pytest.importorskip("sentence_transformers", reason="sentence-transformers is the "
                              "oracle")
@@ -94,6 +116,8 @@ def test_float32_sentence_embeddings_match_sentence_transformers():
     np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-6)
     # Order and batching do not change a row: texts are sorted by length internally.
     np.testing.assert_allclose(ours.encode(texts[::-1], batch_size=3)[::-1], got, atol=1e-6)
+    ours.skip_padding = False                     # computing the padding changes nothing
+    np.testing.assert_allclose(ours.encode(texts, batch_size=4), got, atol=1e-6)
     assert ours.encode([]).shape == (0, 384)
     # Negative control: the same comparison catches a wrong pooling.
     ours.modes = ["cls"]

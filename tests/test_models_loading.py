@@ -55,6 +55,38 @@ def test_padding_changes_nothing_for_real_tokens(tmp_path):
     assert np.abs(leaked - short).max() > 1e-3
 
 
+@pytest.mark.parametrize("grad", [False, True])
+def test_skip_padding_keeps_the_real_tokens_and_zeroes_the_padding(tmp_path, grad):
+    """Right, left and inner padding: the real tokens' hidden states (and, with a graph,
+    every gradient of a loss over them) equal the full computation's; padding rows are 0."""
+    model = _tiny(tmp_path)
+    ids = np.array([[2, 5, 7, 3, 0], [0, 0, 2, 9, 3], [2, 0, 4, 0, 3]])
+    mask = (ids != 0).astype(np.int64)
+    weights = ta.tensor(np.random.default_rng(0).standard_normal((3, 5, 8)) * mask[..., None],
+                        dtype="float32")
+    results = []
+    for skip in (False, True):
+        model.zero_grad()
+        with ta.set_grad_enabled(grad):
+            out = model(ids, mask, skip_padding=skip).last_hidden_state
+        if grad:
+            (out * weights).sum().backward()
+        results.append((out.numpy(), {n: p.grad.numpy() for n, p in model.named_parameters()
+                                      if p.grad is not None}))
+    (full, full_grads), (skipped, skipped_grads) = results
+    np.testing.assert_allclose(skipped[mask == 1], full[mask == 1], rtol=1e-5, atol=1e-6)
+    assert np.all(skipped[mask == 0] == 0) and np.abs(full[mask == 0]).max() > 0.1
+    assert set(skipped_grads) == set(full_grads) and (len(full_grads) > 0) == grad
+    for name, value in full_grads.items():
+        np.testing.assert_allclose(skipped_grads[name], value, rtol=1e-5, atol=1e-6)
+    with ta.no_grad():                            # no padding: nothing to skip
+        np.testing.assert_array_equal(model(ids[:1, :4], skip_padding=True)
+                                      .last_hidden_state.numpy(),
+                                      model(ids[:1, :4]).last_hidden_state.numpy())
+    with pytest.raises(ValueError, match="skip_padding=True .* output_attentions"):
+        model(ids, mask, output_attentions=True, skip_padding=True)
+
+
 def test_attention_weights(tmp_path):
     model = _tiny(tmp_path)
     out = model(IDS, MASK, output_attentions=True)
@@ -249,16 +281,21 @@ def test_skip_init_draws_nothing_and_ends_with_its_block():
     np.testing.assert_array_equal(ta.nn.Linear(4, 3).weight.numpy(), expected)  # drawn again
 
 
-def test_inference_blocks_give_the_ops_numbers_exactly(tmp_path, monkeypatch):
-    """Without a graph, GELU and attention run block by block (for the CPU cache): the same
-    ops on smaller pieces, so the result must equal the recorded path's bit for bit."""
-    import tinyattn.models.bert as bert    # noqa: PLC0415
+def test_inference_paths_give_the_recorded_numbers(tmp_path, monkeypatch):
+    """Without a graph, GELU runs block by block and attention sequence by sequence over the
+    keys in use (for the CPU cache and the padding): the same formulas, so the result must
+    equal the recorded path's up to float32 round-off, padding positions included."""
+    import tinyattn.ops.normal_cdf as normal_cdf    # noqa: PLC0415
     model = _tiny(tmp_path)
-    monkeypatch.setattr(bert, "_GELU_ROWS", 3)
-    monkeypatch.setattr(bert, "_ATTENTION_SCORES", 1)    # one sequence per block
+    monkeypatch.setattr(normal_cdf, "_GELU_BLOCK", 30)
     with ta.no_grad():
         fast = model(IDS, MASK)
     recorded = model(IDS, MASK)                           # parameters require grad: ops path
     assert recorded.last_hidden_state.requires_grad and not fast.last_hidden_state.requires_grad
-    np.testing.assert_array_equal(fast.last_hidden_state.numpy(),
-                                  recorded.last_hidden_state.numpy())
+    np.testing.assert_allclose(fast.last_hidden_state.numpy(),
+                               recorded.last_hidden_state.numpy(), rtol=1e-5, atol=1e-6)
+    with ta.no_grad():                                    # negative control: a wrong mask
+        wrong = model(IDS, np.ones_like(MASK)).last_hidden_state.numpy()
+    assert np.abs(wrong - recorded.last_hidden_state.numpy()).max() > 1e-3
+
+

@@ -220,8 +220,10 @@ class Function:
     needs none; ``self.needs_input_grad[i]`` says which do). A backward never writes into
     ``grad``: it may be a read-only broadcast view, or shared with another branch of the graph.
     Keep what backward needs with ``self.save_for_backward(...)``; read it back as
-    ``self.saved``. Ops whose output may share memory with their first input (reshape,
-    permute, basic indexing) set ``returns_view = True``.
+    ``self.saved``. ``self.recording`` tells forward whether its output joins a graph; when
+    it does not (no_grad, or no input needs a gradient) nothing is saved, and an op may take
+    a faster path to the same numbers. Ops whose output may share memory with their first
+    input (reshape, permute, basic indexing) set ``returns_view = True``.
 
     PyTorch's style (``@staticmethod forward(ctx, ...)`` on Tensors, ``@staticmethod
     backward(ctx, grad_output)``) is recognised and run by ``_apply_pytorch_style``.
@@ -230,6 +232,7 @@ class Function:
     inputs: Tuple["Tensor", ...] = ()
     parents: Tuple[Optional["Function"], ...] = ()
     needs_input_grad: Tuple[bool, ...] = ()
+    recording = False
     saved: Optional[Tuple[Any, ...]] = ()
     created_at: Optional[str] = None
     returns_view = False
@@ -258,10 +261,10 @@ class Function:
             _check_inputs_agree(cls.__name__, inputs)
         fn = cls()
         fn.needs_input_grad = needs = tuple([t.requires_grad for t in inputs])
+        fn.recording = track = _state.grad_enabled and any(needs)
         out_data = fn.forward(*[t._data for t in inputs], **options)
         if isinstance(out_data, np.generic):  # NumPy reductions return scalars, not arrays
             out_data = np.asarray(out_data)
-        track = _state.grad_enabled and any(needs)
         out = _tensor_type()._wrap(out_data, requires_grad=track)
         if track:
             fn.inputs = inputs

@@ -24,9 +24,9 @@ from .. import backend
 from .. import functional as F
 from ..io import PretrainedError, read_json, resolve_pretrained, save_safetensors
 from ..autograd import is_grad_enabled
+from ..factories import zeros
 from ..ops import cat, where
 from ..ops.attention import packed_self_attention
-from ..ops.elementwise import normal_cdf_and_pdf
 from ..nn import Dropout, Embedding, LayerNorm, Linear, Module, ModuleList
 from ..nn.layers import skip_init
 from ..serialization import atomic_write
@@ -161,25 +161,23 @@ class BertSelfAttention(Module):
         self.query, self.key, self.value = Linear(d, d), Linear(d, d), Linear(d, d)
         self.dropout_p = config.attention_probs_dropout_prob
 
-    def forward(self, x: Tensor, mask: Any, need_weights: bool
-                ) -> Tuple[Tensor, Optional[Tensor]]:
-        batch, s, d = x.shape
+    def forward(self, x: Tensor, mask: Any, need_weights: bool,
+                packing: Optional["_Packing"] = None) -> Tuple[Tensor, Optional[Tensor]]:
         # One (B*S, D) @ (D, 3D) product for q, k, v (the weights stay three Parameters).
         projections = (self.query, self.key, self.value)
         weight = cat([m.weight for m in projections])                # 3 x (D, D) -> (3D, D)
         bias = cat([m.bias for m in projections])                    # 3 x (D,) -> (3D,)
         qkv = F.linear(x, weight, bias)                              # (B, S, D) -> (B, S, 3D)
+        if packing is not None:
+            qkv = packing.unpack(qkv)          # (N, 3D) -> (B, S, 3D), zeros at the padding
+        batch, s, d = qkv.shape[0], qkv.shape[1], x.shape[-1]
         qkv = qkv.reshape(batch, s, 3, self.num_heads, self.head_dim)  # -> (B, S, 3, h, d_k)
         qkv = qkv.permute(2, 0, 3, 1, 4)                             # -> (3, B, h, S, d_k)
         p = self.dropout_p if self.training else 0.0
-        if _inference(qkv) and not need_weights:
-            out = _attention_by_blocks(qkv, mask)
-        else:
-            result = packed_self_attention(qkv, mask=mask, dropout_p=p,
-                                           need_weights=need_weights)
-            out, weights = result if need_weights else (result, None)
+        result = packed_self_attention(qkv, mask=mask, dropout_p=p, need_weights=need_weights)
+        out, weights = result if need_weights else (result, None)
         out = out.transpose(1, 2).reshape(batch, s, d)  # (B, h, S, d_k) -> (B, S, h, d_k) -> D
-        return out, None if not need_weights else weights
+        return (out if packing is None else packing.pack(out)), weights  # -> (N, D) packed
 
 
 class BertSelfOutput(Module):
@@ -197,9 +195,9 @@ class BertAttention(Module):
         self.self = BertSelfAttention(config)      # HF's name: attention.self.query.weight
         self.output = BertSelfOutput(config)
 
-    def forward(self, x: Tensor, mask: Any, need_weights: bool
-                ) -> Tuple[Tensor, Optional[Tensor]]:
-        context, weights = self.self(x, mask, need_weights)
+    def forward(self, x: Tensor, mask: Any, need_weights: bool,
+                packing: Optional["_Packing"] = None) -> Tuple[Tensor, Optional[Tensor]]:
+        context, weights = self.self(x, mask, need_weights, packing)
         return self.output(context, x), weights
 
 
@@ -210,8 +208,6 @@ class BertIntermediate(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         x = self.dense(x)                                            # (B, S, D) -> (B, S, F)
-        if self.activation == "gelu" and _inference(x):
-            return Tensor._wrap(_gelu_by_blocks(x._data))
         if self.activation == "relu":
             return F.relu(x)
         return F.gelu(x, approximate="tanh" if self.activation == "gelu_tanh" else "none")
@@ -235,9 +231,9 @@ class BertLayer(Module):
         self.intermediate = BertIntermediate(config)
         self.output = BertOutput(config)
 
-    def forward(self, x: Tensor, mask: Any, need_weights: bool = False
-                ) -> Tuple[Tensor, Optional[Tensor]]:
-        attended, weights = self.attention(x, mask, need_weights)
+    def forward(self, x: Tensor, mask: Any, need_weights: bool = False,
+                packing: Optional["_Packing"] = None) -> Tuple[Tensor, Optional[Tensor]]:
+        attended, weights = self.attention(x, mask, need_weights, packing)
         return self.output(self.intermediate(attended), attended), weights
 
 
@@ -256,42 +252,30 @@ class BertPooler(Module):
         return F.tanh(self.dense(hidden[:, 0]))                      # (B, S, D) -> (B, D)
 
 
-# ---------------------------------------------------------------------------- inference
-# Without a graph to record (no_grad, or nothing requires a gradient) on NumPy, two ops run
-# on blocks small enough for the CPU cache, with the same ops and formulas, so the numbers are
-# identical: profiling encode() showed GELU's ~20 NumPy passes over the whole (B*S, F) array
-# and attention's over (B, h, S, S) costing as much as all the matrix products.
-_GELU_ROWS = 32              # 32 x 1536 floats: 192 KiB per array, inside a core's L2 cache
-_ATTENTION_SCORES = 1 << 16  # scores per block of sequences
+class _Packing:
+    """The real tokens of a padded (B, S) batch as N rows (``skip_padding=True``): every
+    per-token layer (each Linear, GELU, LayerNorm, residual add) then runs on N rows instead
+    of B * S. Attention alone needs the sequences: ``unpack`` lays q, k, v out as (B, S, ...)
+    with zeros at the padding, ``mask`` (B, 1, S, S) lets a padding position neither see nor
+    be seen (attention without a graph then skips it), and ``pack`` keeps the real rows of
+    the output. Both are integer-array indexing, so gradients flow through them."""
 
+    def __init__(self, real: Any):                                    # (B, S) bool
+        xp = backend.get_array_module(real)
+        self.shape = tuple(real.shape)
+        self.mask = real[:, None, :, None] & real[:, None, None, :]     # (B, 1, S, S)
+        self.rows = xp.flatnonzero(real.reshape(-1))                    # (N,) in B*S
+        slots = xp.full(real.size, self.rows.size)                      # (B*S,): N = zero row
+        slots[self.rows] = xp.arange(self.rows.size)
+        self.slots = slots
 
-def _inference(x: Tensor) -> bool:
-    return not (is_grad_enabled() and x.requires_grad) and backend.get_array_module(
-        x._data) is np
+    def pack(self, x: Tensor) -> Tensor:
+        return x.reshape((-1,) + x.shape[2:])[self.rows]      # (B, S, ...) -> (N, ...)
 
-
-def _gelu_by_blocks(x: np.ndarray) -> np.ndarray:
-    """x * Phi(x) (exact GELU, ops' ``normal_cdf_and_pdf``), ``_GELU_ROWS`` rows at a time
-    (2.2x faster than one pass over a (6000, 1536) float32 array, measured)."""
-    flat = x.reshape(-1, x.shape[-1])                                # (N, F)
-    out = np.empty_like(flat)
-    for start in range(0, flat.shape[0], _GELU_ROWS):
-        block = flat[start:start + _GELU_ROWS]
-        cdf, _ = normal_cdf_and_pdf(block)
-        np.multiply(block, cdf, out=out[start:start + _GELU_ROWS])
-    return out.reshape(x.shape)
-
-
-def _attention_by_blocks(qkv: Tensor, mask: Any) -> Tensor:
-    """The packed attention op on a few sequences at a time: qkv (3, B, h, S, d_k)."""
-    _, batch, heads, s, _ = qkv.shape
-    step = max(1, _ATTENTION_SCORES // (heads * s * s))
-    if step >= batch:
-        return packed_self_attention(qkv, mask=mask)
-    blocks = [packed_self_attention(qkv[:, i:i + step],
-                                    mask=None if mask is None else mask[i:i + step])
-              for i in range(0, batch, step)]
-    return Tensor._wrap(np.concatenate([b._data for b in blocks], axis=0))  # (B, h, S, d_k)
+    def unpack(self, x: Tensor) -> Tensor:
+        zero = zeros((1,) + x.shape[1:], dtype=x.dtype, device=x.device)
+        padded = cat([x, zero])[self.slots]                            # (N, ...) -> (B*S, ...)
+        return padded.reshape(self.shape + x.shape[1:])                # -> (B, S, ...)
 
 
 # ---------------------------------------------------------------------------- the model
@@ -311,7 +295,8 @@ class BertModel(Module):
         self.unused_weights: List[str] = []
 
     def forward(self, input_ids: Any, attention_mask: Any = None, token_type_ids: Any = None,
-                output_attentions: bool = False) -> BertModelOutput:
+                output_attentions: bool = False, skip_padding: bool = False
+                ) -> BertModelOutput:
         """input_ids (B, S) ints; attention_mask (B, S), 1 (or True) for real tokens and 0 for
         padding, as the tokenizer returns it (default: all real); token_type_ids (B, S),
         0 for the first segment and 1 for the second (default: all 0).
@@ -320,6 +305,12 @@ class BertModel(Module):
         the model has a pooler, and with ``output_attentions`` the attention weights of every
         layer, L x (B, h, S, S) (detached). A padding key gets weight 0; padding positions
         still get hidden states (ignore them, as mean pooling does).
+
+        ``skip_padding=True`` (tinyattn's addition) computes the real tokens only: their
+        hidden states are the same (up to rounding), and the padding positions of
+        last_hidden_state are 0 (as torch's nn.TransformerEncoder fast path returns them), so
+        a batch of mixed lengths costs its real tokens, not B * S. Made for what ignores the
+        padding (pooling, as ``SentenceEmbedder`` does); not with ``output_attentions``.
         """
         config, device = self.config, self.embeddings.word_embeddings.weight.device
         ids = id_array(input_ids, "input_ids", config.vocab_size, device)
@@ -335,12 +326,22 @@ class BertModel(Module):
             token_types = id_array(token_type_ids, "token_type_ids", config.type_vocab_size,
                                    device, shape=ids.shape)
         mask = attention_mask_array(attention_mask, ids.shape, device)  # (B, 1, 1, S) or None
+        if skip_padding and output_attentions:
+            raise ValueError("BertModel: skip_padding=True does not compute the padding "
+                             "positions, so it cannot return every attention weight; pass "
+                             "output_attentions=False or skip_padding=False")
+        packing = _Packing(mask[:, 0, 0]) if skip_padding and mask is not None else None
         x = self.embeddings(ids, token_types)                          # (B, S, D)
+        if packing is not None:
+            x = packing.pack(x)                                        # (B, S, D) -> (N, D)
         attentions: List[Tensor] = []
         for layer in self.encoder.layer:
-            x, weights = layer(x, mask, need_weights=output_attentions)
+            x, weights = layer(x, mask if packing is None else packing.mask, output_attentions,
+                               packing)
             if output_attentions:
                 attentions.append(weights)
+        if packing is not None:
+            x = packing.unpack(x)                      # (N, D) -> (B, S, D), 0 at the padding
         pooled = self.pooler(x) if self.pooler is not None else None
         return BertModelOutput(x, pooled, attentions if output_attentions else None)
 

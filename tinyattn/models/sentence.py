@@ -61,10 +61,14 @@ class SentenceEmbedder:
     """A BERT encoder, its tokenizer, a pooling and an optional L2 normalisation."""
 
     def __init__(self, model: BertModel, tokenizer: BertTokenizer, modes: Sequence[str],
-                 max_seq_length: int, normalize: bool = True, do_lower_case: bool = False):
+                 max_seq_length: int, normalize: bool = True, do_lower_case: bool = False,
+                 skip_padding: bool = True):
         self.model, self.tokenizer = model, tokenizer
         self.modes, self.max_seq_length = list(modes), max_seq_length
         self.normalize, self.do_lower_case = normalize, do_lower_case
+        # Pooling reads only the real tokens, so the model need not compute the padding
+        # (BertModel's skip_padding); False computes every position, as sentence-transformers.
+        self.skip_padding = skip_padding
 
     @property
     def dimension(self) -> int:
@@ -138,7 +142,8 @@ class SentenceEmbedder:
                                max_length=self.max_seq_length, return_tensors="np")
         with no_grad():
             hidden = self.model(batch["input_ids"], batch["attention_mask"],
-                                batch["token_type_ids"]).last_hidden_state
+                                batch["token_type_ids"],
+                                skip_padding=self.skip_padding).last_hidden_state
             pooled = [pool(hidden, batch["attention_mask"], mode) for mode in self.modes]
         arrays = [backend.to_host(p._data) for p in pooled]
         return arrays[0] if len(arrays) == 1 else np.concatenate(arrays, axis=1)

@@ -22,7 +22,7 @@ from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 from .masking import mask_array
 from .matmul import _swap
-from .softmax import stable_softmax
+from .softmax import safe_row_max, stable_softmax
 from .tiled_attention import TiledAttention
 
 __all__ = ["scaled_dot_product_attention", "packed_self_attention", "causal_mask_array",
@@ -49,6 +49,10 @@ class ScaledDotProductAttention(Function):
     def forward(self, q, k, v, mask, scale: float, dropout_p: float, generator: Any,
                 weights_sink: Optional[List[Any]], bias: Any = None):
         xp = backend.get_array_module(q)
+        if (not self.recording and xp is np and dropout_p == 0.0 and weights_sink is None
+                and bias is None and q.ndim >= 3 and q.shape[:-2] == k.shape[:-2]
+                and k.shape[:-2] == v.shape[:-2]):
+            return _attention_without_graph(q, k, v, mask, scale)
         q_scaled = q * scale                    # (..., S_q, d_k)
         scores = q_scaled @ _swap(k)            # (..., S_q, d_k) @ (..., d_k, S_k)
         if bias is not None:                    # a float mask: a constant added to the scores
@@ -113,7 +117,8 @@ class PackedSelfAttention(ScaledDotProductAttention):
 
     def forward(self, qkv, **options):
         out = ScaledDotProductAttention.forward(self, qkv[0], qkv[1], qkv[2], **options)
-        self.save_for_backward(*self.saved, qkv)    # qkv: the layout the gradient copies
+        if self.recording:
+            self.save_for_backward(*self.saved, qkv)    # qkv: the layout the gradient copies
         return out
 
     def backward(self, grad):
@@ -122,6 +127,59 @@ class PackedSelfAttention(ScaledDotProductAttention):
         attention_gradients(grad, tuple(saved), (True, True, True),
                             out=(dqkv[0], dqkv[1], dqkv[2]))
         return dqkv
+
+
+def _attention_without_graph(q: Any, k: Any, v: Any, mask: Any, scale: float) -> Any:
+    """The forward when no graph is recorded (NumPy, no dropout, no weights asked for): the
+    same softmax(mask(q k^T * scale)) v, computed for one index of the first axis (usually
+    one sequence: its heads) at a time, so its scores stay in the CPU cache, and
+    - over the keys that some query of that sequence may see: a padded sequence drops its
+      padding keys from both products, and a padding mask then needs no masking at all;
+    - for the queries that see some key (a mask with a query axis can hide every key from a
+      query; its output is 0, as on the recorded path, without computing it);
+    - dividing by the row sums after the product with v, on (S_q, d_v) numbers instead of
+      the (S_q, S_k) probabilities (softmax(s) v = (exp(s - m) v) / sum exp(s - m)).
+    Equal to the recorded forward up to float32 round-off (tests/test_perf_paths.py). With
+    4-D inputs (B, h, S_q, d_k) the output is a view of a (B, S_q, h, d_v) array, so merging
+    the heads afterwards (transpose, reshape to (B, S_q, h * d_v)) copies nothing.
+    """
+    batch, s_q, d_v = q.shape[0], q.shape[-2], v.shape[-1]
+    if q.ndim == 4:
+        out = np.empty((batch, s_q, q.shape[1], d_v), q.dtype).transpose(0, 2, 1, 3)
+    else:
+        out = np.empty(q.shape[:-1] + (d_v,), q.dtype)                  # (..., S_q, d_v)
+    if mask is not None:
+        mask = mask.reshape((1,) * (q.ndim - mask.ndim) + mask.shape)  # one dim per q dim
+    for b in range(batch):
+        q_b, k_b, v_b = q[b], k[b], v[b]                               # (.., S_q or S_k, d)
+        keep = None if mask is None else mask[b if mask.shape[0] > 1 else 0]
+        asks = None                                     # the queries that see some key: all
+        if keep is not None:
+            seen = keep.reshape(-1, keep.shape[-1]).any(axis=0)       # (S_k,): keys in use
+            if not seen.all():
+                k_b, v_b, keep = k_b[..., seen, :], v_b[..., seen, :], keep[..., seen]
+            if keep.shape[-2] == s_q:
+                asks = keep.any(axis=-1).reshape(-1, s_q).any(axis=0)  # (S_q,)
+                if asks.all():
+                    asks = None
+                else:
+                    q_b, keep = q_b[..., asks, :], keep[..., asks, :]
+            if keep.all():
+                keep = None
+        scores = (q_b * scale) @ _swap(k_b)     # (.., S_q', d_k) @ (.., d_k, S_k') -> S_k'
+        if keep is not None:
+            np.copyto(scores, -np.inf, where=np.logical_not(keep))
+        scores -= safe_row_max(scores, -1)
+        np.exp(scores, out=scores)
+        total = scores.sum(axis=-1, keepdims=True)                     # (.., S_q', 1)
+        total[total == 0] = 1                   # a row that sees no key: 0 / 1 = 0
+        if asks is None:
+            np.divide(scores @ v_b, total, out=out[b])                 # (.., S_q, d_v)
+        else:
+            out_b = out[b]                                             # a view: writes go to out
+            out_b[..., ~asks, :] = 0
+            out_b[..., asks, :] = (scores @ v_b) / total
+    return out
 
 
 @functools.lru_cache(maxsize=64)

@@ -15,6 +15,7 @@ import numpy as np
 from .. import backend
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
+from .normal_cdf import exact_gelu_by_blocks, normal_cdf_and_pdf
 from .powers import pow_tensor
 
 __all__ = ["add", "sub", "mul", "div", "neg", "pow", "rpow", "exp", "log", "sqrt", "tanh", "relu",
@@ -227,51 +228,7 @@ class Relu(Function):
 
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)  # Python floats: they never upcast float32
-_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _GELU_CUBIC = 0.044715
-# Abramowitz & Stegun 7.1.26: erfc(z) ~ t (a1 + t (a2 + ... + t a5)) exp(-z^2), t = 1/(1 + p z)
-_AS_P = 0.3275911
-_AS_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
-
-
-def normal_cdf_and_pdf(x: Any) -> Any:
-    """Phi(x) and phi(x) = exp(-x^2 / 2) / sqrt(2 pi): the standard normal CDF and density.
-
-    Phi(x) = (1 + erf(x / sqrt 2)) / 2. NumPy has no erf, and SciPy's computes one element at
-    a time (slower than twenty NumPy passes), so where ``backend.erf_is_slow`` (float32 NumPy
-    arrays) it takes A&S 7.1.26 above,
-    whose exp(-z^2) at z = |x| / sqrt 2 is the density's exponential, already computed:
-        h = erfc(|x| / sqrt 2) / 2 = t (a1 + ... + t a5) phi(x) sqrt(2 pi) / 2,
-        Phi(x) = h for x < 0,  1 - h for x >= 0    (each side without cancellation).
-    In float32 |error| <= 3.1e-7 (measured on [-12, 12]; rounding the exact value alone gives
-    3e-8); in the left tail the relative error grows (5e-4 on [-4, -3], 3e-2 near -12, where
-    Phi is below 1e-32). Other dtypes and devices use the exact erf.
-    """
-    xp = backend.get_array_module(x)
-    pdf = x * x
-    pdf *= -0.5
-    xp.exp(pdf, out=pdf)
-    pdf *= _INV_SQRT_2PI                        # exp(-x^2 / 2) / sqrt(2 pi), in one buffer
-    if not backend.erf_is_slow(x):
-        return 0.5 * (1 + backend.erf(x * _INV_SQRT_2)), pdf
-    t = xp.abs(x)
-    t *= _AS_P * _INV_SQRT_2
-    t += 1.0
-    xp.reciprocal(t, out=t)                     # t = 1 / (1 + p |x| / sqrt 2)
-    h = t * _AS_A[-1]
-    for a in _AS_A[-2::-1]:                     # Horner: h = t (a1 + t (a2 + ... + t a5))
-        h += a
-        h *= t
-    h *= pdf
-    h *= math.sqrt(2.0 * math.pi) / 2.0         # h = erfc(|x| / sqrt 2) / 2
-    cdf = xp.multiply(h, -2.0, out=t)           # Phi = h + [x >= 0] (1 - 2 h), with products:
-    cdf += 1.0                                  # NumPy's where is slow on a mixed condition
-    cdf *= x >= 0
-    cdf += h
-    return cdf, pdf
-
-
 class Gelu(Function):
     """Gaussian error linear unit (docs/derivations.md#gelu).
 
@@ -280,6 +237,8 @@ class Gelu(Function):
             ``normal_cdf_and_pdf`` in the forward, which share one exponential).
     tanh:   u = sqrt(2/pi) (x + 0.044715 x^3),  t = tanh u,  out = x (1 + t) / 2,
             dx = g ((1 + t) / 2 + x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2) / 2).
+    In float32 on NumPy the exact form is max(x, 0) - |x| Phi(-|x|) (``normal_cdf.py``),
+    computed a block at a time, with a graph (also keeping Phi and phi) or without.
     """
 
     def forward(self, x, approximate: str = "none"):
@@ -288,9 +247,15 @@ class Gelu(Function):
             t = xp.tanh(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x))
             self.save_for_backward(x, t, None, approximate)
             return 0.5 * x * (1 + t)
-        cdf, pdf = normal_cdf_and_pdf(x)
+        if not backend.erf_is_slow(x):
+            cdf, pdf = normal_cdf_and_pdf(x)
+            self.save_for_backward(x, cdf, pdf, approximate)
+            return x * cdf
+        if not self.recording:
+            return exact_gelu_by_blocks(x)
+        out, cdf, pdf = exact_gelu_by_blocks(x, for_backward=True)
         self.save_for_backward(x, cdf, pdf, approximate)
-        return x * cdf
+        return out
 
     def backward(self, grad):
         x, t_or_cdf, pdf, approximate = self.saved
