@@ -42,11 +42,11 @@ class LogSigmoid(Function):
 class Elu(Function):
     """out = x for x > 0, alpha (e^x - 1) otherwise.
     dx = g for x > 0, g * alpha e^x = g * (out + alpha) otherwise (at 0 the second, as
-    PyTorch)."""
+    PyTorch; at NaN the first, so g passes unchanged, also as PyTorch)."""
 
     def forward(self, x, alpha: float):
         xp = backend.get_array_module(x)
-        positive = x > 0
+        positive = ~(x <= 0)                    # NaN counts as positive, as PyTorch
         with np.errstate(over="ignore"):
             out = xp.where(positive, x, alpha * xp.expm1(xp.minimum(x, 0)))
         self.save_for_backward(positive, out, alpha)
@@ -62,7 +62,7 @@ class Hardtanh(Function):
     at the bounds themselves PyTorch's hardtanh passes no gradient (clamp passes it)."""
 
     def forward(self, x, low: float, high: float):
-        self.save_for_backward((x > low) & (x < high))
+        self.save_for_backward(~((x <= low) | (x >= high)))    # NaN passes g, as PyTorch
         return backend.get_array_module(x).clip(x, low, high)
 
     def backward(self, grad):

@@ -73,17 +73,24 @@ def ge(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     return _elementwise("ge", "greater_equal", input, other)
 
 
-def logical_and(input: Tensor, other: Any) -> Tensor:  # noqa: A002
-    """True where both are non-zero; any dtype (0 and False are false), as PyTorch."""
-    return _elementwise("logical_and", "logical_and", input, other)
+def logical_and(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """True where both are non-zero; any dtypes (0 and False are false), as PyTorch."""
+    return _logical("logical_and", input, other)
 
 
-def logical_or(input: Tensor, other: Any) -> Tensor:  # noqa: A002
-    return _elementwise("logical_or", "logical_or", input, other)
+def logical_or(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    return _logical("logical_or", input, other)
 
 
-def logical_xor(input: Tensor, other: Any) -> Tensor:  # noqa: A002
-    return _elementwise("logical_xor", "logical_xor", input, other)
+def logical_xor(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    return _logical("logical_xor", input, other)
+
+
+def _logical(op: str, input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    if not isinstance(other, Tensor):         # as torch: no Python numbers here
+        raise TypeError(f"{op}: other must be a Tensor (as in PyTorch), got "
+                        f"{type(other).__name__}; wrap a number with tinyattn.tensor(...)")
+    return _elementwise(op, op, input, other)
 
 
 def logical_not(input: Tensor) -> Tensor:  # noqa: A002

@@ -130,10 +130,10 @@ def roll(input: Tensor, shifts: Dims, dims: Optional[Dims] = None) -> Tensor:  #
     dim_list = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
     if len(dim_list) != len(shift_list):
         raise ValueError(f"roll: shifts {shifts!r} and dims {dims!r} must have the same length")
-    axes = tuple(_normalize_dim(_int(d, "dims", "roll"), max(input.ndim, 1), "roll")
-                 for d in dim_list)
     if input.ndim == 0:
-        return Roll.apply(input, shifts=0, axes=None)
+        raise IndexError("roll: a 0-d tensor has no dims to roll along (as PyTorch); leave "
+                         "out dims, or reshape it to 1-D")
+    axes = tuple(_normalize_dim(_int(d, "dims", "roll"), input.ndim, "roll") for d in dim_list)
     return Roll.apply(input, shifts=shift_list, axes=axes)
 
 
