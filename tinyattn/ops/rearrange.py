@@ -109,8 +109,11 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A00
     axis = _normalize_dim(_int(dim, "dim", "index_select"), rank, "index_select")
     size = input.shape[axis] if input.ndim else 1
     ids = index._data.reshape(-1)
-    if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= size):
-        bad = int(ids.min()) if int(ids.min()) < 0 else int(ids.max())
+    xp = backend.get_array_module(ids)
+    low, high = backend.to_host(xp.stack([ids.min(), ids.max()])).tolist() if ids.size \
+        else (0, 0)                               # one transfer: a clear error needs them
+    if low < 0 or high >= size:
+        bad = low if low < 0 else high
         raise IndexError(f"index_select: index {bad} is out of range for dim {dim} of size "
                          f"{size} (valid: 0 to {size - 1})")
     if input.ndim == 0:
