@@ -59,7 +59,8 @@ class Elu(Function):
 
 class Hardtanh(Function):
     """out = x clipped to [low, high].   dx = g strictly inside (low, high), 0 elsewhere:
-    at the bounds themselves PyTorch's hardtanh passes no gradient (clamp passes it)."""
+    at the bounds themselves PyTorch's hardtanh passes no gradient (clamp passes it). A NaN
+    is neither <= low nor >= high, so it passes g, as in PyTorch."""
 
     def forward(self, x, low: float, high: float):
         self.save_for_backward(~((x <= low) | (x >= high)))    # NaN passes g, as PyTorch
