@@ -564,18 +564,22 @@ def _run_backward_from(starts: Sequence[Tuple["Tensor", Any]], retain_graph: boo
         return
     order = _topological_order(roots)
     captured_fns = captured_fns or {}
+    leading = None if capture is None else _leading_to_captured(order, capture, captured_fns)
     anomaly = _anomaly_enabled()
     hook = _state.backward_hook
     for fn in reversed(order):
         fn_grad = grads.pop(id(fn), None)
         if fn_grad is None:
             continue
-        if fn._retained is not None and capture is None:
+        if fn._retained is not None and (leading is None or id(fn) in leading
+                                         or id(fn) in captured_fns):
             output = fn._retained()
             if output is not None and output._ctx is fn:
                 accumulate_grad(output, fn_grad)
         if id(fn) in captured_fns:
             capture[captured_fns[id(fn)]] = fn_grad
+        if leading is not None and id(fn) not in leading:
+            continue                # no asked-for tensor lies below it: nothing to compute
         if fn.saved is None:
             raise RuntimeError(
                 f"trying to backward through the graph a second time (at "
@@ -606,6 +610,21 @@ def _run_backward_from(starts: Sequence[Tuple["Tensor", Any]], retain_graph: boo
                 continue
             key = id(parent)
             grads[key] = g if key not in grads else grads[key] + g
+
+
+def _leading_to_captured(order: Sequence[Function], capture: Dict[int, Any],
+                         captured_fns: Dict[int, int]) -> set:
+    """ids of the Functions whose backward reaches a tensor ``autograd.grad`` asked for. As
+    in PyTorch's engine, only these run, and a retain_grad() output is filled when its
+    Function runs (or is itself asked for). ``order`` lists producers first."""
+    leading: set = set()
+    for fn in order:
+        for t, parent, needed in zip(fn.inputs, fn.parents, fn.needs_input_grad):
+            if needed and (id(t) in capture if parent is None
+                           else id(parent) in leading or id(parent) in captured_fns):
+                leading.add(id(fn))
+                break
+    return leading
 
 
 def _deliver(leaf: "Tensor", grad: Any, capture: Optional[Dict[int, Any]]) -> None:

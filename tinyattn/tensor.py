@@ -387,7 +387,9 @@ class Tensor:
             found = autograd.grad(self, targets, grad_outputs=gradient,
                                   retain_graph=retain_graph, allow_unused=True)
             for target, g in zip(targets, found):
-                if g is not None:
+                retained = (target._ctx is not None and target._ctx._retained is not None
+                            and target._ctx._retained() is target)
+                if g is not None and not retained:      # a retained one was filled already
                     autograd.accumulate_grad(target, g._data)
             return
         start = self._initial_grad(gradient)
