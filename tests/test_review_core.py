@@ -443,6 +443,16 @@ def test_backward_inputs_fills_retained_grads_on_the_path_as_torch():
     assert ours[3] is None and theirs[3] is None
 
 
+def test_backward_inputs_empty_or_without_grad_is_refused_as_torch():
+    x = ta.tensor([1.0, 2.0], requires_grad=True)
+    c = ta.tensor([3.0, 4.0])
+    with pytest.raises(RuntimeError, match="empty"):
+        (x * c).sum().backward(inputs=[])
+    with pytest.raises(RuntimeError, match="input 0 does not require grad"):
+        (x * c).sum().backward(inputs=[c])
+    assert x.grad is None
+
+
 def test_create_graph_is_refused_with_an_explanation():
     x = ta.tensor([1.0, 2.0], requires_grad=True)
     y = (x ** 2).sum()

@@ -139,17 +139,16 @@ def _attention_without_graph(q: Any, k: Any, v: Any, mask: Any, scale: float) ->
       query; its output is 0, as on the recorded path, without computing it);
     - dividing by the row sums after the product with v, on (S_q, d_v) numbers instead of
       the (S_q, S_k) probabilities (softmax(s) v = (exp(s - m) v) / sum exp(s - m)).
-    Equal to the recorded forward up to float32 round-off (tests/test_perf_paths.py). With
-    4-D inputs (B, h, S_q, d_k) the output is a view of a (B, S_q, h, d_v) array, so merging
-    the heads afterwards (transpose, reshape to (B, S_q, h * d_v)) copies nothing.
+    Equal to the recorded forward up to float32 round-off (tests/test_perf_paths.py), with
+    one exception: a key that no query may see is left out, so a NaN or inf in v there does
+    not reach the output (on the recorded path, as in PyTorch, 0 * NaN spreads it).
     """
-    batch, s_q, d_v = q.shape[0], q.shape[-2], v.shape[-1]
-    if q.ndim == 4:
-        out = np.empty((batch, s_q, q.shape[1], d_v), q.dtype).transpose(0, 2, 1, 3)
-    else:
-        out = np.empty(q.shape[:-1] + (d_v,), q.dtype)                  # (..., S_q, d_v)
+    batch, s_q, s_k, d_v = q.shape[0], q.shape[-2], k.shape[-2], v.shape[-1]
+    out = np.empty(q.shape[:-1] + (d_v,), q.dtype)                      # (..., S_q, d_v)
     if mask is not None:
         mask = mask.reshape((1,) * (q.ndim - mask.ndim) + mask.shape)  # one dim per q dim
+        if mask.shape[-1] != s_k:                                       # a key axis of 1
+            mask = np.broadcast_to(mask, mask.shape[:-1] + (s_k,))
     for b in range(batch):
         q_b, k_b, v_b = q[b], k[b], v[b]                               # (.., S_q or S_k, d)
         keep = None if mask is None else mask[b if mask.shape[0] > 1 else 0]
