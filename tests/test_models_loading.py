@@ -57,25 +57,32 @@ def test_padding_changes_nothing_for_real_tokens(tmp_path):
 
 @pytest.mark.parametrize("grad", [False, True])
 def test_skip_padding_keeps_the_real_tokens_and_zeroes_the_padding(tmp_path, grad):
-    """Right, left and inner padding: the real tokens' hidden states (and, with a graph,
-    every gradient of a loss over them) equal the full computation's; padding rows are 0."""
+    """Right, left and inner padding and a row of padding only: the real tokens' hidden
+    states and position 0 (which the pooler reads, even when it is padding), the pooler
+    output and, with a graph, every gradient of a loss over them equal the full
+    computation's; the other padding rows are 0."""
     model = _tiny(tmp_path)
-    ids = np.array([[2, 5, 7, 3, 0], [0, 0, 2, 9, 3], [2, 0, 4, 0, 3]])
+    ids = np.array([[2, 5, 7, 3, 0], [0, 0, 2, 9, 3], [2, 0, 4, 0, 3], [0, 0, 0, 0, 0]])
     mask = (ids != 0).astype(np.int64)
-    weights = ta.tensor(np.random.default_rng(0).standard_normal((3, 5, 8)) * mask[..., None],
+    computed = mask == 1
+    computed[:, 0] = True
+    weights = ta.tensor(np.random.default_rng(0).standard_normal((4, 5, 8)) * mask[..., None],
                         dtype="float32")
     results = []
     for skip in (False, True):
         model.zero_grad()
         with ta.set_grad_enabled(grad):
-            out = model(ids, mask, skip_padding=skip).last_hidden_state
+            result = model(ids, mask, skip_padding=skip)
+            out, pooled = result.last_hidden_state, result.pooler_output
         if grad:
-            (out * weights).sum().backward()
-        results.append((out.numpy(), {n: p.grad.numpy() for n, p in model.named_parameters()
-                                      if p.grad is not None}))
-    (full, full_grads), (skipped, skipped_grads) = results
-    np.testing.assert_allclose(skipped[mask == 1], full[mask == 1], rtol=1e-5, atol=1e-6)
-    assert np.all(skipped[mask == 0] == 0) and np.abs(full[mask == 0]).max() > 0.1
+            ((out * weights).sum() + pooled.sum()).backward()
+        results.append((out.numpy(), pooled.numpy(),
+                        {n: p.grad.numpy() for n, p in model.named_parameters()
+                         if p.grad is not None}))
+    (full, full_pooled, full_grads), (skipped, skipped_pooled, skipped_grads) = results
+    np.testing.assert_allclose(skipped[computed], full[computed], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(skipped_pooled, full_pooled, rtol=1e-5, atol=1e-6)
+    assert np.all(skipped[~computed] == 0) and np.abs(full[~computed]).max() > 0.1
     assert set(skipped_grads) == set(full_grads) and (len(full_grads) > 0) == grad
     for name, value in full_grads.items():
         np.testing.assert_allclose(skipped_grads[name], value, rtol=1e-5, atol=1e-6)

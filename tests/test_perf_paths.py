@@ -221,12 +221,15 @@ def _mask_cases(batch, heads, s):
     square = left & left.swapaxes(-1, -2)                    # (B, 1, S, S): padding queries
     gone = np.ones((batch, 1, 1, s), bool)
     gone[1] = False                                          # a sequence with no keys at all
+    one_key = (np.arange(batch) != 1).reshape(batch, 1, 1, 1)  # a key axis of 1: broadcast
+    one_key_rows = RNG.random((batch, 1, s, 1)) > 0.3         # per query, over every key
     return {"none": None, "trailing": padded, "leading": left, "holes": holes,
-            "rows": rows, "no_keys": gone, "2-D": RNG.random((s, s)) > 0.3, "square": square}
+            "rows": rows, "no_keys": gone, "2-D": RNG.random((s, s)) > 0.3, "square": square,
+            "one_key": one_key, "one_key_rows": one_key_rows}
 
 
 @pytest.mark.parametrize("case", ["none", "trailing", "leading", "holes", "rows", "no_keys",
-                                  "2-D", "square"])
+                                  "2-D", "square", "one_key", "one_key_rows"])
 @pytest.mark.parametrize("dtype, tolerance", [("float64", 1e-12), ("float32", 2e-6)])
 def test_attention_without_graph_equals_the_recorded_forward(case, dtype, tolerance):
     """The no-graph forward (per sequence, over the keys in use, normalised after the product
@@ -239,6 +242,7 @@ def test_attention_without_graph_equals_the_recorded_forward(case, dtype, tolera
         fast = F.scaled_dot_product_attention(q, k, v, mask, is_causal=case == "none")
     assert recorded.requires_grad and not fast.requires_grad
     np.testing.assert_allclose(fast.numpy(), recorded.numpy(), rtol=tolerance, atol=tolerance)
+    assert fast.is_contiguous() and fast.view(batch, heads * s, d).shape == (batch, heads * s, d)
     if case == "no_keys":
         np.testing.assert_array_equal(fast.numpy()[1], 0.0)
     if case in ("rows", "square"):                # queries that see nothing: exactly 0

@@ -427,6 +427,32 @@ def test_backward_inputs_accumulates_into_those_tensors_only_as_torch():
     assert ta_b is None and t_b is None
 
 
+def test_backward_inputs_fills_retained_grads_on_the_path_as_torch():
+    def run(lib):
+        a = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        b = lib.tensor([3.0, 4.0], dtype=lib.float64, requires_grad=True)
+        h = a * b
+        m = h * 2
+        h.retain_grad()
+        m.retain_grad()
+        (m * a).sum().backward(inputs=[a])
+        return [t.grad.detach().numpy() for t in (a, h, m)] + [b.grad]
+    ours, theirs = run(ta), run(_torch())
+    for mine, torch_value in zip(ours[:3], theirs[:3]):
+        np.testing.assert_allclose(mine, torch_value)
+    assert ours[3] is None and theirs[3] is None
+
+
+def test_backward_inputs_empty_or_without_grad_is_refused_as_torch():
+    x = ta.tensor([1.0, 2.0], requires_grad=True)
+    c = ta.tensor([3.0, 4.0])
+    with pytest.raises(RuntimeError, match="empty"):
+        (x * c).sum().backward(inputs=[])
+    with pytest.raises(RuntimeError, match="input 0 does not require grad"):
+        (x * c).sum().backward(inputs=[c])
+    assert x.grad is None
+
+
 def test_create_graph_is_refused_with_an_explanation():
     x = ta.tensor([1.0, 2.0], requires_grad=True)
     y = (x ** 2).sum()

@@ -196,3 +196,71 @@ def test_multi_query_attention_equals_repeated_key_value_heads():
     x = ta.tensor(np.random.default_rng(8).standard_normal((1, 4, 8)))
     np.testing.assert_allclose(mqa(x, need_weights=False)[0].numpy(),
                                full(x, need_weights=False)[0].numpy(), atol=1e-12)
+
+
+# ------------------------------------------------------------------ float16 attention
+def _large_half_inputs(seed=0, spread=300.0):
+    """(B, h, S, d_k) float16 q, k, v whose scores q k^T reach ~1e6: past float16's 65504."""
+    rng = np.random.default_rng(seed)
+    q, k = ((rng.standard_normal((2, 2, 5, 16)) * spread).astype(np.float16) for _ in "qk")
+    v = rng.standard_normal((2, 2, 5, 16)).astype(np.float16)
+    g = rng.standard_normal((2, 2, 5, 16)).astype(np.float16)
+    return q, k, v, g
+
+
+def test_float16_scores_past_65504_are_not_nan_controls_first():
+    """Negative control: the same attention in float16 from separate ops overflows to NaN,
+    so the inputs below really leave float16's range."""
+    q, k, v, _ = _large_half_inputs()
+    with np.errstate(all="ignore"):
+        scores = ta.tensor(q) @ ta.tensor(k).transpose(-2, -1) * 0.25
+        assert np.isinf(scores.numpy()).any()
+        assert np.isnan(F.softmax(scores, dim=-1).numpy()).any()
+
+
+@pytest.mark.parametrize("record", [False, True])
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_float16_attention_is_computed_in_float32_like_pytorch(record, is_causal):
+    """A float16 q, k, v is attended in float32 and rounded back (forward and gradients),
+    so scores past 65504 neither overflow nor turn the row into NaN; the numbers equal
+    the float64 computation rounded to float16 (and torch's float16 kernel where present)."""
+    q, k, v, g = _large_half_inputs()
+    half = [ta.tensor(a, requires_grad=record) for a in (q, k, v)]
+    wide = [ta.tensor(a.astype(np.float64), requires_grad=True) for a in (q, k, v)]
+    out = F.scaled_dot_product_attention(*half, is_causal=is_causal)
+    ref = F.scaled_dot_product_attention(*wide, is_causal=is_causal)
+    assert out.dtype == ta.float16
+    assert np.isfinite(out.numpy()).all()
+    np.testing.assert_allclose(out.numpy(), ref.detach().numpy(), rtol=2e-3, atol=2e-3)
+    if record:
+        out.backward(ta.tensor(g))
+        ref.backward(ta.tensor(g.astype(np.float64)))
+        for mine, exact in zip(half, wide):
+            assert mine.grad.dtype == ta.float16 and np.isfinite(mine.grad.numpy()).all()
+            scale = np.abs(exact.grad.numpy()).max()
+            np.testing.assert_allclose(mine.grad.numpy(), exact.grad.numpy(),
+                                       atol=2e-3 * max(scale, 1.0))
+    try:
+        import torch  # noqa: PLC0415
+    except ImportError:
+        return                      # torch is an optional oracle; float64 was the reference
+    theirs = torch.nn.functional.scaled_dot_product_attention(
+        *(torch.tensor(a) for a in (q, k, v)), is_causal=is_causal)
+    assert np.isfinite(theirs.numpy()).all()
+    np.testing.assert_allclose(out.numpy(), theirs.numpy(), rtol=2e-3, atol=2e-3)
+
+
+def test_float16_self_attention_module_stays_finite():
+    """tinyattn's MultiHeadAttention (packed q, k, v) in float16, with and without a graph."""
+    ta.manual_seed(0)
+    mha = nn.MultiHeadAttention(16, 2).to(dtype="float16")
+    x = ta.tensor((np.random.default_rng(1).standard_normal((2, 5, 16)) * 300)
+                  .astype(np.float16), requires_grad=True)
+    with ta.no_grad():
+        fast, _ = mha(x, x, x, need_weights=False)
+    out, weights = mha(x, x, x)
+    out.sum().backward()
+    assert out.dtype == weights.dtype == x.grad.dtype == ta.float16
+    for array in (fast, out, weights, x.grad):
+        assert np.isfinite(array.numpy()).all()
+    np.testing.assert_allclose(fast.numpy(), out.detach().numpy(), rtol=1e-3, atol=1e-3)

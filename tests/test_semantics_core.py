@@ -448,6 +448,39 @@ def test_autograd_grad_returns_gradients_without_touching_dot_grad():
     assert x.grad is None
 
 
+def test_autograd_grad_fills_retained_grads_on_its_path_only_as_pytorch_does():
+    """torch.autograd.grad runs only the Functions that lead to the asked-for inputs; a
+    retain_grad() tensor on that path gets its .grad (y: dz/dy = 2y + u = 7), one off it
+    does not (u: w is not asked for), and an asked-for non-leaf with retain_grad gets one."""
+    x = ta.tensor([1.0, 1.0], requires_grad=True)
+    w = ta.tensor([1.0, 1.0], requires_grad=True)
+    y, u = x * 2, w * 3
+    y.retain_grad()
+    u.retain_grad()
+    (gx,) = ta.autograd.grad((y * y).sum() + (u * y).sum(), x)
+    np.testing.assert_allclose(gx.numpy(), [14.0, 14.0])
+    np.testing.assert_allclose(y.grad.numpy(), [7.0, 7.0])
+    assert u.grad is None and x.grad is None and w.grad is None
+    y = x * 2
+    y.retain_grad()
+    (gy,) = ta.autograd.grad((y * y).sum(), y)
+    np.testing.assert_allclose(gy.numpy(), [4.0, 4.0])
+    np.testing.assert_allclose(y.grad.numpy(), [4.0, 4.0])
+
+
+def test_autograd_grad_does_not_run_a_freed_branch_that_leads_elsewhere():
+    """A branch already backpropagated (its saved arrays freed) that does not lead to the
+    asked-for input is not run, so it cannot raise (PyTorch: the same)."""
+    x = ta.tensor([1.0, 1.0], requires_grad=True)
+    w = ta.tensor([1.0, 1.0], requires_grad=True)
+    s = w.exp().sum()
+    s.backward()                                  # frees exp's saved output
+    (gx,) = ta.autograd.grad((x * x).sum() + s, x)
+    np.testing.assert_allclose(gx.numpy(), [2.0, 2.0])
+    with pytest.raises(RuntimeError, match="second time"):   # control: on the path it raises
+        ta.autograd.grad((x * x).sum() + s, w)
+
+
 # ---------------------------------------------------------------- misc habits
 def test_numpy_functions_work_on_tensors_without_grad_and_refuse_graphs():
     g = ta.tensor([1.0, -2.0])

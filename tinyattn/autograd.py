@@ -574,6 +574,7 @@ def _run_functions(roots: List[Function], grads: Dict[int, Any],
                    capture: Optional[Dict[int, Any]], captured_fns: Dict[int, int]) -> None:
     """Visit the Functions from the outputs back to the leaves (the body of the engine)."""
     order = _topological_order(roots)
+    leading = None if capture is None else _leading_to_captured(order, capture, captured_fns)
     anomaly = _anomaly_enabled()
     hook = _state.backward_hook
     for fn in reversed(order):
@@ -582,12 +583,15 @@ def _run_functions(roots: List[Function], grads: Dict[int, Any],
             continue
         if fn._hooks:
             fn_grad = _run_hooks(fn._hooks, fn_grad)
-        if fn._retained is not None and capture is None:
+        if fn._retained is not None and (leading is None or id(fn) in leading
+                                         or id(fn) in captured_fns):
             output = fn._retained()
             if output is not None and output._ctx is fn:
                 accumulate_grad(output, fn_grad)
         if id(fn) in captured_fns:
             capture[captured_fns[id(fn)]] = fn_grad
+        if leading is not None and id(fn) not in leading:
+            continue                # no asked-for tensor lies below it: nothing to compute
         if fn.saved is None:
             raise RuntimeError(
                 f"trying to backward through the graph a second time (at "
@@ -624,11 +628,26 @@ def _deliver_or_hold(leaf: "Tensor", grad: Any, capture: Optional[Dict[int, Any]
                      held: Dict[int, Tuple["Tensor", Any]]) -> None:
     """Deliver a leaf's gradient now, or, when the leaf has hooks, add it to ``held`` so its
     hooks run once on the sum of every path's share (as PyTorch's do)."""
-    if not leaf._hooks:
-        _deliver(leaf, grad, capture)
+    if not leaf._hooks or (capture is not None and id(leaf) not in capture):
+        _deliver(leaf, grad, capture)     # autograd.grad() skips leaves it was not asked for
         return
     key = id(leaf)
     held[key] = (leaf, grad if key not in held else held[key][1] + grad)
+
+
+def _leading_to_captured(order: Sequence[Function], capture: Dict[int, Any],
+                         captured_fns: Dict[int, int]) -> set:
+    """ids of the Functions whose backward reaches a tensor ``autograd.grad`` asked for. As
+    in PyTorch's engine, only these run, and a retain_grad() output is filled when its
+    Function runs (or is itself asked for). ``order`` lists producers first."""
+    leading: set = set()
+    for fn in order:
+        for t, parent, needed in zip(fn.inputs, fn.parents, fn.needs_input_grad):
+            if needed and (id(t) in capture if parent is None
+                           else id(parent) in leading or id(parent) in captured_fns):
+                leading.add(id(fn))
+                break
+    return leading
 
 
 def _deliver(leaf: "Tensor", grad: Any, capture: Optional[Dict[int, Any]]) -> None:

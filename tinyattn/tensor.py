@@ -273,6 +273,11 @@ class Tensor:
     def dim(self) -> int:
         return self._data.ndim
 
+    def is_contiguous(self) -> bool:
+        """True when the elements are laid out in row-major order (what ``view`` needs);
+        ``contiguous()`` makes such a copy when they are not."""
+        return bool(self._data.flags.c_contiguous)
+
     def __len__(self) -> int:
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
@@ -391,10 +396,21 @@ class Tensor:
         gradient = gradient if gradient is not None else grad
         if inputs is not None:
             targets = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+            if not targets:
+                raise RuntimeError("backward(inputs=[]): the inputs list is empty, so no "
+                                   "gradient would be kept; leave inputs out to fill every "
+                                   "leaf's .grad, or name the tensors you want")
+            for i, target in enumerate(targets):
+                if not isinstance(target, Tensor) or not target.requires_grad:
+                    raise RuntimeError(f"backward(inputs=...): input {i} does not require "
+                                       f"grad, so it can get no gradient; create it with "
+                                       f"requires_grad=True or leave it out")
             found = autograd.grad(self, targets, grad_outputs=gradient,
                                   retain_graph=retain_graph, allow_unused=True)
             for target, g in zip(targets, found):
-                if g is not None:
+                retained = (target._ctx is not None and target._ctx._retained is not None
+                            and target._ctx._retained() is target)
+                if g is not None and not retained:      # a retained one was filled already
                     autograd.accumulate_grad(target, g._data)
             return
         start = self._initial_grad(gradient)

@@ -258,13 +258,17 @@ class _Packing:
     of B * S. Attention alone needs the sequences: ``unpack`` lays q, k, v out as (B, S, ...)
     with zeros at the padding, ``mask`` (B, 1, S, S) lets a padding position neither see nor
     be seen (attention without a graph then skips it), and ``pack`` keeps the real rows of
-    the output. Both are integer-array indexing, so gradients flow through them."""
+    the output. Both are integer-array indexing, so gradients flow through them.
+    Position 0 is always computed, padding or not (left padding), as a query that sees the
+    real keys, exactly as without packing: the pooler reads it."""
 
     def __init__(self, real: Any):                                    # (B, S) bool
         xp = backend.get_array_module(real)
         self.shape = tuple(real.shape)
-        self.mask = real[:, None, :, None] & real[:, None, None, :]     # (B, 1, S, S)
-        self.rows = xp.flatnonzero(real.reshape(-1))                    # (N,) in B*S
+        computed = real.copy()
+        computed[:, :1] = True                                          # position 0: pooler
+        self.mask = computed[:, None, :, None] & real[:, None, None, :]  # (B, 1, S, S)
+        self.rows = xp.flatnonzero(computed.reshape(-1))                # (N,) in B*S
         slots = xp.full(real.size, self.rows.size)                      # (B*S,): N = zero row
         slots[self.rows] = xp.arange(self.rows.size)
         self.slots = slots
@@ -309,8 +313,10 @@ class BertModel(Module):
         ``skip_padding=True`` (tinyattn's addition) computes the real tokens only: their
         hidden states are the same (up to rounding), and the padding positions of
         last_hidden_state are 0 (as torch's nn.TransformerEncoder fast path returns them), so
-        a batch of mixed lengths costs its real tokens, not B * S. Made for what ignores the
-        padding (pooling, as ``SentenceEmbedder`` does); not with ``output_attentions``.
+        a batch of mixed lengths costs its real tokens, not B * S. Position 0 is computed
+        even when it is padding (left padding), so pooler_output is unchanged. Made for what
+        ignores the padding (pooling, as ``SentenceEmbedder`` does); not with
+        ``output_attentions``.
         """
         config, device = self.config, self.embeddings.word_embeddings.weight.device
         ids = id_array(input_ids, "input_ids", config.vocab_size, device)

@@ -139,17 +139,16 @@ def _attention_without_graph(q: Any, k: Any, v: Any, mask: Any, scale: float) ->
       query; its output is 0, as on the recorded path, without computing it);
     - dividing by the row sums after the product with v, on (S_q, d_v) numbers instead of
       the (S_q, S_k) probabilities (softmax(s) v = (exp(s - m) v) / sum exp(s - m)).
-    Equal to the recorded forward up to float32 round-off (tests/test_perf_paths.py). With
-    4-D inputs (B, h, S_q, d_k) the output is a view of a (B, S_q, h, d_v) array, so merging
-    the heads afterwards (transpose, reshape to (B, S_q, h * d_v)) copies nothing.
+    Equal to the recorded forward up to float32 round-off (tests/test_perf_paths.py), with
+    one exception: a key that no query may see is left out, so a NaN or inf in v there does
+    not reach the output (on the recorded path, as in PyTorch, 0 * NaN spreads it).
     """
-    batch, s_q, d_v = q.shape[0], q.shape[-2], v.shape[-1]
-    if q.ndim == 4:
-        out = np.empty((batch, s_q, q.shape[1], d_v), q.dtype).transpose(0, 2, 1, 3)
-    else:
-        out = np.empty(q.shape[:-1] + (d_v,), q.dtype)                  # (..., S_q, d_v)
+    batch, s_q, s_k, d_v = q.shape[0], q.shape[-2], k.shape[-2], v.shape[-1]
+    out = np.empty(q.shape[:-1] + (d_v,), q.dtype)                      # (..., S_q, d_v)
     if mask is not None:
         mask = mask.reshape((1,) * (q.ndim - mask.ndim) + mask.shape)  # one dim per q dim
+        if mask.shape[-1] != s_k:                                       # a key axis of 1
+            mask = np.broadcast_to(mask, mask.shape[:-1] + (s_k,))
     for b in range(batch):
         q_b, k_b, v_b = q[b], k[b], v[b]                               # (.., S_q or S_k, d)
         keep = None if mask is None else mask[b if mask.shape[0] > 1 else 0]
@@ -319,6 +318,12 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     if enable_gqa and q.shape[-3] != k.shape[-3]:
         return _grouped_query(q, k, v, attn_mask, dropout_p, is_causal, scale, need_weights,
                               generator, impl, block_size)
+    if q.dtype == k.dtype == v.dtype == np.float16:
+        result = scaled_dot_product_attention(
+            q.float(), k.float(), v.float(), _float32_bias(attn_mask), dropout_p, is_causal,
+            scale, need_weights=need_weights, generator=generator, impl=impl,
+            block_size=block_size)
+        return _rounded_to_half(result)
     scale = default_scale(q.shape[-1]) if scale is None else float(scale)
     bool_mask, bias = _split_attn_mask(attn_mask, q, k, op)
     if bias is not None and impl == "tiled":
@@ -343,6 +348,26 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     if need_weights:
         return out, Tensor._wrap(sink[0].copy())  # a copy: editing it cannot touch backward
     return out
+
+
+def _float32_bias(attn_mask: Any) -> Any:
+    """A float16 float mask as float32 (differentiably if it is a Tensor); others as given."""
+    if isinstance(attn_mask, Tensor):
+        return attn_mask.float() if attn_mask.dtype == np.float16 else attn_mask
+    if getattr(attn_mask, "dtype", None) == np.float16:
+        return attn_mask.astype(np.float32)
+    return attn_mask
+
+
+def _rounded_to_half(result: Any) -> Any:
+    """Attention computed in float32 for float16 inputs, rounded back: float16 tops out at
+    65504, so q k^T overflows to inf long before softmax would saturate, and softmax's
+    inf - inf makes the row NaN. PyTorch's CPU kernel accumulates in float32 too. The output
+    goes through the differentiable cast, so the gradients come back in float16."""
+    if isinstance(result, tuple):                   # (out, weights): weights are detached
+        out, weights = result
+        return _rounded_to_half(out), Tensor._wrap(weights._data.astype(np.float16))
+    return result.to(dtype="float16")
 
 
 def _split_attn_mask(attn_mask: Any, q: Tensor, k: Tensor, op: str
@@ -444,6 +469,9 @@ def packed_self_attention(qkv: Tensor, mask: Any = None, dropout_p: float = 0.0,
                          f"axis, got shape {qkv.shape}")
     if not 0.0 <= dropout_p <= 1.0:
         raise ValueError(f"{op}: dropout_p must be in [0, 1], got {dropout_p}")
+    if qkv.dtype == np.float16:                     # as in scaled_dot_product_attention
+        return _rounded_to_half(packed_self_attention(
+            qkv.float(), mask, dropout_p, is_causal, scale, need_weights, generator))
     s, d_k = qkv.shape[-2], qkv.shape[-1]
     mask_data = _mask_array(qkv._data, tuple(qkv.shape[1:-2]), s, s, mask, is_causal, op)
     scale = default_scale(d_k) if scale is None else float(scale)

@@ -58,6 +58,7 @@ MODULES: Dict[str, ModuleSpec] = {
                                       frozenset({"masked_fill", "where", "rope"})),
     "torch.nn.init": ModuleSpec("tinyattn.nn.init"),
     "torch.nn.utils": ModuleSpec("tinyattn.nn.utils"),
+    "torch.nn.utils.rnn": ModuleSpec("tinyattn.nn.utils.rnn"),
     "torch.nn.parameter": ModuleSpec(None, extras={"Parameter": Parameter}),
     "torch.optim": ModuleSpec("tinyattn.optim", _SCHEDULERS | {
         "LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "LinearLR",

@@ -1,4 +1,5 @@
-"""``tinyattn.nn.utils``: PyTorch's gradient clipping and parameter/vector helpers.
+"""``tinyattn.nn.utils``: PyTorch's gradient clipping and parameter/vector helpers, and
+``rnn.pad_sequence`` (batching sequences of different lengths).
 
 ``clip_grad_norm_`` and ``clip_grad_value_`` are defined in ``tinyattn.optim.clip`` (next to
 the optimizers that use them; docs/optim.md#clipping) and re-exported here under PyTorch's path,
@@ -8,13 +9,14 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..autograd import no_grad
-from ..ops import cat
-from ..optim.clip import clip_grad_norm_, clip_grad_value_
-from ..tensor import Tensor
+from ...autograd import no_grad
+from ...ops import cat
+from ...optim.clip import clip_grad_norm_, clip_grad_value_
+from ...tensor import Tensor
+from . import rnn
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
-           "vector_to_parameters"]
+           "vector_to_parameters", "rnn"]
 
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
