@@ -378,3 +378,16 @@ def test_the_hook_comparison_can_fail():
     ours = _hook_run(ta)
     per_path = (ours[0], ours[1], [ours[2][0], [3.0, 3.0, 3.0], ours[2][1]])
     assert per_path != _hook_run(torch)
+
+
+def test_autograd_grad_runs_hooks_only_on_its_way_to_the_asked_for_tensors():
+    def run(lib):
+        seen = []
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = lib.tensor([3.0, 4.0], requires_grad=True)
+        x.register_hook(lambda g: seen.append("x"))
+        h = x * y
+        h.register_hook(lambda g: seen.append("h"))
+        (gy,) = lib.autograd.grad(h.sum(), [y])
+        return seen, gy.tolist(), x.grad
+    assert run(ta) == run(torch) == (["h"], [1.0, 2.0], None)
