@@ -21,6 +21,13 @@ from .ops import (abs, add, allclose, amax, amin, argmax, argmin, bmm, cat, chun
                   norm, permute, pow, prod, relu, repeat_interleave, reshape, rsqrt, sigmoid,
                   sin, softmax, sort, split, sqrt, squeeze, stack, std, sub, sum, tanh, topk,
                   transpose, tril, triu, unsqueeze, var, where)
+from .ops import (addmm, all, any, argsort, ceil, count_nonzero, cumprod, diagonal, dot, eq,
+                  expm1, floor, ge, gt, index_select, isclose, isfinite, isinf, isnan, le, lerp,
+                  log1p, logical_and, logical_not, logical_or, logical_xor, lt, masked_fill,
+                  movedim, mv, nan_to_num, narrow, ne, nonzero, numel, outer, reciprocal,
+                  roll, round, sgn, sign, square, swapdims, tile, trace, trunc, unbind,
+                  unflatten)
+from .ops import clamp as clip
 from .serialization import CheckpointError, load, save
 from .tensor import SavedDataWriteError, Tensor, as_tensor, from_numpy, tensor
 
@@ -51,6 +58,11 @@ __all__ = [
     "unsqueeze", "var",
     "sin", "cos", "repeat_interleave", "add", "sub", "mul", "div", "neg", "pow", "mm",
     "equal", "allclose",
+    "square", "reciprocal", "log1p", "expm1", "sign", "sgn", "floor", "ceil", "round", "trunc",
+    "isnan", "isinf", "isfinite", "nan_to_num", "eq", "ne", "lt", "le", "gt", "ge",
+    "logical_and", "logical_or", "logical_xor", "logical_not", "isclose", "count_nonzero",
+    "nonzero", "argsort", "any", "all", "numel", "clip", "unbind", "narrow", "index_select",
+    "roll", "movedim", "swapdims", "unflatten", "tile", "masked_fill", "outer", "dot", "mv", "addmm", "lerp", "cumprod", "diagonal", "trace",
     "float16", "float32", "float64", "half", "double", "float", "int8", "int16", "int32",
     "int64", "uint8", "int", "long", "short", "bool", "bool_",
 ]

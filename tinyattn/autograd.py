@@ -43,7 +43,8 @@ if TYPE_CHECKING:  # only for annotations; tensor.py imports this module, not th
 
 __all__ = ["Function", "FunctionCtx", "no_grad", "enable_grad", "inference_mode",
            "set_grad_enabled", "is_grad_enabled", "detect_anomaly", "run_backward", "grad",
-           "unbroadcast", "VersionCounter", "set_backward_hook"]
+           "unbroadcast", "VersionCounter", "set_backward_hook", "register_hook",
+           "RemovableHandle"]
 
 
 class _ThreadState(threading.local):
@@ -238,6 +239,7 @@ class Function:
     returns_view = False
     _versions: Tuple[Tuple[VersionCounter, int, int], ...] = ()
     _retained: Any = None          # weakref to the output tensor when it called retain_grad()
+    _hooks: Optional[List[Any]] = None   # its output's register_hook() hooks
     _pytorch_style = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -551,19 +553,27 @@ def _run_backward_from(starts: Sequence[Tuple["Tensor", Any]], retain_graph: boo
     outputs sharing a graph send their gradients through it together (each Function runs
     once, with the sum), as ``torch.autograd.grad([y, z], ...)`` does."""
     grads: Dict[int, Any] = {}
+    held: Dict[int, Tuple["Tensor", Any]] = {}     # leaves with hooks: their summed gradient
     roots: List[Function] = []
     for root, grad in starts:
         if root._ctx is None:
-            _deliver(root, grad, capture)
+            _deliver_or_hold(root, grad, capture, held)
             continue
         key = id(root._ctx)
         if key not in grads:
             roots.append(root._ctx)
         grads[key] = grad if key not in grads else grads[key] + grad
-    if not roots:
-        return
+    if roots:
+        _run_functions(roots, grads, held, retain_graph, capture, captured_fns or {})
+    for leaf, grad in held.values():       # a leaf's hooks see its whole gradient, once
+        _deliver(leaf, _run_hooks(leaf._hooks, grad), capture)
+
+
+def _run_functions(roots: List[Function], grads: Dict[int, Any],
+                   held: Dict[int, Tuple["Tensor", Any]], retain_graph: bool,
+                   capture: Optional[Dict[int, Any]], captured_fns: Dict[int, int]) -> None:
+    """Visit the Functions from the outputs back to the leaves (the body of the engine)."""
     order = _topological_order(roots)
-    captured_fns = captured_fns or {}
     leading = None if capture is None else _leading_to_captured(order, capture, captured_fns)
     anomaly = _anomaly_enabled()
     hook = _state.backward_hook
@@ -571,6 +581,8 @@ def _run_backward_from(starts: Sequence[Tuple["Tensor", Any]], retain_graph: boo
         fn_grad = grads.pop(id(fn), None)
         if fn_grad is None:
             continue
+        if fn._hooks:
+            fn_grad = _run_hooks(fn._hooks, fn_grad)
         if fn._retained is not None and (leading is None or id(fn) in leading
                                          or id(fn) in captured_fns):
             output = fn._retained()
@@ -606,10 +618,21 @@ def _run_backward_from(starts: Sequence[Tuple["Tensor", Any]], retain_graph: boo
                     f"anomaly: the backward of {type(fn).__name__} produced NaN or Inf "
                     f"(op created at {fn.created_at or _UNKNOWN_LINE})")
             if parent is None:
-                _deliver(t, g, capture)
+                _deliver_or_hold(t, g, capture, held)
                 continue
             key = id(parent)
             grads[key] = g if key not in grads else grads[key] + g
+
+
+def _deliver_or_hold(leaf: "Tensor", grad: Any, capture: Optional[Dict[int, Any]],
+                     held: Dict[int, Tuple["Tensor", Any]]) -> None:
+    """Deliver a leaf's gradient now, or, when the leaf has hooks, add it to ``held`` so its
+    hooks run once on the sum of every path's share (as PyTorch's do)."""
+    if not leaf._hooks or (capture is not None and id(leaf) not in capture):
+        _deliver(leaf, grad, capture)     # autograd.grad() skips leaves it was not asked for
+        return
+    key = id(leaf)
+    held[key] = (leaf, grad if key not in held else held[key][1] + grad)
 
 
 def _leading_to_captured(order: Sequence[Function], capture: Dict[int, Any],
@@ -633,6 +656,54 @@ def _deliver(leaf: "Tensor", grad: Any, capture: Optional[Dict[int, Any]]) -> No
     elif id(leaf) in capture:
         previous = capture[id(leaf)]
         capture[id(leaf)] = grad if previous is None else previous + grad
+
+
+# ---------------------------------------------------------------- tensor hooks
+class RemovableHandle:
+    """What ``register_hook`` returns: ``handle.remove()`` takes the hook off again."""
+
+    def __init__(self, hooks: List[Any], hook: Any) -> None:
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        if any(h is self._hook for h in self._hooks):
+            self._hooks.remove(self._hook)
+
+
+def register_hook(tensor: "Tensor", hook: Any) -> RemovableHandle:
+    """``tensor.register_hook(hook)``: during backward, call ``hook(grad)`` with the gradient
+    of ``tensor`` (a Tensor of its shape); if it returns a Tensor, that replaces the gradient
+    from there on (for the leaf's ``.grad`` too), as in PyTorch. For an intermediate tensor
+    the hook sits on the Function that made it; a leaf's hooks run once per backward on the
+    gradient summed over every path."""
+    if not callable(hook):
+        raise TypeError(f"register_hook: expected a function, got {type(hook).__name__}")
+    if not tensor.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient "
+                           "(set requires_grad=True on the leaf first)")
+    owner: Any = tensor if tensor._ctx is None else tensor._ctx
+    if owner._hooks is None:
+        owner._hooks = []
+    owner._hooks.append(hook)
+    return RemovableHandle(owner._hooks, hook)
+
+
+def _run_hooks(hooks: List[Any], grad: Any) -> Any:
+    tensor_type = _tensor_type()
+    for hook in list(hooks):
+        with no_grad():
+            result = hook(tensor_type._wrap(grad))
+        if result is None:
+            continue
+        name = getattr(hook, "__name__", type(hook).__name__)
+        if not isinstance(result, tensor_type):
+            raise TypeError(f"the hook {name} returned a {type(result).__name__}; a hook "
+                            f"returns None or a Tensor (the new gradient)")
+        if result.shape != tuple(grad.shape):
+            raise RuntimeError(f"the hook {name} returned a gradient of shape {result.shape} "
+                               f"for a tensor of shape {tuple(grad.shape)}; keep the shape")
+        grad = result._data.astype(grad.dtype, copy=False)
+    return grad
 
 
 def refuse_create_graph(create_graph: bool) -> None:

@@ -9,6 +9,8 @@ from .ops import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_
                   dropout, embedding, gelu, l1_loss, layer_norm, leaky_relu, linear,
                   log_softmax, masked_fill, mse_loss, nll_loss, one_hot, pad, relu,
                   scaled_dot_product_attention, sigmoid, silu, softmax, softplus, tanh, where)
+from .ops import (cosine_similarity, elu, hardtanh, huber_loss, kl_div, logsigmoid, normalize,
+                  smooth_l1_loss, softsign)
 from .ops.norm import rms_norm
 from .ops.rope import rope
 
@@ -16,4 +18,5 @@ __all__ = ["softmax", "log_softmax", "relu", "gelu", "tanh", "linear", "layer_no
            "embedding", "cross_entropy", "masked_fill", "where", "scaled_dot_product_attention",
            "rope", "sigmoid", "silu", "softplus", "leaky_relu", "pad", "one_hot", "mse_loss",
            "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
-           "rms_norm"]
+           "rms_norm", "normalize", "cosine_similarity", "logsigmoid", "elu", "hardtanh",
+           "softsign", "smooth_l1_loss", "huber_loss", "kl_div"]

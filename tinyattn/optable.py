@@ -18,6 +18,7 @@ import scipy.special
 from . import functional as F
 from . import ops
 from .ops.attention import packed_self_attention
+from .optable_extra import EXTRA_ROWS
 from .optable_more import MORE_ROWS
 from .tensor import Tensor, as_tensor, tensor
 
@@ -423,4 +424,4 @@ OP_TABLE: List[OpSpec] = [
 
 # The ops added for op coverage (issue 12), kept in their own module for length.
 OP_TABLE += [OpSpec(name, fn, reference, _pairs_to_cases(make), section)
-             for name, fn, reference, make, section in MORE_ROWS]
+             for name, fn, reference, make, section in MORE_ROWS + EXTRA_ROWS]

@@ -24,7 +24,7 @@ raises an error that says what to do instead (CPU arrays; on a GPU the array is 
 from __future__ import annotations
 
 import weakref
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -116,6 +116,7 @@ class Tensor:
     _grad: Optional["Tensor"] = None
     _ctx: Optional[autograd.Function] = None
     _retains_grad = False
+    _hooks: Optional[List[Any]] = None               # register_hook() on a leaf
     _vc: Optional[autograd.VersionCounter] = None   # created on first need; shared by views
     _is_view = False                                 # shares memory with another tensor
     _has_views = False                               # another tensor shares its memory
@@ -349,6 +350,12 @@ class Tensor:
         if self._ctx is not None:
             self._ctx._retained = weakref.ref(self)
         return self
+
+    def register_hook(self, hook: Any) -> Any:
+        """Call ``hook(grad)`` with this tensor's gradient during backward; a Tensor it
+        returns replaces the gradient. Returns a handle with ``.remove()``. See
+        ``tinyattn.autograd.register_hook``."""
+        return autograd.register_hook(self, hook)
 
     @property
     def retains_grad(self) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .. import factories
 from ..tensor import Tensor
+from .activations import cosine_similarity, elu, hardtanh, logsigmoid, normalize, softsign
 from .attention import scaled_dot_product_attention
 from .compat import allclose, equal, mm
 from .compare import argmax, argmin, max, maximum, min, minimum, sort, topk
@@ -23,17 +24,25 @@ from .inplace import (add_, clamp_, copy_, div_, fill_, iadd, imul, isub, itrued
                       mul_, neg_, normal_, pow_, setitem, sub_, uniform_, zero_)
 from .layout import (T, contiguous, expand, expand_as, flip, mT, repeat, t, tril, triu, type_as,
                      view)
+from .logic import (all, any, argsort, count_nonzero, eq, ge, gt, isclose, le, logical_and,
+                    logical_not, logical_or, logical_xor, lt, ne, nonzero, numel)
 from .loss import cross_entropy
 from .masking import masked_fill, where
 from .nll import nll_loss
 from .matmul import bmm, linear, matmul
 from .norm import layer_norm, rms_norm
 from .pad import pad
+from .products import addmm, cumprod, dot, lerp, mv, outer
 from .pointwise import abs, leaky_relu, rsqrt, sigmoid, silu, softplus
 from .pointwise_loss import (binary_cross_entropy, binary_cross_entropy_with_logits, l1_loss,
                              mse_loss)
+from .rearrange import (diagonal, index_select, movedim, narrow, reshape_as, roll, swapdims,
+                        tile, trace, unbind, unflatten, view_as)
 from .reduce import amax, amin, cumsum, mean, prod, sum
+from .robust_loss import huber_loss, kl_div, smooth_l1_loss
 from .rope import rope
+from .rounding import (ceil, expm1, floor, isfinite, isinf, isnan, log1p, nan_to_num, reciprocal,
+                       round, sgn, sign, square, trunc)
 from .shape import (cat, chunk, concat, flatten, getitem, permute, reshape, split, squeeze,
                     stack, swapaxes, transpose, unsqueeze)
 from .softmax import log_softmax, softmax
@@ -58,6 +67,15 @@ __all__ = [
     "nll_loss",
     # ops the PyTorch tutorials need (examples/pytorch/)
     "sin", "cos", "repeat_interleave", "mm", "equal", "allclose",
+    # more of PyTorch's ops (issue 12, second round)
+    "square", "reciprocal", "log1p", "expm1", "sign", "sgn", "floor", "ceil", "round", "trunc",
+    "isnan", "isinf", "isfinite", "nan_to_num",
+    "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
+    "logical_not", "isclose", "count_nonzero", "nonzero", "argsort", "any", "all", "numel",
+    "unbind", "narrow", "index_select", "roll", "movedim", "swapdims", "unflatten", "tile",
+    "view_as", "reshape_as", "diagonal", "trace", "outer", "dot", "mv", "addmm", "lerp",
+    "cumprod", "normalize", "cosine_similarity", "logsigmoid", "elu", "hardtanh", "softsign",
+    "smooth_l1_loss", "huber_loss", "kl_div",
 ]
 
 
@@ -157,6 +175,52 @@ Tensor.t = t
 Tensor.contiguous = contiguous
 Tensor.type_as = type_as
 Tensor.bmm = bmm
+Tensor.square = square
+Tensor.reciprocal = reciprocal
+Tensor.log1p = log1p
+Tensor.expm1 = expm1
+Tensor.sign = sign
+Tensor.sgn = sgn
+Tensor.floor = floor
+Tensor.ceil = ceil
+Tensor.round = round
+Tensor.trunc = trunc
+Tensor.isnan = isnan
+Tensor.isinf = isinf
+Tensor.isfinite = isfinite
+Tensor.nan_to_num = nan_to_num
+Tensor.eq = eq
+Tensor.ne = ne
+Tensor.lt = lt
+Tensor.le = le
+Tensor.gt = gt
+Tensor.ge = ge
+Tensor.logical_and = logical_and
+Tensor.logical_or = logical_or
+Tensor.logical_xor = logical_xor
+Tensor.isclose = isclose
+Tensor.count_nonzero = count_nonzero
+Tensor.nonzero = nonzero
+Tensor.argsort = argsort
+Tensor.unbind = unbind
+Tensor.narrow = narrow
+Tensor.index_select = index_select
+Tensor.roll = roll
+Tensor.movedim = movedim
+Tensor.moveaxis = movedim
+Tensor.swapdims = swapdims
+Tensor.unflatten = unflatten
+Tensor.tile = tile
+Tensor.view_as = view_as
+Tensor.reshape_as = reshape_as
+Tensor.diagonal = diagonal
+Tensor.trace = trace
+Tensor.outer = outer
+Tensor.dot = dot
+Tensor.mv = mv
+Tensor.addmm = addmm
+Tensor.lerp = lerp
+Tensor.cumprod = cumprod
 Tensor.new_zeros = factories.new_zeros
 Tensor.new_ones = factories.new_ones
 Tensor.new_empty = factories.new_empty

@@ -1,0 +1,149 @@
+"""Products with PyTorch's names: outer, dot, mv, addmm, lerp and the running product
+cumprod (docs/derivations.md#cumprod, #outer-dot-mv-addmm-and-lerp).
+
+``cumprod`` is a Function with a backward that stays exact when the input has zeros. The
+others are compositions of ops that already have a hand-derived backward (matmul, mul, add),
+as their docstrings say, with PyTorch's argument checks in front.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import backend
+from ..autograd import Function
+from ..tensor import Tensor
+from .elementwise import add, mul, sub
+from .matmul import matmul
+from .reduce import _single_axis
+from .shape import reshape
+
+__all__ = ["outer", "dot", "mv", "addmm", "lerp", "cumprod"]
+
+
+class Cumprod(Function):
+    """out_i = x_0 x_1 ... x_i along ``axis`` (docs/derivations.md#cumprod).
+
+    x_j is a factor of every out_i with i >= j, so
+        dx_j = sum_{i >= j} g_i prod_{k <= i, k != j} x_k = L_j * S_j,
+    with L_j = x_0 ... x_{j-1} (the product before j) and
+        S_j = g_j + x_{j+1} g_{j+1} + x_{j+1} x_{j+2} g_{j+2} + ... ,
+    which runs backwards as S_j = g_j + x_{j+1} S_{j+1}. No division by x_j, so zeros in x
+    give exact gradients (out_i / x_j would be 0/0 there)."""
+
+    def forward(self, x, axis: int):
+        self.save_for_backward(x, axis)
+        return backend.get_array_module(x).cumprod(x, axis=axis)
+
+    def backward(self, grad):
+        x, axis = self.saved
+        xp = backend.get_array_module(grad)
+        xs, gs = xp.moveaxis(x, axis, 0), xp.moveaxis(grad, axis, 0)   # the running dim first
+        n = xs.shape[0]
+        if n == 0:
+            return grad
+        before = xp.concatenate([xp.ones_like(xs[:1]), xp.cumprod(xs[:-1], axis=0)])  # L
+        after = xp.empty_like(gs)                                                     # S
+        after[n - 1] = gs[n - 1]
+        for j in range(n - 2, -1, -1):
+            after[j] = gs[j] + xs[j + 1] * after[j + 1]
+        return xp.moveaxis(before * after, 0, axis)
+
+
+def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
+    """Running products along ``dim`` (required, as PyTorch); integer and bool tensors give
+    int64, as PyTorch; ``dtype`` converts first."""
+    if dtype is not None:
+        input = input.to(dtype)
+    axis = _single_axis(dim, input.ndim, "cumprod")
+    if input.ndim == 0:
+        return reshape(cumprod(reshape(input, 1), 0), ())
+    if input.dtype.kind in "biu":
+        xp = backend.get_array_module(input._data)
+        return Tensor._wrap(xp.cumprod(input._data, axis=axis, dtype=np.int64))
+    return Cumprod.apply(input, axis=axis)
+
+
+def _check_vector(t: Any, name: str, op: str) -> None:
+    if not isinstance(t, Tensor) or t.ndim != 1:
+        raise ValueError(f"{op}: {name} must be a 1-D tensor, got "
+                         f"{getattr(t, 'shape', type(t).__name__)}")
+
+
+def _check_same_dtype(a: Tensor, b: Tensor, op: str) -> None:
+    if a.dtype != b.dtype:
+        raise TypeError(f"{op}: expected both tensors to have the same dtype, got {a.dtype} "
+                        f"and {b.dtype} (as PyTorch); convert one with .to(...)")
+
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
+    """out[i, j] = input[i] * vec2[j] for two 1-D tensors: (n,) and (m,) -> (n, m). Composed
+    as ``input[:, None] * vec2[None, :]``, so the gradients are broadcasting's:
+    d input = g @ vec2, d vec2 = g^T @ input (the sums over the broadcast dims)."""
+    _check_vector(input, "input", "outer")
+    _check_vector(vec2, "vec2", "outer")
+    return mul(reshape(input, -1, 1), reshape(vec2, 1, -1))
+
+
+def dot(input: Tensor, tensor: Tensor) -> Tensor:  # noqa: A002
+    """The inner product of two 1-D tensors of one length and dtype (a 0-d tensor), as
+    ``torch.dot`` (which, unlike matmul, takes only vectors). matmul underneath."""
+    _check_vector(input, "input", "dot")
+    _check_vector(tensor, "tensor", "dot")
+    if input.shape != tensor.shape:
+        raise ValueError(f"dot: the vectors have different lengths ({input.shape[0]} and "
+                         f"{tensor.shape[0]})")
+    _check_same_dtype(input, tensor, "dot")
+    return matmul(input, tensor)
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:  # noqa: A002
+    """Matrix (n, m) times vector (m,) -> (n,), as ``torch.mv``; matmul underneath."""
+    if not isinstance(input, Tensor) or input.ndim != 2:
+        raise ValueError(f"mv: input must be a 2-D matrix, got "
+                         f"{getattr(input, 'shape', type(input).__name__)}")
+    _check_vector(vec, "vec", "mv")
+    if input.shape[1] != vec.shape[0]:
+        raise ValueError(f"mv: matrix {input.shape} and vector {vec.shape} do not line up "
+                         f"(the matrix's columns must equal the vector's length)")
+    _check_same_dtype(input, vec, "mv")
+    return matmul(input, vec)
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,  # noqa: A002
+          alpha: float = 1) -> Tensor:
+    """beta * input + alpha * (mat1 @ mat2), with ``input`` broadcast to (n, p), as
+    ``torch.addmm``. With beta = 0, input is ignored (a NaN in it does not spread, as in
+    PyTorch; its gradient is then None rather than zeros). Composed of matmul, mul, add."""
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if not isinstance(m, Tensor) or m.ndim != 2:
+            raise ValueError(f"addmm: {name} must be a 2-D matrix, got "
+                             f"{getattr(m, 'shape', type(m).__name__)}")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise ValueError(f"addmm: mat1 {mat1.shape} and mat2 {mat2.shape} do not line up")
+    shape = (mat1.shape[0], mat2.shape[1])
+    try:
+        np.broadcast_shapes(tuple(input.shape), shape)
+    except ValueError:
+        raise ValueError(f"addmm: input of shape {input.shape} does not broadcast to the "
+                         f"product's shape {shape}") from None
+    product = matmul(mat1, mat2)
+    if alpha != 1:
+        product = mul(product, alpha)
+    if beta == 0:
+        return product
+    return add(input if beta == 1 else mul(input, beta), product)
+
+
+def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:  # noqa: A002
+    """input + weight * (end - input), with a number or a tensor weight (broadcasting), as
+    ``torch.lerp``. Composed of sub, mul, add, so d input = g (1 - w), d end = g w and
+    d weight = g (end - input)."""
+    if not isinstance(input, Tensor) or not isinstance(end, Tensor):
+        raise TypeError("lerp: input and end must be Tensors")
+    if isinstance(weight, Tensor) and weight.dtype != input.dtype:
+        raise TypeError(f"lerp: weight's dtype {weight.dtype} differs from input's "
+                        f"{input.dtype}; convert it with .to(input.dtype)")
+    _check_same_dtype(input, end, "lerp")
+    return add(input, mul(weight, sub(end, input)))

@@ -1,0 +1,148 @@
+"""More losses of ``torch.nn.functional``: smooth_l1_loss, huber_loss and kl_div
+(docs/derivations.md#smooth-l1-huber-and-kl-divergence).
+
+Element losses l_i, then ``reduction`` as in pointwise_loss.py: the gradient reaching l_i is
+w = g / N ("mean"), g ("sum") or g_i ("none"); kl_div adds "batchmean", g / input.shape[0].
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .. import backend
+from ..autograd import Function, unbroadcast
+from ..tensor import Tensor
+from .pointwise_loss import _pair, _reduce, _spread
+
+__all__ = ["smooth_l1_loss", "huber_loss", "kl_div"]
+
+
+class SmoothL1(Function):
+    """With d = x - y: l = scale * (d^2 / (2 beta) where |d| < beta, |d| - beta / 2 else).
+    smooth_l1_loss has scale 1; huber_loss(delta) is delta * smooth_l1(beta = delta).
+    dl/dd = scale * (d / beta inside, sign(d) outside): the two pieces meet with equal value
+    and slope at |d| = beta. dx = w dl/dd, dy = -w dl/dd (then unbroadcast)."""
+
+    def forward(self, x, y, beta: float, scale: float, reduction: str):
+        xp = backend.get_array_module(x)
+        d = x - y
+        inside = xp.abs(d) < beta
+        safe = beta if beta > 0 else 1.0           # beta = 0: nothing is inside (plain L1)
+        slope = scale * xp.where(inside, d / safe, xp.sign(d))
+        self.save_for_backward(slope, x.shape, y.shape, reduction)
+        losses = xp.where(inside, 0.5 * d * d / safe, xp.abs(d) - 0.5 * beta)
+        return _reduce(scale * losses, reduction)
+
+    def backward(self, grad):
+        slope, x_shape, y_shape, reduction = self.saved
+        d = slope * _spread(grad, slope.shape, reduction)
+        return (unbroadcast(d, x_shape) if self.needs_input_grad[0] else None,
+                unbroadcast(-d, y_shape) if self.needs_input_grad[1] else None)
+
+
+class KlDiv(Function):
+    """input x holds log-probabilities, target t probabilities (log_target=False) or
+    log-probabilities (log_target=True).
+      t probabilities:   l = t (log t - x), 0 where t = 0.  dx = -t,  dt = log t + 1 - x
+                         (NaN at t = 0, where the slope is -inf; PyTorch gives NaN too).
+      t log-probs:       l = e^t (t - x).                   dx = -e^t, dt = e^t (t - x + 1).
+    Each times w (the reduction's share), then unbroadcast."""
+
+    def forward(self, x, t, log_target: bool, reduction: str, batch: int):
+        xp = backend.get_array_module(x)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if log_target:
+                p = xp.exp(t)
+                losses = p * (t - x)
+                dt = p * (t - x + 1)
+            else:
+                p = t
+                log_t = xp.log(t)
+                losses = xp.where(t == 0, 0.0, t * log_t) - t * x
+                dt = xp.where(t == 0, xp.nan, log_t + 1) - x
+        self.save_for_backward(-p, dt, x.shape, t.shape, reduction, batch)
+        out = _reduce(losses, "sum" if reduction == "batchmean" else reduction)
+        return out / batch if reduction == "batchmean" else out
+
+    def backward(self, grad):
+        dx, dt, x_shape, t_shape, reduction, batch = self.saved
+        if reduction == "batchmean":
+            w = _spread(grad / batch, dx.shape, "sum")
+        else:
+            w = _spread(grad, dx.shape, reduction)
+        return (unbroadcast(dx * w, x_shape) if self.needs_input_grad[0] else None,
+                unbroadcast(dt * w, t_shape) if self.needs_input_grad[1] else None)
+
+
+def _checked_pair(input: Any, target: Any, op: str, reductions: tuple,  # noqa: A002
+                  reduction: str) -> Any:
+    if reduction not in reductions:
+        raise ValueError(f"{op}: reduction must be one of {', '.join(map(repr, reductions))}, "
+                         f"got {reduction!r}")
+    input, target = _pair(input, target, op)
+    if input.dtype.kind != "f":
+        raise TypeError(f"{op}: input must be floating point, got {input.dtype}")
+    if input.shape != target.shape:
+        try:
+            np.broadcast_shapes(input.shape, target.shape)
+        except ValueError:
+            raise ValueError(f"{op}: input {input.shape} and target {target.shape} do not "
+                             f"broadcast; they should have the same shape") from None
+        warnings.warn(f"{op}: target shape {target.shape} differs from input shape "
+                      f"{input.shape}; they are broadcast (as PyTorch warns). Give them the "
+                      f"same shape", UserWarning, stacklevel=3)
+    return input, target
+
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def smooth_l1_loss(input: Tensor, target: Any, size_average: Any = None,  # noqa: A002
+                   reduce: Any = None, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere, d = input - target
+    (``F.smooth_l1_loss``); beta = 0 is the L1 loss."""
+    _no_legacy(size_average, reduce, "smooth_l1_loss")
+    if float(beta) < 0:
+        raise ValueError(f"smooth_l1_loss: beta must be >= 0, got {beta}")
+    input, target = _checked_pair(input, target, "smooth_l1_loss", _REDUCTIONS, reduction)
+    return SmoothL1.apply(input, target, beta=float(beta), scale=1.0, reduction=reduction)
+
+
+def huber_loss(input: Tensor, target: Any, reduction: str = "mean",  # noqa: A002
+               delta: float = 1.0, weight: Any = None) -> Tensor:
+    """0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere (``F.huber_loss``)."""
+    if weight is not None:
+        raise ValueError("huber_loss: weight= is not supported in tinyattn; multiply "
+                         "huber_loss(..., reduction='none') by the weights")
+    if float(delta) <= 0:
+        raise ValueError(f"huber_loss: delta must be > 0, got {delta}")
+    input, target = _checked_pair(input, target, "huber_loss", _REDUCTIONS, reduction)
+    return SmoothL1.apply(input, target, beta=float(delta), scale=float(delta),
+                          reduction=reduction)
+
+
+def kl_div(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa
+           reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """KL(target || exp(input)) element by element, ``F.kl_div``: ``input`` holds
+    log-probabilities, ``target`` probabilities (or log-probabilities with log_target=True).
+    reduction "batchmean" (the sum over the batch's rows / batch size) is the mathematical
+    KL divergence; "mean" divides by every element, and warns, as PyTorch does."""
+    _no_legacy(size_average, reduce, "kl_div")
+    input, target = _checked_pair(input, target, "kl_div", _REDUCTIONS + ("batchmean",),
+                                  reduction)
+    if reduction == "mean":
+        warnings.warn("kl_div: reduction='mean' divides the total loss by both the batch size "
+                      "and the support size; 'batchmean' divides only by the batch size and "
+                      "matches the math definition of the KL divergence (as PyTorch warns)",
+                      UserWarning, stacklevel=2)
+    batch = input.shape[0] if reduction == "batchmean" and input.ndim else 1
+    return KlDiv.apply(input, target, log_target=bool(log_target), reduction=reduction,
+                       batch=batch)
+
+
+def _no_legacy(size_average: Any, reduce: Any, op: str) -> None:
+    if size_average is not None or reduce is not None:
+        raise ValueError(f"{op}: size_average and reduce are deprecated and not supported "
+                         f"here; use reduction='mean', 'sum' or 'none'")

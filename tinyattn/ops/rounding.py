@@ -1,0 +1,227 @@
+"""Pointwise ops PyTorch users reach for next: square, reciprocal, log1p, expm1, the step
+functions sign, floor, ceil, round and trunc (zero gradient, as in PyTorch), the tests isnan,
+isinf and isfinite, and nan_to_num (docs/derivations.md#rounding-and-other-pointwise-ops).
+
+As in pointwise.py every backward is ``g * f'(x)``. dtypes follow PyTorch: square, sign and
+the step functions keep an integer tensor's dtype; reciprocal, log1p and expm1 turn an integer
+tensor into float32; the tests give bool tensors.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from .. import backend
+from ..autograd import Function
+from ..tensor import Tensor
+from .elementwise import _as_float
+
+__all__ = ["square", "reciprocal", "log1p", "expm1", "sign", "sgn", "floor", "ceil", "round",
+           "trunc", "isnan", "isinf", "isfinite", "nan_to_num"]
+
+
+class Square(Function):
+    """out = x^2.   dx = g * 2x."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return x * x
+
+    def backward(self, grad):
+        (x,) = self.saved
+        return grad * (2 * x)
+
+
+class Reciprocal(Function):
+    """out = 1/x.   d(x^-1)/dx = -x^-2 = -out^2, so dx = -g * out^2 (the output is saved)."""
+
+    def forward(self, x):
+        with np.errstate(divide="ignore"):          # 1/0 = inf, as PyTorch
+            out = 1 / x
+        self.save_for_backward(out)
+        return out
+
+    def backward(self, grad):
+        (out,) = self.saved
+        return -grad * out * out
+
+
+class Log1p(Function):
+    """out = log(1 + x), accurate for tiny x (where 1 + x rounds to 1).   dx = g / (1 + x)."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        with np.errstate(divide="ignore", invalid="ignore"):   # -inf at -1, NaN below
+            return backend.get_array_module(x).log1p(x)
+
+    def backward(self, grad):
+        (x,) = self.saved
+        with np.errstate(divide="ignore"):
+            return grad / (1 + x)
+
+
+class Expm1(Function):
+    """out = e^x - 1, accurate for tiny x.   d(e^x - 1)/dx = e^x = out + 1: dx = g * (out + 1)."""
+
+    def forward(self, x):
+        with np.errstate(over="ignore"):
+            out = backend.get_array_module(x).expm1(x)
+        self.save_for_backward(out)
+        return out
+
+    def backward(self, grad):
+        (out,) = self.saved
+        return grad * (out + 1)
+
+
+class Step(Function):
+    """sign, floor, ceil, round, trunc: piecewise constant, so f'(x) = 0 wherever it exists
+    (at the jumps there is none; PyTorch uses 0 there too).   dx = 0 * g.
+
+    The output still joins the graph, as in PyTorch (``floor(x).requires_grad`` is True when
+    x's is), so a loss built on it backpropagates zeros instead of raising."""
+
+    def forward(self, x, fn: Any):
+        return fn(x)
+
+    def backward(self, grad):
+        return backend.get_array_module(grad).zeros_like(grad)
+
+
+class NanToNum(Function):
+    """out = x where x is finite, else the replacement (a constant).
+    dx = g where x is finite, 0 where it was replaced (as PyTorch: ``grad * isfinite(x)``)."""
+
+    def forward(self, x, nan: float, posinf: float, neginf: float):
+        xp = backend.get_array_module(x)
+        self.save_for_backward(xp.isfinite(x))
+        return xp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+
+    def backward(self, grad):
+        (finite,) = self.saved
+        return grad * finite
+
+
+# ------------------------------------------------------------------ public functions
+def square(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
+    """x * x; integer tensors stay integer (bool gives int64), as in PyTorch."""
+    if input.dtype == np.bool_:
+        input = Tensor._wrap(input._data.astype(np.int64))
+    return Square.apply(input)
+
+
+def reciprocal(input: Tensor) -> Tensor:  # noqa: A002
+    """1 / x (inf at 0); integer and bool tensors give float32, as in PyTorch."""
+    return Reciprocal.apply(_as_float(input))
+
+
+def log1p(input: Tensor) -> Tensor:  # noqa: A002
+    """log(1 + x), exact for small x; integer tensors give float32."""
+    return Log1p.apply(_as_float(input))
+
+
+def expm1(input: Tensor) -> Tensor:  # noqa: A002
+    """exp(x) - 1, exact for small x; integer tensors give float32."""
+    return Expm1.apply(_as_float(input))
+
+
+def _sign(x: Any) -> Any:
+    """NumPy's sign, with sign(NaN) = 0 as PyTorch's (NumPy gives NaN)."""
+    xp = backend.get_array_module(x)
+    if x.dtype == np.bool_:
+        return x.copy()
+    out = xp.sign(x)
+    return xp.nan_to_num(out, nan=0.0) if out.dtype.kind == "f" else out
+
+
+def sign(input: Tensor) -> Tensor:  # noqa: A002
+    """-1, 0 or +1 by the sign of each element (0 for NaN and for -0.0, as PyTorch); the
+    gradient is 0. An integer tensor stays integer, a bool tensor stays bool."""
+    return Step.apply(input, fn=_sign)
+
+
+sgn = sign          # PyTorch's sgn is sign for real tensors (tinyattn has no complex ones)
+
+
+def _step(name: str, input: Tensor, fn: Any) -> Tensor:
+    if input.dtype == np.bool_:
+        raise TypeError(f"{name}: not defined for bool tensors (as PyTorch); convert first "
+                        f"with .float() or .long()")
+    if input.dtype.kind in "iu":
+        return Tensor._wrap(input._data.copy())       # integers are already whole
+    return Step.apply(input, fn=fn)
+
+
+def floor(input: Tensor) -> Tensor:  # noqa: A002
+    """The largest whole number <= x, elementwise; zero gradient. Integer tensors are copied."""
+    return _step("floor", input, lambda x: backend.get_array_module(x).floor(x))
+
+
+def ceil(input: Tensor) -> Tensor:  # noqa: A002
+    """The smallest whole number >= x, elementwise; zero gradient."""
+    return _step("ceil", input, lambda x: backend.get_array_module(x).ceil(x))
+
+
+def trunc(input: Tensor) -> Tensor:  # noqa: A002
+    """x with its fractional part dropped (towards 0), elementwise; zero gradient."""
+    return _step("trunc", input, lambda x: backend.get_array_module(x).trunc(x))
+
+
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001
+    """Round to ``decimals`` places, halves to even (0.5 -> 0, 1.5 -> 2, 2.5 -> 2), as
+    ``torch.round``; with decimals, x * 10^d is rounded and divided back (so 2.675 gives
+    2.67 or 2.68 as its binary value falls, as in PyTorch). Zero gradient."""
+    if isinstance(decimals, bool) or not isinstance(decimals, (int, np.integer)):
+        raise TypeError(f"round: decimals must be an int, got {decimals!r}")
+    decimals = int(decimals)
+    if decimals != 0 and input.dtype.kind in "biu":
+        raise TypeError(f"round: decimals={decimals} is not supported for {input.dtype} "
+                        f"tensors (as in PyTorch); convert with .float() first")
+    if decimals == 0:
+        return _step("round", input, lambda x: backend.get_array_module(x).rint(x))
+    scale = 10.0 ** decimals
+
+    def rounded(x: Any) -> Any:
+        xp = backend.get_array_module(x)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return (xp.rint(x * x.dtype.type(scale)) / x.dtype.type(scale)).astype(x.dtype)
+    return _step("round", input, rounded)
+
+
+def _test(name: str, input: Tensor, test: str) -> Tensor:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}: expected a Tensor, got {type(input).__name__}")
+    xp = backend.get_array_module(input._data)
+    return Tensor._wrap(xp.asarray(getattr(xp, test)(input._data)))
+
+
+def isnan(input: Tensor) -> Tensor:  # noqa: A002
+    """True where x is NaN (a bool tensor; always False for integer tensors)."""
+    return _test("isnan", input, "isnan")
+
+
+def isinf(input: Tensor) -> Tensor:  # noqa: A002
+    """True where x is +inf or -inf."""
+    return _test("isinf", input, "isinf")
+
+
+def isfinite(input: Tensor) -> Tensor:  # noqa: A002
+    """True where x is neither NaN nor +-inf."""
+    return _test("isfinite", input, "isfinite")
+
+
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: Optional[float] = None,  # noqa: A002
+               neginf: Optional[float] = None) -> Tensor:
+    """NaN -> ``nan``, +inf -> ``posinf``, -inf -> ``neginf`` (by default the largest and
+    lowest finite values of the dtype), as ``torch.nan_to_num``. The gradient passes where x
+    was finite and is 0 where a value was replaced. Integer tensors are copied."""
+    if input.dtype.kind in "biu":
+        return Tensor._wrap(input._data.copy())
+    info = np.finfo(input.dtype)
+    values = {"nan": nan, "posinf": info.max if posinf is None else posinf,
+              "neginf": info.min if neginf is None else neginf}
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+            raise TypeError(f"nan_to_num: {name} must be a number, got {value!r}")
+    return NanToNum.apply(input, **{k: float(v) for k, v in values.items()})
