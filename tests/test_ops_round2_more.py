@@ -391,3 +391,18 @@ def test_autograd_grad_runs_hooks_only_on_its_way_to_the_asked_for_tensors():
         (gy,) = lib.autograd.grad(h.sum(), [y])
         return seen, gy.tolist(), x.grad
     assert run(ta) == run(torch) == (["h"], [1.0, 2.0], None)
+
+
+def test_autograd_grad_skips_hooks_on_a_branch_that_leads_elsewhere():
+    """u = w * 3 feeds the output but w was not asked for: torch never runs u's node, so
+    u's hook stays silent; y's (on the way to x) runs."""
+    def run(lib):
+        seen = []
+        x = lib.tensor([1.0, 1.0], requires_grad=True)
+        w = lib.tensor([1.0, 1.0], requires_grad=True)
+        y, u = x * 2, w * 3
+        u.register_hook(lambda g: seen.append("u"))
+        y.register_hook(lambda g: seen.append("y"))
+        (gx,) = lib.autograd.grad((y * y).sum() + (u * y).sum(), x)
+        return seen, gx.tolist()
+    assert run(ta) == run(torch) == (["y"], [14.0, 14.0])

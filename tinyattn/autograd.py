@@ -581,10 +581,11 @@ def _run_functions(roots: List[Function], grads: Dict[int, Any],
         fn_grad = grads.pop(id(fn), None)
         if fn_grad is None:
             continue
+        if leading is not None and id(fn) not in leading and id(fn) not in captured_fns:
+            continue                # autograd.grad: nothing asked for lies at or below it
         if fn._hooks:
             fn_grad = _run_hooks(fn._hooks, fn_grad)
-        if fn._retained is not None and (leading is None or id(fn) in leading
-                                         or id(fn) in captured_fns):
+        if fn._retained is not None:
             output = fn._retained()
             if output is not None and output._ctx is fn:
                 accumulate_grad(output, fn_grad)
