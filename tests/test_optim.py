@@ -25,6 +25,9 @@ CONFIGS = [
     ("adam_l2", optim.Adam, "Adam", dict(lr=0.02, betas=(0.8, 0.99), weight_decay=0.1)),
     ("adamw", optim.AdamW, "AdamW", dict(lr=0.01)),
     ("adamw_strong", optim.AdamW, "AdamW", dict(lr=0.05, eps=1e-6, weight_decay=0.3)),
+    ("adam_amsgrad", optim.Adam, "Adam", dict(lr=0.02, weight_decay=0.1, amsgrad=True)),
+    ("adamw_amsgrad_maximize", optim.AdamW, "AdamW", dict(lr=0.01, amsgrad=True,
+                                                          maximize=True)),
     ("rmsprop", optim.RMSprop, "RMSprop", dict(lr=0.01)),
     ("rmsprop_all", optim.RMSprop, "RMSprop", dict(lr=0.01, alpha=0.9, eps=1e-6,
                                                     weight_decay=0.1, momentum=0.8,
@@ -629,3 +632,18 @@ def test_scheduler_state_dict_of_another_schedule_is_refused():
     saved = optim.NoamLR(sgd(groups=2), d_model=8).state_dict()
     with pytest.raises(ValueError, match=r"2 base learning rate\(s\)"):
         optim.NoamLR(sgd(), d_model=8).load_state_dict(saved)
+
+
+def test_amsgrad_and_maximize_parity_can_fail():
+    """Negative control for the two options: without them torch ends elsewhere."""
+    torch = pytest.importorskip("torch")
+    arrays, grads = initial_arrays(), gradient_sequence(10)
+    params = [ta.tensor(a.copy(), requires_grad=True) for a in arrays]
+    run_ours(lambda ps: optim.Adam(ps, lr=0.02, weight_decay=0.1, amsgrad=True), params, grads)
+    plain = run_torch(torch, "Adam", dict(lr=0.02, weight_decay=0.1), arrays, grads)
+    # the max rarely binds on stationary gradients: 1e-5 apart, far above the 1e-12 parity
+    assert max(np.abs(p.detach().numpy() - q).max() for p, q in zip(params, plain)) > 1e-7
+    params = [ta.tensor(a.copy(), requires_grad=True) for a in arrays]
+    run_ours(lambda ps: optim.AdamW(ps, lr=0.01, maximize=True), params, grads)
+    descending = run_torch(torch, "AdamW", dict(lr=0.01), arrays, grads)
+    assert max(np.abs(p.detach().numpy() - q).max() for p, q in zip(params, descending)) > 1e-2

@@ -27,6 +27,7 @@ from .ops import (addmm, all, any, argsort, ceil, count_nonzero, cumprod, diagon
                   movedim, mv, nan_to_num, narrow, ne, nonzero, numel, outer, reciprocal,
                   roll, round, sgn, sign, square, swapdims, tile, trace, trunc, unbind,
                   unflatten)
+from .ops import floor_divide, fmod, log2, log10, remainder
 from .ops import clamp as clip
 from .serialization import CheckpointError, load, save
 from .tensor import SavedDataWriteError, Tensor, as_tensor, from_numpy, tensor
@@ -62,7 +63,9 @@ __all__ = [
     "isnan", "isinf", "isfinite", "nan_to_num", "eq", "ne", "lt", "le", "gt", "ge",
     "logical_and", "logical_or", "logical_xor", "logical_not", "isclose", "count_nonzero",
     "nonzero", "argsort", "any", "all", "numel", "clip", "unbind", "narrow", "index_select",
-    "roll", "movedim", "swapdims", "unflatten", "tile", "masked_fill", "outer", "dot", "mv", "addmm", "lerp", "cumprod", "diagonal", "trace",
+    "roll", "movedim", "swapdims", "unflatten", "tile", "masked_fill", "outer", "dot", "mv",
+    "addmm", "lerp", "cumprod", "diagonal", "trace", "log2", "log10", "remainder", "fmod",
+    "floor_divide",
     "float16", "float32", "float64", "half", "double", "float", "int8", "int16", "int32",
     "int64", "uint8", "int", "long", "short", "bool", "bool_",
 ]

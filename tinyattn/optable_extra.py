@@ -26,6 +26,7 @@ _INDEX = "roll-diagonal-and-other-index-ops"
 _PRODUCTS = "outer-dot-mv-addmm-and-lerp"
 _ACTIVATIONS = "more-activations-normalize-and-cosine-similarity"
 _LOSSES = "smooth-l1-huber-and-kl-divergence"
+_DIVISION = "remainder-fmod-and-floor-divide"
 
 
 def _off_grid(*shapes: Tuple[int, ...]) -> Callable[..., List[Case]]:
@@ -91,11 +92,31 @@ def _hardtanh_cases(rng: np.random.Generator) -> List[Case]:
     return [_c("(4, 5)", np.where(np.abs(np.abs(x) - 0.8) < 0.05, x + 0.2, x))]
 
 
+def _whole_division_cases(rng: np.random.Generator) -> List[Case]:
+    """a = b q with q a quarter or more away from every integer (the jumps of floor and
+    trunc), b away from 0, both signs; one case broadcasts b over rows."""
+    cases = []
+    for a_shape, b_shape in (((3, 4), (3, 4)), ((3, 4), (4,))):
+        b = rng.choice([-1.0, 1.0], b_shape) * (0.5 + rng.random(b_shape))
+        q = rng.integers(-4, 4, a_shape) + 0.25 + 0.5 * rng.random(a_shape)
+        cases.append(_c(_label(a_shape, b_shape), b * q, b))
+    return cases
+
+
+def _positive(*shapes: Tuple[int, ...]) -> Callable[..., List[Case]]:
+    return lambda rng: [_c(_label(s), rng.random(s) * 3 + 0.2) for s in shapes]
+
+
 def _index_select_fn(x: Tensor, index: Tensor) -> Tensor:
     return ops.index_select(x, 0, index)
 
 
 EXTRA_ROWS: List[Row] = [
+    ("log2", ops.log2, np.log2, _positive((3, 4)), "more-pointwise-functions"),
+    ("log10", ops.log10, np.log10, _positive((3, 4)), "more-pointwise-functions"),
+    ("remainder", ops.remainder, np.remainder, _whole_division_cases, _DIVISION),
+    ("fmod", ops.fmod, np.fmod, _whole_division_cases, _DIVISION),
+    ("floor_divide", ops.floor_divide, np.floor_divide, _whole_division_cases, _DIVISION),
     ("square", ops.square, np.square, _normal((3, 4), (2, 3, 5)), _POINTWISE),
     ("reciprocal", ops.reciprocal, np.reciprocal, _away_from_zero((3, 4)), _POINTWISE),
     ("log1p", ops.log1p, np.log1p,

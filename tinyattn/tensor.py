@@ -270,6 +270,8 @@ class Tensor:
     def numel(self) -> int:
         return int(self._data.size)
 
+    nelement = numel                # PyTorch's older name, still common in tutorials
+
     def dim(self) -> int:
         return self._data.ndim
 

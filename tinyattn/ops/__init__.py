@@ -7,6 +7,8 @@ where ``x.softmax(-1)`` comes from.
 """
 from __future__ import annotations
 
+import functools
+
 from .. import factories
 from ..tensor import Tensor
 from .activations import cosine_similarity, elu, hardtanh, logsigmoid, normalize, softsign
@@ -33,7 +35,8 @@ from .matmul import bmm, linear, matmul
 from .norm import layer_norm, rms_norm
 from .pad import pad
 from .products import addmm, cumprod, dot, lerp, mv, outer
-from .pointwise import abs, leaky_relu, rsqrt, sigmoid, silu, softplus
+from .division import floor_divide, fmod, remainder
+from .pointwise import abs, leaky_relu, log2, log10, rsqrt, sigmoid, silu, softplus
 from .pointwise_loss import (binary_cross_entropy, binary_cross_entropy_with_logits, l1_loss,
                              mse_loss)
 from .rearrange import (diagonal, index_select, movedim, narrow, reshape_as, roll, swapdims,
@@ -59,7 +62,8 @@ __all__ = [
     "clamp", "add_", "sub_", "mul_", "div_", "pow_", "neg_", "clamp_", "masked_fill_", "zero_",
     "fill_", "copy_", "uniform_", "normal_", "setitem",
     # ops with PyTorch's names added for op coverage (issue 12)
-    "sigmoid", "abs", "rsqrt", "leaky_relu", "silu", "softplus", "maximum", "minimum", "min",
+    "sigmoid", "abs", "rsqrt", "log2", "log10", "remainder", "fmod", "floor_divide",
+    "leaky_relu", "silu", "softplus", "maximum", "minimum", "min",
     "amin", "argmax", "argmin", "sort", "topk", "gather", "one_hot", "var", "std",
     "logsumexp", "norm", "prod", "cumsum", "expand", "expand_as", "repeat", "flip", "tril",
     "triu", "T", "mT", "t", "view", "contiguous", "type_as", "pad", "einsum", "bmm",
@@ -85,6 +89,24 @@ def _reflected(fn):
     return method
 
 
+def _keepdims_too(fn):
+    """PyTorch's reductions also take NumPy's spelling ``keepdims=`` (makemore's tutorials
+    write ``P.sum(1, keepdims=True)``); so do these."""
+    @functools.wraps(fn)
+    def reduction(*args, **kwargs):
+        if "keepdims" in kwargs:
+            if "keepdim" in kwargs:
+                raise TypeError(f"{fn.__name__}: give keepdim or keepdims, not both")
+            kwargs["keepdim"] = kwargs.pop("keepdims")
+        return fn(*args, **kwargs)
+    return reduction
+
+
+(sum, mean, amax, amin, max, min, std, var, prod, logsumexp, argmax, argmin, any,
+ all) = map(_keepdims_too, (sum, mean, amax, amin, max, min, std, var, prod, logsumexp,
+                            argmax, argmin, any, all))
+
+
 # Operators.
 Tensor.__add__ = add
 Tensor.__radd__ = _reflected(add)
@@ -97,6 +119,11 @@ Tensor.__rtruediv__ = _reflected(div)
 Tensor.__neg__ = neg
 Tensor.__pow__ = pow
 Tensor.__rpow__ = rpow
+Tensor.__floordiv__ = floor_divide
+Tensor.__rfloordiv__ = _reflected(floor_divide)
+Tensor.__mod__ = remainder
+Tensor.__rmod__ = _reflected(remainder)
+Tensor.__abs__ = abs
 Tensor.__matmul__ = matmul
 Tensor.__rmatmul__ = _reflected(matmul)
 Tensor.__getitem__ = getitem
@@ -148,6 +175,11 @@ Tensor.clip = clamp
 Tensor.abs = abs
 Tensor.sigmoid = sigmoid
 Tensor.rsqrt = rsqrt
+Tensor.log2 = log2
+Tensor.log10 = log10
+Tensor.remainder = remainder
+Tensor.fmod = fmod
+Tensor.floor_divide = floor_divide
 Tensor.maximum = maximum
 Tensor.minimum = minimum
 Tensor.min = min

@@ -67,8 +67,8 @@ class Hardtanh(Function):
         return backend.get_array_module(x).clip(x, low, high)
 
     def backward(self, grad):
-        (inside,) = self.saved
-        return grad * inside
+        (inside,) = self.saved     # where, not grad * mask: inf * 0 would be NaN (PyTorch: 0)
+        return backend.get_array_module(grad).where(inside, grad, 0)
 
 
 class Softsign(Function):

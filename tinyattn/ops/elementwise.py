@@ -223,8 +223,8 @@ class Relu(Function):
         return backend.get_array_module(x).maximum(x, 0)
 
     def backward(self, grad):
-        (positive,) = self.saved
-        return grad * positive
+        (positive,) = self.saved   # where, not grad * mask: an inf or NaN from above must
+        return backend.get_array_module(grad).where(positive, grad, 0)  # not leak (PyTorch)
 
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)  # Python floats: they never upcast float32
@@ -291,8 +291,8 @@ class Clamp(Function):
         return xp.clip(x, low, high)
 
     def backward(self, grad):
-        (inside,) = self.saved
-        return grad * inside
+        (inside,) = self.saved     # where, as in Relu: inf * 0 would be NaN
+        return backend.get_array_module(grad).where(inside, grad, 0)
 
 
 class Convert(Function):
@@ -423,8 +423,11 @@ def clamp(x: Tensor, min: Optional[float] = None,  # noqa: A002 - PyTorch's name
         bounds.append(None if bound is None else float(bound))
     if bounds[0] is None and bounds[1] is None:
         raise ValueError("clamp: give at least one of min and max")
-    if x.dtype.kind in "biu" and any(b is not None and not b.is_integer() for b in bounds):
-        x = _as_float(x)
+    if x.dtype.kind in "biu":
+        if any(b is not None and not b.is_integer() for b in bounds):
+            x = _as_float(x)              # a fractional bound: PyTorch's default float
+        else:                             # whole bounds keep an integer tensor's dtype
+            bounds = [None if b is None else int(b) for b in bounds]
     return Clamp.apply(x, low=bounds[0], high=bounds[1])
 
 

@@ -1,5 +1,5 @@
-"""More pointwise functions: sigmoid, abs, rsqrt and the activations leaky_relu, silu and
-softplus (docs/derivations.md#more-pointwise-functions).
+"""More pointwise functions: sigmoid, abs, rsqrt, log2, log10 and the activations
+leaky_relu, silu and softplus (docs/derivations.md#more-pointwise-functions).
 
 Each output element depends on one input element, so every backward is ``g * f'(x)``
 (docs/derivations.md#elementwise). The sigmoid is computed without overflow for any x, and
@@ -7,14 +7,18 @@ the derivatives are written in terms of the saved output where that is cheapest.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
+
+import numpy as np
 
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
 from .elementwise import _as_float
 
-__all__ = ["sigmoid", "abs", "rsqrt", "leaky_relu", "silu", "softplus", "stable_sigmoid"]
+__all__ = ["sigmoid", "abs", "rsqrt", "log2", "log10", "leaky_relu", "silu", "softplus",
+           "stable_sigmoid"]
 
 
 def stable_sigmoid(x: Any) -> Any:
@@ -52,6 +56,21 @@ class Abs(Function):
         (x,) = self.saved
         xp = backend.get_array_module(x)
         return grad * xp.nan_to_num(xp.sign(x), nan=0.0)
+
+
+class LogBase(Function):
+    """out = log_base x = ln x / ln base.   dx = g / (x ln base)."""
+
+    def forward(self, x, base: float):
+        self.save_for_backward(x, base)
+        xp = backend.get_array_module(x)
+        with np.errstate(divide="ignore", invalid="ignore"):   # -inf at 0, NaN below
+            return xp.log2(x) if base == 2 else xp.log10(x)
+
+    def backward(self, grad):
+        x, base = self.saved
+        with np.errstate(divide="ignore"):
+            return grad / (x * math.log(base))
 
 
 class Rsqrt(Function):
@@ -128,6 +147,14 @@ def sigmoid(x: Tensor) -> Tensor:
 def abs(x: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
     """|x|; an integer tensor stays an integer tensor (no gradient), as in PyTorch."""
     return Abs.apply(x)
+
+
+def log2(x: Tensor) -> Tensor:
+    return LogBase.apply(_as_float(x), base=2)
+
+
+def log10(x: Tensor) -> Tensor:
+    return LogBase.apply(_as_float(x), base=10)
 
 
 def rsqrt(x: Tensor) -> Tensor:

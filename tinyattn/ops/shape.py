@@ -279,9 +279,20 @@ def _check_join(op: str, tensors: Sequence[Tensor], dim: int, same_shape: bool) 
     return axis
 
 
+def _floats_win(tensors: Sequence[Tensor]) -> List[Tensor]:
+    """Integer and bool tensors joined with tensors of one floating dtype take that dtype,
+    as in PyTorch (NumPy would make int64 with float32 float64). Two floating dtypes are
+    left to the usual mixed-dtype error."""
+    floats = {t.dtype for t in tensors if t.dtype.kind == "f"}
+    if len(floats) != 1 or all(t.dtype.kind == "f" for t in tensors):
+        return list(tensors)
+    (dtype,) = floats
+    return [t if t.dtype.kind == "f" else Tensor._wrap(t._data.astype(dtype)) for t in tensors]
+
+
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     axis = _check_join("cat", tensors, dim, same_shape=False)
-    return Concat.apply(*tensors, axis=axis)
+    return Concat.apply(*_floats_win(tensors), axis=axis)
 
 
 concat = cat
@@ -289,7 +300,7 @@ concat = cat
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     axis = _check_join("stack", tensors, dim, same_shape=True)
-    return Stack.apply(*tensors, axis=axis)
+    return Stack.apply(*_floats_win(tensors), axis=axis)
 
 
 def split(x: Tensor, split_size_or_sections: Union[int, Sequence[int]], dim: int = 0

@@ -30,14 +30,21 @@ class Adam(Optimizer):
         eps: added to the denominator for numerical safety (>= 0).
         weight_decay: L2 penalty coefficient, added to the gradient (>= 0). For weight decay
             that does not pass through the adaptive scaling, use ``AdamW``.
+        amsgrad: divide by the largest second moment seen so far instead of the current one
+            (Reddi et al., 2018), as PyTorch's ``amsgrad=True``.
+        maximize: climb the objective instead of descending it.
+        foreach, fused: PyTorch's choices of kernel, with the same arithmetic; accepted and
+            ignored (tinyattn has one implementation).
     """
 
     decoupled_weight_decay = False
 
     def __init__(self, params: ParamsT, lr: float = 1e-3,
                  betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0):
-        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+                 weight_decay: float = 0.0, amsgrad: bool = False, *, maximize: bool = False,
+                 foreach: Optional[bool] = None, fused: Optional[bool] = None):
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                        amsgrad=bool(amsgrad), maximize=bool(maximize))
         super().__init__(params, defaults)
 
     def _check_group(self, group: Dict[str, Any]) -> Dict[str, Any]:
@@ -69,8 +76,10 @@ class Adam(Optimizer):
                     state["step"] = 0
                     state["exp_avg"] = xp.zeros_like(p._data)
                     state["exp_avg_sq"] = xp.zeros_like(p._data)
+                if group.get("amsgrad") and "max_exp_avg_sq" not in state:
+                    state["max_exp_avg_sq"] = xp.zeros_like(p._data)
                 state["step"] = t = int(state["step"]) + 1
-                grad = p.grad._data
+                grad = -p.grad._data if group.get("maximize") else p.grad._data
                 if weight_decay != 0:
                     if self.decoupled_weight_decay:
                         p._data *= 1.0 - lr * weight_decay  # AdamW: shrink theta directly
@@ -83,6 +92,9 @@ class Adam(Optimizer):
                 v += (1.0 - beta2) * (grad * grad)
                 # Bias corrections in Python floats: they never touch the arrays' dtype.
                 step_size = lr / (1.0 - beta1 ** t)
+                if group.get("amsgrad"):    # the largest second moment so far
+                    xp.maximum(state["max_exp_avg_sq"], v, out=state["max_exp_avg_sq"])
+                    v = state["max_exp_avg_sq"]
                 denom = xp.sqrt(v) / math.sqrt(1.0 - beta2 ** t) + eps
                 p._data -= step_size * m / denom
                 p._bump_version()   # in place: a graph that saved p now refuses to backward
@@ -101,5 +113,7 @@ class AdamW(Adam):
 
     def __init__(self, params: ParamsT, lr: float = 1e-3,
                  betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 1e-2):
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
+                 foreach: Optional[bool] = None, fused: Optional[bool] = None):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                         amsgrad=amsgrad, maximize=maximize)

@@ -1,0 +1,99 @@
+"""Division with a whole quotient: ``a // b`` (floor_divide), ``a % b`` (remainder, the sign
+of b, as Python's and PyTorch's %) and ``fmod`` (the sign of a, as C's)
+(docs/derivations.md#remainder-fmod-and-floor-divide).
+
+With q = a / b:  remainder(a, b) = a - b floor(q),   fmod(a, b) = a - b trunc(q).
+floor and trunc are piecewise constant, so away from the jumps
+    d remainder / da = 1,   d remainder / db = -floor(q);   fmod: 1 and -trunc(q).
+floor_divide(a, b) = floor(q) is piecewise constant: its gradient is 0 wherever it exists,
+like floor's (PyTorch raises on its backward instead; tinyattn passes the 0, as for floor).
+Integer tensors stay integers and refuse a zero divisor, as PyTorch does (NumPy would
+return 0 with a warning).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import backend
+from ..autograd import Function, unbroadcast
+from ..tensor import Tensor
+from .elementwise import _binary
+
+__all__ = ["remainder", "fmod", "floor_divide", "IntegerDivisionByZero"]
+
+
+class Remainder(Function):
+    """out = a - b floor(a / b).   da = g,  db = -g floor(a / b)."""
+
+    def forward(self, a, b):
+        xp = backend.get_array_module(a)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            quotient = xp.floor_divide(a, b)
+            self.save_for_backward(a.shape, b.shape, quotient)
+            return xp.remainder(a, b)
+
+    def backward(self, grad):
+        a_shape, b_shape, quotient = self.saved
+        return unbroadcast(grad, a_shape), unbroadcast(-grad * quotient, b_shape)
+
+
+class Fmod(Function):
+    """out = a - b trunc(a / b).   da = g,  db = -g trunc(a / b)."""
+
+    def forward(self, a, b):
+        xp = backend.get_array_module(a)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            quotient = xp.trunc(a / b) if a.dtype.kind == "f" else None
+            self.save_for_backward(a.shape, b.shape, quotient)
+            return xp.fmod(a, b)
+
+    def backward(self, grad):
+        a_shape, b_shape, quotient = self.saved
+        return unbroadcast(grad, a_shape), unbroadcast(-grad * quotient, b_shape)
+
+
+class FloorDivide(Function):
+    """out = floor(a / b).   da = db = 0 (a step function; see the module docstring)."""
+
+    def forward(self, a, b):
+        self.save_for_backward(a.shape, b.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return backend.get_array_module(a).floor_divide(a, b)
+
+    def backward(self, grad):
+        a_shape, b_shape = self.saved
+        xp = backend.get_array_module(grad)
+        return xp.zeros(a_shape, grad.dtype), xp.zeros(b_shape, grad.dtype)
+
+
+class IntegerDivisionByZero(RuntimeError, ZeroDivisionError):
+    """PyTorch raises a RuntimeError here; Python code expects a ZeroDivisionError: both
+    catch it."""
+
+
+def _whole_division(fn: type, op: str, a: Any, b: Any) -> Tensor:
+    out_divisor = b._data if isinstance(b, Tensor) else np.asarray(b)
+    dividend_int = (a.dtype.kind in "iub") if isinstance(a, Tensor) else isinstance(a, int)
+    divisor_int = out_divisor.dtype.kind in "iub"
+    if dividend_int and divisor_int and bool((out_divisor == 0).any()):
+        raise IntegerDivisionByZero(f"{op}: integer division by zero (the divisor holds a 0); "
+                                f"PyTorch refuses it too. Use float tensors (x.float()) to get "
+                                f"inf/NaN instead")
+    return _binary(fn, op, a, b)
+
+
+def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002 - PyTorch's names
+    """``torch.remainder`` / ``a % b``: the remainder with the sign of the divisor."""
+    return _whole_division(Remainder, "remainder", input, other)
+
+
+def fmod(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """``torch.fmod``: the remainder with the sign of the dividend (C's fmod)."""
+    return _whole_division(Fmod, "fmod", input, other)
+
+
+def floor_divide(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """``torch.floor_divide`` / ``a // b``: floor(a / b), rounding toward -inf."""
+    return _whole_division(FloorDivide, "floor_divide", input, other)
