@@ -13,6 +13,7 @@ from .. import factories
 from ..tensor import Tensor
 from .activations import cosine_similarity, elu, hardtanh, logsigmoid, normalize, softsign
 from .attention import scaled_dot_product_attention
+from .batch_norm import batch_norm
 from .compat import allclose, equal, mm
 from .compare import argmax, argmin, max, maximum, min, minimum, sort, topk
 from .dropout import dropout
@@ -80,6 +81,8 @@ __all__ = [
     "view_as", "reshape_as", "diagonal", "trace", "outer", "dot", "mv", "addmm", "lerp",
     "cumprod", "normalize", "cosine_similarity", "logsigmoid", "elu", "hardtanh", "softsign",
     "smooth_l1_loss", "huber_loss", "kl_div",
+    # third round (makemore, backprop ninja, nanoGPT)
+    "batch_norm",
 ]
 
 
