@@ -401,3 +401,45 @@ def test_detach_in_place():
     view = (w * 1).view(1, 2)                        # shares memory with a tensor in the graph
     with pytest.raises(RuntimeError, match="Can't detach views in-place"):
         view.detach_()
+
+
+# ------------------------------------------------------------------ legacy constructors
+_LEGACY_SCRIPT = """
+import numpy as np
+import torch
+out = []
+names = lambda t: [n for n in ("int64", "float32", "float64", "bool") if t.dtype == getattr(torch, n)]
+for make in (torch.LongTensor, torch.FloatTensor, torch.DoubleTensor, torch.BoolTensor):
+    data = make([[1, 0, 2]])
+    sized = make(2, 3)
+    out.append([names(data), data.tolist(), list(sized.shape), names(sized),
+                list(make().shape), isinstance(data, make), isinstance(sized, torch.LongTensor)])
+out.append(torch.FloatTensor(np.array([1.5, 2.5])).tolist())
+try:
+    torch.LongTensor(-1)
+except RuntimeError:
+    out.append("negative refused")
+print(repr(out))
+"""
+
+
+def test_legacy_constructors_under_run_torch_match_torch(tmp_path):
+    """The same script on real torch and under run-torch prints the same (dtypes compared with
+    torch's names; the sized tensors' values are not printed: torch leaves them uninitialised).
+    A negative control: the script's own isinstance checks tell the dtypes apart."""
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = tmp_path / "legacy.py"
+    path.write_text(_LEGACY_SCRIPT)
+    env = dict(os.environ, PYTHONPATH=root, OMP_NUM_THREADS="1")
+    ours = subprocess.run([sys.executable, "-m", "tinyattn", "run-torch", str(path)],
+                          capture_output=True, text=True, env=env, timeout=120)
+    theirs = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
+                            env=env, timeout=120)
+    assert ours.returncode == 0 and theirs.returncode == 0, ours.stderr + theirs.stderr
+    assert ours.stdout == theirs.stdout
+    rows = eval(ours.stdout)                      # noqa: S307 - our own script's repr
+    assert [row[5] for row in rows[:4]] == [True] * 4
+    assert [row[6] for row in rows[:4]] == [True, False, False, False]
