@@ -408,7 +408,8 @@ _LEGACY_SCRIPT = """
 import numpy as np
 import torch
 out = []
-names = lambda t: [n for n in ("int64", "float32", "float64", "bool") if t.dtype == getattr(torch, n)]
+DTYPES = ("int64", "float32", "float64", "bool")
+names = lambda t: [n for n in DTYPES if t.dtype == getattr(torch, n)]
 for make in (torch.LongTensor, torch.FloatTensor, torch.DoubleTensor, torch.BoolTensor):
     data = make([[1, 0, 2]])
     sized = make(2, 3)
