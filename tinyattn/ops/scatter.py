@@ -176,7 +176,7 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None,  # noqa: A0
         _refuse_repeats("scatter", input.shape, positions)
     if tensor_src is None:
         return Scatter.apply(input, index=positions, region=region,
-                             value=np.asarray(value).astype(input.dtype))
+                             value=input.dtype.type(value))
     return Scatter.apply(input, tensor_src, index=positions, region=region, value=None)
 
 
