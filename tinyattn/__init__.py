@@ -14,7 +14,7 @@ from .backend import cuda_is_available, get_rng_state, manual_seed, set_rng_stat
 from .gradcheck import GradcheckError, gradcheck, gradcheck_report
 from .factories import (arange, empty, empty_like, eye, full, full_like, linspace, logspace,
                         multinomial, ones, ones_like, rand, rand_like, randint, randint_like,
-                        randn, randn_like, zeros, zeros_like)
+                        randn, randn_like, randperm, zeros, zeros_like)
 from .ops import (abs, add, allclose, amax, amin, argmax, argmin, bmm, cat, chunk, clamp, clone,
                   concat, cos, cumsum, div, einsum, equal, exp, flatten, flip, gather, log,
                   log_softmax, logsumexp, matmul, max, maximum, mean, min, minimum, mm, mul, neg,
@@ -28,6 +28,7 @@ from .ops import (addmm, all, any, argsort, ceil, count_nonzero, cumprod, diagon
                   roll, round, sgn, sign, square, swapdims, tile, trace, trunc, unbind,
                   unflatten)
 from .ops import floor_divide, fmod, log2, log10, remainder
+from .ops import diag, index_add, meshgrid, scatter, scatter_add, unique
 from .ops import clamp as clip
 from .serialization import CheckpointError, load, save
 from .tensor import SavedDataWriteError, Tensor, as_tensor, from_numpy, tensor
@@ -65,7 +66,8 @@ __all__ = [
     "nonzero", "argsort", "any", "all", "numel", "clip", "unbind", "narrow", "index_select",
     "roll", "movedim", "swapdims", "unflatten", "tile", "masked_fill", "outer", "dot", "mv",
     "addmm", "lerp", "cumprod", "diagonal", "trace", "log2", "log10", "remainder", "fmod",
-    "floor_divide",
+    "floor_divide", "randperm", "diag", "index_add", "meshgrid", "scatter", "scatter_add",
+    "unique",
     "float16", "float32", "float64", "half", "double", "float", "int8", "int16", "int32",
     "int64", "uint8", "int", "long", "short", "bool", "bool_",
 ]

@@ -24,7 +24,7 @@ from . import backend
 from .tensor import DTypeLike, Tensor, normalize_dtype, tensor
 
 __all__ = ["zeros", "ones", "empty", "full", "eye", "arange", "linspace", "logspace", "rand",
-           "randn", "randint", "zeros_like", "ones_like", "empty_like", "full_like",
+           "randn", "randperm", "randint", "zeros_like", "ones_like", "empty_like", "full_like",
            "rand_like", "randn_like", "randint_like", "multinomial", "new_zeros", "new_ones",
            "new_empty", "new_full", "new_tensor"]
 
@@ -236,6 +236,23 @@ def randint(*args: Any, size: Any = None, generator: Any = None, dtype: DTypeLik
     data = backend.integers(low, high, _size(shape, None, "randint"), _device(device),
                             generator)
     return _leaf(data.astype(want), requires_grad)
+
+
+def randperm(n: int, *, generator: Any = None, dtype: DTypeLike = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """``torch.randperm(n)``: a random permutation of 0, ..., n - 1 (int64 unless ``dtype``
+    says otherwise), drawn from the default generator or ``generator`` (a NumPy generator):
+    the order that sorts n uniform draws, so every permutation is equally likely."""
+    if not _is_whole(n):
+        raise TypeError(f"randperm: n must be a whole number, got {n!r}")
+    if int(n) < 0:
+        raise RuntimeError(f"randperm: n must be non-negative, got {int(n)}")
+    want = normalize_dtype(dtype) or np.dtype(np.int64)
+    if want.kind == "b" or (want.kind in "iu" and int(n) - 1 > np.iinfo(want).max):
+        raise TypeError(f"randperm: dtype {want} cannot hold the values 0 to {int(n) - 1}")
+    draws = backend.uniform((int(n),), _device(device), np.float64, generator)
+    order = backend.get_array_module(draws).argsort(draws, kind="stable")
+    return _leaf(order.astype(want), requires_grad)
 
 
 def _int_bound(value: Any, name: str) -> int:

@@ -11,6 +11,7 @@ from .ops import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_
                   scaled_dot_product_attention, sigmoid, silu, softmax, softplus, tanh, where)
 from .ops import (cosine_similarity, elu, hardtanh, huber_loss, kl_div, logsigmoid, normalize,
                   smooth_l1_loss, softsign)
+from .ops.batch_norm import batch_norm
 from .ops.norm import rms_norm
 from .ops.rope import rope
 
@@ -19,4 +20,4 @@ __all__ = ["softmax", "log_softmax", "relu", "gelu", "tanh", "linear", "layer_no
            "rope", "sigmoid", "silu", "softplus", "leaky_relu", "pad", "one_hot", "mse_loss",
            "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
            "rms_norm", "normalize", "cosine_similarity", "logsigmoid", "elu", "hardtanh",
-           "softsign", "smooth_l1_loss", "huber_loss", "kl_div"]
+           "softsign", "smooth_l1_loss", "huber_loss", "kl_div", "batch_norm"]

@@ -5,6 +5,7 @@ from . import functional, init, torch_compat, utils
 from .activation import (GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus,
                          Tanh)
 from .attention import KVCache, MultiHeadAttention
+from .batchnorm import BatchNorm1d
 from .generation import NonFiniteLogitsError
 from .containers import ModuleDict, ParameterDict, ParameterList, Sequential
 from .gpt import GPT, Block, GPTConfig
@@ -23,7 +24,7 @@ from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLay
 __all__ = [
     "Module", "ModuleList", "Parameter", "Sequential", "ModuleDict", "ParameterList",
     "ParameterDict",
-    "Linear", "Embedding", "LayerNorm", "RMSNorm", "Dropout", "Identity", "Flatten",
+    "Linear", "Embedding", "LayerNorm", "RMSNorm", "BatchNorm1d", "Dropout", "Identity", "Flatten",
     "Unflatten", "FeedForward", "SwiGLU", "llama_hidden_dim",
     "ReLU", "GELU", "Tanh", "Sigmoid", "SiLU", "LeakyReLU", "Softplus", "Softmax", "LogSoftmax",
     "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss", "BCEWithLogitsLoss",

@@ -13,10 +13,12 @@ from .. import factories
 from ..tensor import Tensor
 from .activations import cosine_similarity, elu, hardtanh, logsigmoid, normalize, softsign
 from .attention import scaled_dot_product_attention
-from .compat import allclose, equal, mm
+from .batch_norm import batch_norm
+from .compat import allclose, detach_, equal, mm
 from .compare import argmax, argmin, max, maximum, min, minimum, sort, topk
 from .dropout import dropout
 from .einsum import einsum
+from .grids import diag, meshgrid, unique
 from .elementwise import (add, clamp, clone, convert, div, exp, gelu, log, mul, neg, pow, relu,
                           rpow, sqrt, sub, tanh)
 from .embedding import embedding
@@ -44,6 +46,7 @@ from .rearrange import (diagonal, index_select, movedim, narrow, reshape_as, rol
 from .reduce import amax, amin, cumsum, mean, prod, sum
 from .robust_loss import huber_loss, kl_div, smooth_l1_loss
 from .rope import rope
+from .scatter import index_add, index_add_, scatter, scatter_, scatter_add, scatter_add_
 from .rounding import (ceil, expm1, floor, isfinite, isinf, isnan, log1p, nan_to_num, reciprocal,
                        round, sgn, sign, square, trunc)
 from .shape import (cat, chunk, concat, flatten, getitem, permute, reshape, split, squeeze,
@@ -80,6 +83,9 @@ __all__ = [
     "view_as", "reshape_as", "diagonal", "trace", "outer", "dot", "mv", "addmm", "lerp",
     "cumprod", "normalize", "cosine_similarity", "logsigmoid", "elu", "hardtanh", "softsign",
     "smooth_l1_loss", "huber_loss", "kl_div",
+    # third round (makemore, backprop ninja, nanoGPT)
+    "batch_norm", "meshgrid", "diag", "unique", "scatter", "scatter_", "scatter_add",
+    "scatter_add_", "index_add", "index_add_", "detach_",
 ]
 
 
@@ -253,6 +259,11 @@ Tensor.mv = mv
 Tensor.addmm = addmm
 Tensor.lerp = lerp
 Tensor.cumprod = cumprod
+Tensor.diag = diag
+Tensor.unique = unique
+Tensor.scatter = scatter
+Tensor.scatter_add = scatter_add
+Tensor.index_add = index_add
 Tensor.new_zeros = factories.new_zeros
 Tensor.new_ones = factories.new_ones
 Tensor.new_empty = factories.new_empty
@@ -274,3 +285,7 @@ Tensor.fill_ = fill_
 Tensor.copy_ = copy_
 Tensor.uniform_ = uniform_
 Tensor.normal_ = normal_
+Tensor.scatter_ = scatter_
+Tensor.scatter_add_ = scatter_add_
+Tensor.index_add_ = index_add_
+Tensor.detach_ = detach_

@@ -12,7 +12,7 @@ from .. import backend
 from ..tensor import Tensor
 from .matmul import matmul
 
-__all__ = ["mm", "equal", "allclose"]
+__all__ = ["mm", "equal", "allclose", "detach_"]
 
 
 def mm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
@@ -58,3 +58,15 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-5,  # noqa: A002
     xp = backend.get_array_module(input._data)
     close = xp.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan)
     return bool(backend.to_host(xp.asarray(close)))
+
+
+def detach_(x: Tensor) -> Tensor:
+    """``x.detach_()``: x itself leaves the graph (no history, no gradient from now on), in
+    place; the values are not touched, so the version does not change. Views are refused, as
+    in PyTorch ("Can't detach views in-place"): their base would still be in the graph."""
+    if x._is_view and x.requires_grad:
+        raise RuntimeError("detach_: Can't detach views in-place. Use detach() instead (y = "
+                           "x.detach() gives a new tensor sharing the memory)")
+    x._ctx = None
+    x._requires_grad = False
+    return x

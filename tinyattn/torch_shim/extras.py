@@ -17,7 +17,8 @@ import numpy as np
 from .. import backend, functional, serialization
 from ..gradcheck import gradcheck as _gradcheck
 from ..autograd import enable_grad, no_grad
-from ..tensor import Tensor, normalize_dtype
+from ..factories import zeros
+from ..tensor import Tensor, normalize_dtype, tensor
 from .missing import MissingTorchAttribute
 
 __all__ = ["device", "dtype", "Size", "TORCH_EXTRAS", "AUTOGRAD_EXTRAS", "CUDA_EXTRAS",
@@ -230,6 +231,45 @@ def _mps_is_available() -> bool:
     return False        # tinyattn runs on NumPy (CPU) or CuPy (CUDA) only
 
 
+class _LegacyTensorType(type):
+    """The type of ``torch.LongTensor`` and friends: calling it makes a tensor of its dtype,
+    and ``isinstance(x, torch.LongTensor)`` asks whether x is a tensor of that dtype."""
+
+    dtype_name: str
+
+    def __call__(cls, *args: Any, device: Any = None) -> Tensor:
+        name = cls.__name__
+        if not args or (len(args) == 1 and isinstance(args[0], Size)):
+            shape = tuple(args[0]) if args else (0,)
+        elif all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+            shape = tuple(int(a) for a in args)
+        elif len(args) == 1 and not isinstance(args[0], (Tensor, str)):
+            return tensor(args[0], dtype=cls.dtype_name, device=device)
+        else:
+            given = ", ".join(type(a).__name__ for a in args)
+            raise TypeError(
+                f"torch.{name}({given}): expected data (a list or array), or sizes as ints "
+                f"(torch.{name}(2, 3)); to convert a tensor use x.to(torch.{cls.dtype_name})")
+        if any(n < 0 for n in shape):
+            raise RuntimeError(f"torch.{name}{shape}: negative dimension {min(shape)}")
+        # torch leaves the memory uninitialised; tinyattn fills it with zeros
+        return zeros(shape, dtype=cls.dtype_name, device=device)
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, Tensor) and obj.dtype == np.dtype(cls.dtype_name)
+
+
+def _legacy(name: str, dtype_name: str) -> type:
+    """``torch.<name>``: data -> a tensor of that data in ``dtype_name``; ints -> a tensor of
+    that shape (uninitialised in torch, zeros here)."""
+    return _LegacyTensorType(name, (), {"dtype_name": dtype_name, "__doc__": _legacy.__doc__})
+
+
+_LEGACY = {name: _legacy(name, dtype_name) for name, dtype_name in [
+    ("LongTensor", "int64"), ("FloatTensor", "float32"), ("DoubleTensor", "float64"),
+    ("BoolTensor", "bool")]}
+
+
 TORCH_EXTRAS = {
     "device": device,
     "Size": Size,
@@ -250,6 +290,7 @@ TORCH_EXTRAS = {
     "e": math.e,
     "dtype": dtype,
     **_DTYPES,
+    **_LEGACY,
 }
 
 AUTOGRAD_EXTRAS = {"gradcheck": gradcheck}

@@ -1,0 +1,144 @@
+"""Batch normalisation, fused: PyTorch's ``F.batch_norm`` (docs/derivations.md#batch-norm).
+
+Input (N, C) or (N, C, L) (any (N, C, ...)): each channel c is normalised with statistics
+over every other axis, n = N * L elements per channel. In training the statistics are the
+batch's own (mean and the BIASED variance, dividing by n), and the running estimates are
+updated with the UNBIASED variance (dividing by n - 1), as PyTorch does. In evaluation the
+running estimates are used and nothing is updated.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+from .. import backend
+from ..autograd import Function, no_grad
+from ..tensor import Tensor
+from .elementwise import convert, half_as_float32
+
+__all__ = ["batch_norm"]
+
+
+class BatchNorm(Function):
+    """Normalise each channel with the given statistics, then scale and shift per channel.
+
+        xhat = (x - mean) * rstd,   rstd = 1 / sqrt(var + eps),   out = xhat * w + b
+
+    ``training=True``: mean and var are the batch's own (biased var), so they depend on x.
+    With g_hat = g * w and sums over the n elements of a channel, the chain rule through
+    xhat, through mean and through var gives (Karpathy's "backprop ninja" in one line):
+        dx = (1/n) * rstd * (n * g_hat - sum(g_hat) - xhat * sum(g_hat * xhat))
+    ``training=False``: mean and var are constants (the running estimates), so
+        dx = g_hat * rstd.
+    In both cases dw = sum(g * xhat) and db = sum(g), summed over every axis but the channel.
+    """
+
+    def forward(self, x, *affine, mean, var, axes, eps: float, training: bool,
+                has_weight: bool, has_bias: bool):
+        xp = backend.get_array_module(x)
+        rstd = 1 / xp.sqrt(var + eps)               # (1, C, 1...) per channel
+        xhat = (x - mean) * rstd
+        weight = affine[0] if has_weight else None
+        self.save_for_backward(xhat, rstd, weight, axes, training, has_bias)
+        out = xhat * weight if has_weight else xhat.copy()
+        if has_bias:
+            out += affine[-1]
+        return out
+
+    def backward(self, grad):
+        xhat, rstd, weight, axes, training, has_bias = self.saved
+        grads = [None]
+        if weight is not None:
+            grads.append((grad * xhat).sum(axis=axes, keepdims=True)
+                         if self.needs_input_grad[1] else None)
+        if has_bias:
+            grads.append(grad.sum(axis=axes, keepdims=True) if self.needs_input_grad[-1]
+                         else None)
+        if self.needs_input_grad[0]:
+            g_hat = grad * weight if weight is not None else grad
+            if training:
+                n = grad.size // rstd.size              # elements per channel
+                dx = n * g_hat - g_hat.sum(axis=axes, keepdims=True)
+                dx -= xhat * (g_hat * xhat).sum(axis=axes, keepdims=True)
+                dx *= rstd / n
+            else:
+                dx = g_hat * rstd
+            grads[0] = dx
+        return tuple(grads)
+
+
+def _channel_shape(x: Tensor) -> Tuple[int, ...]:
+    return (1, x.shape[1]) + (1,) * (x.ndim - 2)     # (1, C) or (1, C, 1)
+
+
+def _check(x: Tensor, running_mean: Optional[Tensor], running_var: Optional[Tensor],
+           weight: Optional[Tensor], bias: Optional[Tensor], training: bool) -> None:
+    if x.ndim < 2:
+        raise ValueError(f"batch_norm: expected an input of shape (N, C) or (N, C, L), got "
+                         f"shape {x.shape}; add a batch dimension with x.unsqueeze(0)")
+    if x.dtype.kind != "f":
+        raise TypeError(f"batch_norm: expected a floating-point input, got {x.dtype}; convert "
+                        f"with .float()")
+    channels = x.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        if t is not None and t.numel() != channels:
+            raise RuntimeError(f"batch_norm: {name} should contain {channels} elements (one "
+                               f"per channel of the input, shape {x.shape}), not {t.numel()}")
+    if not training and (running_mean is None or running_var is None):
+        raise RuntimeError("batch_norm: training=False normalises with running_mean and "
+                           "running_var, so both must be given (pass training=True to use "
+                           "the batch's own statistics)")
+    per_channel = x.numel() // max(channels, 1)
+    if training and per_channel <= 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                         f"size {x.shape}: the variance of one value is 0 and its unbiased "
+                         f"estimate divides by 0. Use a batch of 2 or more, or eval mode")
+
+
+def batch_norm(input: Tensor, running_mean: Optional[Tensor],  # noqa: A002 - torch's name
+               running_var: Optional[Tensor], weight: Optional[Tensor] = None,
+               bias: Optional[Tensor] = None, training: bool = False, momentum: float = 0.1,
+               eps: float = 1e-5) -> Tensor:
+    """PyTorch's ``F.batch_norm``. ``training=True`` normalises with the batch's statistics
+    and, when running_mean / running_var are given, updates them in place (no gradient):
+        running_mean = (1 - momentum) * running_mean + momentum * mean
+        running_var  = (1 - momentum) * running_var  + momentum * var * n / (n - 1)
+    ``training=False`` normalises with running_mean and running_var."""
+    x = input
+    _check(x, running_mean, running_var, weight, bias, training)
+    if not float(eps) >= 0:
+        raise ValueError(f"batch_norm: eps must be >= 0, got {eps}")
+    compute = half_as_float32(x)
+    xp = backend.get_array_module(compute._data)
+    axes = (0,) + tuple(range(2, x.ndim))                # every axis but the channel
+    shape = _channel_shape(x)
+    if training:
+        mean = compute._data.mean(axis=axes, keepdims=True)
+        var = ((compute._data - mean) ** 2).mean(axis=axes, keepdims=True)
+        _update_running(running_mean, running_var, mean, var, x.numel() // x.shape[1],
+                        momentum)
+    else:
+        mean = running_mean._data.reshape(shape).astype(compute.dtype, copy=False)
+        var = running_var._data.reshape(shape).astype(compute.dtype, copy=False)
+    affine = [half_as_float32(p).reshape(shape) for p in (weight, bias) if p is not None]
+    out = BatchNorm.apply(compute, *affine, mean=mean, var=xp.asarray(var), axes=axes,
+                          eps=float(eps), training=bool(training),
+                          has_weight=weight is not None, has_bias=bias is not None)
+    return convert(out, dtype=x.dtype)      # float16 is normalised in float32, as PyTorch
+
+
+def _update_running(running_mean: Optional[Tensor], running_var: Optional[Tensor],
+                    mean: Any, var: Any, n: int, momentum: Optional[float]) -> None:
+    """The exponential moving averages, written in place (each bumps its version)."""
+    if momentum is None:
+        raise TypeError("batch_norm: momentum=None is a BatchNorm1d option (a cumulative "
+                        "average); F.batch_norm needs a number")
+    m = float(momentum)
+    with no_grad():
+        if running_mean is not None:
+            new = (1 - m) * running_mean._data + m * mean.reshape(running_mean.shape)
+            running_mean.copy_(Tensor._wrap(new.astype(running_mean.dtype)))
+        if running_var is not None:
+            unbiased = var.reshape(running_var.shape) * (n / (n - 1))
+            new = (1 - m) * running_var._data + m * unbiased
+            running_var.copy_(Tensor._wrap(new.astype(running_var.dtype)))

@@ -1,0 +1,235 @@
+"""Writing along one dim by index, gather's mirror images: ``scatter`` (a value or src lands
+at each index), ``scatter_add`` and ``index_add`` (src is added there), and their in-place
+forms ``scatter_``, ``scatter_add_``, ``index_add_``
+(docs/derivations.md#scatter-scatter_add-and-index_add).
+
+For dim 0 of a 2-D tensor: scatter writes out[index[i][j]][j] = src[i][j] for every (i, j) of
+index (index may be smaller than src and than self in the other dims); index_add adds row i
+of source into row index[i] of out. Indices must lie in [0, size) (no negative ones, as in
+PyTorch). Where scatter would write two values into one element, which survives is
+unspecified (PyTorch says so too); while gradients are recorded tinyattn refuses that, as it
+does for ``x[index] = value``, because no gradient could say where each value went.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from .. import backend
+from ..autograd import Function, is_grad_enabled
+from ..tensor import Tensor
+from .indexing import along_axis_index
+from .inplace import _in_place
+from .shape import _normalize_dim
+
+__all__ = ["scatter", "scatter_", "scatter_add", "scatter_add_", "index_add", "index_add_"]
+
+
+class Scatter(Function):
+    """out = x, then out[index positions] = src[i] (or ``value``) for each position i of index.
+
+    The overwritten elements of x never reach the output; every other element passes through;
+    each used element of src is copied to one place:
+        dx = g with the written positions set to 0,   dsrc[i] = g[index position of i]
+    (dsrc is 0 where src is larger than index: those elements are not used).
+    """
+
+    def forward(self, x, *src, index: Tuple[Any, ...], region: Tuple[slice, ...], value: Any):
+        out = x.copy()
+        out[index] = src[0][region] if src else value
+        self.save_for_backward(index, region, src[0].shape if src else None)
+        return out
+
+    def backward(self, grad):
+        index, region, src_shape = self.saved
+        dx = grad.copy()
+        dx[index] = 0
+        if src_shape is None:
+            return dx
+        dsrc = backend.get_array_module(grad).zeros(src_shape, dtype=grad.dtype)
+        dsrc[region] = grad[index]
+        return dx, dsrc
+
+
+class ScatterAdd(Function):
+    """out = x, then out[index position of i] += src[i] for each position i of index
+    (repeated positions add up). Addition passes gradients unchanged:
+        dx = g,   dsrc[i] = g[index position of i]   (0 where src is larger than index).
+    """
+
+    def forward(self, x, src, index: Tuple[Any, ...], region: Tuple[slice, ...]):
+        out = x.copy()
+        backend.scatter_add(out, index, src[region])
+        self.save_for_backward(index, region, src.shape)
+        return out
+
+    def backward(self, grad):
+        index, region, src_shape = self.saved
+        dsrc = backend.get_array_module(grad).zeros(src_shape, dtype=grad.dtype)
+        dsrc[region] = grad[index]
+        return grad, dsrc
+
+
+class IndexAdd(Function):
+    """out = x, then out[..., ids[i], ...] += alpha * source[..., i, ...] along ``axis``.
+        dx = g,   dsource[..., i, ...] = alpha * g[..., ids[i], ...]   (index_select of g).
+    """
+
+    def forward(self, x, source, ids, axis: int, alpha: Any):
+        out = x.copy()
+        where = (slice(None),) * axis + (ids,)
+        backend.scatter_add(out, where, source * alpha if alpha != 1 else source)
+        self.save_for_backward(where, alpha)
+        return out
+
+    def backward(self, grad):
+        where, alpha = self.saved
+        dsource = grad[where]
+        return grad, (dsource * alpha if alpha != 1 else dsource)
+
+
+# ------------------------------------------------------------------ checks
+def _index_positions(op: str, x: Tensor, dim: int, index: Tensor, src: Optional[Tensor]
+                     ) -> Tuple[Tuple[Any, ...], Tuple[slice, ...]]:
+    """Check scatter's arguments as PyTorch does; return the positions index writes to
+    (``along_axis_index``) and the region of src they take (src[:index.shape])."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: self must be a Tensor, got {type(x).__name__}")
+    if not isinstance(index, Tensor) or index.dtype != np.int64:
+        raise TypeError(f"{op}(): Expected dtype int64 for index, got "
+                        f"{getattr(index, 'dtype', type(index).__name__)}; convert with "
+                        f".long()")
+    if x.ndim == 0:
+        raise ValueError(f"{op}: self is 0-d; scatter into a tensor with at least one dim "
+                         f"(x.unsqueeze(0))")
+    axis = _normalize_dim(int(dim), x.ndim, op)
+    if index.ndim != x.ndim:
+        raise ValueError(f"{op}: index has {index.ndim} dims but self has {x.ndim}; they must "
+                         f"have the same number (Index tensor must have the same number of "
+                         f"dimensions as self tensor)")
+    for other, name in ((x, "self"), (src, "src")):
+        if other is None:
+            continue
+        if other.device != x.device or index.device != x.device:
+            raise RuntimeError(f"{op}: self, index and src must be on one device, got "
+                               f"{x.device}, {index.device}, {other.device}")
+        for d in range(x.ndim):
+            if index.shape[d] > other.shape[d] and (name == "src" or d != axis):
+                raise ValueError(f"{op}: index {index.shape} is larger than {name} "
+                                 f"{other.shape} in dim {d}; index may be larger only along "
+                                 f"dim {axis} of self, and never larger than src")
+    if src is not None:
+        if src.ndim != x.ndim:
+            raise ValueError(f"{op}: src has {src.ndim} dims but self has {x.ndim}")
+        if src.dtype != x.dtype:
+            raise TypeError(f"{op}(): Expected self.dtype to be equal to src.dtype, got "
+                            f"{x.dtype} and {src.dtype}; convert src with .to({x.dtype})")
+    ids = index._data
+    _check_range(op, ids, x.shape[axis], axis)
+    region = tuple(slice(0, n) for n in index.shape)
+    return along_axis_index(ids.copy(), axis), region
+
+
+def _check_range(op: str, ids: Any, size: int, axis: int) -> None:
+    if ids.size == 0:
+        return
+    xp = backend.get_array_module(ids)
+    low, high = backend.to_host(xp.stack([ids.min(), ids.max()])).tolist()   # one transfer
+    if low < 0 or high >= size:
+        raise IndexError(f"{op}: index {low if low < 0 else high} is out of bounds for dim "
+                         f"{axis} with size {size} (valid: 0 to {size - 1}; negative indices "
+                         f"are not allowed, as in PyTorch)")
+
+
+def _refuse_repeats(op: str, shape: Tuple[int, ...], positions: Tuple[Any, ...]) -> None:
+    xp = backend.get_array_module(positions[0])
+    hits = xp.zeros(shape, dtype=np.int64)
+    backend.scatter_add(hits, positions, 1)
+    if hits.size and int(backend.to_host(hits.max())) > 1:
+        raise RuntimeError(f"{op}: index writes two values into one element while gradients "
+                           f"are recorded; which one survives is unspecified, so its gradient "
+                           f"would be too. Use distinct indices along the dim, or scatter_add")
+
+
+# ------------------------------------------------------------------ the ops
+def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None,  # noqa: A002
+            *, value: Any = None, reduce: Optional[str] = None) -> Tensor:
+    """``torch.scatter(input, dim, index, src)`` or ``(..., value)``: a copy of input with
+    src's elements (or the number ``value``) written at the indexed positions along dim."""
+    if reduce is not None:
+        raise NotImplementedError(f"scatter(reduce={reduce!r}) is not supported (PyTorch "
+                                  f"deprecates it); use scatter_add for 'add'")
+    if src is not None and value is not None:
+        raise TypeError("scatter: give src or value, not both")
+    if src is None and value is None:
+        raise TypeError("scatter: missing src (a Tensor) or value (a number)")
+    tensor_src = src if isinstance(src, Tensor) else None
+    if tensor_src is None:
+        value = src if value is None else value
+        if isinstance(value, Tensor) or not isinstance(value, (int, float, bool, np.number)):
+            raise TypeError(f"scatter: value must be a Python number, got "
+                            f"{type(value).__name__}")
+    positions, region = _index_positions("scatter", input, dim, index, tensor_src)
+    needs_grad = input.requires_grad or (tensor_src is not None and tensor_src.requires_grad)
+    if is_grad_enabled() and needs_grad:
+        _refuse_repeats("scatter", input.shape, positions)
+    if tensor_src is None:
+        return Scatter.apply(input, index=positions, region=region,
+                             value=input.dtype.type(value))
+    return Scatter.apply(input, tensor_src, index=positions, region=region, value=None)
+
+
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:  # noqa: A002
+    """``torch.scatter_add``: a copy of input with src's elements added at the indexed
+    positions along dim (repeated positions add up)."""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"scatter_add: src must be a Tensor, got {type(src).__name__}")
+    positions, region = _index_positions("scatter_add", input, dim, index, src)
+    return ScatterAdd.apply(input, src, index=positions, region=region)
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor,  # noqa: A002
+              *, alpha: Any = 1) -> Tensor:
+    """``torch.index_add``: a copy of input with ``alpha * source`` slice i added into slice
+    index[i] along dim; index is 1-D (int64 or int32), source is input's shape with
+    len(index) along dim."""
+    if not isinstance(input, Tensor) or not isinstance(source, Tensor):
+        raise TypeError("index_add: self and source must be Tensors")
+    if not isinstance(index, Tensor) or index.dtype not in (np.int64, np.int32) \
+            or index.ndim > 1:
+        raise TypeError(f"index_add_(): Expected a 1-D int64 or int32 index, got "
+                        f"{getattr(index, 'dtype', type(index).__name__)} of shape "
+                        f"{getattr(index, 'shape', '?')}")
+    if input.ndim == 0:
+        raise ValueError("index_add: self is 0-d; use a tensor with at least one dim")
+    axis = _normalize_dim(int(dim), input.ndim, "index_add")
+    ids = index._data.reshape(-1)
+    expected = input.shape[:axis] + (ids.size,) + input.shape[axis + 1:]
+    if source.shape != expected:
+        raise ValueError(f"index_add: source has shape {source.shape}, expected {expected} "
+                         f"(self {input.shape} with len(index) = {ids.size} along dim {axis})")
+    if source.dtype != input.dtype:
+        raise TypeError(f"index_add_(): self ({input.dtype}) and source ({source.dtype}) must "
+                        f"have the same dtype")
+    if input.dtype.kind in "iub" and not float(alpha).is_integer():
+        raise TypeError(f"index_add: alpha {alpha} must be a whole number for {input.dtype}")
+    _check_range("index_add", ids, input.shape[axis], axis)
+    return IndexAdd.apply(input, source, ids=ids.astype(np.int64), axis=axis,
+                          alpha=input.dtype.type(alpha))
+
+
+def scatter_(x: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
+             reduce: Optional[str] = None) -> Tensor:
+    return _in_place(x, "scatter_", lambda t: scatter(t, dim, index, src, value=value,
+                                                      reduce=reduce), (src,))
+
+
+def scatter_add_(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    return _in_place(x, "scatter_add_", lambda t: scatter_add(t, dim, index, src), (src,))
+
+
+def index_add_(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1
+               ) -> Tensor:
+    return _in_place(x, "index_add_", lambda t: index_add(t, dim, index, source, alpha=alpha),
+                     (source,))
