@@ -13,6 +13,8 @@ from tinyattn.optim import lr_scheduler as L
 
 torch = pytest.importorskip("torch")
 TL = torch.optim.lr_scheduler
+# torch warns when its scheduler steps before its optimizer has; the tests do so on purpose
+pytestmark = pytest.mark.filterwarnings("ignore:Detected call of")
 
 
 def _optimizers(kind="sgd"):
@@ -45,6 +47,57 @@ CASES = {
                                anneal_strategy="linear", three_phase=True),
         lambda o: TL.OneCycleLR(o, 2.0, epochs=10, steps_per_epoch=30, pct_start=0.25,
                                 anneal_strategy="linear", three_phase=True)),
+    "ConstantLR": (lambda o: L.ConstantLR(o, 0.25, total_iters=13),
+                   lambda o: TL.ConstantLR(o, 0.25, total_iters=13)),
+    "PolynomialLR": (lambda o: L.PolynomialLR(o), lambda o: TL.PolynomialLR(o)),
+    "PolynomialLR_power2": (lambda o: L.PolynomialLR(o, total_iters=40, power=2.0),
+                            lambda o: TL.PolynomialLR(o, total_iters=40, power=2.0)),
+    "CosineAnnealingWarmRestarts": (
+        lambda o: L.CosineAnnealingWarmRestarts(o, T_0=7, T_mult=2, eta_min=0.01),
+        lambda o: TL.CosineAnnealingWarmRestarts(o, T_0=7, T_mult=2, eta_min=0.01)),
+    "CosineAnnealingWarmRestarts_T1": (lambda o: L.CosineAnnealingWarmRestarts(o, 9),
+                                       lambda o: TL.CosineAnnealingWarmRestarts(o, 9)),
+    "CyclicLR": (lambda o: L.CyclicLR(o, 0.01, [1.0, 0.3], step_size_up=10, step_size_down=7),
+                 lambda o: TL.CyclicLR(o, 0.01, [1.0, 0.3], step_size_up=10,
+                                       step_size_down=7)),
+    "CyclicLR_triangular2": (
+        lambda o: L.CyclicLR(o, [0.1, 0.01], 1.0, 13, mode="triangular2",
+                             base_momentum=0.7, max_momentum=[0.95, 0.9]),
+        lambda o: TL.CyclicLR(o, [0.1, 0.01], 1.0, 13, mode="triangular2",
+                              base_momentum=0.7, max_momentum=[0.95, 0.9])),
+    "CyclicLR_exp_range": (
+        lambda o: L.CyclicLR(o, 0.01, 0.5, 20, mode="exp_range", gamma=0.995),
+        lambda o: TL.CyclicLR(o, 0.01, 0.5, 20, mode="exp_range", gamma=0.995)),
+    "CyclicLR_scale_fn": (
+        lambda o: L.CyclicLR(o, 0.01, 0.5, 6, scale_fn=lambda x: 0.8 ** x,
+                             scale_mode="iterations", cycle_momentum=False),
+        lambda o: TL.CyclicLR(o, 0.01, 0.5, 6, scale_fn=lambda x: 0.8 ** x,
+                              scale_mode="iterations", cycle_momentum=False)),
+    "SequentialLR": (
+        lambda o: L.SequentialLR(o, [L.LinearLR(o, 0.1, 1.0, 5), L.CosineAnnealingLR(o, 40),
+                                     L.ExponentialLR(o, 0.99)], milestones=[5, 45]),
+        lambda o: TL.SequentialLR(o, [TL.LinearLR(o, 0.1, 1.0, 5),
+                                      TL.CosineAnnealingLR(o, 40), TL.ExponentialLR(o, 0.99)],
+                                  milestones=[5, 45])),
+    "SequentialLR_restarts": (       # schedules without a closed form restart by get_lr
+        lambda o: L.SequentialLR(o, [L.ConstantLR(o, 0.5, 4),
+                                     L.CosineAnnealingWarmRestarts(o, 6, 2),
+                                     L.LambdaLR(o, lambda t: 0.97 ** t)], [10, 60]),
+        lambda o: TL.SequentialLR(o, [TL.ConstantLR(o, 0.5, 4),
+                                      TL.CosineAnnealingWarmRestarts(o, 6, 2),
+                                      TL.LambdaLR(o, lambda t: 0.97 ** t)], [10, 60])),
+    "ChainedScheduler": (
+        lambda o: L.ChainedScheduler([L.ConstantLR(o, 0.1, 20), L.ExponentialLR(o, 0.99),
+                                      L.StepLR(o, 30, 0.5)]),
+        lambda o: TL.ChainedScheduler([TL.ConstantLR(o, 0.1, 20), TL.ExponentialLR(o, 0.99),
+                                       TL.StepLR(o, 30, 0.5)])),
+    "Sequential_of_chained": (
+        lambda o: L.SequentialLR(o, [L.ChainedScheduler([L.ConstantLR(o, 0.1, 8),
+                                                         L.ExponentialLR(o, 0.9)]),
+                                     L.PolynomialLR(o, 50, 0.5)], [20]),
+        lambda o: TL.SequentialLR(o, [TL.ChainedScheduler([TL.ConstantLR(o, 0.1, 8),
+                                                           TL.ExponentialLR(o, 0.9)]),
+                                      TL.PolynomialLR(o, 50, 0.5)], [20])),
 }
 
 
@@ -72,7 +125,11 @@ def test_every_step_matches_torch_exactly(name, kind):
     assert seen == t_seen                       # the same float arithmetic, bit for bit
 
 
-@pytest.mark.parametrize("name", [n for n in CASES if not n.startswith("OneCycle")])
+def _has_closed_form(name):
+    return hasattr(CASES[name][0](_optimizers()[0]), "_get_closed_form_lr")
+
+
+@pytest.mark.parametrize("name", [n for n in CASES if _has_closed_form(n)])
 def test_closed_form_equals_the_chained_recursion(name):
     opt, _ = _optimizers()
     sched = CASES[name][0](opt)
@@ -200,3 +257,142 @@ def test_negative_control_a_wrong_gamma_is_noticed():
     seen, t_seen = _run((opt, L.StepLR(opt, 7, gamma=0.5)),
                         (t_opt, TL.StepLR(t_opt, 7, gamma=0.51)), steps=20)
     assert seen != t_seen
+
+
+def test_warm_restarts_fractional_epochs_match_torch():
+    """The batch-loop form scheduler.step(epoch + i / iters), interleaved with plain steps
+    and a jump back, as in PyTorch's docstring."""
+    for t_0, t_mult in [(3, 2), (5, 1), (2, 3)]:
+        opt, t_opt = _optimizers()
+        sched = L.CosineAnnealingWarmRestarts(opt, t_0, t_mult, eta_min=0.02)
+        t_sched = TL.CosineAnnealingWarmRestarts(t_opt, t_0, t_mult, eta_min=0.02)
+        calls = [(e + i / 7,) for e in range(40) for i in range(7)] + [()] * 5 + [(26,), ()]
+        for args in calls:
+            sched.step(*args), t_sched.step(*args)
+            assert sched.get_last_lr() == t_sched.get_last_lr(), args
+            assert (sched.T_cur, sched.T_i, sched.last_epoch) == \
+                (t_sched.T_cur, t_sched.T_i, t_sched.last_epoch)
+    with pytest.raises(ValueError, match="epoch must be a finite number >= 0"):
+        sched.step(-1)
+
+
+def test_warm_restarts_jump_to_an_exact_restart_equals_stepping_there():
+    """A deliberate difference: torch's log-based restart count rounds down at epoch 121
+    for T_0=1, T_mult=3 and gives eta_min; stepping there (both libraries) gives base_lr."""
+    opt, t_opt = _optimizers()
+    stepped = L.CosineAnnealingWarmRestarts(opt, 1, 3, eta_min=0.01)
+    for _ in range(121):
+        stepped.step()
+    assert stepped.get_last_lr() == [0.5, 0.1]                  # a restart: base_lr
+    opt, t_opt = _optimizers()
+    jumped = L.CosineAnnealingWarmRestarts(opt, 1, 3, eta_min=0.01)
+    t_jumped = TL.CosineAnnealingWarmRestarts(t_opt, 1, 3, eta_min=0.01)
+    jumped.step(121), t_jumped.step(121)
+    assert jumped.get_last_lr() == stepped.get_last_lr()
+    assert t_jumped.get_last_lr() == pytest.approx([0.01, 0.01])  # torch's rounding
+    for epoch in [4, 13, 40, 120.5, 121.25, 363.9]:             # elsewhere: torch's values
+        jumped.step(epoch), t_jumped.step(epoch)
+        assert jumped.get_last_lr() == t_jumped.get_last_lr()
+
+
+@pytest.mark.filterwarnings("ignore:The epoch parameter")
+def test_deprecated_step_epoch_form_matches_torch():
+    for name in ["StepLR", "CosineAnnealingLR", "PolynomialLR", "CyclicLR"]:
+        opt, t_opt = _optimizers()
+        sched, t_sched = CASES[name][0](opt), CASES[name][1](t_opt)
+        for epoch in [3, 17, 9, 40]:
+            with pytest.warns(UserWarning, match="deprecated"):
+                sched.step(epoch)
+            t_sched.step(epoch)
+            assert sched.get_last_lr() == t_sched.get_last_lr()
+            assert sched.last_epoch == epoch
+
+
+@pytest.mark.parametrize("name", ["SequentialLR", "ChainedScheduler", "CyclicLR",
+                                  "CosineAnnealingWarmRestarts", "PolynomialLR"])
+def test_state_dict_keys_are_torchs(name):
+    opt, t_opt = _optimizers()
+    ours, theirs = CASES[name][0](opt).state_dict(), CASES[name][1](t_opt).state_dict()
+    torch_only = {"_step_count", "_is_initial", "_get_lr_called_within_step"}
+    assert set(ours) == set(theirs) - torch_only
+    if "_schedulers" in ours:
+        assert [set(s) for s in ours["_schedulers"]] == \
+            [set(s) - torch_only for s in theirs["_schedulers"]]
+
+
+def test_sequential_resume_restores_the_active_rate_before_its_milestone():
+    """Loaded without the optimizer's state dict, the learning rate is the active inner
+    scheduler's, not that of whichever inner scheduler was loaded last."""
+    make = CASES["SequentialLR"][0]
+    opt, _ = _optimizers()
+    sched = make(opt)
+    for _ in range(3):
+        sched.step()
+    opt2, _ = _optimizers()
+    sched2 = make(opt2)
+    sched2.load_state_dict(pickle.loads(pickle.dumps(sched.state_dict())))
+    assert [g["lr"] for g in opt2.param_groups] == sched.get_last_lr()
+    for _ in range(50):
+        sched.step(), sched2.step()
+        assert sched2.get_last_lr() == sched.get_last_lr()
+
+
+@pytest.mark.parametrize("make,error,match", [
+    (lambda o: L.ConstantLR(o, factor=0.0), ValueError, r"factor must be in \(0, 1\]"),
+    (lambda o: L.ConstantLR(o, factor=1.5), ValueError, "factor"),
+    (lambda o: L.ConstantLR(o, total_iters=0), ValueError, "total_iters must be >= 1"),
+    (lambda o: L.PolynomialLR(o, power=-1.0), ValueError, "power"),
+    (lambda o: L.PolynomialLR(o, total_iters=0), ValueError, "total_iters must be >= 1"),
+    (lambda o: L.CosineAnnealingWarmRestarts(o, 0), ValueError, "T_0 must be >= 1"),
+    (lambda o: L.CosineAnnealingWarmRestarts(o, 5, T_mult=0), ValueError, "T_mult"),
+    (lambda o: L.CosineAnnealingWarmRestarts(o, 5, T_mult=1.5), TypeError, "T_mult"),
+    (lambda o: L.CyclicLR(o, 0.1, 1.0, mode="sine"), ValueError, "mode must be"),
+    (lambda o: L.CyclicLR(o, 0.1, 1.0, step_size_up=0), ValueError, "step_size_up > 0"),
+    (lambda o: L.CyclicLR(o, 0.1, [1.0]), ValueError, "same length"),
+    (lambda o: L.CyclicLR(o, 0.1, 1.0, scale_fn=lambda x: 1.0, scale_mode="epochs"),
+     ValueError, "scale_mode"),
+    (lambda o: L.CyclicLR(optim.Adagrad(o.param_groups[0]["params"]), 0.1, 1.0), ValueError,
+     "no momentum or betas to cycle"),
+    (lambda o: L.SequentialLR(o, [], []), ValueError, "at least one scheduler"),
+    (lambda o: L.SequentialLR(o, [L.StepLR(o, 2), L.StepLR(o, 3)], []), ValueError,
+     "one milestone fewer"),
+    (lambda o: L.SequentialLR(o, [L.StepLR(o, 2)] * 3, [5, 3]), ValueError,
+     "strictly increasing"),
+    (lambda o: L.SequentialLR(o, [L.StepLR(o, 2), L.ReduceLROnPlateau(o)], [3]), ValueError,
+     "ReduceLROnPlateau"),
+    (lambda o: L.SequentialLR(o, [L.StepLR(_optimizers()[0], 2)], []), ValueError,
+     "same optimizer"),
+    (lambda o: L.ChainedScheduler([L.StepLR(o, 2), "StepLR"]), TypeError, r"schedulers\[1\]"),
+    (lambda o: L.ChainedScheduler([L.StepLR(o, 2), L.StepLR(_optimizers()[0], 2)]),
+     ValueError, "same optimizer"),
+])
+def test_bad_arguments_of_the_new_schedulers_are_named(make, error, match):
+    opt, _ = _optimizers()
+    with pytest.raises(error, match=match):
+        make(opt)
+
+
+def test_cyclic_lr_without_momentum_cycling_works_on_adagrad_as_torch():
+    params = [ta.nn.Parameter(ta.zeros(2))]
+    t_params = [torch.nn.Parameter(torch.zeros(2))]
+    opt, t_opt = optim.Adagrad(params), torch.optim.Adagrad(t_params)
+    sched = L.CyclicLR(opt, 0.01, 0.1, 4, cycle_momentum=False)
+    t_sched = TL.CyclicLR(t_opt, 0.01, 0.1, 4, cycle_momentum=False)
+    seen, t_seen = [], []
+    for _ in range(20):
+        opt.step(), t_opt.step(), sched.step(), t_sched.step()
+        seen.append(sched.get_last_lr()), t_seen.append(t_sched.get_last_lr())
+    assert seen == t_seen and len(set(map(tuple, seen))) == 5     # the 5 rungs of a cycle
+
+
+def test_negative_control_sequence_is_not_chain_and_triangular2_is_not_triangular():
+    """The exact comparison catches a composite or a cycle mode built the wrong way."""
+    opt, t_opt = _optimizers()
+    seq = L.SequentialLR(opt, [L.ConstantLR(opt, 0.1, 20), L.ExponentialLR(opt, 0.9)], [20])
+    chain = TL.ChainedScheduler([TL.ConstantLR(t_opt, 0.1, 20), TL.ExponentialLR(t_opt, 0.9)])
+    seen, t_seen = _run((opt, seq), (t_opt, chain), steps=30)
+    assert seen[:1] == t_seen[:1] and seen != t_seen
+    opt, t_opt = _optimizers()
+    seen, t_seen = _run((opt, L.CyclicLR(opt, 0.01, 1.0, 5)),
+                        (t_opt, TL.CyclicLR(t_opt, 0.01, 1.0, 5, mode="triangular2")), 30)
+    assert seen[:10] == t_seen[:10] and seen != t_seen      # the same first cycle only

@@ -32,6 +32,22 @@ CONFIGS = [
     ("rmsprop_all", optim.RMSprop, "RMSprop", dict(lr=0.01, alpha=0.9, eps=1e-6,
                                                     weight_decay=0.1, momentum=0.8,
                                                     centered=True)),
+    ("sgd_maximize", optim.SGD, "SGD", dict(lr=0.1, momentum=0.9, weight_decay=0.05,
+                                            maximize=True)),
+    ("nadam", optim.NAdam, "NAdam", dict(lr=0.01)),
+    ("nadam_all", optim.NAdam, "NAdam", dict(lr=0.02, betas=(0.8, 0.99), eps=1e-6,
+                                              weight_decay=0.1, momentum_decay=0.05,
+                                              maximize=True)),
+    ("nadamw", optim.NAdam, "NAdam", dict(lr=0.02, weight_decay=0.2,
+                                          decoupled_weight_decay=True)),
+    ("radam", optim.RAdam, "RAdam", dict(lr=0.01)),
+    ("radam_fast_rectified", optim.RAdam, "RAdam", dict(lr=0.02, betas=(0.9, 0.9),
+                                                        weight_decay=0.1, maximize=True)),
+    ("radamw", optim.RAdam, "RAdam", dict(lr=0.02, weight_decay=0.2,
+                                          decoupled_weight_decay=True)),
+    ("adamax", optim.Adamax, "Adamax", dict(lr=0.02)),
+    ("adamax_all", optim.Adamax, "Adamax", dict(lr=0.05, betas=(0.7, 0.9), eps=1e-4,
+                                                weight_decay=0.1, maximize=True)),
     ("adagrad", optim.Adagrad, "Adagrad", dict(lr=0.1)),
     ("adagrad_all", optim.Adagrad, "Adagrad", dict(lr=0.1, lr_decay=0.05, weight_decay=0.1,
                                                    initial_accumulator_value=0.2, eps=1e-8)),
@@ -63,12 +79,19 @@ def run_ours(make, params, grads, opt=None):
 
 
 def run_torch(torch, name, kwargs, arrays, grads):
-    params = [torch.tensor(a.copy(), requires_grad=True) for a in arrays]
-    opt = getattr(torch.optim, name)(params, foreach=False, **kwargs)
-    for step_grads in grads:
-        for p, g in zip(params, step_grads):
-            p.grad = None if g is None else torch.tensor(g.copy())
-        opt.step()
+    """torch's run; its scalar state (NAdam's product of mu's) in float64, as tinyattn's
+    Python floats (torch keeps it in float32 unless the default dtype is float64)."""
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        params = [torch.tensor(a.copy(), requires_grad=True) for a in arrays]
+        opt = getattr(torch.optim, name)(params, foreach=False, **kwargs)
+        for step_grads in grads:
+            for p, g in zip(params, step_grads):
+                p.grad = None if g is None else torch.tensor(g.copy())
+            opt.step()
+    finally:
+        torch.set_default_dtype(default)
     return [p.detach().numpy() for p in params]
 
 
@@ -225,6 +248,9 @@ QUADRATIC_CASES = [
     (optim.SGD, dict(lr=0.02, momentum=0.9, nesterov=True), 300),
     (optim.Adam, dict(lr=0.1), 500),
     (optim.AdamW, dict(lr=0.1, weight_decay=1e-4), 500),
+    (optim.NAdam, dict(lr=0.1), 500),
+    (optim.RAdam, dict(lr=0.1), 500),
+    (optim.Adamax, dict(lr=0.1), 500),
 ]
 
 
@@ -251,6 +277,10 @@ RESUME_CASES = [
     (optim.AdamW, dict(lr=0.01)),
     (optim.RMSprop, dict(lr=0.01, momentum=0.5, centered=True)),
     (optim.Adagrad, dict(lr=0.1, lr_decay=0.01)),
+    (optim.NAdam, dict(lr=0.01, weight_decay=0.01, momentum_decay=0.1)),
+    (optim.RAdam, dict(lr=0.01, betas=(0.9, 0.9), decoupled_weight_decay=True,
+                       weight_decay=0.1)),
+    (optim.Adamax, dict(lr=0.01, weight_decay=0.01)),
 ]
 
 
@@ -315,7 +345,8 @@ def test_state_dict_is_a_host_copy_with_hyperparameters():
                    gradient_sequence(2))
     saved = opt.state_dict()
     assert saved["param_groups"] == [dict(lr=0.1, momentum=0.9, dampening=0.0,
-                                          weight_decay=0.0, nesterov=False, params=[0, 1])]
+                                          weight_decay=0.0, nesterov=False, maximize=False,
+                                          params=[0, 1])]
     before = saved["state"][0]["momentum_buffer"].copy()
     run_ours(None, params, gradient_sequence(2, seed=5), opt=opt)
     np.testing.assert_array_equal(saved["state"][0]["momentum_buffer"], before)
@@ -539,6 +570,13 @@ def test_scheduler_resumes_exactly(make, optimizer_first):
     (lambda ps: optim.AdamW(ps, betas=(0.9,)), "pair"),
     (lambda ps: optim.Adam(ps, eps=-1e-8), "eps"),
     (lambda ps: optim.AdamW(ps, weight_decay=-0.01), "weight_decay"),
+    (lambda ps: optim.NAdam(ps, momentum_decay=-0.1), "momentum_decay"),
+    (lambda ps: optim.NAdam(ps, betas=(0.9, 1.0)), r"betas\[1\]"),
+    (lambda ps: optim.RAdam(ps, lr=float("nan")), "lr"),
+    (lambda ps: optim.RAdam(ps, eps=-1.0), "eps"),
+    (lambda ps: optim.Adamax(ps, betas=(-0.1, 0.9)), r"betas\[0\]"),
+    (lambda ps: optim.Adamax(ps, weight_decay=-0.5), "weight_decay"),
+    (lambda ps: optim.Adamax(ps, betas=0.9), "pair"),
     (lambda ps: optim.SGD([{"params": ps, "lr": -1.0}]), "lr"),
     (lambda ps: optim.SGD([{"params": ps, "betas": (0.9, 0.9)}]), "unknown hyperparameter"),
     (lambda ps: optim.SGD([]), "empty parameter list"),
@@ -647,3 +685,49 @@ def test_amsgrad_and_maximize_parity_can_fail():
     run_ours(lambda ps: optim.AdamW(ps, lr=0.01, maximize=True), params, grads)
     descending = run_torch(torch, "AdamW", dict(lr=0.01), arrays, grads)
     assert max(np.abs(p.detach().numpy() - q).max() for p, q in zip(params, descending)) > 1e-2
+
+
+def test_negative_controls_for_nadam_radam_adamax_and_sgd_maximize():
+    """Each parity row can fail: a neighbouring rule ends elsewhere than torch's."""
+    torch = pytest.importorskip("torch")
+    arrays, grads = initial_arrays(), gradient_sequence(10)
+    for ours, theirs, kwargs in [
+            (optim.NAdam, "NAdam", dict(momentum_decay=0.0)),      # psi ignored
+            (optim.NAdam, "Adam", {}),                             # Nesterov's look-ahead
+            (optim.RAdam, "Adam", dict(betas=(0.9, 0.9))),         # the rectification
+            (optim.RAdam, "RAdam", dict(weight_decay=0.3, decoupled_weight_decay=True)),
+            (optim.Adamax, "Adam", {}),                            # the infinity norm
+            (optim.SGD, "SGD", dict(momentum=0.9, maximize=True))]:
+        params = [Parameter(a.copy()) for a in arrays]
+        run_ours(lambda ps: ours(ps, lr=0.02, **kwargs), params, grads)
+        other = {k: v for k, v in kwargs.items() if k != "momentum_decay"}
+        if ours is optim.RAdam and theirs == "RAdam":
+            other = dict(weight_decay=0.3)                          # L2 instead
+        if ours is optim.SGD:
+            other = dict(momentum=0.9)                              # descending
+        expected = run_torch(torch, theirs, dict(lr=0.02, **other), arrays, grads)
+        assert max(np.abs(p.data - e).max() for p, e in zip(params, expected)) > 1e-6, \
+            (ours.__name__, theirs, kwargs)
+
+
+def test_old_checkpoints_without_maximize_still_load():
+    """SGD gained maximize (Adam amsgrad and maximize) after checkpoints were written."""
+    params = [Parameter(a) for a in initial_arrays()]
+    for make in [lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9), lambda ps: optim.Adam(ps)]:
+        saved = run_ours(make, params, gradient_sequence(2)).state_dict()
+        for group in saved["param_groups"]:
+            group.pop("maximize"), group.pop("amsgrad", None)
+        opt = make(params)
+        opt.load_state_dict(saved)
+        assert opt.param_groups[0]["maximize"] is False
+    saved["param_groups"][0].pop("eps")
+    with pytest.raises(ValueError, match=r"lacks hyperparameter\(s\) \['eps'\]"):
+        optim.Adam(params).load_state_dict(saved)
+
+
+def test_nadam_mu_product_is_saved_and_a_python_float():
+    params = [Parameter(a) for a in initial_arrays(dtype=np.float32)]
+    opt = run_ours(lambda ps: optim.NAdam(ps), params, gradient_sequence(3, dtype=np.float32))
+    saved = opt.state_dict()
+    assert sorted(saved["state"][0]) == ["exp_avg", "exp_avg_sq", "mu_product", "step"]
+    assert type(saved["state"][0]["mu_product"]) is float and saved["state"][0]["step"] == 3

@@ -14,15 +14,21 @@ from __future__ import annotations
 
 from . import lr_scheduler
 from .adam import Adam, AdamW
+from .adam_variants import Adamax, NAdam, RAdam
 from .clip import clip_grad_norm_, clip_grad_value_
-from .lr_scheduler import (CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR, LRScheduler,
-                           MultiStepLR, NoamLR, OneCycleLR, ReduceLROnPlateau, StepLR,
+from .lr_scheduler import (ChainedScheduler, ConstantLR, CosineAnnealingLR,
+                           CosineAnnealingWarmRestarts, CyclicLR, ExponentialLR, LambdaLR,
+                           LinearLR, LRScheduler, MultiStepLR, NoamLR, OneCycleLR,
+                           PolynomialLR, ReduceLROnPlateau, SequentialLR, StepLR,
                            WarmupCosineLR)
 from .optimizer import Optimizer
 from .rmsprop import Adagrad, RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "clip_grad_norm_",
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "NAdam", "RAdam", "Adamax", "RMSprop",
+           "Adagrad", "clip_grad_norm_",
            "clip_grad_value_", "lr_scheduler",
            "LRScheduler", "LambdaLR", "WarmupCosineLR", "NoamLR", "StepLR", "MultiStepLR",
-           "ExponentialLR", "CosineAnnealingLR", "LinearLR", "OneCycleLR", "ReduceLROnPlateau"]
+           "ExponentialLR", "CosineAnnealingLR", "LinearLR", "OneCycleLR", "ReduceLROnPlateau",
+           "ConstantLR", "PolynomialLR", "SequentialLR", "ChainedScheduler",
+           "CosineAnnealingWarmRestarts", "CyclicLR"]

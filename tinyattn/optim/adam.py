@@ -17,7 +17,27 @@ from typing import Any, Callable, Dict, Optional, Tuple
 from .. import backend
 from .optimizer import Optimizer, ParamsT, check_hyperparameter
 
-__all__ = ["Adam", "AdamW"]
+__all__ = ["Adam", "AdamW", "check_adam_group"]
+
+
+def check_adam_group(group: Dict[str, Any]) -> Dict[str, Any]:
+    """Validate and normalize the hyperparameters the Adam family shares: lr, betas, eps,
+    weight_decay (and the flags maximize, amsgrad, decoupled_weight_decay if present)."""
+    group["lr"] = check_hyperparameter("lr (learning rate)", group["lr"])
+    betas = group["betas"]
+    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        raise ValueError(f"betas must be a pair (beta1, beta2) such as (0.9, 0.999), "
+                         f"got {betas!r}")
+    group["betas"] = (
+        check_hyperparameter("betas[0]", betas[0], high=1.0, high_inclusive=False),
+        check_hyperparameter("betas[1]", betas[1], high=1.0, high_inclusive=False),
+    )
+    group["eps"] = check_hyperparameter("eps", group["eps"])
+    group["weight_decay"] = check_hyperparameter("weight_decay", group["weight_decay"])
+    for flag in ("maximize", "amsgrad", "decoupled_weight_decay"):
+        if flag in group:
+            group[flag] = bool(group[flag])
+    return group
 
 
 class Adam(Optimizer):
@@ -47,19 +67,10 @@ class Adam(Optimizer):
                         amsgrad=bool(amsgrad), maximize=bool(maximize))
         super().__init__(params, defaults)
 
+    _late_defaults = {"amsgrad": False, "maximize": False}  # absent from older checkpoints
+
     def _check_group(self, group: Dict[str, Any]) -> Dict[str, Any]:
-        group["lr"] = check_hyperparameter("lr (learning rate)", group["lr"])
-        betas = group["betas"]
-        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
-            raise ValueError(f"betas must be a pair (beta1, beta2) such as (0.9, 0.999), "
-                             f"got {betas!r}")
-        group["betas"] = (
-            check_hyperparameter("betas[0]", betas[0], high=1.0, high_inclusive=False),
-            check_hyperparameter("betas[1]", betas[1], high=1.0, high_inclusive=False),
-        )
-        group["eps"] = check_hyperparameter("eps", group["eps"])
-        group["weight_decay"] = check_hyperparameter("weight_decay", group["weight_decay"])
-        return group
+        return check_adam_group(group)
 
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
         """One update of every parameter that has a gradient; returns the closure's loss."""

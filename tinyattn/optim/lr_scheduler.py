@@ -7,11 +7,13 @@ already set the learning rate of the first update. ``base_lrs`` are the learning
 optimizer had when the scheduler was made (saved in ``group["initial_lr"]``).
 
 Two kinds, as in PyTorch. ``LambdaLR``, ``WarmupCosineLR`` and ``NoamLR`` are closed forms of
-``last_epoch`` and ``base_lrs``. ``StepLR``, ``MultiStepLR``, ``ExponentialLR``,
-``CosineAnnealingLR`` and ``LinearLR`` are *chainable*, with PyTorch's very arithmetic: each
-step multiplies the current ``group["lr"]`` by a factor, so two of them on one optimizer
-compose and a learning rate changed by hand is followed; their closed forms
-(``_get_closed_form_lr``) give the same numbers when nothing else touches the learning rate.
+``last_epoch`` and ``base_lrs`` (as are ``OneCycleLR``, ``CyclicLR`` and
+``CosineAnnealingWarmRestarts``, in sibling files). ``StepLR``, ``MultiStepLR``,
+``ExponentialLR``, ``CosineAnnealingLR``, ``LinearLR``, ``ConstantLR`` and ``PolynomialLR`` are
+*chainable*, with PyTorch's very arithmetic: each step multiplies the current ``group["lr"]``
+by a factor, so two of them on one optimizer compose (``ChainedScheduler``) and a learning rate
+changed by hand is followed; their closed forms (``_get_closed_form_lr``) give the same numbers
+when nothing else touches the learning rate (``SequentialLR`` restarts a scheduler from it).
 ``state_dict`` holds the current learning rates too, so either kind resumes exactly.
 
 Formulas and plots: docs/optim.md#schedules.
@@ -21,13 +23,16 @@ from __future__ import annotations
 import bisect
 import math
 import numbers
+import warnings
 from collections import Counter
-from typing import Any, Callable, Dict, Iterable, List, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "LambdaLR", "WarmupCosineLR", "NoamLR", "StepLR", "MultiStepLR",
-           "ExponentialLR", "CosineAnnealingLR", "LinearLR", "OneCycleLR", "ReduceLROnPlateau"]
+           "ExponentialLR", "CosineAnnealingLR", "LinearLR", "OneCycleLR", "ReduceLROnPlateau",
+           "ConstantLR", "PolynomialLR", "SequentialLR", "ChainedScheduler",
+           "CosineAnnealingWarmRestarts", "CyclicLR"]
 
 
 def _check_real(name: str, value: Any, low: float = -math.inf, high: float = math.inf) -> float:
@@ -77,13 +82,28 @@ class LRScheduler:
         self.base_lrs: List[float] = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
         self._last_lr: List[float] = []
-        self._is_initial = True            # the constructor's step (PyTorch's _initial_mode)
+        self._initial_step()
+
+    _is_initial = False
+
+    def _initial_step(self) -> None:
+        """The constructor's step (PyTorch's ``_initial_step``): ``get_lr`` sees
+        ``_is_initial``, so chainable schedules keep the optimizer's learning rate."""
+        self._is_initial = True
         try:
             self.step()
         finally:
             del self._is_initial           # back to the class default, False
 
-    _is_initial = False
+    def _update_lr(self, epoch: int) -> None:
+        """Jump to ``last_epoch = epoch`` and set its learning rates from the closed form
+        where there is one (PyTorch's ``_update_lr``; SequentialLR's milestones use it)."""
+        self.last_epoch = epoch
+        closed_form = getattr(self, "_get_closed_form_lr", None)
+        lrs = closed_form() if closed_form is not None else self.get_lr()
+        for group, lr in zip(self.optimizer.param_groups, lrs):
+            group["lr"] = lr
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
     def get_lr(self) -> List[float]:
         """The learning rate of each group at ``self.last_epoch`` (subclasses)."""
@@ -92,8 +112,18 @@ class LRScheduler:
     def _current_lrs(self) -> List[float]:
         return [group["lr"] for group in self.optimizer.param_groups]
 
-    def step(self) -> None:
-        """Advance one step and write the new learning rates into the optimizer."""
+    def step(self, epoch: Optional[int] = None) -> None:
+        """Advance one step and write the new learning rates into the optimizer.
+
+        ``step(epoch)`` is PyTorch's deprecated form, kept with its meaning and its warning:
+        jump to ``last_epoch = epoch``, from the closed form where the schedule has one.
+        """
+        if epoch is not None:
+            warnings.warn("passing an epoch to scheduler.step() is deprecated (as in "
+                          "PyTorch): call step() once per optimizer step", UserWarning,
+                          stacklevel=2)
+            self._update_lr(_check_int("epoch", epoch, low=0))
+            return
         self.last_epoch += 1
         for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
             group["lr"] = lr
@@ -359,5 +389,8 @@ class LinearLR(LRScheduler):
         return [base_lr * factor for base_lr in self.base_lrs]
 
 
-# PyTorch's path for these is lr_scheduler.OneCycleLR; they build on LRScheduler above.
+# PyTorch's path for these is lr_scheduler.OneCycleLR, ...; they build on LRScheduler above.
 from .lr_scheduler_extra import OneCycleLR, ReduceLROnPlateau  # noqa: E402
+from .lr_scheduler_chain import (ChainedScheduler, ConstantLR, PolynomialLR,  # noqa: E402
+                                 SequentialLR)
+from .lr_scheduler_cyclic import CosineAnnealingWarmRestarts, CyclicLR  # noqa: E402

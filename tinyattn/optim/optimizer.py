@@ -59,6 +59,10 @@ class Optimizer:
     ``step()``.
     """
 
+    # Hyperparameters added after checkpoints were written; a state dict without them
+    # loads with these values (as torch's __setstate__ fills in "maximize" and others).
+    _late_defaults: Dict[str, Any] = {}
+
     def __init__(self, params: ParamsT, defaults: Dict[str, Any]):
         if isinstance(params, Tensor) or isinstance(params, dict):
             raise TypeError(
@@ -184,7 +188,7 @@ class Optimizer:
                 raise ValueError(f"parameter group {number} holds {len(saved['params'])} "
                                  f"parameter(s) in the state dict but {len(group['params'])} "
                                  f"in this optimizer: was it saved for a different model?")
-            missing = sorted(set(self.defaults) - set(saved))
+            missing = sorted(set(self.defaults) - set(saved) - set(self._late_defaults))
             if missing:
                 raise ValueError(f"parameter group {number} of the state dict lacks "
                                  f"hyperparameter(s) {missing}: was it saved by a different "
@@ -207,6 +211,8 @@ class Optimizer:
         for saved, group in zip(saved_groups, self.param_groups):
             restored = {k: _to_python(copy.deepcopy(v)) for k, v in saved.items()
                         if k != "params"}
+            for key, value in self._late_defaults.items():
+                restored.setdefault(key, value)
             restored = self._check_group(restored)  # a bad hyperparameter raises here
             restored["params"] = group["params"]
             new_groups.append(restored)

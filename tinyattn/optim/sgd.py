@@ -3,7 +3,8 @@
 The update, exactly as ``torch.optim.SGD`` (see docs/optim.md#sgd), for gradient g_t of
 parameter theta at step t::
 
-    g   = g_t + weight_decay * theta                       (L2 penalty, if weight_decay > 0)
+    g   = -g_t if maximize else g_t                         (climb instead of descend)
+    g   = g + weight_decay * theta                         (L2 penalty, if weight_decay > 0)
     b_t = g                           at the first step     (momentum buffer, if momentum > 0)
     b_t = momentum * b_{t-1} + (1 - dampening) * g         afterwards
     d   = g + momentum * b_t  if nesterov  else  b_t       (d = g when momentum == 0)
@@ -32,12 +33,20 @@ class SGD(Optimizer):
         weight_decay: L2 penalty coefficient, added to the gradient as
             ``weight_decay * theta``.
         nesterov: use Nesterov momentum (needs ``momentum > 0`` and ``dampening == 0``).
+        maximize: climb the objective instead of descending it (the gradient's sign flips
+            before everything else, as in PyTorch).
+        foreach, fused: PyTorch's choices of kernel, with the same arithmetic; accepted and
+            ignored (tinyattn has one implementation).
     """
 
+    _late_defaults = {"maximize": False}      # absent from older checkpoints
+
     def __init__(self, params: ParamsT, lr: float = 1e-3, momentum: float = 0.0,
-                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False):
+                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
+                 *, maximize: bool = False, foreach: Optional[bool] = None,
+                 fused: Optional[bool] = None):
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
-                        weight_decay=weight_decay, nesterov=nesterov)
+                        weight_decay=weight_decay, nesterov=nesterov, maximize=bool(maximize))
         super().__init__(params, defaults)
 
     def _check_group(self, group: Dict[str, Any]) -> Dict[str, Any]:
@@ -47,6 +56,7 @@ class SGD(Optimizer):
                                                   low=-float("inf"))
         group["weight_decay"] = check_hyperparameter("weight_decay", group["weight_decay"])
         group["nesterov"] = bool(group["nesterov"])
+        group["maximize"] = bool(group["maximize"])
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError(f"Nesterov momentum needs momentum > 0 and dampening == 0, got "
                              f"momentum={group['momentum']} and dampening={group['dampening']}")
@@ -61,7 +71,7 @@ class SGD(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                grad = p.grad._data
+                grad = -p.grad._data if group["maximize"] else p.grad._data
                 if weight_decay != 0:
                     grad = grad + weight_decay * p._data  # a new array: p.grad stays as it was
                 if momentum != 0:

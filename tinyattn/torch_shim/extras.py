@@ -8,6 +8,8 @@ is refused with a way around it, never ignored.
 from __future__ import annotations
 
 import math
+import os
+import sys
 from typing import Any, Optional
 
 import numpy as np
@@ -113,6 +115,52 @@ def set_default_dtype(dtype: Any) -> None:
             f"torch.set_default_dtype({dtype})",
             "tinyattn's default float dtype is always float32; pass dtype= to the factories "
             "(torch.randn(3, dtype=torch.float64)) and call model.double() instead")
+
+
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _threadpoolctl() -> Any:
+    """The optional threadpoolctl module (not a tinyattn dependency), or None."""
+    try:
+        import threadpoolctl
+    except ImportError:
+        return None
+    return threadpoolctl
+
+
+def set_num_threads(n: int) -> None:
+    """``torch.set_num_threads(n)``. tinyattn has no thread pool of its own: its threads are
+    those of NumPy's BLAS (matrix products). With threadpoolctl installed, its limit is set to
+    ``n``, which has the effect torch's call has; without it, the BLAS decides its threads when
+    NumPy loads, so the call says on stderr that it changes nothing and how to set them."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise RuntimeError(f"torch.set_num_threads: the number of threads must be a positive "
+                           f"integer, got {n!r}")
+    module = _threadpoolctl()
+    if module is not None:
+        module.threadpool_limits(limits=n)
+        return
+    print(f"tinyattn: torch.set_num_threads({n}) has no effect here (NumPy's BLAS fixes its "
+          f"threads when it loads, and threadpoolctl is not installed); run the script with "
+          f"OMP_NUM_THREADS={n} in the environment instead", file=sys.stderr)
+
+
+def get_num_threads() -> int:
+    """``torch.get_num_threads()``: the BLAS's thread count (threadpoolctl's report when it is
+    installed; otherwise the first of OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, MKL_NUM_THREADS
+    that is set, else the number of CPUs, the BLAS libraries' default)."""
+    module = _threadpoolctl()
+    if module is not None:
+        counts = [pool["num_threads"] for pool in module.threadpool_info()
+                  if pool.get("user_api") == "blas"]
+        if counts:
+            return int(max(counts))
+    for name in _THREAD_VARIABLES:
+        value = os.environ.get(name, "").strip()
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return os.cpu_count() or 1
 
 
 def is_tensor(obj: Any) -> bool:
@@ -229,6 +277,8 @@ TORCH_EXTRAS = {
     "iinfo": np.iinfo,
     "get_default_dtype": get_default_dtype,
     "set_default_dtype": set_default_dtype,
+    "set_num_threads": set_num_threads,
+    "get_num_threads": get_num_threads,
     "is_tensor": is_tensor,
     "numel": numel,
     "inference_mode": inference_mode,

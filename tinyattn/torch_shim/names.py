@@ -63,6 +63,8 @@ MODULES: Dict[str, ModuleSpec] = {
     "torch.optim": ModuleSpec("tinyattn.optim", _SCHEDULERS | {
         "LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "LinearLR",
         "CosineAnnealingLR", "OneCycleLR", "ReduceLROnPlateau",   # torch.optim.lr_scheduler.*
+        "ConstantLR", "PolynomialLR", "SequentialLR", "ChainedScheduler",
+        "CosineAnnealingWarmRestarts", "CyclicLR",
         "clip_grad_norm_", "clip_grad_value_"}),                  # torch.nn.utils.*
     "torch.optim.lr_scheduler": ModuleSpec("tinyattn.optim.lr_scheduler", _SCHEDULERS),
     "torch.autograd": ModuleSpec("tinyattn.autograd", frozenset({
