@@ -236,6 +236,12 @@ def test_save_rejects_unsupported_values(tmp_path):
         save({"a": {1, 2}}, str(tmp_path / "x.npz"))
     with pytest.raises(TypeError, match="only str and int keys"):
         save({(1, 2): 1}, str(tmp_path / "x.npz"))
+    from tinyattn import nn, optim                     # torch.save(model): the habit
+    model = nn.Linear(2, 3)
+    with pytest.raises(TypeError, match=r"Linear object itself at <root>.*state_dict\(\)"):
+        save(model, str(tmp_path / "x.npz"))
+    with pytest.raises(TypeError, match="SGD object itself at opt"):
+        save({"opt": optim.SGD(model.parameters(), lr=0.1)}, str(tmp_path / "x.npz"))
 
 
 def test_checkpoint_keys_that_collide_with_numpy_savez_arguments(tmp_path):

@@ -91,7 +91,13 @@ def _encode(obj: Any, path: str, arrays: Dict[str, np.ndarray], depth: int = 0) 
             name += "_"
         arrays[name] = np.asarray(host)
         return {"array": name, "scalar": isinstance(data, np.generic)}
-    raise TypeError(f"save: cannot store {type(obj).__name__} at {path or '<root>'}; supported "
+    where = path or "<root>"
+    if callable(getattr(obj, "state_dict", None)):      # a module or an optimizer
+        raise TypeError(f"save: cannot store the {type(obj).__name__} object itself at {where}: "
+                        f"tinyattn files hold data, never pickled objects (torch.save(model) "
+                        f"pickles the class). Save obj.state_dict() instead and load it into a "
+                        f"new one with .load_state_dict(tinyattn.load(path))")
+    raise TypeError(f"save: cannot store {type(obj).__name__} at {where}; supported "
                     f"leaves are arrays, Tensors, numbers, strings, booleans and None")
 
 
