@@ -367,8 +367,9 @@ def test_in_place_forms_match_torch_bump_the_version_and_record():
 
 def test_scatter_errors_name_the_values():
     x = ta.zeros(3, 4)
-    with pytest.raises(TypeError, match="Expected dtype int64 for index"):
-        x.scatter(0, ta.tensor([[0]], dtype="int32"), ta.ones(1, 1))
+    with pytest.raises(TypeError, match=r"Expected dtype int64 \(or int32\) for index"):
+        x.scatter(0, ta.tensor([[0.0]]), ta.ones(1, 1))
+    assert x.scatter(0, ta.tensor([[2]], dtype="int32"), ta.ones(1, 1))[2, 0].item() == 1.0
     with pytest.raises(IndexError, match="index 3 is out of bounds for dim 0 with size 3"):
         x.scatter(0, ta.tensor([[3]]), ta.ones(1, 1))
     with pytest.raises(IndexError, match="index -1 is out of bounds"):
@@ -420,6 +421,11 @@ try:
     torch.LongTensor(-1)
 except RuntimeError:
     out.append("negative refused")
+for number in (2.5, 3.0):                  # a float is neither data nor a size
+    try:
+        torch.FloatTensor(number)
+    except TypeError:
+        out.append("float refused")
 print(repr(out))
 """
 

@@ -24,8 +24,9 @@ from .elementwise import (add, clamp, clone, convert, div, exp, gelu, log, mul, 
 from .embedding import embedding
 from .indexing import gather, one_hot
 from .interleave import repeat_interleave
-from .inplace import (add_, clamp_, copy_, div_, fill_, iadd, imul, isub, itruediv, masked_fill_,
-                      mul_, neg_, normal_, pow_, setitem, sub_, uniform_, zero_)
+from .inplace import (add_, clamp_, copy_, div_, fill_, floor_divide_, fmod_, iadd, ifloordiv,
+                      imod, imul, ipow, isub, itruediv, masked_fill_, mul_, neg_, normal_, pow_,
+                      remainder_, setitem, sub_, uniform_, zero_)
 from .layout import (T, contiguous, expand, expand_as, flip, mT, repeat, t, tril, triu, type_as,
                      view)
 from .logic import (all, any, argsort, count_nonzero, eq, ge, gt, isclose, le, logical_and,
@@ -63,6 +64,7 @@ __all__ = [
     "matmul", "linear", "softmax", "log_softmax", "masked_fill", "where", "layer_norm", "rms_norm",
     "dropout", "embedding", "cross_entropy", "scaled_dot_product_attention", "rope", "clone",
     "clamp", "add_", "sub_", "mul_", "div_", "pow_", "neg_", "clamp_", "masked_fill_", "zero_",
+    "remainder_", "fmod_", "floor_divide_",
     "fill_", "copy_", "uniform_", "normal_", "setitem",
     # ops with PyTorch's names added for op coverage (issue 12)
     "sigmoid", "abs", "rsqrt", "log2", "log10", "remainder", "fmod", "floor_divide",
@@ -138,6 +140,9 @@ Tensor.__iadd__ = iadd
 Tensor.__isub__ = isub
 Tensor.__imul__ = imul
 Tensor.__itruediv__ = itruediv
+Tensor.__ifloordiv__ = ifloordiv
+Tensor.__imod__ = imod
+Tensor.__ipow__ = ipow
 
 # Methods, named as in PyTorch.
 Tensor.add = add
@@ -272,6 +277,9 @@ Tensor.new_tensor = factories.new_tensor
 
 # In-place methods (ops/inplace.py): each counts a version.
 Tensor.add_ = add_
+Tensor.remainder_ = remainder_
+Tensor.fmod_ = fmod_
+Tensor.floor_divide_ = floor_divide_
 Tensor.sub_ = sub_
 Tensor.mul_ = mul_
 Tensor.div_ = div_

@@ -41,20 +41,21 @@ class LogSigmoid(Function):
 
 class Elu(Function):
     """out = x for x > 0, alpha (e^x - 1) otherwise.
-    dx = g for x > 0, g * alpha e^x = g * (out + alpha) otherwise (at 0 the second, as
-    PyTorch; at NaN the first, so g passes unchanged, also as PyTorch)."""
+    dx = g for x > 0, g * alpha e^x otherwise (at 0 the second, as PyTorch; at NaN the
+    first, so g passes unchanged, also as PyTorch). alpha e^x equals out + alpha, but for
+    very negative x that sum cancels (out is -alpha to every digit), so e^x is kept."""
 
     def forward(self, x, alpha: float):
         xp = backend.get_array_module(x)
         positive = ~(x <= 0)                    # NaN counts as positive, as PyTorch
-        with np.errstate(over="ignore"):
-            out = xp.where(positive, x, alpha * xp.expm1(xp.minimum(x, 0)))
-        self.save_for_backward(positive, out, alpha)
+        below = xp.minimum(x, 0)
+        out = xp.where(positive, x, alpha * xp.expm1(below))
+        self.save_for_backward(positive, xp.exp(below), alpha)
         return out
 
     def backward(self, grad):
-        positive, out, alpha = self.saved
-        return backend.get_array_module(grad).where(positive, grad, grad * (out + alpha))
+        positive, exp_below, alpha = self.saved
+        return backend.get_array_module(grad).where(positive, grad, grad * alpha * exp_below)
 
 
 class Hardtanh(Function):
@@ -103,6 +104,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa
     _no_inplace(inplace, "hardtanh")
     if float(min_val) > float(max_val):
         raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
+    if input.dtype.kind in "iu" and float(min_val).is_integer() and float(max_val).is_integer():
+        return Hardtanh.apply(input, low=int(min_val), high=int(max_val))  # ints stay ints
     return Hardtanh.apply(_as_float(input), low=float(min_val), high=float(max_val))
 
 

@@ -78,6 +78,10 @@ def _check(x: Tensor, running_mean: Optional[Tensor], running_var: Optional[Tens
     if x.dtype.kind != "f":
         raise TypeError(f"batch_norm: expected a floating-point input, got {x.dtype}; convert "
                         f"with .float()")
+    if (running_mean is None) != (running_var is None):
+        given = "running_mean" if running_var is None else "running_var"
+        raise ValueError(f"batch_norm: running_mean and running_var must both be given or "
+                         f"both be None (got only {given}), as in PyTorch")
     channels = x.shape[1]
     for name, t in (("running_mean", running_mean), ("running_var", running_var),
                     ("weight", weight), ("bias", bias)):

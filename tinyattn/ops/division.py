@@ -74,6 +74,9 @@ class IntegerDivisionByZero(RuntimeError, ZeroDivisionError):
 
 
 def _whole_division(fn: type, op: str, a: Any, b: Any) -> Tensor:
+    if all(isinstance(t, Tensor) and t.dtype == np.bool_ for t in (a, b)):
+        raise TypeError(f"{op}: both operands are bool tensors; convert one with .long() (as "
+                        f"PyTorch, which has no {op} for bool)")
     out_divisor = b._data if isinstance(b, Tensor) else np.asarray(b)
     dividend_int = (a.dtype.kind in "iub") if isinstance(a, Tensor) else isinstance(a, int)
     divisor_int = out_divisor.dtype.kind in "iub"

@@ -418,8 +418,11 @@ def clamp(x: Tensor, min: Optional[float] = None,  # noqa: A002 - PyTorch's name
                 raise TypeError(f"clamp: {name} must be a number (tensor bounds are not "
                                 f"supported), got a tensor of shape {bound.shape}")
             bound = bound.item()
-        if bound is not None and (isinstance(bound, bool) or np.isnan(float(bound))):
+        if isinstance(bound, bool):
             raise ValueError(f"clamp: {name} must be a number, got {bound!r}")
+        if bound is not None and np.isnan(float(bound)):
+            raise ValueError(f"clamp: {name} is NaN, which would make every element NaN (as in "
+                             f"PyTorch); pass a number, or None for no bound")
         bounds.append(None if bound is None else float(bound))
     if bounds[0] is None and bounds[1] is None:
         raise ValueError("clamp: give at least one of min and max")

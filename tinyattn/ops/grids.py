@@ -123,4 +123,4 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # 
 
 
 def _wrap(array: np.ndarray, like: Tensor) -> Tensor:
-    return Tensor._wrap(backend.to_device(np.ascontiguousarray(array), like.device))
+    return Tensor._wrap(backend.to_device(np.asarray(array, order="C"), like.device))  # 0-d kept

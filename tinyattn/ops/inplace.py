@@ -31,13 +31,14 @@ import numpy as np
 from .. import backend
 from ..autograd import Function, is_grad_enabled, no_grad, unbroadcast
 from ..tensor import Tensor
+from .division import floor_divide, fmod, remainder
 from .elementwise import add, as_operand, clamp, convert, div, mul, neg, pow, sub
 from .masking import masked_fill
 from .shape import _index_to_arrays, torch_index_steps
 
 __all__ = ["add_", "sub_", "mul_", "div_", "pow_", "neg_", "clamp_", "masked_fill_", "zero_",
-           "fill_", "copy_", "uniform_", "normal_", "setitem", "iadd", "isub", "imul",
-           "itruediv"]
+           "fill_", "copy_", "uniform_", "normal_", "setitem", "remainder_", "fmod_",
+           "floor_divide_", "iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow"]
 
 
 def _assign(array: Any, index: Any, value: Any) -> None:
@@ -195,6 +196,18 @@ def pow_(x: Tensor, exponent: float) -> Tensor:
     return _in_place(x, "pow_", lambda t: pow(t, exponent))
 
 
+def remainder_(x: Tensor, other: Any) -> Tensor:
+    return _in_place(x, "remainder_", lambda t: remainder(t, other), (other,))
+
+
+def fmod_(x: Tensor, other: Any) -> Tensor:
+    return _in_place(x, "fmod_", lambda t: fmod(t, other), (other,))
+
+
+def floor_divide_(x: Tensor, other: Any) -> Tensor:
+    return _in_place(x, "floor_divide_", lambda t: floor_divide(t, other), (other,))
+
+
 def neg_(x: Tensor) -> Tensor:
     return _in_place(x, "neg_", neg)
 
@@ -297,3 +310,15 @@ def imul(x: Tensor, other: Any) -> Tensor:
 
 def itruediv(x: Tensor, other: Any) -> Tensor:
     return div_(x, other)
+
+
+def ifloordiv(x: Tensor, other: Any) -> Tensor:
+    return floor_divide_(x, other)
+
+
+def imod(x: Tensor, other: Any) -> Tensor:
+    return remainder_(x, other)
+
+
+def ipow(x: Tensor, exponent: Any) -> Tensor:
+    return pow_(x, exponent)

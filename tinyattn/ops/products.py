@@ -15,6 +15,7 @@ from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
 from .elementwise import add, mul, sub
+from .masking import masked_fill
 from .matmul import matmul
 from .reduce import _single_axis
 from .shape import reshape
@@ -115,7 +116,8 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,  # noqa
           alpha: float = 1) -> Tensor:
     """beta * input + alpha * (mat1 @ mat2), with ``input`` broadcast to (n, p), as
     ``torch.addmm``. With beta = 0, input is ignored (a NaN in it does not spread, as in
-    PyTorch; its gradient is then None rather than zeros). Composed of matmul, mul, add."""
+    PyTorch) and gets a zero gradient (it is filled with 0 first). Composed of matmul, mul,
+    add (and masked_fill for beta = 0)."""
     for name, m in (("mat1", mat1), ("mat2", mat2)):
         if not isinstance(m, Tensor) or m.ndim != 2:
             raise ValueError(f"addmm: {name} must be a 2-D matrix, got "
@@ -132,7 +134,10 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,  # noqa
     if alpha != 1:
         product = mul(product, alpha)
     if beta == 0:
-        return product
+        if not input.requires_grad:
+            return product
+        everywhere = backend.get_array_module(input._data).ones(input.shape, dtype=bool)
+        return add(masked_fill(input, everywhere, 0.0), product)   # d input = 0, no NaN
     return add(input if beta == 1 else mul(input, beta), product)
 
 
@@ -146,4 +151,7 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:  # noqa: A002
         raise TypeError(f"lerp: weight's dtype {weight.dtype} differs from input's "
                         f"{input.dtype}; convert it with .to(input.dtype)")
     _check_same_dtype(input, end, "lerp")
+    if input.dtype.kind != "f":
+        raise TypeError(f"lerp: input and end must be floating point, got {input.dtype} (as "
+                        f"PyTorch); convert them with .float()")
     return add(input, mul(weight, sub(end, input)))

@@ -117,7 +117,10 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A00
         raise IndexError(f"index_select: index {bad} is out of range for dim {dim} of size "
                          f"{size} (valid: 0 to {size - 1})")
     if input.ndim == 0:
-        return getitem(reshape(input, 1), (ids,))
+        if ids.size != 1:
+            raise IndexError(f"index_select: a 0-d input has one value, so index must hold "
+                             f"exactly one entry (0); got {ids.size} (as PyTorch)")
+        return reshape(getitem(reshape(input, 1), (ids,)), ())     # 0-d, as PyTorch
     return _take(input, axis, ids)
 
 

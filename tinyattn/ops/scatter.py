@@ -96,8 +96,8 @@ def _index_positions(op: str, x: Tensor, dim: int, index: Tensor, src: Optional[
     (``along_axis_index``) and the region of src they take (src[:index.shape])."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}: self must be a Tensor, got {type(x).__name__}")
-    if not isinstance(index, Tensor) or index.dtype != np.int64:
-        raise TypeError(f"{op}(): Expected dtype int64 for index, got "
+    if not isinstance(index, Tensor) or index.dtype not in (np.int64, np.int32):
+        raise TypeError(f"{op}(): Expected dtype int64 (or int32) for index, got "
                         f"{getattr(index, 'dtype', type(index).__name__)}; convert with "
                         f".long()")
     if x.ndim == 0:

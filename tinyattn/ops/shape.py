@@ -260,6 +260,9 @@ def _check_join(op: str, tensors: Sequence[Tensor], dim: int, same_shape: bool) 
         raise ValueError(f"{op}: needs at least one tensor")
     ndim = tensors[0].ndim
     for i, t in enumerate(tensors):
+        if t.ndim == 0 and not same_shape:
+            raise ValueError(f"{op}: tensor {i} is zero-dimensional (a single number) and has no "
+                             f"dim to join along; use stack, or unsqueeze(0) each tensor first")
         if t.ndim != ndim:
             raise ValueError(f"{op}: tensor 0 has shape {tensors[0].shape} but tensor {i} has "
                              f"shape {t.shape}; all need the same number of dims")

@@ -243,7 +243,8 @@ class _LegacyTensorType(type):
             shape = tuple(args[0]) if args else (0,)
         elif all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
             shape = tuple(int(a) for a in args)
-        elif len(args) == 1 and not isinstance(args[0], (Tensor, str)):
+        elif (len(args) == 1 and not isinstance(args[0], (Tensor, str))
+              and np.ndim(args[0]) > 0):              # a number is not data here (torch)
             return tensor(args[0], dtype=cls.dtype_name, device=device)
         else:
             given = ", ".join(type(a).__name__ for a in args)
