@@ -1,6 +1,6 @@
 """How big should eps be in a finite-difference gradient check? Sweep it and see.
 
-    python examples/eps_sweep.py                 # prints a table, saves eps_sweep.png
+    python examples/eps_sweep.py                 # prints a table, saves runs/eps_sweep.png
     python examples/eps_sweep.py --out plot.png
 
 For f = softmax (a (4, 8) input, projected on a fixed random direction), the script compares
@@ -25,6 +25,7 @@ would drown many real gradient bugs, which is why ``tinyattn.gradcheck`` refuses
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Dict, List, Optional, Sequence
 
@@ -105,13 +106,15 @@ def _plot(results: Dict[str, List[float]], out: str) -> None:
     ax.set_title("Gradient check error against eps (softmax, directional derivative)")
     ax.legend(fontsize=8, loc="lower left")
     fig.tight_layout()
+    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     fig.savefig(out, dpi=120)
     plt.close(fig)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="eps_sweep.png", help="where to save the plot (PNG)")
+    parser.add_argument("--out", default=os.path.join("runs", "eps_sweep.png"),
+                        help="where to save the plot (PNG; default runs/eps_sweep.png)")
     args = parser.parse_args(argv)
     results = {dtype: sweep(dtype) for dtype in ("float64", "float32")}
     print(_table(results))

@@ -216,8 +216,9 @@ def test_hub_ids_without_and_with_huggingface_hub(tmp_path, monkeypatch):
 
     monkeypatch.setitem(sys.modules, "huggingface_hub",
                         types.SimpleNamespace(snapshot_download=offline))
-    with pytest.raises(FileNotFoundError, match="could not download .*no network"):
-        resolve_pretrained("someone/other")
+    with pytest.raises(FileNotFoundError, match="not a local folder .*downloading it as a "
+                       "Hugging Face Hub repo id failed .*no network.*--local-dir models/gpt2"):
+        resolve_pretrained("models/gpt2")        # a folder the user forgot, or a repo id
     with pytest.raises(PretrainedError, match="is a file"):
         resolve_pretrained(str(tmp_path / "config.json"))
 

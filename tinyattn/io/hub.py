@@ -49,9 +49,12 @@ def resolve_pretrained(name_or_path: Any, patterns: Sequence[str] = DEFAULT_PATT
         return huggingface_hub.snapshot_download(repo_id=path, revision=revision,
                                                  allow_patterns=list(patterns))
     except Exception as exc:  # network, unknown repo, gated repo: say which, and what to do
-        raise FileNotFoundError(f"could not download {path!r} from the Hugging Face Hub "
-                                f"({type(exc).__name__}: {exc}); check the repo id and your "
-                                f"connection, or pass a local folder") from None
+        raise FileNotFoundError(f"{path!r} is not a local folder (there is no {path}/ here), "
+                                f"and downloading it as a Hugging Face Hub repo id failed "
+                                f"({type(exc).__name__}: {exc}). If you meant a folder, check "
+                                f"the path (or download it there first, e.g. hf download "
+                                f"<repo id> --local-dir {path}); if you meant a repo id, check "
+                                f"it and your connection") from None
 
 
 def read_json(folder: str, name: str, required: bool = True) -> Any:

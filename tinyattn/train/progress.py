@@ -53,6 +53,7 @@ class ProgressBar:
         self.last_draw = 0.0
         self.step = start
         self.fields: dict = {}
+        self.drawn: Optional[tuple] = None       # (step, fields) of the last line drawn
 
     def update(self, step: int, **fields: Any) -> None:
         self.step = step
@@ -73,6 +74,7 @@ class ProgressBar:
         line = (f"{self.desc} [{'#' * filled}{'.' * (self.width - filled)}] "
                 f"{self.step}/{self.total} {elapsed:.0f}s<{eta:.0f}s {rate:.1f} it/s  {extras}")
         self._emit("\r" + line + "\033[K" if self.interactive else line + "\n")
+        self.drawn = (self.step, dict(self.fields))
 
     def _emit(self, text: str) -> None:
         try:
@@ -88,5 +90,6 @@ class ProgressBar:
             self._draw(time.perf_counter())
 
     def close(self, final: Optional[str] = None) -> None:
-        self._draw(time.perf_counter())
+        if self.interactive or self.drawn != (self.step, self.fields):   # not the same line twice
+            self._draw(time.perf_counter())
         self._emit(("\n" if self.interactive else "") + (final + "\n" if final else ""))
