@@ -110,7 +110,7 @@ def test_the_warning_shown_in_docs_see_it_is_the_one_printed():
     import re
     text = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "see_it.md").read_text()
     shown = re.search(r"\n```text\n(warning: .*?)```", text, re.S).group(1)
-    message = accuracy_warning(_config(), {"heldout_exact_match": 0.569, "steps": 500},
+    message = accuracy_warning(_config(), {"heldout_exact_match": 0.511, "steps": 500},
                                "runs/addition")
     assert " ".join(shown.split()) == message
 
