@@ -139,15 +139,19 @@ class LRScheduler:
                 for key, value in self.__dict__.items()
                 if key != "optimizer" and not key.startswith("lr_lambda")}
 
-    def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
-        """Restore a saved schedule and write its current learning rates into the optimizer,
-        so it does not matter whether the optimizer's state dict is loaded before or after."""
+    def _check_keys(self, state_dict: Any) -> None:
+        """Refuse a state dict whose keys are not this scheduler's, naming both sets."""
         expected = set(self.state_dict())
         if not isinstance(state_dict, dict) or set(state_dict) != expected:
             given = sorted(state_dict) if isinstance(state_dict, dict) else type(state_dict)
             raise ValueError(f"{type(self).__name__}.load_state_dict expects the keys "
                              f"{sorted(expected)}, got {given}: was it saved by a different "
                              f"scheduler?")
+
+    def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        """Restore a saved schedule and write its current learning rates into the optimizer,
+        so it does not matter whether the optimizer's state dict is loaded before or after."""
+        self._check_keys(state_dict)
         groups = self.optimizer.param_groups
         if len(state_dict["base_lrs"]) != len(groups):
             raise ValueError(f"the state dict has {len(state_dict['base_lrs'])} base learning "

@@ -109,12 +109,7 @@ class _Composite(LRScheduler):
         return state
 
     def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
-        expected = set(self.state_dict())
-        if not isinstance(state_dict, dict) or set(state_dict) != expected:
-            given = sorted(state_dict) if isinstance(state_dict, dict) else type(state_dict)
-            raise ValueError(f"{type(self).__name__}.load_state_dict expects the keys "
-                             f"{sorted(expected)}, got {given}: was it saved by a different "
-                             f"scheduler?")
+        self._check_keys(state_dict)
         inner = state_dict["_schedulers"]
         if len(inner) != len(self._schedulers):
             raise ValueError(f"the state dict holds {len(inner)} scheduler(s) but this "

@@ -209,9 +209,5 @@ class ReduceLROnPlateau(LRScheduler):
                 for key, value in self.__dict__.items() if key != "optimizer"}
 
     def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
-        expected = set(self.state_dict())
-        if not isinstance(state_dict, dict) or set(state_dict) != expected:
-            given = sorted(state_dict) if isinstance(state_dict, dict) else type(state_dict)
-            raise ValueError(f"ReduceLROnPlateau.load_state_dict expects the keys "
-                             f"{sorted(expected)}, got {given}")
+        self._check_keys(state_dict)
         self.__dict__.update(state_dict)
