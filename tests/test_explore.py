@@ -280,3 +280,20 @@ def test_in_the_browser_a_2000_node_training_step_opens(browser, tmp_path):
     print(f"{count} nodes: the page was ready in {seconds:.2f} s")
     assert seconds < 20.0, seconds
     page.close()
+
+
+def test_the_benchmark_and_the_screenshot_script_still_run(browser, tmp_path):
+    """The tools behind docs/see_it.md's figures, at their smallest: an API change breaks
+    this test rather than the next person who regenerates the docs."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(ta.__file__)))
+    env = dict(os.environ, PYTHONPATH=root)
+    bench = subprocess.run([sys.executable, os.path.join(root, "benchmarks", "explorer_open.py"),
+                            "--tiny"], capture_output=True, text=True, timeout=300, env=env)
+    assert bench.returncode == 0 and "nodes" in bench.stdout, bench.stderr
+    shots = subprocess.run([sys.executable, os.path.join(root, "docs", "explorer",
+                                                         "screenshots.py"), "--out",
+                            str(tmp_path)], capture_output=True, text=True, timeout=300,
+                           env=env)
+    assert shots.returncode == 0, shots.stderr
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        ["attention_forward.png", "attention_step.png", "gpt_collapsed.png"])

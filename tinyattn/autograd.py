@@ -282,12 +282,12 @@ class Function:
             fn.inputs = inputs
             fn.parents = tuple([t._ctx for t in inputs])
             out._ctx = fn
-            if _state.module is not None:
-                fn.module = _state.module
             if fn.saved:
                 _note_saved(fn, inputs, out)
         else:
             fn.saved = None
+        if track and _state.module is not None:
+            fn.module = _state.module
         if cls.returns_view and backend.may_share_memory(out_data, inputs[0]._data):
             out._share_memory_with(inputs[0])
         if _state.anomaly:
