@@ -297,3 +297,34 @@ def test_the_benchmark_and_the_screenshot_script_still_run(browser, tmp_path):
     assert shots.returncode == 0, shots.stderr
     assert sorted(os.listdir(tmp_path)) == sorted(
         ["attention_forward.png", "attention_step.png", "gpt_collapsed.png"])
+
+
+FIREFOX = shutil.which("firefox-esr") or shutil.which("firefox")
+
+
+def _firefox_screenshot(page_path, png_path, tmp_path):
+    profile = tmp_path / "firefox-profile"
+    profile.mkdir()
+    subprocess.run([FIREFOX, "--headless", "--no-remote", "--profile", str(profile),
+                    "--window-size", "1200,800", "--screenshot", str(png_path),
+                    "file://" + str(page_path)], capture_output=True, timeout=180)
+    image = pytest.importorskip("matplotlib.image").imread(str(png_path))[..., :3]
+    function_blue = np.array([0xdb, 0xe8, 0xff]) / 255.0        # .node.function's fill
+    return int((np.abs(image - function_blue).max(axis=-1) < 2 / 255).sum())
+
+
+@pytest.mark.skipif(FIREFOX is None, reason="no Firefox (apt-get install firefox-esr); "
+                                            ".ci/run installs it")
+def test_in_firefox_the_page_draws_its_graph_offline(tmp_path):
+    """Firefox, headless, takes a screenshot of the page: the blue of the Function boxes is
+    there only if the script parsed the graph and drew it. The negative control, the same
+    page with its graph data broken, draws nothing."""
+    loss, params, title = example_graph("attention")
+    page = tmp_path / "g.html"
+    explore(loss, str(page), params=params, title=title)
+    assert _firefox_screenshot(page, tmp_path / "ok.png", tmp_path) > 2000
+    broken = tmp_path / "broken.html"
+    broken.write_text(page.read_text(encoding="utf-8").replace(
+        'id="tinyattn-graph">{', 'id="tinyattn-graph">{oops', 1), encoding="utf-8")
+    shutil.rmtree(tmp_path / "firefox-profile")
+    assert _firefox_screenshot(broken, tmp_path / "broken.png", tmp_path) == 0
