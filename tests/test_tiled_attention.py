@@ -267,7 +267,7 @@ def _tensors(rng):
 
 
 @pytest.mark.parametrize("kwargs,error,match", [
-    (dict(impl="flash"), ValueError, "impl must be 'plain' or 'tiled', got 'flash'"),
+    (dict(impl="flash"), ValueError, "impl must be 'plain', 'tiled' or 'composed', got 'flash'"),
     (dict(impl="tiled", block_size=0), ValueError, "block_size must be a positive"),
     (dict(impl="tiled", block_size=2.5), TypeError, "block_size must be an int, got float"),
     (dict(impl="tiled", block_size=True), TypeError, "block_size must be an int, got bool"),

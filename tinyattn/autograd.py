@@ -43,8 +43,8 @@ if TYPE_CHECKING:  # only for annotations; tensor.py imports this module, not th
 
 __all__ = ["Function", "FunctionCtx", "no_grad", "enable_grad", "inference_mode",
            "set_grad_enabled", "is_grad_enabled", "detect_anomaly", "run_backward", "grad",
-           "unbroadcast", "VersionCounter", "set_backward_hook", "register_hook",
-           "RemovableHandle"]
+           "unbroadcast", "VersionCounter", "set_backward_hook", "set_current_module",
+           "register_hook", "RemovableHandle"]
 
 
 class _ThreadState(threading.local):
@@ -54,6 +54,7 @@ class _ThreadState(threading.local):
     grad_enabled = True
     anomaly = False
     backward_hook: Any = None      # set_backward_hook(); tinyattn.viz.trace_backward uses it
+    module: Any = None             # the innermost nn.Module running its forward (Function.module)
 
 
 _state = _ThreadState()
@@ -177,6 +178,14 @@ def set_backward_hook(hook: Any) -> Any:
     return previous
 
 
+def set_current_module(module: Any) -> Any:
+    """Make ``module`` the one whose forward is running in this thread (``nn.Module.__call__``
+    does it); each Function recorded meanwhile keeps it as ``fn.module``, so a graph can be
+    grouped by module (``tinyattn.viz.explore``). Returns the previous one, to restore."""
+    previous, _state.module = _state.module, module
+    return previous
+
+
 def _user_frame() -> str:
     """The innermost stack frame outside the tinyattn package, as 'file:line in func: code'."""
     for frame in reversed(traceback.extract_stack()[:-2]):
@@ -241,6 +250,7 @@ class Function:
     _retained: Any = None          # weakref to the output tensor when it called retain_grad()
     _hooks: Optional[List[Any]] = None   # its output's register_hook() hooks
     _pytorch_style = False
+    module: Any = None             # the nn.Module whose forward created it (tinyattn.viz.explore)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -276,6 +286,8 @@ class Function:
                 _note_saved(fn, inputs, out)
         else:
             fn.saved = None
+        if track and _state.module is not None:
+            fn.module = _state.module
         if cls.returns_view and backend.may_share_memory(out_data, inputs[0]._data):
             out._share_memory_with(inputs[0])
         if _state.anomaly:

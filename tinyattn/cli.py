@@ -107,6 +107,8 @@ def _main(argv: Optional[List[str]]) -> int:
                    add_help=False)
     sub.add_parser("run-torch", help="run a PyTorch script on tinyattn (see run-torch --help)",
                    add_help=False)
+    sub.add_parser("explore", help="write a page to click through a graph and its backward",
+                   add_help=False)
     args, rest = parser.parse_known_args(argv)
     if args.command == "gradcheck":
         if rest:
@@ -124,6 +126,9 @@ def _main(argv: Optional[List[str]]) -> int:
     if args.command in ("embed", "attention"):
         from .models import cli as models_cli  # noqa: PLC0415 - models sit higher
         return getattr(models_cli, f"{args.command}_main")(rest)
+    if args.command == "explore":
+        from .train.explore_cli import main as explore_main  # noqa: PLC0415 - sits higher
+        return explore_main(rest)
     if args.command == "generate":
         from .models.generate_cli import generate_main  # noqa: PLC0415 - models sit higher
         return generate_main(rest)

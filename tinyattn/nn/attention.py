@@ -35,7 +35,7 @@ from .positional import RotaryEmbedding
 
 __all__ = ["MultiHeadAttention", "KVCache"]
 
-_IMPLS = ("plain", "tiled")
+_IMPLS = ("plain", "tiled", "composed")
 _REMOVED: Any = object()     # marks a keyword that was removed (to explain what replaces it)
 
 
@@ -126,8 +126,9 @@ class MultiHeadAttention(Module):
         num_kv_heads: h_kv key/value heads shared by groups of h / h_kv query heads
             (grouped-query attention; 1 is multi-query attention; default h).
         rope: rotate q and k by their positions (RoPE) after the head split.
-        attn_impl: "plain" (default) or "tiled" (``F.scaled_dot_product_attention(impl=...)``,
-            memory linear in S; no dropout; weights are never formed).
+        attn_impl: "plain" (default), "tiled" (memory linear in S; no dropout; weights are
+            never formed) or "composed" (separate ops, each in the graph): the ``impl`` of
+            ``F.scaled_dot_product_attention``.
         block_size: the tile size for attn_impl="tiled".
         device, dtype: where and in which dtype to make the parameters (as PyTorch's).
 

@@ -22,6 +22,7 @@ from typing import (Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, O
 import numpy as np
 
 from .. import backend
+from ..autograd import set_current_module
 from ..tensor import Tensor, normalize_dtype, tensor
 
 __all__ = ["Parameter", "Module", "ModuleList", "StateDictKeyError", "StateDictShapeError"]
@@ -83,7 +84,11 @@ class Module:
         """Optional (tinyattn's layers do not call it); PyTorch code calls it, which is fine."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.forward(*args, **kwargs)
+        previous = set_current_module(self)    # ops made here know their module (viz.explore)
+        try:
+            return self.forward(*args, **kwargs)
+        finally:
+            set_current_module(previous)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement forward()")

@@ -252,8 +252,8 @@ def _check_qkv(q: Tensor, k: Tensor, v: Tensor, op: str, enable_gqa: bool = Fals
 
 def _check_impl(impl: Any, block_size: Any, dropout_p: float, need_weights: bool,
                 op: str) -> None:
-    if impl not in ("plain", "tiled"):
-        raise ValueError(f"{op}: impl must be 'plain' or 'tiled', got {impl!r}")
+    if impl not in ("plain", "tiled", "composed"):
+        raise ValueError(f"{op}: impl must be 'plain', 'tiled' or 'composed', got {impl!r}")
     if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)):
         raise TypeError(f"{op}: block_size must be an int, got {type(block_size).__name__} "
                         f"{block_size!r}")
@@ -307,7 +307,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     by ``block_size`` keys at a time with an online softmax, keeping only the output and one
     logsumexp per row, so memory grows linearly in S (docs/tiled_attention.md). The tiled
     path supports boolean masks and ``is_causal`` but not dropout, float masks or
-    ``need_weights``.
+    ``need_weights``. ``impl="composed"`` computes the same values from separate ops
+    (matmul, scale, masked_fill, softmax, dropout, matmul), each with its own backward: slower,
+    but a graph of it (``tinyattn.viz.explore``) shows every step.
     """
     op = "scaled_dot_product_attention"
     q, k, v = query, key, value
@@ -330,7 +332,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         raise ValueError(f"{op}: impl='tiled' takes boolean masks only (True = may attend); "
                          f"a float attn_mask is added to every score, which the tiled kernel "
                          f"does not do. Use impl='plain'")
-    if bias is not None and bias.requires_grad:
+    if impl == "composed" or (bias is not None and bias.requires_grad):
         return _attention_from_ops(q, k, v, bool_mask, is_causal, bias, scale, dropout_p,
                                    need_weights, generator)
     if impl == "tiled":
@@ -402,12 +404,15 @@ def _attention_from_ops(q: Tensor, k: Tensor, v: Tensor, mask: Any, is_causal: b
                         bias: Tensor, scale: float, dropout_p: float, need_weights: bool,
                         generator: Any):
     """softmax(q k^T * scale + bias, masked) v from separate ops, each with its own
-    hand-written backward: the path for a float mask that itself needs a gradient."""
+    hand-written backward: the path for a float mask that itself needs a gradient, and
+    ``impl="composed"`` (a graph that shows each step: tinyattn.viz.explore)."""
     from .dropout import dropout        # noqa: PLC0415 - same layer
     from .masking import masked_fill    # noqa: PLC0415
     from .matmul import matmul          # noqa: PLC0415
     from .softmax import softmax        # noqa: PLC0415
-    scores = matmul(q, k.transpose(-2, -1)) * scale + bias  # (..., S_q, d_k) @ (.., d_k, S_k)
+    scores = matmul(q, k.transpose(-2, -1)) * scale  # (..., S_q, d_k) @ (..., d_k, S_k)
+    if bias is not None:
+        scores = scores + bias
     keep = attention_mask_array(q, k, mask, is_causal, "scaled_dot_product_attention")
     if keep is not None:
         xp = backend.get_array_module(scores._data)

@@ -8,6 +8,7 @@
     with trace_backward():                       # prints each op's backward as it runs
         loss.backward()
     draw_graph(loss, "graph.png", params=model)  # after backward: with gradient norms
+    explore(loss, "graph.html", params=model)    # a page to click through, backward stepper
 
 This package reads the autograd structures (tinyattn/autograd.py) and sits just above the
 tensor layer; nothing below imports it. ``draw_graph`` needs matplotlib (the ``viz`` extra);
@@ -16,8 +17,9 @@ tensor layer; nothing below imports it. ``draw_graph`` needs matplotlib (the ``v
 from __future__ import annotations
 
 from .draw import draw_graph
+from .explore import explore, graph_data
 from .graph import Graph, Node, build_graph
 from .trace import BackwardTrace, TraceStep, trace_backward
 
-__all__ = ["draw_graph", "build_graph", "Graph", "Node", "trace_backward", "BackwardTrace",
+__all__ = ["draw_graph", "explore", "graph_data", "build_graph", "Graph", "Node", "trace_backward", "BackwardTrace",
            "TraceStep"]
