@@ -32,6 +32,7 @@ import inspect
 import os
 import threading
 import traceback
+import weakref
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -272,12 +273,12 @@ class Function:
         if len(inputs) > 1:  # one input cannot disagree with itself
             _check_inputs_agree(cls.__name__, inputs)
         fn = cls()
-        fn.needs_input_grad = needs = tuple([t.requires_grad for t in inputs])
+        fn.needs_input_grad = needs = tuple([t._requires_grad for t in inputs])
         fn.recording = track = _state.grad_enabled and any(needs)
         out_data = fn.forward(*[t._data for t in inputs], **options)
         if isinstance(out_data, np.generic):  # NumPy reductions return scalars, not arrays
             out_data = np.asarray(out_data)
-        out = _tensor_type()._wrap(out_data, requires_grad=track)
+        out = (_tensor_class or _tensor_type())._wrap(out_data, track)
         if track:
             fn.inputs = inputs
             fn.parents = tuple([t._ctx for t in inputs])
@@ -316,16 +317,22 @@ class Function:
 def _note_saved(fn: Function, inputs: Sequence["Tensor"], out: "Tensor") -> None:
     """Record the version of every input (and the output) whose array ``fn`` saved, and mark
     those tensors as saved (``Tensor.data`` then hands out a read-only view)."""
-    saved_ids = {id(item) for item in fn.saved}
+    saved = fn.saved                   # a few arrays: identity tests beat building a set
     records = []
+    me = None
     for index, t in enumerate(inputs):
-        if id(t._data) in saved_ids:
-            counter = t._version_counter()
-            records.append((counter, counter.value, index))
-            t._mark_saved_by(fn)
-    if id(out._data) in saved_ids:
-        records.append((out._version_counter(), 0, -1))
-        out._mark_saved_by(fn)
+        data = t._data
+        for item in saved:
+            if item is data:
+                me = me or weakref.ref(fn)
+                counter = t._mark_saved_by(me)
+                records.append((counter, counter.value, index))
+                break
+    data = out._data
+    for item in saved:
+        if item is data:
+            records.append((out._mark_saved_by(me or weakref.ref(fn)), 0, -1))
+            break
     fn._versions = tuple(records)
 
 

@@ -219,11 +219,17 @@ class Tensor:
     def _bump_version(self) -> None:
         self._version_counter().value += 1
 
-    def _mark_saved_by(self, fn: autograd.Function) -> None:
-        counter = self._version_counter()       # shared with views: they share the memory
+    def _mark_saved_by(self, fn_ref: Any) -> autograd.VersionCounter:
+        """Note that a Function (``fn_ref``, a weak reference to it) saved this memory for its
+        backward; return the version counter (shared with views: they share the memory)."""
+        counter = self._vc
+        if counter is None:
+            counter = self._vc = autograd.VersionCounter()
         if counter.savers is None:
-            counter.savers = []
-        counter.savers.append(weakref.ref(fn))
+            counter.savers = [fn_ref]
+        else:
+            counter.savers.append(fn_ref)
+        return counter
 
     def _live_saver(self) -> Optional[str]:
         """The name of an op whose pending backward needs this memory, if there is one."""

@@ -59,7 +59,7 @@ def _binary(fn: type, op: str, a: Any, b: Any) -> Tensor:
         a = as_operand(a, b)
     if not isinstance(b, Tensor):
         b = as_operand(b, a)
-    if a.dtype != b.dtype:
+    if a._data.dtype != b._data.dtype:    # the arrays' own dtypes: no property call per op
         a, b = _match_dtypes(a, b)
     if fn is Div and a.dtype.kind != "f":   # 7 / 2 on integer tensors gives float32, as torch
         a, b = Tensor._wrap(a._data.astype(np.float32)), Tensor._wrap(b._data.astype(np.float32))
