@@ -69,7 +69,7 @@ MODULES: Dict[str, ModuleSpec] = {
     "torch.optim.lr_scheduler": ModuleSpec("tinyattn.optim.lr_scheduler", _SCHEDULERS),
     "torch.autograd": ModuleSpec("tinyattn.autograd", frozenset({
         "FunctionCtx", "VersionCounter", "is_grad_enabled", "run_backward", "unbroadcast",
-        "set_backward_hook", "register_hook", "RemovableHandle"}),
+        "set_backward_hook", "set_current_module", "register_hook", "RemovableHandle"}),
         extras.AUTOGRAD_EXTRAS),
     "torch.utils": ModuleSpec(None),
     "torch.utils.data": ModuleSpec("tinyattn.utils.data"),
