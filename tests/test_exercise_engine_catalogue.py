@@ -29,7 +29,7 @@ VERDICT = "return bool(np.all(np.abs(analytic - numeric) <= atol + rtol * np.abs
 STEP = ("    zero_grad(model.parameters())           # .grad accumulates: start from nothing\n"
         "    backward(loss)\n    sgd_step(model.parameters(), lr)\n")
 LOSS = "    loss = mse_loss(model(Tensor(x)), Tensor(y))\n"
-TOPO_RIGHT = "    return order\n\n\ndef"
+TOPO_RIGHT = "                    stack.append((parent, False))\n    return order\n"
 
 # (exercise, failing part, diagnosis kinds that name it, old text, new text)
 WRONG = [
@@ -40,7 +40,7 @@ WRONG = [
      "return Tensor(a.data * b.data, set([a, b]), backward_fn"),
     # 15: a right order returned reversed (root first)
     ("topo_sort", "topological_order", {"topo_reversed"}, TOPO_RIGHT,
-     "    return order[::-1]\n\n\ndef"),
+     TOPO_RIGHT.replace("return order", "return order[::-1]")),
     # 16 backward
     ("backward", "backward", {"seed_shape"}, SEED,
      SEED.replace("np.ones_like(root.data)", "np.asarray(1.0)")),
@@ -49,7 +49,7 @@ WRONG = [
     ("backward", "backward", {"intermediate_grads_kept"}, BACKWARD_BODY + """\
         node_grad = grads.pop(id(node), None)
 """, """\
-    root.grad = np.ones_like(root.data) if grad is None else np.asarray(grad)
+root.grad = np.ones_like(root.data) if grad is None else np.asarray(grad)
     grads = {}
     for node in reversed(topological_order(root)):
         if node.parents and node.grad is not None:
@@ -69,7 +69,7 @@ if key not in grads:
     ("backward", "backward", {"recursion", "backward_paths"}, BACKWARD_BODY + """\
         node_grad = grads.pop(id(node), None)
 """, """\
-    def push(node, g):
+def push(node, g):
         if not node.parents:
             node.grad = g.copy() if node.grad is None else node.grad + g
             return
@@ -227,3 +227,27 @@ def test_the_isolated_check_agrees(name, tmp_path):
     result = check(exercise, folder, timeout=60)
     failed = {p.part: p for p in result.parts if not p.passed}
     assert entry[1] in failed and failed[entry[1]].diagnosis.kind in entry[2], result.text
+
+
+def _text(name: str, old: str, new: str, tmp_path) -> str:
+    exercise, folder = _planted(name, old, new, tmp_path, "message")
+    return " ".join(check_module(exercise, load_file(folder / exercise.filename)).text.split())
+
+
+def test_a_transposed_linear_weight_gradient_is_told_g_transpose_x(tmp_path):
+    text = _text("linear", "dweight = g2.T @ x2", "dweight = x2.T @ g2", tmp_path)
+    assert "dW = G^T @ X" in text and "db = a^T @ g" not in text, text
+
+
+def test_a_scalar_output_is_written_out_not_out_0(tmp_path):
+    text = _text("log_softmax_nll", "dlogp[np.arange(n), target] = -grad / n",
+                 "dlogp[np.arange(n), target] = -grad / n * 1.3", tmp_path)
+    assert "d out / d logp[" in text and "out[0]" not in text, text
+
+
+def test_the_train_solution_says_how_many_steps_the_checker_runs():
+    from tinyattn.exercises.probes import train_step  # noqa: F401 (the probe it runs)
+    from tinyattn.exercises.engine_track import ENGINE_EXERCISES
+    steps = next(p for p in ENGINE_EXERCISES[-1].parts if p.name == "train_step").scenarios(
+        __import__("numpy").random.default_rng(0))[0].data["steps"]
+    assert f"runs {steps} steps" in (SOLUTIONS_DIR / "20_train.py").read_text()

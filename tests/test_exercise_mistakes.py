@@ -181,7 +181,7 @@ MISTAKES = [
     visit(root)
     return order
 """),
-    ("topo_sort", "topological_order", "topo_order", "TOPO",
+    ("topo_sort", "topological_order", "topo_bfs", "TOPO",
      """    order, visited, queue = [], set(), [root]
     while queue:
         node = queue.pop(0)
@@ -265,7 +265,7 @@ MISTAKES = [
     ("gradcheck", "gradcheck", "gradcheck_rejects",
      "return bool(np.all(np.abs(analytic - numeric) <= atol + rtol * np.abs(numeric)))",
      "return bool(np.all(np.abs(analytic - numeric) <= 1e-9))"),
-    ("gradcheck", "gradcheck", "gradcheck_passes",
+    ("gradcheck", "gradcheck", "gradcheck_loose",
      "return bool(np.all(np.abs(analytic - numeric) <= atol + rtol * np.abs(numeric)))",
      "return bool(np.all(np.abs(analytic - numeric) <= atol + 0.05 * np.abs(numeric)))"),
     # 20 train

@@ -84,6 +84,7 @@ class Part:
     mistakes: List[Mistake] = field(default_factory=list)
     diagonal_hint: Optional[str] = None         # set for ops whose rows couple (softmax-like)
     sign_hint: str = "Check the sign of each term of your formula."
+    transpose_hint: Optional[str] = None        # which product makes a transposed gradient
     kind = "op"
 
     @property

@@ -107,21 +107,75 @@ def topo(module: Any, data: Values) -> Values:
 
 
 # ------------------------------------------------------------------ 16 backward
+class _TooManyCalls(BaseException):
+    """Raised by the probe when one node's backward_fn runs far more often than once per
+    backward: an engine that follows every path (2^levels of them in a ladder)."""
+
+
+def _count_calls(nodes: List[Any], specs: List[tuple], limit: int = 16):
+    """Wrap every op node's backward_fn: count its calls, keep what it returned (and a copy,
+    to see later whether the engine wrote into it)."""
+    counts = [0] * len(nodes)
+    returned: List[Any] = []
+    for i, (node, spec) in enumerate(zip(nodes, specs)):
+        inner = getattr(node, "backward_fn", None)
+        if spec[0] == "leaf" or not callable(inner):
+            continue
+
+        def counted(grad, i=i, inner=inner):
+            counts[i] += 1
+            if counts[i] > limit:
+                raise _TooManyCalls(f"backward_fn of node #{i} ran {counts[i]} times")
+            out = inner(grad)
+            if isinstance(out, (tuple, list)) and len(returned) < 400:
+                returned.extend((a, a.copy()) for a in out if isinstance(a, np.ndarray))
+            return out
+        node.backward_fn = counted
+    return counts, returned
+
+
+def _call_backward(module: Any, root: Any, grad: Any, method: bool) -> None:
+    if method:
+        root.backward(grad)
+    else:
+        module.backward(root, grad)
+
+
+def _aliased(specs: List[tuple], nodes: List[Any]) -> bool:
+    grads = [nodes[i].grad for i, s in enumerate(specs) if s[0] == "leaf"]
+    grads = [g for g in grads if isinstance(g, np.ndarray)]
+    return any(np.shares_memory(a, b) for k, a in enumerate(grads) for b in grads[k + 1:])
+
+
 def run_backward(module: Any, data: Values) -> Values:
-    """backward(root, grad) on a graph; the leaves' .grad (twice: a second graph on the same
-    leaves, to see gradients add up across calls as in PyTorch)."""
+    """backward(root, grad) on a graph; the leaves' .grad. ``twice``: a second graph on the
+    same leaves (gradients add up across calls, as in PyTorch); ``same_graph``: backward
+    again on the very same graph. Also: the most calls of one backward_fn, whether the
+    caller's grad and the arrays backward_fn returned were written into."""
     specs = data["nodes"]
     nodes = build(module, specs, data["leaf_data"])
+    counts, returned = _count_calls(nodes, specs)
     grad = None if data["grad"] is None else data["grad"].copy()
-    if data.get("method"):
-        nodes[data["root"]].backward(grad)
-    else:
-        module.backward(nodes[data["root"]], grad)
-    if data.get("twice"):
-        leaves = [n for n, s in zip(nodes, specs) if s[0] == "leaf"]
-        again = build(module, specs, data["leaf_data"], leaves=leaves)
-        module.backward(again[data["root"]], None if grad is None else grad.copy())
-    return _leaf_grads(specs, nodes)
+    seed = None if grad is None else grad.copy()
+    root, method = nodes[data["root"]], bool(data.get("method"))
+    values: Values = {}
+    try:
+        _call_backward(module, root, grad, method)
+        if data.get("same_graph"):
+            values.update({f"first_{k}": v for k, v in _leaf_grads(specs, nodes).items()})
+            _call_backward(module, root, None if seed is None else seed.copy(), method)
+        if data.get("twice"):
+            leaves = [n for n, s in zip(nodes, specs) if s[0] == "leaf"]
+            again = build(module, specs, data["leaf_data"], leaves=leaves)
+            module.backward(again[data["root"]], None if seed is None else seed.copy())
+    except _TooManyCalls:
+        pass
+    values.update(_leaf_grads(specs, nodes))
+    values["most_calls"] = max(counts)
+    values["seed_unchanged"] = grad is None or bool(np.array_equal(grad, seed))
+    values["returned_unchanged"] = all(bool(np.array_equal(a, c)) for a, c in returned)
+    values["aliased"] = _aliased(specs, nodes)
+    return values
 
 
 # ------------------------------------------------------------------ 17 unbroadcast
@@ -170,11 +224,64 @@ def no_grad(module: Any, data: Values) -> Values:
             y = module.mul(x, x)
         return {"enabled_after_inner": inner, "recorded_between": _recorded(y),
                 "enabled_after_outer": bool(module.is_grad_enabled())}
+    if kind == "interrupt":
+        return _interrupted(module, x)
+    if kind == "deep":
+        with module.no_grad():
+            with module.no_grad():
+                inner = bool(module.is_grad_enabled())
+                with module.no_grad():
+                    innermost = bool(module.is_grad_enabled())
+                middle = bool(module.is_grad_enabled())
+        return {"enabled_inside_inner": inner, "enabled_inside_innermost": innermost,
+                "enabled_after_innermost": middle,
+                "enabled_after_outer": bool(module.is_grad_enabled())}
+    if kind == "program":
+        trace: List[str] = []
+        _run_program(module, x, data["program"], trace, "top level")
+        return {"trace": trace}
     y = module.mul(x, x)                        # "backward": a block in between changes
     with module.no_grad():                      # nothing about the recorded graph
         module.mul(y, y)
     module.backward(y, np.array([1.0, 2.0, 3.0]))
     return {"grad": _array(x.grad)}
+
+
+def _interrupted(module: Any, x: Any) -> Values:
+    """Ctrl-C inside a block: KeyboardInterrupt is a BaseException, not an Exception."""
+    propagated = False
+    try:
+        with module.no_grad():
+            raise KeyboardInterrupt("raised inside no_grad by the checker")
+    except KeyboardInterrupt:
+        propagated = True
+    return {"propagated_interrupt": propagated,
+            "enabled_after_interrupt": bool(module.is_grad_enabled()),
+            "recorded_after_interrupt": _recorded(module.mul(x, x))}
+
+
+def _run_program(module: Any, x: Any, items: list, trace: List[str], where: str) -> None:
+    """Run nested blocks; each check appends 'where: on/off' (on = ops record)."""
+    for item in items:
+        if item[0] == "check":
+            state = "on" if _recorded(module.mul(x, x)) and module.is_grad_enabled() else "off"
+            trace.append(f"{where}: {state}")
+            continue
+        _, children, ending = item
+        inside = "inside a block" if where == "top level" else f"{where} > a nested block"
+        try:
+            with module.no_grad():
+                _run_program(module, x, children, trace, inside)
+                if ending == "error":
+                    raise _Planted("raised inside no_grad by the checker")
+                if ending == "interrupt":
+                    raise KeyboardInterrupt("raised inside no_grad by the checker")
+        except (_Planted, KeyboardInterrupt):
+            pass
+        if ending:
+            trace.append(f"{where}, after a block that raised "
+                         f"{'KeyboardInterrupt' if ending == 'interrupt' else 'ValueError'}: "
+                         f"{'on' if module.is_grad_enabled() else 'off'}")
 
 
 # ------------------------------------------------------------------ 19 gradcheck
@@ -236,6 +343,16 @@ GRADCHECK_CASES = {
                     lambda m, t: m.sum_all(_square_op(m, t, 1.02, 1.0))),
     "wrong_last": ("x * x whose backward is wrong in the LAST element only",
                    lambda m, t: m.sum_all(_square_op(m, t, 1.0, 3.0))),
+    "wrong_one_in_400": ("x * x (20 by 20) whose backward is 1.5% off in ONE element of 400",
+                         lambda m, t: m.sum_all(_square_op(m, t, 1.0, 1.015))),
+    "wrong_half_percent": ("x * x whose backward is 0.5% too large",
+                           lambda m, t: m.sum_all(_square_op(m, t, 1.005, 1.0))),
+    "right_zero": ("sum(x * x * x) at x = 0, where the right gradient is exactly 0 "
+                   "and the numeric one about eps^2 = 1e-12",
+                   lambda m, t: m.sum_all(m.mul(m.mul(t, t), t))),
+    "right_huge": ("sum(x * x) for 100 x around 1e4, where the numeric gradient's round-off "
+                   "is about 1e-5 relative",
+                   lambda m, t: m.sum_all(_square_op(m, t, 1.0, 1.0))),
 }
 _W = np.array([[0.7, -1.2], [0.4, 0.9], [-0.3, 0.5]])
 
@@ -243,9 +360,15 @@ _W = np.array([[0.7, -1.2], [0.4, 0.9], [-0.3, 0.5]])
 def gradcheck(module: Any, data: Values) -> Values:
     f = GRADCHECK_CASES[data["case"]][1]
     verdict = module.gradcheck(lambda t: f(module, t), data["x"].copy())
-    if isinstance(verdict, (bool, np.bool_)):
-        return {"verdict": bool(verdict)}
-    return {"verdict": _describe(verdict)}
+    values: Values = {"verdict": bool(verdict) if isinstance(verdict, (bool, np.bool_))
+                      else _describe(verdict)}
+    try:                                        # the numeric gradient its verdict rests on
+        numeric = module.numeric_gradient(lambda a: float(np.asarray(
+            f(module, module.Tensor(np.array(a, dtype=np.float64))).data)), data["x"].copy())
+        values["numeric"] = _array(numeric)
+    except Exception as error:  # the learner's numeric_gradient: its own part reports it
+        values["numeric"] = f"an error ({type(error).__name__})"
+    return values
 
 
 # ------------------------------------------------------------------ 20 train
@@ -256,15 +379,21 @@ def _params(module: Any, data: Values) -> List[Any]:
     return params
 
 
+def _cleared(g: Any, shape: tuple) -> bool:
+    """None, a zero number (micrograd's p.grad = 0) or zeros of the parameter's shape."""
+    if g is None:
+        return True
+    if isinstance(g, (int, float, np.integer, np.floating)) and not isinstance(g, bool):
+        return g == 0
+    return isinstance(g, np.ndarray) and g.shape in (shape, ()) and \
+        g.dtype.kind in "iuf" and not np.any(g)
+
+
 def zero_grad(module: Any, data: Values) -> Values:
     params = _params(module, data)
     module.zero_grad(params)
-    states = []
-    for p in params:
-        g = p.grad
-        zero = isinstance(g, np.ndarray) and g.shape == p.data.shape and not np.any(g)
-        states.append("cleared" if g is None or zero else _describe(g))
-    return {"states": states}
+    return {"states": ["cleared" if _cleared(p.grad, p.data.shape) else _describe(p.grad)
+                       for p in params]}
 
 
 def sgd_step(module: Any, data: Values) -> Values:
@@ -284,15 +413,60 @@ def train_data() -> Any:
     return x, y
 
 
+def _grads_present(params: List[Any]) -> bool:
+    return any(isinstance(p.grad, np.ndarray) and np.any(p.grad) for p in params)
+
+
+def _watch_first_step(module: Any, model: Any, events: List[str]) -> Dict[str, Any]:
+    """Replace the module's zero_grad, backward and sgd_step by wrappers that log what the
+    first train_step does (a right train_step may inline them: the log only explains)."""
+    saved = {name: getattr(module, name, None) for name in ("zero_grad", "backward",
+                                                           "sgd_step")}
+
+    def zero_grad(params):
+        events.append("zero_grad")
+        return saved["zero_grad"](params)
+
+    def backward(root, grad=None):
+        recorded = bool(tuple(getattr(root, "parents", ()) or ()))
+        events.append("backward" if recorded else "backward of a loss with no graph")
+        return saved["backward"](root, grad)
+
+    def sgd_step(params, lr):
+        before = [np.array(p.data, copy=True) for p in model.parameters()]
+        grads = _grads_present(params)
+        result = saved["sgd_step"](params, lr)
+        moved = any(not np.array_equal(b, p.data) for b, p in zip(before, model.parameters()))
+        events.append(f"sgd_step ({'with' if grads else 'without'} gradients, "
+                      f"{'moved' if moved else 'moved nothing'})")
+        return result
+
+    for name, fn in (("zero_grad", zero_grad), ("backward", backward),
+                     ("sgd_step", sgd_step)):
+        if callable(saved[name]):
+            setattr(module, name, fn)
+    return saved
+
+
 def train_step(module: Any, data: Values) -> Values:
     x, y = train_data()
     model = module.MLP(hidden=8, seed=0)
-    losses = []
-    for _ in range(data["steps"]):
-        loss = module.train_step(model, x.copy(), y.copy(), data["lr"])
+    initial = [np.array(p.data, copy=True) for p in model.parameters()]
+    losses, events = [], []
+    for step in range(data["steps"]):
+        saved = _watch_first_step(module, model, events) if step == 0 else {}
+        try:
+            loss = module.train_step(model, x.copy(), y.copy(), data["lr"])
+        finally:
+            for name, fn in saved.items():
+                setattr(module, name, fn)
         value = loss.data if isinstance(loss, module.Tensor) else loss
         losses.append(float(np.asarray(value)))
-    values: Values = {"losses": np.array(losses)}
-    for i, p in enumerate(model.parameters()):
+    params = model.parameters()
+    values: Values = {"losses": np.array(losses), "first_step": events,
+                      "moved": any(not np.array_equal(a, p.data)
+                                   for a, p in zip(initial, params)),
+                      "grads_after": _grads_present(params)}
+    for i, p in enumerate(params):
         values[f"param_{i}"] = _array(p.data)
     return values
