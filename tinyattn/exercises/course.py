@@ -123,6 +123,8 @@ class EnginePart:
     verify: Callable[[Scenario, Dict[str, Any], Dict[str, Any]], Optional[Diagnosis]]
     mistakes: List[EngineMistake] = field(default_factory=list)
     note: Optional[Callable[[Dict[str, Any]], str]] = None  # a line for a passed part
+    # (learner's values, a mistake's values) -> identical? None: engine_verify.same_values
+    agree: Optional[Callable[[Dict[str, Any], Dict[str, Any]], bool]] = None
     kind = "engine"
 
 
@@ -133,7 +135,7 @@ class Exercise:
     title: str
     read: str                                   # "docs/derivations.md#softmax"
     parts: List[Any]                            # Part or EnginePart
-    track: str = "ops"                          # "ops" or "engine"
+    track: str = "ops"                          # "ops", "engine" or "systems"
 
     @property
     def filename(self) -> str:

@@ -32,12 +32,14 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 if __package__:
-    from . import probes, transport
+    from . import probes, probes_systems, transport
 else:                                           # run as a script: siblings by plain import
     import probes
+    import probes_systems
     import transport
 
-__all__ = ["run_request", "load_learner_file", "learner_error", "describe", "main"]
+__all__ = ["run_request", "load_learner_file", "learner_error", "describe", "main",
+           "find_probe"]
 
 # Bound before any learner code runs: a learner file that replaces these cannot change how
 # results are written (and the checker re-validates everything it reads anyway).
@@ -224,9 +226,14 @@ def _run_op_part(module: Any, part: Dict[str, Any], learner_dir: str,
 
 
 # ------------------------------------------------------------------ engine parts
+def find_probe(name: str) -> Callable[[Any, Dict[str, Any]], Dict[str, Any]]:
+    """The probe called ``name``: probes.py (engine track) or probes_systems.py."""
+    return getattr(probes_systems if name in probes_systems.__all__ else probes, name)
+
+
 def _run_engine_part(module: Any, part: Dict[str, Any], learner_dir: str,
                      progress: Callable[[str], None]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
-    probe = getattr(probes, part["probe"])
+    probe = find_probe(part["probe"])
     arrays: Dict[str, np.ndarray] = {}
     scenarios = []
     for s, scenario in enumerate(part["scenarios"]):
