@@ -251,3 +251,34 @@ def test_the_train_solution_says_how_many_steps_the_checker_runs():
     steps = next(p for p in ENGINE_EXERCISES[-1].parts if p.name == "train_step").scenarios(
         __import__("numpy").random.default_rng(0))[0].data["steps"]
     assert f"runs {steps} steps" in (SOLUTIONS_DIR / "20_train.py").read_text()
+
+
+def test_the_random_scenarios_cover_what_the_issue_lists():
+    """Seeded (the same every run) and covering: shared subexpressions, a value used twice,
+    two leaves added, a leaf as root, a deep chain, several size-1 axes, interrupted and
+    nested no_grad, zero and large seeds, backward twice on one graph."""
+    import numpy as np
+    from tinyattn.exercises.engine_track import ENGINE_EXERCISES
+    parts = {p.name: (ex, p) for ex in ENGINE_EXERCISES for p in ex.parts}
+
+    def scenarios(name):
+        ex, part = parts[name]
+        return part.scenarios(np.random.default_rng(ex.number * 100))
+    backward = [s.data for s in scenarios("backward")]
+    assert [s.label for s in scenarios("backward")] == [s.label for s in scenarios("backward")]
+    graphs = [d["nodes"] for d in backward]
+    assert any(len(g) == 1 for g in graphs)                                  # leaf as root
+    assert any(g == [("leaf",), ("leaf",), ("add", 0, 1)] for g in graphs)   # two leaves added
+    assert any(len(g) > 3000 for g in graphs)                                # deep chain
+    assert any(spec[1:] and len(set(spec[1:])) < len(spec[1:]) for g in graphs for spec in g)
+    readers = [sum(i in spec[1:] for spec in g) for g in graphs
+               for i in range(len(g))]
+    assert max(readers) >= 2                                                 # shared
+    grads = [d["grad"] for d in backward if d["grad"] is not None]
+    assert any(not np.any(g) for g in grads) and any(np.abs(g).max() > 1e6 for g in grads)
+    assert any(d.get("same_graph") for d in backward)
+    shapes = [d["shape"] for d in (s.data for s in scenarios("unbroadcast"))
+              if d["kind"] == "direct"]
+    assert any(sum(n == 1 for n in shape) >= 2 for shape in shapes)
+    kinds = {s.data["kind"] for s in scenarios("no_grad")}
+    assert {"interrupt", "nested", "deep", "program"} <= kinds
