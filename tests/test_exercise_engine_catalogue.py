@@ -246,7 +246,7 @@ def test_a_scalar_output_is_written_out_not_out_0(tmp_path):
 
 
 def test_the_train_solution_says_how_many_steps_the_checker_runs():
-    from tinyattn.exercises.probes import train_step  # noqa: F401 (the probe it runs)
+    from tinyattn.exercises.probes_training import train_step  # noqa: F401 (the probe)
     from tinyattn.exercises.engine_track import ENGINE_EXERCISES
     steps = next(p for p in ENGINE_EXERCISES[-1].parts if p.name == "train_step").scenarios(
         __import__("numpy").random.default_rng(0))[0].data["steps"]

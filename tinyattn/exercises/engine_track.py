@@ -295,7 +295,7 @@ def _last_is_one(x: np.ndarray) -> np.ndarray:
 
 
 def _gradcheck_scenarios(rng: np.random.Generator) -> List[Scenario]:
-    from .probes import GRADCHECK_CASES
+    from .probes_training import GRADCHECK_CASES
     scenarios = []
     signs = lambda shape: rng.choice([-1.0, 1.0], size=shape)       # noqa: E731
     inputs = {"right_large": lambda: rng.uniform(290.0, 310.0, 3),

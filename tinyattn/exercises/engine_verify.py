@@ -327,7 +327,7 @@ def verify_numeric(scenario: Scenario, got: Values, want: Values) -> Optional[Di
     if problem:
         return Diagnosis("shape", problem)
     if not same(got["grad"], want["grad"], rtol=1e-8):
-        from .probes import FUNCTIONS
+        from .probes_training import FUNCTIONS
         story = numeric_story(FUNCTIONS[scenario.data["function"]], scenario.data["x"],
                               got["grad"])
         return story or _wrong(
@@ -338,7 +338,7 @@ def verify_numeric(scenario: Scenario, got: Values, want: Values) -> Optional[Di
 
 
 def verify_gradcheck(scenario: Scenario, got: Values, want: Values) -> Optional[Diagnosis]:
-    from .probes import GRADCHECK_CASES
+    from .probes_training import GRADCHECK_CASES
     what = GRADCHECK_CASES[scenario.data["case"]][0]
     verdict = got.get("verdict")
     if not isinstance(verdict, bool):

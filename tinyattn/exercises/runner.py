@@ -32,10 +32,11 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 if __package__:
-    from . import probes, probes_systems, transport
+    from . import probes, probes_systems, probes_training, transport
 else:                                           # run as a script: siblings by plain import
     import probes
     import probes_systems
+    import probes_training
     import transport
 
 __all__ = ["run_request", "load_learner_file", "learner_error", "describe", "main",
@@ -227,8 +228,12 @@ def _run_op_part(module: Any, part: Dict[str, Any], learner_dir: str,
 
 # ------------------------------------------------------------------ engine parts
 def find_probe(name: str) -> Callable[[Any, Dict[str, Any]], Dict[str, Any]]:
-    """The probe called ``name``: probes.py (engine track) or probes_systems.py."""
-    return getattr(probes_systems if name in probes_systems.__all__ else probes, name)
+    """The probe called ``name``: probes.py, probes_training.py (engine track) or
+    probes_systems.py (attention systems)."""
+    for module in (probes_systems, probes_training):
+        if name in module.__all__:
+            return getattr(module, name)
+    return getattr(probes, name)
 
 
 def _run_engine_part(module: Any, part: Dict[str, Any], learner_dir: str,
