@@ -36,8 +36,8 @@ def backward_story(scenario: Scenario, got: Values, want: Values) -> Optional[Di
     if got["most_calls"] > want["most_calls"]:
         return Diagnosis("backward_paths", (
             f"A node's backward_fn ran {got['most_calls']} times in one backward (once is "
-            f"enough): your pass follows every PATH from the root (recursion along parents), "
-            f"which is 2^30 paths in a ladder of 30 diamonds. Walk reversed(topological_order"
+            f"enough): your pass follows every PATH from the root (recursion along parents); "
+            f"a ladder of 30 diamonds has 2^30 of them. Walk reversed(topological_order"
             f"(root)) and call each backward_fn once, with the sum of what reached the node."))
     if data.get("grad") is None:
         shapes = [k for k in keys if isinstance(got.get(k), np.ndarray)

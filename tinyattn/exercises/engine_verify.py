@@ -71,7 +71,8 @@ def _grad_diagnosis(got: np.ndarray, want: np.ndarray, ones: Any, which: str) ->
             f"rule): an op sits in the middle of a graph, where grad is anything."))
     if _close(got, -want, 1e-9):
         return Diagnosis("sign", f"The gradient for {which} has the wrong sign.")
-    return _wrong(f"The gradient backward_fn returns for {which} is wrong.")
+    return _wrong(f"The gradient backward_fn returns for {which} is wrong: yours {show(got)}, "
+                  f"right {show(want)}.")
 
 
 def verify_op(scenario: Scenario, got: Values, want: Values) -> Optional[Diagnosis]:
@@ -235,7 +236,8 @@ def verify_unbroadcast(scenario: Scenario, got: Values, want: Values) -> Optiona
         return Diagnosis("shape", problem)
     if not same(got["out"], want["out"]):
         return _wrong(f"unbroadcast(grad of shape {scenario.data['grad'].shape}, {shape}) "
-                      f"has the right shape but the wrong values: which axes do you sum?")
+                      f"has the right shape but the wrong values: which axes do you sum? "
+                      f"Yours {show(got['out'])}, right {show(want['out'])}.")
     return None
 
 
