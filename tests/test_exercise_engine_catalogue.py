@@ -79,6 +79,9 @@ def push(node, g):
     for node in []:
         node_grad = grads.pop(id(node), None)
 """),
+    ("backward", "backward", {"zero_grad_skipped"}, "        if node_grad is None:\n"
+     "            continue\n", "        if node_grad is None or not np.any(node_grad):\n"
+     "            continue\n"),
     # 17: returns after summing the first size-1 axis
     ("unbroadcast", "unbroadcast", {"unbroadcast_some_axes"}, UNBROADCAST_TAIL, """\
     for i, n in enumerate(shape):

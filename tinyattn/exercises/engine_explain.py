@@ -39,6 +39,13 @@ def backward_story(scenario: Scenario, got: Values, want: Values) -> Optional[Di
             f"enough): your pass follows every PATH from the root (recursion along parents); "
             f"a ladder of 30 diamonds has 2^30 of them. Walk reversed(topological_order"
             f"(root)) and call each backward_fn once, with the sum of what reached the node."))
+    seed = data.get("grad")
+    if isinstance(seed, np.ndarray) and not np.any(seed) and any(
+            got.get(k) == "None" for k in keys):
+        return Diagnosis("zero_grad_skipped", (
+            "With a zero grad the leaves get no .grad at all: a zero gradient is still a "
+            "gradient, and PyTorch stores zeros. Do not skip a node because its gradient "
+            "is 0 (test `is None`, never the values)."))
     if data.get("grad") is None:
         shapes = [k for k in keys if isinstance(got.get(k), np.ndarray)
                   and got[k].shape != want[k].shape]
