@@ -181,7 +181,7 @@ MISTAKES = [
     visit(root)
     return order
 """),
-    ("topo_sort", "topological_order", "topo_order", "TOPO",
+    ("topo_sort", "topological_order", "topo_bfs", "TOPO",
      """    order, visited, queue = [], set(), [root]
     while queue:
         node = queue.pop(0)
@@ -265,7 +265,7 @@ MISTAKES = [
     ("gradcheck", "gradcheck", "gradcheck_rejects",
      "return bool(np.all(np.abs(analytic - numeric) <= atol + rtol * np.abs(numeric)))",
      "return bool(np.all(np.abs(analytic - numeric) <= 1e-9))"),
-    ("gradcheck", "gradcheck", "gradcheck_passes",
+    ("gradcheck", "gradcheck", "gradcheck_loose",
      "return bool(np.all(np.abs(analytic - numeric) <= atol + rtol * np.abs(numeric)))",
      "return bool(np.all(np.abs(analytic - numeric) <= atol + 0.05 * np.abs(numeric)))"),
     # 20 train
@@ -309,7 +309,8 @@ def _judge(index, tmp_path):
 def test_the_catalogue_is_large_and_covers_every_exercise():
     assert len(MISTAKES) >= 40
     assert {m[0] for m in MISTAKES} == {ex.name for ex in __import__(
-        "tinyattn.exercises", fromlist=["EXERCISES"]).EXERCISES}
+        "tinyattn.exercises", fromlist=["EXERCISES"]).EXERCISES if ex.track != "systems"}
+    # the systems track's catalogue: test_exercise_systems.py
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")

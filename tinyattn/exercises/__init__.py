@@ -1,11 +1,14 @@
-"""Exercises: write the backward passes (ops track) or the autograd engine (engine track).
+"""Exercises: the backward passes (ops track), the autograd engine (engine track), attention
+systems (systems track).
 
 The ops track, 01-13: broadcasting, reductions, matmul, linear, GELU, softmax, log_softmax
 with negative log-likelihood, masked softmax, layer norm, embedding, attention heads, scaled
 dot-product attention, rotary embeddings. Each file gives the forward; the learner writes the
 backward in NumPy. The engine track, 14-20: ops that record their parents, the topological
 sort, the backward pass, unbroadcast, a no-grad switch, a gradient check, training a small
-network: reverse-mode autograd, piece by piece.
+network: reverse-mode autograd, piece by piece. The attention systems track, 21-26: the
+online-softmax merge of tiled attention, its backward from the log-sum-exp, a KV-cache
+decoding step, dynamic loss scaling, gradient checkpointing, local attention's backward.
 
 The checker runs a learner's file in a separate process (with a time limit) and judges what
 comes back in its own: for an op, a float64 gradient check over the full Jacobian and a

@@ -1,8 +1,10 @@
-"""Every exercise in order, both tracks, and how to find one by name.
+"""Every exercise in order, all three tracks, and how to find one by name.
 
 The ops track (01-13, ops_track.py): write the backward of an op in NumPy. The engine track
-(14-20, engine_track.py): write the pieces of a reverse-mode autograd engine. What an
-exercise, a part, a case and a known mistake are: course.py.
+(14-20, engine_track.py): write the pieces of a reverse-mode autograd engine. The attention
+systems track (21-26, systems_track.py): online softmax, the backward from the log-sum-exp,
+a KV-cache step, loss scaling, checkpointing, local attention. What an exercise, a part, a
+case and a known mistake are: course.py.
 """
 from __future__ import annotations
 
@@ -12,13 +14,15 @@ from .course import (DERIVATIONS, Case, EngineMistake, EnginePart, Exercise, Mis
                      Region, Scenario)
 from .engine_track import ENGINE_EXERCISES
 from .ops_track import OP_EXERCISES
+from .systems_track import SYSTEMS_EXERCISES
 
 __all__ = ["Case", "Region", "Mistake", "Part", "Scenario", "EngineMistake", "EnginePart",
            "Exercise", "EXERCISES", "TRACKS", "find_exercise", "DERIVATIONS"]
 
-EXERCISES: List[Exercise] = OP_EXERCISES + ENGINE_EXERCISES
+EXERCISES: List[Exercise] = OP_EXERCISES + ENGINE_EXERCISES + SYSTEMS_EXERCISES
 TRACKS = {"ops": "write the backward of each op (NumPy)",
-          "engine": "build the autograd engine itself"}
+          "engine": "build the autograd engine itself",
+          "systems": "attention systems: tiled attention, KV cache, loss scaling, checkpointing"}
 
 
 def find_exercise(name: str) -> Exercise:

@@ -119,8 +119,9 @@ def _positive_seconds(text: str) -> float:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=PROG, description="Exercises: write the backward of each op (ops track) or the "
-        "autograd engine itself (engine track); the checker says what is wrong.")
+        prog=PROG, description="Exercises: write the backward of each op (ops track), the "
+        "autograd engine itself (engine track) or attention's systems tricks (systems "
+        "track); the checker says what is wrong.")
     parser.add_argument("--solution", metavar="NAME",
                         help="print the reference solution of exercise NAME, with its "
                              "derivation")
@@ -213,8 +214,9 @@ def _main(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             return _error(str(error))
         print(f"Copied the exercises to {args.folder}:")
         print("\n".join(lines))
-        print(f"\nNext: open {Path(args.folder) / EXERCISES[0].filename} (ops track) or "
-              f"{Path(args.folder) / EXERCISES[13].filename} (engine track), fill in the "
+        print(f"\nNext: open {Path(args.folder) / EXERCISES[0].filename} (ops track), "
+              f"{Path(args.folder) / EXERCISES[13].filename} (engine track) or "
+              f"{Path(args.folder) / EXERCISES[20].filename} (systems track), fill in the "
               f"functions, then run\n  {PROG} check {EXERCISES[0].name} --path {args.folder}")
         return 0
     if args.command == "check":

@@ -84,6 +84,7 @@ class Part:
     mistakes: List[Mistake] = field(default_factory=list)
     diagonal_hint: Optional[str] = None         # set for ops whose rows couple (softmax-like)
     sign_hint: str = "Check the sign of each term of your formula."
+    transpose_hint: Optional[str] = None        # which product makes a transposed gradient
     kind = "op"
 
     @property
@@ -122,6 +123,8 @@ class EnginePart:
     verify: Callable[[Scenario, Dict[str, Any], Dict[str, Any]], Optional[Diagnosis]]
     mistakes: List[EngineMistake] = field(default_factory=list)
     note: Optional[Callable[[Dict[str, Any]], str]] = None  # a line for a passed part
+    # (learner's values, a mistake's values) -> identical? None: engine_verify.same_values
+    agree: Optional[Callable[[Dict[str, Any], Dict[str, Any]], bool]] = None
     kind = "engine"
 
 
@@ -132,7 +135,7 @@ class Exercise:
     title: str
     read: str                                   # "docs/derivations.md#softmax"
     parts: List[Any]                            # Part or EnginePart
-    track: str = "ops"                          # "ops" or "engine"
+    track: str = "ops"                          # "ops", "engine" or "systems"
 
     @property
     def filename(self) -> str:

@@ -78,13 +78,16 @@ def diagnose_structure(problem: Dict[str, Any], part: Part, case: Case) -> Diagn
                              f"d{name}; return a NumPy array of shape {want}.")
 
 
-def diagnose_shape(name: str, got: Tuple[int, ...], want: Tuple[int, ...]) -> Diagnosis:
-    """d``name`` came back with shape ``got`` instead of ``want``."""
+def diagnose_shape(name: str, got: Tuple[int, ...], want: Tuple[int, ...],
+                   transpose_hint: Optional[str] = None) -> Diagnosis:
+    """d``name`` came back with shape ``got`` instead of ``want``; ``transpose_hint`` says
+    which product gives the gradient the right way round (the part's own formula)."""
     if len(got) >= 2 and got[:-2] + got[-2:][::-1] == want:
+        hint = transpose_hint or "for out = a @ b: db = a^T @ g, not g^T @ a"
         return Diagnosis("shape_transpose", (
             f"Off by a transpose: d{name} has shape {got}, the transpose of {name}'s shape "
             f"{want}. Swap the last two axes, or swap the operands of the product that makes "
-            f"it (for out = a @ b: db = a^T @ g, not g^T @ a)."))
+            f"it ({hint})."))
     if _broadcasts_to(want, got):
         axes = broadcast_axes(want, got)
         return Diagnosis("shape_broadcast", (

@@ -12,6 +12,7 @@ from typing import Any, List
 
 import numpy as np
 
+from . import engine_random as rg
 from . import engine_verify as v
 from .course import DERIVATIONS, EngineMistake, EnginePart, Exercise, Scenario
 
@@ -21,23 +22,36 @@ CHAIN_LENGTH = 3000                             # deeper than Python's 1,000-fra
 
 
 # ------------------------------------------------------------------ 14 graph
+def _random_shapes(op: str, rng: np.random.Generator) -> List[tuple]:
+    size = [int(n) for n in rng.integers(1, 4, size=3)]
+    if op == "matmul":
+        return [((size[0], size[1]), (size[1], size[2])), ((1, size[1]), (size[1], 1))]
+    shape = tuple(size[:int(rng.integers(1, 4))])
+    return [(shape, shape), ((1,) * len(shape), (1,) * len(shape))][:2] if op in (
+        "add", "mul") else [(shape,), ((1, 1),)]
+
+
 def _op_scenarios(op: str, shapes: List[tuple], same: bool = False):
     def make(rng: np.random.Generator) -> List[Scenario]:
         scenarios = []
-        for shape in shapes:
+        if same:                                # first: it shows a set of parents at once
+            x = rng.standard_normal((3,))
+            scenarios.append(Scenario(f"{op}(x, x): one tensor as both inputs",
+                                      {"op": op, "inputs": [x], "grad": rng.standard_normal(3),
+                                       "same": True}))
+        for k, shape in enumerate(shapes + _random_shapes(op, rng)):
             inputs = [rng.standard_normal(s) for s in shape]
             out = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b,
                    "tanh": np.tanh, "matmul": lambda a, b: a @ b,
                    "sum_all": lambda a: np.asarray(a.sum())}[op](*inputs)
             grad = rng.standard_normal(np.shape(out)) if np.ndim(out) else \
                 np.asarray(rng.uniform(0.3, 2.5) * rng.choice([-1.0, 1.0]))
-            label = f"{op} of " + " and ".join(str(s) for s in shape)
-            scenarios.append(Scenario(label, {"op": op, "inputs": inputs, "grad": grad}))
-        if same:
-            x = rng.standard_normal((3,))
-            scenarios.append(Scenario(f"{op}(x, x): one tensor as both inputs",
-                                      {"op": op, "inputs": [x], "grad": rng.standard_normal(3),
-                                       "same": True}))
+            scale = (1.0, 1.0, 1e6, 0.0)[k % 4] if k >= len(shapes) else 1.0
+            label = f"{op} of " + " and ".join(str(s) for s in shape) + \
+                {1e6: ", an upstream gradient around 1e6", 0.0: ", a zero upstream gradient"
+                 }.get(scale, "")
+            scenarios.append(Scenario(label, {"op": op, "inputs": inputs,
+                                              "grad": grad * scale}))
         return scenarios
     return make
 
@@ -103,6 +117,8 @@ GRAPHS = [
 def _topo_scenarios(rng: np.random.Generator) -> List[Scenario]:
     scenarios = [_graph(nodes, rng, label) for label, nodes in GRAPHS]
     scenarios.append(_graph(_random_graph(rng, 14), rng, "a random graph of 15 ops"))
+    for nodes in rg.random_graphs(rng, 8, 12):
+        scenarios.append(_graph(nodes, rng, "a random graph: " + rg.describe(nodes)))
     scenarios.append(_graph(CHAIN, rng, f"a chain of {CHAIN_LENGTH:,} tanh ops, deeper "
                                         f"than Python's recursion limit"))
     return scenarios
@@ -125,7 +141,43 @@ def _backward_scenarios(rng: np.random.Generator) -> List[Scenario]:
     method.data.update(grad=rng.standard_normal(2), method=True)
     twice = _graph(GRAPHS[5][1], rng, "backward twice on the same leaves: .grad adds up")
     twice.data.update(grad=rng.standard_normal(2), twice=True)
-    return scenarios + [scalar, method, twice]
+    return scenarios + [scalar, method, twice] + _backward_random(rng)
+
+
+SEEDS = {"none": "grad=None", "random": "a random grad", "zeros": "a zero grad",
+         "large": "a grad around 1e8"}
+
+
+def _seeded(nodes: List[tuple], rng: np.random.Generator, label: str, seed: str,
+            **flags: Any) -> Scenario:
+    s = _graph(nodes, rng, f"{label}, {SEEDS[seed]}")
+    s.data["grad"] = None if seed == "none" else rng.standard_normal(2) * {
+        "random": 1.0, "zeros": 0.0, "large": 1e8}[seed]
+    s.data.update(flags)
+    return s
+
+
+def _backward_random(rng: np.random.Generator) -> List[Scenario]:
+    """A leaf as the root, two leaves added twice, backward twice on ONE graph, random
+    graphs with every kind of seed, a deep chain, a ladder of 2^30 paths."""
+    add = [("leaf",), ("leaf",), ("add", 0, 1)]
+    scenarios = [_seeded([("leaf",)], rng, "a leaf alone is the root", "none"),
+                 _seeded([("leaf",)], rng, "a leaf alone is the root", "random"),
+                 _seeded(add, rng, "a + b, backward twice on new graphs", "random",
+                         twice=True),
+                 _seeded(add, rng, "a + b, backward twice on ONE graph", "none",
+                         same_graph=True),
+                 _seeded(GRAPHS[2][1], rng, "backward twice on ONE graph: " + GRAPHS[2][0],
+                         "random", same_graph=True)]
+    kinds = list(SEEDS)
+    for k, nodes in enumerate(rg.random_graphs(rng, 8, 10)):
+        scenarios.append(_seeded(nodes, rng, "a random graph: " + rg.describe(nodes),
+                                 kinds[k % 4], same_graph=k % 3 == 2))
+    scenarios.append(_seeded(rg.chain(CHAIN_LENGTH), rng, f"a chain of {CHAIN_LENGTH:,} tanh "
+                             f"ops, deeper than Python's recursion limit", "none"))
+    scenarios.append(_seeded(rg.ladder(30), rng, "x -> tanh(x + x) -> tanh(y + y) ... 30 "
+                             "times: 2^30 paths from the root to x", "random"))
+    return scenarios
 
 
 def _backward_variant(assign: bool = False, leaf_assign: bool = False, ones: bool = False):
@@ -167,9 +219,10 @@ DIRECT = [((2, 3), (2, 3)), ((2, 3, 4), (4,)), ((3, 4), (3, 1)), ((2, 3, 4), (3,
 
 
 def _unbroadcast_scenarios(rng: np.random.Generator) -> List[Scenario]:
+    pairs = DIRECT + rg.random_unbroadcast_shapes(rng, 5)
     scenarios = [Scenario(f"unbroadcast(grad {g}, {s})",
                           {"kind": "direct", "grad": rng.standard_normal(g), "shape": s})
-                 for g, s in DIRECT]
+                 for g, s in pairs]
     for op, sa, sb in [("add", (2, 3), (3,)), ("mul", (3, 1), (1, 4)), ("mul", (2, 3), ())]:
         out = np.broadcast_shapes(sa, sb)
         scenarios.append(Scenario(
@@ -211,8 +264,14 @@ def _no_grad_scenarios(rng: np.random.Generator) -> List[Scenario]:
     labels = {"initial": "before any block: ops record", "inside": "inside no_grad()",
               "exception": "an exception raised inside the block",
               "nested": "no_grad() inside no_grad()",
-              "backward": "a block between forward and backward changes nothing recorded"}
-    return [Scenario(text, {"kind": kind}) for kind, text in labels.items()]
+              "backward": "a block between forward and backward changes nothing recorded",
+              "interrupt": "KeyboardInterrupt (Ctrl-C) inside the block",
+              "deep": "three no_grad() blocks, one inside the other"}
+    scenarios = [Scenario(text, {"kind": kind}) for kind, text in labels.items()]
+    for k in range(4):
+        scenarios.append(Scenario(f"random nested blocks #{k + 1}, some raising", {
+            "kind": "program", "program": rg.random_no_grad_program(rng)}))
+    return scenarios
 
 
 # ------------------------------------------------------------------ 19 gradcheck
@@ -223,15 +282,31 @@ def _numeric_scenarios(rng: np.random.Generator) -> List[Scenario]:
                      {"function": "waves", "x": rng.uniform(-1, 1, (2, 3))}),
             Scenario("f couples neighbours, x (4,)", {"function": "coupled",
                                                       "x": rng.uniform(0.5, 1.5, 4)}),
-            Scenario("a 0-d x", {"function": "cubic", "x": np.asarray(0.8)})]
+            Scenario("a 0-d x", {"function": "cubic", "x": np.asarray(0.8)}),
+            Scenario("f = sum(w * x^3), x (2, 1, 3)", {"function": "cubic",
+                                                       "x": rng.uniform(-2, 2, (2, 1, 3))}),
+            Scenario("f couples neighbours, x (1,)", {"function": "coupled",
+                                                      "x": rng.uniform(0.5, 1.5, 1)})]
+
+
+def _last_is_one(x: np.ndarray) -> np.ndarray:
+    x.reshape(-1)[-1] = 1.0                     # the wrong element: 1.5% of 2, inside a
+    return x                                    # norm's 1e-3 * |2x| ~ 0.04, outside rtol 1e-2
 
 
 def _gradcheck_scenarios(rng: np.random.Generator) -> List[Scenario]:
-    from .probes import GRADCHECK_CASES
+    from .probes_training import GRADCHECK_CASES
     scenarios = []
+    signs = lambda shape: rng.choice([-1.0, 1.0], size=shape)       # noqa: E731
+    inputs = {"right_large": lambda: rng.uniform(290.0, 310.0, 3),
+              "right_huge": lambda: rng.uniform(0.9e4, 1.1e4, (10, 10)),
+              "right_matmul": lambda: rng.uniform(-1.0, 1.0, (3, 3)),
+              "right_zero": lambda: np.zeros(3),
+              "wrong_one_in_400": lambda: _last_is_one(rng.uniform(0.9, 1.1, (20, 20))
+                                                       * signs((20, 20))),
+              "wrong_half_percent": lambda: rng.uniform(0.5, 1.5, 4) * signs(4)}
     for case in GRADCHECK_CASES:
-        x = rng.uniform(290.0, 310.0, 3) if case == "right_large" else \
-            rng.uniform(-1.0, 1.0, (3, 3) if case == "right_matmul" else 4)
+        x = inputs.get(case, lambda: rng.uniform(-1.0, 1.0, 4))()
         scenarios.append(Scenario(GRADCHECK_CASES[case][0], {"case": case, "x": x}))
     return scenarios
 

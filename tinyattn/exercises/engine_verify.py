@@ -13,6 +13,8 @@ from typing import Any, Dict, List, Optional, Set
 import numpy as np
 
 from .course import Diagnosis, Scenario
+from .engine_random import partial_unbroadcasts
+from .engine_explain import backward_story, numeric_story, show, topo_story, train_story
 
 __all__ = ["same", "same_values", "verify_op", "verify_topo", "verify_leaf_grads",
            "verify_unbroadcast", "verify_no_grad", "verify_numeric", "verify_gradcheck",
@@ -69,7 +71,8 @@ def _grad_diagnosis(got: np.ndarray, want: np.ndarray, ones: Any, which: str) ->
             f"rule): an op sits in the middle of a graph, where grad is anything."))
     if _close(got, -want, 1e-9):
         return Diagnosis("sign", f"The gradient for {which} has the wrong sign.")
-    return _wrong(f"The gradient backward_fn returns for {which} is wrong.")
+    return _wrong(f"The gradient backward_fn returns for {which} is wrong: yours {show(got)}, "
+                  f"right {show(want)}.")
 
 
 def verify_op(scenario: Scenario, got: Values, want: Values) -> Optional[Diagnosis]:
@@ -91,10 +94,17 @@ def verify_op(scenario: Scenario, got: Values, want: Values) -> Optional[Diagnos
             return Diagnosis("parents_missing", (
                 f"out.parents is empty: {op} did not record its inputs, so backward could "
                 f"never reach them. Pass parents={names}."))
+        if isinstance(parents, list) and set(parents) == set(expected) and \
+                len(parents) < len(expected):
+            return Diagnosis("parents_set", (
+                f"out.parents lost a duplicate: for {op}(x, x) the parents are (x, x), two "
+                f"entries, and backward sends a gradient along each. A set keeps x once (and "
+                f"has no order): keep a tuple, parents=(a, b)."))
         if isinstance(parents, list) and sorted(parents) == sorted(expected):
             return Diagnosis("parents_order", (
                 "out.parents is (b, a): backward_fn's gradients are paired with the parents "
-                "by position, so keep the inputs' order, (a, b)."))
+                "by position, so keep the inputs' order in a tuple, (a, b) (a set has no "
+                "order)."))
         return Diagnosis("parents", (
             f"out.parents must be the input tensors themselves, {names}: yours holds "
             f"something else (their .data, copies, or the wrong number of them)."))
@@ -164,20 +174,30 @@ def verify_topo(scenario: Scenario, got: Values, want: Values) -> Optional[Diagn
     for i in order:
         for parent in nodes[i][1:]:
             if position[parent] > position[i]:
-                return Diagnosis("topo_order", (
+                return topo_story(nodes, root, order) or Diagnosis("topo_order", (
                     f"Your sort visits a node before all its consumers: walking your list "
                     f"from the end, as backward does, {_name(nodes, parent)} comes before "
                     f"{_name(nodes, i)}, which uses it, so {_name(nodes, parent)} would pass "
                     f"its gradient on before {_name(nodes, i)} has added its share. Append a "
-                    f"node only after all of its parents (depth-first post-order); "
-                    f"breadth-first from the root is not a topological order."))
+                    f"node only after all of its parents (depth-first post-order), not when "
+                    f"it is first reached (pre-order), reversed or not."))
     return None
 
 
 # ------------------------------------------------------------------ 16, 17 backward
 def verify_leaf_grads(scenario: Scenario, got: Values, want: Values) -> Optional[Diagnosis]:
-    for key in sorted(want):
-        leaf = key.split("_")[1]
+    diagnosis = _leaf_grads_diagnosis(scenario, got, want)
+    calls, most = got.get("most_calls"), want.get("most_calls")
+    if diagnosis is None and not (type(calls) is int and type(most) is int and calls > most):
+        return None
+    return backward_story(scenario, got, want) or diagnosis
+
+
+def _leaf_grads_diagnosis(scenario: Scenario, got: Values, want: Values
+                          ) -> Optional[Diagnosis]:
+    keys = [k for k in sorted(want) if k.startswith("grad_") or k.startswith("first_grad_")]
+    for key in sorted(keys, key=lambda k: not k.startswith("first_")):
+        leaf = key.split("_")[-1]
         if isinstance(want[key], str):          # the reference leaves it without a gradient
             if not same(got.get(key), want[key]):
                 return _wrong(f"leaf #{leaf} should get no gradient here (.grad stays None).")
@@ -192,7 +212,9 @@ def verify_leaf_grads(scenario: Scenario, got: Values, want: Values) -> Optional
         if problem:
             return Diagnosis("shape", problem)
         if not same(got[key], want[key]):
-            return _wrong(f"leaf #{leaf}'s .grad is wrong.")
+            when = " after the first backward" if key.startswith("first_") else ""
+            return _wrong(f"leaf #{leaf}'s .grad is wrong{when}: yours {show(got[key])}, "
+                          f"right {show(want[key])}.")
     return None
 
 
@@ -200,12 +222,22 @@ def verify_unbroadcast(scenario: Scenario, got: Values, want: Values) -> Optiona
     if scenario.data["kind"] != "direct":
         return verify_leaf_grads(scenario, got, want)
     shape = tuple(scenario.data["shape"])
+    out = got.get("out")
+    if isinstance(out, np.ndarray) and not same(out, want["out"]):
+        for partial, story in partial_unbroadcasts(scenario.data["grad"], shape):
+            if partial.shape == out.shape and _close(out, partial, 1e-9):
+                return Diagnosis("unbroadcast_some_axes", (
+                    f"unbroadcast(grad of shape {scenario.data['grad'].shape}, {shape}): "
+                    f"{story}. Every axis where the input has size 1 (and the output not) "
+                    f"must be summed, not only the first: collect all of them, then sum "
+                    f"once (or keep looping; do not return inside the loop)."))
     problem = array_problem(got.get("out"), want["out"], f"unbroadcast(grad, {shape})")
     if problem:
         return Diagnosis("shape", problem)
     if not same(got["out"], want["out"]):
         return _wrong(f"unbroadcast(grad of shape {scenario.data['grad'].shape}, {shape}) "
-                      f"has the right shape but the wrong values: which axes do you sum?")
+                      f"has the right shape but the wrong values: which axes do you sum? "
+                      f"Yours {show(got['out'])}, right {show(want['out'])}.")
     return None
 
 
@@ -235,17 +267,54 @@ _NO_GRAD_CHECKS = [
                                 "not True."),
     ("enabled_after_outer", True, "After nested no_grad() blocks, grad stays off: each block "
                                   "must restore the value it found."),
+    ("propagated_interrupt", True, "Your no_grad() swallows a KeyboardInterrupt (Ctrl-C) "
+                                   "raised inside the block: let it propagate."),
+    ("enabled_after_interrupt", True, "After a KeyboardInterrupt (Ctrl-C) inside the block "
+                                      "the switch stayed off: `except Exception` does not "
+                                      "catch KeyboardInterrupt (a BaseException). Restore the "
+                                      "previous value in `finally`, which runs however the "
+                                      "block ends."),
+    ("recorded_after_interrupt", True, "After a KeyboardInterrupt inside the block ops record "
+                                       "nothing any more: restore the switch in `finally`."),
 ]
+_NO_GRAD_KINDS = {"enabled_after_interrupt": "no_grad_interrupt",
+                  "recorded_after_interrupt": "no_grad_interrupt",
+                  "enabled_inside_inner": "no_grad_toggle",
+                  "enabled_inside_innermost": "no_grad_toggle"}
+_TOGGLE = ("Inside a nested no_grad() block grad came back on: your block flips the switch "
+           "(enabled = not enabled) instead of turning it off. Set it to False on entry and "
+           "restore the value saved on entry when the block ends.")
 
 
 def verify_no_grad(scenario: Scenario, got: Values, want: Values) -> Optional[Diagnosis]:
-    for key, value, message in _NO_GRAD_CHECKS:
+    checks = _NO_GRAD_CHECKS + [(key, False, _TOGGLE) for key in (
+        "enabled_inside_inner", "enabled_inside_innermost")] + [
+        ("enabled_after_innermost", False, _NO_GRAD_CHECKS[7][2])]
+    for key, value, message in checks:
         if key in want and want[key] is value and got.get(key) is not value:
-            return Diagnosis("no_grad", message)
+            return Diagnosis(_NO_GRAD_KINDS.get(key, "no_grad"), message)
+    if "trace" in want:
+        return _trace_diagnosis(got.get("trace"), want["trace"])
     for key in ("data", "grad"):
         if key in want and not same(got.get(key), want[key]):
             return _wrong(f"The computed {key} is wrong.")
     return None
+
+
+def _trace_diagnosis(got: Any, want: List[str]) -> Optional[Diagnosis]:
+    if got == want:
+        return None
+    if not isinstance(got, list) or len(got) != len(want):
+        return _wrong("Your no_grad() changed how the checker's nested blocks ran (an "
+                      "exception swallowed?).")
+    k = next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)
+    where, right = want[k].rsplit(": ", 1)
+    kind = "no_grad_interrupt" if "KeyboardInterrupt" in where else \
+        "no_grad_toggle" if "nested" in where and right == "off" else "no_grad"
+    return Diagnosis(kind, (
+        f"Nested no_grad() blocks, check {k + 1}: {where}, grad must be {right} but yours "
+        f"is {got[k].rsplit(': ', 1)[-1]}. Each block sets the switch off on entry and "
+        f"restores the value it found, in `finally`."))
 
 
 # ------------------------------------------------------------------ 19 gradcheck
@@ -260,19 +329,37 @@ def verify_numeric(scenario: Scenario, got: Values, want: Values) -> Optional[Di
     if problem:
         return Diagnosis("shape", problem)
     if not same(got["grad"], want["grad"], rtol=1e-8):
-        return _wrong("numeric_gradient is not the central difference (f(x + eps e_i) - "
-                      "f(x - eps e_i)) / (2 eps) of each element.")
+        from .probes_training import FUNCTIONS
+        story = numeric_story(FUNCTIONS[scenario.data["function"]], scenario.data["x"],
+                              got["grad"])
+        return story or _wrong(
+            f"numeric_gradient is not the central difference (f(x + eps e_i) - f(x - eps "
+            f"e_i)) / (2 eps) of each element, eps = 1e-6. At x = {show(scenario.data['x'])}"
+            f" yours is {show(got['grad'])}, the right one {show(want['grad'])}.")
     return None
 
 
 def verify_gradcheck(scenario: Scenario, got: Values, want: Values) -> Optional[Diagnosis]:
-    from .probes import GRADCHECK_CASES
+    from .probes_training import GRADCHECK_CASES
     what = GRADCHECK_CASES[scenario.data["case"]][0]
     verdict = got.get("verdict")
     if not isinstance(verdict, bool):
         return Diagnosis("gradcheck_type", f"gradcheck must return True or False, not {verdict}.")
     if verdict == want["verdict"]:
         return None
+    numeric = got.get("numeric")
+    if isinstance(numeric, str) or (isinstance(numeric, np.ndarray) and (
+            numeric.shape != want["numeric"].shape or not np.all(
+                np.abs(numeric - want["numeric"]) <= 1e-6 + 1e-4 * np.abs(want["numeric"])))):
+        return Diagnosis("gradcheck_numeric", (
+            f"Your gradcheck's verdict is wrong ({what}), and so is the numeric gradient it "
+            f"rests on: numeric_gradient gives {show(numeric)} where finite differences give "
+            f"{show(want['numeric'])}. Fix numeric_gradient first (its own part says how); "
+            f"the tolerance may be fine."))
+    story = _GRADCHECK_STORIES.get(scenario.data["case"])
+    if story:
+        verdict = "rejects a right" if want["verdict"] else "passes a wrong"
+        return Diagnosis(story[0], f"Your gradcheck {verdict} gradient: {what}. {story[1]}")
     if want["verdict"]:
         return Diagnosis("gradcheck_rejects", (
             f"Your gradcheck rejects a right gradient: {what}. Compare element by element "
@@ -282,13 +369,36 @@ def verify_gradcheck(scenario: Scenario, got: Values, want: Values) -> Optional[
         f"|analytic - numeric| <= atol + rtol * |numeric| (rtol = 1e-3)."))
 
 
+_GRADCHECK_STORIES = {
+    "right_zero": ("gradcheck_no_atol", "A relative tolerance alone is zero where the right "
+                   "gradient is zero, and the numeric one is never exactly zero (eps^2 here): "
+                   "add an absolute one, |analytic - numeric| <= atol + rtol * |numeric| "
+                   "(atol = 1e-5)."),
+    "right_huge": ("gradcheck_tight", "Around 1e4 the numeric gradient carries round-off of "
+                   "about 1e-5 relative: np.allclose's defaults (rtol 1e-5, atol 1e-8) are "
+                   "tighter than finite differences can be. Use rtol = 1e-3, atol = 1e-5."),
+    "right_large": ("gradcheck_tight", "Around 300 the numeric gradient carries round-off: "
+                    "your tolerance is tighter than finite differences can be. Use rtol = "
+                    "1e-3, atol = 1e-5."),
+    "wrong_one_in_400": ("gradcheck_norm", "Comparing norms (or means, or sums) lets one wrong "
+                         "element hide among 399 right ones: compare every element, each "
+                         "against atol + rtol * |numeric|."),
+    "wrong_small": ("gradcheck_loose", "Your tolerance is too loose: finite differences with "
+                    "eps = 1e-6 are good to far better than 0.1%, so rtol = 1e-3 catches a "
+                    "2% error."),
+    "wrong_half_percent": ("gradcheck_loose", "Your tolerance is too loose: a finite "
+                           "difference with eps = 1e-6 is good to far better than 0.1%, so "
+                           "rtol = 1e-3 catches a 0.5% error that rtol = 1e-2 lets through."),
+}
+
+
 # ------------------------------------------------------------------ 20 train
 def verify_zero_grad(scenario: Scenario, got: Values, want: Values) -> Optional[Diagnosis]:
     states = got.get("states")
     if states != want["states"]:
         return Diagnosis("zero_grad", (
-            "After zero_grad every parameter's .grad must be None (or all zeros of its "
-            f"shape); yours are: {states}."))
+            "After zero_grad every parameter's .grad must be None (or zeros of its shape, or "
+            f"the number 0); yours are: {states}."))
     return None
 
 
@@ -316,6 +426,10 @@ def verify_train(scenario: Scenario, got: Values, want: Values) -> Optional[Diag
     problem = array_problem(got.get("losses"), want["losses"], "the losses")
     if problem:
         return Diagnosis("shape", problem)
+    wrong = not same(got["losses"], want["losses"], rtol=1e-7) or any(
+        not same(got.get(k), want[k], rtol=1e-7) for k in want if k.startswith("param_"))
+    if wrong and train_story(got, want) is not None:
+        return train_story(got, want)
     if not same(got["losses"], want["losses"], rtol=1e-7):
         bad = int(np.argmax(~np.isclose(got["losses"], want["losses"], rtol=1e-7)))
         return _wrong(f"The training run differs from the reference from step {bad + 1} on: "

@@ -13,9 +13,9 @@ from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
-from . import probes
 from .course import Diagnosis, EnginePart, Exercise, Scenario
 from .engine_verify import same_values
+from .runner import find_probe
 from .results import Failure, PartResult, fail, learner_failure, wrap
 
 __all__ = ["prepare_engine_part", "engine_request", "judge_engine_part"]
@@ -39,7 +39,8 @@ def _known_mistake(part: EnginePart, scenarios: List[Scenario],
                    ) -> Optional[Diagnosis]:
     """The known mistake whose values equal the learner's in EVERY scenario the learner's
     code completed (one scenario alone can be ambiguous), or None."""
-    probe = getattr(probes, part.probe)
+    probe = find_probe(part.probe)
+    agree = part.agree or same_values
     for mistake in part.mistakes:
         module = load_reference()
         mistake.install(module)
@@ -48,7 +49,7 @@ def _known_mistake(part: EnginePart, scenarios: List[Scenario],
                 values = probe(module, scenario.data)
             except Exception:  # the mistake breaks here; the learner's code did not
                 values = None
-            if got is not None and (values is None or not same_values(got, values)):
+            if got is not None and (values is None or not agree(got, values)):
                 break
         else:
             return Diagnosis(mistake.kind, mistake.message)
@@ -78,7 +79,7 @@ def judge_engine_part(exercise: Exercise, part: EnginePart, scenarios: List[Scen
     results = record.get("scenarios") if isinstance(record, dict) else None
     results = results if isinstance(results, list) else []
     reference = load_reference()
-    probe = getattr(probes, part.probe)
+    probe = find_probe(part.probe)
     wants = [probe(reference, scenario.data) for scenario in scenarios]
     learner = [_values(r, arrays, s, wants[s]) if isinstance(r, dict) and r.get("status") ==
                "ok" else None for s, r in enumerate(results[:len(scenarios)])]

@@ -139,7 +139,7 @@ def _check_arrays(part: Part, prep: PreparedCase, arrays: Dict[str, np.ndarray],
                        Diagnosis("unreadable", ""), where)
         diagnosis = None
         if got.shape[1:] != want:
-            diagnosis = diagnose_shape(name, got.shape[1:], want)
+            diagnosis = diagnose_shape(name, got.shape[1:], want, part.transpose_hint)
         elif got.dtype != np.float64:
             diagnosis = diagnose_dtype(name, got.dtype)
         if diagnosis is not None:
@@ -186,7 +186,8 @@ def _judge_values(exercise: Exercise, part: Part, reference: Any, prep: Prepared
         lines = [f"    {where}", f"    the gradient of {name} is wrong ({name} has shape "
                                   f"{shape})"]
         if report is not None and not report.passed:
-            lines += [f"    worst element: d out{_index(report.worst_output_index)} / "
+            out_index = _index(report.worst_output_index) if prep.out.ndim else ""
+            lines += [f"    worst element: d out{out_index} / "
                       f"d {name}{_index(report.worst_input_index)}: yours (analytic) "
                       f"{report.worst_analytic:.6g} vs numeric {report.worst_numeric:.6g}",
                       _count_line(report)]

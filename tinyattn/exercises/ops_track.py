@@ -243,7 +243,9 @@ OP_EXERCISES: List[Exercise] = [
     Exercise(3, "matmul", "batched matrix product", _d("matmul"),
              [Part("matmul", ("a", "b"), cases.matmul_cases)]),
     Exercise(4, "linear", "linear layer x @ W^T + b", _d("linear"),
-             [Part("linear", ("x", "weight", "bias"), cases.linear_cases)]),
+             [Part("linear", ("x", "weight", "bias"), cases.linear_cases,
+                   transpose_hint="for out = x @ W^T with W of shape (out, in): dW = G^T @ X, "
+                                  "of shape (out, in); X^T @ G is its transpose")]),
     Exercise(5, "gelu", "GELU activation (exact, with erf)", _d("gelu"),
              [Part("gelu", ("x",), cases.gelu_cases, mistakes=GELU_MISTAKES)]),
     Exercise(6, "softmax", "softmax along the last axis", _d("softmax"),

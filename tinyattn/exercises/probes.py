@@ -6,7 +6,8 @@ strings, lists of ints, and NumPy arrays. The checker compares the learner's dic
 reference's. Nothing of the learner's leaves the child but such values: a node of a graph is
 reported by its index in the graph the probe built, an unexpected object by a description.
 
-Imports nothing but NumPy and the standard library (the child loads it by path).
+Exercises 14-18 here; 19-20 (gradcheck, training) in probes_training.py. Imports nothing but
+NumPy and the standard library (the child loads it by path).
 """
 from __future__ import annotations
 
@@ -14,9 +15,7 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-__all__ = ["engine_op", "topo", "run_backward", "unbroadcast", "no_grad", "numeric_gradient",
-           "gradcheck", "zero_grad", "sgd_step", "train_step", "build", "GRADCHECK_CASES",
-           "FUNCTIONS", "train_data"]
+__all__ = ["engine_op", "topo", "run_backward", "unbroadcast", "no_grad", "build"]
 
 Values = Dict[str, Any]
 
@@ -107,21 +106,75 @@ def topo(module: Any, data: Values) -> Values:
 
 
 # ------------------------------------------------------------------ 16 backward
+class _TooManyCalls(BaseException):
+    """Raised by the probe when one node's backward_fn runs far more often than once per
+    backward: an engine that follows every path (2^levels of them in a ladder)."""
+
+
+def _count_calls(nodes: List[Any], specs: List[tuple], limit: int = 16):
+    """Wrap every op node's backward_fn: count its calls, keep what it returned (and a copy,
+    to see later whether the engine wrote into it)."""
+    counts = [0] * len(nodes)
+    returned: List[Any] = []
+    for i, (node, spec) in enumerate(zip(nodes, specs)):
+        inner = getattr(node, "backward_fn", None)
+        if spec[0] == "leaf" or not callable(inner):
+            continue
+
+        def counted(grad, i=i, inner=inner):
+            counts[i] += 1
+            if counts[i] > limit:
+                raise _TooManyCalls(f"backward_fn of node #{i} ran {counts[i]} times")
+            out = inner(grad)
+            if isinstance(out, (tuple, list)) and len(returned) < 400:
+                returned.extend((a, a.copy()) for a in out if isinstance(a, np.ndarray))
+            return out
+        node.backward_fn = counted
+    return counts, returned
+
+
+def _call_backward(module: Any, root: Any, grad: Any, method: bool) -> None:
+    if method:
+        root.backward(grad)
+    else:
+        module.backward(root, grad)
+
+
+def _aliased(specs: List[tuple], nodes: List[Any]) -> bool:
+    grads = [nodes[i].grad for i, s in enumerate(specs) if s[0] == "leaf"]
+    grads = [g for g in grads if isinstance(g, np.ndarray)]
+    return any(np.shares_memory(a, b) for k, a in enumerate(grads) for b in grads[k + 1:])
+
+
 def run_backward(module: Any, data: Values) -> Values:
-    """backward(root, grad) on a graph; the leaves' .grad (twice: a second graph on the same
-    leaves, to see gradients add up across calls as in PyTorch)."""
+    """backward(root, grad) on a graph; the leaves' .grad. ``twice``: a second graph on the
+    same leaves (gradients add up across calls, as in PyTorch); ``same_graph``: backward
+    again on the very same graph. Also: the most calls of one backward_fn, whether the
+    caller's grad and the arrays backward_fn returned were written into."""
     specs = data["nodes"]
     nodes = build(module, specs, data["leaf_data"])
+    counts, returned = _count_calls(nodes, specs)
     grad = None if data["grad"] is None else data["grad"].copy()
-    if data.get("method"):
-        nodes[data["root"]].backward(grad)
-    else:
-        module.backward(nodes[data["root"]], grad)
-    if data.get("twice"):
-        leaves = [n for n, s in zip(nodes, specs) if s[0] == "leaf"]
-        again = build(module, specs, data["leaf_data"], leaves=leaves)
-        module.backward(again[data["root"]], None if grad is None else grad.copy())
-    return _leaf_grads(specs, nodes)
+    seed = None if grad is None else grad.copy()
+    root, method = nodes[data["root"]], bool(data.get("method"))
+    values: Values = {}
+    try:
+        _call_backward(module, root, grad, method)
+        if data.get("same_graph"):
+            values.update({f"first_{k}": v for k, v in _leaf_grads(specs, nodes).items()})
+            _call_backward(module, root, None if seed is None else seed.copy(), method)
+        if data.get("twice"):
+            leaves = [n for n, s in zip(nodes, specs) if s[0] == "leaf"]
+            again = build(module, specs, data["leaf_data"], leaves=leaves)
+            module.backward(again[data["root"]], None if seed is None else seed.copy())
+    except _TooManyCalls:
+        pass
+    values.update(_leaf_grads(specs, nodes))
+    values["most_calls"] = max(counts)
+    values["seed_unchanged"] = grad is None or bool(np.array_equal(grad, seed))
+    values["returned_unchanged"] = all(bool(np.array_equal(a, c)) for a, c in returned)
+    values["aliased"] = _aliased(specs, nodes)
+    return values
 
 
 # ------------------------------------------------------------------ 17 unbroadcast
@@ -170,6 +223,22 @@ def no_grad(module: Any, data: Values) -> Values:
             y = module.mul(x, x)
         return {"enabled_after_inner": inner, "recorded_between": _recorded(y),
                 "enabled_after_outer": bool(module.is_grad_enabled())}
+    if kind == "interrupt":
+        return _interrupted(module, x)
+    if kind == "deep":
+        with module.no_grad():
+            with module.no_grad():
+                inner = bool(module.is_grad_enabled())
+                with module.no_grad():
+                    innermost = bool(module.is_grad_enabled())
+                middle = bool(module.is_grad_enabled())
+        return {"enabled_inside_inner": inner, "enabled_inside_innermost": innermost,
+                "enabled_after_innermost": middle,
+                "enabled_after_outer": bool(module.is_grad_enabled())}
+    if kind == "program":
+        trace: List[str] = []
+        _run_program(module, x, data["program"], trace, "top level")
+        return {"trace": trace}
     y = module.mul(x, x)                        # "backward": a block in between changes
     with module.no_grad():                      # nothing about the recorded graph
         module.mul(y, y)
@@ -177,122 +246,38 @@ def no_grad(module: Any, data: Values) -> Values:
     return {"grad": _array(x.grad)}
 
 
-# ------------------------------------------------------------------ 19 gradcheck
-def _cubic(x: np.ndarray) -> float:
-    return float((x ** 3 * np.linspace(0.5, 1.5, x.size).reshape(x.shape)).sum())
+def _interrupted(module: Any, x: Any) -> Values:
+    """Ctrl-C inside a block: KeyboardInterrupt is a BaseException, not an Exception."""
+    propagated = False
+    try:
+        with module.no_grad():
+            raise KeyboardInterrupt("raised inside no_grad by the checker")
+    except KeyboardInterrupt:
+        propagated = True
+    return {"propagated_interrupt": propagated,
+            "enabled_after_interrupt": bool(module.is_grad_enabled()),
+            "recorded_after_interrupt": _recorded(module.mul(x, x))}
 
 
-def _waves(x: np.ndarray) -> float:
-    return float(np.sum(np.sin(3.0 * x) * np.exp(0.3 * x)))
-
-
-def _coupled(x: np.ndarray) -> float:
-    flat = x.reshape(-1)
-    return float(np.sum(flat * np.roll(flat, 1)) + np.sum(flat ** 2) ** 1.5)
-
-
-FUNCTIONS = {"cubic": _cubic, "waves": _waves, "coupled": _coupled}
-
-
-def numeric_gradient(module: Any, data: Values) -> Values:
-    x = data["x"].copy()
-    before = x.copy()
-    shapes_ok = [True]
-
-    def f(array: Any) -> float:
-        array = np.asarray(array)
-        shapes_ok[0] = shapes_ok[0] and array.shape == before.shape
-        return FUNCTIONS[data["function"]](array.astype(np.float64))
-
-    grad = module.numeric_gradient(f, x)
-    return {"grad": _array(grad), "x_unchanged": bool(np.array_equal(x, before)),
-            "shapes_ok": shapes_ok[0]}
-
-
-def _square_op(module: Any, t: Any, factor: float, last: float) -> Any:
-    """t * t with a hand-made backward: 2 t g * factor, the last element's times ``last``."""
-    def backward_fn(grad):
-        d = 2.0 * t.data * grad * factor
-        d.reshape(-1)[-1] *= last
-        return (d,)
-    return module.Tensor(t.data * t.data, (t,), backward_fn, "square")
-
-
-# name -> (description, builder of f(t)); the reference says which ones are right
-GRADCHECK_CASES = {
-    "right_tanh": ("sum(tanh(x) * x), built from your engine's ops",
-                   lambda m, t: m.sum_all(m.mul(m.tanh(t), t))),
-    "right_matmul": ("sum((x @ W) * (x @ W)) for a fixed W",
-                     lambda m, t: m.sum_all(m.mul(m.matmul(t, m.Tensor(_W)),
-                                                 m.matmul(t, m.Tensor(_W))))),
-    "right_large": ("sum(x * x) for x around 300, where the numeric gradient's round-off is "
-                    "larger but still far inside rtol",
-                    lambda m, t: m.sum_all(_square_op(m, t, 1.0, 1.0))),
-    "wrong_factor": ("x * x whose backward lacks the 2 of d(x^2)/dx = 2x",
-                     lambda m, t: m.sum_all(_square_op(m, t, 0.5, 1.0))),
-    "wrong_sign": ("x * x whose backward has the wrong sign",
-                   lambda m, t: m.sum_all(_square_op(m, t, -1.0, 1.0))),
-    "wrong_small": ("x * x whose backward is 2% too large",
-                    lambda m, t: m.sum_all(_square_op(m, t, 1.02, 1.0))),
-    "wrong_last": ("x * x whose backward is wrong in the LAST element only",
-                   lambda m, t: m.sum_all(_square_op(m, t, 1.0, 3.0))),
-}
-_W = np.array([[0.7, -1.2], [0.4, 0.9], [-0.3, 0.5]])
-
-
-def gradcheck(module: Any, data: Values) -> Values:
-    f = GRADCHECK_CASES[data["case"]][1]
-    verdict = module.gradcheck(lambda t: f(module, t), data["x"].copy())
-    if isinstance(verdict, (bool, np.bool_)):
-        return {"verdict": bool(verdict)}
-    return {"verdict": _describe(verdict)}
-
-
-# ------------------------------------------------------------------ 20 train
-def _params(module: Any, data: Values) -> List[Any]:
-    params = [module.Tensor(x.copy()) for x in data["data"]]
-    for p, g in zip(params, data["grads"]):
-        p.grad = None if g is None else g.copy()
-    return params
-
-
-def zero_grad(module: Any, data: Values) -> Values:
-    params = _params(module, data)
-    module.zero_grad(params)
-    states = []
-    for p in params:
-        g = p.grad
-        zero = isinstance(g, np.ndarray) and g.shape == p.data.shape and not np.any(g)
-        states.append("cleared" if g is None or zero else _describe(g))
-    return {"states": states}
-
-
-def sgd_step(module: Any, data: Values) -> Values:
-    params = _params(module, data)
-    kept = list(params)
-    module.sgd_step(params, data["lr"])
-    values: Values = {"same_objects": all(p is q for p, q in zip(params, kept))}
-    for i, p in enumerate(kept):
-        values[f"data_{i}"] = _array(p.data)
-    return values
-
-
-def train_data() -> Any:
-    rng = np.random.default_rng(3)
-    x = rng.uniform(-2.0, 2.0, size=(32, 2))
-    y = np.sin(x[:, :1]) * np.cos(x[:, 1:])     # (32, 1)
-    return x, y
-
-
-def train_step(module: Any, data: Values) -> Values:
-    x, y = train_data()
-    model = module.MLP(hidden=8, seed=0)
-    losses = []
-    for _ in range(data["steps"]):
-        loss = module.train_step(model, x.copy(), y.copy(), data["lr"])
-        value = loss.data if isinstance(loss, module.Tensor) else loss
-        losses.append(float(np.asarray(value)))
-    values: Values = {"losses": np.array(losses)}
-    for i, p in enumerate(model.parameters()):
-        values[f"param_{i}"] = _array(p.data)
-    return values
+def _run_program(module: Any, x: Any, items: list, trace: List[str], where: str) -> None:
+    """Run nested blocks; each check appends 'where: on/off' (on = ops record)."""
+    for item in items:
+        if item[0] == "check":
+            state = "on" if _recorded(module.mul(x, x)) and module.is_grad_enabled() else "off"
+            trace.append(f"{where}: {state}")
+            continue
+        _, children, ending = item
+        inside = "inside a block" if where == "top level" else f"{where} > a nested block"
+        try:
+            with module.no_grad():
+                _run_program(module, x, children, trace, inside)
+                if ending == "error":
+                    raise _Planted("raised inside no_grad by the checker")
+                if ending == "interrupt":
+                    raise KeyboardInterrupt("raised inside no_grad by the checker")
+        except (_Planted, KeyboardInterrupt):
+            pass
+        if ending:
+            trace.append(f"{where}, after a block that raised "
+                         f"{'KeyboardInterrupt' if ending == 'interrupt' else 'ValueError'}: "
+                         f"{'on' if module.is_grad_enabled() else 'off'}")

@@ -32,12 +32,15 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 if __package__:
-    from . import probes, transport
+    from . import probes, probes_systems, probes_training, transport
 else:                                           # run as a script: siblings by plain import
     import probes
+    import probes_systems
+    import probes_training
     import transport
 
-__all__ = ["run_request", "load_learner_file", "learner_error", "describe", "main"]
+__all__ = ["run_request", "load_learner_file", "learner_error", "describe", "main",
+           "find_probe"]
 
 # Bound before any learner code runs: a learner file that replaces these cannot change how
 # results are written (and the checker re-validates everything it reads anyway).
@@ -224,9 +227,18 @@ def _run_op_part(module: Any, part: Dict[str, Any], learner_dir: str,
 
 
 # ------------------------------------------------------------------ engine parts
+def find_probe(name: str) -> Callable[[Any, Dict[str, Any]], Dict[str, Any]]:
+    """The probe called ``name``: probes.py, probes_training.py (engine track) or
+    probes_systems.py (attention systems)."""
+    for module in (probes_systems, probes_training):
+        if name in module.__all__:
+            return getattr(module, name)
+    return getattr(probes, name)
+
+
 def _run_engine_part(module: Any, part: Dict[str, Any], learner_dir: str,
                      progress: Callable[[str], None]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
-    probe = getattr(probes, part["probe"])
+    probe = find_probe(part["probe"])
     arrays: Dict[str, np.ndarray] = {}
     scenarios = []
     for s, scenario in enumerate(part["scenarios"]):

@@ -6,7 +6,7 @@ Derivation (docs/optim.md#sgd)
     adds to .grad, so last step's gradient would still be there), backward, update. The
     update changes p.data of the very Tensor objects the model holds; a new Tensor would
     not be seen by the model. With the engine of exercises 14-19 this trains a two-layer
-    network: the checker runs 150 steps and compares every loss with the reference's.
+    network: the checker runs 100 steps and compares every loss with the reference's.
 """
 import contextlib
 
