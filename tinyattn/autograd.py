@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import operator
 import os
 import threading
 import traceback
@@ -63,6 +64,10 @@ _grad_lock = threading.Lock()      # leaf gradients are added under it (threads 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _UNKNOWN_LINE = "an unknown line: its forward ran outside detect_anomaly()"
 _tensor_class: Any = None  # tinyattn.tensor.Tensor, imported on first use (see _tensor_type)
+_new_tensor = object.__new__               # a Tensor without __init__: apply sets its fields
+_data_of = operator.attrgetter("_data")    # map() with these runs in C: no frame per input
+_requires_grad_of = operator.attrgetter("_requires_grad")
+_ctx_of = operator.attrgetter("_ctx")
 
 
 class VersionCounter:
@@ -71,11 +76,29 @@ class VersionCounter:
     ``savers`` holds weak references to the Functions that saved that memory for backward
     (so ``.data`` of the base and of every view is read-only while one is pending)."""
 
-    __slots__ = ("value", "savers")
+    __slots__ = ("value", "savers", "prune_at")
 
     def __init__(self) -> None:
         self.value = 0
         self.savers: Optional[List[Any]] = None
+        self.prune_at = 8          # prune() when savers grows this long
+
+    def add_saver(self, fn_ref: Any) -> None:
+        """Add a weak reference to a Function that saved this memory for its backward."""
+        if self.savers is None:
+            self.savers = [fn_ref]
+            return
+        self.savers.append(fn_ref)
+        if len(self.savers) >= self.prune_at:
+            self.prune()
+
+    def prune(self) -> None:
+        """Drop the references to Functions that are gone. Run whenever the list doubles, so
+        a parameter used by every step of a long training loop holds a list as long as its
+        live savers, not one entry for every op that ever read it."""
+        savers = self.savers
+        savers[:] = [ref for ref in savers if ref() is not None]
+        self.prune_at = max(8, 2 * len(savers))
 
 
 def is_grad_enabled() -> bool:
@@ -247,7 +270,7 @@ class Function:
     saved: Optional[Tuple[Any, ...]] = ()
     created_at: Optional[str] = None
     returns_view = False
-    _versions: Tuple[Tuple[VersionCounter, int, int], ...] = ()
+    _versions: Sequence[Tuple[VersionCounter, int, int]] = ()  # (counter, version, input)
     _retained: Any = None          # weakref to the output tensor when it called retain_grad()
     _hooks: Optional[List[Any]] = None   # its output's register_hook() hooks
     _pytorch_style = False
@@ -268,30 +291,51 @@ class Function:
 
     @classmethod
     def apply(cls, *inputs: Any, **options: Any) -> Any:
+        """Run ``forward`` on the inputs' arrays and, when recording, link the output to the
+        graph. This runs for every op, so every check is one cheap test in the common case:
+        the inputs' agreement (one device, one floating dtype) is an identity test of their
+        array types and dtypes; the saved arrays' versions are noted by identity; anomaly mode
+        costs one attribute read when off. One- and two-input ops (nearly all) take unrolled
+        paths. benchmarks/cases/small_op.py times the whole path beside torch's."""
         if cls._pytorch_style:
             return _apply_pytorch_style(cls, inputs, options)
-        if len(inputs) > 1:  # one input cannot disagree with itself
-            _check_inputs_agree(cls.__name__, inputs)
         fn = cls()
-        fn.needs_input_grad = needs = tuple([t._requires_grad for t in inputs])
-        fn.recording = track = _state.grad_enabled and any(needs)
-        out_data = fn.forward(*[t._data for t in inputs], **options)
+        state = _state
+        if len(inputs) == 2:
+            a, b = inputs
+            x, y = a._data, b._data
+            if type(x) is not type(y) or (x.dtype is not y.dtype and x.dtype != y.dtype):
+                _check_inputs_agree(cls.__name__, inputs)
+            fn.needs_input_grad = (a._requires_grad, b._requires_grad)
+            fn.recording = track = state.grad_enabled and (a._requires_grad or b._requires_grad)
+            out_data = fn.forward(x, y, **options) if options else fn.forward(x, y)
+        elif len(inputs) == 1:
+            a = inputs[0]
+            fn.needs_input_grad = (a._requires_grad,)
+            fn.recording = track = state.grad_enabled and a._requires_grad
+            out_data = fn.forward(a._data, **options) if options else fn.forward(a._data)
+        else:
+            if inputs:
+                _check_inputs_agree(cls.__name__, inputs)
+            fn.needs_input_grad = needs = tuple(map(_requires_grad_of, inputs))
+            fn.recording = track = state.grad_enabled and True in needs
+            out_data = fn.forward(*map(_data_of, inputs), **options)
         if isinstance(out_data, np.generic):  # NumPy reductions return scalars, not arrays
             out_data = np.asarray(out_data)
-        out = (_tensor_class or _tensor_type())._wrap(out_data, track)
+        out = _new_tensor(_tensor_class or _tensor_type())
+        out._data, out._requires_grad = out_data, track
         if track:
             fn.inputs = inputs
-            fn.parents = tuple([t._ctx for t in inputs])
+            fn.parents = tuple(map(_ctx_of, inputs))
+            fn.module = state.module    # the explorer's module recording: one read
             out._ctx = fn
             if fn.saved:
                 _note_saved(fn, inputs, out)
         else:
             fn.saved = None
-        if track and _state.module is not None:
-            fn.module = _state.module
         if cls.returns_view and backend.may_share_memory(out_data, inputs[0]._data):
             out._share_memory_with(inputs[0])
-        if _state.anomaly:
+        if state.anomaly:
             fn.created_at = _user_frame()
             if not _is_finite(out_data):
                 raise FloatingPointError(
@@ -316,24 +360,37 @@ class Function:
 
 def _note_saved(fn: Function, inputs: Sequence["Tensor"], out: "Tensor") -> None:
     """Record the version of every input (and the output) whose array ``fn`` saved, and mark
-    those tensors as saved (``Tensor.data`` then hands out a read-only view)."""
-    saved = fn.saved                   # a few arrays: identity tests beat building a set
-    records = []
-    me = None
-    for index, t in enumerate(inputs):
+    those tensors as saved (``Tensor.data`` then hands out a read-only view). It runs for
+    every recorded op that saves anything, so it is written for speed: identity tests over
+    the few saved items (no set, no id() calls), one weak reference shared by all of them,
+    and nothing at all when only shapes were saved."""
+    saved = fn.saved
+    records: List[Any] = []
+    index = 0
+    for t in inputs:
         data = t._data
         for item in saved:
             if item is data:
-                me = me or weakref.ref(fn)
-                counter = t._mark_saved_by(me)
+                if not records:
+                    me = weakref.ref(fn)
+                counter = t._vc or t._version_counter()
+                savers = counter.savers
+                if savers is None:
+                    counter.savers = [me]
+                else:
+                    savers.append(me)
+                    if len(savers) >= counter.prune_at:
+                        counter.prune()
                 records.append((counter, counter.value, index))
                 break
+        index += 1
     data = out._data
     for item in saved:
         if item is data:
-            records.append((out._mark_saved_by(me or weakref.ref(fn)), 0, -1))
+            records.append((out._mark_saved_by(me if records else weakref.ref(fn)), 0, -1))
             break
-    fn._versions = tuple(records)
+    if records:
+        fn._versions = records
 
 
 def _modified_message(fn: Function, index: int, now: int, expected: int) -> str:

@@ -225,10 +225,7 @@ class Tensor:
         counter = self._vc
         if counter is None:
             counter = self._vc = autograd.VersionCounter()
-        if counter.savers is None:
-            counter.savers = [fn_ref]
-        else:
-            counter.savers.append(fn_ref)
+        counter.add_saver(fn_ref)
         return counter
 
     def _live_saver(self) -> Optional[str]:
