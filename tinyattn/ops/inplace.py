@@ -35,6 +35,7 @@ from .division import floor_divide, fmod, remainder
 from .elementwise import add, as_operand, clamp, convert, div, mul, neg, pow, sub
 from .masking import masked_fill
 from .shape import _index_to_arrays, torch_index_steps
+from ..precision import is_floating
 
 __all__ = ["add_", "sub_", "mul_", "div_", "pow_", "neg_", "clamp_", "masked_fill_", "zero_",
            "fill_", "copy_", "uniform_", "normal_", "setitem", "remainder_", "fmod_",
@@ -290,7 +291,7 @@ def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = Non
 
 
 def _fill_random(x: Tensor, draws: Any, name: str) -> Tensor:
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         raise TypeError(f"{name} fills floating-point tensors, got {x.dtype}")
     return _in_place(x, name, lambda t: Tensor._wrap(draws.astype(x.dtype, copy=False)))
 

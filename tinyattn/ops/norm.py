@@ -10,6 +10,7 @@ from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
 from .elementwise import convert, half_as_float32
+from ..precision import is_floating
 
 __all__ = ["layer_norm", "rms_norm"]
 
@@ -170,7 +171,7 @@ def rms_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]],
     ``normalized_shape`` dims; ``eps=None`` means the machine epsilon of x's dtype
     (``torch.finfo(x.dtype).eps``: 1.19e-07 in float32, 2.2e-16 in float64)."""
     axes = _normalized_axes("rms_norm", x, normalized_shape, weight=weight)
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         raise TypeError(f"rms_norm: expected a floating-point input, got {x.dtype}; convert "
                         f"with .float()")
     if eps is None:

@@ -19,6 +19,7 @@ from .masking import masked_fill
 from .matmul import matmul
 from .reduce import _single_axis
 from .shape import reshape
+from ..precision import is_floating
 
 __all__ = ["outer", "dot", "mv", "addmm", "lerp", "cumprod"]
 
@@ -151,7 +152,7 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:  # noqa: A002
         raise TypeError(f"lerp: weight's dtype {weight.dtype} differs from input's "
                         f"{input.dtype}; convert it with .to(input.dtype)")
     _check_same_dtype(input, end, "lerp")
-    if input.dtype.kind != "f":
+    if not is_floating(input.dtype):
         raise TypeError(f"lerp: input and end must be floating point, got {input.dtype} (as "
                         f"PyTorch); convert them with .float()")
     return add(input, mul(weight, sub(end, input)))

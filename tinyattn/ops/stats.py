@@ -17,6 +17,7 @@ from ..autograd import Function
 from ..tensor import Tensor
 from .elementwise import _as_float, convert, half_as_float32
 from .reduce import Dim, _axes, _check_not_empty, _expand_back
+from ..precision import is_floating
 
 __all__ = ["var", "std", "logsumexp", "norm"]
 
@@ -155,7 +156,7 @@ class Norm(Function):
 
 # ------------------------------------------------------------------ public functions
 def _float_input(x: Tensor, op: str) -> None:
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         raise TypeError(f"{op} works on floating-point tensors, got {x.dtype}; convert with "
                         f".float() first")
 

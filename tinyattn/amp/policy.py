@@ -1,0 +1,99 @@
+"""torch's autocast op lists (CPU and CUDA), and which tinyattn op answers to which name.
+
+Inside ``autocast`` an op is one of:
+
+- ``LOWER``: its floating inputs (float32, float16, bfloat16; never float64) are cast to the
+  autocast dtype (bfloat16 on the CPU, float16 on CUDA by default): matmuls, linear layers,
+  convolutions, attention. These are where lower precision is fast and safe enough.
+- ``FP32``: its half inputs are cast to float32: ops whose range or accumulation float16
+  cannot hold (softmax and log_softmax on CUDA, exp, log, pow, sums, the losses, ...).
+- ``PROMOTE``: mixed floating inputs are cast to the widest of them (cat, stack, ...).
+- anything else runs on the dtypes it is given. Where those mix (a bfloat16 matmul output
+  plus a float32 bias), torch's type promotion gives the widest dtype, except for the
+  normalisation layers, whose output keeps the input's dtype (``FOLLOW_INPUT``).
+
+The names and lists are torch's (``aten/src/ATen/autocast_mode.cpp`` and the "Autocast Op
+Reference" of the torch.amp docs), restricted to the ops tinyattn has; the CPU lists were
+checked against torch 2.13 running on a CPU (tests/test_amp_autocast.py).
+"""
+from __future__ import annotations
+
+from typing import Dict, FrozenSet
+
+__all__ = ["LOWER", "FP32", "PROMOTE", "FOLLOW_INPUT", "OP_NAMES", "CPU_LISTS", "CUDA_LISTS",
+           "cast_kind"]
+
+LOWER, FP32, PROMOTE, FOLLOW_INPUT = "lower", "fp32", "promote", "follow_input"
+
+# torch's lists (the ops tinyattn has, under torch's op names)
+_CPU_LOWER = frozenset({"conv1d", "conv2d", "conv3d", "bmm", "mm", "baddbmm", "addmm", "addbmm",
+                        "linear", "matmul", "prelu", "scaled_dot_product_attention",
+                        "_native_multi_head_attention", "einsum"})
+_CPU_FP32 = frozenset({"binary_cross_entropy", "prod", "trace", "mse_loss", "nll_loss",
+                       "smooth_l1_loss", "cross_entropy_loss", "l1_loss", "huber_loss",
+                       "kl_div", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
+                       "hinge_embedding_loss", "poisson_nll_loss", "margin_ranking_loss",
+                       "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss"})
+_CPU_PROMOTE = frozenset({"cat", "stack", "index_copy"})
+
+_CUDA_LOWER = frozenset({"matmul", "addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm",
+                         "chain_matmul", "multi_dot", "conv1d", "conv2d", "conv3d", "linear",
+                         "mm", "mv", "prelu", "scaled_dot_product_attention", "einsum"})
+_CUDA_FP32 = frozenset({"pow", "acos", "asin", "binary_cross_entropy_with_logits", "cosh",
+                        "cosine_embedding_loss", "cdist", "cosine_similarity",
+                        "cross_entropy_loss", "cumprod", "cumsum", "dist", "erfinv", "exp",
+                        "expm1", "group_norm", "hinge_embedding_loss", "kl_div", "l1_loss",
+                        "layer_norm", "log", "log_softmax", "log10", "log1p", "log2",
+                        "margin_ranking_loss", "mse_loss", "multilabel_margin_loss",
+                        "multi_margin_loss", "nll_loss", "norm", "normalize", "pdist",
+                        "poisson_nll_loss", "prod", "reciprocal", "rsqrt", "sinh",
+                        "smooth_l1_loss", "soft_margin_loss", "softmax", "softmin",
+                        "softplus", "sum", "renorm", "tan", "triplet_margin_loss",
+                        "huber_loss", "binary_cross_entropy"})
+_CUDA_PROMOTE = frozenset({"addcdiv", "addcmul", "atan2", "bilinear", "cross", "dot",
+                           "grid_sampler", "index_put", "scatter_add", "tensordot", "cat",
+                           "stack", "index_copy"})
+
+CPU_LISTS: Dict[str, FrozenSet[str]] = {LOWER: _CPU_LOWER, FP32: _CPU_FP32,
+                                        PROMOTE: _CPU_PROMOTE}
+CUDA_LISTS: Dict[str, FrozenSet[str]] = {LOWER: _CUDA_LOWER, FP32: _CUDA_FP32,
+                                         PROMOTE: _CUDA_PROMOTE}
+
+# tinyattn's Function classes, by class name, under torch's op names. A class not listed
+# runs as given (torch's fallthrough); composite functions are made of listed ops.
+OP_NAMES: Dict[str, str] = {
+    "Matmul": "matmul", "Linear": "linear", "Einsum": "einsum",
+    "ScaledDotProductAttention": "scaled_dot_product_attention",
+    "PackedSelfAttention": "scaled_dot_product_attention",
+    "TiledAttention": "scaled_dot_product_attention",
+    "Softmax": "softmax", "LogSoftmax": "log_softmax", "LayerNorm": "layer_norm",
+    "CrossEntropy": "cross_entropy_loss", "NLLLoss": "nll_loss", "MseLoss": "mse_loss",
+    "L1Loss": "l1_loss", "BCEWithLogits": "binary_cross_entropy_with_logits",
+    "BCE": "binary_cross_entropy", "SmoothL1": "smooth_l1_loss", "KlDiv": "kl_div",
+    "Exp": "exp", "Log": "log", "Log1p": "log1p", "Expm1": "expm1", "Rsqrt": "rsqrt",
+    "Reciprocal": "reciprocal", "Softplus": "softplus", "Pow": "pow", "PowTensor": "pow",
+    "Sum": "sum", "Prod": "prod", "Cumsum": "cumsum", "Cumprod": "cumprod", "Norm": "norm",
+    "Concat": "cat", "Stack": "stack", "ScatterAdd": "scatter_add",
+}
+
+# ops outside the lists whose output keeps the first (input) tensor's dtype when the
+# others (weights, values written in) differ: torch's CPU layer_norm of a bfloat16 input
+# with float32 weights is bfloat16
+_FOLLOW_INPUT = frozenset({"LayerNorm", "RMSNorm", "BatchNorm", "SetItem", "Scatter",
+                           "IndexAdd", "Gather", "MaskedFill"})
+
+
+def cast_kind(device_type: str, class_name: str) -> str:
+    """LOWER, FP32, PROMOTE, FOLLOW_INPUT or "" (as given) for a Function class on a device.
+
+    ``torch.log2`` and ``torch.log10`` are one tinyattn class (LogBase) and float32 on CUDA;
+    the CPU lists have neither."""
+    lists = CPU_LISTS if device_type == "cpu" else CUDA_LISTS
+    if class_name == "LogBase":
+        return FP32 if device_type != "cpu" else ""
+    name = OP_NAMES.get(class_name)
+    if name is not None:
+        for kind, names in lists.items():
+            if name in names:
+                return kind
+    return FOLLOW_INPUT if class_name in _FOLLOW_INPUT else ""
