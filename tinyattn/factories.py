@@ -22,7 +22,7 @@ import numpy as np
 
 from . import backend
 from .tensor import DTypeLike, Tensor, normalize_dtype, tensor
-from .precision import is_floating
+from .precision import check_fits, is_floating
 
 __all__ = ["zeros", "ones", "empty", "full", "eye", "arange", "linspace", "logspace", "rand",
            "randn", "randperm", "randint", "zeros_like", "ones_like", "empty_like", "full_like",
@@ -122,6 +122,7 @@ def full(size: Any, fill_value: Any, *, dtype: DTypeLike = None, device: Any = N
     PyTorch (``full((2,), 3)`` is int64, ``full((2,), 2.5)`` float32, ``True`` bool)."""
     value = _number(fill_value, "full", "fill_value")
     want = normalize_dtype(dtype) or _inferred_dtype(value)
+    check_fits(value, want, "full")
     xp = backend.array_module_for(_device(device))
     shape = _size((size,), None, "full")
     return _leaf(xp.full(shape, value, dtype=want), requires_grad)

@@ -22,7 +22,7 @@ import ml_dtypes
 import numpy as np
 
 __all__ = ["BFLOAT16", "FLOAT16", "LOW_PRECISION", "is_floating", "is_low_precision",
-           "finfo", "iinfo", "on_low_precision", "note_dtype"]
+           "finfo", "iinfo", "on_low_precision", "note_dtype", "check_fits"]
 
 BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 FLOAT16 = np.dtype(np.float16)
@@ -58,6 +58,28 @@ def note_dtype(dtype: Optional[np.dtype]) -> None:
     _seen_low_precision = True
     for callback in _listeners:
         callback()
+
+
+_C10_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+              "float64": "double"}
+
+
+def check_fits(value: Any, dtype: np.dtype, op: str) -> None:
+    """Raise torch's overflow error when the finite number ``value`` is beyond ``dtype``'s
+    largest finite value (masked_fill(mask, -1e9) on float16, whose range ends at 65504),
+    instead of writing inf silently. Infinities and NaN pass, as in torch."""
+    if not is_floating(dtype) or isinstance(value, bool) or not isinstance(
+            value, (int, float, np.number)):
+        return
+    value = float(value)
+    limit = float(ml_dtypes.finfo(dtype).max)
+    if np.isfinite(value) and abs(value) > limit:
+        name = _dtype_name(dtype)
+        raise RuntimeError(
+            f"value cannot be converted to type {_C10_NAMES.get(name, name)} without overflow: "
+            f"{op} got {value:g}, but {name} holds numbers up to +-{limit:g}. To mask "
+            f"scores use float('-inf') (softmax gives those 0) or "
+            f"tinyattn.finfo(x.dtype).min, or compute in float32 (x.float())")
 
 
 def _dtype_name(dtype: np.dtype) -> str:

@@ -616,7 +616,7 @@ def _host_array(data: Any) -> np.ndarray:
     except ValueError:
         raise ValueError("tensor: the data is ragged (nested lists of different lengths); "
                          "every row must have the same length") from None
-    if array.dtype.kind not in "biuf":
+    if not _holds_numbers(array.dtype):
         raise TypeError(f"tensor: expected numbers (int, float or bool), got data of type "
                         f"{type(data).__name__} (NumPy dtype {array.dtype})")
     return array

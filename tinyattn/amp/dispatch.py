@@ -70,7 +70,10 @@ def _hook(cls: type, inputs: Sequence[Any], options: Dict[str, Any]) -> Optional
         wide = [t.to(_FLOAT32) if t.dtype == low else t
                 for t in (work if work is not None else inputs)]
         out = cls.apply(*wide, **options)                   # type: ignore[attr-defined]
-        return out.to(low) if out.dtype == _FLOAT32 else out
+        if out.dtype != _FLOAT32:
+            return out
+        with np.errstate(over="ignore"):          # beyond the half range is inf, as torch
+            return out.to(low)
     finally:
         _local.busy = False
 

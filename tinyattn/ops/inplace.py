@@ -35,7 +35,7 @@ from .division import floor_divide, fmod, remainder
 from .elementwise import add, as_operand, clamp, convert, div, mul, neg, pow, sub
 from .masking import masked_fill
 from .shape import _index_to_arrays, torch_index_steps
-from ..precision import is_floating
+from ..precision import check_fits, is_floating
 
 __all__ = ["add_", "sub_", "mul_", "div_", "pow_", "neg_", "clamp_", "masked_fill_", "zero_",
            "fill_", "copy_", "uniform_", "normal_", "setitem", "remainder_", "fmod_",
@@ -266,6 +266,7 @@ def zero_(x: Tensor) -> Tensor:
 
 
 def fill_(x: Tensor, value: Any) -> Tensor:
+    check_fits(value, x.dtype, "fill_")
     setitem(x, Ellipsis, value)
     return x
 
