@@ -25,7 +25,8 @@ import numpy as np
 from .. import autograd, precision
 from . import policy
 
-__all__ = ["install", "uninstall_if_idle", "autocast_state", "clear_cast_cache"]
+__all__ = ["install", "uninstall_if_idle", "autocast_state", "clear_cast_cache", "cast_args",
+           "composite"]
 
 _FLOAT32 = np.dtype(np.float32)
 _FLOAT64 = np.dtype(np.float64)
@@ -33,6 +34,7 @@ _FLOAT64 = np.dtype(np.float64)
 
 class _Local(threading.local):
     busy = False
+    op_name: Optional[str] = None       # set by ``composite``: the torch op being run
 
 
 class _AutocastState(threading.local):
@@ -59,7 +61,10 @@ def _hook(cls: type, inputs: Sequence[Any], options: Dict[str, Any]) -> Optional
         device = inputs[0].device
         dtype = autocast_state.dtypes.get(device.split(":")[0])
         if dtype is not None:
-            work = _autocast_inputs(cls, inputs, device.split(":")[0], dtype)
+            device = device.split(":")[0]
+            kind = _kind(device, cls) if _local.op_name is None else \
+                policy.kind_of_name(device, _local.op_name)
+            work = _autocast_inputs(kind, inputs, device, dtype)
     low = _one_half_dtype(work if work is not None else inputs)
     if low is None and work is None:
         return None
@@ -100,10 +105,9 @@ def _kind(device: str, cls: type) -> str:
     return kind
 
 
-def _autocast_inputs(cls: type, inputs: Sequence[Any], device: str, dtype: Any
+def _autocast_inputs(kind: str, inputs: Sequence[Any], device: str, dtype: Any
                      ) -> Optional[Tuple[Any, ...]]:
     """The inputs cast as torch's autocast policy says, or None when none changes."""
-    kind = _kind(device, cls)
     floats = {t.dtype for t in inputs if precision.is_floating(t.dtype)}
     if not floats:
         return None
@@ -143,6 +147,41 @@ def _cached_cast(t: Any, dtype: Any, cache_device: Optional[str]) -> Any:
     cast = t.to(dtype)
     autocast_state.cache[key] = (t, cast, t._version)      # keeps t alive: ids stay unique
     return cast
+
+
+def cast_args(op_name: str, *tensors: Any) -> Tuple[Any, ...]:
+    """For a function composed of several ops that torch runs as one (``addmm``, a
+    ``layer_norm`` that handles float16 itself): its tensor arguments (None passes) cast as
+    torch's autocast casts ``op_name``. Returns them unchanged when autocast is off."""
+    if not autocast_state.dtypes:
+        return tensors
+    present = [t for t in tensors if t is not None]
+    device = present[0].device.split(":")[0] if present else ""
+    dtype = autocast_state.dtypes.get(device)
+    if dtype is None:
+        return tensors
+    cast = _autocast_inputs(policy.kind_of_name(device, op_name), present, device, dtype)
+    if cast is None:
+        return tensors
+    remaining = iter(cast)
+    return tuple(None if t is None else next(remaining) for t in tensors)
+
+
+class composite:  # noqa: N801 - used as a context manager, like torch's guards
+    """``with composite("dot"):`` the ops inside follow the policy of torch's op ``dot``
+    rather than their own (tinyattn's dot is a matmul, which autocast would lower; torch's
+    dot is not in the CPU lists and stays float32)."""
+
+    __slots__ = ("name", "previous")
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __enter__(self) -> None:
+        self.previous, _local.op_name = _local.op_name, self.name
+
+    def __exit__(self, *exc: Any) -> None:
+        _local.op_name = self.previous
 
 
 def clear_cast_cache() -> None:

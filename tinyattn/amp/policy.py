@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Dict, FrozenSet
 
 __all__ = ["LOWER", "FP32", "PROMOTE", "FOLLOW_INPUT", "OP_NAMES", "CPU_LISTS", "CUDA_LISTS",
-           "cast_kind"]
+           "cast_kind", "kind_of_name"]
 
 LOWER, FP32, PROMOTE, FOLLOW_INPUT = "lower", "fp32", "promote", "follow_input"
 
@@ -83,17 +83,27 @@ _FOLLOW_INPUT = frozenset({"LayerNorm", "RMSNorm", "BatchNorm", "SetItem", "Scat
                            "IndexAdd", "Gather", "MaskedFill"})
 
 
+_FOLLOW_INPUT_NAMES = frozenset({"layer_norm", "rms_norm", "batch_norm"})
+
+
+def kind_of_name(device_type: str, op_name: str) -> str:
+    """LOWER, FP32, PROMOTE, FOLLOW_INPUT or "" (as given) for a torch op name."""
+    lists = CPU_LISTS if device_type == "cpu" else CUDA_LISTS
+    for kind, names in lists.items():
+        if op_name in names:
+            return kind
+    return FOLLOW_INPUT if op_name in _FOLLOW_INPUT_NAMES else ""
+
+
 def cast_kind(device_type: str, class_name: str) -> str:
-    """LOWER, FP32, PROMOTE, FOLLOW_INPUT or "" (as given) for a Function class on a device.
+    """The cast kind of a tinyattn Function class on a device (see ``kind_of_name``).
 
     ``torch.log2`` and ``torch.log10`` are one tinyattn class (LogBase) and float32 on CUDA;
     the CPU lists have neither."""
-    lists = CPU_LISTS if device_type == "cpu" else CUDA_LISTS
     if class_name == "LogBase":
         return FP32 if device_type != "cpu" else ""
     name = OP_NAMES.get(class_name)
-    if name is not None:
-        for kind, names in lists.items():
-            if name in names:
-                return kind
-    return FOLLOW_INPUT if class_name in _FOLLOW_INPUT else ""
+    kind = kind_of_name(device_type, name) if name is not None else ""
+    if not kind and class_name in _FOLLOW_INPUT:
+        return FOLLOW_INPUT
+    return kind

@@ -17,6 +17,7 @@ from ..autograd import Function
 from ..tensor import Tensor
 from .elementwise import _as_float, convert, half_as_float32
 from .reduce import Dim, _axes, _check_not_empty, _expand_back
+from ..amp.dispatch import cast_args
 from ..precision import is_floating
 
 __all__ = ["var", "std", "logsumexp", "norm"]
@@ -219,5 +220,6 @@ def norm(x: Tensor, p: Any = "fro", dim: Dim = None, keepdim: bool = False,
     axes = _axes(dim, x.ndim, "norm")
     if math.isinf(p):
         _check_not_empty(x, axes, f"norm with p={p}")
+    x, = cast_args("norm", x)                        # float32 in CUDA autocast
     out = Norm.apply(half_as_float32(x), p=float(p), axes=axes, keepdim=keepdim)
     return convert(out, dtype=x.dtype)          # float16 in, float16 out
