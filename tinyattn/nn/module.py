@@ -334,6 +334,9 @@ class Module:
     def half(self) -> "Module":
         return self.to(np.float16)
 
+    def bfloat16(self) -> "Module":
+        return self.to("bfloat16")
+
     # ---------------------------------------------------------------- state
     def _state_items(self) -> List[Tuple[str, Tensor]]:
         """What the state dict holds: for each module, its parameters, then its persistent
