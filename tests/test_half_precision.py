@@ -287,3 +287,22 @@ def test_softmax_of_unscaled_float16_scores_matches_torch():
     with np.errstate(over="ignore", invalid="ignore"):
         by_hand = np.exp(scores.numpy()) / np.exp(scores.numpy()).sum(-1, keepdims=True)
     assert not np.isfinite(by_hand).all()
+
+
+def test_float16_ops_on_the_gpu_stand_in_match_the_cpu_without_host_copies():
+    """The half-precision path (casts around each op) on the strict device, which refuses
+    NumPy as CuPy does: the same numbers as the CPU, and no host syncs."""
+    from tinyattn import strict_device
+    strict_device.enable()
+    validating = {"embedding", "cross_entropy", "cross_entropy_smooth", "gather", "nll_loss",
+                  "binary_cross_entropy", "index_select"}
+    for spec in OP_TABLE:
+        for case in spec.cases(np.random.default_rng(0)):
+            xs = make_inputs(case, dtype=np.float16, device=strict_device.DEVICE)
+            strict_device.SYNCS.clear()
+            out = spec.fn(*xs)
+            out.backward(ta.ones(out.shape, dtype=out.dtype, device=strict_device.DEVICE))
+            assert out.dtype == np.float16 and out.device == strict_device.DEVICE
+            assert spec.name in validating or not strict_device.SYNCS, spec.name
+            ref = spec.fn(*make_inputs(case, dtype=np.float16))
+            np.testing.assert_array_equal(out.numpy(), ref.numpy(), err_msg=spec.name)

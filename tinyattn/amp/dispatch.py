@@ -43,7 +43,7 @@ class _AutocastState(threading.local):
     def __init__(self) -> None:
         self.dtypes: Dict[str, Any] = {}          # device type -> dtype, while enabled
         self.cache_enabled: Dict[str, bool] = {}
-        self.cache: Dict[Tuple[int, Any], Tuple[Any, Any]] = {}
+        self.cache: Dict[Tuple[int, Any], Tuple[Any, Any, int]] = {}   # (w, cast, version)
         self.depth = 0
 
 
