@@ -306,3 +306,33 @@ def test_float16_ops_on_the_gpu_stand_in_match_the_cpu_without_host_copies():
             assert spec.name in validating or not strict_device.SYNCS, spec.name
             ref = spec.fn(*make_inputs(case, dtype=np.float16))
             np.testing.assert_array_equal(out.numpy(), ref.numpy(), err_msg=spec.name)
+
+
+@pytest.mark.parametrize("dtype_name", sorted(HALF))
+def test_every_paired_op_matches_torch_in_half_precision(dtype_name):
+    """The 108 tinyattn/torch call pairs of tests/torch_op_pairs.py (every Function class),
+    all floating inputs in the half dtype, outside autocast: torch's output dtype, and
+    torch's values within two units of the half precision."""
+    torch = pytest.importorskip("torch")
+    from torch_op_pairs import OPS, inputs_for
+    dtype, eps = HALF[dtype_name], _eps(HALF[dtype_name])
+    failures = []
+    for name, (ours_fn, theirs_fn, spec) in OPS.items():
+        if name in ("dropout", "matmul_f64", "to"):
+            continue                      # random masks; float64 by design
+        ours, theirs = inputs_for(spec, dtype_name, all_half=True)
+        try:
+            want = theirs_fn(*theirs)
+        except (RuntimeError, NotImplementedError) as exc:   # no half kernel in torch
+            if "not implemented" not in str(exc):
+                failures.append(f"{name}: torch raised {exc}")
+            continue
+        got = ours_fn(*ours)
+        if str(got.dtype) != str(want.dtype).replace("torch.", ""):
+            failures.append(f"{name}: {got.dtype} vs {want.dtype}")
+            continue
+        a, b = got.detach().float().numpy(), want.detach().float().numpy()
+        tol = 2 * eps * max(1.0, float(np.nanmax(np.abs(b))) if b.size else 1.0)
+        if not np.allclose(a, b, rtol=2 * eps, atol=tol, equal_nan=True):
+            failures.append(f"{name}: max |diff| {np.nanmax(np.abs(a - b)):.3g}")
+    assert not failures, failures
