@@ -108,6 +108,8 @@ def _kind(device: str, cls: type) -> str:
 def _autocast_inputs(kind: str, inputs: Sequence[Any], device: str, dtype: Any
                      ) -> Optional[Tuple[Any, ...]]:
     """The inputs cast as torch's autocast policy says, or None when none changes."""
+    if kind == policy.BANNED:
+        raise RuntimeError(policy.BANNED_MESSAGE)
     floats = {t.dtype for t in inputs if precision.is_floating(t.dtype)}
     if not floats:
         return None

@@ -8,6 +8,7 @@ Inside ``autocast`` an op is one of:
 - ``FP32``: its half inputs are cast to float32: ops whose range or accumulation float16
   cannot hold (softmax and log_softmax on CUDA, exp, log, pow, sums, the losses, ...).
 - ``PROMOTE``: mixed floating inputs are cast to the widest of them (cat, stack, ...).
+- ``BANNED`` (CUDA's binary_cross_entropy): refused with torch's message.
 - anything else runs on the dtypes it is given. Where those mix (a bfloat16 matmul output
   plus a float32 bias), torch's type promotion gives the widest dtype, except for the
   normalisation layers, whose output keeps the input's dtype (``FOLLOW_INPUT``).
@@ -20,15 +21,17 @@ from __future__ import annotations
 
 from typing import Dict, FrozenSet
 
-__all__ = ["LOWER", "FP32", "PROMOTE", "FOLLOW_INPUT", "OP_NAMES", "CPU_LISTS", "CUDA_LISTS",
+__all__ = ["LOWER", "FP32", "PROMOTE", "FOLLOW_INPUT", "BANNED", "BANNED_MESSAGE", "OP_NAMES", "CPU_LISTS", "CUDA_LISTS",
            "cast_kind", "kind_of_name"]
 
 LOWER, FP32, PROMOTE, FOLLOW_INPUT = "lower", "fp32", "promote", "follow_input"
+BANNED = "banned"
 
 # torch's lists (the ops tinyattn has, under torch's op names)
 _CPU_LOWER = frozenset({"conv1d", "conv2d", "conv3d", "bmm", "mm", "baddbmm", "addmm", "addbmm",
                         "linear", "matmul", "prelu", "scaled_dot_product_attention",
-                        "_native_multi_head_attention", "einsum"})
+                        "_native_multi_head_attention",
+                        "einsum"})   # not listed for the CPU, but torch's einsum is a bmm
 _CPU_FP32 = frozenset({"binary_cross_entropy", "prod", "trace", "mse_loss", "nll_loss",
                        "smooth_l1_loss", "cross_entropy_loss", "l1_loss", "huber_loss",
                        "kl_div", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
@@ -37,27 +40,39 @@ _CPU_FP32 = frozenset({"binary_cross_entropy", "prod", "trace", "mse_loss", "nll
 _CPU_PROMOTE = frozenset({"cat", "stack", "index_copy"})
 
 _CUDA_LOWER = frozenset({"matmul", "addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm",
-                         "chain_matmul", "multi_dot", "conv1d", "conv2d", "conv3d", "linear",
-                         "mm", "mv", "prelu", "scaled_dot_product_attention", "einsum"})
-_CUDA_FP32 = frozenset({"pow", "acos", "asin", "binary_cross_entropy_with_logits", "cosh",
-                        "cosine_embedding_loss", "cdist", "cosine_similarity",
-                        "cross_entropy_loss", "cumprod", "cumsum", "dist", "erfinv", "exp",
-                        "expm1", "group_norm", "hinge_embedding_loss", "kl_div", "l1_loss",
-                        "layer_norm", "log", "log_softmax", "log10", "log1p", "log2",
-                        "margin_ranking_loss", "mse_loss", "multilabel_margin_loss",
-                        "multi_margin_loss", "nll_loss", "norm", "normalize", "pdist",
-                        "poisson_nll_loss", "prod", "reciprocal", "rsqrt", "sinh",
-                        "smooth_l1_loss", "soft_margin_loss", "softmax", "softmin",
-                        "softplus", "sum", "renorm", "tan", "triplet_margin_loss",
-                        "huber_loss", "binary_cross_entropy"})
+                         "chain_matmul", "linalg_multi_dot", "conv1d", "conv2d", "conv3d",
+                         "linear", "mm", "mv", "prelu", "einsum", "linalg_vecdot",
+                         "scaled_dot_product_attention"})
+# torch's "fp32", "fp32_set_opt_dtype" (softmax, sums, ...) and "fp32_append_dtype" (norm)
+_CUDA_FP32 = frozenset({"acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10",
+                        "log2", "log1p", "reciprocal", "rsqrt", "sinh", "tan", "pow",
+                        "softplus", "layer_norm", "group_norm", "frobenius_norm",
+                        "cosine_similarity", "poisson_nll_loss", "cosine_embedding_loss",
+                        "nll_loss", "hinge_embedding_loss", "kl_div", "l1_loss",
+                        "smooth_l1_loss", "huber_loss", "mse_loss", "margin_ranking_loss",
+                        "multilabel_margin_loss", "soft_margin_loss", "triplet_margin_loss",
+                        "multi_margin_loss", "binary_cross_entropy_with_logits", "dist",
+                        "pdist", "cdist", "renorm", "logsumexp", "prod", "softmax",
+                        "log_softmax", "cumprod", "cumsum", "linalg_vector_norm", "sum",
+                        "norm", "cross_entropy_loss"})   # (a log_softmax + nll_loss in torch)
 _CUDA_PROMOTE = frozenset({"addcdiv", "addcmul", "atan2", "bilinear", "cross", "dot",
-                           "grid_sampler", "index_put", "scatter_add", "tensordot", "cat",
-                           "stack", "index_copy"})
+                           "grid_sampler", "index_put", "tensordot", "scatter_add",
+                           "cat", "stack"})    # cat and stack promote by themselves in torch
+# CUDA autocast refuses binary_cross_entropy (after a sigmoid, float16 probabilities lose
+# what BCE needs); torch's message, word for word
+BANNED_MESSAGE = (
+    "torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to autocast.\n"
+    "Many models use a sigmoid layer right before the binary cross entropy layer.\n"
+    "In this case, combine the two layers using "
+    "torch.nn.functional.binary_cross_entropy_with_logits\n"
+    "or torch.nn.BCEWithLogitsLoss.  binary_cross_entropy_with_logits and BCEWithLogits are\n"
+    "safe to autocast.")
+_CUDA_BANNED = frozenset({"binary_cross_entropy"})
 
 CPU_LISTS: Dict[str, FrozenSet[str]] = {LOWER: _CPU_LOWER, FP32: _CPU_FP32,
                                         PROMOTE: _CPU_PROMOTE}
 CUDA_LISTS: Dict[str, FrozenSet[str]] = {LOWER: _CUDA_LOWER, FP32: _CUDA_FP32,
-                                         PROMOTE: _CUDA_PROMOTE}
+                                         PROMOTE: _CUDA_PROMOTE, BANNED: _CUDA_BANNED}
 
 # tinyattn's Function classes, by class name, under torch's op names. A class not listed
 # runs as given (torch's fallthrough); composite functions are made of listed ops.
@@ -72,7 +87,7 @@ OP_NAMES: Dict[str, str] = {
     "BCE": "binary_cross_entropy", "SmoothL1": "smooth_l1_loss", "KlDiv": "kl_div",
     "Exp": "exp", "Log": "log", "Log1p": "log1p", "Expm1": "expm1", "Rsqrt": "rsqrt",
     "Reciprocal": "reciprocal", "Softplus": "softplus", "Pow": "pow", "PowTensor": "pow",
-    "Sum": "sum", "Prod": "prod", "Cumsum": "cumsum", "Cumprod": "cumprod", "Norm": "norm",
+    "LogSumExp": "logsumexp", "Sum": "sum", "Prod": "prod", "Cumsum": "cumsum", "Cumprod": "cumprod", "Norm": "norm",
     "Concat": "cat", "Stack": "stack", "ScatterAdd": "scatter_add",
 }
 
