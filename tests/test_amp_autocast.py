@@ -39,8 +39,7 @@ def test_every_op_has_torchs_output_dtype_inside_cpu_autocast(low_name):
 
 
 _NOT_REACHABLE = {  # Function classes with no torch equivalent to compare in this table
-    "_PyTorchStyleNode", "TiledAttention", "PackedSelfAttention", "Rope", "Triangle",
-    "Step"}
+    "_PyTorchStyleNode", "TiledAttention", "PackedSelfAttention", "Rope"}
 
 
 def _function_classes():
