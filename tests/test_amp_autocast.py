@@ -204,6 +204,29 @@ def test_parameters_are_cast_once_per_region_as_torchs_cache():
         assert len(dispatch.autocast_state.cache) == 0
 
 
+def test_a_cast_cached_under_no_grad_does_not_cut_the_graph_later():
+    w = ta.randn(3, 3, requires_grad=True)
+    with ta.autocast("cpu"):
+        with ta.no_grad():
+            ta.randn(2, 3) @ w
+        (ta.randn(2, 3) @ w).float().sum().backward()
+    assert w.grad is not None and w.grad.dtype == np.float32
+
+
+def test_in_place_ops_keep_the_target_dtype_and_send_float32_gradients_as_torch():
+    def run(lib, autocast):
+        w = lib.ones(3, 3, requires_grad=True)
+        b = lib.ones(3, requires_grad=True)
+        with autocast("cpu"):
+            h = lib.ones(2, 3) @ w
+            h += b
+            h *= b
+        h.float().sum().backward()
+        return dtype_name(h.dtype), dtype_name(w.grad.dtype), dtype_name(b.grad.dtype), \
+            b.grad.float().tolist()
+    assert run(ta, ta.autocast) == run(torch, torch.autocast)
+
+
 def test_float32_programs_run_without_the_hook():
     """The cost when autocast is off and no half tensor exists: one global check per op."""
     import subprocess

@@ -43,7 +43,7 @@ class _AutocastState(threading.local):
     def __init__(self) -> None:
         self.dtypes: Dict[str, Any] = {}          # device type -> dtype, while enabled
         self.cache_enabled: Dict[str, bool] = {}
-        self.cache: Dict[Tuple[int, Any], Tuple[Any, Any, int]] = {}   # (w, cast, version)
+        self.cache: Dict[Tuple[int, Any, bool], Tuple[Any, Any, int]] = {}  # w, cast, version
         self.depth = 0
 
 
@@ -142,7 +142,7 @@ def _cached_cast(t: Any, dtype: Any, cache_device: Optional[str]) -> Any:
     if cache_device is None or not autocast_state.cache_enabled.get(cache_device) or not (
             t.requires_grad and t.grad_fn is None):
         return t.to(dtype)
-    key = (id(t), dtype)
+    key = (id(t), dtype, autograd.is_grad_enabled())    # a no_grad cast has no graph
     hit = autocast_state.cache.get(key)
     if hit is not None and hit[0] is t and hit[2] == t._version:
         return hit[1]

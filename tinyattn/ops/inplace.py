@@ -155,7 +155,9 @@ def _in_place(target: Tensor, name: str, compute: Callable[[Tensor], Tensor],
     before._ctx, before._vc = target._ctx, target._version_counter()
     result = compute(before)
     _keep_original(result._ctx, before)
-    _write(target, result, name)
+    if result.dtype != target.dtype and is_floating(result.dtype) and is_floating(target.dtype):
+        result = convert(result, dtype=target.dtype)   # autocast promoted it (h16 += b32):
+    _write(target, result, name)                       # the graph records the cast back
     target._ctx, target._requires_grad = result._ctx, result.requires_grad
     if target._retains_grad and target._ctx is not None:
         target._ctx._retained = weakref.ref(target)
