@@ -85,13 +85,17 @@ def _hook(cls: type, inputs: Sequence[Any], options: Dict[str, Any]) -> Optional
 
 def _one_half_dtype(tensors: Sequence[Any]) -> Optional[Any]:
     """The half dtype when every floating input has it (None otherwise: a float32 op, or a
-    mix, which Function.apply refuses with its own message)."""
+    mix, which Function.apply refuses with its own message). Runs for every op once a half
+    dtype was used, so it reads 2-byte floats (kind "f", or "V" for bfloat16) off the
+    itemsize first."""
     found = None
     for t in tensors:
-        dtype = t.dtype
-        if dtype.kind in "biu":
-            continue
-        if not precision.is_low_precision(dtype) or (found is not None and dtype != found):
+        dtype = t._data.dtype
+        if dtype.itemsize != 2 or dtype.kind not in "fV":
+            if dtype.kind in "biu":
+                continue
+            return None
+        if found is not None and dtype != found:
             return None
         found = dtype
     return found
