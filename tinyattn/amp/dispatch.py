@@ -58,10 +58,9 @@ def _hook(cls: type, inputs: Sequence[Any], options: Dict[str, Any]) -> Optional
         return None
     work: Optional[Sequence[Any]] = None
     if autocast_state.dtypes:
-        device = inputs[0].device
-        dtype = autocast_state.dtypes.get(device.split(":")[0])
+        device = inputs[0].device.split(":")[0]
+        dtype = autocast_state.dtypes.get(device)
         if dtype is not None:
-            device = device.split(":")[0]
             kind = _kind(device, cls) if _local.op_name is None else \
                 policy.kind_of_name(device, _local.op_name)
             work = _autocast_inputs(kind, inputs, device, dtype)
