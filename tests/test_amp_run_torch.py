@@ -57,6 +57,8 @@ PROGRAM = textwrap.dedent('''
     print("state", sorted(scaler.state_dict().items()))
     old = torch.cuda.amp.GradScaler()
     print("cuda scaler enabled", old.is_enabled())
+    default = torch.amp.GradScaler()
+    print("default scaler", default.is_enabled(), default.get_scale())
 ''')
 
 

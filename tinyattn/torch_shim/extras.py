@@ -302,7 +302,13 @@ TORCH_EXTRAS = {
 AUTOGRAD_EXTRAS = {"gradcheck": gradcheck}
 
 # torch.amp, and the older spellings torch.cuda.amp / torch.cpu.amp (tinyattn.amp)
-AMP_EXTRAS = {"autocast": amp.autocast, "GradScaler": amp.GradScaler}
+def _amp_grad_scaler(device: str = "cuda", *args: Any, **kwargs: Any) -> Any:
+    """``torch.amp.GradScaler``: torch's default device is "cuda" (tinyattn's is "cpu"), so
+    a script that names none gets what torch gives it: disabled without CUDA."""
+    return amp.GradScaler(device, *args, **kwargs)
+
+
+AMP_EXTRAS = {"autocast": amp.autocast, "GradScaler": _amp_grad_scaler}
 CUDA_AMP_EXTRAS = {"autocast": amp.cuda_autocast,
                    "GradScaler": functools.partial(amp.GradScaler, "cuda")}
 CPU_AMP_EXTRAS = {"autocast": amp.cpu_autocast,
