@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence,
 import numpy as np
 
 from . import backend
+from .precision import is_floating
 
 if TYPE_CHECKING:  # only for annotations; tensor.py imports this module, not the reverse
     from .tensor import Tensor
@@ -63,6 +64,9 @@ _grad_lock = threading.Lock()      # leaf gradients are added under it (threads 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _UNKNOWN_LINE = "an unknown line: its forward ran outside detect_anomaly()"
 _tensor_class: Any = None  # tinyattn.tensor.Tensor, imported on first use (see _tensor_type)
+# tinyattn.amp's dispatch hook (autocast, float32 compute of half dtypes), None when neither
+# is in use: hook(cls, inputs, options) returns the output, or None to run the op as it is.
+dispatch_hook: Any = None
 
 
 class VersionCounter:
@@ -197,7 +201,7 @@ def _user_frame() -> str:
 
 def _is_finite(array: Any) -> bool:
     xp = backend.get_array_module(array)
-    if not xp.issubdtype(array.dtype, xp.floating):
+    if not is_floating(array.dtype):
         return True
     return bool(xp.isfinite(array).all())
 
@@ -268,6 +272,10 @@ class Function:
 
     @classmethod
     def apply(cls, *inputs: Any, **options: Any) -> Any:
+        if dispatch_hook is not None:           # autocast / half dtypes: tinyattn/amp/
+            out = dispatch_hook(cls, inputs, options)
+            if out is not None:
+                return out
         if cls._pytorch_style:
             return _apply_pytorch_style(cls, inputs, options)
         if len(inputs) > 1:  # one input cannot disagree with itself
@@ -373,7 +381,7 @@ def _check_same_device(op: str, inputs: Sequence["Tensor"]) -> None:
 
 
 def _check_same_float_dtype(op: str, inputs: Sequence["Tensor"]) -> None:
-    dtypes = {t.dtype for t in inputs if t.dtype.kind == "f"}  # kind "f": a floating dtype
+    dtypes = {t.dtype for t in inputs if is_floating(t.dtype)}  # kind "f": a floating dtype
     if len(dtypes) > 1:
         names = " and ".join(sorted(str(d) for d in dtypes))
         raise TypeError(

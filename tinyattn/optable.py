@@ -22,6 +22,7 @@ from .optable_extra import EXTRA_ROWS
 from .optable_more import MORE_ROWS
 from .optable_round3 import ROUND3_ROWS
 from .tensor import Tensor, as_tensor, tensor
+from .precision import is_floating
 
 __all__ = ["OpCase", "OpSpec", "OP_TABLE", "make_inputs"]
 
@@ -45,7 +46,7 @@ def make_inputs(case: OpCase, dtype: Any = np.float64, device: str = "cpu") -> L
     """Tensors for a case: floating arrays (cast to ``dtype``) require grad, others do not."""
     tensors = []
     for a in case.arrays:
-        if a.dtype.kind == "f":
+        if is_floating(a.dtype):
             tensors.append(tensor(a.astype(dtype), requires_grad=True, device=device))
         else:
             tensors.append(as_tensor(a, device=device))

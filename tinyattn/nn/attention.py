@@ -32,6 +32,7 @@ from ..tensor import Tensor, as_tensor
 from .layers import Linear, uniform_parameter
 from .module import Module, Parameter
 from .positional import RotaryEmbedding
+from ..precision import is_floating
 
 __all__ = ["MultiHeadAttention", "KVCache"]
 
@@ -321,7 +322,7 @@ class MultiHeadAttention(Module):
                                  layout="", exact=True)
             keeps.append(place(~checked))
             return
-        if data.dtype.kind != "f":
+        if not is_floating(data.dtype):
             raise TypeError(f"MultiHeadAttention: {what} must be boolean (True = not allowed, "
                             f"as in PyTorch) or floating (added to the scores), got dtype "
                             f"{data.dtype}")

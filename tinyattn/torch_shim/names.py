@@ -47,7 +47,6 @@ _TOP_REFUSED = {
     "jit": "tinyattn has no TorchScript; call the model itself",
     "Generator": "tinyattn's random functions take a NumPy generator: "
                  "generator=numpy.random.default_rng(seed)",
-    "bfloat16": "tinyattn has float16, float32 and float64",
     "set_printoptions": "tinyattn prints tensors with NumPy's formatting",
 }
 
@@ -78,6 +77,10 @@ MODULES: Dict[str, ModuleSpec] = {
     "torch.backends": ModuleSpec(None),
     "torch.backends.mps": ModuleSpec(None, extras=extras.MPS_EXTRAS),
     "torch.backends.cudnn": ModuleSpec(None, extras=extras.CUDNN_EXTRAS),
+    "torch.amp": ModuleSpec(None, extras=extras.AMP_EXTRAS),
+    "torch.cuda.amp": ModuleSpec(None, extras=extras.CUDA_AMP_EXTRAS),
+    "torch.cpu": ModuleSpec(None),
+    "torch.cpu.amp": ModuleSpec(None, extras=extras.CPU_AMP_EXTRAS),
 }
 
 # Packages built on real PyTorch: they cannot run on the shim, so importing one is refused.
