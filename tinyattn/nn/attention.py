@@ -31,11 +31,13 @@ from ..ops.masking import mask_array
 from ..tensor import Tensor, as_tensor
 from .layers import Linear, uniform_parameter
 from .module import Module, Parameter
+from .attention_variants import (VARIANTS, check_variant_call, make_variant_state,
+                                 variant_attention)
 from .positional import RotaryEmbedding
 
 __all__ = ["MultiHeadAttention", "KVCache"]
 
-_IMPLS = ("plain", "tiled")
+_IMPLS = ("plain", "tiled") + VARIANTS
 _REMOVED: Any = object()     # marks a keyword that was removed (to explain what replaces it)
 
 
@@ -127,7 +129,12 @@ class MultiHeadAttention(Module):
             (grouped-query attention; 1 is multi-query attention; default h).
         rope: rotate q and k by their positions (RoPE) after the head split.
         attn_impl: "plain" (default) or "tiled" (``F.scaled_dot_product_attention(impl=...)``,
-            memory linear in S; no dropout; weights are never formed).
+            memory linear in S; no dropout; weights are never formed); or, for long
+            sequences (docs/long_sequences.md), "local" (``F.local_attention`` with
+            ``window``), "performer" (``F.performer_attention`` with ``num_features``
+            features drawn once, kept as the buffer ``performer_projection``) or "linformer"
+            (keys and values projected from ``seq_len`` to ``linformer_k`` positions;
+            never causal). These three take no masks, biases, dropout or KV cache.
         block_size: the tile size for attn_impl="tiled".
         device, dtype: where and in which dtype to make the parameters (as PyTorch's).
 
@@ -141,7 +148,8 @@ class MultiHeadAttention(Module):
                  kdim: Optional[int] = None, vdim: Optional[int] = None, *,
                  num_kv_heads: Optional[int] = None, rope: bool = False,
                  rope_base: float = 10000.0, attn_impl: str = "plain", block_size: int = 64,
-                 device: Optional[str] = None, dtype: Any = None):
+                 window: int = 64, num_features: int = 64, seq_len: Optional[int] = None,
+                 linformer_k: int = 32, device: Optional[str] = None, dtype: Any = None):
         num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
         for name, value in (("d_model", d_model), ("num_heads", num_heads),
                             ("num_kv_heads", num_kv_heads)):
@@ -176,6 +184,8 @@ class MultiHeadAttention(Module):
         if bias:
             self.out_proj.bias = Parameter(np.zeros(d_model, dtype=np.float32))
         self.rotary = RotaryEmbedding(self.head_dim, rope_base) if rope else None
+        make_variant_state(self, window=window, num_features=num_features, seq_len=seq_len,
+                           linformer_k=linformer_k)
         if device is not None or dtype is not None:
             self.to(device=device, dtype=dtype)
 
@@ -234,6 +244,16 @@ class MultiHeadAttention(Module):
             raise ValueError(f"MultiHeadAttention: attn_bias (ALiBi) needs attn_impl='plain', "
                              f"got attn_impl={self.attn_impl!r}; the tiled kernel takes no "
                              f"additive bias")
+        if self.attn_impl in VARIANTS:
+            check_variant_call(self, self_attention, mask, attn_mask,
+                               key_padding_mask, kv_cache, is_causal)
+            q, k, v = self._separate_qkv(query, key, value, None)
+            out, weights = variant_attention(self, q, k, v, bool(is_causal), need_weights)
+            out = out.transpose(1, 2)                        # (B, h, S_q, d_k) -> (B, S_q, h, d_k)
+            out = self.out_proj(out.reshape(batch, s_q, self.d_model))   # -> (B, S_q, D)
+            if weights is not None and average_attn_weights:
+                weights = weights.mean(dim=1)                # (B, h, S_q, S_k) -> (B, S_q, S_k)
+            return out, weights
         impl = "plain" if need_weights else self.attn_impl
         s_k = key.shape[1] + (0 if kv_cache is None else kv_cache.length)
         expected = (batch, self.num_heads, s_q, s_k)
