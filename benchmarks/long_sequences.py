@@ -15,8 +15,8 @@ Every (method, S) runs ALONE in a child process under an address-space limit
 paths, ``--limit-gib`` for the others), so a case that would not fit fails with MemoryError
 instead of taking the machine down; the table then says "over the limit". Peak memory is
 tracemalloc's (NumPy reports its allocations to it), counted from after q, k, v and the
-output gradient exist. Time is one forward+backward (``--reps`` more for S <= 4096: the
-median), with tracemalloc off. Error: the mean over rows of |out_i - ref_i| / |ref_i|
+output gradient exist. Time: the median of ``--reps`` more runs (one for S > 4096), with
+tracemalloc off. Error: the mean over rows of |out_i - ref_i| / |ref_i|
 against float64 references computed in row blocks (never S x S at once): "vs own target"
 compares each method with what it computes exactly (full softmax for plain, tiled and
 Performer; the band for local; softmax over the projected keys for Linformer), "vs full"
@@ -162,7 +162,7 @@ def measure(methods: List[str], sizes: List[int], reps: int, limit_gib: float,
             for method in methods:
                 path = os.path.join(tmp, f"{method}-{s}.npy")
                 limit = dense_limit_gib if method in DENSE else limit_gib
-                row = _child(method, s, reps if s <= 4096 else 0, limit, path)
+                row = _child(method, s, reps if s <= 4096 else 1, limit, path)
                 if errors and "failed" not in row:
                     out = np.load(path)
                     target = {"local": "band", "dense_band": "band",

@@ -284,3 +284,20 @@ def test_gpt_with_variants_is_causal_trains_and_generates(impl, pos):
     assert model.generate(ids[:, :3], 4).shape == (2, 7)
     with pytest.raises(ValueError, match="only attn_impl='plain'"):
         nn.GPTConfig(pos_encoding="t5", attn_impl="local")
+
+
+def test_multi_head_attention_scale_reaches_every_path():
+    """scale=1.0 (no 1/sqrt(d_k)) changes the output, and equals F.sdpa(scale=1.0)."""
+    ta.manual_seed(0)
+    x = ta.tensor(np.random.default_rng(1).standard_normal((1, 5, 8)))
+    scaled = nn.MultiHeadAttention(8, 2).to(dtype="float64")
+    raw = nn.MultiHeadAttention(8, 2, scale=1.0).to(dtype="float64")
+    raw.load_state_dict(scaled.state_dict())
+    a, b = scaled(x)[0].numpy(), raw(x)[0].numpy()
+    assert np.abs(a - b).max() > 1e-6                     # negative control
+    q, k, v = (p(x).reshape(1, 5, 2, 4).transpose(1, 2)
+               for p in (raw.q_proj, raw.k_proj, raw.v_proj))
+    ctx = F.scaled_dot_product_attention(q, k, v, scale=1.0).transpose(1, 2).reshape(1, 5, 8)
+    np.testing.assert_allclose(b, raw.out_proj(ctx).numpy(), atol=1e-12)
+    with pytest.raises(ValueError, match="scale must be a positive number"):
+        nn.MultiHeadAttention(8, 2, scale=0)

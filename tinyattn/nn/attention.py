@@ -136,6 +136,9 @@ class MultiHeadAttention(Module):
             (keys and values projected from ``seq_len`` to ``linformer_k`` positions;
             never causal). These three take no masks, biases, dropout or KV cache.
         block_size: the tile size for attn_impl="tiled".
+        scale: the factor on q . k (default None: 1 / sqrt(d_k), as
+            ``F.scaled_dot_product_attention``'s ``scale``; examples/scaling_experiment.py
+            trains with 1.0 to see what the 1 / sqrt(d_k) buys).
         device, dtype: where and in which dtype to make the parameters (as PyTorch's).
 
     Initialisation (as PyTorch's): q/k/v weights Xavier-uniform, U(-a, a). PyTorch draws
@@ -149,7 +152,8 @@ class MultiHeadAttention(Module):
                  num_kv_heads: Optional[int] = None, rope: bool = False,
                  rope_base: float = 10000.0, attn_impl: str = "plain", block_size: int = 64,
                  window: int = 64, num_features: int = 64, seq_len: Optional[int] = None,
-                 linformer_k: int = 32, device: Optional[str] = None, dtype: Any = None):
+                 linformer_k: int = 32, scale: Optional[float] = None,
+                 device: Optional[str] = None, dtype: Any = None):
         num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
         for name, value in (("d_model", d_model), ("num_heads", num_heads),
                             ("num_kv_heads", num_kv_heads)):
@@ -174,6 +178,11 @@ class MultiHeadAttention(Module):
         self.kdim = d_model if kdim is None else kdim
         self.vdim = d_model if vdim is None else vdim
         self.dropout, self.attn_impl, self.block_size = dropout, attn_impl, block_size
+        if scale is not None and (isinstance(scale, bool) or not isinstance(
+                scale, (int, float)) or not math.isfinite(scale) or scale <= 0):
+            raise ValueError(f"MultiHeadAttention: scale must be a positive number (or None "
+                             f"for 1 / sqrt(d_k)), got {scale!r}")
+        self.scale = None if scale is None else float(scale)
         kv_width = num_kv_heads * self.head_dim
         packed = self.kdim == d_model and self.vdim == d_model and kv_width == d_model
         fan_out = 3 * d_model if packed else d_model     # torch's in_proj_weight is (3D, D)
@@ -280,14 +289,15 @@ class MultiHeadAttention(Module):
                   and self.num_kv_heads == self.num_heads)
         if packed:
             result = packed_self_attention(self._packed_qkv(query), mask=keep, dropout_p=p,
-                                           is_causal=causal_flag, need_weights=need_weights)
+                                           is_causal=causal_flag, scale=self.scale,
+                                           need_weights=need_weights)
         else:
             q, k, v = self._separate_qkv(query, key, value, kv_cache)
             extra = {} if impl == "plain" else {"impl": impl, "block_size": self.block_size}
             result = F.scaled_dot_product_attention(
                 q, k, v, keep if bias is None else bias, dropout_p=p, is_causal=causal_flag,
-                enable_gqa=self.num_kv_heads != self.num_heads, need_weights=need_weights,
-                **extra)
+                scale=self.scale, enable_gqa=self.num_kv_heads != self.num_heads,
+                need_weights=need_weights, **extra)
         out, weights = result if need_weights else (result, None)
         out = out.transpose(1, 2)                            # (B, h, S_q, d_k) -> (B, S_q, h, d_k)
         out = self.out_proj(out.reshape(batch, s_q, self.d_model))   # -> (B, S_q, D)

@@ -91,15 +91,18 @@ def variant_attention(module: Any, q: Tensor, k: Tensor, v: Tensor, is_causal: b
             s = q.shape[-2]
             band = sliding_window_mask(s, module.window + 1, causal=is_causal,
                                        device=q.device)
-            return F.scaled_dot_product_attention(q, k, v, band, need_weights=True)
-        return local_attention(q, k, v, module.window, causal=is_causal), None
+            return F.scaled_dot_product_attention(q, k, v, band, scale=module.scale,
+                                                  need_weights=True)
+        return local_attention(q, k, v, module.window, causal=is_causal,
+                               scale=module.scale), None
     if impl == "performer":
         projection = module.performer_projection._data
         out = performer_attention(q, k, v, projection.shape[0], causal=is_causal,
-                                  projection=projection)
+                                  projection=projection, scale=module.scale)
         weights = None
         if need_weights:
-            weights = performer_weights(q.detach(), k.detach(), projection, is_causal)
+            weights = performer_weights(q.detach(), k.detach(), projection, is_causal,
+                                        scale=module.scale)
         return out, weights
     s = k.shape[-2]
     if s > module.seq_len:
@@ -108,5 +111,7 @@ def variant_attention(module: Any, q: Tensor, k: Tensor, v: Tensor, is_causal: b
     if need_weights:
         e, f = module.linformer_proj_k[:, :s], module.linformer_proj_v[:, :s]
         k_low, v_low = e @ k, f @ v         # (k, S) @ (B, h, S, d_k) -> (B, h, k, d_k)
-        return F.scaled_dot_product_attention(q, k_low, v_low, need_weights=True)
-    return linformer_attention(q, k, v, module.linformer_proj_k, module.linformer_proj_v), None
+        return F.scaled_dot_product_attention(q, k_low, v_low, scale=module.scale,
+                                              need_weights=True)
+    return linformer_attention(q, k, v, module.linformer_proj_k, module.linformer_proj_v,
+                               scale=module.scale), None

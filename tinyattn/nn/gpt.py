@@ -85,6 +85,7 @@ class GPTConfig:
     n_kv_head: Optional[int] = None      # default n_head
     attn_window: int = 64
     performer_features: int = 64
+    attn_scale: Optional[float] = None   # default 1 / sqrt(d_k)
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "d_model",
@@ -156,7 +157,8 @@ class Block(Module):
                                        block_size=config.attn_block_size,
                                        num_kv_heads=config.n_kv_head,
                                        window=config.attn_window,
-                                       num_features=config.performer_features)
+                                       num_features=config.performer_features,
+                                       scale=config.attn_scale)
         self.drop1 = Dropout(config.dropout)
         self.ln2 = _make_norm(config)
         self.mlp = _make_mlp(config)

@@ -27,9 +27,10 @@ __all__ = ["LinformerSelfAttention", "RelativePositionBias", "linformer_attentio
 
 
 def linformer_attention(q: Tensor, k: Tensor, v: Tensor, proj_k: Tensor,
-                        proj_v: Tensor) -> Tensor:
-    """softmax(q (E k)^T / sqrt(d_k)) (F v): q, k, v (..., S, d_k), E = proj_k and F = proj_v
-    (k, S_max) with S <= S_max (their first S columns are used). O(S * k) memory."""
+                        proj_v: Tensor, scale: Optional[float] = None) -> Tensor:
+    """softmax(q (E k)^T * scale) (F v): q, k, v (..., S, d_k), E = proj_k and F = proj_v
+    (k, S_max) with S <= S_max (their first S columns are used); scale defaults to
+    1 / sqrt(d_k). O(S * k) memory."""
     s = k.shape[-2]
     if s > proj_k.shape[-1]:
         raise ValueError(f"linformer_attention: the sequence has {s} positions but the "
@@ -39,7 +40,7 @@ def linformer_attention(q: Tensor, k: Tensor, v: Tensor, proj_k: Tensor,
     f = proj_v if s == proj_v.shape[-1] else proj_v[:, :s]
     k_low = matmul(e, k)                    # (k, S) @ (..., S, d_k) -> (..., k, d_k)
     v_low = matmul(f, v)                    # (k, S) @ (..., S, d_v) -> (..., k, d_v)
-    return F.scaled_dot_product_attention(q, k_low, v_low)      # (..., S, k) scores
+    return F.scaled_dot_product_attention(q, k_low, v_low, scale=scale)   # (.., S, k) scores
 
 
 class LinformerSelfAttention(Module):
