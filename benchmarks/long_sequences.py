@@ -214,7 +214,7 @@ def table(rows: List[Dict[str, Any]]) -> str:
 
 def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--tiny", action="store_true", help="S = 256, 512: a smoke run (seconds)")
+    p.add_argument("--tiny", action="store_true", help="S = 256: a smoke run (seconds)")
     p.add_argument("--sizes", type=int, nargs="+", default=[1024, 2048, 4096, 8192, 16384])
     p.add_argument("--methods", nargs="+", default=list(METHODS),
                    choices=list(METHODS) + ["dense_band"])
@@ -244,7 +244,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         if args.headline:
             methods, sizes = ["local", "dense_band"], [16384]
         if args.tiny:
-            sizes, args.limit_gib, args.dense_limit_gib = [256, 512], 2.0, 2.0
+            sizes, args.limit_gib, args.dense_limit_gib = [256], 2.0, 2.0
         rows = measure(methods, sizes, args.reps, args.limit_gib, args.dense_limit_gib)
         results["rows"] = rows
         print(table(rows))

@@ -43,6 +43,21 @@ def test_local_attention_equals_dense_band_attention_float64(s, window, causal):
         np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_local_attention_in_several_runs_of_blocks(monkeypatch, causal):
+    """With runs of 2 blocks (CHUNK_ROWS lowered), the same numbers as the dense band."""
+    from tinyattn.ops import local_attention as module
+    monkeypatch.setattr(module, "CHUNK_ROWS", 6)
+    rng = np.random.default_rng(11)
+    q, k, v = _qkv(rng, (1, 2, 23, 4))
+    out = F.local_attention(q, k, v, 3, causal=causal)
+    ref = F.scaled_dot_product_attention(q, k, v, nn.sliding_window_mask(23, 4, causal))
+    np.testing.assert_allclose(out.numpy(), ref.numpy(), atol=1e-12)
+    g = rng.standard_normal(out.shape)
+    for ours, theirs in zip(_grads(out, [q, k, v], g), _grads(ref, [q, k, v], g)):
+        np.testing.assert_allclose(ours, theirs, atol=1e-12)
+
+
 def test_local_attention_is_not_full_attention_negative_control():
     """The band matters: with window 1, the output differs from full attention's."""
     q, k, v = _qkv(np.random.default_rng(0), (1, 1, 8, 4), requires_grad=False)
