@@ -316,3 +316,17 @@ def test_multi_head_attention_scale_reaches_every_path():
     np.testing.assert_allclose(b, raw.out_proj(ctx).numpy(), atol=1e-12)
     with pytest.raises(ValueError, match="scale must be a positive number"):
         nn.MultiHeadAttention(8, 2, scale=0)
+
+
+@pytest.mark.parametrize("flags", [dict(pos_encoding="t5"), dict(attn_impl="local"),
+                                   dict(attn_impl="performer")])
+def test_toy_trainer_runs_with_t5_positions_and_the_variants(flags, tmp_path):
+    pytest.importorskip("matplotlib", reason="the trainer draws its plots")
+    from tinyattn.train.config import TrainConfig
+    from tinyattn.train.loop import train
+    config = TrainConfig(task="copy", steps=2, eval_every=2, warmup=1, out=str(tmp_path),
+                         d_model=16, heads=2, layers=1, batch_size=8, eval_size=16, quiet=True,
+                         **flags)
+    train(config)
+    assert (tmp_path / "metrics.json").exists()
+    assert (tmp_path / "positional.png").stat().st_size > 0
