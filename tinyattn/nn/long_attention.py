@@ -115,7 +115,7 @@ def relative_position_bucket(relative_position: Any, bidirectional: bool = True,
     max_exact = num_buckets // 2
     is_small = rel < max_exact
     ratio = xp.maximum(rel, 1).astype(xp.float32) / xp.float32(max_exact)
-    with np.errstate(divide="ignore", invalid="ignore"):    # 0 / 0 only if max_distance <= max_exact
+    with np.errstate(divide="ignore", invalid="ignore"):    # x / log(1) if max_distance is small
         spread = (xp.log(ratio) / xp.float32(math.log(max_distance / max_exact))
                   * xp.float32(num_buckets - max_exact))
         large = max_exact + xp.where(is_small, 0, spread).astype(xp.int64)
