@@ -40,11 +40,11 @@ def orthogonal_random_features(num_features: int, d_k: int, generator: Any = Non
     gen = generator if generator is not None else backend.default_generator("cpu")
     blocks = []
     for _ in range(-(-num_features // d_k)):
-        gaussian = gen.standard_normal((d_k, d_k))
+        gaussian = backend.to_host(gen.standard_normal((d_k, d_k)))     # QR on the host
         orthonormal, _ = np.linalg.qr(gaussian)       # columns orthonormal
         blocks.append(orthonormal.T)
     rows = np.concatenate(blocks, axis=0)[:num_features]            # (m, d_k)
-    norms = np.linalg.norm(gen.standard_normal((num_features, d_k)), axis=1)
+    norms = np.linalg.norm(backend.to_host(gen.standard_normal((num_features, d_k))), axis=1)
     return backend.to_device((rows * norms[:, None]).astype(dtype), device)
 
 
