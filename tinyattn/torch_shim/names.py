@@ -38,6 +38,7 @@ _NN_HIDDEN = frozenset({
     "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding", "RotaryEmbedding", "ALiBi",
     "sinusoidal_table", "alibi_slopes", "GPTConfig", "GPT", "Block", "torch_compat",
     "NonFiniteLogitsError",
+    "random_block_mask", "global_tokens_mask", "LinformerSelfAttention", "RelativePositionBias",
 })
 
 _SCHEDULERS = frozenset({"WarmupCosineLR", "NoamLR"})
@@ -54,7 +55,8 @@ MODULES: Dict[str, ModuleSpec] = {
     "torch": ModuleSpec("tinyattn", _TOP_HIDDEN, extras.TORCH_EXTRAS, _TOP_REFUSED),
     "torch.nn": ModuleSpec("tinyattn.nn", _NN_HIDDEN),
     "torch.nn.functional": ModuleSpec("tinyattn.functional",
-                                      frozenset({"masked_fill", "where", "rope"})),
+                                      frozenset({"masked_fill", "where", "rope",
+                                                 "local_attention", "performer_attention"})),
     "torch.nn.init": ModuleSpec("tinyattn.nn.init"),
     "torch.nn.utils": ModuleSpec("tinyattn.nn.utils"),
     "torch.nn.utils.rnn": ModuleSpec("tinyattn.nn.utils.rnn"),
