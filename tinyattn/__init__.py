@@ -32,6 +32,9 @@ from .ops import diag, index_add, meshgrid, scatter, scatter_add, unique
 from .ops import clamp as clip
 from .serialization import CheckpointError, load, save
 from .tensor import SavedDataWriteError, Tensor, as_tensor, from_numpy, tensor
+from . import amp
+from .amp import autocast
+from .precision import finfo, iinfo
 
 # dtype names, as torch's: tinyattn.float is float32, tinyattn.long int64, tinyattn.int int32.
 float16, float32, float64 = "float16", "float32", "float64"
@@ -40,6 +43,7 @@ float = "float32"  # noqa: A001 - PyTorch's name (tinyattn.float is a dtype, as 
 int8, int16, int32, int64, uint8 = "int8", "int16", "int32", "int64", "uint8"
 int, long, short = "int32", "int64", "int16"  # noqa: A001 - PyTorch's names
 bool, bool_ = "bool", "bool"  # noqa: A001
+bfloat16 = "bfloat16"
 
 __version__ = "0.1.0"
 
@@ -70,4 +74,5 @@ __all__ = [
     "unique",
     "float16", "float32", "float64", "half", "double", "float", "int8", "int16", "int32",
     "int64", "uint8", "int", "long", "short", "bool", "bool_",
+    "bfloat16", "amp", "autocast", "finfo", "iinfo",
 ]

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence,
 import numpy as np
 
 from . import backend
+from .precision import is_floating
 
 if TYPE_CHECKING:  # only for annotations; tensor.py imports this module, not the reverse
     from .tensor import Tensor
@@ -68,6 +69,9 @@ _new_tensor = object.__new__               # a Tensor without __init__: apply se
 _data_of = operator.attrgetter("_data")    # map() with these runs in C: no frame per input
 _requires_grad_of = operator.attrgetter("_requires_grad")
 _ctx_of = operator.attrgetter("_ctx")
+# tinyattn.amp's dispatch hook (autocast, float32 compute of half dtypes), None when neither
+# is in use: hook(cls, inputs, options) returns the output, or None to run the op as it is.
+dispatch_hook: Any = None
 
 
 class VersionCounter:
@@ -220,7 +224,7 @@ def _user_frame() -> str:
 
 def _is_finite(array: Any) -> bool:
     xp = backend.get_array_module(array)
-    if not xp.issubdtype(array.dtype, xp.floating):
+    if not is_floating(array.dtype):
         return True
     return bool(xp.isfinite(array).all())
 
@@ -294,9 +298,13 @@ class Function:
         """Run ``forward`` on the inputs' arrays and, when recording, link the output to the
         graph. This runs for every op, so every check is one cheap test in the common case:
         the inputs' agreement (one device, one floating dtype) is an identity test of their
-        array types and dtypes; the saved arrays' versions are noted by identity; anomaly mode
-        costs one attribute read when off. One- and two-input ops (nearly all) take unrolled
-        paths. benchmarks/cases/small_op.py times the whole path beside torch's."""
+        array types and dtypes; the saved arrays' versions are noted by identity; autocast and
+        anomaly mode cost one read each when off. One- and two-input ops (nearly all) take
+        unrolled paths. benchmarks/cases/small_op.py times the whole path beside torch's."""
+        if dispatch_hook is not None:           # autocast / half dtypes: tinyattn/amp/
+            out = dispatch_hook(cls, inputs, options)
+            if out is not None:
+                return out
         if cls._pytorch_style:
             return _apply_pytorch_style(cls, inputs, options)
         fn = cls()
@@ -430,7 +438,7 @@ def _check_same_device(op: str, inputs: Sequence["Tensor"]) -> None:
 
 
 def _check_same_float_dtype(op: str, inputs: Sequence["Tensor"]) -> None:
-    dtypes = {t.dtype for t in inputs if t.dtype.kind == "f"}  # kind "f": a floating dtype
+    dtypes = {t.dtype for t in inputs if is_floating(t.dtype)}  # kind "f": a floating dtype
     if len(dtypes) > 1:
         names = " and ".join(sorted(str(d) for d in dtypes))
         raise TypeError(

@@ -22,6 +22,7 @@ import numpy as np
 
 from . import backend
 from .tensor import DTypeLike, Tensor, normalize_dtype, tensor
+from .precision import check_fits, is_floating
 
 __all__ = ["zeros", "ones", "empty", "full", "eye", "arange", "linspace", "logspace", "rand",
            "randn", "randperm", "randint", "zeros_like", "ones_like", "empty_like", "full_like",
@@ -121,6 +122,7 @@ def full(size: Any, fill_value: Any, *, dtype: DTypeLike = None, device: Any = N
     PyTorch (``full((2,), 3)`` is int64, ``full((2,), 2.5)`` float32, ``True`` bool)."""
     value = _number(fill_value, "full", "fill_value")
     want = normalize_dtype(dtype) or _inferred_dtype(value)
+    check_fits(value, want, "full")
     xp = backend.array_module_for(_device(device))
     shape = _size((size,), None, "full")
     return _leaf(xp.full(shape, value, dtype=want), requires_grad)
@@ -158,7 +160,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: DTypeLike = Non
         want = np.dtype(np.int64) if is_int else np.dtype(np.float32)
     count = max(0, math.ceil((end - start) / step))
     xp = backend.array_module_for(_device(device))
-    values = start + step * xp.arange(count, dtype=np.float64 if want.kind == "f" else np.int64)
+    values = start + step * xp.arange(count, dtype=np.float64 if is_floating(want) else np.int64)
     return _leaf(values.astype(want), requires_grad)
 
 
@@ -207,7 +209,7 @@ def randn(*shape: Any, size: Any = None, generator: Any = None, dtype: DTypeLike
 
 def _random_float_dtype(dtype: DTypeLike, op: str) -> np.dtype:
     want = _float_dtype(dtype)
-    if want.kind != "f":
+    if not is_floating(want):
         raise TypeError(f"{op} draws floating-point numbers, but dtype {want} was asked for; "
                         f"use randint for integers")
     return want
@@ -310,7 +312,7 @@ def randn_like(input: Tensor, *, generator: Any = None, dtype: DTypeLike = None,
 
 
 def _like_float(dtype: np.dtype, op: str) -> np.dtype:
-    if dtype.kind != "f":
+    if not is_floating(dtype):
         raise TypeError(f"{op}: the input is {dtype}, but random floats need a floating "
                         f"dtype; pass dtype=tinyattn.float32 (or use randint_like)")
     return dtype
@@ -398,7 +400,7 @@ def _check_weights(input: Tensor, num_samples: int, replacement: bool) -> Any:
     if not isinstance(input, Tensor):
         raise TypeError(f"multinomial: input must be a Tensor of weights, got "
                         f"{type(input).__name__}")
-    if input.dtype.kind != "f":
+    if not is_floating(input.dtype):
         raise TypeError(f"multinomial: the weights must be floating point, got {input.dtype}; "
                         f"convert with .float()")
     if input.ndim not in (1, 2):

@@ -14,10 +14,13 @@ from .ops import (cosine_similarity, elu, hardtanh, huber_loss, kl_div, logsigmo
 from .ops.batch_norm import batch_norm
 from .ops.norm import rms_norm
 from .ops.rope import rope
+from .ops.local_attention import local_attention
+from .ops.performer import performer_attention
 
 __all__ = ["softmax", "log_softmax", "relu", "gelu", "tanh", "linear", "layer_norm", "dropout",
            "embedding", "cross_entropy", "masked_fill", "where", "scaled_dot_product_attention",
            "rope", "sigmoid", "silu", "softplus", "leaky_relu", "pad", "one_hot", "mse_loss",
            "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
            "rms_norm", "normalize", "cosine_similarity", "logsigmoid", "elu", "hardtanh",
-           "softsign", "smooth_l1_loss", "huber_loss", "kl_div", "batch_norm"]
+           "softsign", "smooth_l1_loss", "huber_loss", "kl_div", "batch_norm",
+           "local_attention", "performer_attention"]

@@ -23,6 +23,7 @@ import numpy as np
 from . import backend
 from .autograd import no_grad
 from .tensor import Tensor
+from .precision import is_floating
 
 __all__ = ["gradcheck", "gradcheck_report", "GradcheckError", "GradcheckReport", "InputReport"]
 
@@ -188,7 +189,7 @@ def gradcheck_report(fn: Callable[..., Tensor], inputs: Sequence[Any], *, eps: f
 
     # Inputs that do not require a gradient must not receive one.
     _clear_grads(inputs)
-    if probe.dtype.kind == "f":
+    if is_floating(probe.dtype):
         out = _output(fn, inputs)
         if out.requires_grad:
             out.backward(xp.ones(out.shape, dtype=out.dtype))

@@ -21,7 +21,9 @@ from .ops.attention import packed_self_attention
 from .optable_extra import EXTRA_ROWS
 from .optable_more import MORE_ROWS
 from .optable_round3 import ROUND3_ROWS
+from .optable_attention_variants import ATTENTION_VARIANT_ROWS
 from .tensor import Tensor, as_tensor, tensor
+from .precision import is_floating
 
 __all__ = ["OpCase", "OpSpec", "OP_TABLE", "make_inputs"]
 
@@ -45,7 +47,7 @@ def make_inputs(case: OpCase, dtype: Any = np.float64, device: str = "cpu") -> L
     """Tensors for a case: floating arrays (cast to ``dtype``) require grad, others do not."""
     tensors = []
     for a in case.arrays:
-        if a.dtype.kind == "f":
+        if is_floating(a.dtype):
             tensors.append(tensor(a.astype(dtype), requires_grad=True, device=device))
         else:
             tensors.append(as_tensor(a, device=device))
@@ -425,4 +427,5 @@ OP_TABLE: List[OpSpec] = [
 
 # The ops added for op coverage (issue 12), kept in their own module for length.
 OP_TABLE += [OpSpec(name, fn, reference, _pairs_to_cases(make), section)
-             for name, fn, reference, make, section in MORE_ROWS + EXTRA_ROWS + ROUND3_ROWS]
+             for name, fn, reference, make, section in MORE_ROWS + EXTRA_ROWS + ROUND3_ROWS
+             + ATTENTION_VARIANT_ROWS]

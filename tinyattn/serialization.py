@@ -35,7 +35,7 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from . import backend
+from . import backend, precision
 from .atomic import atomic_write, remove_stale_temporaries
 from .tensor import Tensor
 
@@ -89,8 +89,11 @@ def _encode(obj: Any, path: str, arrays: Dict[str, np.ndarray], depth: int = 0) 
         name = path or "array"
         while name in arrays or name == _META:
             name += "_"
+        node = {"array": name, "scalar": isinstance(data, np.generic)}
+        if host.dtype == precision.BFLOAT16:    # .npy cannot name it: its bits as uint16
+            host, node["bfloat16"] = np.asarray(host).view(np.uint16), True
         arrays[name] = np.asarray(host)
-        return {"array": name, "scalar": isinstance(data, np.generic)}
+        return node
     where = path or "<root>"
     if callable(getattr(obj, "state_dict", None)):      # a module or an optimizer
         raise TypeError(f"save: cannot store the {type(obj).__name__} object itself at {where}: "
@@ -106,7 +109,7 @@ class _Damaged(Exception):
 
 
 def _decode(node: Any, arrays: Dict[str, np.ndarray]) -> Any:
-    if not isinstance(node, dict) or len(node) not in (1, 2):
+    if not isinstance(node, dict) or len(node) not in (1, 2, 3):
         raise _Damaged(f"a node is {type(node).__name__} {str(node)[:40]!r}")
     if "dict" in node:
         result = {}
@@ -125,6 +128,10 @@ def _decode(node: Any, arrays: Dict[str, np.ndarray]) -> Any:
         if not isinstance(name, str) or name not in arrays:
             raise _Damaged(f"it names an array {str(name)[:40]!r} the file does not hold")
         array = arrays[name]
+        if node.get("bfloat16"):
+            if array.dtype != np.uint16:
+                raise _Damaged(f"the bfloat16 array {name!r} is stored as {array.dtype}")
+            array = array.view(precision.BFLOAT16)
         if node.get("scalar"):
             if array.ndim != 0:
                 raise _Damaged(f"the scalar {name!r} has shape {array.shape}")

@@ -28,7 +28,8 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import autograd, backend
+from . import autograd, backend, precision
+from .precision import is_floating
 
 __all__ = ["Tensor", "SavedDataWriteError", "tensor", "as_tensor", "from_numpy",
            "normalize_dtype", "zeros", "ones", "zeros_like", "ones_like", "randn", "rand",
@@ -41,7 +42,7 @@ _DTYPE_NAMES = {
     "half": np.float16, "float": np.float32, "double": np.float64,
     "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
     "uint8": np.uint8, "int": np.int32, "long": np.int64, "short": np.int16,
-    "bool": np.bool_,
+    "bool": np.bool_, "bfloat16": precision.BFLOAT16,
 }
 
 
@@ -52,14 +53,18 @@ def normalize_dtype(dtype: DTypeLike) -> Optional[np.dtype]:
         name = dtype[len("torch."):] if dtype.startswith("torch.") else dtype
         if name not in _DTYPE_NAMES:
             raise TypeError(f"unknown dtype {dtype!r}: use one of {sorted(_DTYPE_NAMES)}")
-        return np.dtype(_DTYPE_NAMES[name])
+        found = np.dtype(_DTYPE_NAMES[name])
+        precision.note_dtype(found)
+        return found
     if dtype is float:
         return np.dtype(np.float32)     # as torch: the Python type float means float32
     if dtype is int:
         return np.dtype(np.int64)
     if dtype is bool:
         return np.dtype(np.bool_)
-    return np.dtype(dtype)
+    found = np.dtype(dtype)
+    precision.note_dtype(found)
+    return found
 
 
 class SavedDataWriteError(RuntimeError):
@@ -311,8 +316,10 @@ class Tensor:
         return array if dtype is None else array.astype(dtype, copy=False)
 
     def __repr__(self) -> str:
-        body = np.array2string(backend.to_host(self._data), precision=4, separator=", ",
-                               threshold=50)
+        host = backend.to_host(self._data)
+        if host.dtype == precision.BFLOAT16:    # printed through float32, as torch prints it
+            host = host.astype(np.float32)
+        body = np.array2string(host, precision=4, separator=", ", threshold=50)
         extras = [f"dtype={self.dtype}"]
         if self.device != "cpu":
             extras.append(f"device='{self.device}'")
@@ -340,7 +347,7 @@ class Tensor:
         self.requires_grad_(bool(value))
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
-        if requires_grad and not np.issubdtype(self.dtype, np.floating):
+        if requires_grad and not is_floating(self.dtype):
             raise TypeError(
                 f"only floating-point tensors can require gradients, but this tensor has "
                 f"dtype {self.dtype}; convert it first with .float() (or .double())")
@@ -502,6 +509,9 @@ class Tensor:
     def half(self) -> "Tensor":
         return self.to(np.float16)
 
+    def bfloat16(self) -> "Tensor":
+        return self.to(precision.BFLOAT16)
+
     def long(self) -> "Tensor":
         return self.to(np.int64)
 
@@ -518,7 +528,7 @@ class Tensor:
         return self.to("cuda")
 
     def is_floating_point(self) -> bool:
-        return self.dtype.kind == "f"
+        return precision.is_floating(self.dtype)
 
     # ---------------------------------------------------- comparisons and logic (no grad)
     def _compare(self, other: Any, name: str) -> "Tensor":
@@ -609,7 +619,7 @@ def _host_array(data: Any) -> np.ndarray:
     except ValueError:
         raise ValueError("tensor: the data is ragged (nested lists of different lengths); "
                          "every row must have the same length") from None
-    if array.dtype.kind not in "biuf":
+    if not _holds_numbers(array.dtype):
         raise TypeError(f"tensor: expected numbers (int, float or bool), got data of type "
                         f"{type(data).__name__} (NumPy dtype {array.dtype})")
     return array
@@ -621,6 +631,7 @@ def _copy_of(data: Any, dtype: np.dtype) -> Any:
         data = data._data
     if backend.device_of(data) != "cpu":
         return data.astype(dtype, copy=True)
+    precision.note_dtype(dtype)
     return np.array(_host_array(data), dtype=dtype, copy=True)
 
 
@@ -638,6 +649,7 @@ def tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None,
                 source, (np.ndarray, np.generic)):
             want = np.dtype(np.float32)      # Python floats: the default float dtype
         array = np.array(array, dtype=want or array.dtype, copy=True)
+        precision.note_dtype(array.dtype)
     else:
         array = source.astype(want or source.dtype, copy=True)
     out = Tensor._wrap(array if device is None else backend.to_device(array, device))
@@ -655,8 +667,9 @@ def as_tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None) 
         if (want is None or data.dtype == want) and (target is None or data.device == target):
             return data
         return data.to(device=target, dtype=want)
-    if isinstance(data, np.ndarray) and data.dtype.kind in "biuf" and (
+    if isinstance(data, np.ndarray) and _holds_numbers(data.dtype) and (
             want is None or data.dtype == want) and target in (None, "cpu"):
+        precision.note_dtype(data.dtype)
         return Tensor._wrap(data)
     if backend.device_of(data) != "cpu" and (want is None or data.dtype == want) and (
             target is None or backend.device_of(data) == target):
@@ -669,10 +682,15 @@ def from_numpy(array: np.ndarray) -> Tensor:
     ``torch.from_numpy``."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy expects a NumPy array, got {type(array).__name__}")
-    if array.dtype.kind not in "biuf":
+    if not _holds_numbers(array.dtype):
         raise TypeError(f"from_numpy: unsupported dtype {array.dtype}; tinyattn tensors hold "
                         f"bool, integer or floating-point numbers")
+    precision.note_dtype(array.dtype)
     return Tensor._wrap(array)
+
+
+def _holds_numbers(dtype: np.dtype) -> bool:
+    return dtype.kind in "biuf" or dtype == precision.BFLOAT16
 
 
 def _shape(shape: Sequence[Any]) -> Tuple[int, ...]:

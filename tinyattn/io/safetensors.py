@@ -30,6 +30,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 import numpy as np
 
 from .. import backend
+from ..precision import BFLOAT16
 from ..serialization import atomic_write
 from ..tensor import Tensor
 
@@ -191,10 +192,12 @@ def _check_layout(tensors: Dict[str, TensorInfo], data_size: int, path: str) -> 
                                f"tensor")
 
 
-def load_safetensors(path: str, mmap: bool = True) -> Dict[str, np.ndarray]:
+def load_safetensors(path: str, mmap: bool = True, keep_bfloat16: bool = False
+                     ) -> Dict[str, np.ndarray]:
     """name -> NumPy array, in the file's order. ``mmap=True`` maps the file and returns
     views of it (copy-on-write: writable, but writes never reach the file); ``mmap=False``
-    reads each tensor into its own array. BF16 tensors come back as float32."""
+    reads each tensor into its own array. BF16 tensors come back as float32 (what the
+    pretrained-model loaders compute in), or as bfloat16 with ``keep_bfloat16=True``."""
     header = read_safetensors_header(path)
     arrays: Dict[str, np.ndarray] = {}
     data_size = header.file_size - header.data_start
@@ -217,7 +220,9 @@ def load_safetensors(path: str, mmap: bool = True) -> Dict[str, np.ndarray]:
                     raise SafetensorsError(f"{path}: the file shrank while tensor "
                                            f"{name!r} was read")
             array = flat.reshape(info.shape)
-            arrays[name] = _bf16_to_float32(array) if info.dtype == "BF16" else array
+            if info.dtype == "BF16":
+                array = array.view(BFLOAT16) if keep_bfloat16 else _bf16_to_float32(array)
+            arrays[name] = array
     return arrays
 
 
@@ -251,7 +256,7 @@ def save_safetensors(tensors: Mapping[str, Any], path: str,
     position = 0
     for name in order:
         array = arrays[name]
-        header[name] = {"dtype": _NAMES[(array.dtype.kind, array.dtype.itemsize)],
+        header[name] = {"dtype": _name_of(array.dtype),
                         "shape": list(array.shape),
                         "data_offsets": [position, position + array.nbytes]}
         position += array.nbytes
@@ -261,7 +266,7 @@ def save_safetensors(tensors: Mapping[str, Any], path: str,
         f.write(struct.pack("<Q", len(encoded)))
         f.write(encoded)
         for name in order:
-            f.write(memoryview(arrays[name].reshape(-1)).cast("B"))
+            f.write(memoryview(arrays[name].reshape(-1).view(np.uint8)))
 
 
 def _host_array(name: Any, value: Any) -> np.ndarray:
@@ -273,11 +278,15 @@ def _host_array(name: Any, value: Any) -> np.ndarray:
                          "pass metadata= instead")
     data = value._data if isinstance(value, Tensor) else value
     array = np.asarray(backend.to_host(data) if backend.device_of(data) != "cpu" else data)
-    if (array.dtype.kind, array.dtype.itemsize) not in _NAMES:
+    if array.dtype != BFLOAT16 and (array.dtype.kind, array.dtype.itemsize) not in _NAMES:
         raise TypeError(f"save_safetensors: tensor {name!r} has dtype {array.dtype}; "
                         f"safetensors stores floats (16/32/64 bit), integers and bool")
     # (np.ascontiguousarray would turn a 0-d array into shape (1,))
     return np.asarray(array, dtype=array.dtype.newbyteorder("<"), order="C")
+
+
+def _name_of(dtype: np.dtype) -> str:
+    return "BF16" if dtype == BFLOAT16 else _NAMES[(dtype.kind, dtype.itemsize)]
 
 
 def _is_count(value: Any) -> bool:

@@ -33,6 +33,7 @@ from ..serialization import atomic_write
 from ..tensor import Tensor, normalize_dtype
 from .checkpoint import load_checkpoint_state
 from .inputs import attention_mask_array, id_array
+from ..precision import is_floating
 
 __all__ = ["BertConfig", "BertModel", "BertModelOutput"]
 
@@ -362,7 +363,7 @@ class BertModel(Module):
         converted one tensor at a time.
         """
         want = normalize_dtype(dtype)
-        if want is None or want.kind != "f":
+        if want is None or not is_floating(want):
             raise TypeError(f"BertModel.from_pretrained: dtype must be a float dtype "
                             f"('float32', 'float64' or 'float16'), got {dtype!r}")
         folder = resolve_pretrained(name_or_path)
@@ -393,7 +394,7 @@ class BertModel(Module):
                 raise PretrainedError(f"{source}: {name} has shape {tuple(state[name].shape)} "
                                       f"in the checkpoint but {param.shape} in a BertModel "
                                       f"built from its config.json")
-            if state[name].dtype.kind != "f":
+            if not is_floating(state[name].dtype):
                 raise PretrainedError(f"{source}: {name} is stored as {state[name].dtype}, "
                                       f"not a float")
         device = params["embeddings.word_embeddings.weight"].device

@@ -13,6 +13,8 @@ from .layers import (Dropout, Embedding, FeedForward, Flatten, Identity, LayerNo
                      RMSNorm, Unflatten)
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .masks import causal_mask, combine_masks, key_padding_mask, sliding_window_mask
+from .masks import global_tokens_mask, random_block_mask
+from .long_attention import LinformerSelfAttention, RelativePositionBias
 from .module import Module, ModuleList, Parameter
 from .positional import (ALiBi, LearnedPositionalEmbedding, RotaryEmbedding,
                          SinusoidalPositionalEncoding, alibi_slopes, sinusoidal_table)
@@ -30,6 +32,7 @@ __all__ = [
     "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss", "BCEWithLogitsLoss",
     "functional", "init", "utils",
     "causal_mask", "key_padding_mask", "sliding_window_mask", "combine_masks",
+    "random_block_mask", "global_tokens_mask", "LinformerSelfAttention", "RelativePositionBias",
     "MultiHeadAttention", "MultiheadAttention", "KVCache",
     "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding", "RotaryEmbedding", "ALiBi",
     "sinusoidal_table", "alibi_slopes",

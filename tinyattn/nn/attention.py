@@ -31,11 +31,14 @@ from ..ops.masking import mask_array
 from ..tensor import Tensor, as_tensor
 from .layers import Linear, uniform_parameter
 from .module import Module, Parameter
+from .attention_variants import (VARIANTS, check_variant_call, make_variant_state,
+                                 variant_attention)
 from .positional import RotaryEmbedding
+from ..precision import is_floating
 
 __all__ = ["MultiHeadAttention", "KVCache"]
 
-_IMPLS = ("plain", "tiled", "composed")
+_IMPLS = ("plain", "tiled", "composed") + VARIANTS
 _REMOVED: Any = object()     # marks a keyword that was removed (to explain what replaces it)
 
 
@@ -128,8 +131,16 @@ class MultiHeadAttention(Module):
         rope: rotate q and k by their positions (RoPE) after the head split.
         attn_impl: "plain" (default), "tiled" (memory linear in S; no dropout; weights are
             never formed) or "composed" (separate ops, each in the graph): the ``impl`` of
-            ``F.scaled_dot_product_attention``.
+            ``F.scaled_dot_product_attention``; or, for long sequences
+            (docs/long_sequences.md), "local" (``F.local_attention`` with ``window``),
+            "performer" (``F.performer_attention`` with ``num_features`` features drawn once,
+            kept as the buffer ``performer_projection``) or "linformer" (keys and values
+            projected from ``seq_len`` to ``linformer_k`` positions; never causal). These
+            three take no masks, biases, dropout or KV cache.
         block_size: the tile size for attn_impl="tiled".
+        scale: the factor on q . k (default None: 1 / sqrt(d_k), as
+            ``F.scaled_dot_product_attention``'s ``scale``; examples/scaling_experiment.py
+            trains with 1.0 to see what the 1 / sqrt(d_k) buys).
         device, dtype: where and in which dtype to make the parameters (as PyTorch's).
 
     Initialisation (as PyTorch's): q/k/v weights Xavier-uniform, U(-a, a). PyTorch draws
@@ -142,6 +153,8 @@ class MultiHeadAttention(Module):
                  kdim: Optional[int] = None, vdim: Optional[int] = None, *,
                  num_kv_heads: Optional[int] = None, rope: bool = False,
                  rope_base: float = 10000.0, attn_impl: str = "plain", block_size: int = 64,
+                 window: int = 64, num_features: int = 64, seq_len: Optional[int] = None,
+                 linformer_k: int = 32, scale: Optional[float] = None,
                  device: Optional[str] = None, dtype: Any = None):
         num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads
         for name, value in (("d_model", d_model), ("num_heads", num_heads),
@@ -167,6 +180,11 @@ class MultiHeadAttention(Module):
         self.kdim = d_model if kdim is None else kdim
         self.vdim = d_model if vdim is None else vdim
         self.dropout, self.attn_impl, self.block_size = dropout, attn_impl, block_size
+        if scale is not None and (isinstance(scale, bool) or not isinstance(
+                scale, (int, float)) or not math.isfinite(scale) or scale <= 0):
+            raise ValueError(f"MultiHeadAttention: scale must be a positive number (or None "
+                             f"for 1 / sqrt(d_k)), got {scale!r}")
+        self.scale = None if scale is None else float(scale)
         kv_width = num_kv_heads * self.head_dim
         packed = self.kdim == d_model and self.vdim == d_model and kv_width == d_model
         fan_out = 3 * d_model if packed else d_model     # torch's in_proj_weight is (3D, D)
@@ -177,6 +195,8 @@ class MultiHeadAttention(Module):
         if bias:
             self.out_proj.bias = Parameter(np.zeros(d_model, dtype=np.float32))
         self.rotary = RotaryEmbedding(self.head_dim, rope_base) if rope else None
+        make_variant_state(self, window=window, num_features=num_features, seq_len=seq_len,
+                           linformer_k=linformer_k)
         if device is not None or dtype is not None:
             self.to(device=device, dtype=dtype)
 
@@ -235,6 +255,16 @@ class MultiHeadAttention(Module):
             raise ValueError(f"MultiHeadAttention: attn_bias (ALiBi) needs attn_impl='plain', "
                              f"got attn_impl={self.attn_impl!r}; the tiled kernel takes no "
                              f"additive bias")
+        if self.attn_impl in VARIANTS:
+            check_variant_call(self, self_attention, mask, attn_mask,
+                               key_padding_mask, kv_cache, is_causal)
+            q, k, v = self._separate_qkv(query, key, value, None)
+            out, weights = variant_attention(self, q, k, v, bool(is_causal), need_weights)
+            out = out.transpose(1, 2)                        # (B, h, S_q, d_k) -> (B, S_q, h, d_k)
+            out = self.out_proj(out.reshape(batch, s_q, self.d_model))   # -> (B, S_q, D)
+            if weights is not None and average_attn_weights:
+                weights = weights.mean(dim=1)                # (B, h, S_q, S_k) -> (B, S_q, S_k)
+            return out, weights
         impl = "plain" if need_weights else self.attn_impl
         s_k = key.shape[1] + (0 if kv_cache is None else kv_cache.length)
         expected = (batch, self.num_heads, s_q, s_k)
@@ -261,14 +291,15 @@ class MultiHeadAttention(Module):
                   and self.num_kv_heads == self.num_heads)
         if packed:
             result = packed_self_attention(self._packed_qkv(query), mask=keep, dropout_p=p,
-                                           is_causal=causal_flag, need_weights=need_weights)
+                                           is_causal=causal_flag, scale=self.scale,
+                                           need_weights=need_weights)
         else:
             q, k, v = self._separate_qkv(query, key, value, kv_cache)
             extra = {} if impl == "plain" else {"impl": impl, "block_size": self.block_size}
             result = F.scaled_dot_product_attention(
                 q, k, v, keep if bias is None else bias, dropout_p=p, is_causal=causal_flag,
-                enable_gqa=self.num_kv_heads != self.num_heads, need_weights=need_weights,
-                **extra)
+                scale=self.scale, enable_gqa=self.num_kv_heads != self.num_heads,
+                need_weights=need_weights, **extra)
         out, weights = result if need_weights else (result, None)
         out = out.transpose(1, 2)                            # (B, h, S_q, d_k) -> (B, S_q, h, d_k)
         out = self.out_proj(out.reshape(batch, s_q, self.d_model))   # -> (B, S_q, D)
@@ -321,7 +352,7 @@ class MultiHeadAttention(Module):
                                  layout="", exact=True)
             keeps.append(place(~checked))
             return
-        if data.dtype.kind != "f":
+        if not is_floating(data.dtype):
             raise TypeError(f"MultiHeadAttention: {what} must be boolean (True = not allowed, "
                             f"as in PyTorch) or floating (added to the scores), got dtype "
                             f"{data.dtype}")

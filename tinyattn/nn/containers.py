@@ -12,6 +12,7 @@ from typing import Any, Iterable, Iterator, List, Mapping, Optional, Tuple, Unio
 
 from ..tensor import Tensor
 from .module import Module, Parameter, _check_name, _checked_index
+from ..precision import is_floating
 
 __all__ = ["ModuleList", "Sequential", "ModuleDict", "ParameterList", "ParameterDict"]
 
@@ -319,6 +320,6 @@ def _as_parameter(value: Any, owner: str) -> Parameter:
     if isinstance(value, Parameter):
         return value
     if isinstance(value, Tensor):
-        return Parameter(value, requires_grad=value.dtype.kind == "f")
+        return Parameter(value, requires_grad=is_floating(value.dtype))
     raise TypeError(f"{owner} holds Parameters (or Tensors, which it wraps), got "
                     f"{type(value).__name__}")

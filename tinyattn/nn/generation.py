@@ -74,6 +74,8 @@ def generate(model: "GPT", idx: Any, max_new_tokens: int, temperature: float = 1
     block = model.config.block_size
     finite_flags: List[Any] = []       # one device bool per step, checked once at the end
     was_training = model.training
+    # The long-sequence variants keep no key/value cache: every step reruns the context.
+    use_cache = use_cache and model.config.attn_impl in ("plain", "tiled")
     model.eval()
     try:
         # NaN or inf logits raise after the loop (naming the step), not as NumPy warnings.

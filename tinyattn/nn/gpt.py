@@ -28,6 +28,7 @@ from .. import functional as F
 from ..tensor import Tensor, as_tensor
 from . import generation, gpt2_checkpoint
 from .attention import KVCache, MultiHeadAttention
+from .long_attention import RelativePositionBias
 from .layers import (Dropout, Embedding, FeedForward, LayerNorm, Linear, RMSNorm,
                      normal_parameter)
 from .module import Module, ModuleList, Parameter
@@ -36,7 +37,8 @@ from .swiglu import SwiGLU, llama_hidden_dim
 
 __all__ = ["GPTConfig", "GPT", "Block"]
 
-_POS_KINDS = ("learned", "sinusoidal", "rope", "alibi", "none")
+_POS_KINDS = ("learned", "sinusoidal", "rope", "alibi", "t5", "none")
+_ATTN_IMPLS = ("plain", "tiled", "composed", "local", "performer", "linformer")
 _NORMS = ("layernorm", "rmsnorm")
 _MLPS = ("feedforward", "swiglu")
 
@@ -48,13 +50,20 @@ class GPTConfig:
     block_size is the context length (the most tokens the model sees at once);
     attn_block_size is the tile size of attn_impl="tiled" (unrelated to the context).
     pos_encoding: "learned" (GPT-2), "sinusoidal" (fixed table), "rope" (rotate q, k),
-    "alibi" (distance bias on the scores; needs attn_impl="plain"), "none" (no position
+    "alibi" (distance bias on the scores; needs attn_impl="plain"), "t5" (T5's learned
+    bias per bucket of distance, ``RelativePositionBias``, one shared by all layers; needs
+    attn_impl="plain"), "none" (no position
     information beyond what the causal mask lets the model infer: to see what positions buy).
     tie_weights: lm_head shares the token embedding matrix (V, D).
     norm: "layernorm" (GPT-2) or "rmsnorm" (Llama), with ``norm_eps``.
     mlp: "feedforward" (linear, ``activation``, linear) or "swiglu" (Llama's gated MLP; its
     hidden width ``d_ff`` defaults to int(8 d_model / 3) rounded up to a multiple of 8).
     n_kv_head: key/value heads for grouped-query attention (None: n_head; 1: multi-query).
+    attn_impl: "plain", "tiled", "composed" (separate ops, for tinyattn.viz.explore), or a
+    long-sequence variant (docs/long_sequences.md):
+    "local" (each token sees the ``attn_window`` tokens before it and itself), "performer"
+    (``performer_features`` random features, causal prefix sums). "linformer" is refused:
+    its projections mix future tokens into every key, which a causal model must not see.
     """
 
     vocab_size: int = 65
@@ -75,6 +84,9 @@ class GPTConfig:
     norm_eps: float = 1e-5
     mlp: str = "feedforward"
     n_kv_head: Optional[int] = None      # default n_head
+    attn_window: int = 64
+    performer_features: int = 64
+    attn_scale: Optional[float] = None   # default 1 / sqrt(d_k)
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "d_model",
@@ -98,9 +110,19 @@ class GPTConfig:
         if self.pos_encoding not in _POS_KINDS:
             raise ValueError(f"GPTConfig: pos_encoding must be one of {_POS_KINDS}, got "
                              f"{self.pos_encoding!r}")
-        if self.pos_encoding == "alibi" and self.attn_impl != "plain":
-            raise ValueError(f"GPTConfig: pos_encoding='alibi' adds a bias to the scores, which "
-                             f"only attn_impl='plain' supports (got {self.attn_impl!r})")
+        if self.attn_impl == "linformer":
+            raise ValueError("GPTConfig: attn_impl='linformer' cannot be causal: its (k, S) "
+                             "projections mix every position, the future included, into each "
+                             "key, so the model would see the tokens it must predict. Use "
+                             "nn.LinformerSelfAttention in an encoder, or attn_impl='local' "
+                             "or 'performer' here")
+        if self.attn_impl not in _ATTN_IMPLS:
+            raise ValueError(f"GPTConfig: attn_impl must be one of {_ATTN_IMPLS}, got "
+                             f"{self.attn_impl!r}")
+        if self.pos_encoding in ("alibi", "t5") and self.attn_impl != "plain":
+            raise ValueError(f"GPTConfig: pos_encoding={self.pos_encoding!r} adds a bias to "
+                             f"the scores, which only attn_impl='plain' supports (got "
+                             f"{self.attn_impl!r})")
         if not 0.0 <= self.dropout <= 1.0:
             raise ValueError(f"GPTConfig: dropout must be in [0, 1], got {self.dropout}")
         if isinstance(self.norm_eps, bool) or not isinstance(self.norm_eps, (int, float)) \
@@ -134,7 +156,10 @@ class Block(Module):
                                        bias=config.bias, rope=config.pos_encoding == "rope",
                                        rope_base=config.rope_base, attn_impl=config.attn_impl,
                                        block_size=config.attn_block_size,
-                                       num_kv_heads=config.n_kv_head)
+                                       num_kv_heads=config.n_kv_head,
+                                       window=config.attn_window,
+                                       num_features=config.performer_features,
+                                       scale=config.attn_scale)
         self.drop1 = Dropout(config.dropout)
         self.ln2 = _make_norm(config)
         self.mlp = _make_mlp(config)
@@ -170,6 +195,8 @@ class GPT(Module):
         elif kind == "sinusoidal":
             self.pos_emb = SinusoidalPositionalEncoding(d, config.block_size)
         self.alibi = ALiBi(config.n_head) if kind == "alibi" else None
+        self.rel_bias = (RelativePositionBias(num_heads=config.n_head, bidirectional=False)
+                         if kind == "t5" else None)
         self.drop = Dropout(config.dropout)
         self.blocks = ModuleList([Block(config) for _ in range(config.n_layer)])
         self.ln_f = _make_norm(config)
@@ -275,6 +302,8 @@ class GPT(Module):
         bias = None
         if self.alibi is not None:                           # (h, S, offset + S)
             bias = self.alibi(seq_len, offset + seq_len, dtype=x.dtype, device=x.device)
+        if self.rel_bias is not None:                        # (1, h, S, offset + S)
+            bias = self.rel_bias(seq_len, offset + seq_len)
         weights = []
         for i, block in enumerate(self.blocks):
             cache = None if kv_caches is None else kv_caches[i]

@@ -29,6 +29,7 @@ from ..serialization import atomic_write
 from ..tensor import normalize_dtype
 from .layers import skip_init
 from .module import Parameter
+from ..precision import is_floating
 
 if TYPE_CHECKING:
     from .gpt import GPT, GPTConfig
@@ -138,7 +139,7 @@ def load_gpt2(cls: type, name_or_path: Any, dtype: Any = "float32",
     """``GPT.from_pretrained``: build the model from config.json, point its parameters at the
     checkpoint's arrays (converted to ``dtype``), return it in eval mode."""
     want = normalize_dtype(dtype)
-    if want is None or want.kind != "f":
+    if want is None or not is_floating(want):
         raise TypeError(f"GPT.from_pretrained: dtype must be 'float32', 'float64' or "
                         f"'float16', got {dtype!r}")
     folder = resolve_pretrained(name_or_path, patterns=_FILES)
@@ -185,7 +186,7 @@ def gpt2_state(weights: Dict[str, np.ndarray], config: "GPTConfig",
                                   f"transformer.{hf}); it is not a GPT-2 with "
                                   f"n_layer={config.n_layer} as its config.json says")
         array = raw.pop(hf)
-        if array.dtype.kind != "f":
+        if not is_floating(array.dtype):
             raise PretrainedError(f"{source}: {hf} is stored as {array.dtype}, not a float")
         if transposed:
             if array.ndim != 2:

@@ -24,6 +24,7 @@ import scipy.special
 from .. import backend
 from ..autograd import no_grad
 from ..tensor import Tensor, tensor as make_tensor
+from ..precision import is_floating
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
@@ -61,7 +62,7 @@ def _checked(t: Any, name: str) -> bool:
     """Raise unless ``t`` is a floating Tensor; False (with PyTorch's warning) when empty."""
     if not isinstance(t, Tensor):
         raise TypeError(f"nn.init.{name} fills a Tensor in place, got {type(t).__name__}")
-    if t.dtype.kind != "f":
+    if not is_floating(t.dtype):
         raise TypeError(f"nn.init.{name} fills floating-point tensors, got {t.dtype}")
     if t.numel() == 0:
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)

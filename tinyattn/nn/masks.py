@@ -12,6 +12,11 @@ Two conventions, each PyTorch's where PyTorch has the name:
 - ``key_padding_mask(lengths, S)``    (B, S)     padding: True past each row's length
 - ``key_padding_mask(ids, pad_id=p)`` (B, S)     padding: True where ids == p
 - ``combine_masks(a, b, ...)``        broadcast  "may attend" masks ANDed together
+- ``random_block_mask(S, b, r)``      (S, S)     may attend: r random key blocks per query block
+- ``global_tokens_mask(S, tokens)``   (S, S)     may attend: global tokens see and are seen by all
+
+BigBird's layout is the union (``|``) of a window, global tokens and random blocks. A mask
+only hides scores: the dense and tiled paths still compute every one (docs/long_sequences.md).
 
 To use a padding mask as a "may attend" mask, negate it and give it the head and query axes:
 ``~pad[:, None, None, :]`` is (B, 1, 1, S_k).
@@ -25,7 +30,8 @@ import numpy as np
 from .. import backend
 from ..tensor import Tensor
 
-__all__ = ["causal_mask", "key_padding_mask", "sliding_window_mask", "combine_masks"]
+__all__ = ["causal_mask", "key_padding_mask", "sliding_window_mask", "combine_masks",
+           "random_block_mask", "global_tokens_mask"]
 
 
 def _check_length(name: str, value: Any, what: str) -> int:
@@ -117,3 +123,40 @@ def combine_masks(*masks: Any) -> Optional[Tensor]:
                                  f"{tuple(result.shape)}") from None
         result = data if result is None else result & data
     return None if result is None else Tensor._wrap(result)
+
+
+def random_block_mask(seq_len: int, block_size: int, num_random_blocks: int,
+                      generator: Any = None, device: str = "cpu") -> Tensor:
+    """(S, S) bool, BigBird's random part: the positions are cut into blocks of
+    ``block_size`` (the last may be shorter), and each query block may attend
+    ``num_random_blocks`` key blocks drawn without replacement (at most all of them), from
+    ``generator`` (a NumPy Generator; default: tinyattn's, seeded by ``manual_seed``)."""
+    s = _check_length("random_block_mask", seq_len, "seq_len")
+    size = _check_length("random_block_mask", block_size, "block_size")
+    if isinstance(num_random_blocks, bool) or not isinstance(num_random_blocks,
+                                                             (int, np.integer)) \
+            or num_random_blocks < 0:
+        raise ValueError(f"random_block_mask: num_random_blocks must be an int >= 0, got "
+                         f"{num_random_blocks!r}")
+    gen = generator if generator is not None else backend.default_generator("cpu")
+    nb = -(-s // size)
+    layout = np.zeros((nb, nb), dtype=bool)                  # (query block, key block)
+    for b in range(nb):
+        layout[b, gen.permutation(nb)[:min(int(num_random_blocks), nb)]] = True
+    keep = np.repeat(np.repeat(layout, size, axis=0), size, axis=1)[:s, :s]   # (S, S)
+    return Tensor._wrap(backend.to_device(keep, backend.normalize_device(device)))
+
+
+def global_tokens_mask(seq_len: int, global_tokens: Any, device: str = "cpu") -> Tensor:
+    """(S, S) bool, True in the rows and columns of ``global_tokens`` (positions, e.g. [0]
+    for a [CLS] token): a global token attends every position and every position attends it
+    (Longformer's global attention, BigBird's global tokens)."""
+    s = _check_length("global_tokens_mask", seq_len, "seq_len")
+    tokens = np.asarray(global_tokens, dtype=np.int64).reshape(-1)
+    if tokens.size and (tokens.min() < -s or tokens.max() >= s):
+        raise ValueError(f"global_tokens_mask: positions {tokens.tolist()} do not all lie in "
+                         f"0..{s - 1} (seq_len={s})")
+    is_global = np.zeros(s, dtype=bool)
+    is_global[tokens] = True
+    keep = is_global[:, None] | is_global[None, :]           # (S, 1) | (1, S) -> (S, S)
+    return Tensor._wrap(backend.to_device(keep, backend.normalize_device(device)))

@@ -24,6 +24,7 @@ import numpy as np
 from .. import backend
 from ..autograd import set_current_module
 from ..tensor import Tensor, normalize_dtype, tensor
+from ..precision import is_floating
 
 __all__ = ["Parameter", "Module", "ModuleList", "StateDictKeyError", "StateDictShapeError"]
 
@@ -312,7 +313,7 @@ class Module:
                 dtype = arg
         device = None if device is None else backend.normalize_device(device)
         dtype = normalize_dtype(dtype)
-        if dtype is not None and dtype.kind != "f":
+        if dtype is not None and not is_floating(dtype):
             raise TypeError(f"Module.to only accepts floating-point dtypes, got {dtype}; "
                             f"integer tensors (token ids) are converted one by one")
         for module in self.modules():
@@ -337,6 +338,9 @@ class Module:
 
     def half(self) -> "Module":
         return self.to(np.float16)
+
+    def bfloat16(self) -> "Module":
+        return self.to("bfloat16")
 
     # ---------------------------------------------------------------- state
     def _state_items(self) -> List[Tuple[str, Tensor]]:
@@ -417,7 +421,7 @@ def _is_device(value: Any) -> bool:
 def _moved(data: Any, device: Optional[str], dtype: Optional[np.dtype]) -> Any:
     if device is not None:
         data = backend.to_device(data, device)
-    if dtype is not None and data.dtype.kind == "f" and data.dtype != dtype:
+    if dtype is not None and is_floating(data.dtype) and data.dtype != dtype:
         data = data.astype(dtype)
     return data
 

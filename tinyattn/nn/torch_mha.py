@@ -33,6 +33,7 @@ from ..ops.attention import default_scale
 from ..tensor import Tensor, as_tensor
 from .layers import Linear, uniform_parameter
 from .module import Module, Parameter
+from ..precision import is_floating
 
 __all__ = ["MultiheadAttention"]
 
@@ -200,7 +201,7 @@ def _combined_mask(attn_mask: Any, key_padding_mask: Any, is_causal: bool, n: in
     for m in parts:
         if m.dtype == np.bool_:
             keep = ~m if keep is None else keep & ~m
-        elif m.dtype.kind == "f":
+        elif is_floating(m.dtype):
             m = m if m.dtype == like.dtype else m.to(like.dtype)
             bias = m if bias is None else bias + m
         else:

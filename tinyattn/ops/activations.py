@@ -20,6 +20,7 @@ from .layout import expand
 from .pointwise import _no_inplace, stable_sigmoid
 from .reduce import sum as _sum
 from .stats import norm
+from ..precision import is_floating
 
 __all__ = ["logsigmoid", "elu", "hardtanh", "softsign", "normalize", "cosine_similarity"]
 
@@ -117,7 +118,7 @@ def softsign(input: Tensor) -> Tensor:  # noqa: A002
 def _float(t: Any, op: str, name: str) -> Tensor:
     if not isinstance(t, Tensor):
         raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
-    if t.dtype.kind != "f":
+    if not is_floating(t.dtype):
         raise TypeError(f"{op}: {name} must be a floating-point tensor, got {t.dtype} (as "
                         f"PyTorch); convert with .float()")
     return t

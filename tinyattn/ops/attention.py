@@ -24,6 +24,7 @@ from .masking import mask_array
 from .matmul import _swap
 from .softmax import safe_row_max, stable_softmax
 from .tiled_attention import TiledAttention
+from ..precision import is_floating
 
 __all__ = ["scaled_dot_product_attention", "packed_self_attention", "causal_mask_array",
            "attention_mask_array", "attention_gradients", "default_scale"]
@@ -380,7 +381,7 @@ def _split_attn_mask(attn_mask: Any, q: Tensor, k: Tensor, op: str
     dtype = attn_mask.dtype if hasattr(attn_mask, "dtype") else np.asarray(attn_mask).dtype
     if dtype == np.bool_:
         return attn_mask, None
-    if np.dtype(dtype).kind != "f":
+    if not is_floating(np.dtype(dtype)):
         raise TypeError(f"{op}: attn_mask must be boolean (True = may attend) or floating "
                         f"(added to the scores), got dtype {dtype}; for a 0/1 mask pass "
                         f"mask.bool()")

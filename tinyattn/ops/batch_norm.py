@@ -14,6 +14,7 @@ from .. import backend
 from ..autograd import Function, no_grad
 from ..tensor import Tensor
 from .elementwise import convert, half_as_float32
+from ..precision import is_floating
 
 __all__ = ["batch_norm"]
 
@@ -75,7 +76,7 @@ def _check(x: Tensor, running_mean: Optional[Tensor], running_var: Optional[Tens
     if x.ndim < 2:
         raise ValueError(f"batch_norm: expected an input of shape (N, C) or (N, C, L), got "
                          f"shape {x.shape}; add a batch dimension with x.unsqueeze(0)")
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         raise TypeError(f"batch_norm: expected a floating-point input, got {x.dtype}; convert "
                         f"with .float()")
     if (running_mean is None) != (running_var is None):

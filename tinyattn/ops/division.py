@@ -20,6 +20,7 @@ from .. import backend
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 from .elementwise import _binary
+from ..precision import is_floating
 
 __all__ = ["remainder", "fmod", "floor_divide", "IntegerDivisionByZero"]
 
@@ -45,7 +46,7 @@ class Fmod(Function):
     def forward(self, a, b):
         xp = backend.get_array_module(a)
         with np.errstate(divide="ignore", invalid="ignore"):
-            quotient = xp.trunc(a / b) if a.dtype.kind == "f" else None
+            quotient = xp.trunc(a / b) if is_floating(a.dtype) else None
             self.save_for_backward(a.shape, b.shape, quotient)
             return xp.fmod(a, b)
 

@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
+from ..precision import is_floating
 
 __all__ = ["einsum"]
 
@@ -204,8 +205,8 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     if not operands or not all(isinstance(t, Tensor) for t in operands):
         raise TypeError("einsum: give one or more tensors after the equation")
     inputs, output = _parse(equation, [t.shape for t in operands])
-    floats = [t.dtype for t in operands if t.dtype.kind == "f"]
+    floats = [t.dtype for t in operands if is_floating(t.dtype)]
     if floats:                                  # integer operands join the float dtype
-        operands = tuple(t if t.dtype.kind == "f" else Tensor._wrap(t._data.astype(floats[0]))
+        operands = tuple(t if is_floating(t.dtype) else Tensor._wrap(t._data.astype(floats[0]))
                          for t in operands)
     return Einsum.apply(*operands, inputs=tuple(inputs), output=output)

@@ -17,6 +17,7 @@ from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 from .normal_cdf import exact_gelu_by_blocks, normal_cdf_and_pdf
 from .powers import pow_tensor
+from ..precision import is_floating
 
 __all__ = ["add", "sub", "mul", "div", "neg", "pow", "rpow", "exp", "log", "sqrt", "tanh", "relu",
            "gelu", "convert", "as_operand", "clone", "clamp", "half_as_float32"]
@@ -32,7 +33,7 @@ def as_operand(value: Any, like: Tensor) -> Tensor:
     if isinstance(value, Tensor):
         return value
     xp = backend.get_array_module(like._data)
-    if np.issubdtype(like.dtype, np.floating):
+    if is_floating(like.dtype):
         return Tensor._wrap(xp.array(value, dtype=like.dtype))
     if isinstance(value, float):
         return Tensor._wrap(xp.asarray(value, dtype=np.float32))
@@ -46,9 +47,9 @@ def _match_dtypes(a: Tensor, b: Tensor) -> Tuple[Tensor, Tensor]:
     """An integer tensor meeting a float one takes the float's dtype, so no float64 appears
     (NumPy would promote int64 with float32 to float64). Two float dtypes are left alone:
     Function.apply refuses that mix with an explanation."""
-    if a.dtype.kind == "f" and b.dtype.kind != "f":
+    if is_floating(a.dtype) and not is_floating(b.dtype):
         b = Tensor._wrap(b._data.astype(a.dtype))
-    elif b.dtype.kind == "f" and a.dtype.kind != "f":
+    elif is_floating(b.dtype) and not is_floating(a.dtype):
         a = Tensor._wrap(a._data.astype(b.dtype))
     return a, b
 
@@ -61,7 +62,7 @@ def _binary(fn: type, op: str, a: Any, b: Any) -> Tensor:
         b = as_operand(b, a)
     if a._data.dtype != b._data.dtype:    # the arrays' own dtypes: no property call per op
         a, b = _match_dtypes(a, b)
-    if fn is Div and a.dtype.kind != "f":   # 7 / 2 on integer tensors gives float32, as torch
+    if fn is Div and not is_floating(a.dtype):   # 7 / 2 on integer tensors gives float32, as torch
         a, b = Tensor._wrap(a._data.astype(np.float32)), Tensor._wrap(b._data.astype(np.float32))
     try:
         return fn.apply(a, b)
@@ -460,6 +461,6 @@ def convert(x: Tensor, device: Optional[str] = None, dtype: Any = None) -> Tenso
         dtype = None
     if device is None and dtype is None:
         return x
-    if dtype is not None and x.requires_grad and not np.issubdtype(dtype, np.floating):
+    if dtype is not None and x.requires_grad and not is_floating(np.dtype(dtype)):
         return Tensor._wrap(x._data.astype(dtype))  # to an integer type: leaves the graph
     return Convert.apply(x, device=device, dtype=dtype)

@@ -35,6 +35,7 @@ from .division import floor_divide, fmod, remainder
 from .elementwise import add, as_operand, clamp, convert, div, mul, neg, pow, sub
 from .masking import masked_fill
 from .shape import _index_to_arrays, torch_index_steps
+from ..precision import check_fits, is_floating
 
 __all__ = ["add_", "sub_", "mul_", "div_", "pow_", "neg_", "clamp_", "masked_fill_", "zero_",
            "fill_", "copy_", "uniform_", "normal_", "setitem", "remainder_", "fmod_",
@@ -154,7 +155,9 @@ def _in_place(target: Tensor, name: str, compute: Callable[[Tensor], Tensor],
     before._ctx, before._vc = target._ctx, target._version_counter()
     result = compute(before)
     _keep_original(result._ctx, before)
-    _write(target, result, name)
+    if result.dtype != target.dtype and is_floating(result.dtype) and is_floating(target.dtype):
+        result = convert(result, dtype=target.dtype)   # autocast promoted it (h16 += b32):
+    _write(target, result, name)                       # the graph records the cast back
     target._ctx, target._requires_grad = result._ctx, result.requires_grad
     if target._retains_grad and target._ctx is not None:
         target._ctx._retained = weakref.ref(target)
@@ -265,6 +268,7 @@ def zero_(x: Tensor) -> Tensor:
 
 
 def fill_(x: Tensor, value: Any) -> Tensor:
+    check_fits(value, x.dtype, "fill_")
     setitem(x, Ellipsis, value)
     return x
 
@@ -290,7 +294,7 @@ def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = Non
 
 
 def _fill_random(x: Tensor, draws: Any, name: str) -> Tensor:
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         raise TypeError(f"{name} fills floating-point tensors, got {x.dtype}")
     return _in_place(x, name, lambda t: Tensor._wrap(draws.astype(x.dtype, copy=False)))
 

@@ -12,6 +12,7 @@ from ..tensor import Tensor, as_tensor
 from .embedding import check_index_range
 from .reduce import sum as reduce_sum
 from .softmax import log_softmax, safe_row_max
+from ..precision import is_floating
 
 __all__ = ["cross_entropy"]
 
@@ -113,7 +114,7 @@ def cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor] = None,
         raise RuntimeError("cross_entropy: the class weights require grad, but the loss is not "
                            "differentiated with respect to them (PyTorch does not either); "
                            "pass weight.detach()")
-    if target.dtype.kind == "f" and target.shape == logits.shape:
+    if is_floating(target.dtype) and target.shape == logits.shape:
         return _probability_targets(logits, target, weight, reduction, label_smoothing)
     _check_class_target(logits, target)
     xp = backend.get_array_module(target._data)

@@ -5,8 +5,9 @@ Two conventions meet here, both PyTorch's:
 - attention masks (``scaled_dot_product_attention``, ``MultiHeadAttention``) mean True = "may
   attend / keep".
 Masks are always boolean. Filling with -inf through ``where`` (rather than adding -1e9) avoids
-overflow and NaN: -1e9 is not representable in float16 (max 65504), it overflows to -inf, and
-the additive mask's 0 * -inf then turns the kept scores into NaN.
+overflow and NaN: -1e9 is not representable in float16 (max 65504): ``masked_fill`` with it
+raises torch's overflow error, and an additive mask holding it overflows to -inf, whose
+0 * -inf then turns the kept scores into NaN.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function, unbroadcast
+from ..precision import check_fits
 from ..tensor import Tensor
 from .elementwise import _match_dtypes, as_operand
 
@@ -95,6 +97,7 @@ def masked_fill(x: Tensor, mask: Any, value: float) -> Tensor:
             raise ValueError(f"masked_fill: value must be a number or a one-element tensor, "
                              f"got a tensor of shape {value.shape}")
         value = value.item()
+    check_fits(value, x.dtype, "masked_fill")        # -1e9 in float16: torch's error
     return MaskedFill.apply(x, mask=mask.copy(), value=float(value))   # kept for backward
 
 

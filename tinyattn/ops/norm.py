@@ -10,6 +10,8 @@ from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
 from .elementwise import convert, half_as_float32
+from ..amp.dispatch import cast_args
+from ..precision import is_floating
 
 __all__ = ["layer_norm", "rms_norm"]
 
@@ -121,6 +123,7 @@ def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]],
                eps: float = 1e-5) -> Tensor:
     """PyTorch's ``F.layer_norm``: normalise over the trailing ``normalized_shape`` dims."""
     axes = _normalized_axes("layer_norm", x, normalized_shape, weight=weight, bias=bias)
+    x, weight, bias = cast_args("layer_norm", x, weight, bias)     # float32 in CUDA autocast
     affine = [half_as_float32(p) for p in (weight, bias) if p is not None]
     out = LayerNorm.apply(half_as_float32(x), *affine, axes=axes, eps=float(eps),
                           has_weight=weight is not None, has_bias=bias is not None)
@@ -170,7 +173,7 @@ def rms_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]],
     ``normalized_shape`` dims; ``eps=None`` means the machine epsilon of x's dtype
     (``torch.finfo(x.dtype).eps``: 1.19e-07 in float32, 2.2e-16 in float64)."""
     axes = _normalized_axes("rms_norm", x, normalized_shape, weight=weight)
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         raise TypeError(f"rms_norm: expected a floating-point input, got {x.dtype}; convert "
                         f"with .float()")
     if eps is None:

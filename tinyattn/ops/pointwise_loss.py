@@ -18,6 +18,7 @@ from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 from .elementwise import _match_dtypes, as_operand
 from .pointwise import stable_sigmoid
+from ..precision import is_floating
 
 __all__ = ["mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "legacy_reduction"]
@@ -193,7 +194,7 @@ def _regression(fn: type, op: str, input: Any, target: Any,  # noqa: A002
                       f"{input.shape}; they are broadcast, which is rarely what a loss "
                       f"wants (as PyTorch warns). Give them the same shape",
                       UserWarning, stacklevel=3)
-    if input.dtype.kind != "f":
+    if not is_floating(input.dtype):
         raise TypeError(f"{op}: input must be floating point, got {input.dtype}")
     if weight is None:
         return fn.apply(input, target, reduction=reduction)
@@ -247,7 +248,7 @@ def _constant(value: Optional[Tensor], name: str, op: str, like: Tensor) -> Any:
 
 def _probability_pair(input: Any, target: Any, op: str) -> Tuple[Tensor, Tensor]:  # noqa: A002
     if not (isinstance(input, Tensor) and isinstance(target, Tensor)) or \
-            input.dtype.kind != "f" or target.dtype.kind != "f":
+            not is_floating(input.dtype) or not is_floating(target.dtype):
         raise TypeError(f"{op}: input and target must be floating point (targets as 0.0/1.0 "
                         f"or probabilities), got {getattr(input, 'dtype', type(input).__name__)} "
                         f"and {getattr(target, 'dtype', type(target).__name__)}; use "

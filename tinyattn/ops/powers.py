@@ -10,6 +10,7 @@ import numpy as np
 from .. import backend
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
+from ..precision import is_floating
 
 __all__ = ["pow_tensor"]
 
@@ -48,9 +49,9 @@ def pow_tensor(x: Tensor, exponent: Tensor) -> Tensor:
             raise ValueError("pow: integer tensors to negative integer powers are not "
                              "allowed; use x.float() ** p")
         return Tensor._wrap(x._data ** exponent._data)        # no gradient for integers
-    if exponent.dtype.kind != "f":
+    if not is_floating(exponent.dtype):
         exponent = Tensor._wrap(exponent._data.astype(x.dtype))
-    elif x.dtype.kind != "f":
+    elif not is_floating(x.dtype):
         x = Tensor._wrap(x._data.astype(exponent.dtype))
     try:
         return PowTensor.apply(x, exponent)

@@ -19,6 +19,8 @@ from .masking import masked_fill
 from .matmul import matmul
 from .reduce import _single_axis
 from .shape import reshape
+from ..amp.dispatch import cast_args, composite as autocast_as
+from ..precision import is_floating
 
 __all__ = ["outer", "dot", "mv", "addmm", "lerp", "cumprod"]
 
@@ -96,7 +98,8 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:  # noqa: A002
         raise ValueError(f"dot: the vectors have different lengths ({input.shape[0]} and "
                          f"{tensor.shape[0]})")
     _check_same_dtype(input, tensor, "dot")
-    return matmul(input, tensor)
+    with autocast_as("dot"):             # torch's dot: float32 under CPU autocast
+        return matmul(input, tensor)
 
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:  # noqa: A002
@@ -109,7 +112,8 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:  # noqa: A002
         raise ValueError(f"mv: matrix {input.shape} and vector {vec.shape} do not line up "
                          f"(the matrix's columns must equal the vector's length)")
     _check_same_dtype(input, vec, "mv")
-    return matmul(input, vec)
+    with autocast_as("mv"):
+        return matmul(input, vec)
 
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,  # noqa: A002
@@ -130,6 +134,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,  # noqa
     except ValueError:
         raise ValueError(f"addmm: input of shape {input.shape} does not broadcast to the "
                          f"product's shape {shape}") from None
+    input, mat1, mat2 = cast_args("addmm", input, mat1, mat2)   # one op under autocast
     product = matmul(mat1, mat2)
     if alpha != 1:
         product = mul(product, alpha)
@@ -151,7 +156,7 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:  # noqa: A002
         raise TypeError(f"lerp: weight's dtype {weight.dtype} differs from input's "
                         f"{input.dtype}; convert it with .to(input.dtype)")
     _check_same_dtype(input, end, "lerp")
-    if input.dtype.kind != "f":
+    if not is_floating(input.dtype):
         raise TypeError(f"lerp: input and end must be floating point, got {input.dtype} (as "
                         f"PyTorch); convert them with .float()")
     return add(input, mul(weight, sub(end, input)))

@@ -15,6 +15,7 @@ from .. import backend
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 from .pointwise_loss import _pair, _reduce, _spread
+from ..precision import is_floating
 
 __all__ = ["smooth_l1_loss", "huber_loss", "kl_div"]
 
@@ -82,7 +83,7 @@ def _checked_pair(input: Any, target: Any, op: str, reductions: tuple,  # noqa: 
         raise ValueError(f"{op}: reduction must be one of {', '.join(map(repr, reductions))}, "
                          f"got {reduction!r}")
     input, target = _pair(input, target, op)
-    if input.dtype.kind != "f":
+    if not is_floating(input.dtype):
         raise TypeError(f"{op}: input must be floating point, got {input.dtype}")
     if input.shape != target.shape:
         try:

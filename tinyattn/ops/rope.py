@@ -16,6 +16,7 @@ from typing import Any, Tuple
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
+from ..precision import is_floating
 
 __all__ = ["rope", "rope_tables"]
 
@@ -74,7 +75,7 @@ def rope(x: Tensor, offset: int = 0, base: float = 10000.0) -> Tensor:
     if dim % 2 != 0:
         raise ValueError(f"rope: the last dim (d_k = {dim}) must be even, because RoPE rotates "
                          f"pairs of features; choose d_model / num_heads even")
-    if not x.dtype.kind == "f":
+    if not is_floating(x.dtype):
         raise TypeError(f"rope: x must be floating point, got dtype {x.dtype}")
     if int(offset) < 0:
         raise ValueError(f"rope: offset must be >= 0, got {offset}")

@@ -16,6 +16,7 @@ from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
 from .elementwise import _as_float
+from ..precision import finfo, is_floating
 
 __all__ = ["square", "reciprocal", "log1p", "expm1", "sign", "sgn", "floor", "ceil", "round",
            "trunc", "isnan", "isinf", "isfinite", "nan_to_num"]
@@ -132,7 +133,7 @@ def _sign(x: Any) -> Any:
     if x.dtype == np.bool_:
         return x.copy()
     out = xp.sign(x)
-    return xp.nan_to_num(out, nan=0.0) if out.dtype.kind == "f" else out
+    return xp.nan_to_num(out, nan=0.0) if is_floating(out.dtype) else out
 
 
 def sign(input: Tensor) -> Tensor:  # noqa: A002
@@ -218,7 +219,7 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: Optional[float] = None, 
     was finite and is 0 where a value was replaced. Integer tensors are copied."""
     if input.dtype.kind in "biu":
         return Tensor._wrap(input._data.copy())
-    info = np.finfo(input.dtype)
+    info = finfo(input.dtype)          # torch's fields; also knows bfloat16
     values = {"nan": nan, "posinf": info.max if posinf is None else posinf,
               "neginf": info.min if neginf is None else neginf}
     for name, value in values.items():

@@ -13,6 +13,7 @@ import numpy as np
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
+from ..precision import is_floating
 
 __all__ = ["reshape", "permute", "transpose", "swapaxes", "unsqueeze", "squeeze", "flatten",
            "getitem", "cat", "concat", "stack", "split", "chunk"]
@@ -286,11 +287,11 @@ def _floats_win(tensors: Sequence[Tensor]) -> List[Tensor]:
     """Integer and bool tensors joined with tensors of one floating dtype take that dtype,
     as in PyTorch (NumPy would make int64 with float32 float64). Two floating dtypes are
     left to the usual mixed-dtype error."""
-    floats = {t.dtype for t in tensors if t.dtype.kind == "f"}
-    if len(floats) != 1 or all(t.dtype.kind == "f" for t in tensors):
+    floats = {t.dtype for t in tensors if is_floating(t.dtype)}
+    if len(floats) != 1 or all(is_floating(t.dtype) for t in tensors):
         return list(tensors)
     (dtype,) = floats
-    return [t if t.dtype.kind == "f" else Tensor._wrap(t._data.astype(dtype)) for t in tensors]
+    return [t if is_floating(t.dtype) else Tensor._wrap(t._data.astype(dtype)) for t in tensors]
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:

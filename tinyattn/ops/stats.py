@@ -17,6 +17,8 @@ from ..autograd import Function
 from ..tensor import Tensor
 from .elementwise import _as_float, convert, half_as_float32
 from .reduce import Dim, _axes, _check_not_empty, _expand_back
+from ..amp.dispatch import cast_args
+from ..precision import is_floating
 
 __all__ = ["var", "std", "logsumexp", "norm"]
 
@@ -155,7 +157,7 @@ class Norm(Function):
 
 # ------------------------------------------------------------------ public functions
 def _float_input(x: Tensor, op: str) -> None:
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         raise TypeError(f"{op} works on floating-point tensors, got {x.dtype}; convert with "
                         f".float() first")
 
@@ -218,5 +220,6 @@ def norm(x: Tensor, p: Any = "fro", dim: Dim = None, keepdim: bool = False,
     axes = _axes(dim, x.ndim, "norm")
     if math.isinf(p):
         _check_not_empty(x, axes, f"norm with p={p}")
+    x, = cast_args("norm", x)                        # float32 in CUDA autocast
     out = Norm.apply(half_as_float32(x), p=float(p), axes=axes, keepdim=keepdim)
     return convert(out, dtype=x.dtype)          # float16 in, float16 out

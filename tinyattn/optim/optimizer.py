@@ -24,6 +24,7 @@ import numpy as np
 from .. import backend
 from ..autograd import enable_grad
 from ..tensor import Tensor
+from ..precision import is_floating
 
 __all__ = ["Optimizer", "ParamsT", "check_hyperparameter"]
 
@@ -262,6 +263,6 @@ def _to_param(value: Any, p: Tensor) -> Any:
     if not _is_array(value):
         return _to_python(copy.deepcopy(value))
     host = np.array(backend.to_host(value), copy=True)
-    if np.issubdtype(host.dtype, np.floating):
+    if is_floating(host.dtype):
         host = host.astype(p.dtype, copy=False)
     return backend.to_device(host, p.device)

@@ -7,6 +7,7 @@ is refused with a way around it, never ignored.
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 import sys
@@ -14,7 +15,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .. import backend, functional, serialization
+from .. import amp, backend, functional, serialization
+from .. import precision
+from ..precision import is_floating
 from ..gradcheck import gradcheck as _gradcheck
 from ..autograd import enable_grad, no_grad
 from ..factories import zeros
@@ -67,7 +70,7 @@ class dtype(str):  # noqa: N801 - PyTorch's name
 
     @property
     def is_floating_point(self) -> bool:
-        return np.dtype(str(self)).kind == "f"
+        return is_floating(np.dtype(str(self)))
 
     @property
     def is_complex(self) -> bool:
@@ -75,7 +78,7 @@ class dtype(str):  # noqa: N801 - PyTorch's name
 
     @property
     def is_signed(self) -> bool:
-        return np.dtype(str(self)).kind in "fi"
+        return np.dtype(str(self)).kind in "fi" or is_floating(np.dtype(str(self)))
 
     @property
     def itemsize(self) -> int:
@@ -89,7 +92,7 @@ _DTYPES = {name: dtype(np.dtype(value).name) for name, value in [
     ("float16", "float16"), ("half", "float16"), ("float32", "float32"), ("float", "float32"),
     ("float64", "float64"), ("double", "float64"), ("int8", "int8"), ("int16", "int16"),
     ("short", "int16"), ("int32", "int32"), ("int", "int32"), ("int64", "int64"),
-    ("long", "int64"), ("uint8", "uint8"), ("bool", "bool")]}
+    ("long", "int64"), ("uint8", "uint8"), ("bool", "bool"), ("bfloat16", "bfloat16")]}
 
 
 class Size(tuple):
@@ -274,8 +277,10 @@ _LEGACY = {name: _legacy(name, dtype_name) for name, dtype_name in [
 TORCH_EXTRAS = {
     "device": device,
     "Size": Size,
-    "finfo": np.finfo,          # .eps, .max, .min, .tiny of "float32" etc., as torch.finfo
-    "iinfo": np.iinfo,
+    "finfo": precision.finfo,   # torch.finfo's fields, bfloat16 too (tinyattn.finfo)
+    "iinfo": precision.iinfo,
+    "is_autocast_enabled": amp.is_autocast_enabled,
+    "get_autocast_dtype": lambda device_type: dtype(amp.get_autocast_dtype(device_type)),
     "get_default_dtype": get_default_dtype,
     "set_default_dtype": set_default_dtype,
     "set_num_threads": set_num_threads,
@@ -296,13 +301,26 @@ TORCH_EXTRAS = {
 
 AUTOGRAD_EXTRAS = {"gradcheck": gradcheck}
 
+# torch.amp, and the older spellings torch.cuda.amp / torch.cpu.amp (tinyattn.amp)
+def _amp_grad_scaler(device: str = "cuda", *args: Any, **kwargs: Any) -> Any:
+    """``torch.amp.GradScaler``: torch's default device is "cuda" (tinyattn's is "cpu"), so
+    a script that names none gets what torch gives it: disabled without CUDA."""
+    return amp.GradScaler(device, *args, **kwargs)
+
+
+AMP_EXTRAS = {"autocast": amp.autocast, "GradScaler": _amp_grad_scaler}
+CUDA_AMP_EXTRAS = {"autocast": amp.cuda_autocast,
+                   "GradScaler": functools.partial(amp.GradScaler, "cuda")}
+CPU_AMP_EXTRAS = {"autocast": amp.cpu_autocast,
+                  "GradScaler": functools.partial(amp.GradScaler, "cpu")}
+
 CUDA_EXTRAS = {
     "is_available": backend.cuda_is_available,
     "device_count": lambda: 1 if backend.cuda_is_available() else 0,
     "manual_seed": _cuda_manual_seed,
     "manual_seed_all": _cuda_manual_seed,
     "synchronize": lambda device=None: backend.synchronize("cuda"),
-    "is_bf16_supported": lambda *args, **kwargs: False,   # tinyattn has no bfloat16
+    "is_bf16_supported": lambda *args, **kwargs: False,   # CuPy has no bfloat16 arrays
 }
 
 ACCELERATOR_EXTRAS = {

@@ -38,6 +38,7 @@ _NN_HIDDEN = frozenset({
     "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding", "RotaryEmbedding", "ALiBi",
     "sinusoidal_table", "alibi_slopes", "GPTConfig", "GPT", "Block", "torch_compat",
     "NonFiniteLogitsError",
+    "random_block_mask", "global_tokens_mask", "LinformerSelfAttention", "RelativePositionBias",
 })
 
 _SCHEDULERS = frozenset({"WarmupCosineLR", "NoamLR"})
@@ -47,7 +48,6 @@ _TOP_REFUSED = {
     "jit": "tinyattn has no TorchScript; call the model itself",
     "Generator": "tinyattn's random functions take a NumPy generator: "
                  "generator=numpy.random.default_rng(seed)",
-    "bfloat16": "tinyattn has float16, float32 and float64",
     "set_printoptions": "tinyattn prints tensors with NumPy's formatting",
 }
 
@@ -55,7 +55,8 @@ MODULES: Dict[str, ModuleSpec] = {
     "torch": ModuleSpec("tinyattn", _TOP_HIDDEN, extras.TORCH_EXTRAS, _TOP_REFUSED),
     "torch.nn": ModuleSpec("tinyattn.nn", _NN_HIDDEN),
     "torch.nn.functional": ModuleSpec("tinyattn.functional",
-                                      frozenset({"masked_fill", "where", "rope"})),
+                                      frozenset({"masked_fill", "where", "rope",
+                                                 "local_attention", "performer_attention"})),
     "torch.nn.init": ModuleSpec("tinyattn.nn.init"),
     "torch.nn.utils": ModuleSpec("tinyattn.nn.utils"),
     "torch.nn.utils.rnn": ModuleSpec("tinyattn.nn.utils.rnn"),
@@ -78,6 +79,10 @@ MODULES: Dict[str, ModuleSpec] = {
     "torch.backends": ModuleSpec(None),
     "torch.backends.mps": ModuleSpec(None, extras=extras.MPS_EXTRAS),
     "torch.backends.cudnn": ModuleSpec(None, extras=extras.CUDNN_EXTRAS),
+    "torch.amp": ModuleSpec(None, extras=extras.AMP_EXTRAS),
+    "torch.cuda.amp": ModuleSpec(None, extras=extras.CUDA_AMP_EXTRAS),
+    "torch.cpu": ModuleSpec(None),
+    "torch.cpu.amp": ModuleSpec(None, extras=extras.CPU_AMP_EXTRAS),
 }
 
 # Packages built on real PyTorch: they cannot run on the shim, so importing one is refused.

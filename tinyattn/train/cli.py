@@ -74,10 +74,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"warm-up steps, default a fifth of --steps, at most 100 "
                         f"({default_warmup(d.steps)} for {d.steps} steps)")
     p.add_argument("--dropout", type=_probability, help=f"default {d.dropout}")
-    p.add_argument("--pos-encoding", choices=["learned", "sinusoidal", "rope", "alibi", "none"],
+    p.add_argument("--pos-encoding", choices=["learned", "sinusoidal", "rope", "alibi", "t5",
+                                                "none"],
                    help=f"default {d.pos_encoding}")
-    p.add_argument("--attn-impl", choices=["plain", "tiled"],
-                   help="tiled: memory-efficient attention (docs/tiled_attention.md)")
+    p.add_argument("--attn-impl", choices=["plain", "tiled", "local", "performer"],
+                   help="tiled: memory-efficient attention (docs/tiled_attention.md); local, "
+                        "performer: docs/long_sequences.md")
     p.add_argument("--block-size", type=_positive_int,
                    help=f"context length, --task chars only (the other tasks have a fixed "
                         f"length), default {DEFAULT_BLOCK_SIZE}, at most {MAX_CHARS_CONTEXT}")

@@ -23,7 +23,7 @@ RESUME_FIELDS = ("task", "d_model", "heads", "layers", "dropout", "pos_encoding"
                  "dtype", "block_size", "lr", "warmup", "batch_size", "seed")
 MAX_CHARS_CONTEXT = 2048
 DEFAULT_BLOCK_SIZE = 64           # the chars task's context when --block-size is not given
-_POS_ENCODINGS = ("learned", "sinusoidal", "rope", "alibi", "none")
+_POS_ENCODINGS = ("learned", "sinusoidal", "rope", "alibi", "t5", "none")
 
 
 class ConfigError(ValueError):
@@ -108,7 +108,7 @@ def finalize(config: TrainConfig) -> None:
     _real(config, "weight_decay", 0.0)
     _real(config, "dropout", 0.0, 1.0)
     _choice(config, "pos_encoding", _POS_ENCODINGS)
-    _choice(config, "attn_impl", ("plain", "tiled"))
+    _choice(config, "attn_impl", ("plain", "tiled", "local", "performer"))
     _choice(config, "dtype", ("float32", "float64"))
     if config.warmup is None:
         config.warmup = default_warmup(config.steps)
@@ -138,11 +138,12 @@ def _check_combination(config: TrainConfig) -> None:
     if config.pos_encoding == "rope" and (config.d_model // config.heads) % 2 != 0:
         raise ConfigError(f"--pos-encoding rope rotates pairs of features, so d_model / heads "
                           f"= {config.d_model // config.heads} must be even")
-    if config.attn_impl == "tiled" and config.dropout > 0:
-        raise ConfigError("--attn-impl tiled has no attention dropout; use --dropout 0 with it")
-    if config.attn_impl == "tiled" and config.pos_encoding == "alibi":
-        raise ConfigError("--pos-encoding alibi adds a bias to the scores, which only "
-                          "--attn-impl plain supports")
+    if config.attn_impl != "plain" and config.dropout > 0:
+        raise ConfigError(f"--attn-impl {config.attn_impl} has no attention dropout; use "
+                          f"--dropout 0 with it")
+    if config.attn_impl != "plain" and config.pos_encoding in ("alibi", "t5"):
+        raise ConfigError(f"--pos-encoding {config.pos_encoding} adds a bias to the scores, "
+                          f"which only --attn-impl plain supports")
 
 
 def estimate_memory(config: TrainConfig, vocab: int, context: int) -> Dict[str, int]:

@@ -28,6 +28,7 @@ _TITLES = {"learned": "learned positional embedding",
            "sinusoidal": "sinusoidal positional encoding",
            "rope": "RoPE: rotary position embedding (q and k rotated by position)",
            "alibi": "ALiBi: a distance bias added to each head's attention scores",
+           "t5": "T5 relative position bias: a learned score bias per head and distance bucket",
            "none": "no positional encoding"}
 
 
@@ -105,6 +106,17 @@ def _alibi(fig: Any, config: Any, length: int) -> None:
     _integer_ticks(left.xaxis, left.yaxis, right.xaxis)
 
 
+def _t5(fig: Any, model: nn.GPT, length: int) -> None:
+    bias = model.rel_bias(length, length).numpy()[0, :, -1, ::-1]       # (h, distance)
+    ax = fig.subplots()
+    for head in range(bias.shape[0]):
+        ax.plot(np.arange(length), bias[head], label=f"head {head}")
+    ax.set_xlabel("distance (query position - key position)")
+    ax.set_ylabel("learned bias added to the score")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+
+
 def _none(fig: Any) -> None:
     ax = fig.subplots()
     ax.set_axis_off()
@@ -128,6 +140,8 @@ def positional_figure(model: nn.GPT, length: int) -> Any:
         _rope(fig, config, length)
     elif kind == "alibi":
         _alibi(fig, config, length)
+    elif kind == "t5":
+        _t5(fig, model, length)
     else:
         _none(fig)
     fig.suptitle(f"{_TITLES[kind]} ({length} positions)")

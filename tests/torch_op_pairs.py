@@ -1,0 +1,206 @@
+"""tinyattn calls and their torch twins, one per op, with input specs: the table that
+tests/test_amp_autocast.py runs inside both frameworks' autocast and tests/test_half_precision.py
+runs in half precision. Importing it needs torch (the callers skip without it)."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+import tinyattn as ta
+import tinyattn.functional as F
+
+tF = torch.nn.functional
+
+# inputs: ("f", shape) float32, ("h", shape) in the autocast dtype, ("i", shape, high) int64,
+# ("m", shape) bool, ("p", shape) in (0, 1), ("pos", shape) positive float32
+OPS = {
+    "add": (lambda a, b: a + b, lambda a, b: a + b, [("f", (3, 4)), ("f", (4,))]),
+    "add_mixed": (lambda a, b: a + b, lambda a, b: a + b, [("h", (3, 4)), ("f", (4,))]),
+    "sub": (lambda a, b: a - b, lambda a, b: a - b, [("f", (3, 4)), ("h", (3, 4))]),
+    "mul": (lambda a, b: a * b, lambda a, b: a * b, [("h", (3, 4)), ("h", (3, 4))]),
+    "div": (lambda a, b: a / b, lambda a, b: a / b, [("f", (3, 4)), ("pos", (3, 4))]),
+    "neg": (lambda x: -x, lambda x: -x, [("h", (3,))]),
+    "pow": (lambda x: x ** 2, lambda x: x ** 2, [("h", (3,))]),
+    "pow_tensor": (lambda x, y: x ** y, lambda x, y: x ** y, [("pos", (3,)), ("h", (3,))]),
+    "exp": (ta.exp, torch.exp, [("h", (3,))]),
+    "log": (ta.log, torch.log, [("pos", (3,))]),
+    "log_half": (ta.log, torch.log, [("h", (3,))]),
+    "log2": (ta.log2, torch.log2, [("h", (3,))]),
+    "sqrt": (ta.sqrt, torch.sqrt, [("pos", (3,))]),
+    "tanh": (ta.tanh, torch.tanh, [("h", (3,))]),
+    "relu": (F.relu, tF.relu, [("h", (3,))]),
+    "gelu": (F.gelu, tF.gelu, [("f", (3,))]),
+    "clone": (ta.clone, torch.clone, [("h", (3,))]),
+    "clamp": (lambda x: x.clamp(-1, 1), lambda x: x.clamp(-1, 1), [("h", (3,))]),
+    "to": (lambda x: x.to("float64"), lambda x: x.to(torch.float64), [("h", (3,))]),
+    "reshape": (lambda x: x.reshape(6), lambda x: x.reshape(6), [("h", (2, 3))]),
+    "permute": (lambda x: x.permute(1, 0), lambda x: x.permute(1, 0), [("h", (2, 3))]),
+    "getitem": (lambda x: x[0], lambda x: x[0], [("h", (2, 3))]),
+    "cat": (lambda a, b: ta.cat([a, b]), lambda a, b: torch.cat([a, b]),
+            [("h", (2, 3)), ("f", (1, 3))]),
+    "stack": (lambda a, b: ta.stack([a, b]), lambda a, b: torch.stack([a, b]),
+              [("f", (3,)), ("h", (3,))]),
+    "expand": (lambda x: x.expand(2, 3), lambda x: x.expand(2, 3), [("h", (1, 3))]),
+    "repeat": (lambda x: x.repeat(2, 1), lambda x: x.repeat(2, 1), [("h", (1, 3))]),
+    "flip": (lambda x: x.flip(0), lambda x: x.flip(0), [("h", (3,))]),
+    "tril": (ta.tril, torch.tril, [("h", (3, 3))]),
+    "sigmoid": (ta.sigmoid, torch.sigmoid, [("h", (3,))]),
+    "abs": (ta.abs, torch.abs, [("h", (3,))]),
+    "rsqrt": (ta.rsqrt, torch.rsqrt, [("h", (3,))]),
+    "leaky_relu": (F.leaky_relu, tF.leaky_relu, [("h", (3,))]),
+    "silu": (F.silu, tF.silu, [("h", (3,))]),
+    "softplus": (F.softplus, tF.softplus, [("h", (3,))]),
+    "sum": (lambda x: x.sum(), lambda x: x.sum(), [("h", (3, 4))]),
+    "mean": (lambda x: x.mean(), lambda x: x.mean(), [("h", (3, 4))]),
+    "amax": (lambda x: x.amax(0), lambda x: x.amax(0), [("h", (3, 4))]),
+    "amin": (lambda x: x.amin(0), lambda x: x.amin(0), [("h", (3, 4))]),
+    "prod": (lambda x: x.prod(), lambda x: x.prod(), [("h", (3,))]),
+    "prod_f32": (lambda x: x.prod(), lambda x: x.prod(), [("f", (3,))]),
+    "cumsum": (lambda x: x.cumsum(0), lambda x: x.cumsum(0), [("h", (3,))]),
+    "cumprod": (lambda x: x.cumprod(0), lambda x: x.cumprod(0), [("h", (3,))]),
+    "var": (lambda x: x.var(), lambda x: x.var(), [("h", (3, 4))]),
+    "std": (lambda x: x.std(), lambda x: x.std(), [("h", (3, 4))]),
+    "logsumexp": (lambda x: ta.logsumexp(x, 0), lambda x: torch.logsumexp(x, 0),
+                  [("h", (3,))]),
+    "norm": (lambda x: x.norm(), lambda x: x.norm(), [("h", (3,))]),
+    "logsigmoid": (F.logsigmoid, tF.logsigmoid, [("h", (3,))]),
+    "elu": (F.elu, tF.elu, [("h", (3,))]),
+    "hardtanh": (F.hardtanh, tF.hardtanh, [("h", (3,))]),
+    "softsign": (F.softsign, tF.softsign, [("h", (3,))]),
+    "masked_fill": (lambda x, m: x.masked_fill(m, 0.5), lambda x, m: x.masked_fill(m, 0.5),
+                    [("h", (3,)), ("m", (3,))]),
+    "where": (lambda m, a, b: ta.where(m, a, b), lambda m, a, b: torch.where(m, a, b),
+              [("m", (3,)), ("h", (3,)), ("f", (3,))]),
+    "matmul": (ta.matmul, torch.matmul, [("f", (2, 3)), ("f", (3, 4))]),
+    "matmul_f64": (ta.matmul, torch.matmul, [("d", (2, 3)), ("d", (3, 4))]),
+    "mm": (ta.mm, torch.mm, [("f", (2, 3)), ("h", (3, 4))]),
+    "bmm": (ta.bmm, torch.bmm, [("f", (2, 2, 3)), ("f", (2, 3, 4))]),
+    "addmm": (ta.addmm, torch.addmm, [("f", (4,)), ("f", (2, 3)), ("f", (3, 4))]),
+    "linear": (F.linear, tF.linear, [("f", (2, 3)), ("f", (4, 3)), ("f", (4,))]),
+    "linear_no_bias": (F.linear, tF.linear, [("f", (2, 3)), ("f", (4, 3))]),
+    "einsum": (lambda a, b: ta.einsum("ij,jk->ik", a, b),
+               lambda a, b: torch.einsum("ij,jk->ik", a, b), [("f", (2, 3)), ("f", (3, 4))]),
+    "dot": (ta.dot, torch.dot, [("f", (3,)), ("f", (3,))]),
+    "mv": (ta.mv, torch.mv, [("f", (2, 3)), ("f", (3,))]),
+    "outer": (ta.outer, torch.outer, [("f", (2,)), ("f", (3,))]),
+    "softmax": (lambda x: F.softmax(x, -1), lambda x: tF.softmax(x, -1), [("h", (2, 3))]),
+    "log_softmax": (lambda x: F.log_softmax(x, -1), lambda x: tF.log_softmax(x, -1),
+                    [("h", (2, 3))]),
+    "layer_norm": (lambda x, w, b: F.layer_norm(x, (3,), w, b),
+                   lambda x, w, b: tF.layer_norm(x, (3,), w, b),
+                   [("h", (2, 3)), ("f", (3,)), ("f", (3,))]),
+    "layer_norm_f32": (lambda x, w, b: F.layer_norm(x, (3,), w, b),
+                       lambda x, w, b: tF.layer_norm(x, (3,), w, b),
+                       [("f", (2, 3)), ("f", (3,)), ("f", (3,))]),
+    "rms_norm": (lambda x, w: F.rms_norm(x, (3,), w), lambda x, w: tF.rms_norm(x, (3,), w),
+                 [("h", (2, 3)), ("f", (3,))]),
+    "batch_norm": (lambda x, m, v: F.batch_norm(x, m, v), lambda x, m, v: tF.batch_norm(x, m, v),
+                   [("h", (4, 3)), ("r", (3,)), ("rpos", (3,))]),
+    "embedding": (F.embedding, tF.embedding, [("i", (2, 3), 5), ("f", (5, 4))]),
+    "cross_entropy": (F.cross_entropy, tF.cross_entropy, [("h", (4, 5)), ("i", (4,), 5)]),
+    "nll_loss": (F.nll_loss, tF.nll_loss, [("h", (4, 5)), ("i", (4,), 5)]),
+    "mse_loss": (F.mse_loss, tF.mse_loss, [("h", (4,)), ("h", (4,))]),
+    "l1_loss": (F.l1_loss, tF.l1_loss, [("h", (4,)), ("h", (4,))]),
+    "smooth_l1_loss": (F.smooth_l1_loss, tF.smooth_l1_loss, [("h", (4,)), ("h", (4,))]),
+    "huber_loss": (F.huber_loss, tF.huber_loss, [("h", (4,)), ("h", (4,))]),
+    "kl_div": (lambda a, b: F.kl_div(a, b, reduction="batchmean"),
+               lambda a, b: tF.kl_div(a, b, reduction="batchmean"),
+               [("h", (2, 3)), ("p", (2, 3))]),
+    "bce_with_logits": (F.binary_cross_entropy_with_logits,
+                        tF.binary_cross_entropy_with_logits, [("h", (4,)), ("p", (4,))]),
+    "bce": (F.binary_cross_entropy, tF.binary_cross_entropy, [("hp", (4,)), ("p", (4,))]),
+    "sdpa": (F.scaled_dot_product_attention, tF.scaled_dot_product_attention,
+             [("f", (1, 2, 3, 4)), ("f", (1, 2, 3, 4)), ("f", (1, 2, 3, 4))]),
+    "sdpa_causal": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+                    lambda q, k, v: tF.scaled_dot_product_attention(q, k, v, is_causal=True),
+                    [("f", (1, 3, 4)), ("h", (1, 3, 4)), ("f", (1, 3, 4))]),
+    "dropout": (lambda x: F.dropout(x, 0.5), lambda x: tF.dropout(x, 0.5), [("h", (3,))]),
+    "maximum": (ta.maximum, torch.maximum, [("h", (3,)), ("h", (3,))]),
+    "minimum": (ta.minimum, torch.minimum, [("h", (3,)), ("h", (3,))]),
+    "gather": (lambda x, i: ta.gather(x, 1, i), lambda x, i: torch.gather(x, 1, i),
+               [("h", (2, 3)), ("i", (2, 2), 3)]),
+    "scatter": (lambda x, i, s: ta.scatter(x, 0, i, s), lambda x, i, s: torch.scatter(x, 0, i, s),
+                [("h", (3, 4)), ("distinct", (2, 4), 3), ("h", (2, 4))]),
+    "scatter_add": (lambda x, i, s: ta.scatter_add(x, 0, i, s),
+                    lambda x, i, s: torch.scatter_add(x, 0, i, s),
+                    [("h", (3, 4)), ("i", (2, 4), 3), ("h", (2, 4))]),
+    "index_add": (lambda x, i, s: ta.index_add(x, 0, i, s),
+                  lambda x, i, s: torch.index_add(x, 0, i, s),
+                  [("h", (3, 4)), ("i", (2,), 3), ("h", (2, 4))]),
+    "pad": (lambda x: F.pad(x, (1, 1)), lambda x: tF.pad(x, (1, 1)), [("h", (2, 3))]),
+    "roll": (lambda x: ta.roll(x, 1, 0), lambda x: torch.roll(x, 1, 0), [("h", (3,))]),
+    "diagonal": (ta.diagonal, torch.diagonal, [("h", (3, 3))]),
+    "diag": (lambda v: ta.diag(v, -1), lambda v: torch.diag(v, -1), [("h", (3,))]),
+    "repeat_interleave": (lambda x: x.repeat_interleave(2), lambda x: x.repeat_interleave(2),
+                          [("h", (3,))]),
+    "remainder": (lambda a, b: a % b, lambda a, b: a % b, [("h", (3,)), ("pos", (3,))]),
+    "fmod": (ta.fmod, torch.fmod, [("h", (3,)), ("h", (3,))]),
+    "floor_divide": (ta.floor_divide, torch.floor_divide, [("h", (3,)), ("hpos", (3,))]),
+    "square": (ta.square, torch.square, [("h", (3,))]),
+    "reciprocal": (ta.reciprocal, torch.reciprocal, [("h", (3,))]),
+    "log1p": (ta.log1p, torch.log1p, [("hp", (3,))]),
+    "expm1": (ta.expm1, torch.expm1, [("h", (3,))]),
+    "floor": (ta.floor, torch.floor, [("h", (3,))]),
+    "nan_to_num": (ta.nan_to_num, torch.nan_to_num, [("h", (3,))]),
+    "sin": (ta.sin, torch.sin, [("h", (3,))]),
+    "cos": (ta.cos, torch.cos, [("h", (3,))]),
+    "lerp": (lambda a, b: ta.lerp(a, b, 0.3), lambda a, b: torch.lerp(a, b, 0.3),
+             [("h", (3,)), ("h", (3,))]),
+    "normalize": (F.normalize, tF.normalize, [("h", (2, 3))]),
+    "cosine_similarity": (F.cosine_similarity, tF.cosine_similarity,
+                          [("h", (2, 3)), ("h", (2, 3))]),
+    "setitem": (lambda x, v: _setitem(x, v), lambda x, v: _setitem(x, v),
+                [("h", (3,)), ("f", ())]),
+}
+
+
+def _setitem(x, v):
+    y = x * 1
+    y[0] = v
+    return y
+
+
+def _arrays(spec, rng):
+    out = []
+    for item in spec:
+        kind, shape = item[0], item[1]
+        if kind == "i":
+            out.append(("i", rng.integers(0, item[2], size=shape)))
+        elif kind == "distinct":         # distinct rows in each column
+            columns = [rng.permutation(item[2])[:shape[0]] for _ in range(shape[1])]
+            out.append(("i", np.stack(columns, axis=1)))
+        elif kind == "m":
+            out.append(("m", rng.random(shape) > 0.5))
+        elif kind in ("p", "hp"):
+            out.append((kind[0], rng.uniform(0.1, 0.9, size=shape).astype(np.float32)))
+        elif kind in ("pos", "hpos", "rpos"):
+            out.append((kind[0] if kind != "rpos" else "r",
+                        rng.uniform(0.5, 2.0, size=shape).astype(np.float32)))
+        else:
+            out.append((kind, rng.standard_normal(shape).astype(np.float32)))
+    return out
+
+
+def inputs_for(spec, low_name, all_half=False):
+    """The same numbers as tinyattn and torch tensors; "h" inputs in the autocast dtype
+    (``all_half``: every floating input)."""
+    ours, theirs = [], []
+    for (kind, array), item in zip(_arrays(spec, np.random.default_rng(0)), spec):
+        t = torch.tensor(array)
+        x = ta.tensor(array)
+        if item[0] in ("h", "hp", "hpos") or (all_half and kind not in ("i", "m")):
+            t, x = t.to(getattr(torch, low_name)), x.to(low_name)
+        elif item[0] == "d":
+            t, x = t.double(), x.double()
+        if kind not in ("i", "m", "r"):   # "r": running statistics, no gradient
+            t.requires_grad_(True)
+            x.requires_grad_(True)
+        ours.append(x)
+        theirs.append(t)
+    return ours, theirs
+
+
+def dtype_name(dtype):
+    return str(dtype).replace("torch.", "")
+
+

@@ -1,0 +1,127 @@
+"""Floating dtypes narrower than float32: float16 (NumPy's own) and bfloat16 (``ml-dtypes``).
+
+bfloat16 is the top half of a float32: 8 exponent bits (float32's range, up to 3.4e38) and 7
+mantissa bits (about 2 to 3 significant digits). float16 has 5 exponent bits (max 65504,
+smallest normal 6.1e-5) and 10 mantissa bits. NumPy has float16; bfloat16 comes from the
+``ml-dtypes`` package (maintained by the JAX team), which registers it as a NumPy dtype with
+casts and ufuncs. Its dtype has ``kind == "V"``, not ``"f"``, so tinyattn asks
+``is_floating(dtype)`` instead of ``dtype.kind == "f"``.
+
+PyTorch's CPU kernels compute a half-precision op in float32 and round the result once
+(reductions and matmuls accumulate in float32). tinyattn does the same for every op: see
+``tinyattn.amp.dispatch`` (docs/precision_memory_time.md#half-precision-dtypes).
+
+``finfo`` and ``iinfo`` answer with torch's fields (``bits``, ``eps``, ``max``, ``min``,
+``tiny``, ``smallest_normal``, ``resolution``, ``dtype``).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, List, Optional
+
+import ml_dtypes
+import numpy as np
+
+__all__ = ["BFLOAT16", "FLOAT16", "LOW_PRECISION", "is_floating", "is_low_precision",
+           "finfo", "iinfo", "on_low_precision", "note_dtype", "check_fits"]
+
+BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+FLOAT16 = np.dtype(np.float16)
+LOW_PRECISION = (FLOAT16, BFLOAT16)
+
+_listeners: List[Callable[[], None]] = []   # called once, when a half dtype is first seen
+_seen_low_precision = False
+
+
+def is_floating(dtype: Any) -> bool:
+    """True for float16, bfloat16, float32, float64 (bfloat16's NumPy kind is "V")."""
+    return dtype.kind == "f" or dtype == BFLOAT16
+
+
+def is_low_precision(dtype: Any) -> bool:
+    return dtype == FLOAT16 or dtype == BFLOAT16
+
+
+def on_low_precision(callback: Callable[[], None]) -> None:
+    """Call ``callback()`` the first time a float16/bfloat16 dtype is used (at once if one
+    was already). tinyattn.amp uses it to switch on float32 compute for half dtypes only in
+    programs that have half tensors, so a float32 program pays nothing for it."""
+    _listeners.append(callback)
+    if _seen_low_precision:
+        callback()
+
+
+def note_dtype(dtype: Optional[np.dtype]) -> None:
+    """Tell the listeners when ``dtype`` is a half dtype (the first time only)."""
+    global _seen_low_precision
+    if _seen_low_precision or dtype is None or not is_low_precision(dtype):
+        return
+    _seen_low_precision = True
+    for callback in _listeners:
+        callback()
+
+
+_C10_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+              "float64": "double"}
+
+
+def check_fits(value: Any, dtype: np.dtype, op: str) -> None:
+    """Raise torch's overflow error when the finite number ``value`` is beyond ``dtype``'s
+    largest finite value (masked_fill(mask, -1e9) on float16, whose range ends at 65504),
+    instead of writing inf silently. Infinities and NaN pass, as in torch."""
+    if not is_floating(dtype) or isinstance(value, bool) or not isinstance(
+            value, (int, float, np.number)):
+        return
+    value = float(value)
+    limit = float(ml_dtypes.finfo(dtype).max)
+    if np.isfinite(value) and abs(value) > limit:
+        name = _dtype_name(dtype)
+        raise RuntimeError(
+            f"value cannot be converted to type {_C10_NAMES.get(name, name)} without overflow: "
+            f"{op} got {value:g}, but {name} holds numbers up to +-{limit:g}. To mask "
+            f"scores use float('-inf') (softmax gives those 0) or "
+            f"tinyattn.finfo(x.dtype).min, or compute in float32 (x.float())")
+
+
+def _dtype_name(dtype: np.dtype) -> str:
+    return str(dtype)
+
+
+class finfo:  # noqa: N801 - PyTorch's name
+    """Machine limits of a floating dtype, with ``torch.finfo``'s fields."""
+
+    def __init__(self, dtype: Any = None):
+        from .tensor import normalize_dtype  # noqa: PLC0415 - tensor imports this module
+        want = normalize_dtype(dtype) if dtype is not None else np.dtype(np.float32)
+        if not is_floating(want):
+            raise TypeError(f"finfo takes a floating dtype (float16, bfloat16, float32, "
+                            f"float64), got {want}; use iinfo for integer dtypes")
+        info = ml_dtypes.finfo(want)
+        self.bits = int(info.bits)
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = 10.0 ** -int(np.floor(-np.log10(self.eps)))   # as torch's
+        self.dtype = _dtype_name(want)
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+                f"tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:  # noqa: N801 - PyTorch's name
+    """Limits of an integer dtype, with ``torch.iinfo``'s fields (bool is refused, as torch)."""
+
+    def __init__(self, dtype: Any):
+        from .tensor import normalize_dtype  # noqa: PLC0415
+        want = normalize_dtype(dtype)
+        if want is None or want.kind not in "iu":
+            raise TypeError(f"iinfo takes an integer dtype (uint8, int8, ..., int64), got "
+                            f"{want}; use finfo for floating dtypes")
+        info = np.iinfo(want)
+        self.bits, self.max, self.min = int(info.bits), int(info.max), int(info.min)
+        self.dtype = _dtype_name(want)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
