@@ -30,7 +30,8 @@ LAYERS: Dict[str, str] = {
     "backend": "backend", "strict_device": "backend", "atomic": "backend",
     "console": "backend",
     # tensor and autograd
-    "tensor": "tensor", "autograd": "tensor", "factories": "tensor",
+    "tensor": "tensor", "autograd": "tensor", "factories": "tensor", "precision": "tensor",
+    "amp": "tensor",          # autocast: a dispatch mode of Function.apply, GradScaler
     # ops: one Function per op, and the torch.nn.functional names over them
     "ops": "ops", "functional": "ops",
     # checking: gradcheck and the op table that drives it
