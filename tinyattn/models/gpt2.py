@@ -1,5 +1,10 @@
 """GPT-2 checkpoints in the Hugging Face layout <-> tinyattn's ``GPT`` (docs/pretrained.md#gpt-2).
 
+``nn.GPT.from_pretrained`` and ``save_pretrained`` call ``load_gpt2`` and ``save_gpt2``:
+this module registers them with ``nn.gpt.register_checkpoint_format`` when tinyattn.models is
+imported (``import tinyattn`` does), so nn, below models, knows no file format
+(docs/architecture.md).
+
 A folder holds ``config.json`` and ``model.safetensors`` (or shards listed in
 ``model.safetensors.index.json``). Loading is a name map plus a list of weights to transpose,
 as in nanoGPT's ``GPT.from_pretrained``; the whole map is ``LAYER_NAMES`` and ``TOP_NAMES``:
@@ -18,7 +23,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any, Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
@@ -27,12 +32,10 @@ from ..io import (PretrainedError, load_weights, read_json,
                   resolve_pretrained, save_safetensors)
 from ..serialization import atomic_write
 from ..tensor import normalize_dtype
-from .layers import skip_init
-from .module import Parameter
+from ..nn.gpt import GPT, GPTConfig, register_checkpoint_format
+from ..nn.layers import skip_init
+from ..nn.module import Parameter
 from ..precision import is_floating
-
-if TYPE_CHECKING:
-    from .gpt import GPT, GPTConfig
 
 __all__ = ["LAYER_NAMES", "TOP_NAMES", "load_gpt2", "save_gpt2", "gpt2_state", "hf_state",
            "to_hf_names", "config_from_hf", "config_to_hf"]
@@ -80,9 +83,8 @@ def _table(n_layer: int) -> List[Tuple[str, Tuple[str, ...], bool]]:
 
 # ---------------------------------------------------------------------------- config
 def config_from_hf(hf: Dict[str, Any], dropout: float = 0.0,
-                   source: str = "config.json") -> "GPTConfig":
+                   source: str = "config.json") -> GPTConfig:
     """A ``GPTConfig`` from a GPT-2 ``config.json`` (refusing what tinyattn's GPT lacks)."""
-    from .gpt import GPTConfig  # noqa: PLC0415 - gpt.py imports this module
 
     if hf.get("model_type", "gpt2") != "gpt2":
         raise PretrainedError(f"{source}: model_type is {hf.get('model_type')!r}; "
@@ -110,7 +112,7 @@ def config_from_hf(hf: Dict[str, Any], dropout: float = 0.0,
         raise PretrainedError(f"{source}: {err}") from None
 
 
-def config_to_hf(config: "GPTConfig") -> Dict[str, Any]:
+def config_to_hf(config: GPTConfig) -> Dict[str, Any]:
     """The ``config.json`` of ``transformers.GPT2LMHeadModel`` for this ``GPTConfig``."""
     differences = {name: getattr(config, name) for name, gpt2 in (
         ("pos_encoding", "learned"), ("bias", True), ("norm", "layernorm"),
@@ -135,7 +137,7 @@ def config_to_hf(config: "GPTConfig") -> Dict[str, Any]:
 
 # ---------------------------------------------------------------------------- loading
 def load_gpt2(cls: type, name_or_path: Any, dtype: Any = "float32",
-              dropout: float = 0.0) -> "GPT":
+              dropout: float = 0.0) -> GPT:
     """``GPT.from_pretrained``: build the model from config.json, point its parameters at the
     checkpoint's arrays (converted to ``dtype``), return it in eval mode."""
     want = normalize_dtype(dtype)
@@ -173,7 +175,7 @@ def setattr_path(model: Any, dotted: str, value: Any) -> None:
     setattr(model, last, value)
 
 
-def gpt2_state(weights: Dict[str, np.ndarray], config: "GPTConfig",
+def gpt2_state(weights: Dict[str, np.ndarray], config: GPTConfig,
                source: str = "the checkpoint") -> Dict[str, np.ndarray]:
     """Hugging Face GPT-2 arrays -> tinyattn names, transposed and split as ``_table`` says
     (views, no copies). Checks that every weight is there and nothing is left over."""
@@ -217,13 +219,13 @@ def _read_weights(folder: str) -> Dict[str, np.ndarray]:
 
 
 # ---------------------------------------------------------------------------- saving
-def hf_state(model: "GPT") -> Dict[str, np.ndarray]:
+def hf_state(model: GPT) -> Dict[str, np.ndarray]:
     """The model's parameters under Hugging Face GPT-2 names, as host arrays."""
     params = {name: backend.to_host(p._data) for name, p in model.named_parameters()}
     return to_hf_names(params, model.config)
 
 
-def to_hf_names(arrays: Dict[str, np.ndarray], config: "GPTConfig") -> Dict[str, np.ndarray]:
+def to_hf_names(arrays: Dict[str, np.ndarray], config: GPTConfig) -> Dict[str, np.ndarray]:
     """tinyattn-named arrays (parameters, or their gradients) -> Hugging Face GPT-2 names:
     the table read backwards (q/k/v packed back into c_attn, Conv1D weights transposed)."""
     state: Dict[str, np.ndarray] = {}
@@ -236,7 +238,7 @@ def to_hf_names(arrays: Dict[str, np.ndarray], config: "GPTConfig") -> Dict[str,
     return state
 
 
-def save_gpt2(model: "GPT", folder: str) -> None:
+def save_gpt2(model: GPT, folder: str) -> None:
     """``GPT.save_pretrained``: config.json and model.safetensors with Hugging Face names."""
     config = config_to_hf(model.config)
     os.makedirs(folder, exist_ok=True)
@@ -246,3 +248,5 @@ def save_gpt2(model: "GPT", folder: str) -> None:
     save_safetensors(hf_state(model), os.path.join(folder, "model.safetensors"),
                      metadata={"format": "pt"})
 
+
+register_checkpoint_format(load_gpt2, save_gpt2)
