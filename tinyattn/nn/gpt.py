@@ -25,7 +25,9 @@ from typing import Any, List, Optional, Tuple, Union
 import numpy as np
 
 from .. import functional as F
+from ..autograd import is_grad_enabled
 from ..tensor import Tensor, as_tensor
+from ..utils.checkpoint import checkpoint
 from . import generation, gpt2_checkpoint
 from .attention import KVCache, MultiHeadAttention
 from .layers import (Dropout, Embedding, FeedForward, LayerNorm, Linear, RMSNorm,
@@ -55,6 +57,8 @@ class GPTConfig:
     mlp: "feedforward" (linear, ``activation``, linear) or "swiglu" (Llama's gated MLP; its
     hidden width ``d_ff`` defaults to int(8 d_model / 3) rounded up to a multiple of 8).
     n_kv_head: key/value heads for grouped-query attention (None: n_head; 1: multi-query).
+    gradient_checkpointing: in training mode, keep only each block's input and recompute the
+    block in the backward (tinyattn.utils.checkpoint; docs/precision_memory_time.md).
     """
 
     vocab_size: int = 65
@@ -75,6 +79,7 @@ class GPTConfig:
     norm_eps: float = 1e-5
     mlp: str = "feedforward"
     n_kv_head: Optional[int] = None      # default n_head
+    gradient_checkpointing: bool = False  # recompute each block in backward (less memory)
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "d_model",
@@ -276,9 +281,14 @@ class GPT(Module):
         if self.alibi is not None:                           # (h, S, offset + S)
             bias = self.alibi(seq_len, offset + seq_len, dtype=x.dtype, device=x.device)
         weights = []
+        recompute = (self.config.gradient_checkpointing and self.training and kv_caches is None
+                     and not return_attention and is_grad_enabled())
         for i, block in enumerate(self.blocks):
-            cache = None if kv_caches is None else kv_caches[i]
-            x, w = block(x, attn_bias=bias, kv_cache=cache, need_weights=return_attention)
+            if recompute:                   # the block's activations are rebuilt in backward
+                x, w = checkpoint(block, x, bias, use_reentrant=False)
+            else:
+                cache = None if kv_caches is None else kv_caches[i]
+                x, w = block(x, attn_bias=bias, kv_cache=cache, need_weights=return_attention)
             weights.append(w)
         return x, weights
 
