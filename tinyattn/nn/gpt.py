@@ -58,7 +58,8 @@ class GPTConfig:
     hidden width ``d_ff`` defaults to int(8 d_model / 3) rounded up to a multiple of 8).
     n_kv_head: key/value heads for grouped-query attention (None: n_head; 1: multi-query).
     gradient_checkpointing: in training mode, keep only each block's input and recompute the
-    block in the backward (tinyattn.utils.checkpoint; docs/precision_memory_time.md).
+    block in the backward (all blocks but the last, whose activations the backward needs at
+    once; tinyattn.utils.checkpoint; docs/precision_memory_time.md).
     """
 
     vocab_size: int = 65
@@ -283,8 +284,11 @@ class GPT(Module):
         weights = []
         recompute = (self.config.gradient_checkpointing and self.training and kv_caches is None
                      and not return_attention and is_grad_enabled())
+        last = len(self.blocks) - 1
         for i, block in enumerate(self.blocks):
-            if recompute:                   # the block's activations are rebuilt in backward
+            # The last block's activations are used at once by the backward: recomputing them
+            # would only cost time (torch's checkpoint_sequential leaves its last segment too).
+            if recompute and i < last:      # the block's activations are rebuilt in backward
                 x, w = checkpoint(block, x, bias, use_reentrant=False)
             else:
                 cache = None if kv_caches is None else kv_caches[i]
