@@ -6,12 +6,14 @@
 One step = forward, loss, backward (the optimizer step is the same with or without, so it is
 left out). Peak memory is tracemalloc's (NumPy reports its arrays to it): the most bytes
 allocated at once during the step, counted from just before it, so the parameters themselves
-are not in it but their gradients are. Time is the best of several steps, without tracemalloc.
+are not in it but their gradients are. Time is the median of several steps, without tracemalloc, the two models' steps
+alternating.
 Results: docs/precision_memory_time.md#gradient-checkpointing.
 """
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 import tracemalloc
 from typing import Dict, List
@@ -51,21 +53,25 @@ def peak_bytes(model: nn.GPT, idx: ta.Tensor) -> int:
     return peak
 
 
-def best_time(model: nn.GPT, idx: ta.Tensor, repeats: int) -> float:
-    step(model, idx)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
+def median_times(models: List[nn.GPT], idx: ta.Tensor, repeats: int) -> List[float]:
+    """The median step time of each model, the models' steps alternating (so a change in the
+    machine's load hits them alike)."""
+    for model in models:
         step(model, idx)
-        times.append(time.perf_counter() - start)
-    return min(times)
+    times: List[List[float]] = [[] for _ in models]
+    for _ in range(repeats):
+        for model, values in zip(models, times):
+            start = time.perf_counter()
+            step(model, idx)
+            values.append(time.perf_counter() - start)
+    return [statistics.median(values) for values in times]
 
 
 def main(argv: List[str] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", action="store_true", help="a small model, seconds")
     parser.add_argument("--layers", type=int, default=8)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args(argv)
     if args.tiny:
         size = dict(vocab=64, seq=32, heads=2, d_model=32, batch=4)
@@ -80,8 +86,7 @@ def main(argv: List[str] = None) -> None:
     layers = depths[-1] if args.tiny else args.layers
     plain_model, ckpt_model = make_model(layers, False, size), make_model(layers, True, size)
     plain_peak, ckpt_peak = peak_bytes(plain_model, idx), peak_bytes(ckpt_model, idx)
-    plain_time = best_time(plain_model, idx, repeats)
-    ckpt_time = best_time(ckpt_model, idx, repeats)
+    plain_time, ckpt_time = median_times([plain_model, ckpt_model], idx, repeats)
     print(f"\n{layers} layers     peak MiB   time ms")
     print(f"plain       {plain_peak / 2**20:9.1f} {plain_time * 1e3:9.1f}")
     print(f"checkpoint  {ckpt_peak / 2**20:9.1f} {ckpt_time * 1e3:9.1f}")

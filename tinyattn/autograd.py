@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # only for annotations; tensor.py imports this module, not th
 __all__ = ["Function", "FunctionCtx", "no_grad", "enable_grad", "inference_mode",
            "set_grad_enabled", "is_grad_enabled", "detect_anomaly", "run_backward", "grad",
            "unbroadcast", "VersionCounter", "set_backward_hook", "register_hook",
-           "RemovableHandle", "set_op_observer"]
+           "RemovableHandle"]
 
 
 class _ThreadState(threading.local):

@@ -21,13 +21,14 @@ class Event:
     """One recorded call (torch's ``FunctionEvent``)."""
 
     __slots__ = ("name", "category", "start_ns", "end_ns", "input_shapes", "bytes",
-                 "children_ns", "children_bytes", "stack", "thread")
+                 "children_ns", "children_bytes", "stack", "thread", "trace_name")
 
     def __init__(self, name: str, category: str, start_ns: int, input_shapes: Any,
                  stack: Any, thread: int) -> None:
         self.name, self.category, self.start_ns = name, category, start_ns
         self.end_ns = start_ns
         self.input_shapes, self.stack, self.thread = input_shapes, stack, thread
+        self.trace_name = name                 # "ProfilerStep#3" where name is "ProfilerStep*"
         self.bytes = self.children_ns = self.children_bytes = 0
 
     @property
@@ -206,7 +207,7 @@ def write_chrome_trace(events: Iterable[Event], path: str, record_shapes: bool,
          "args": {"name": "tinyattn (CPU)"}}]
     origin = min((e.start_ns for e in events), default=0)
     for e in events:
-        item: Dict[str, Any] = {"ph": "X", "cat": e.category, "name": e.name, "pid": pid,
+        item: Dict[str, Any] = {"ph": "X", "cat": e.category, "name": e.trace_name, "pid": pid,
                                 "tid": e.thread, "ts": (e.start_ns - origin) / 1e3,
                                 "dur": (e.end_ns - e.start_ns) / 1e3, "args": {}}
         if record_shapes and e.input_shapes:

@@ -61,6 +61,9 @@ def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0,
                          f", got wait={wait}, warmup={warmup}, active={active}, "
                          f"repeat={repeat}, skip_first={skip_first}")
     cycle = wait + warmup + active
+    if warmup == 0:
+        warnings.warn("Profiler won't be using warmup, this can skew profiler results",
+                      UserWarning, stacklevel=2)
 
     def action(step: int) -> ProfilerAction:
         if step < skip_first:
@@ -250,9 +253,9 @@ class profile:  # noqa: N801 - PyTorch's name
         _active = None
 
     def _begin_step_event(self) -> None:
-        if self.recording and self.record_steps:
-            self._step_event = self._open(f"ProfilerStep#{self.step_num}", "user_annotation",
-                                          [])
+        if self.recording and self.record_steps:    # one name for all steps, as torch's
+            self._step_event = self._open("ProfilerStep*", "user_annotation", [])
+            self._step_event.trace_name = f"ProfilerStep#{self.step_num}"
 
     def _end_step_event(self) -> None:
         if self._step_event is not None and self.recording:

@@ -15,6 +15,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import backend, functional, serialization
+from .. import profiler as _profiler
 from ..gradcheck import gradcheck as _gradcheck
 from ..autograd import enable_grad, no_grad
 from ..factories import zeros
@@ -22,7 +23,8 @@ from ..tensor import Tensor, normalize_dtype, tensor
 from .missing import MissingTorchAttribute
 
 __all__ = ["device", "dtype", "Size", "TORCH_EXTRAS", "AUTOGRAD_EXTRAS", "CUDA_EXTRAS",
-           "ACCELERATOR_EXTRAS", "MPS_EXTRAS", "CUDNN_EXTRAS"]
+           "ACCELERATOR_EXTRAS", "MPS_EXTRAS", "CUDNN_EXTRAS",
+           "AUTOGRAD_PROFILER_EXTRAS"]
 
 
 class device(str):  # noqa: N801 - PyTorch's name
@@ -314,5 +316,8 @@ MPS_EXTRAS = {"is_available": _mps_is_available, "is_built": _mps_is_available}
 
 # torch.backends.cudnn's switches: tinyattn uses no cuDNN and is deterministic, so the values
 # a script may read say so; setting them changes nothing tinyattn computes.
+AUTOGRAD_PROFILER_EXTRAS = {"profile": _profiler.LegacyProfile,
+                            "record_function": _profiler.record_function}
+
 CUDNN_EXTRAS = {"is_available": lambda: False, "enabled": False, "deterministic": True,
                 "benchmark": False, "allow_tf32": False}

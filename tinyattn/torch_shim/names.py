@@ -78,6 +78,10 @@ MODULES: Dict[str, ModuleSpec] = {
     "torch.backends": ModuleSpec(None),
     "torch.backends.mps": ModuleSpec(None, extras=extras.MPS_EXTRAS),
     "torch.backends.cudnn": ModuleSpec(None, extras=extras.CUDNN_EXTRAS),
+    "torch.utils.checkpoint": ModuleSpec("tinyattn.utils.checkpoint"),
+    "torch.profiler": ModuleSpec("tinyattn.profiler", frozenset({"LegacyProfile", "EventList",
+                                                                 "FunctionEventAvg"})),
+    "torch.autograd.profiler": ModuleSpec(None, extras=extras.AUTOGRAD_PROFILER_EXTRAS),
 }
 
 # Packages built on real PyTorch: they cannot run on the shim, so importing one is refused.
