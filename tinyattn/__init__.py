@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from . import backend, functional, nn, ops, optim, utils
 from . import autograd, viz  # viz: draw_graph, trace_backward (see docs/see_it.md)
+from . import ao, profiler, quantization  # docs/precision_memory_time.md
 from .autograd import (Function, detect_anomaly, enable_grad, inference_mode, is_grad_enabled,
                        no_grad, set_grad_enabled)
 from .backend import cuda_is_available, get_rng_state, manual_seed, set_rng_state
@@ -40,6 +41,7 @@ float = "float32"  # noqa: A001 - PyTorch's name (tinyattn.float is a dtype, as 
 int8, int16, int32, int64, uint8 = "int8", "int16", "int32", "int64", "uint8"
 int, long, short = "int32", "int64", "int16"  # noqa: A001 - PyTorch's names
 bool, bool_ = "bool", "bool"  # noqa: A001
+qint8, quint8 = "qint8", "quint8"    # quantized dtypes: tinyattn.quantization.quantize_dynamic
 
 __version__ = "0.1.0"
 
@@ -70,4 +72,5 @@ __all__ = [
     "unique",
     "float16", "float32", "float64", "half", "double", "float", "int8", "int16", "int32",
     "int64", "uint8", "int", "long", "short", "bool", "bool_",
+    "ao", "profiler", "quantization", "qint8", "quint8",
 ]

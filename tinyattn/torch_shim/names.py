@@ -40,6 +40,9 @@ _NN_HIDDEN = frozenset({
     "NonFiniteLogitsError",
 })
 
+_QUANTIZATION_HIDDEN = frozenset({"DynamicQuantizedLinear", "choose_qparams", "quantize_weight",
+                                  "default_reduce_range", "qint8", "quint8"})
+
 _SCHEDULERS = frozenset({"WarmupCosineLR", "NoamLR"})
 
 _TOP_REFUSED = {
@@ -82,6 +85,9 @@ MODULES: Dict[str, ModuleSpec] = {
     "torch.profiler": ModuleSpec("tinyattn.profiler", frozenset({"LegacyProfile", "EventList",
                                                                  "FunctionEventAvg"})),
     "torch.autograd.profiler": ModuleSpec(None, extras=extras.AUTOGRAD_PROFILER_EXTRAS),
+    "torch.quantization": ModuleSpec("tinyattn.quantization", _QUANTIZATION_HIDDEN),
+    "torch.ao": ModuleSpec(None),
+    "torch.ao.quantization": ModuleSpec("tinyattn.quantization", _QUANTIZATION_HIDDEN),
 }
 
 # Packages built on real PyTorch: they cannot run on the shim, so importing one is refused.
