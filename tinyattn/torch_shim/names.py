@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, FrozenSet, NamedTuple, Optional
 
+from .. import kernels
 from ..nn import Parameter
 from . import extras
 
@@ -85,6 +86,9 @@ MODULES: Dict[str, ModuleSpec] = {
     "torch.profiler": ModuleSpec("tinyattn.profiler", frozenset({"LegacyProfile", "EventList",
                                                                  "FunctionEventAvg"})),
     "torch.autograd.profiler": ModuleSpec(None, extras=extras.AUTOGRAD_PROFILER_EXTRAS),
+    "torch.backends.cuda": ModuleSpec(None, extras=extras.BACKENDS_CUDA_EXTRAS),
+    "torch.nn.attention": ModuleSpec(None, extras={"sdpa_kernel": kernels.sdpa_kernel,
+                                                   "SDPBackend": kernels.SDPBackend}),
     "torch.quantization": ModuleSpec("tinyattn.quantization", _QUANTIZATION_HIDDEN),
     "torch.ao": ModuleSpec(None),
     "torch.ao.quantization": ModuleSpec("tinyattn.quantization", _QUANTIZATION_HIDDEN),
