@@ -261,3 +261,15 @@ def test_gradients_match_torch_checkpoint():
                          (lin2.weight, t2.weight)]:
         np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-12,
                                    atol=1e-12)
+
+
+def test_example_runs_quick(capsys):
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "checkpointing.py"
+    spec = importlib.util.spec_from_file_location("checkpointing_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    result = module.main(["--quick"])
+    assert result["same"] and result["ratio"] < 0.6
+    assert "bit for bit: True" in capsys.readouterr().out

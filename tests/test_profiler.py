@@ -219,3 +219,16 @@ def test_run_torch_answers_torch_profiler_and_checkpoint(tmp_path):
     assert "['CheckpointFunctionBackward0', 'LinearBackward0', 'SumBackward0', 'aten::linear', " \
            "'aten::sum', 'step']" in done.stdout
     assert "['aten::linear']" in done.stdout
+
+
+def test_example_runs_quick(tmp_path, capsys):
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "profile_step.py"
+    spec = importlib.util.spec_from_file_location("profile_step_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    result = module.main(["--quick", "--out", str(tmp_path)])
+    assert "LinearBackward0" in result["table"] and "aten::linear" in result["table"]
+    events = json.loads(pathlib.Path(result["trace"]).read_text())["traceEvents"]
+    assert {"forward", "backward", "optimizer", "ProfilerStep#2"} <= {e["name"] for e in events}

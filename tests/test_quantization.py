@@ -176,3 +176,16 @@ def test_run_torch_quantize_dynamic(tmp_path):
     assert "DynamicQuantizedLinear(in_features=4, out_features=3, dtype=torch.qint8" in \
         done.stdout
     assert "(2, 3)" in done.stdout
+
+
+def test_example_runs_quick(capsys):
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "quantize.py"
+    spec = importlib.util.spec_from_file_location("quantize_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    result = module.main(["--quick"])
+    assert result["float accuracy"] > 0.9 and result["int8 accuracy"] > 0.9
+    assert result["int8 bytes"] < result["float bytes"]
+    assert "DynamicQuantizedLinear(in_features=32, out_features=64" in capsys.readouterr().out
