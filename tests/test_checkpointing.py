@@ -273,3 +273,39 @@ def test_example_runs_quick(capsys):
     result = module.main(["--quick"])
     assert result["same"] and result["ratio"] < 0.6
     assert "bit for bit: True" in capsys.readouterr().out
+
+
+def test_gradcheck_float64_through_a_checkpoint():
+    ta.manual_seed(0)
+    lin = nn.Linear(3, 4, dtype="float64")
+    x = ta.randn(2, 3, dtype="float64", requires_grad=True)
+    assert ta.gradcheck(lambda t, w: checkpoint(lambda u: ta.tanh(lin(u) * w.sum()), t,
+                                                 use_reentrant=False), [x, lin.weight])
+
+
+def test_train_cli_checkpointing_trains_the_same_model(tmp_path):
+    """--checkpointing changes memory, not numbers: the same losses as a plain run."""
+    import json
+    import subprocess
+    import sys
+    losses = []
+    for flags in ([], ["--checkpointing"]):
+        out = tmp_path / ("run" + "".join(flags))
+        done = subprocess.run([sys.executable, "-m", "tinyattn", "train", "--steps", "2",
+                               "--eval-every", "2", "--dropout", "0.1", "--quiet",
+                               "--out", str(out)] + flags,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        metrics = json.loads((out / "metrics.json").read_text())
+        losses.append((metrics["final_train_loss"], metrics["final_val_loss"]))
+    assert losses[0] == losses[1]
+
+
+def test_train_flag_reaches_the_model():
+    from tinyattn.train.cli import build_parser
+    from tinyattn.train.config import TrainConfig
+    from tinyattn.train.loop import _model_for
+    assert build_parser().parse_args(["--checkpointing"]).checkpointing is True
+    assert build_parser().parse_args([]).checkpointing is None
+    model = _model_for(TrainConfig(checkpointing=True), vocab_size=13, block_size=17)
+    assert model.config.gradient_checkpointing

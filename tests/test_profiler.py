@@ -86,6 +86,16 @@ def test_sorting_and_row_limit():
     assert int(rows[0].split()[-1]) == 2
     with pytest.raises(AttributeError, match="sort_by"):
         _profiled().key_averages().table(sort_by="self_cpu_time")
+    assert "model_step" in _profiled().key_averages().table(sort_by="cuda_time_total")
+
+
+def test_stacks_name_the_callers_line(tmp_path):
+    prof = _profiled(with_stack=True)
+    path = tmp_path / "stacks.txt"
+    prof.export_stacks(str(path), "self_cpu_time_total")
+    lines = path.read_text().splitlines()
+    assert lines and all(re.fullmatch(r".*test_profiler\.py\(\d+\): _step;.*\S+ \d+", line)
+                         for line in lines if "model_step" not in line)
 
 
 def test_chrome_trace_is_valid_and_nested(tmp_path):

@@ -153,8 +153,11 @@ def test_multihead_attention_out_proj_stays_float_as_in_torch():
 def test_refusals():
     with pytest.raises(ValueError, match="qint8"):
         quantize_dynamic(_model(), {nn.Linear}, dtype="float16")
+    model = quantize_dynamic(_model(), {nn.LayerNorm})     # skipped, as torch skips it
+    assert isinstance(model[0], nn.Linear)
+    lstm = type("LSTM", (nn.Module,), {})
     with pytest.raises(ValueError, match="Linear layers only"):
-        quantize_dynamic(_model(), {nn.LayerNorm})
+        quantize_dynamic(_model(), {nn.Linear, lstm})
     layer = DynamicQuantizedLinear.from_float(nn.Linear(4, 2))
     with pytest.raises(ValueError, match="in_features=4"):
         layer(ta.ones(3, 5))

@@ -17,7 +17,17 @@ from typing import Any, Dict, Iterable, List, Optional
 __all__ = ["Event", "EventList", "FunctionEventAvg", "format_time", "format_memory"]
 
 
-class Event:
+class _NoDevice:
+    """torch's device columns, for scripts that sort by them: tinyattn records host time
+    only, so they are 0 (as torch's are on a CPU-only run)."""
+
+    device_time_total = self_device_time_total = device_time = 0.0
+    device_memory_usage = self_device_memory_usage = 0
+    cuda_time_total = self_cuda_time_total = cuda_time = 0.0
+    cuda_memory_usage = self_cuda_memory_usage = 0
+
+
+class Event(_NoDevice):
     """One recorded call (torch's ``FunctionEvent``)."""
 
     __slots__ = ("name", "category", "start_ns", "end_ns", "input_shapes", "bytes",
@@ -64,7 +74,7 @@ class Event:
                 f"input_shapes={self.input_shapes}>")
 
 
-class FunctionEventAvg:
+class FunctionEventAvg(_NoDevice):
     """Several events of one name (and shapes, with ``group_by_input_shape``) added up."""
 
     def __init__(self, key: str, input_shapes: Any, stack: Any) -> None:
@@ -127,6 +137,16 @@ class EventList(list):
     def export_chrome_trace(self, path: str) -> None:
         write_chrome_trace(self, path, self.record_shapes, self.profile_memory)
 
+    def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:
+        """One line per recorded stack (``with_stack=True``), outermost frame first, then
+        the op, and the metric in microseconds: the input of flamegraph.pl."""
+        metric = metric.replace("cuda", "device")
+        with open(path, "w", encoding="utf-8") as f:
+            for e in self:
+                if e.stack:
+                    frames = ";".join(list(reversed(e.stack)) + [e.name])
+                    f.write(f"{frames} {int(getattr(e, metric))}\n")
+
 
 def format_time(time_us: float) -> str:
     if time_us >= 1e6:
@@ -148,7 +168,8 @@ def _share(part: float, total: float) -> str:
 
 
 _SORT_KEYS = ("cpu_time", "cpu_time_total", "self_cpu_time_total", "count",
-              "cpu_memory_usage", "self_cpu_memory_usage")
+              "cpu_memory_usage", "self_cpu_memory_usage", "device_time", "device_time_total",
+              "self_device_time_total", "device_memory_usage", "self_device_memory_usage")
 
 
 def _table(events: List[Any], sort_by: Optional[str], row_limit: int, name_width_max: int,
@@ -157,6 +178,7 @@ def _table(events: List[Any], sort_by: Optional[str], row_limit: int, name_width
     if not events:
         return ""
     if sort_by is not None:
+        sort_by = sort_by.replace("cuda", "device").replace("xpu", "device")    # as torch
         if sort_by not in _SORT_KEYS:
             raise AttributeError(f"table: sort_by={sort_by!r} is not a column to sort by; "
                                  f"use one of {', '.join(_SORT_KEYS)}")

@@ -318,6 +318,9 @@ class profile:  # noqa: N801 - PyTorch's name
     def export_chrome_trace(self, path: str) -> None:
         self.events().export_chrome_trace(path)
 
+    def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:
+        self.events().export_stacks(path, metric)
+
 
 class LegacyProfile(profile):
     """``torch.autograd.profiler.profile(enabled=True, use_cuda=False, record_shapes=False,

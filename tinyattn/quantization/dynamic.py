@@ -130,17 +130,24 @@ class DynamicQuantizedLinear(Module):
                 f"dtype=torch.qint8, qscheme=torch.per_tensor_affine")
 
 
+_TORCH_QUANTIZES = ("LSTM", "GRU", "LSTMCell", "GRUCell", "RNNCell")
+
+
 def _types(spec: Any) -> Set[type]:
+    """The module types to quantize: the Linear ones asked for. Other types are skipped, as
+    torch skips types it has no dynamic version of; the recurrent ones torch would quantize
+    are refused rather than silently left in float."""
     if spec is None:
         return {Linear}
     if isinstance(spec, dict):
         spec = [key for key in spec if isinstance(key, type)]
     types = set(spec)
-    unknown = [t for t in types if not (isinstance(t, type) and issubclass(t, Linear))]
-    if unknown:
-        raise ValueError(f"quantize_dynamic: tinyattn quantizes nn.Linear layers only, got "
-                         f"{[getattr(t, '__name__', t) for t in unknown]}")
-    return types
+    refused = [t.__name__ for t in types if getattr(t, "__name__", "") in _TORCH_QUANTIZES]
+    if refused:
+        raise ValueError(f"quantize_dynamic: tinyattn quantizes nn.Linear layers only; torch "
+                         f"would also quantize {refused}, so leaving them in float would "
+                         f"give other results. Pass {{nn.Linear}}")
+    return {t for t in types if isinstance(t, type) and issubclass(t, Linear)}
 
 
 def quantize_dynamic(model: Module, qconfig_spec: Optional[Iterable[Any]] = None,
