@@ -24,7 +24,7 @@ from typing import Any, Dict, Iterable, Optional, Set, Tuple
 
 import numpy as np
 
-from ..backend import to_host
+from ..backend import to_device, to_host
 from ..nn import Linear, Module, MultiheadAttention
 from ..tensor import Tensor, as_tensor
 
@@ -110,7 +110,9 @@ class DynamicQuantizedLinear(Module):
         if data.shape[-1] != self.in_features:
             raise ValueError(f"DynamicQuantizedLinear: the input's last dimension is "
                              f"{data.shape[-1]}, but in_features={self.in_features}")
-        return Tensor._wrap(self._compute(data))
+        # NumPy on the host (a GPU's input comes back to its device): the int32 sum is the
+        # point here, not speed
+        return Tensor._wrap(to_device(self._compute(data), x.device))
 
     def _compute(self, data: np.ndarray) -> np.ndarray:
         scale, zero_point = choose_qparams(float(data.min(initial=0.0)),
@@ -118,11 +120,11 @@ class DynamicQuantizedLinear(Module):
         q_max = 127 if self.reduce_range else 255
         inverse = np.float32(1.0) / np.float32(scale)
         q_x = np.clip(np.rint(data * inverse) + zero_point, 0, q_max).astype(np.int32)
-        q_w = self.weight._data.astype(np.int32)
+        q_w = to_host(self.weight._data).astype(np.int32)
         acc = np.matmul(q_x - zero_point, q_w.T)           # (..., in) @ (in, out), int32
         out = acc.astype(np.float32) * np.float32(scale * self.scale.item())
         if self.bias is not None:
-            out += self.bias._data
+            out += to_host(self.bias._data)
         return out
 
     def extra_repr(self) -> str:
