@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import tinyattn as ta
+import tinyattn.functional as F
 from tinyattn import nn
 from tinyattn.utils.checkpoint import CheckpointFunction, checkpoint, checkpoint_sequential
 
@@ -309,3 +310,18 @@ def test_train_flag_reaches_the_model():
     assert build_parser().parse_args([]).checkpointing is None
     model = _model_for(TrainConfig(checkpointing=True), vocab_size=13, block_size=17)
     assert model.config.gradient_checkpointing
+
+
+def test_dropout_on_a_device_whose_state_is_not_saved_is_refused(monkeypatch):
+    """On CUDA, CuPy's generator state cannot be saved: replaying dropout is impossible, so a
+    checkpointed segment that draws there is refused (simulated here on the CPU)."""
+    import tinyattn.utils.checkpoint as checkpoint_module
+    monkeypatch.setattr(checkpoint_module, "_state_is_saved", lambda device: False)
+    model = _mlp(0.3)
+    x = ta.randn(2, 6, requires_grad=True)
+    with pytest.raises(RuntimeError, match="cannot save"):
+        checkpoint(model, x, use_reentrant=False)
+    checkpoint(model, x, use_reentrant=False, preserve_rng_state=False).sum().backward()
+    checkpoint(_mlp(0.0), x, use_reentrant=False)          # no draws: nothing to replay
+    q = ta.randn(1, 2, 4, 3, requires_grad=True)
+    checkpoint(lambda t: F.scaled_dot_product_attention(t, t, t), q, use_reentrant=False)

@@ -21,6 +21,8 @@ from __future__ import annotations
 import warnings
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
+import numpy as np
+
 from .. import autograd, backend
 from ..autograd import Function, enable_grad
 from ..tensor import Tensor
@@ -49,8 +51,14 @@ class _OuterInputRecorder:
         self.below = below                       # the observer this one replaced (or None)
         self.made: set = set()                   # ids of tensors made inside the segment
         self.outer: Dict[int, Tensor] = {}
+        self.unsaved_draws: List[str] = []       # devices drawn on whose state is not saved
 
     def apply(self, cls: type, inputs: Tuple[Any, ...], options: Dict[str, Any]) -> Any:
+        probability = options.get("dropout_p", options.get("p", 1.0))
+        if "generator" in options and options["generator"] is None and probability > 0:
+            device = inputs[0].device           # a random op (dropout) on the default one
+            if not _state_is_saved(device):
+                self.unsaved_draws.append(device)
         for t in inputs:
             if isinstance(t, Tensor) and t.requires_grad and id(t) not in self.made:
                 self.outer.setdefault(id(t), t)
@@ -68,6 +76,12 @@ class _OuterInputRecorder:
     def note_made(self, out: Any) -> None:
         if isinstance(out, Tensor):
             self.made.add(id(out))
+
+
+def _state_is_saved(device: str) -> bool:
+    """Whether ``backend.get_rng_state`` saves the default generator of ``device`` (NumPy's
+    are saved; CuPy keeps its generator's state on the GPU, out of reach)."""
+    return isinstance(backend.default_generator(device), np.random.Generator)
 
 
 class CheckpointFunction(Function):
@@ -183,6 +197,13 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: Any = No
         result = function(*args, **kwargs)
     finally:
         autograd.set_op_observer(recorder.below)
+    if preserve_rng_state and recorder.unsaved_draws:
+        raise RuntimeError(
+            f"checkpoint: the segment draws random numbers (dropout) on "
+            f"{recorder.unsaved_draws[0]}, whose generator state tinyattn cannot save (CuPy "
+            f"keeps it on the GPU), so the recomputation would draw other masks and the "
+            f"gradients would be wrong. Use dropout 0 in checkpointed segments there, or pass "
+            f"preserve_rng_state=False to accept new masks in the backward")
     outer = list(recorder.outer.values())
     return _link_outputs(result, outer, function, args, kwargs, rng_state)
 
