@@ -6,8 +6,8 @@
 One step = forward, loss, backward (the optimizer step is the same with or without, so it is
 left out). Peak memory is tracemalloc's (NumPy reports its arrays to it): the most bytes
 allocated at once during the step, counted from just before it, so the parameters themselves
-are not in it but their gradients are. Time is the median of several steps, without tracemalloc, the two models' steps
-alternating.
+are not in it but their gradients are. Time is the median of several steps, without
+tracemalloc, the two models' steps alternating.
 Results: docs/precision_memory_time.md#gradient-checkpointing.
 """
 from __future__ import annotations
