@@ -9,6 +9,7 @@ from __future__ import annotations
 from . import backend, functional, nn, ops, optim, utils
 from . import models  # registers GPT-2's checkpoint format for nn.GPT.from_pretrained
 from . import autograd, viz  # viz: draw_graph, trace_backward (see docs/see_it.md)
+from . import ao, profiler, quantization  # docs/precision_memory_time.md
 from .autograd import (Function, detect_anomaly, enable_grad, inference_mode, is_grad_enabled,
                        no_grad, set_grad_enabled)
 from .backend import cuda_is_available, get_rng_state, manual_seed, set_rng_state
@@ -45,6 +46,7 @@ int8, int16, int32, int64, uint8 = "int8", "int16", "int32", "int64", "uint8"
 int, long, short = "int32", "int64", "int16"  # noqa: A001 - PyTorch's names
 bool, bool_ = "bool", "bool"  # noqa: A001
 bfloat16 = "bfloat16"
+qint8, quint8 = "qint8", "quint8"    # quantized dtypes: tinyattn.quantization.quantize_dynamic
 
 __version__ = "0.1.0"
 
@@ -76,4 +78,5 @@ __all__ = [
     "float16", "float32", "float64", "half", "double", "float", "int8", "int16", "int32",
     "int64", "uint8", "int", "long", "short", "bool", "bool_",
     "bfloat16", "amp", "autocast", "finfo", "iinfo",
+    "ao", "profiler", "quantization", "qint8", "quint8",
 ]

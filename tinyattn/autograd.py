@@ -305,6 +305,8 @@ class Function:
             out = dispatch_hook(cls, inputs, options)
             if out is not None:
                 return out
+        if _op_observer is not None:    # the profiler or checkpoint watches (set_op_observer)
+            return _op_observer.apply(cls, inputs, options)
         if cls._pytorch_style:
             return _apply_pytorch_style(cls, inputs, options)
         fn = cls()
@@ -444,6 +446,23 @@ def _check_same_float_dtype(op: str, inputs: Sequence["Tensor"]) -> None:
         raise TypeError(
             f"{op}: inputs mix floating dtypes ({names}); tinyattn never upcasts silently. "
             f"Convert one side with .float() or .double() (or .to(dtype)) first")
+
+
+# ---------------------------------------------------------------- op observers
+# tinyattn.profiler (times every op) and tinyattn.utils.checkpoint (finds the tensors a segment
+# reads) watch ops through this one slot. When it is None, the usual case, Function.apply and
+# the engine pay one global read each.
+_op_observer: Any = None
+
+
+def set_op_observer(observer: Any) -> Any:
+    """Install ``observer`` (None: none) and return the one it replaces. While installed,
+    ``Function.apply`` calls ``observer.apply(cls, inputs, options)`` and the engine calls
+    ``observer.backward(fn, grad)`` instead of ``fn.backward(grad)``; an observer runs the op
+    itself by reinstalling the observer it replaced around ``cls.apply(*inputs, **options)``."""
+    global _op_observer
+    previous, _op_observer = _op_observer, observer
+    return previous
 
 
 # ---------------------------------------------------------------- PyTorch-style functions
@@ -684,7 +703,10 @@ def _run_functions(roots: List[Function], grads: Dict[int, Any],
                 f"Pass retain_graph=True to the first .backward() if you need to call it twice")
         if fn._versions:
             fn._check_versions()
-        input_grads = _as_tuple(fn.backward(fn_grad))
+        if _op_observer is None:
+            input_grads = _as_tuple(fn.backward(fn_grad))
+        else:                           # the profiler watches (set_op_observer)
+            input_grads = _as_tuple(_op_observer.backward(fn, fn_grad))
         if hook is not None:
             hook(fn, fn_grad, input_grads)
         if not retain_graph:

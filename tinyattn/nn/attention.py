@@ -382,8 +382,12 @@ class MultiHeadAttention(Module):
         return qkv.permute(2, 0, 3, 1, 4)                             # -> (3, B, h, S, d_k)
 
     def _biases_match(self) -> bool:
-        """All three of q/k/v_proj have a bias, or none has (then their rows can be packed)."""
-        return len({m.bias is None for m in (self.q_proj, self.k_proj, self.v_proj)}) == 1
+        """All three of q/k/v_proj have a bias, or none has (then their rows can be packed),
+        and all are float ``Linear`` layers (a quantized one multiplies its own way)."""
+        projections = (self.q_proj, self.k_proj, self.v_proj)
+        if not all(isinstance(m, Linear) for m in projections):
+            return False
+        return len({m.bias is None for m in projections}) == 1
 
     def _separate_qkv(self, query: Tensor, key: Tensor, value: Tensor,
                       kv_cache: Optional[KVCache]) -> Tuple[Tensor, Tensor, Tensor]:

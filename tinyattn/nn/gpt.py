@@ -25,7 +25,9 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 import numpy as np
 
 from .. import functional as F
+from ..autograd import is_grad_enabled
 from ..tensor import Tensor, as_tensor
+from ..utils.checkpoint import checkpoint
 from . import generation
 from .attention import KVCache, MultiHeadAttention
 from .long_attention import RelativePositionBias
@@ -64,6 +66,9 @@ class GPTConfig:
     "local" (each token sees the ``attn_window`` tokens before it and itself), "performer"
     (``performer_features`` random features, causal prefix sums). "linformer" is refused:
     its projections mix future tokens into every key, which a causal model must not see.
+    gradient_checkpointing: in training mode, keep only each block's input and recompute the
+    block in the backward (all blocks but the last, whose activations the backward needs at
+    once; tinyattn.utils.checkpoint; docs/precision_memory_time.md).
     """
 
     vocab_size: int = 65
@@ -87,6 +92,7 @@ class GPTConfig:
     attn_window: int = 64
     performer_features: int = 64
     attn_scale: Optional[float] = None   # default 1 / sqrt(d_k)
+    gradient_checkpointing: bool = False  # recompute each block in backward (less memory)
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "d_model",
@@ -328,9 +334,17 @@ class GPT(Module):
         if self.rel_bias is not None:                        # (1, h, S, offset + S)
             bias = self.rel_bias(seq_len, offset + seq_len)
         weights = []
+        recompute = (self.config.gradient_checkpointing and self.training and kv_caches is None
+                     and not return_attention and is_grad_enabled())
+        last = len(self.blocks) - 1
         for i, block in enumerate(self.blocks):
-            cache = None if kv_caches is None else kv_caches[i]
-            x, w = block(x, attn_bias=bias, kv_cache=cache, need_weights=return_attention)
+            # The last block's activations are used at once by the backward: recomputing them
+            # would only cost time (torch's checkpoint_sequential leaves its last segment too).
+            if recompute and i < last:      # the block's activations are rebuilt in backward
+                x, w = checkpoint(block, x, bias, use_reentrant=False)
+            else:
+                cache = None if kv_caches is None else kv_caches[i]
+                x, w = block(x, attn_bias=bias, kv_cache=cache, need_weights=return_attention)
             weights.append(w)
         return x, weights
 

@@ -17,7 +17,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .. import backend
+from .. import backend, kernels
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 from .masking import mask_array
@@ -279,7 +279,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Any = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: Optional[float] = None,
                                  enable_gqa: bool = False, *, need_weights: bool = False,
-                                 generator: Any = None, impl: str = "plain",
+                                 generator: Any = None, impl: Optional[str] = None,
                                  block_size: int = 64):
     """softmax(q k^T * scale + mask) v, PyTorch's ``F.scaled_dot_product_attention``.
 
@@ -303,7 +303,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     logits back to unit variance, which keeps softmax away from saturated one-hot rows whose
     gradients vanish.
 
-    ``impl="plain"`` (default) builds the whole (..., S_q, S_k) probability matrix and keeps it
+    ``impl=None`` (default) lets the kernel switches choose (``torch.nn.attention.sdpa_kernel``:
+    tinyattn/kernels.py; "plain" unless a switch leaves only fused kernels allowed).
+    ``impl="plain"`` builds the whole (..., S_q, S_k) probability matrix and keeps it
     for the backward. ``impl="tiled"`` gives the same result computed ``block_size`` queries
     by ``block_size`` keys at a time with an online softmax, keeping only the output and one
     logsumexp per row, so memory grows linearly in S (docs/tiled_attention.md). The tiled
@@ -314,6 +316,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     """
     op = "scaled_dot_product_attention"
     q, k, v = query, key, value
+    if impl is None:                    # the kernel switches (torch.nn.attention.sdpa_kernel)
+        impl = kernels.choose_impl(q.device, float(dropout_p), _is_float_mask(attn_mask),
+                                   need_weights)
     _check_qkv(q, k, v, op, enable_gqa)
     if not 0.0 <= dropout_p <= 1.0:
         raise ValueError(f"{op}: dropout_p must be in [0, 1], got {dropout_p}")
@@ -371,6 +376,13 @@ def _rounded_to_half(result: Any) -> Any:
         out, weights = result
         return _rounded_to_half(out), Tensor._wrap(weights._data.astype(np.float16))
     return result.to(dtype="float16")
+
+
+def _is_float_mask(attn_mask: Any) -> bool:
+    if attn_mask is None:
+        return False
+    dtype = attn_mask.dtype if hasattr(attn_mask, "dtype") else np.asarray(attn_mask).dtype
+    return np.dtype(dtype).kind == "f"
 
 
 def _split_attn_mask(attn_mask: Any, q: Tensor, k: Tensor, op: str

@@ -16,7 +16,9 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import amp, backend, functional, serialization
+from .. import kernels
 from .. import precision
+from .. import profiler as _profiler
 from ..precision import is_floating
 from ..gradcheck import gradcheck as _gradcheck
 from ..autograd import enable_grad, no_grad
@@ -25,7 +27,8 @@ from ..tensor import Tensor, normalize_dtype, tensor
 from .missing import MissingTorchAttribute
 
 __all__ = ["device", "dtype", "Size", "TORCH_EXTRAS", "AUTOGRAD_EXTRAS", "CUDA_EXTRAS",
-           "ACCELERATOR_EXTRAS", "MPS_EXTRAS", "CUDNN_EXTRAS"]
+           "ACCELERATOR_EXTRAS", "MPS_EXTRAS", "CUDNN_EXTRAS",
+           "AUTOGRAD_PROFILER_EXTRAS", "BACKENDS_CUDA_EXTRAS"]
 
 
 class device(str):  # noqa: N801 - PyTorch's name
@@ -295,6 +298,8 @@ TORCH_EXTRAS = {
     "pi": math.pi,
     "e": math.e,
     "dtype": dtype,
+    "set_float32_matmul_precision": kernels.set_float32_matmul_precision,
+    "get_float32_matmul_precision": kernels.get_float32_matmul_precision,
     **_DTYPES,
     **_LEGACY,
 }
@@ -332,5 +337,15 @@ MPS_EXTRAS = {"is_available": _mps_is_available, "is_built": _mps_is_available}
 
 # torch.backends.cudnn's switches: tinyattn uses no cuDNN and is deterministic, so the values
 # a script may read say so; setting them changes nothing tinyattn computes.
+# torch.backends.cuda's attention-kernel switches and matmul precision (tinyattn/kernels.py)
+BACKENDS_CUDA_EXTRAS = {name: getattr(kernels, name) for name in (
+    "sdp_kernel", "matmul", "flash_sdp_enabled", "math_sdp_enabled", "mem_efficient_sdp_enabled",
+    "cudnn_sdp_enabled", "enable_flash_sdp", "enable_math_sdp", "enable_mem_efficient_sdp",
+    "enable_cudnn_sdp")}
+BACKENDS_CUDA_EXTRAS["is_built"] = lambda: False
+
+AUTOGRAD_PROFILER_EXTRAS = {"profile": _profiler.LegacyProfile,
+                            "record_function": _profiler.record_function}
+
 CUDNN_EXTRAS = {"is_available": lambda: False, "enabled": False, "deterministic": True,
-                "benchmark": False, "allow_tf32": False}
+                "benchmark": False, "allow_tf32": True}   # torch's default (no effect here)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, FrozenSet, NamedTuple, Optional
 
+from .. import kernels
 from ..nn import Parameter
 from . import extras
 
@@ -40,6 +41,9 @@ _NN_HIDDEN = frozenset({
     "NonFiniteLogitsError",
     "random_block_mask", "global_tokens_mask", "LinformerSelfAttention", "RelativePositionBias",
 })
+
+_QUANTIZATION_HIDDEN = frozenset({"DynamicQuantizedLinear", "choose_qparams", "quantize_weight",
+                                  "default_reduce_range", "qint8", "quint8"})
 
 _SCHEDULERS = frozenset({"WarmupCosineLR", "NoamLR"})
 
@@ -83,6 +87,16 @@ MODULES: Dict[str, ModuleSpec] = {
     "torch.cuda.amp": ModuleSpec(None, extras=extras.CUDA_AMP_EXTRAS),
     "torch.cpu": ModuleSpec(None),
     "torch.cpu.amp": ModuleSpec(None, extras=extras.CPU_AMP_EXTRAS),
+    "torch.utils.checkpoint": ModuleSpec("tinyattn.utils.checkpoint"),
+    "torch.profiler": ModuleSpec("tinyattn.profiler", frozenset({"LegacyProfile", "EventList",
+                                                                 "FunctionEventAvg"})),
+    "torch.autograd.profiler": ModuleSpec(None, extras=extras.AUTOGRAD_PROFILER_EXTRAS),
+    "torch.backends.cuda": ModuleSpec(None, extras=extras.BACKENDS_CUDA_EXTRAS),
+    "torch.nn.attention": ModuleSpec(None, extras={"sdpa_kernel": kernels.sdpa_kernel,
+                                                   "SDPBackend": kernels.SDPBackend}),
+    "torch.quantization": ModuleSpec("tinyattn.quantization", _QUANTIZATION_HIDDEN),
+    "torch.ao": ModuleSpec(None),
+    "torch.ao.quantization": ModuleSpec("tinyattn.quantization", _QUANTIZATION_HIDDEN),
 }
 
 # Packages built on real PyTorch: they cannot run on the shim, so importing one is refused.

@@ -80,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--attn-impl", choices=["plain", "tiled", "local", "performer"],
                    help="tiled: memory-efficient attention (docs/tiled_attention.md); local, "
                         "performer: docs/long_sequences.md")
+    p.add_argument("--checkpointing", action="store_true", default=None,
+                   help="gradient checkpointing: recompute each block in the backward, "
+                        "keeping less memory (docs/precision_memory_time.md)")
     p.add_argument("--block-size", type=_positive_int,
                    help=f"context length, --task chars only (the other tasks have a fixed "
                         f"length), default {DEFAULT_BLOCK_SIZE}, at most {MAX_CHARS_CONTEXT}")
@@ -109,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 _FLAG_FIELDS = ("task", "steps", "batch_size", "d_model", "heads", "layers", "lr", "warmup",
                 "dropout", "pos_encoding", "attn_impl", "block_size", "eval_every", "seed",
-                "device", "dtype", "save_every")
+                "device", "dtype", "save_every", "checkpointing")
 
 
 def _error(message: str) -> int:

@@ -44,6 +44,7 @@ class TrainConfig:
     dropout: float = 0.0
     pos_encoding: str = "learned"
     attn_impl: str = "plain"
+    checkpointing: bool = False   # gradient checkpointing, one segment per block
     block_size: Optional[int] = None   # context length, chars task only (None: 64)
     seed: int = 0
     device: str = "cpu"

@@ -65,7 +65,8 @@ def _model_for(config: TrainConfig, vocab_size: int, block_size: int) -> nn.GPT:
                               n_layer=config.layers, n_head=config.heads,
                               d_model=config.d_model, dropout=config.dropout,
                               pos_encoding=config.pos_encoding, attn_impl=config.attn_impl,
-                              attn_block_size=32)
+                              attn_block_size=32,
+                              gradient_checkpointing=config.checkpointing)
     return nn.GPT(gpt_config).to(config.device, config.dtype)
 
 
