@@ -23,12 +23,12 @@ ARCHITECTURE = os.path.join(os.path.dirname(ROOT), "docs", "architecture.md")
 
 # The layers, lowest first; a module may import its own layer and the layers below it.
 # Keys are the names under tinyattn/ (a folder or a module); "tinyattn" is the package itself.
-LAYER_ORDER = ["backend", "tensor", "ops", "checking", "nn", "formats and training",
+LAYER_ORDER = ["backend", "tensor", "ops", "checking", "nn", "tools",
                "applications", "entry points"]
 LAYERS: Dict[str, str] = {
     # backend: arrays, devices, random generators, files written atomically; no tinyattn
     "backend": "backend", "strict_device": "backend", "atomic": "backend",
-    "console": "backend",
+    "console": "backend", "kernels": "backend",
     # tensor and autograd
     "tensor": "tensor", "autograd": "tensor", "factories": "tensor", "precision": "tensor",
     "amp": "tensor",          # autocast: a dispatch mode of Function.apply, GradScaler
@@ -38,9 +38,10 @@ LAYERS: Dict[str, str] = {
     "gradcheck": "checking", "optable": "checking",
     # nn: modules, layers, attention, GPT; utils.data (Dataset, DataLoader)
     "nn": "nn", "utils": "nn",
-    # above nn: file formats, optimisers, pictures
-    "io": "formats and training", "serialization": "formats and training",
-    "optim": "formats and training", "viz": "formats and training",
+    # tools above nn: file formats, optimisers, the profiler, quantization, pictures
+    "io": "tools", "serialization": "tools",
+    "optim": "tools", "viz": "tools",
+    "profiler": "tools", "quantization": "tools", "ao": "tools",
     # applications: pretrained models, the training script, exercises, the torch shim
     "models": "applications", "train": "applications", "exercises": "applications",
     # entry points: the package's namespace, the command line, and the torch shim (which
