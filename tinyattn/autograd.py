@@ -92,9 +92,9 @@ class VersionCounter:
         if self.savers is None:
             self.savers = [fn_ref]
             return
-        self.savers.append(fn_ref)
         if len(self.savers) >= self.prune_at:
             self.prune()
+        self.savers.append(fn_ref)
 
     def prune(self) -> None:
         """Drop the references to Functions that are gone. Run whenever the list doubles, so
@@ -319,24 +319,27 @@ class Function:
             fn.needs_input_grad = (a._requires_grad, b._requires_grad)
             fn.recording = track = state.grad_enabled and (a._requires_grad or b._requires_grad)
             out_data = fn.forward(x, y, **options) if options else fn.forward(x, y)
+            parents = (a._ctx, b._ctx)
         elif len(inputs) == 1:
             a = inputs[0]
             fn.needs_input_grad = (a._requires_grad,)
             fn.recording = track = state.grad_enabled and a._requires_grad
             out_data = fn.forward(a._data, **options) if options else fn.forward(a._data)
+            parents = (a._ctx,)
         else:
             if inputs:
                 _check_inputs_agree(cls.__name__, inputs)
             fn.needs_input_grad = needs = tuple(map(_requires_grad_of, inputs))
             fn.recording = track = state.grad_enabled and True in needs
             out_data = fn.forward(*map(_data_of, inputs), **options)
+            parents = tuple(map(_ctx_of, inputs))
         if isinstance(out_data, np.generic):  # NumPy reductions return scalars, not arrays
             out_data = np.asarray(out_data)
         out = _new_tensor(_tensor_class or _tensor_type())
         out._data, out._requires_grad = out_data, track
         if track:
             fn.inputs = inputs
-            fn.parents = tuple(map(_ctx_of, inputs))
+            fn.parents = parents
             fn.module = state.module    # the explorer's module recording: one read
             out._ctx = fn
             if fn.saved:
@@ -383,14 +386,16 @@ def _note_saved(fn: Function, inputs: Sequence["Tensor"], out: "Tensor") -> None
             if item is data:
                 if not records:
                     me = weakref.ref(fn)
-                counter = t._vc or t._version_counter()
+                counter = t._vc
+                if counter is None:
+                    counter = t._vc = VersionCounter()
                 savers = counter.savers
                 if savers is None:
                     counter.savers = [me]
-                else:
+                elif len(savers) < counter.prune_at:
                     savers.append(me)
-                    if len(savers) >= counter.prune_at:
-                        counter.prune()
+                else:
+                    counter.add_saver(me)       # prunes the dead references first
                 records.append((counter, counter.value, index))
                 break
         index += 1
