@@ -54,7 +54,7 @@ def operand_tier(value: Any) -> int:
     """0: a tensor (or array) with dimensions; 1: a 0-d tensor; 2: a Python or NumPy number."""
     if isinstance(value, (bool, int, float, np.generic)):
         return 2
-    return 0 if np.ndim(value._data if hasattr(value, "_data") else value) else 1
+    return 0 if len(value.shape) else 1
 
 
 def _dtype_of(value: Any) -> np.dtype:
