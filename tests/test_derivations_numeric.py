@@ -227,10 +227,13 @@ def test_additive_minus_1e9_in_float32_loses_the_digits_not_float64():
     np.testing.assert_allclose(_softmax(ROW - 1e9), _softmax(ROW), rtol=1e-6)
     prose = _prose(_section(*MASKING))
     assert "[" + ", ".join(f"{x:.3f}" for x in _softmax(ROW)) + "]" in prose
-    # negative control: tinyattn's where(-inf) gives zeros for the same row, not uniform
+    # negative control: the attention ops' where(-inf) gives zeros for the same row, not
+    # uniform (F.softmax gives torch's NaN for it)
+    from tinyattn.ops.softmax import softmax_empty_rows_zero
     scores = ta.tensor(ROW[None], dtype="float32")
     masked = F.masked_fill(scores, np.ones((1, 3), dtype=bool), float("-inf"))
-    assert (F.softmax(masked, -1).numpy() == 0).all()
+    assert (softmax_empty_rows_zero(masked, -1).numpy() == 0).all()
+    assert np.isnan(F.softmax(masked, -1).numpy()).all()
 
 
 def test_finfo_min_masks_float16_overflow_and_float32_uniform_rows():

@@ -406,13 +406,13 @@ def _attention_from_ops(q: Tensor, k: Tensor, v: Tensor, mask: Any, is_causal: b
     from .dropout import dropout        # noqa: PLC0415 - same layer
     from .masking import masked_fill    # noqa: PLC0415
     from .matmul import matmul          # noqa: PLC0415
-    from .softmax import softmax        # noqa: PLC0415
+    from .softmax import softmax_empty_rows_zero  # noqa: PLC0415
     scores = matmul(q, k.transpose(-2, -1)) * scale + bias  # (..., S_q, d_k) @ (.., d_k, S_k)
     keep = attention_mask_array(q, k, mask, is_causal, "scaled_dot_product_attention")
     if keep is not None:
         xp = backend.get_array_module(scores._data)
         scores = masked_fill(scores, ~xp.broadcast_to(keep, scores.shape), float("-inf"))
-    probs = softmax(scores, -1)                     # a row of -inf only gives zeros
+    probs = softmax_empty_rows_zero(scores, -1)     # a row of -inf only gives zeros
     weights = Tensor._wrap(probs._data.copy()) if need_weights else None
     out = matmul(dropout(probs, dropout_p, generator=generator), v)
     return (out, weights) if need_weights else out
