@@ -28,7 +28,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import autograd, backend
+from . import autograd, backend, printing
 
 __all__ = ["Tensor", "SavedDataWriteError", "tensor", "as_tensor", "from_numpy",
            "normalize_dtype", "zeros", "ones", "zeros_like", "ones_like", "randn", "rand",
@@ -241,7 +241,8 @@ class Tensor:
     # ------------------------------------------------------------------ properties
     @property
     def shape(self) -> Tuple[int, ...]:
-        return tuple(self._data.shape)
+        """A tuple subclass that prints as ``torch.Size([2, 3])`` under run-torch."""
+        return printing.Size(self._data.shape)
 
     @property
     def dtype(self) -> np.dtype:
@@ -308,16 +309,11 @@ class Tensor:
         return array if dtype is None else array.astype(dtype, copy=False)
 
     def __repr__(self) -> str:
-        body = np.array2string(backend.to_host(self._data), precision=4, separator=", ",
-                               threshold=50)
-        extras = [f"dtype={self.dtype}"]
-        if self.device != "cpu":
-            extras.append(f"device='{self.device}'")
-        if self._ctx is not None:
-            extras.append(f"grad_fn=<{type(self._ctx).__name__}>")
-        elif self.requires_grad:
-            extras.append("requires_grad=True")
-        return f"tensor({body}, {', '.join(extras)})"
+        """As PyTorch prints it (tinyattn/printing.py): ``tensor([1.5000, 2.0000])``,
+        ``tensor([1, 2], dtype=int32)``, ``tensor(4., grad_fn=<SumBackward0>)``."""
+        grad_fn = None if self._ctx is None else f"{type(self._ctx).__name__}Backward0"
+        return printing.tensor_repr(backend.to_host(self._data), self.device, grad_fn,
+                                    self.requires_grad)
 
     __hash__ = object.__hash__  # comparisons return tensors, identity stays the hash
 
@@ -445,10 +441,15 @@ class Tensor:
         return backend.to_host(self._data).reshape(()).item()
 
     def __format__(self, spec: str) -> str:
-        """``f"{loss:.4f}"`` formats a one-element tensor's value, as PyTorch does."""
-        if self._data.size == 1 and spec:
+        """As PyTorch: a 0-d tensor formats its value (``f"{loss:.4f}"``, ``f"{n} steps"``);
+        any other tensor prints its repr, and only with an empty spec."""
+        if self._data.ndim == 0:
             return format(self.item(), spec)
-        return format(repr(self), spec)
+        if spec:
+            raise TypeError(f"unsupported format string {spec!r} passed to Tensor.__format__ "
+                            f"(a tensor of shape {tuple(self.shape)}): only a 0-d tensor "
+                            f"takes a format spec; format t.item() (one element) instead")
+        return repr(self)
 
     def __float__(self) -> float:
         return float(self.item())

@@ -44,7 +44,7 @@ class Parameter(Tensor):
             self.requires_grad_(True)
 
     def __repr__(self) -> str:
-        return "Parameter(" + super().__repr__() + ")"
+        return "Parameter containing:\n" + super().__repr__()
 
 
 class StateDictKeyError(KeyError, RuntimeError):

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .. import backend, functional, serialization
+from .. import backend, functional, printing, serialization
 from ..gradcheck import gradcheck as _gradcheck
 from ..autograd import enable_grad, no_grad
 from ..factories import zeros
@@ -92,15 +92,7 @@ _DTYPES = {name: dtype(np.dtype(value).name) for name, value in [
     ("long", "int64"), ("uint8", "uint8"), ("bool", "bool")]}
 
 
-class Size(tuple):
-    """``torch.Size``: a tuple of dimensions (tinyattn's ``.shape`` is a plain tuple, equal
-    to it)."""
-
-    def __repr__(self) -> str:
-        return f"torch.Size({list(self)})"
-
-    def numel(self) -> int:
-        return int(math.prod(self))
+Size = printing.Size     # torch.Size: the class of every tensor's .shape
 
 
 def get_default_dtype() -> dtype:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
+from .. import printing
 from ..tensor import Tensor
 from .extras import device
 from .missing import MissingTorchAttribute
@@ -53,6 +54,7 @@ def apply() -> None:
     Tensor.data = property(_torch_data, _set_data, doc=_torch_data.__doc__)
     Tensor.device = property(_torch_device)
     Tensor.__getattr__ = _missing_attribute
+    printing.options.torch_names = True        # torch.Size([2, 3]), dtype=torch.float64
 
 
 def restore() -> None:
@@ -61,3 +63,4 @@ def restore() -> None:
     Tensor.data = _saved.pop("data")
     Tensor.device = _saved.pop("device")
     del Tensor.__getattr__
+    printing.options.torch_names = False
