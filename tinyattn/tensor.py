@@ -73,6 +73,20 @@ class _SavedArray(np.ndarray):
 
     _owner_op = "an op"
 
+    def _guarded(name: str) -> Any:         # noqa: N805 - builds the methods below
+        def write(self: "_SavedArray", *args: Any, **kwargs: Any) -> Any:
+            if self.flags.writeable:        # a copy (astype, flatten, ...): its own memory
+                return getattr(np.ndarray, name)(self, *args, **kwargs)
+            return self._refuse()
+        return write
+
+    def copy(self, order: str = "C") -> np.ndarray:
+        """A copy is new memory no backward saved: a plain, writable array."""
+        return np.array(self.view(np.ndarray), order=order, copy=True)
+
+    def astype(self, dtype: Any, *args: Any, **kwargs: Any) -> np.ndarray:
+        return self.view(np.ndarray).astype(dtype, *args, **kwargs)
+
     def _refuse(self, *args: Any, **kwargs: Any) -> None:
         raise SavedDataWriteError(
             f"this tensor's array is saved for the backward of {self._owner_op}, which has not "
@@ -82,14 +96,18 @@ class _SavedArray(np.ndarray):
             f"instead of being wrong), call .backward() first, or change a copy: "
             f"x.detach().clone()")
 
-    __setitem__ = _refuse
-    fill = _refuse
-    sort = _refuse
+    __setitem__ = _guarded("__setitem__")
+    fill = _guarded("fill")
+    sort = _guarded("sort")
+    del _guarded
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         outs = kwargs.get("out", ())
-        if any(isinstance(o, _SavedArray) for o in outs):
+        if any(isinstance(o, _SavedArray) and not o.flags.writeable for o in outs):
             self._refuse()
+        if outs:
+            kwargs["out"] = tuple(o.view(np.ndarray) if isinstance(o, _SavedArray) else o
+                                  for o in outs)
         inputs = tuple(i.view(np.ndarray) if isinstance(i, _SavedArray) else i for i in inputs)
         return getattr(ufunc, method)(*inputs, **kwargs)
 
