@@ -95,3 +95,30 @@ def test_multihead_attention_fully_padded_row_as_torch(need_weights):
         w_ref = w_ref.detach().numpy()
         np.testing.assert_array_equal(np.isnan(w.numpy()), np.isnan(w_ref))
         np.testing.assert_allclose(w.numpy(), w_ref, rtol=1e-5, atol=1e-6)
+
+
+def test_sdpa_output_has_torchs_layout_so_view_works():
+    """torch returns (B, h, S, d) laid out as (B, S, h, d) when q is; PyTorch's SDPA tutorial
+    then writes y.transpose(1, 2).view(B, S, h * d)."""
+    torch = _torch()
+    b, s, h, d = 2, 5, 3, 4
+    x = np.random.default_rng(4).standard_normal((b, s, h * d)).astype(np.float32)
+    results = {}
+    for name, lib in (("torch", torch), ("ta", ta)):
+        q = lib.tensor(x).view(b, s, h, d).transpose(1, 2)          # (B, h, S, d)
+        y = lib.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+        results[name] = (y.transpose(1, 2).is_contiguous(),
+                         y.transpose(1, 2).view(b, s, h * d).detach().numpy())
+        contiguous = lib.nn.functional.scaled_dot_product_attention(*(q.contiguous(),) * 3)
+        assert contiguous.is_contiguous()                    # follows q's layout, as torch
+    assert results["ta"][0] and results["torch"][0]
+    np.testing.assert_allclose(results["ta"][1], results["torch"][1], rtol=1e-5, atol=1e-6)
+
+
+def test_sdpa_layout_keeps_gradients():
+    q = ta.tensor(np.random.default_rng(5).standard_normal((1, 3, 2, 4)), requires_grad=True)
+    x = q.transpose(1, 2).contiguous().transpose(1, 2)       # laid out as (B, S, h, d)
+    assert ta.gradcheck(lambda t: F.scaled_dot_product_attention(
+        t.transpose(1, 2).contiguous().transpose(1, 2), t, t).transpose(1, 2).reshape(1, 2, 12),
+        [q])
+    assert not x.is_contiguous()
