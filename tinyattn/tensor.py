@@ -138,6 +138,8 @@ class Tensor:
     _vc: Optional[autograd.VersionCounter] = None   # created on first need; shared by views
     _is_view = False                                 # shares memory with another tensor
     _has_views = False                               # another tensor shares its memory
+    _base: Optional["Tensor"] = None                 # a view's root base (view ops only)
+    _view_refs: Optional[List[Any]] = None           # weak references to a base's views
 
     def __init__(self, *args: Any, requires_grad: bool = False, dtype: DTypeLike = None,
                  device: Optional[str] = None):
@@ -200,6 +202,7 @@ class Tensor:
         self._bump_version()
         self._data = value
         self._vc, self._is_view, self._has_views = None, False, False
+        self._base = self._view_refs = None
 
     @property
     def grad(self) -> Optional["Tensor"]:
@@ -250,11 +253,23 @@ class Tensor:
         counter.savers = live or None
         return type(live[0]()).__name__ if live else None
 
-    def _share_memory_with(self, base: "Tensor") -> None:
-        """This tensor is a view of ``base``: one version counter for both."""
+    def _share_memory_with(self, base: "Tensor", view: bool = True) -> None:
+        """This tensor shares ``base``'s memory: one version counter for both. A view (made
+        by a view op, not by ``detach``) also records its root base, and the base keeps a
+        weak list of its views, so an in-place write through one of them gives the base a
+        new history (ops/view_writes.py, torch's CopySlices)."""
         self._vc = base._version_counter()
         self._is_view = True
         base._has_views = True
+        if view:
+            root = base if base._base is None else base._base
+            self._base = root
+            refs = root._view_refs
+            if refs is None:
+                refs = root._view_refs = []
+            elif len(refs) % 64 == 0:        # a parameter viewed every step: drop dead ones
+                refs[:] = [ref for ref in refs if ref() is not None]
+            refs.append(weakref.ref(self))
 
     # ------------------------------------------------------------------ properties
     @property
@@ -436,7 +451,7 @@ class Tensor:
         """The same data, cut from the graph (no gradient flows through it). It shares this
         tensor's memory and version counter, as in PyTorch."""
         out = Tensor._wrap(self._data)
-        out._share_memory_with(self)
+        out._share_memory_with(self, view=False)
         return out
 
     def zero_grad(self) -> None:
