@@ -372,7 +372,7 @@ def test_pre_ln_keeps_the_identity_path_post_ln_puts_the_norms_on_it():
     post = _layer_with_silent_branches(False, rng)
     xt = _leaf(x)
     post(xt).backward(g)                                    # y = norm2(norm1(x))
-    state = post.state_dict()
+    state = {k: v.numpy() for k, v in post.state_dict().items()}
     w1, w2 = state["norm1.weight"], state["norm2.weight"]
     y1 = F.layer_norm(ta.tensor(x), (6,), ta.tensor(w1), ta.tensor(state["norm1.bias"]))
     expected = _layer_norm_vjp(x, w1, _layer_norm_vjp(y1.numpy(), w2, g))
@@ -415,7 +415,7 @@ def test_multi_head_attention_backward_by_hand_equals_tinyattn():
     rng = np.random.default_rng(4)
     ta.manual_seed(0)
     mha = nn.MultiHeadAttention(8, 2).double()
-    state = mha.state_dict()
+    state = {k: v.numpy() for k, v in mha.state_dict().items()}
     for name in state:                       # biases start at 0: make them count
         state[name] = state[name] + 0.1 * rng.standard_normal(state[name].shape)
     mha.load_state_dict(state)
@@ -444,7 +444,7 @@ def test_tied_weight_gradient_is_the_sum_of_the_two_paths():
     tied = nn.GPT(nn.GPTConfig(**config, tie_weights=True)).double()
     untied = nn.GPT(nn.GPTConfig(**config, tie_weights=False)).double()
     state = tied.state_dict()
-    untied.load_state_dict({**state, "lm_head.weight": state["tok_emb.weight"].copy()})
+    untied.load_state_dict({**state, "lm_head.weight": state["tok_emb.weight"].clone()})
     idx = np.array([[1, 3, 1, 4, 1, 5], [3, 3, 0, 2, 7, 1]])       # repeats; ids 6, 8-10 absent
     targets = np.roll(idx, -1, axis=1)
     for model in (tied, untied):

@@ -497,24 +497,6 @@ def packed_self_attention(qkv: Tensor, mask: Any = None, dropout_p: float = 0.0,
     out = PackedSelfAttention.apply(qkv, mask=mask_data, scale=scale,
                                     dropout_p=float(dropout_p), generator=generator,
                                     weights_sink=sink)
-    out = _in_query_layout(out, q, dropout_p)
     if need_weights:
         return out, Tensor._wrap(sink[0].copy())  # a copy: editing it cannot touch backward
-    return out
-
-
-def _in_query_layout(out: Tensor, q: Tensor, dropout_p: float) -> Tensor:
-    """torch's memory layout for the output: when q is (B, h, S, d) laid out as a (B, S, h, d)
-    array (``x.view(B, S, h, d).transpose(1, 2)``), so is the output, and
-    ``out.transpose(1, 2).view(B, S, h * d)`` needs no copy (torch's CPU kernel does this;
-    with dropout it returns a contiguous array, and so does tinyattn). Same values."""
-    data = q._data
-    if (dropout_p > 0.0 or data.ndim != 4 or data.flags.c_contiguous
-            or not data.transpose(0, 2, 1, 3).flags.c_contiguous):
-        return out
-    xp = backend.get_array_module(out._data)
-    b, h, s, d = out.shape
-    laid = xp.empty((b, s, h, d), dtype=out.dtype).transpose(0, 2, 1, 3)  # (B, h, S, d)
-    laid[...] = out._data
-    out._data = laid                    # a fresh output: no one holds the old array's layout
     return out
