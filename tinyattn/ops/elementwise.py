@@ -52,7 +52,8 @@ def _as_dtype(value: Any, dtype: np.dtype, like: Tensor) -> Tensor:
     integer dtype, as torch), a floating tensor converted differentiably."""
     if not isinstance(value, Tensor):
         xp = backend.get_array_module(like._data)
-        return Tensor._wrap(xp.asarray(np.array(value).astype(dtype)))
+        wrapped = np.array(value).astype(dtype).item()       # as dtype holds it (wraps)
+        return Tensor._wrap(xp.asarray(wrapped, dtype=dtype))
     if value.dtype == dtype:
         return value
     if value.dtype.kind == "f" and dtype.kind == "f":
