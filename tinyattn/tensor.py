@@ -633,8 +633,8 @@ def _is_device_name(value: Any) -> bool:
 # ---------------------------------------------------------------------- creation
 def _host_array(data: Any) -> np.ndarray:
     """np.asarray with errors a learner can act on (ragged lists, strings, objects)."""
-    if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in data):
-        data = [d.tolist() if isinstance(d, Tensor) else d for d in data]
+    if isinstance(data, (list, tuple)) and _holds_tensor(data):
+        return _from_nested_tensors(data)
     try:
         array = np.asarray(data)
     except ValueError:
@@ -644,6 +644,68 @@ def _host_array(data: Any) -> np.ndarray:
         raise TypeError(f"tensor: expected numbers (int, float or bool), got data of type "
                         f"{type(data).__name__} (NumPy dtype {array.dtype})")
     return array
+
+
+def _holds_tensor(data: Any) -> bool:
+    return any(isinstance(d, Tensor) or (isinstance(d, (list, tuple)) and _holds_tensor(d))
+               for d in data)
+
+
+def _from_nested_tensors(data: Any) -> np.ndarray:
+    """torch.tensor's reading of lists that hold tensors: the shape comes from the lists (and
+    the first elements' lengths), a tensor at the innermost level is a number, so it must
+    have one element (``[tensor([0.9]), tensor([2.1])]`` has shape (2,)); the dtype promotes
+    the elements' dtypes (a Python float as float32). Join bigger tensors with stack."""
+    from .promotion import promote_types  # noqa: PLC0415 - promotion is a leaf module
+    sizes: List[int] = []
+    first = data
+    while isinstance(first, (list, tuple, np.ndarray)):
+        sizes.append(len(first))
+        if not len(first):
+            break
+        first = first[0]
+    values: List[Any] = []
+    dtypes: List[np.dtype] = []
+
+    def store(item: Any, depth: int) -> None:
+        if depth == len(sizes):
+            if isinstance(item, Tensor):
+                if item.numel() != 1:
+                    raise ValueError(
+                        f"tensor: only one element tensors can be converted to Python scalars "
+                        f"(a list element is a tensor of shape {item.shape}); to join tensors "
+                        f"into one, use stack(list_of_tensors) or cat")
+                dtypes.append(item.dtype)
+                values.append(item.reshape(()).item())
+            elif isinstance(item, (bool, int, float, np.generic)):
+                dtypes.append(_number_dtype(item))
+                values.append(item)
+            else:
+                raise TypeError(f"tensor: expected a number at depth {depth}, got "
+                                f"{type(item).__name__} (the first element sets the nesting)")
+            return
+        if isinstance(item, Tensor):
+            item = [item[i] for i in range(item.shape[0])] if item.ndim else [item]
+        if not isinstance(item, (list, tuple, np.ndarray)) or len(item) != sizes[depth]:
+            got = len(item) if hasattr(item, "__len__") else type(item).__name__
+            raise ValueError(f"tensor: expected sequence of length {sizes[depth]} at dim "
+                             f"{depth} (got {got})")
+        for element in item:
+            store(element, depth + 1)
+
+    store(data, 0)
+    dtype = dtypes[0] if dtypes else np.dtype(np.float32)
+    for other in dtypes[1:]:
+        dtype = promote_types(dtype, other)
+    return np.array(values, dtype=dtype).reshape(sizes)
+
+
+def _number_dtype(value: Any) -> np.dtype:
+    if isinstance(value, np.generic):
+        return value.dtype
+    if isinstance(value, bool):
+        return np.dtype(np.bool_)
+    return np.dtype(np.int64 if isinstance(value, int) else np.float32)
 
 
 def _copy_of(data: Any, dtype: np.dtype) -> Any:
@@ -666,7 +728,8 @@ def tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None,
     if backend.device_of(source) == "cpu":
         array = _host_array(source)
         if want is None and array.dtype == np.float64 and not isinstance(
-                source, (np.ndarray, np.generic)):
+                source, (np.ndarray, np.generic)) and not (
+                isinstance(source, (list, tuple)) and _holds_tensor(source)):
             want = np.dtype(np.float32)      # Python floats: the default float dtype
         array = np.array(array, dtype=want or array.dtype, copy=True)
     else:
