@@ -68,10 +68,15 @@ class AsStrided(Function):
 
 
 def _address(array: Any) -> int:
-    interface = getattr(array, "__array_interface__", None)
-    if interface is not None:
-        return int(interface["data"][0])
-    return int(array.data.ptr)                           # CuPy
+    """Where an array's first element lives (NumPy's or the CUDA array interface)."""
+    for name in ("__array_interface__", "__cuda_array_interface__"):
+        interface = getattr(array, name, None)
+        if interface is not None:
+            return int(interface["data"][0])
+    inner = getattr(array, "_array", None)               # the strict test device's wrapper
+    if inner is not None:
+        return _address(inner)
+    raise TypeError(f"cannot locate the memory of a {type(array).__name__} array")
 
 
 def _offsets(shape: Any, strides: Any, start: int) -> np.ndarray:
