@@ -107,12 +107,17 @@ def patch_torch(draws: Callable[[], np.random.Generator]) -> None:
         with torch.no_grad():
             return self.copy_(torch.from_numpy(z * std + mean))
 
-    def sampler_iter(self: Any) -> Any:
-        n = len(self.data_source)
+    def sampler_iter(self: Any) -> Any:              # tinyattn's draws, lazily, as torch
+        n, total = len(self.data_source), self.num_samples
         if self.replacement:
-            return iter(draws().integers(0, n, size=self.num_samples).tolist())
-        passes = [draws().permutation(n) for _ in range(-(-self.num_samples // max(n, 1)))]
-        return iter(np.concatenate(passes)[:self.num_samples].tolist())
+            for _ in range(total // 32):
+                yield from draws().integers(0, n, size=32).tolist()
+            yield from draws().integers(0, n, size=total % 32).tolist()
+            return
+        for _ in range(total // n):
+            yield from draws().permutation(n).tolist()
+        if total % n:
+            yield from draws().permutation(n)[:total % n].tolist()
 
     for name, fn in [("rand", rand), ("randn", randn), ("randint", randint),
                      ("randperm", randperm), ("rand_like", rand_like),

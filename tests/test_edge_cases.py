@@ -5,6 +5,7 @@ import pytest
 
 import tinyattn as ta
 import tinyattn.functional as F
+from tinyattn.ops.softmax import softmax_empty_rows_zero
 
 
 def test_softmax_of_huge_logits_is_finite_with_finite_gradients():
@@ -25,12 +26,13 @@ def test_log_softmax_of_huge_logits_is_finite():
     assert np.isfinite(x.grad).all()
 
 
-def test_softmax_row_of_all_minus_inf_gives_zeros_not_nan():
+def test_attention_softmax_row_of_all_minus_inf_gives_zeros_not_nan():
     x = ta.tensor([[-np.inf, -np.inf], [0.0, 1.0]], requires_grad=True)
-    y = F.softmax(x)
+    y = softmax_empty_rows_zero(x)                 # the attention ops' softmax
     np.testing.assert_array_equal(y.numpy()[0], [0.0, 0.0])
     y.sum().backward()
     np.testing.assert_array_equal(x.grad[0], [0.0, 0.0])
+    assert np.isnan(F.softmax(x).numpy()[0]).all()  # F.softmax: torch's NaN
 
 
 @pytest.mark.parametrize("is_causal", [False, True])
@@ -74,7 +76,7 @@ def test_where_masking_keeps_float16_finite_where_an_additive_mask_would_not():
         additive = (scores + ta.tensor(np.where(keep.numpy(), 0.0, -1e9), dtype="float16"))
         naive = np.exp(additive.numpy() - additive.numpy().max(-1, keepdims=True))
     assert np.isnan(naive[1]).all()                              # the pitfall is real
-    ours = F.softmax(F.masked_fill(scores, ~keep, float("-inf")), dim=-1).numpy()
+    ours = softmax_empty_rows_zero(F.masked_fill(scores, ~keep, float("-inf")), dim=-1).numpy()
     assert np.isfinite(ours).all()
     np.testing.assert_array_equal(ours[1], 0.0)
     np.testing.assert_allclose(ours[0], [0.5, 0.5, 0.0])

@@ -22,6 +22,7 @@ import pytest
 
 import tinyattn as ta
 import tinyattn.functional as F
+from tinyattn.ops.softmax import softmax_empty_rows_zero
 from tinyattn.exercises import EXERCISES, check, check_module, find_exercise, load_file, main
 from tinyattn.exercises.checker import SOLUTIONS_DIR, STUBS_DIR
 
@@ -139,7 +140,8 @@ def _tinyattn_op(part, tensors, consts):
         return F.masked_fill(t[0], ~np.broadcast_to(consts["keep"], t[0].shape),
                              consts["value"])
     if name == "masked_softmax":
-        return F.softmax(F.masked_fill(t[0], ~consts["keep"], -math.inf), dim=-1)
+        # the attention ops' softmax: a fully masked row gives zeros (F.softmax: NaN, as torch)
+        return softmax_empty_rows_zero(F.masked_fill(t[0], ~consts["keep"], -math.inf), dim=-1)
     if name == "layer_norm":
         return F.layer_norm(t[0], t[0].shape[-1], t[1], t[2], eps=1e-5)
     if name == "embedding":

@@ -174,7 +174,7 @@ def test_sequential_matches_torch_forward_indexing_and_keys():
     ta.manual_seed(0)
     ours = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
     theirs = tnn.Sequential(tnn.Linear(4, 8), tnn.ReLU(), tnn.Linear(8, 3))
-    theirs.load_state_dict({k: torch.from_numpy(v) for k, v in ours.state_dict().items()})
+    theirs.load_state_dict({k: torch.from_numpy(v.numpy()) for k, v in ours.state_dict().items()})
     x = np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32)
     np.testing.assert_allclose(ours(ta.tensor(x)).numpy(),
                                theirs(torch.from_numpy(x)).detach().numpy(), rtol=1e-5)

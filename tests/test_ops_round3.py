@@ -78,7 +78,7 @@ def test_state_dict_goes_both_ways():
     ours, theirs = _pair_bn()
     _step(ours, theirs, rng.standard_normal((8, 4)), rng)
     back = torch.nn.BatchNorm1d(4).double()
-    back.load_state_dict({k: torch.tensor(v) for k, v in ours.state_dict().items()})
+    back.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours.state_dict().items()})
     assert int(back.num_batches_tracked) == 1
     for key, value in theirs.state_dict().items():
         np.testing.assert_allclose(back.state_dict()[key].numpy(), value.numpy(), **TOL)

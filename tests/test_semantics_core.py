@@ -330,12 +330,13 @@ def test_building_a_tensor_by_item_assignment_carries_gradients():
     np.testing.assert_allclose(w.grad.numpy(), [3.0, 1.0])
 
 
-def test_in_place_on_a_view_while_recording_is_refused_clearly():
+def test_in_place_on_a_view_while_recording_is_recorded_as_torch():
     x = ta.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
     h = x * 1.0
     row = h[0]
-    with pytest.raises(RuntimeError, match="view"):
-        row.add_(1.0)
+    row.mul_(3.0)                   # was refused; torch records it (tests/test_view_writes.py)
+    h.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[3.0, 3.0], [1.0, 1.0]])
 
 
 def test_in_place_on_views_without_recording_writes_shared_memory():
@@ -511,4 +512,4 @@ def test_clip_grad_norm_returns_a_0d_tensor_and_tensors_format_like_pytorch():
     norm = optim.clip_grad_norm_([p], 1.0)
     assert isinstance(norm, ta.Tensor) and norm.shape == ()       # was a Python float
     assert f"{norm:.3f}" == f"{np.sqrt(18):.3f}" and float(norm) == norm.item()
-    assert f"{ta.tensor(1.5)}" == str(ta.tensor(1.5))
+    assert f"{ta.tensor(1.5)}" == "1.5" and str(ta.tensor(1.5)) == "tensor(1.5000)"  # torch

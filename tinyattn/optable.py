@@ -22,6 +22,7 @@ from .optable_extra import EXTRA_ROWS
 from .optable_more import MORE_ROWS
 from .optable_round3 import ROUND3_ROWS
 from .optable_attention_variants import ATTENTION_VARIANT_ROWS
+from .optable_view_writes import VIEW_WRITE_ROWS
 from .tensor import Tensor, as_tensor, tensor
 from .precision import is_floating
 
@@ -429,3 +430,5 @@ OP_TABLE: List[OpSpec] = [
 OP_TABLE += [OpSpec(name, fn, reference, _pairs_to_cases(make), section)
              for name, fn, reference, make, section in MORE_ROWS + EXTRA_ROWS + ROUND3_ROWS
              + ATTENTION_VARIANT_ROWS]
+OP_TABLE += [OpSpec(name, fn, reference, _pairs_to_cases(make), section)
+             for name, fn, reference, make, section in VIEW_WRITE_ROWS]

@@ -28,7 +28,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import autograd, backend, precision
+from . import autograd, backend, precision, printing
 from .precision import is_floating
 
 __all__ = ["Tensor", "SavedDataWriteError", "tensor", "as_tensor", "from_numpy",
@@ -78,6 +78,20 @@ class _SavedArray(np.ndarray):
 
     _owner_op = "an op"
 
+    def _guarded(name: str) -> Any:         # noqa: N805 - builds the methods below
+        def write(self: "_SavedArray", *args: Any, **kwargs: Any) -> Any:
+            if self.flags.writeable:        # a copy (astype, flatten, ...): its own memory
+                return getattr(np.ndarray, name)(self, *args, **kwargs)
+            return self._refuse()
+        return write
+
+    def copy(self, order: str = "C") -> np.ndarray:
+        """A copy is new memory no backward saved: a plain, writable array."""
+        return np.array(self.view(np.ndarray), order=order, copy=True)
+
+    def astype(self, dtype: Any, *args: Any, **kwargs: Any) -> np.ndarray:
+        return self.view(np.ndarray).astype(dtype, *args, **kwargs)
+
     def _refuse(self, *args: Any, **kwargs: Any) -> None:
         raise SavedDataWriteError(
             f"this tensor's array is saved for the backward of {self._owner_op}, which has not "
@@ -87,14 +101,18 @@ class _SavedArray(np.ndarray):
             f"instead of being wrong), call .backward() first, or change a copy: "
             f"x.detach().clone()")
 
-    __setitem__ = _refuse
-    fill = _refuse
-    sort = _refuse
+    __setitem__ = _guarded("__setitem__")
+    fill = _guarded("fill")
+    sort = _guarded("sort")
+    del _guarded
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         outs = kwargs.get("out", ())
-        if any(isinstance(o, _SavedArray) for o in outs):
+        if any(isinstance(o, _SavedArray) and not o.flags.writeable for o in outs):
             self._refuse()
+        if outs:
+            kwargs["out"] = tuple(o.view(np.ndarray) if isinstance(o, _SavedArray) else o
+                                  for o in outs)
         inputs = tuple(i.view(np.ndarray) if isinstance(i, _SavedArray) else i for i in inputs)
         return getattr(ufunc, method)(*inputs, **kwargs)
 
@@ -125,6 +143,8 @@ class Tensor:
     _vc: Optional[autograd.VersionCounter] = None   # created on first need; shared by views
     _is_view = False                                 # shares memory with another tensor
     _has_views = False                               # another tensor shares its memory
+    _base: Optional["Tensor"] = None                 # a view's root base (view ops only)
+    _view_refs: Optional[List[Any]] = None           # weak references to a base's views
 
     def __init__(self, *args: Any, requires_grad: bool = False, dtype: DTypeLike = None,
                  device: Optional[str] = None):
@@ -187,6 +207,7 @@ class Tensor:
         self._bump_version()
         self._data = value
         self._vc, self._is_view, self._has_views = None, False, False
+        self._base = self._view_refs = None
 
     @property
     def grad(self) -> Optional["Tensor"]:
@@ -240,16 +261,29 @@ class Tensor:
         counter.savers = live or None
         return type(live[0]()).__name__ if live else None
 
-    def _share_memory_with(self, base: "Tensor") -> None:
-        """This tensor is a view of ``base``: one version counter for both."""
+    def _share_memory_with(self, base: "Tensor", view: bool = True) -> None:
+        """This tensor shares ``base``'s memory: one version counter for both. A view (made
+        by a view op, not by ``detach``) also records its root base, and the base keeps a
+        weak list of its views, so an in-place write through one of them gives the base a
+        new history (ops/view_writes.py, torch's CopySlices)."""
         self._vc = base._version_counter()
         self._is_view = True
         base._has_views = True
+        if view:
+            root = base if base._base is None else base._base
+            self._base = root
+            refs = root._view_refs
+            if refs is None:
+                refs = root._view_refs = []
+            elif len(refs) % 64 == 0:        # a parameter viewed every step: drop dead ones
+                refs[:] = [ref for ref in refs if ref() is not None]
+            refs.append(weakref.ref(self))
 
     # ------------------------------------------------------------------ properties
     @property
     def shape(self) -> Tuple[int, ...]:
-        return tuple(self._data.shape)
+        """A tuple subclass that prints as ``torch.Size([2, 3])`` under run-torch."""
+        return printing.Size(self._data.shape)
 
     @property
     def dtype(self) -> np.dtype:
@@ -316,18 +350,11 @@ class Tensor:
         return array if dtype is None else array.astype(dtype, copy=False)
 
     def __repr__(self) -> str:
-        host = backend.to_host(self._data)
-        if host.dtype == precision.BFLOAT16:    # printed through float32, as torch prints it
-            host = host.astype(np.float32)
-        body = np.array2string(host, precision=4, separator=", ", threshold=50)
-        extras = [f"dtype={self.dtype}"]
-        if self.device != "cpu":
-            extras.append(f"device='{self.device}'")
-        if self._ctx is not None:
-            extras.append(f"grad_fn=<{type(self._ctx).__name__}>")
-        elif self.requires_grad:
-            extras.append("requires_grad=True")
-        return f"tensor({body}, {', '.join(extras)})"
+        """As PyTorch prints it (tinyattn/printing.py): ``tensor([1.5000, 2.0000])``,
+        ``tensor([1, 2], dtype=int32)``, ``tensor(4., grad_fn=<SumBackward0>)``."""
+        grad_fn = None if self._ctx is None else f"{type(self._ctx).__name__}Backward0"
+        return printing.tensor_repr(backend.to_host(self._data), self.device, grad_fn,
+                                    self.requires_grad)
 
     __hash__ = object.__hash__  # comparisons return tensors, identity stays the hash
 
@@ -432,7 +459,7 @@ class Tensor:
         """The same data, cut from the graph (no gradient flows through it). It shares this
         tensor's memory and version counter, as in PyTorch."""
         out = Tensor._wrap(self._data)
-        out._share_memory_with(self)
+        out._share_memory_with(self, view=False)
         return out
 
     def zero_grad(self) -> None:
@@ -455,10 +482,15 @@ class Tensor:
         return backend.to_host(self._data).reshape(()).item()
 
     def __format__(self, spec: str) -> str:
-        """``f"{loss:.4f}"`` formats a one-element tensor's value, as PyTorch does."""
-        if self._data.size == 1 and spec:
+        """As PyTorch: a 0-d tensor formats its value (``f"{loss:.4f}"``, ``f"{n} steps"``);
+        any other tensor prints its repr, and only with an empty spec."""
+        if self._data.ndim == 0:
             return format(self.item(), spec)
-        return format(repr(self), spec)
+        if spec:
+            raise TypeError(f"unsupported format string {spec!r} passed to Tensor.__format__ "
+                            f"(a tensor of shape {tuple(self.shape)}): only a 0-d tensor "
+                            f"takes a format spec; format t.item() (one element) instead")
+        return repr(self)
 
     def __float__(self) -> float:
         return float(self.item())
@@ -612,8 +644,8 @@ def _is_device_name(value: Any) -> bool:
 # ---------------------------------------------------------------------- creation
 def _host_array(data: Any) -> np.ndarray:
     """np.asarray with errors a learner can act on (ragged lists, strings, objects)."""
-    if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in data):
-        data = [d.tolist() if isinstance(d, Tensor) else d for d in data]
+    if isinstance(data, (list, tuple)) and _holds_tensor(data):
+        return _from_nested_tensors(data)
     try:
         array = np.asarray(data)
     except ValueError:
@@ -623,6 +655,68 @@ def _host_array(data: Any) -> np.ndarray:
         raise TypeError(f"tensor: expected numbers (int, float or bool), got data of type "
                         f"{type(data).__name__} (NumPy dtype {array.dtype})")
     return array
+
+
+def _holds_tensor(data: Any) -> bool:
+    return any(isinstance(d, Tensor) or (isinstance(d, (list, tuple)) and _holds_tensor(d))
+               for d in data)
+
+
+def _from_nested_tensors(data: Any) -> np.ndarray:
+    """torch.tensor's reading of lists that hold tensors: the shape comes from the lists (and
+    the first elements' lengths), a tensor at the innermost level is a number, so it must
+    have one element (``[tensor([0.9]), tensor([2.1])]`` has shape (2,)); the dtype promotes
+    the elements' dtypes (a Python float as float32). Join bigger tensors with stack."""
+    from .promotion import promote_types  # noqa: PLC0415 - promotion is a leaf module
+    sizes: List[int] = []
+    first = data
+    while isinstance(first, (list, tuple, np.ndarray)):
+        sizes.append(len(first))
+        if not len(first):
+            break
+        first = first[0]
+    values: List[Any] = []
+    dtypes: List[np.dtype] = []
+
+    def store(item: Any, depth: int) -> None:
+        if depth == len(sizes):
+            if isinstance(item, Tensor):
+                if item.numel() != 1:
+                    raise ValueError(
+                        f"tensor: only one element tensors can be converted to Python scalars "
+                        f"(a list element is a tensor of shape {item.shape}); to join tensors "
+                        f"into one, use stack(list_of_tensors) or cat")
+                dtypes.append(item.dtype)
+                values.append(item.reshape(()).item())
+            elif isinstance(item, (bool, int, float, np.generic)):
+                dtypes.append(_number_dtype(item))
+                values.append(item)
+            else:
+                raise TypeError(f"tensor: expected a number at depth {depth}, got "
+                                f"{type(item).__name__} (the first element sets the nesting)")
+            return
+        if isinstance(item, Tensor):
+            item = [item[i] for i in range(item.shape[0])] if item.ndim else [item]
+        if not isinstance(item, (list, tuple, np.ndarray)) or len(item) != sizes[depth]:
+            got = len(item) if hasattr(item, "__len__") else type(item).__name__
+            raise ValueError(f"tensor: expected sequence of length {sizes[depth]} at dim "
+                             f"{depth} (got {got})")
+        for element in item:
+            store(element, depth + 1)
+
+    store(data, 0)
+    dtype = dtypes[0] if dtypes else np.dtype(np.float32)
+    for other in dtypes[1:]:
+        dtype = promote_types(dtype, other)
+    return np.array(values, dtype=dtype).reshape(sizes)
+
+
+def _number_dtype(value: Any) -> np.dtype:
+    if isinstance(value, np.generic):
+        return value.dtype
+    if isinstance(value, bool):
+        return np.dtype(np.bool_)
+    return np.dtype(np.int64 if isinstance(value, int) else np.float32)
 
 
 def _copy_of(data: Any, dtype: np.dtype) -> Any:
@@ -646,7 +740,8 @@ def tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None,
     if backend.device_of(source) == "cpu":
         array = _host_array(source)
         if want is None and array.dtype == np.float64 and not isinstance(
-                source, (np.ndarray, np.generic)):
+                source, (np.ndarray, np.generic)) and not (
+                isinstance(source, (list, tuple)) and _holds_tensor(source)):
             want = np.dtype(np.float32)      # Python floats: the default float dtype
         array = np.array(array, dtype=want or array.dtype, copy=True)
         precision.note_dtype(array.dtype)

@@ -17,32 +17,56 @@ from ..precision import is_floating
 __all__ = ["ModuleList", "Sequential", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
+def _children(owner: Module) -> List[Tuple[str, Module]]:
+    """The one record of a container's modules: its Module-valued attributes, in the order
+    they were first assigned (torch's ``_modules``). ``add_module``, ``register_module``,
+    ``owner.name = layer``, ``append`` and item assignment all write there, so ``len``,
+    iteration, indexing and ``forward`` see every child."""
+    return [(key, value) for key, value in vars(owner).items() if isinstance(value, Module)]
+
+
+def _renumber(owner: Module, modules: List[Module]) -> None:
+    """Replace every child by ``modules`` under the keys 0..n-1 (torch renumbers the same way
+    after a delete)."""
+    for key, _ in _children(owner):
+        object.__delattr__(owner, key)
+    for i, module in enumerate(modules):
+        object.__setattr__(owner, str(i), module)
+
+
+def _checked_module(owner: Module, value: Any) -> Module:
+    if not isinstance(value, Module):
+        raise TypeError(f"{type(owner).__name__} holds Modules, got {type(value).__name__}")
+    return value
+
+
+def _checked_insert_index(owner: Module, index: int, length: int) -> int:
+    if not -length <= index <= length:
+        raise IndexError(f"{type(owner).__name__}.insert: index {index} is out of range for "
+                         f"length {length}")
+    return index
+
+
 class ModuleList(Module):
     """A list of modules whose parameters are found (named ``0``, ``1``, ...), as
     ``torch.nn.ModuleList``: indexing (a slice gives a ModuleList), ``len``, iteration,
-    ``append``, ``extend``, ``insert``, ``del``, assignment and ``+=``."""
+    ``append``, ``extend``, ``insert``, ``del``, assignment and ``+=``. A module added by
+    ``add_module`` or ``mlist.name = module`` is an item too, as in torch."""
 
     def __init__(self, modules: Optional[Iterable[Module]] = None):
-        self._items: List[Module] = []
         if modules is not None:
             self.extend(modules)
 
-    def _sync(self) -> None:
-        """Rename the attributes to 0..n-1 in list order (after an insert or a delete)."""
-        for key in [k for k in vars(self) if k.isdigit()]:
-            object.__delattr__(self, key)
-        for i, module in enumerate(self._items):
-            object.__setattr__(self, str(i), module)
-
-    @staticmethod
-    def _checked(module: Any) -> Module:
-        if not isinstance(module, Module):
-            raise TypeError(f"ModuleList holds Modules, got {type(module).__name__}")
-        return module
+    def _key(self, index: Any) -> str:
+        """torch's rule: item ``i`` is the child named ``str(i)``."""
+        key = str(_checked_index(index, len(self), type(self).__name__))
+        if not isinstance(self.__dict__.get(key), Module):
+            raise KeyError(f"{type(self).__name__} has no item {key!r}: its children are "
+                           f"{[k for k, _ in _children(self)]}")
+        return key
 
     def append(self, module: Module) -> "ModuleList":
-        self._items.append(self._checked(module))
-        object.__setattr__(self, str(len(self._items) - 1), module)
+        setattr(self, str(len(self)), _checked_module(self, module))
         return self
 
     def extend(self, modules: Iterable[Module]) -> "ModuleList":
@@ -54,42 +78,44 @@ class ModuleList(Module):
         return self
 
     def insert(self, index: int, module: Module) -> None:
-        self._items.insert(index, self._checked(module))
-        self._sync()
+        modules = list(self)
+        modules.insert(_checked_insert_index(self, index, len(modules)),
+                       _checked_module(self, module))
+        _renumber(self, modules)
 
     def pop(self, index: int = -1) -> Module:
-        module = self._items.pop(index)
-        self._sync()
+        module = self[index]
+        del self[index]
         return module
 
     def __getitem__(self, index: Union[int, slice]) -> Any:
         if isinstance(index, slice):
-            return type(self)(self._items[index])
-        return self._items[_checked_index(index, len(self._items), type(self).__name__)]
+            return type(self)(list(self)[index])
+        return self.__dict__[self._key(index)]
 
     def __setitem__(self, index: int, module: Module) -> None:
-        i = _checked_index(index, len(self._items), type(self).__name__)
-        self._items[i] = self._checked(module)
-        object.__setattr__(self, str(i), module)
+        setattr(self, str(_checked_index(index, len(self), type(self).__name__)),
+                _checked_module(self, module))
 
     def __delitem__(self, index: Union[int, slice]) -> None:
+        modules = list(self)
         if isinstance(index, slice):
-            del self._items[index]
+            del modules[index]
         else:
-            del self._items[_checked_index(index, len(self._items), type(self).__name__)]
-        self._sync()
+            del modules[_checked_index(index, len(modules), type(self).__name__)]
+        _renumber(self, modules)
 
     def __iadd__(self, modules: Iterable[Module]) -> "ModuleList":
         return self.extend(modules)
 
     def __add__(self, other: Iterable[Module]) -> "ModuleList":
-        return type(self)(list(self._items) + list(other))
+        return type(self)(list(self) + list(other))
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(_children(self))
 
     def __iter__(self) -> Iterator[Module]:
-        return iter(list(self._items))
+        return iter([module for _, module in _children(self)])
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("ModuleList has no forward: iterate over it in your own "
@@ -97,15 +123,90 @@ class ModuleList(Module):
                                   "nn.Sequential")
 
 
-class _Keyed(Module):
-    """Items stored as attributes under their keys, in the order of ``_keys``."""
+class Sequential(Module):
+    """Modules applied one after the other: ``Sequential(a, b, c)(x) == c(b(a(x)))``.
 
-    _kind = "module"
+    ``Sequential(OrderedDict([("fc", Linear(4, 8)), ("act", ReLU())]))`` names them, and so do
+    ``add_module("fc", layer)`` and ``seq.fc = layer`` (an empty ``Sequential()`` filled that
+    way runs every layer, in the order added). Indexing gives a module by position (a slice
+    gives a Sequential); ``append``, ``extend``, ``insert``, ``pop``, ``del`` and item
+    assignment change it in place (as PyTorch, ``insert`` and ``del`` renumber the keys 0..n-1).
+    """
+
+    def __init__(self, *modules: Any):
+        if len(modules) == 1 and isinstance(modules[0], OrderedDict):
+            for key, module in modules[0].items():
+                self.add_module(key, _checked_module(self, module))
+        else:
+            for i, module in enumerate(modules):
+                self.add_module(str(i), _checked_module(self, module))
+
+    def forward(self, x: Any) -> Any:
+        for module in self:
+            x = module(x)
+        return x
+
+    def __getitem__(self, index: Union[int, slice]) -> Any:
+        pairs = _children(self)
+        if isinstance(index, slice):
+            return type(self)(OrderedDict(pairs[index]))
+        return pairs[_checked_index(index, len(pairs), "Sequential")][1]
+
+    def __setitem__(self, index: int, module: Module) -> None:
+        pairs = _children(self)
+        key = pairs[_checked_index(index, len(pairs), "Sequential")][0]
+        setattr(self, key, _checked_module(self, module))
+
+    def __delitem__(self, index: Union[int, slice]) -> None:
+        modules = list(self)
+        if isinstance(index, slice):
+            del modules[index]
+        else:
+            del modules[_checked_index(index, len(modules), "Sequential")]
+        _renumber(self, modules)
+
+    def __len__(self) -> int:
+        return len(_children(self))
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter([module for _, module in _children(self)])
+
+    def append(self, module: Module) -> "Sequential":
+        self.add_module(str(len(self)), _checked_module(self, module))
+        return self
+
+    def extend(self, modules: Iterable[Module]) -> "Sequential":
+        for module in list(modules):
+            self.append(module)
+        return self
+
+    def insert(self, index: int, module: Module) -> "Sequential":
+        modules = list(self)
+        modules.insert(_checked_insert_index(self, index, len(modules)),
+                       _checked_module(self, module))
+        _renumber(self, modules)
+        return self
+
+    def pop(self, index: int = -1) -> Module:
+        module = self[index]
+        del self[index]
+        return module
+
+    def __add__(self, other: "Sequential") -> "Sequential":
+        if not isinstance(other, Sequential):
+            raise TypeError(f"Sequential + {type(other).__name__}: add another Sequential")
+        return type(self)(*list(self), *list(other))
+
+
+class _Keyed(Module):
+    """Items stored as attributes under their keys, in the order of ``_keys`` (the parameter
+    containers: torch keeps their keys apart from the registered parameters too, so
+    ``pdict.name = p`` registers a parameter that is not a key)."""
+
+    _kind = "parameter"
 
     def _check_value(self, value: Any) -> Any:
-        if not isinstance(value, Module):
-            raise TypeError(f"{type(self).__name__} holds Modules, got {type(value).__name__}")
-        return value
+        return _as_parameter(value, type(self).__name__)
 
     def _put(self, key: str, value: Any) -> None:
         _check_name(self._kind, key)
@@ -132,110 +233,14 @@ class _Keyed(Module):
         return len(self._keys)
 
 
-class Sequential(_Keyed):
-    """Modules applied one after the other: ``Sequential(a, b, c)(x) == c(b(a(x)))``.
-
-    ``Sequential(OrderedDict([("fc", Linear(4, 8)), ("act", ReLU())]))`` names them. Indexing
-    gives a module (a slice gives a Sequential); ``append``, ``extend``, ``insert``, ``pop``,
-    ``del`` and item assignment change it in place (as PyTorch, ``insert`` and ``del`` renumber
-    the keys 0..n-1).
-    """
-
-    def __init__(self, *modules: Any):
-        self._keys: List[str] = []
-        if len(modules) == 1 and isinstance(modules[0], OrderedDict):
-            for key, module in modules[0].items():
-                self._put(key, module)
-        else:
-            for i, module in enumerate(modules):
-                self._put(str(i), module)
-
-    def forward(self, x: Any) -> Any:
-        for _, module in self._pairs():
-            x = module(x)
-        return x
-
-    def __getitem__(self, index: Union[int, slice]) -> Any:
-        pairs = self._pairs()
-        if isinstance(index, slice):
-            return type(self)(OrderedDict(pairs[index]))
-        return pairs[_checked_index(index, len(pairs), "Sequential")][1]
-
-    def __setitem__(self, index: int, module: Module) -> None:
-        key = self._keys[_checked_index(index, len(self._keys), "Sequential")]
-        self._put(key, module)
-
-    def __delitem__(self, index: Union[int, slice]) -> None:
-        modules = [m for _, m in self._pairs()]
-        if isinstance(index, slice):
-            del modules[index]
-        else:
-            del modules[_checked_index(index, len(modules), "Sequential")]
-        self._rebuild((str(i), m) for i, m in enumerate(modules))
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter([m for _, m in self._pairs()])
-
-    def append(self, module: Module) -> "Sequential":
-        self._put(str(len(self._keys)), module)
-        return self
-
-    def extend(self, modules: Iterable[Module]) -> "Sequential":
-        for module in list(modules):
-            self.append(module)
-        return self
-
-    def insert(self, index: int, module: Module) -> "Sequential":
-        modules = [m for _, m in self._pairs()]
-        if not -len(modules) <= index <= len(modules):
-            raise IndexError(f"Sequential.insert: index {index} is out of range for length "
-                             f"{len(modules)}")
-        modules.insert(index, self._check_value(module))
-        self._rebuild((str(i), m) for i, m in enumerate(modules))
-        return self
-
-    def pop(self, index: int = -1) -> Module:
-        module = self[index]
-        del self[index]
-        return module
-
-    def __add__(self, other: "Sequential") -> "Sequential":
-        if not isinstance(other, Sequential):
-            raise TypeError(f"Sequential + {type(other).__name__}: add another Sequential")
-        return type(self)(*list(self), *list(other))
-
-
-class ModuleDict(_Keyed):
-    """A dict of modules (string keys), registered so their parameters are found:
-    ``ModuleDict({"enc": Linear(4, 4)})["enc"]``. Keys keep their insertion order."""
-
-    def __init__(self, modules: Optional[Union[Mapping[str, Module],
-                                               Iterable[Tuple[str, Module]]]] = None):
-        self._keys: List[str] = []
-        if modules is not None:
-            self.update(modules)
-
-    def __getitem__(self, key: str) -> Module:
-        if key not in self._keys:
-            raise KeyError(f"{type(self).__name__} has no key {key!r}; keys: {self._keys}")
-        return self.__dict__[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self._put(key, value)
-
-    def __delitem__(self, key: str) -> None:
-        self[key]                                   # KeyError with the keys if absent
-        self._keys.remove(key)
-        object.__delattr__(self, key)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._keys
+class _DictMethods:
+    """The dict interface shared by ModuleDict and ParameterDict, over ``_pairs()``."""
 
     def __iter__(self) -> Iterator[str]:
-        return iter(list(self._keys))
+        return iter(self.keys())
 
     def keys(self) -> List[str]:
-        return list(self._keys)
+        return [key for key, _ in self._pairs()]
 
     def values(self) -> List[Any]:
         return [value for _, value in self._pairs()]
@@ -243,13 +248,19 @@ class ModuleDict(_Keyed):
     def items(self) -> List[Tuple[str, Any]]:
         return self._pairs()
 
+    def __contains__(self, key: object) -> bool:
+        return key in self.keys()
+
+    def __getitem__(self, key: str) -> Any:
+        pairs = dict(self._pairs())
+        if key not in pairs:
+            raise KeyError(f"{type(self).__name__} has no key {key!r}; keys: {self.keys()}")
+        return pairs[key]
+
     def pop(self, key: str) -> Any:
         value = self[key]
         del self[key]
         return value
-
-    def clear(self) -> None:
-        self._rebuild([])
 
     def update(self, items: Any) -> None:
         pairs = items.items() if hasattr(items, "items") else items
@@ -264,27 +275,61 @@ class ModuleDict(_Keyed):
                                   f"by key in your own forward")
 
 
-class ParameterDict(ModuleDict):
+class ModuleDict(_DictMethods, Module):
+    """A dict of modules (string keys), registered so their parameters are found:
+    ``ModuleDict({"enc": Linear(4, 4)})["enc"]``. Keys keep their insertion order; a module
+    added by ``add_module`` or ``mdict.name = module`` is a key too, as in torch."""
+
+    def __init__(self, modules: Optional[Union[Mapping[str, Module],
+                                               Iterable[Tuple[str, Module]]]] = None):
+        if modules is not None:
+            self.update(modules)
+
+    def _pairs(self) -> List[Tuple[str, Any]]:
+        return _children(self)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.add_module(key, _checked_module(self, value))
+
+    def __delitem__(self, key: str) -> None:
+        self[key]                                   # KeyError with the keys if absent
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(_children(self))
+
+    def clear(self) -> None:
+        _renumber(self, [])
+
+
+class ParameterDict(_DictMethods, _Keyed):
     """A dict of Parameters (a Tensor is wrapped into a Parameter, as PyTorch does)."""
 
-    _kind = "parameter"
+    def __init__(self, parameters: Optional[Union[Mapping[str, Any],
+                                                  Iterable[Tuple[str, Any]]]] = None):
+        self._keys: List[str] = []
+        if parameters is not None:
+            self.update(parameters)
 
-    def _check_value(self, value: Any) -> Any:
-        return _as_parameter(value, type(self).__name__)
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._put(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self[key]                                   # KeyError with the keys if absent
+        self._keys.remove(key)
+        object.__delattr__(self, key)
+
+    def clear(self) -> None:
+        self._rebuild([])
 
 
 class ParameterList(_Keyed):
     """A list of Parameters (named ``0``, ``1``, ...); Tensors are wrapped into Parameters."""
 
-    _kind = "parameter"
-
     def __init__(self, values: Optional[Iterable[Any]] = None):
         self._keys: List[str] = []
         if values is not None:
             self.extend(values)
-
-    def _check_value(self, value: Any) -> Any:
-        return _as_parameter(value, type(self).__name__)
 
     def __getitem__(self, index: Union[int, slice]) -> Any:
         values = [v for _, v in self._pairs()]

@@ -10,8 +10,8 @@ the state dict when persistent, and are never in ``parameters()``.
 
 The API follows ``torch.nn.Module`` (docs/nn.md#modules). Deliberate differences:
 - ``super().__init__()`` is optional: a module's registries are created on first use.
-- ``state_dict()`` holds host NumPy arrays (``keep_vars=True``: the tensors themselves), and
-  a tied weight is saved once, under its first name (see docs/nn.md#saving).
+- a tied weight is saved once in ``state_dict()``, under its first name (see
+  docs/nn.md#saving).
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ class Parameter(Tensor):
             self.requires_grad_(True)
 
     def __repr__(self) -> str:
-        return "Parameter(" + super().__repr__() + ")"
+        return "Parameter containing:\n" + super().__repr__()
 
 
 class StateDictKeyError(KeyError, RuntimeError):
@@ -352,11 +352,13 @@ class Module:
 
     def state_dict(self, *, prefix: str = "", keep_vars: bool = False
                    ) -> "OrderedDict[str, Any]":
-        """Parameters and persistent buffers as host NumPy copies, keyed by dotted names
-        (``keep_vars=True``: the tensors themselves)."""
+        """Parameters and persistent buffers keyed by dotted names, as torch's: each value is
+        the tensor detached (``keep_vars=True``: the tensor itself), sharing its memory, so
+        writing into ``state["fc.weight"]`` writes the parameter. Copy what you keep while
+        training goes on (``{k: v.clone() for k, v in model.state_dict().items()}``)."""
         state: "OrderedDict[str, Any]" = OrderedDict()
         for name, value in self._state_items():
-            state[prefix + name] = value if keep_vars else backend.to_host(value._data).copy()
+            state[prefix + name] = value if keep_vars else value.detach()
         return state
 
     def load_state_dict(self, state: Dict[str, Any], strict: bool = True,

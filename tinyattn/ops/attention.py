@@ -353,8 +353,26 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                           dropout_p=float(dropout_p), generator=generator,
                                           weights_sink=sink,
                                           bias=None if bias is None else bias._data)
+    out = _in_query_layout(out, q, dropout_p)
     if need_weights:
         return out, Tensor._wrap(sink[0].copy())  # a copy: editing it cannot touch backward
+    return out
+
+
+def _in_query_layout(out: Tensor, q: Tensor, dropout_p: float) -> Tensor:
+    """torch's memory layout for the output: when q is (B, h, S, d) laid out as a (B, S, h, d)
+    array (``x.view(B, S, h, d).transpose(1, 2)``), so is the output, and
+    ``out.transpose(1, 2).view(B, S, h * d)`` needs no copy (torch's CPU kernel does this;
+    with dropout it returns a contiguous array, and so does tinyattn). Same values."""
+    data = q._data
+    if (dropout_p > 0.0 or data.ndim != 4 or data.flags.c_contiguous
+            or not data.transpose(0, 2, 1, 3).flags.c_contiguous):
+        return out
+    xp = backend.get_array_module(out._data)
+    b, h, s, d = out.shape
+    laid = xp.empty((b, s, h, d), dtype=out.dtype).transpose(0, 2, 1, 3)  # (B, h, S, d)
+    laid[...] = out._data
+    out._data = laid                    # a fresh output: no one holds the old array's layout
     return out
 
 
@@ -422,7 +440,7 @@ def _attention_from_ops(q: Tensor, k: Tensor, v: Tensor, mask: Any, is_causal: b
     from .dropout import dropout        # noqa: PLC0415 - same layer
     from .masking import masked_fill    # noqa: PLC0415
     from .matmul import matmul          # noqa: PLC0415
-    from .softmax import softmax        # noqa: PLC0415
+    from .softmax import softmax_empty_rows_zero  # noqa: PLC0415
     scores = matmul(q, k.transpose(-2, -1)) * scale  # (..., S_q, d_k) @ (..., d_k, S_k)
     if bias is not None:
         scores = scores + bias
@@ -430,7 +448,7 @@ def _attention_from_ops(q: Tensor, k: Tensor, v: Tensor, mask: Any, is_causal: b
     if keep is not None:
         xp = backend.get_array_module(scores._data)
         scores = masked_fill(scores, ~xp.broadcast_to(keep, scores.shape), float("-inf"))
-    probs = softmax(scores, -1)                     # a row of -inf only gives zeros
+    probs = softmax_empty_rows_zero(scores, -1)     # a row of -inf only gives zeros
     weights = Tensor._wrap(probs._data.copy()) if need_weights else None
     out = matmul(dropout(probs, dropout_p, generator=generator), v)
     return (out, weights) if need_weights else out

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function, unbroadcast
+from ..promotion import operand_tier, result_type
 from ..tensor import Tensor
 from .normal_cdf import exact_gelu_by_blocks, normal_cdf_and_pdf
 from .powers import pow_tensor
@@ -43,6 +44,24 @@ def as_operand(value: Any, like: Tensor) -> Tensor:
     return Tensor._wrap(xp.array(value))
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (bool, int, float, np.generic))
+
+
+def _as_dtype(value: Any, dtype: np.dtype, like: Tensor) -> Tensor:
+    """An operand in the op's dtype: a number as a constant (an int wraps into a smaller
+    integer dtype, as torch), a floating tensor converted differentiably."""
+    if not isinstance(value, Tensor):
+        xp = backend.get_array_module(like._data)
+        wrapped = np.array(value).astype(dtype).item()       # as dtype holds it (wraps)
+        return Tensor._wrap(xp.asarray(wrapped, dtype=dtype))
+    if value.dtype == dtype:
+        return value
+    if value.dtype.kind == "f" and dtype.kind == "f":
+        return convert(value, dtype=dtype)
+    return Tensor._wrap(value._data.astype(dtype))
+
+
 def _match_dtypes(a: Tensor, b: Tensor) -> Tuple[Tensor, Tensor]:
     """An integer tensor meeting a float one takes the float's dtype, so no float64 appears
     (NumPy would promote int64 with float32 to float64). Two float dtypes are left alone:
@@ -55,15 +74,28 @@ def _match_dtypes(a: Tensor, b: Tensor) -> Tuple[Tensor, Tensor]:
 
 
 def _binary(fn: type, op: str, a: Any, b: Any) -> Tensor:
-    """Apply a binary Function, turning NumPy's broadcasting error into a clear one."""
-    if not isinstance(a, Tensor):
+    """Apply a binary Function, turning NumPy's broadcasting error into a clear one.
+
+    The result dtype is torch's ``result_type`` (tinyattn/promotion.py): a 0-d tensor or a
+    Python number does not widen a tensor's dtype within its category (int32 + tensor(5) is
+    int32; uint8 + tensor(10) wraps). Two floating tensors of the same kind (both with
+    dimensions, or both 0-d) and different dtypes are refused by Function.apply."""
+    if not isinstance(a, Tensor) and not _is_number(a):
         a = as_operand(a, b)
-    if not isinstance(b, Tensor):
+    if not isinstance(b, Tensor) and not _is_number(b):
         b = as_operand(b, a)
-    if a._data.dtype != b._data.dtype:    # the arrays' own dtypes: no property call per op
-        a, b = _match_dtypes(a, b)
-    if fn is Div and not is_floating(a.dtype):   # 7 / 2 on integer tensors gives float32, as torch
-        a, b = Tensor._wrap(a._data.astype(np.float32)), Tensor._wrap(b._data.astype(np.float32))
+    if (isinstance(a, Tensor) and isinstance(b, Tensor) and a._data.dtype == b._data.dtype
+            and (fn is not Div or is_floating(a._data.dtype))):
+        pass                                 # the common case: nothing to promote
+    else:
+        target = result_type(a, b)
+        if fn is Div and not is_floating(target):   # 7 / 2 on integer tensors: float32, as torch
+            target = np.dtype(np.float32)
+        if not (isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype != b.dtype
+                and is_floating(a.dtype) and is_floating(b.dtype)
+                and operand_tier(a) == operand_tier(b)):
+            like = a if isinstance(a, Tensor) else b
+            a, b = _as_dtype(a, target, like), _as_dtype(b, target, like)
     try:
         return fn.apply(a, b)
     except ValueError as exc:
@@ -316,7 +348,12 @@ def add(a: Any, b: Any, alpha: float = 1) -> Tensor:
 
 
 def sub(a: Any, b: Any, alpha: float = 1) -> Tensor:
-    """a - alpha * b."""
+    """a - alpha * b. As torch, a bool operand (tensor or Python bool) is refused."""
+    if any(isinstance(v, (bool, np.bool_)) or (isinstance(v, Tensor) and v.dtype == np.bool_)
+           for v in (a, b)):
+        raise TypeError("sub: subtraction (the - operator) with a bool tensor or bool is not "
+                        "supported, as in torch; to invert a mask use ~mask or "
+                        "logical_not(mask), or convert it first with .int() or .float()")
     return _binary(Sub, "sub", a, _scaled(b, alpha))
 
 

@@ -16,10 +16,10 @@ Each one writes its result into the tensor's own array and adds one to the tenso
   ``h = x @ w; h += b`` differentiates like ``h = x @ w + b``. Ops recorded earlier keep
   the history they saw (the engine's graph links Functions, not tensors).
 
-Deliberate difference: while recording, tinyattn refuses in-place ops on a tensor that shares
-memory with another (a view such as ``x[0]`` or ``x.reshape(...)``, or a tensor that has
-views), where PyTorch rewires the other tensor's history too. Write ``y = y + 1`` or
-``y = y.clone()`` first.
+- A view (``x[0]``, ``x[:, 0]``, ``x.reshape(...)``) of such a tensor, or a tensor that has
+  views: as PyTorch, the write goes into the shared memory, the base takes a new history
+  (CopySlices) and every live view reads from it (ops/view_writes.py). A view of a leaf that
+  requires grad is refused, as in PyTorch.
 """
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ from ..tensor import Tensor
 from .division import floor_divide, fmod, remainder
 from .elementwise import add, as_operand, clamp, convert, div, mul, neg, pow, sub
 from .masking import masked_fill
+from .view_writes import rebase_views, write_through_view
 from .shape import _index_to_arrays, torch_index_steps
 from ..precision import check_fits, is_floating
 
@@ -90,14 +91,11 @@ def _refuse_leaf(target: Tensor, name: str) -> None:
         f"* w.grad`), or write w = w - ... to make a new, non-leaf tensor")
 
 
-def _refuse_view(target: Tensor, name: str) -> None:
-    which = "is a view of another tensor" if target._is_view else "has views (other " \
-        "tensors share its memory)"
+def _refuse_view_of_leaf(target: Tensor, name: str) -> None:
     raise RuntimeError(
-        f"{name}: this tensor (shape {target.shape}) {which}, and gradients are being "
-        f"recorded. tinyattn does not rewire the other tensor's history after an in-place "
-        f"change through shared memory (PyTorch does), so it refuses instead of giving a wrong "
-        f"gradient. Write the update out of place (y = y + 1), or clone() the tensor first")
+        f"{name}: a view of a leaf tensor that requires grad (a parameter) is being changed "
+        f"in place while gradients are recorded, as torch refuses too. Clone it first "
+        f"(y = w.clone(); y[...] = ...) or wrap the update in `with tinyattn.no_grad():`")
 
 
 def _write(target: Tensor, result: Tensor, name: str) -> None:
@@ -147,10 +145,11 @@ def _in_place(target: Tensor, name: str, compute: Callable[[Tensor], Tensor],
             result = compute(target)
         _write(target, result, name)
         return target
-    if target._ctx is None and target.requires_grad:
+    base = target._base
+    if target._ctx is None and target.requires_grad and base is None:
         _refuse_leaf(target, name)
-    if target._is_view or target._has_views:
-        _refuse_view(target, name)
+    if base is not None and base._ctx is None and base.requires_grad:
+        _refuse_view_of_leaf(target, name)
     before = Tensor._wrap(target._data, target.requires_grad)   # the tensor as it was
     before._ctx, before._vc = target._ctx, target._version_counter()
     result = compute(before)
@@ -158,9 +157,14 @@ def _in_place(target: Tensor, name: str, compute: Callable[[Tensor], Tensor],
     if result.dtype != target.dtype and is_floating(result.dtype) and is_floating(target.dtype):
         result = convert(result, dtype=target.dtype)   # autocast promoted it (h16 += b32):
     _write(target, result, name)                       # the graph records the cast back
+    if base is not None:            # the base takes CopySlices, its views AsStrided
+        write_through_view(base, target, result)
+        return target
     target._ctx, target._requires_grad = result._ctx, result.requires_grad
     if target._retains_grad and target._ctx is not None:
         target._ctx._retained = weakref.ref(target)
+    if target._view_refs:           # its views now read the new values
+        rebase_views(target)
     return target
 
 

@@ -3,13 +3,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
 from .elementwise import _as_float
 from .shape import reshape
 
-__all__ = ["softmax", "log_softmax", "stable_softmax", "safe_row_max"]
+__all__ = ["softmax", "log_softmax", "stable_softmax", "safe_row_max", "torch_softmax",
+           "softmax_empty_rows_zero"]
 
 
 def safe_row_max(x: Any, axis: int) -> Any:
@@ -36,16 +39,40 @@ def stable_softmax(x: Any, axis: int = -1, out: Any = None) -> Any:
     return y
 
 
+def _row_max(x: Any, axis: int) -> Any:
+    """Row maximum as torch takes it: -inf for an all -inf row, inf if any entry is inf, NaN
+    if any is NaN (an empty axis gives 0: there is nothing to shift)."""
+    xp = backend.get_array_module(x)
+    if x.ndim and x.shape[axis] == 0:
+        return safe_row_max(x, axis)
+    return x.max(axis=axis, keepdims=True)
+
+
+def torch_softmax(x: Any, axis: int) -> Any:
+    """Array-level softmax with torch's values at the infinities: exp(x - max) / sum, so a
+    row that is entirely -inf gives NaN (-inf - -inf), and a row holding +inf gives NaN
+    everywhere (inf - inf), as ``torch.softmax``."""
+    xp = backend.get_array_module(x)
+    with np.errstate(invalid="ignore"):
+        y = xp.subtract(x, _row_max(x, axis))
+        xp.exp(y, out=y)
+        y /= y.sum(axis=axis, keepdims=True)
+    return y
+
+
 class Softmax(Function):
     """y_i = exp(x_i - m) / sum_j exp(x_j - m), with m = max_j x_j (softmax is shift-invariant,
     and subtracting the max keeps every exp <= 1, so nothing overflows).
 
     Jacobian: dy_i/dx_j = y_i (delta_ij - y_j). Applied to g without building it:
         dx_j = sum_i g_i y_i (delta_ij - y_j) = y_j (g_j - sum_i g_i y_i).
+    A row that is entirely -inf gives NaN, as torch (no distribution over nothing); with
+    ``empty_rows_zero`` (the attention ops, whose torch counterparts give zeros) it gives 0,
+    and its gradient is 0 too (y = 0 in the formula above).
     """
 
-    def forward(self, x, axis: int):
-        y = stable_softmax(x, axis)
+    def forward(self, x, axis: int, empty_rows_zero: bool = False):
+        y = stable_softmax(x, axis) if empty_rows_zero else torch_softmax(x, axis)
         self.save_for_backward(y, axis)
         return y
 
@@ -59,9 +86,9 @@ class LogSoftmax(Function):
     (docs/derivations.md#log-softmax).
 
     d out_i / d x_j = delta_ij - softmax(x)_j, so dx_j = g_j - softmax_j * sum_i g_i,
-    with softmax = exp(out) (reuse the output). A row that is entirely -inf gives NaN, as in
-    PyTorch: unlike softmax (whose zeros are a sensible "attends to nothing"), the log of an
-    empty distribution has no finite value. Mask with where before, not after, log_softmax.
+    with softmax = exp(out) (reuse the output). A row that is entirely -inf gives NaN, and so
+    does a row holding +inf, as in PyTorch: the log of an empty distribution has no finite
+    value. Mask with where before, not after, log_softmax.
     """
 
     def forward(self, x, axis: int):
@@ -69,8 +96,9 @@ class LogSoftmax(Function):
         if x.size == 0:                         # nothing to normalise (and no log(0) warning)
             out = x.copy()
         else:
-            shifted = x - safe_row_max(x, axis)
-            out = shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                shifted = x - _row_max(x, axis)
+                out = shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
         self.save_for_backward(out, axis)
         return out
 
@@ -91,6 +119,12 @@ def softmax(x: Tensor, dim: int = -1) -> Tensor:
     if x.ndim == 0:                               # a 0-d tensor: softmax of one element is 1
         return reshape(Softmax.apply(reshape(_as_float(x), 1), axis=0), ())
     return Softmax.apply(_as_float(x), axis=axis)
+
+
+def softmax_empty_rows_zero(x: Tensor, dim: int = -1) -> Tensor:
+    """softmax where a row that is entirely -inf (every key masked) gives zeros: what torch's
+    scaled_dot_product_attention gives for such a row (F.softmax gives NaN)."""
+    return Softmax.apply(_as_float(x), axis=_axis(dim, x.ndim, "softmax"), empty_rows_zero=True)
 
 
 def log_softmax(x: Tensor, dim: int = -1) -> Tensor:

@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .. import amp, backend, functional, serialization
+from .. import amp, backend, functional, printing, serialization
 from .. import kernels
 from .. import precision
 from .. import profiler as _profiler
@@ -68,12 +68,17 @@ class device(str):  # noqa: N801 - PyTorch's name
 
 class dtype(str):  # noqa: N801 - PyTorch's name
     """``torch.float32`` and friends: the dtype's name (a ``str``, which every tinyattn
-    function takes as a dtype) with torch's attributes. ``x.dtype == torch.float32`` holds
-    for a tinyattn tensor, whose ``.dtype`` is NumPy's."""
+    function takes as a dtype) with torch's attributes, printed as torch prints it. Under
+    run-torch a tensor's ``.dtype`` is one of these too; it also answers NumPy's dtype
+    attributes (``kind``, ``itemsize``, ``type``, ``name``) and compares equal to NumPy's
+    dtype of the same name, so tinyattn's own code reads it as NumPy's."""
+
+    def _numpy(self) -> np.dtype:
+        return np.dtype(str.__str__(self))
 
     @property
     def is_floating_point(self) -> bool:
-        return is_floating(np.dtype(str(self)))
+        return is_floating(self._numpy())
 
     @property
     def is_complex(self) -> bool:
@@ -81,14 +86,46 @@ class dtype(str):  # noqa: N801 - PyTorch's name
 
     @property
     def is_signed(self) -> bool:
-        return np.dtype(str(self)).kind in "fi" or is_floating(np.dtype(str(self)))
+        return self._numpy().kind in "fi" or is_floating(self._numpy())
 
     @property
     def itemsize(self) -> int:
-        return np.dtype(str(self)).itemsize
+        return self._numpy().itemsize
+
+    @property
+    def kind(self) -> str:
+        return self._numpy().kind
+
+    @property
+    def name(self) -> str:
+        return str.__str__(self)
+
+    @property
+    def char(self) -> str:
+        return self._numpy().char
+
+    @property
+    def type(self) -> Any:
+        return self._numpy().type
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, str):
+            other = other[len("torch."):] if other.startswith("torch.") else other
+        try:
+            return self._numpy() == np.dtype(other)
+        except TypeError:
+            return False
+
+    def __ne__(self, other: Any) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:        # as its name: tables keyed by dtype names find it
+        return str.__hash__(self)
 
     def __repr__(self) -> str:
         return f"torch.{str.__str__(self)}"
+
+    __str__ = __repr__
 
 
 _DTYPES = {name: dtype(np.dtype(value).name) for name, value in [
@@ -98,15 +135,14 @@ _DTYPES = {name: dtype(np.dtype(value).name) for name, value in [
     ("long", "int64"), ("uint8", "uint8"), ("bool", "bool"), ("bfloat16", "bfloat16")]}
 
 
-class Size(tuple):
-    """``torch.Size``: a tuple of dimensions (tinyattn's ``.shape`` is a plain tuple, equal
-    to it)."""
+Size = printing.Size     # torch.Size: the class of every tensor's .shape
 
-    def __repr__(self) -> str:
-        return f"torch.Size({list(self)})"
 
-    def numel(self) -> int:
-        return int(math.prod(self))
+def torch_dtype(numpy_dtype: Any) -> dtype:
+    """The torch dtype object for a NumPy dtype (what ``x.dtype`` gives under run-torch)."""
+    name = np.dtype(numpy_dtype).name
+    found = _DTYPES.get(name)
+    return found if found is not None else dtype(name)
 
 
 def get_default_dtype() -> dtype:

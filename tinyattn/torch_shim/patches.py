@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
+from .. import printing
 from ..tensor import Tensor
-from .extras import device
+from .extras import device, torch_dtype
 from .missing import MissingTorchAttribute
 
 __all__ = ["apply", "restore"]
@@ -36,6 +37,11 @@ def _torch_device(self: Tensor) -> device:
     return device(_saved["device"].fget(self))
 
 
+def _torch_dtype_of(self: Tensor) -> Any:
+    """``x.dtype`` prints as ``torch.float32``; it still reads as NumPy's (extras.dtype)."""
+    return torch_dtype(self._data.dtype)
+
+
 def _missing_attribute(self: Tensor, name: str) -> Any:
     """Called only when ordinary lookup fails: a torch.Tensor method tinyattn lacks."""
     if name.startswith("_"):
@@ -50,9 +56,12 @@ def apply() -> None:
         return
     _saved["data"] = Tensor.__dict__["data"]
     _saved["device"] = Tensor.__dict__["device"]
+    _saved["dtype"] = Tensor.__dict__["dtype"]
+    Tensor.dtype = property(_torch_dtype_of)
     Tensor.data = property(_torch_data, _set_data, doc=_torch_data.__doc__)
     Tensor.device = property(_torch_device)
     Tensor.__getattr__ = _missing_attribute
+    printing.options.torch_names = True        # torch.Size([2, 3]), dtype=torch.float64
 
 
 def restore() -> None:
@@ -60,4 +69,6 @@ def restore() -> None:
         return
     Tensor.data = _saved.pop("data")
     Tensor.device = _saved.pop("device")
+    Tensor.dtype = _saved.pop("dtype")
     del Tensor.__getattr__
+    printing.options.torch_names = False

@@ -178,6 +178,9 @@ class SequentialSampler(Sampler):
         return len(self.data_source)
 
 
+_CHUNK = 32                     # indices RandomSampler draws at a time with replacement (torch's)
+
+
 class RandomSampler(Sampler):
     """A new random permutation on each pass (or ``num_samples`` draws with replacement)."""
 
@@ -196,12 +199,23 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:
-        gen, n = _generator(self.generator), len(self.data_source)
+        """Lazily, as torch: with replacement 32 draws at a time (``num_samples=10**10``
+        costs no memory), without one permutation per pass over the data (the last pass
+        cut short). Draws happen as the indices are taken, not when iteration starts."""
+        gen, n, total = _generator(self.generator), len(self.data_source), self.num_samples
+        if n == 0:
+            if self.replacement and total:
+                raise ValueError("RandomSampler: cannot draw samples from an empty dataset")
+            return
         if self.replacement:
-            return iter(gen.integers(0, n, size=self.num_samples).tolist())
-        draws = [gen.permutation(n) for _ in range(-(-self.num_samples // max(n, 1)))]
-        order = np.concatenate(draws) if draws else np.zeros(0, dtype=np.int64)
-        return iter(order[:self.num_samples].tolist())
+            for _ in range(total // _CHUNK):
+                yield from gen.integers(0, n, size=_CHUNK).tolist()
+            yield from gen.integers(0, n, size=total % _CHUNK).tolist()
+            return
+        for _ in range(total // n):
+            yield from gen.permutation(n).tolist()
+        if total % n:
+            yield from gen.permutation(n)[:total % n].tolist()
 
     def __len__(self) -> int:
         return self.num_samples

@@ -1,0 +1,87 @@
+"""PyTorch's type promotion: which dtype an op on several operands gives.
+
+``promote_types(a, b)``: the smallest dtype that holds both categories' values; unlike NumPy,
+an integer meeting a float gives that float (int64 with float32 is float32, not float64).
+
+``result_type(*operands)``: torch's three-tier rule. Operands are grouped as tensors with
+dimensions, 0-d tensors, and Python numbers. Each group is promoted on its own; then a lower
+group changes the result only when it is of a higher category (bool < integer < float), so a
+0-d tensor or a number never widens the dtype within a category::
+
+    int32 tensor + tensor(5)       -> int32     (the 0-d int64 does not widen)
+    uint8 tensor + tensor(10)      -> uint8     (250 + 10 wraps to 4, as torch)
+    int32 tensor + 2.5             -> float32   (a float number brings the default float)
+    float16 tensor + tensor(1e9)   -> float16   (same category: the tensor's dtype)
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+__all__ = ["promote_types", "result_type", "operand_tier"]
+
+_DEFAULT_FLOAT = np.dtype(np.float32)
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2}   # "V": ml_dtypes' bfloat16 on old NumPy
+
+
+def _category(dtype: np.dtype) -> int:
+    return 2 if _is_float(dtype) else _CATEGORY.get(dtype.kind, 1)
+
+
+def _is_float(dtype: np.dtype) -> bool:
+    return dtype.kind == "f" or dtype.name == "bfloat16"
+
+
+def promote_types(a: Any, b: Any) -> np.dtype:
+    """torch.promote_types on NumPy dtypes: a float beats any integer or bool; within a
+    category the wider wins (uint8 with int8 gives int16; float16 with bfloat16, float32)."""
+    a, b = np.dtype(a), np.dtype(b)
+    if a == b:
+        return a
+    if _is_float(a) != _is_float(b):
+        return a if _is_float(a) else b
+    if a.kind == "b" or b.kind == "b":
+        return b if a.kind == "b" else a
+    if {a.name, b.name} == {"float16", "bfloat16"}:
+        return np.dtype(np.float32)
+    if a.name == "bfloat16" or b.name == "bfloat16":
+        return a if a.itemsize > b.itemsize else b if b.itemsize > a.itemsize else a
+    return np.promote_types(a, b)
+
+
+def operand_tier(value: Any) -> int:
+    """0: a tensor (or array) with dimensions; 1: a 0-d tensor; 2: a Python or NumPy number."""
+    if isinstance(value, (bool, int, float, np.generic)):
+        return 2
+    return 0 if len(value.shape) else 1
+
+
+def _dtype_of(value: Any) -> np.dtype:
+    if isinstance(value, (bool, np.bool_)):
+        return np.dtype(np.bool_)
+    if isinstance(value, (int, np.integer)):
+        return np.dtype(np.int64)
+    if isinstance(value, (float, np.floating)):
+        return _DEFAULT_FLOAT
+    return np.dtype(value.dtype)
+
+
+def _combine(higher: Optional[np.dtype], lower: Optional[np.dtype]) -> Optional[np.dtype]:
+    """A lower tier changes the result only if it is of a higher category."""
+    if higher is None:
+        return lower
+    if lower is None or _category(lower) <= _category(higher):
+        return higher
+    return promote_types(higher, lower)
+
+
+def result_type(*operands: Any) -> np.dtype:
+    """torch.result_type for any number of tensors, arrays and Python numbers."""
+    if not operands:
+        raise TypeError("result_type needs at least one operand")
+    tiers: list = [None, None, None]
+    for value in operands:
+        tier, dtype = operand_tier(value), _dtype_of(value)
+        tiers[tier] = dtype if tiers[tier] is None else promote_types(tiers[tier], dtype)
+    return _combine(tiers[0], _combine(tiers[1], tiers[2]))
