@@ -31,6 +31,7 @@ LAYERS: Dict[str, str] = {
     "console": "backend", "kernels": "backend",
     # tensor and autograd
     "tensor": "tensor", "autograd": "tensor", "factories": "tensor", "precision": "tensor",
+    "promotion": "tensor", "printing": "tensor",
     "amp": "tensor",          # autocast: a dispatch mode of Function.apply, GradScaler
     # ops: one Function per op, and the torch.nn.functional names over them
     "ops": "ops", "functional": "ops",

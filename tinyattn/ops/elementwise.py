@@ -80,14 +80,14 @@ def _binary(fn: type, op: str, a: Any, b: Any) -> Tensor:
     Python number does not widen a tensor's dtype within its category (int32 + tensor(5) is
     int32; uint8 + tensor(10) wraps). Two floating tensors of the same kind (both with
     dimensions, or both 0-d) and different dtypes are refused by Function.apply."""
-    if not isinstance(a, Tensor) and not _is_number(a):
-        a = as_operand(a, b)
-    if not isinstance(b, Tensor) and not _is_number(b):
-        b = as_operand(b, a)
     if (isinstance(a, Tensor) and isinstance(b, Tensor) and a._data.dtype == b._data.dtype
             and (fn is not Div or is_floating(a._data.dtype))):
         pass                                 # the common case: nothing to promote
     else:
+        if not isinstance(a, Tensor) and not _is_number(a):
+            a = as_operand(a, b)
+        if not isinstance(b, Tensor) and not _is_number(b):
+            b = as_operand(b, a)
         target = result_type(a, b)
         if fn is Div and not is_floating(target):   # 7 / 2 on integer tensors: float32, as torch
             target = np.dtype(np.float32)
