@@ -1,7 +1,7 @@
-"""The second round of PyTorch ops (issue 12), against torch: pointwise and rounding ops,
-comparisons and logic, with their dtype rules and edge cases (NaN, inf, empty, 0-d, integer
-and bool tensors) and the errors a learner gets. Shape, product and functional ops are in
-test_ops_round2_more.py. Negative controls show the comparisons catch planted bugs."""
+"""Pointwise and rounding ops, comparisons and logic against torch, with their dtype rules and
+edge cases (NaN, inf, empty, 0-d, integer and bool tensors) and the errors a learner gets.
+Shape, product and functional ops are in test_ops_shape_products_losses.py. Negative controls
+show the comparisons catch planted bugs."""
 import math
 
 import numpy as np

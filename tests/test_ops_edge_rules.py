@@ -1,5 +1,6 @@
-"""What an adversarial review of the second and third rounds of ops found; each case was a
-silent wrong result or a silent acceptance where torch raises. torch, when present, agrees."""
+"""Edge rules of the pointwise, rounding and normalisation ops: in-place augmented operators,
+far-tail gradients, integer, bool and 0-d inputs, and the refusals torch makes; each case was
+once a silent wrong result or a silent acceptance. torch, when present, agrees."""
 import numpy as np
 import pytest
 

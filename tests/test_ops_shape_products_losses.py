@@ -1,6 +1,6 @@
-"""The second round of PyTorch ops (issue 12), against torch: shape and index ops, cumprod and
-the products, the new functional activations and losses, and Tensor.register_hook; with
-their edge cases and errors. Negative controls show the comparisons catch planted bugs."""
+"""Shape and index ops, cumprod and the products, functional activations and losses, and
+Tensor.register_hook, against torch; with their edge cases and errors. Negative controls show
+the comparisons catch planted bugs."""
 import math
 import warnings
 
@@ -9,7 +9,7 @@ import pytest
 
 import tinyattn as ta
 import tinyattn.functional as F
-from test_ops_round2 import compare
+from test_ops_pointwise_and_logic import compare
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional

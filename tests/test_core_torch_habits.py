@@ -1,5 +1,6 @@
-"""Defects found by trying the redesigned core from the outside (a PyTorch user's habits,
-edge values, dtypes), each compared with torch where torch is the reference.
+"""The core used with a PyTorch user's habits (0-d index tensors, in-place ops, autograd.grad,
+unbatched layers, float16, integer dtypes, custom Functions), compared with torch where torch
+is the reference.
 
 Every test here failed before its fix; the comment on each says what tinyattn did."""
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The third round of PyTorch ops (issue 12: makemore parts 1-4, backprop ninja, nanoGPT)
-against torch in float64: batch_norm / BatchNorm1d, and (below) randperm, unique, meshgrid,
-diag, scatter, scatter_add, index_add_, detach_. Each comparison has a negative control."""
+"""The ops makemore parts 1-4, backprop ninja and nanoGPT use, against torch in float64:
+batch_norm / BatchNorm1d, and (below) randperm, unique, meshgrid, diag, scatter, scatter_add,
+index_add_, detach_. Each comparison has a negative control."""
 import numpy as np
 import pytest
 
