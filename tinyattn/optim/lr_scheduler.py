@@ -394,7 +394,7 @@ class LinearLR(LRScheduler):
 
 
 # PyTorch's path for these is lr_scheduler.OneCycleLR, ...; they build on LRScheduler above.
-from .lr_scheduler_extra import OneCycleLR, ReduceLROnPlateau  # noqa: E402
+from .lr_scheduler_onecycle_plateau import OneCycleLR, ReduceLROnPlateau  # noqa: E402
 from .lr_scheduler_chain import (ChainedScheduler, ConstantLR, PolynomialLR,  # noqa: E402
                                  SequentialLR)
 from .lr_scheduler_cyclic import CosineAnnealingWarmRestarts, CyclicLR  # noqa: E402

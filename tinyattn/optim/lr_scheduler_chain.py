@@ -75,7 +75,7 @@ class PolynomialLR(LRScheduler):
 def _check_schedulers(owner: str, schedulers: Sequence[Any],
                       optimizer: Optional[Optimizer]) -> List[LRScheduler]:
     """The schedulers as a list, all tinyattn schedulers of one optimizer, none a plateau."""
-    from .lr_scheduler_extra import ReduceLROnPlateau
+    from .lr_scheduler_onecycle_plateau import ReduceLROnPlateau
     schedulers = list(schedulers)
     if not schedulers:
         raise ValueError(f"{owner} expects at least one scheduler, but got none")
