@@ -242,3 +242,53 @@ def test_the_architecture_doc_lists_every_layer_and_folder():
     for key in LAYERS:
         if key != "tinyattn":
             assert f"`{key}" in text, f"docs/architecture.md does not place `{key}`"
+
+
+# Import circles between two modules (not packages: a package's __init__ importing its own
+# modules is how packages work) that stay, each with its reason.
+ALLOWED_CIRCLES: Dict[Tuple[str, str], str] = {}
+
+
+def _module_file_names(root: str = ROOT) -> Dict[str, str]:
+    return {module_name(path, root): path for path in python_files(root)}
+
+
+def import_circles(root: str = ROOT) -> List[Tuple[str, ...]]:
+    """Circles of top-level imports between modules that are not packages' __init__.py."""
+    files = _module_file_names(root)
+    modules = {name for name, path in files.items() if not path.endswith("__init__.py")}
+    edges: Dict[str, set] = {name: set() for name in modules}
+    for name in modules:
+        for target, _, lazy in imports_of(files[name], root):
+            if not lazy and target in modules and target != name:
+                edges[name].add(target)
+    circles, seen = [], set()
+    for start in sorted(modules):            # a short depth-first search from each module
+        stack = [(start, (start,))]
+        while stack:
+            node, path = stack.pop()
+            for nxt in sorted(edges[node]):
+                if nxt == start:
+                    key = tuple(sorted(path))
+                    if key not in seen:
+                        seen.add(key)
+                        circles.append(path)
+                elif nxt not in path and len(path) < 6:
+                    stack.append((nxt, path + (nxt,)))
+    return circles
+
+
+def test_no_two_modules_import_each_other():
+    circles = [c for c in import_circles() if tuple(sorted(c)) not in ALLOWED_CIRCLES]
+    assert not circles, "import circles:\n" + "\n".join(" -> ".join(c) for c in circles)
+
+
+def test_negative_control_an_import_circle_is_found(tmp_path):
+    root = tmp_path / "tinyattn"
+    _write(root, "__init__.py", "")
+    _write(root, "nn/__init__.py", "from .module import Module\n")
+    _write(root, "nn/module.py", "class Module: pass\nfrom .containers import ModuleList\n")
+    _write(root, "nn/containers.py", "from .module import Module\nclass ModuleList: pass\n")
+    circles = import_circles(str(root))
+    assert len(circles) == 1 and set(circles[0]) == {"tinyattn.nn.module",
+                                                     "tinyattn.nn.containers"}

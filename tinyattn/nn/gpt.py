@@ -33,7 +33,8 @@ from .attention import KVCache, MultiHeadAttention
 from .long_attention import RelativePositionBias
 from .layers import (Dropout, Embedding, FeedForward, LayerNorm, Linear, RMSNorm,
                      normal_parameter)
-from .module import Module, ModuleList, Parameter
+from .containers import ModuleList
+from .module import Module, Parameter
 from .positional import ALiBi, LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 from .swiglu import SwiGLU, llama_hidden_dim
 

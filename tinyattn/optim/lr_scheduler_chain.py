@@ -8,7 +8,7 @@ from __future__ import annotations
 import bisect
 from typing import Any, Dict, List, Optional, Sequence
 
-from .lr_scheduler import LRScheduler, _check_int, _check_real
+from .lr_scheduler_base import LRScheduler, _check_int, _check_real
 from .optimizer import Optimizer
 
 __all__ = ["ConstantLR", "PolynomialLR", "SequentialLR", "ChainedScheduler"]

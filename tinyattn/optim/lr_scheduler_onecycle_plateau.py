@@ -8,7 +8,7 @@ import math
 import numbers
 from typing import Any, Dict, List, Sequence, Union
 
-from .lr_scheduler import LRScheduler, _check_int, _check_real
+from .lr_scheduler_base import LRScheduler, _check_int, _check_real
 from .optimizer import Optimizer
 
 __all__ = ["OneCycleLR", "ReduceLROnPlateau"]
