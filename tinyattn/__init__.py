@@ -30,6 +30,10 @@ from .ops import (addmm, all, any, argsort, ceil, count_nonzero, cumprod, diagon
 from .ops import floor_divide, fmod, log2, log10, remainder
 from .ops import diag, index_add, meshgrid, scatter, scatter_add, unique
 from .ops import clamp as clip
+from .ops import (acos, asin, atan, atan2, bincount, cosh, exp2, index_fill, isneginf,
+                  isposinf, normal, scatter_reduce, sinh, tan)
+from .generator import Generator
+from .factories import get_default_device, set_default_device
 from .serialization import CheckpointError, load, save
 from .tensor import SavedDataWriteError, Tensor, as_tensor, from_numpy, tensor
 
@@ -68,6 +72,9 @@ __all__ = [
     "addmm", "lerp", "cumprod", "diagonal", "trace", "log2", "log10", "remainder", "fmod",
     "floor_divide", "randperm", "diag", "index_add", "meshgrid", "scatter", "scatter_add",
     "unique",
+    "sinh", "cosh", "tan", "asin", "acos", "atan", "atan2", "exp2", "isposinf", "isneginf",
+    "bincount", "index_fill", "scatter_reduce", "normal", "Generator", "get_default_device",
+    "set_default_device",
     "float16", "float32", "float64", "half", "double", "float", "int8", "int16", "int32",
     "int64", "uint8", "int", "long", "short", "bool", "bool_",
 ]

@@ -27,6 +27,9 @@ from ..tensor import Tensor, normalize_dtype, tensor
 __all__ = ["Parameter", "Module", "ModuleList", "StateDictKeyError", "StateDictShapeError"]
 
 
+_UNINITIALIZED = ("UninitializedParameter", "UninitializedBuffer")   # nn/lazy.py
+
+
 class Parameter(Tensor):
     """A trainable tensor: a leaf with ``requires_grad=True``. Like ``torch.nn.Parameter`` it
     shares the memory of the tensor (or array) it is made from and keeps its dtype."""
@@ -257,7 +260,8 @@ class Module:
             yield b
 
     def num_parameters(self) -> int:
-        return sum(p.numel() for p in self.parameters())
+        return sum(p.numel() for p in self.parameters()
+                   if type(p).__name__ not in _UNINITIALIZED)   # a lazy layer's: none yet
 
     def apply(self, fn: Callable[["Module"], Any]) -> "Module":
         """Call ``fn`` on every sub-module, then on this module (PyTorch's order); returns self.
@@ -347,6 +351,9 @@ class Module:
         (``keep_vars=True``: the tensors themselves)."""
         state: "OrderedDict[str, Any]" = OrderedDict()
         for name, value in self._state_items():
+            if type(value).__name__ in _UNINITIALIZED:    # lazy: kept as is, as in torch
+                state[prefix + name] = value
+                continue
             state[prefix + name] = value if keep_vars else backend.to_host(value._data).copy()
         return state
 
@@ -361,6 +368,8 @@ class Module:
         if not hasattr(state, "items"):
             raise TypeError(f"load_state_dict expects a mapping of names to arrays, got "
                             f"{type(state).__name__}")
+        from .lazy import materialize_from_state  # noqa: PLC0415 - lazy.py builds on this
+        materialize_from_state(self, state)            # lazy parameters take the state's shape
         targets = dict(self._state_items())
         missing = [k for k in targets if k not in state]
         unexpected = [k for k in state if k not in targets]

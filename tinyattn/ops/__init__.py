@@ -55,6 +55,12 @@ from .shape import (cat, chunk, concat, flatten, getitem, permute, reshape, spli
 from .softmax import log_softmax, softmax
 from .stats import logsumexp, norm, std, var
 from .trig import cos, sin
+from .hyperbolic import cosh, exp2, sinh
+from .normal_sample import normal
+from .inverse_trig import acos, asin, atan, atan2, tan
+from .rounding import isneginf, isposinf
+from .scatter_reduce import (bincount, index_fill, index_fill_, scatter_reduce,
+                             scatter_reduce_)
 
 __all__ = [
     "add", "sub", "mul", "div", "neg", "pow", "rpow", "exp", "log", "sqrt", "tanh", "relu",
@@ -88,6 +94,9 @@ __all__ = [
     # third round (makemore, backprop ninja, nanoGPT)
     "batch_norm", "meshgrid", "diag", "unique", "scatter", "scatter_", "scatter_add",
     "scatter_add_", "index_add", "index_add_", "detach_",
+    # names learners' codebases call (issue 20)
+    "sinh", "cosh", "exp2", "tan", "asin", "acos", "atan", "atan2", "isposinf", "isneginf",
+    "scatter_reduce", "scatter_reduce_", "index_fill", "index_fill_", "bincount", "normal",
 ]
 
 
@@ -297,3 +306,24 @@ Tensor.scatter_ = scatter_
 Tensor.scatter_add_ = scatter_add_
 Tensor.index_add_ = index_add_
 Tensor.detach_ = detach_
+
+# Names learners' codebases call (issue 20).
+Tensor.sinh = sinh
+Tensor.cosh = cosh
+Tensor.exp2 = exp2
+Tensor.tan = tan
+Tensor.asin = asin
+Tensor.arcsin = asin
+Tensor.acos = acos
+Tensor.arccos = acos
+Tensor.atan = atan
+Tensor.arctan = atan
+Tensor.atan2 = atan2
+Tensor.arctan2 = atan2
+Tensor.isposinf = isposinf
+Tensor.isneginf = isneginf
+Tensor.scatter_reduce = scatter_reduce
+Tensor.scatter_reduce_ = scatter_reduce_
+Tensor.index_fill = index_fill
+Tensor.index_fill_ = index_fill_
+Tensor.bincount = bincount
