@@ -28,7 +28,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import autograd, backend
+from . import autograd, backend, print_options
 
 __all__ = ["Tensor", "SavedDataWriteError", "tensor", "as_tensor", "from_numpy",
            "normalize_dtype", "zeros", "ones", "zeros_like", "ones_like", "randn", "rand",
@@ -308,8 +308,8 @@ class Tensor:
         return array if dtype is None else array.astype(dtype, copy=False)
 
     def __repr__(self) -> str:
-        body = np.array2string(backend.to_host(self._data), precision=4, separator=", ",
-                               threshold=50)
+        body = np.array2string(backend.to_host(self._data),
+                               **print_options.array2string_options())  # set_printoptions
         extras = [f"dtype={self.dtype}"]
         if self.device != "cpu":
             extras.append(f"device='{self.device}'")
@@ -463,15 +463,20 @@ class Tensor:
         return int(self.item())
 
     def to(self, *args: Any, dtype: DTypeLike = None, device: Any = None,
-           copy: bool = False) -> "Tensor":
+           copy: bool = False, non_blocking: bool = False, memory_format: Any = None
+           ) -> "Tensor":
         """``.to('cuda')``, ``.to('cpu')``, ``.to(tinyattn.float64)``, ``.to('cuda',
         'float64')``, ``.to(other_tensor)`` or keywords ``device=``, ``dtype=``.
+        ``non_blocking`` and ``memory_format`` are accepted as in PyTorch and change nothing
+        (every copy here completes before ``to`` returns; memory is always row-major).
 
         Differentiable: a gradient flows back across a device or dtype change.
         """
         from .ops import convert  # noqa: PLC0415 - ops sit above tensor in the layers
         for arg in args:
-            if isinstance(arg, Tensor):
+            if isinstance(arg, bool):         # .to(device, dtype, non_blocking) positionally
+                non_blocking = arg
+            elif isinstance(arg, Tensor):
                 device, dtype = arg.device, arg.dtype
             elif _is_device_name(arg):
                 device = arg

@@ -74,7 +74,7 @@ class Atan2(Function):
     """out = atan2(y, x), the angle of the point (x, y), broadcast as in PyTorch.
     Away from the branch cut it is atan(y / x) plus a constant, so with r^2 = x^2 + y^2:
         dy = g * x / r^2,   dx = -g * y / r^2   (then each is unbroadcast).
-    At the origin r^2 = 0 and both are NaN-free zeros' quotient 0/0 = NaN, as in PyTorch."""
+    At the origin r^2 = 0: the gradient there is 0, as PyTorch gives."""
 
     def forward(self, y, x):
         self.save_for_backward(y, x)
@@ -82,8 +82,10 @@ class Atan2(Function):
 
     def backward(self, grad):
         y, x = self.saved
+        xp = backend.get_array_module(grad)
+        r2 = x * x + y * y
         with np.errstate(divide="ignore", invalid="ignore"):
-            scale = grad / (x * x + y * y)
+            scale = xp.where(r2 == 0, 0, grad / r2)
         return (unbroadcast(scale * x, y.shape) if self.needs_input_grad[0] else None,
                 unbroadcast(-scale * y, x.shape) if self.needs_input_grad[1] else None)
 

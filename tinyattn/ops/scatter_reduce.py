@@ -64,7 +64,8 @@ class ScatterReduce(Function):
         xp = backend.get_array_module(grad)
         reduce, with_self = self._reduce, self._include_self
         if reduce in ("sum", "mean"):
-            share = grad / count.astype(grad.dtype) if reduce == "mean" else grad
+            share = grad / xp.maximum(count, 1).astype(grad.dtype) if reduce == "mean" \
+                else grad
             dx_hit, dvalues = share, share[positions]
         elif reduce == "prod":
             dx_hit, dvalues = self._prod_grads(xp, grad, x, values, positions, out, with_self)
