@@ -17,7 +17,8 @@ NumPy generator, reseeded before each program, read in call order:
   unused permutation at the end of each pass; tinyattn's draws one per pass).
 
 An explicit ``generator=`` (a ``torch.Generator``) is ignored on both sides: its draws come
-from the same shared generator. Python's ``random`` is reseeded too. Dropout is 0 in every program, so no masks are drawn.
+from the same shared generator. Python's ``random`` is reseeded too. Dropout is 0 in every
+program, so no masks are drawn.
 """
 from __future__ import annotations
 

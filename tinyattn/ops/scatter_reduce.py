@@ -50,7 +50,7 @@ class ScatterReduce(Function):
         if not include_self:            # start each hit element from the reduction's unit
             unit = {"sum": 0, "mean": 0, "prod": 1, "amax": -np.inf, "amin": np.inf}[reduce]
             out[hit] = unit if x.dtype.kind == "f" else _int_unit(reduce, x.dtype)
-        getattr(xp, _UFUNC[reduce]).at(out, positions, values)
+        out = _reduce_at(out, positions, values, reduce)
         count = hits + (1 if include_self else 0)
         if reduce == "mean":
             total = out
@@ -120,6 +120,20 @@ def _prod_at_zeros(host, positions, dx, dvalues, zero_x, zero_values, with_self)
         if with_self:
             dx[p] = grad[p] * np.prod(factors[:-1])
     dvalues[...] = flat_dv.reshape(dvalues.shape)
+
+
+def _reduce_at(out: Any, positions: Any, values: Any, reduce: str) -> Any:
+    """out[positions] (op)= values, repeated positions combined. Sums use the backend's
+    scatter_add (on every device); prod / amax / amin have no GPU primitive in CuPy, so they
+    combine on the host: one explicit copy each way."""
+    if reduce in ("sum", "mean"):
+        backend.scatter_add(out, positions, values)
+        return out
+    device = backend.device_of(out)
+    host = backend.to_host(out).copy()
+    getattr(np, _UFUNC[reduce]).at(host, tuple(backend.to_host(p) for p in positions),
+                                   backend.to_host(values))
+    return host if device == "cpu" else backend.to_device(host, device)
 
 
 def _int_unit(reduce: str, dtype: np.dtype) -> Any:
@@ -201,7 +215,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:  #
     shape = [1] * input.ndim
     if input.ndim:
         shape[axis] = size
-    mask = Tensor._wrap(xp.asarray(chosen.reshape(shape)))
+    mask = Tensor._wrap(backend.to_device(chosen.reshape(shape), input.device))
     if not isinstance(value, Tensor):
         value = Tensor._wrap(xp.asarray(value, dtype=input.dtype))
     elif value.dtype != input.dtype:
@@ -233,7 +247,8 @@ def bincount(input: Tensor, weights: Optional[Tensor] = None,  # noqa: A002
     bins = max(int(ids.max()) + 1 if ids.size else 0, int(minlength))
     xp = backend.get_array_module(input._data)
     if weights is None:
-        return Tensor._wrap(xp.asarray(np.bincount(ids, minlength=bins).astype(np.int64)))
+        counts = np.bincount(ids, minlength=bins).astype(np.int64)
+        return Tensor._wrap(backend.to_device(counts, input.device))
     if not isinstance(weights, Tensor) or weights.shape != input.shape:
         raise ValueError(f"bincount: weights must be a tensor of input's shape {input.shape}, "
                          f"got {getattr(weights, 'shape', type(weights).__name__)}")
