@@ -205,3 +205,24 @@ def test_a_message_reads_the_same_whatever_the_length_of_the_path(length):
     text = _import_failure("/tmp/" + "p" * length + "/06_softmax.py", run, 2).text
     assert "did not finish in 2 s" in squash(text)
     assert all(not line.rstrip().endswith(" 2") for line in text.splitlines()), text
+
+
+def test_a_stale_bytecode_cache_never_decides_a_verdict(tmp_path):
+    """train --backward-from imports the learner's file and leaves __pycache__; a wrong edit
+    of the same size with the same modification time (same second, or cp -p) then matched
+    the cached bytecode of the right file, and the check said PASSED."""
+    from tinyattn.exercises.checker import load_file
+    _softmax(tmp_path)
+    path = tmp_path / "06_softmax.py"
+    stat = path.stat()
+    sys.dont_write_bytecode, before = False, sys.dont_write_bytecode
+    try:
+        load_file(path)                                   # as train --backward-from does
+    finally:
+        sys.dont_write_bytecode = before
+    wrong = path.read_text().replace("(grad * y).sum(axis=-1", "(grad + y).sum(axis=-1")
+    assert len(wrong) == stat.st_size and wrong != path.read_text()
+    path.write_text(wrong)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert not check("softmax", tmp_path).passed
+    assert not list(tmp_path.glob("__pycache__/*.pyc"))   # and nothing is cached any more
