@@ -46,7 +46,21 @@ def _assign(array: Any, index: Any, value: Any) -> None:
     the first step, integers only, is a view, so assigning into it writes into ``array``."""
     steps = torch_index_steps(index)
     target = array if len(steps) == 1 else array[steps[0]]
-    target[steps[-1]] = value
+    target[steps[-1]] = _drop_leading_ones(value, target[steps[-1]].ndim)
+
+
+def _drop_leading_ones(value: Any, ndim: int) -> Any:
+    """value without the leading size-1 dimensions it has beyond ``ndim`` (torch drops them:
+    ``out[0] = h`` with h (1, 3) fills a row of 3); other extra dimensions are an error."""
+    shape = getattr(value, "shape", ())
+    extra = len(shape) - ndim
+    if extra <= 0:
+        return value
+    if any(n != 1 for n in shape[:extra]):
+        raise ValueError(f"x[index] = value: value of shape {tuple(shape)} cannot be broadcast "
+                         f"to the {ndim}-d selection (only leading size-1 dimensions can be "
+                         f"dropped)")
+    return value.reshape(shape[extra:])
 
 
 def _select(array: Any, index: Any) -> Any:
@@ -61,6 +75,8 @@ class SetItem(Function):
     The selected elements of x are replaced, so they get no gradient, and each element of
     value is copied into the selection, so it collects the gradient of every place it landed:
         dx = g with g[index] set to 0,     dvalue = g[index] summed back to value's shape.
+    Leading size-1 dimensions of value beyond the selection's are dropped, as torch does
+    (h of shape (1, 3) fills a row of 3), and dvalue gets them back by a reshape.
     """
 
     def forward(self, x, value, index: Any):
@@ -76,7 +92,10 @@ class SetItem(Function):
             dx = grad.copy()
             _assign(dx, index, 0)
         if self.needs_input_grad[1]:
-            dvalue = unbroadcast(_select(grad, index), value_shape)
+            xp = backend.get_array_module(grad)
+            picked = xp.asarray(_select(grad, index))                # the selection's shape
+            kept = value_shape[max(len(value_shape) - picked.ndim, 0):]   # leading 1s dropped
+            dvalue = unbroadcast(picked, kept).reshape(value_shape)
         return dx, dvalue
 
 
