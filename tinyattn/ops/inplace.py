@@ -146,11 +146,18 @@ def _store(target: Tensor, write: Callable[[Any], None], name: str) -> None:
     except ValueError as exc:
         if "read-only" not in str(exc):
             raise
-        raise _read_only_error(name) from None
+        raise _read_only_error(name, getattr(data, "_owner_op", None)) from None
     target._bump_version()
 
 
-def _read_only_error(name: str) -> RuntimeError:
+def _read_only_error(name: str, saved_by: Optional[str] = None) -> RuntimeError:
+    if saved_by is not None:        # .data (or .numpy()) of a tensor a pending backward needs
+        return RuntimeError(
+            f"{name}: these values were handed out by .data while a backward that has not run "
+            f"yet needs them ({saved_by} saved them), so they are read-only. Change them after "
+            f"loss.backward() (an optimizer step's place), or under no_grad() before the "
+            f"forward; PyTorch lets such a change through and its backward silently "
+            f"differentiates the new values (docs/pytorch.md)")
     return RuntimeError(f"{name}: this tensor's memory is read-only (an expand()ed tensor or a "
                         f"read-only array shares it); clone() it before changing it in place")
 
