@@ -130,10 +130,18 @@ def lock_folder(folder: str) -> Optional[int]:
     if fcntl is None:
         return None
     path = os.path.join(folder, LOCK_FILE)
-    handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise OutputError(f"--out {folder}: cannot open its lock file {LOCK_FILE} "
+                          f"({exc.strerror or exc}); remove it if no run is using the folder, "
+                          f"or choose another --out") from None
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    except OSError as exc:
+        if not isinstance(exc, BlockingIOError):   # a file system without locks: go on
+            os.close(handle)
+            return None
         holder = os.read(handle, 200).decode("utf-8", "replace").strip() or "pid unknown"
         os.close(handle)
         raise OutputError(f"{folder}/ is in use by another training run ({holder}); two runs "
