@@ -145,7 +145,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="runs/finetune")
     parser.add_argument("--quick", action="store_true",
-                        help="4 paragraphs a topic, 2 steps: does the example still run (not its result)")
+                        help="4 paragraphs a topic, 2 steps: does the example still run "
+                             "(not its result)")
     args = parser.parse_args(argv)
     if args.quick:
         args.per_topic, args.steps, args.eval_every, args.max_length = 4, 2, 1, 24
