@@ -192,9 +192,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--memory", action="store_true", help="also measure loading memory")
     parser.add_argument("--overhead", action="store_true",
                         help="also time a tiny-matrix GPT-2 (per-op cost alone)")
+    parser.add_argument("--tiny", action="store_true",
+                        help="a 2-layer toy GPT-2, 4 tokens, 2 repetitions: does the script "
+                             "still run (a smoke test, not a measurement)")
     parser.add_argument("--write", action="store_true",
                         help="replace this benchmark's block in docs/benchmarks.md")
     args = parser.parse_args(argv)
+    if args.tiny:
+        if args.write:
+            parser.error("--tiny is a smoke test: it cannot --write its figures")
+        args.reps, args.new_tokens = 2, min(args.new_tokens, 4)
     if args.threads < 1 or args.reps < 2 or args.new_tokens < 1:
         parser.error("--threads and --new-tokens must be >= 1, --reps >= 2")
     try:
@@ -205,7 +212,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     command = "PYTHONPATH=. python benchmarks/gpt2_generate.py " + " ".join(
         shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
     with tempfile.TemporaryDirectory() as folder:
-        build_checkpoint(folder)
+        build_checkpoint(folder, **(dict(TINY, n_layer=2) if args.tiny else {}))
         before = os.getloadavg()
         timing = time_generation(folder, args)
         after = os.getloadavg()

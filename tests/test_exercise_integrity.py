@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import squash
 from tinyattn.exercises import check, find_exercise
 from tinyattn.exercises.checker import SOLUTIONS_DIR
 from tinyattn.exercises.transport import TransportError, decode, encode
@@ -101,23 +102,24 @@ def test_numpy_patched_at_import_cannot_break_a_right_answer(tmp_path):
 def test_an_endless_loop_is_stopped_with_a_message_that_says_so(tmp_path):
     _softmax(tmp_path, body="    while True:\n        pass")
     started = time.perf_counter()
-    result = check("softmax", tmp_path, timeout=2)
-    assert time.perf_counter() - started < 20
+    result = check("softmax", tmp_path, timeout=10)        # room for a slow import under load
+    assert time.perf_counter() - started < 120
     assert result.parts[0].status == "timeout" and not result.passed
-    assert "stopped after 2 s" in result.text and "softmax_backward, case 1" in result.text
+    text = squash(result.text)
+    assert "stopped after 10 s" in text and "softmax_backward, case 1" in text
 
 
 def test_an_endless_loop_at_import_is_stopped(tmp_path):
     _softmax(tmp_path, "while True:\n    pass\n")
     result = check("softmax", tmp_path, timeout=2)
-    assert not result.passed and "did not finish in 2 s" in result.text
+    assert not result.passed and "did not finish in 2 s" in squash(result.text)
 
 
 def test_a_flood_of_output_is_counted_not_kept(tmp_path):
     _softmax(tmp_path, "import sys\nsys.stdout.write('x' * 30_000_000)\n")
     result = check("softmax", tmp_path, timeout=60)
     assert result.passed                                    # printing is not an error ...
-    assert "more than" in result.text and "30,000,000 bytes" in result.text
+    assert "more than" in squash(result.text) and "30,000,000 bytes" in squash(result.text)
     assert len(result.output) <= 64 * 1024                  # ... and is not kept in memory
 
 
@@ -157,7 +159,7 @@ def test_check_all_streams_each_result_and_ctrl_c_ends_cleanly(tmp_path):
     assert first.startswith("01 broadcast") and "PASSED" in first
     time.sleep(1.0)
     process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=30)
+    out, err = process.communicate(timeout=300)             # generous: the machine may be busy
     assert process.returncode == 130
     assert "interrupted" in err and "Traceback" not in err + out
 
@@ -190,3 +192,37 @@ def test_transport_round_trip_and_refusals():
     for message in bad:
         with pytest.raises(TransportError):
             decode(message)
+
+
+@pytest.mark.parametrize("length", range(1, 130))
+def test_a_message_reads_the_same_whatever_the_length_of_the_path(length):
+    """A fresh machine's temporary folder has its own length: where the message wraps moves,
+    and a test compares it with whitespace squashed; the checker keeps "2 s" on one line."""
+    from tinyattn.exercises.checker import _import_failure
+    from tinyattn.exercises.isolation import ChildRun
+    run = ChildRun()
+    run.imported, run.timed_out = None, True
+    text = _import_failure("/tmp/" + "p" * length + "/06_softmax.py", run, 2).text
+    assert "did not finish in 2 s" in squash(text)
+    assert all(not line.rstrip().endswith(" 2") for line in text.splitlines()), text
+
+
+def test_a_stale_bytecode_cache_never_decides_a_verdict(tmp_path):
+    """train --backward-from imports the learner's file and leaves __pycache__; a wrong edit
+    of the same size with the same modification time (same second, or cp -p) then matched
+    the cached bytecode of the right file, and the check said PASSED."""
+    from tinyattn.exercises.checker import load_file
+    _softmax(tmp_path)
+    path = tmp_path / "06_softmax.py"
+    stat = path.stat()
+    sys.dont_write_bytecode, before = False, sys.dont_write_bytecode
+    try:
+        load_file(path)                                   # as train --backward-from does
+    finally:
+        sys.dont_write_bytecode = before
+    wrong = path.read_text().replace("(grad * y).sum(axis=-1", "(grad + y).sum(axis=-1")
+    assert len(wrong) == stat.st_size and wrong != path.read_text()
+    path.write_text(wrong)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert not check("softmax", tmp_path).passed
+    assert not list(tmp_path.glob("__pycache__/*.pyc"))   # and nothing is cached any more

@@ -31,12 +31,12 @@ LAYERS: Dict[str, str] = {
     "console": "backend", "kernels": "backend",
     # tensor and autograd
     "tensor": "tensor", "autograd": "tensor", "factories": "tensor", "precision": "tensor",
-    "promotion": "tensor", "printing": "tensor",
+    "promotion": "tensor", "printing": "tensor", "generator": "tensor",
     "amp": "tensor",          # autocast: a dispatch mode of Function.apply, GradScaler
     # ops: one Function per op, and the torch.nn.functional names over them
     "ops": "ops", "functional": "ops",
     # checking: gradcheck and the op table that drives it
-    "gradcheck": "checking", "optable": "checking",
+    "gradcheck": "checking", "optable": "checking", "testing": "checking",
     # nn: modules, layers, attention, GPT; utils.data (Dataset, DataLoader)
     "nn": "nn", "utils": "nn",
     # tools above nn: file formats, optimisers, the profiler, quantization, pictures

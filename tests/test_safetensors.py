@@ -272,3 +272,18 @@ def test_negative_control_a_valid_file_is_accepted(tmp_path):
     data = np.array([1.5, -2.0], np.float32).tobytes()
     loaded = load_safetensors(_raw(tmp_path, {"w": _entry()}, data=data))
     np.testing.assert_array_equal(loaded["w"], [1.5, -2.0])
+
+
+def test_a_dimension_beyond_numpys_limit_names_the_tensor(tmp_path):
+    """shape [0, 10**30] holds 0 bytes, so its offsets fit, but NumPy cannot make the array."""
+    header = b'{"empty": {"dtype": "F32", "shape": [0, ' + str(10 ** 30).encode() + \
+        b'], "data_offsets": [0, 0]}}'
+    _refused(_raw(tmp_path, header), "empty", "shape")
+
+
+def test_an_integer_too_long_for_python_names_the_tensor(tmp_path):
+    """A 5000-digit integer is over Python's int-length limit: json.loads raised a plain
+    ValueError before any check ran."""
+    header = b'{"long": {"dtype": "F32", "shape": [' + b"9" * 5000 + \
+        b'], "data_offsets": [0, 4]}}'
+    _refused(_raw(tmp_path, header, b"\0" * 4), "long", "shape")

@@ -359,7 +359,7 @@ def test_finalize_fills_in_the_defaults_once():
 def test_the_new_flags_are_in_help_and_in_the_readme(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
-    help_text = capsys.readouterr().out
+    help_text = " ".join(capsys.readouterr().out.split())   # wrapped at the terminal width
     readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md")).read()
     for flag in ("--save-every", "--overwrite", "--resume", "--steps", "--warmup",
                  "--block-size"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from . import backend, functional, nn, ops, optim, utils
 from . import models  # registers GPT-2's checkpoint format for nn.GPT.from_pretrained
+from . import testing
 from . import autograd, viz  # viz: draw_graph, trace_backward (see docs/see_it.md)
 from . import ao, profiler, quantization  # docs/precision_memory_time.md
 from .autograd import (Function, detect_anomaly, enable_grad, inference_mode, is_grad_enabled,
@@ -32,6 +33,11 @@ from .ops import (addmm, all, any, argsort, ceil, count_nonzero, cumprod, diagon
 from .ops import floor_divide, fmod, log2, log10, remainder
 from .ops import diag, index_add, meshgrid, scatter, scatter_add, unique
 from .ops import clamp as clip
+from .ops import (acos, asin, atan, atan2, bincount, cosh, exp2, index_fill, isneginf,
+                  isposinf, normal, scatter_reduce, sinh, tan)
+from .generator import Generator
+from .printing import get_printoptions, set_printoptions
+from .factories import get_default_device, set_default_device
 from .serialization import CheckpointError, load, save
 from .tensor import SavedDataWriteError, Tensor, as_tensor, from_numpy, tensor
 from . import amp
@@ -75,6 +81,9 @@ __all__ = [
     "addmm", "lerp", "cumprod", "diagonal", "trace", "log2", "log10", "remainder", "fmod",
     "floor_divide", "randperm", "diag", "index_add", "meshgrid", "scatter", "scatter_add",
     "unique",
+    "sinh", "cosh", "tan", "asin", "acos", "atan", "atan2", "exp2", "isposinf", "isneginf",
+    "bincount", "index_fill", "scatter_reduce", "normal", "Generator", "get_default_device",
+    "set_default_device", "set_printoptions", "get_printoptions", "testing",
     "float16", "float32", "float64", "half", "double", "float", "int8", "int16", "int32",
     "int64", "uint8", "int", "long", "short", "bool", "bool_",
     "bfloat16", "amp", "autocast", "finfo", "iinfo",

@@ -148,8 +148,8 @@ def device_of(array: Any) -> str:
 def normalize_device(device: Any) -> str:
     """Accept 'cpu', 'cuda', 'cuda:0' (and registered names); reject anything else clearly."""
     name = str(device)
-    if name == "cuda:0":
-        name = "cuda"
+    if name in ("cuda:0", "cpu:0"):
+        name = name[:-2]
     if name in ("cpu", "cuda") or name in _extra_devices:
         return name
     if name.startswith("cuda:"):

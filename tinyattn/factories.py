@@ -27,7 +27,7 @@ from .precision import check_fits, is_floating
 __all__ = ["zeros", "ones", "empty", "full", "eye", "arange", "linspace", "logspace", "rand",
            "randn", "randperm", "randint", "zeros_like", "ones_like", "empty_like", "full_like",
            "rand_like", "randn_like", "randint_like", "multinomial", "new_zeros", "new_ones",
-           "new_empty", "new_full", "new_tensor"]
+           "new_empty", "new_full", "new_tensor", "set_default_device", "get_default_device"]
 
 
 # ------------------------------------------------------------------ helpers
@@ -60,8 +60,21 @@ def _size(args: Sequence[Any], size: Any, op: str) -> Tuple[int, ...]:
     return dims
 
 
+_default_device = ["cpu"]        # set_default_device, torch's `with torch.device(...)`
+
+
+def set_default_device(device: Any) -> None:
+    """The device factories use when no ``device=`` is given (``torch.set_default_device``);
+    ``None`` means "cpu"."""
+    _default_device[0] = "cpu" if device is None else backend.normalize_device(device)
+
+
+def get_default_device() -> str:
+    return _default_device[0]
+
+
 def _device(device: Any) -> str:
-    return "cpu" if device is None else backend.normalize_device(device)
+    return _default_device[0] if device is None else backend.normalize_device(device)
 
 
 def _float_dtype(dtype: DTypeLike) -> np.dtype:

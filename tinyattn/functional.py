@@ -12,7 +12,7 @@ from .ops import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_
 from .ops import (cosine_similarity, elu, hardtanh, huber_loss, kl_div, logsigmoid, normalize,
                   smooth_l1_loss, softsign)
 from .ops.batch_norm import batch_norm
-from .ops.norm import rms_norm
+from .ops import rms_norm
 from .ops.rope import rope
 from .ops.local_attention import local_attention
 from .ops.performer import performer_attention

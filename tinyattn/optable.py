@@ -20,6 +20,7 @@ from . import ops
 from .ops.attention import packed_self_attention
 from .optable_extra import EXTRA_ROWS
 from .optable_more import MORE_ROWS
+from .optable_names import NAMES_ROWS
 from .optable_round3 import ROUND3_ROWS
 from .optable_attention_variants import ATTENTION_VARIANT_ROWS
 from .optable_view_writes import VIEW_WRITE_ROWS
@@ -429,6 +430,6 @@ OP_TABLE: List[OpSpec] = [
 # The ops added for op coverage (issue 12), kept in their own module for length.
 OP_TABLE += [OpSpec(name, fn, reference, _pairs_to_cases(make), section)
              for name, fn, reference, make, section in MORE_ROWS + EXTRA_ROWS + ROUND3_ROWS
-             + ATTENTION_VARIANT_ROWS]
+             + ATTENTION_VARIANT_ROWS + NAMES_ROWS]
 OP_TABLE += [OpSpec(name, fn, reference, _pairs_to_cases(make), section)
              for name, fn, reference, make, section in VIEW_WRITE_ROWS]

@@ -21,7 +21,7 @@ from typing import Any, List, Optional
 
 import numpy as np
 
-__all__ = ["PrintOptions", "options", "set_printoptions", "tensor_repr", "Size",
+__all__ = ["PrintOptions", "options", "set_printoptions", "get_printoptions", "tensor_repr", "Size",
            "dtype_name"]
 
 
@@ -56,6 +56,12 @@ def set_printoptions(precision: Optional[int] = None, threshold: Optional[float]
         if value is not None:
             setattr(options, name, value)
     options.sci_mode = sci_mode
+
+
+def get_printoptions() -> dict:
+    """The current options, as a dict (torch keeps them in ``torch._tensor_str.PRINT_OPTS``)."""
+    return {name: getattr(options, name) for name in ("precision", "threshold", "edgeitems",
+                                                       "linewidth", "sci_mode")}
 
 
 class Size(tuple):

@@ -26,6 +26,7 @@ must be plain numbers, booleans or strings, and the JSON description may nest at
 """
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -160,11 +161,16 @@ def _write_npz(f: Any, members: List[Tuple[str, np.ndarray]]) -> None:
                 np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
 
 
-def save(obj: Any, path: str) -> None:
-    """Write ``obj`` to ``path`` atomically (temporary file in the same folder, then rename)."""
+def save(obj: Any, path: Any) -> None:
+    """Write ``obj`` to ``path`` atomically (temporary file in the same folder, then rename),
+    or into ``path`` itself when it is a file object open for binary writing (``io.BytesIO``,
+    ``open(name, "wb")``), as ``torch.save`` does."""
     arrays: Dict[str, np.ndarray] = {}
     tree = _encode(obj, "", arrays)
     meta = json.dumps({"format": _FORMAT, "version": _VERSION, "tree": tree})
+    if hasattr(path, "write"):
+        _write_npz(path, [(_META, np.array(meta))] + list(arrays.items()))
+        return
     with atomic_write(path) as f:
         _write_npz(f, [(_META, np.array(meta))] + list(arrays.items()))
 
@@ -271,30 +277,35 @@ def _read(path: str) -> Tuple[Dict[str, Any], Dict[str, np.ndarray]]:
     if os.path.exists(path) and not os.path.isfile(path):   # a folder, a pipe, a device
         raise CheckpointError(f"load: {path} is not a regular file, so it is not a checkpoint")
     with open(path, "rb") as f:
-        file_size = os.fstat(f.fileno()).st_size
-        if f.read(6) == b"\x93NUMPY":
-            raise CheckpointError(f"load: {path} holds a single .npy array, not a tinyattn "
-                                  f"checkpoint (.npz written by tinyattn.save); read it with "
-                                  f"numpy.load")
-        f.seek(0)
-        try:
-            with zipfile.ZipFile(f) as archive:
-                infos = archive.infolist()
-                _check_members(path, infos, file_size)
-                members = {info.filename[:-4] if info.filename.endswith(".npy")
-                           else info.filename: info for info in infos}
-                if _META not in members:
-                    raise CheckpointError(f"load: {path} is an .npz file without the "
-                                          f"'{_META}' entry, so {_HINT}")
-                meta = _parse_meta(path, _read_member(path, archive, members.pop(_META)))
-                arrays = {name: _read_member(path, archive, info)
-                          for name, info in members.items()}
-        except CheckpointError:
-            raise
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError,
-                KeyError, RuntimeError, NotImplementedError, OverflowError) as exc:
-            raise CheckpointError(f"load: cannot read {path}: {_HINT} "
-                                  f"({type(exc).__name__}: {str(exc)[:120]})") from None
+        return _read_open(path, f, os.fstat(f.fileno()).st_size)
+
+
+def _read_open(path: str, f: Any, file_size: int
+               ) -> Tuple[Dict[str, Any], Dict[str, np.ndarray]]:
+    """The checks and reads of ``_read`` on an open binary file (or an in-memory buffer)."""
+    if f.read(6) == b"\x93NUMPY":
+        raise CheckpointError(f"load: {path} holds a single .npy array, not a tinyattn "
+                              f"checkpoint (.npz written by tinyattn.save); read it with "
+                              f"numpy.load")
+    f.seek(0)
+    try:
+        with zipfile.ZipFile(f) as archive:
+            infos = archive.infolist()
+            _check_members(path, infos, file_size)
+            members = {info.filename[:-4] if info.filename.endswith(".npy")
+                       else info.filename: info for info in infos}
+            if _META not in members:
+                raise CheckpointError(f"load: {path} is an .npz file without the "
+                                      f"'{_META}' entry, so {_HINT}")
+            meta = _parse_meta(path, _read_member(path, archive, members.pop(_META)))
+            arrays = {name: _read_member(path, archive, info)
+                      for name, info in members.items()}
+    except CheckpointError:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError,
+            KeyError, RuntimeError, NotImplementedError, OverflowError) as exc:
+        raise CheckpointError(f"load: cannot read {path}: {_HINT} "
+                              f"({type(exc).__name__}: {str(exc)[:120]})") from None
     return meta, arrays
 
 
@@ -302,8 +313,16 @@ def load(path: str) -> Any:
     """Read a checkpoint written by ``save``; arrays come back as NumPy arrays. The file is
     checked as untrusted input (module docstring): a damaged or hostile file raises
     ``CheckpointError`` quickly, with memory bounded by the file's size."""
-    remove_stale_temporaries(os.path.dirname(os.path.abspath(path)))
-    meta, arrays = _read(path)
+    if hasattr(path, "read"):              # a file object: read from where it stands
+        name = str(getattr(path, "name", "the file object"))
+        data = path.read()
+        if not isinstance(data, bytes):
+            raise TypeError(f"load: {name} is open in text mode; open it with 'rb'")
+        meta, arrays = _read_open(name, io.BytesIO(data), len(data))
+        path = name
+    else:
+        remove_stale_temporaries(os.path.dirname(os.path.abspath(path)))
+        meta, arrays = _read(path)
     try:
         return _decode(meta.get("tree"), arrays)
     except (_Damaged, TypeError) as exc:

@@ -505,15 +505,20 @@ class Tensor:
         return int(self.item())
 
     def to(self, *args: Any, dtype: DTypeLike = None, device: Any = None,
-           copy: bool = False) -> "Tensor":
+           copy: bool = False, non_blocking: bool = False, memory_format: Any = None
+           ) -> "Tensor":
         """``.to('cuda')``, ``.to('cpu')``, ``.to(tinyattn.float64)``, ``.to('cuda',
         'float64')``, ``.to(other_tensor)`` or keywords ``device=``, ``dtype=``.
+        ``non_blocking`` and ``memory_format`` are accepted as in PyTorch and change nothing
+        (every copy here completes before ``to`` returns; memory is always row-major).
 
         Differentiable: a gradient flows back across a device or dtype change.
         """
         from .ops import convert  # noqa: PLC0415 - ops sit above tensor in the layers
         for arg in args:
-            if isinstance(arg, Tensor):
+            if isinstance(arg, bool):         # .to(device, dtype, non_blocking) positionally
+                non_blocking = arg
+            elif isinstance(arg, Tensor):
                 device, dtype = arg.device, arg.dtype
             elif _is_device_name(arg):
                 device = arg

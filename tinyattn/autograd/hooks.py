@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, List
 
+from .. import backend
 from .function import _tensor_type
 from .grad_mode import no_grad
 
@@ -57,5 +58,10 @@ def _run_hooks(hooks: List[Any], grad: Any) -> Any:
         if result.shape != tuple(grad.shape):
             raise RuntimeError(f"the hook {name} returned a gradient of shape {result.shape} "
                                f"for a tensor of shape {tuple(grad.shape)}; keep the shape")
+        device = backend.device_of(grad)
+        if result.device != device:
+            raise RuntimeError(f"the hook {name} returned a gradient on {result.device} for a "
+                               f"tensor on {device}; return it on {device} "
+                               f"(e.g. new_grad.to({device!r}))")
         grad = result._data.astype(grad.dtype, copy=False)
     return grad

@@ -16,7 +16,6 @@ code printed: for reading a debug print that a full check would repeat hundreds 
 from __future__ import annotations
 
 import functools
-import importlib.util
 import os
 from pathlib import Path
 from types import ModuleType
@@ -29,6 +28,7 @@ from .isolation import ChildRun, run_in_process, run_isolated
 from .judge_engine import engine_request, judge_engine_part, prepare_engine_part
 from .judge_ops import judge_op_part, op_request, prepare_part
 from .results import CheckResult, PartResult, wrap
+from .runner import load_source
 
 __all__ = ["check", "check_module", "check_all", "load_file", "CheckResult", "PartResult",
            "STUBS_DIR", "SOLUTIONS_DIR", "DEFAULT_TIMEOUT"]
@@ -43,10 +43,7 @@ def load_file(path: Union[str, Path]) -> ModuleType:
     """Import an exercise file by path (its name starts with a digit, so not by name).
     This runs the file in this process: for trusted code (reference solutions, tests)."""
     path = Path(path)
-    spec = importlib.util.spec_from_file_location(f"tinyattn_exercise_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_source(f"tinyattn_exercise_{path.stem}", str(path))   # never stale bytecode
 
 
 @functools.lru_cache(maxsize=None)

@@ -5,6 +5,7 @@ failures lives here too, so every part of every track reads the same way.
 """
 from __future__ import annotations
 
+import re
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any, List, Optional
@@ -87,8 +88,11 @@ class Failure(Exception):
 
 
 def wrap(text: str, indent: str = "    ") -> str:
-    return textwrap.fill(text, WIDTH, initial_indent=indent, subsequent_indent=indent,
-                         break_on_hyphens=False)
+    """Fill ``text`` to WIDTH columns; a number stays on the line of its unit ("2 s")."""
+    kept = re.sub(r"(\d) (s|bytes|MiB)\b", "\\1\u00a0\\2", text)   # no break in "2 s"
+    filled = textwrap.fill(kept, WIDTH, initial_indent=indent, subsequent_indent=indent,
+                           break_on_hyphens=False)
+    return filled.replace("\u00a0", " ")
 
 
 def fail(part: str, status: str, lines: List[str], diagnosis: Optional[Diagnosis] = None,

@@ -57,8 +57,9 @@ def resolve_pretrained(name_or_path: Any, patterns: Sequence[str] = DEFAULT_PATT
                                 f"it and your connection") from None
 
 
-def read_json(folder: str, name: str, required: bool = True) -> Any:
-    """``folder/name`` parsed as a JSON object (or list); None when absent and not required."""
+def read_json(folder: str, name: str, required: bool = True, allow_list: bool = False) -> Any:
+    """``folder/name`` parsed as a JSON object (or, with ``allow_list``, a list); None when
+    absent and not required."""
     path = os.path.join(folder, name)
     if not os.path.isfile(path):
         if required:
@@ -70,8 +71,9 @@ def read_json(folder: str, name: str, required: bool = True) -> Any:
             data = json.load(f)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise PretrainedError(f"{path} is not valid JSON ({exc})") from None
-    if not isinstance(data, (dict, list)):
-        raise PretrainedError(f"{path} must hold a JSON object, got a {type(data).__name__}")
+    if not isinstance(data, (dict, list) if allow_list else dict):
+        raise PretrainedError(f"{path} must hold a JSON object ({{...}}), got a "
+                              f"{type(data).__name__}")
     return data
 
 

@@ -119,7 +119,7 @@ def _parse_header(raw: bytes, path: str) -> Tuple[Dict[str, TensorInfo], Optiona
         return seen
 
     try:
-        header = json.loads(text, object_pairs_hook=no_duplicates)
+        header = json.loads(text, object_pairs_hook=no_duplicates, parse_int=_parse_int)
     except json.JSONDecodeError as exc:
         raise SafetensorsError(f"{path}: the header is not valid JSON ({exc}); the file is "
                                f"corrupt or not safetensors") from None
@@ -154,9 +154,9 @@ def _parse_entry(name: str, entry: Any, path: str) -> TensorInfo:
         raise SafetensorsError(f"{where}: unknown dtype {_short(dtype)}; known: "
                                f"{', '.join(DTYPES)}")
     if not isinstance(shape, list) or len(shape) > _MAX_NDIM or not all(
-            _is_count(n) for n in shape):
-        raise SafetensorsError(f"{where}: shape must be a list of non-negative integers, got "
-                               f"{_short(shape)}")
+            _is_count(n) and n <= _MAX_DIM for n in shape):
+        raise SafetensorsError(f"{where}: shape must be a list of non-negative integers of "
+                               f"at most {_MAX_DIM} (NumPy's limit), got {_short(shape)}")
     if not (isinstance(offsets, list) and len(offsets) == 2 and all(map(_is_count, offsets))):
         raise SafetensorsError(f"{where}: data_offsets must be [begin, end], two non-negative "
                                f"integers, got {_short(offsets)}")
@@ -291,6 +291,24 @@ def _name_of(dtype: np.dtype) -> str:
 
 def _is_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+_MAX_DIM = int(np.iinfo(np.intp).max)    # NumPy's largest dimension
+
+
+class _LongInteger:
+    """A JSON integer of more digits than any count can have (Python refuses to convert one
+    of over 4300 digits); kept as text so the entry's check names it and its tensor."""
+
+    def __init__(self, digits: str):
+        self.digits = digits
+
+    def __repr__(self) -> str:
+        return f"<an integer of {len(self.digits)} digits>"
+
+
+def _parse_int(digits: str) -> Any:
+    return int(digits) if len(digits) <= 40 else _LongInteger(digits)
 
 
 def _short(value: Any) -> str:

@@ -83,8 +83,12 @@ class BertTokenizer:
         if not os.path.isfile(vocab_path):
             raise PretrainedError(f"{folder} has no vocab.txt, the WordPiece vocabulary a "
                                   f"BERT tokenizer needs")
-        with open(vocab_path, encoding="utf-8") as f:
-            tokens = [line.rstrip("\n").rstrip("\r") for line in f]
+        try:
+            with open(vocab_path, encoding="utf-8") as f:
+                tokens = [line.rstrip("\n").rstrip("\r") for line in f]
+        except UnicodeDecodeError as exc:
+            raise PretrainedError(f"{vocab_path} is not UTF-8 text ({exc}); a WordPiece "
+                                  f"vocabulary is one UTF-8 token a line") from None
         vocab: Dict[str, int] = {}
         for index, token in enumerate(tokens):
             vocab.setdefault(token, index)        # a repeated line keeps its first id

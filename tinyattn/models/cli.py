@@ -70,6 +70,8 @@ def embed_main(argv: Optional[List[str]] = None) -> int:
     args = parser.parse_args(argv)
     if args.out and not args.out.endswith(".npy"):
         parser.error(f"--out {args.out}: use a .npy file name (numpy.load reads it)")
+    if args.out:
+        _check_out_folder(parser, args.out)
     if args.batch_size < 1:
         parser.error(f"--batch-size must be positive, got {args.batch_size}")
     from .sentence import SentenceEmbedder  # noqa: PLC0415 - loads only when used
@@ -98,6 +100,17 @@ def embed_main(argv: Optional[List[str]] = None) -> int:
     return 0
 
 
+def _check_out_folder(parser: argparse.ArgumentParser, out: str) -> None:
+    """Refuse an --out whose folder is missing before any work (not after it, with a
+    traceback)."""
+    folder = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(folder):
+        parser.error(f"--out {out}: no such folder {folder}; create it first "
+                     f"(mkdir -p {folder}) or choose another path")
+    if os.path.isdir(out):
+        parser.error(f"--out {out} is a folder; give a file name")
+
+
 def attention_main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tinyattn attention",
                                      description="Plot every attention head of every layer "
@@ -106,12 +119,17 @@ def attention_main(argv: Optional[List[str]] = None) -> int:
     _model_argument(parser)
     parser.add_argument("--out", default="attention.png", help="PNG file (default: "
                                                               "attention.png)")
-    parser.add_argument("--max-tokens", type=int, default=40,
+    parser.add_argument("--max-tokens", type=int, default=None,
                         help="cut the sentence to this many tokens, [CLS] and [SEP] included "
-                             "(default 40: more are unreadable in a grid of heads)")
+                             "(default 40, or the model's positions if fewer: more are "
+                             "unreadable in a grid of heads)")
     args = parser.parse_args(argv)
-    if args.max_tokens < 3:
+    if args.max_tokens is not None and args.max_tokens < 3:
         parser.error(f"--max-tokens must be at least 3, got {args.max_tokens}")
+    if os.path.splitext(args.out)[1].lower() != ".png":
+        parser.error(f"--out {args.out}: the picture is a PNG; give a file name ending in .png "
+                     f"(a file of another kind is never overwritten)")
+    _check_out_folder(parser, args.out)
     from .plots import have_matplotlib, plot_attention_grid  # noqa: PLC0415
     if not have_matplotlib():
         print('error: the attention plot needs matplotlib: pip install "tinyattn[viz]"',
@@ -127,6 +145,13 @@ def attention_main(argv: Optional[List[str]] = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    positions = model.config.max_position_embeddings
+    if args.max_tokens is None:
+        args.max_tokens = min(40, positions)
+    elif args.max_tokens > positions:
+        parser.error(f"--max-tokens {args.max_tokens} is more than the model's "
+                     f"{positions} positions (max_position_embeddings); give at most "
+                     f"{positions}")
     full = tokenizer(args.text)["input_ids"]
     batch = tokenizer(args.text, truncation=True, max_length=args.max_tokens,
                       return_tensors="np")

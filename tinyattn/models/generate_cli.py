@@ -88,6 +88,13 @@ def generate_main(argv: Optional[List[str]] = None) -> int:
     stopped = tokenizer.eos_token_id in new
     if stopped:
         new = new[:new.index(tokenizer.eos_token_id)]
+    padding = next((i for i in new if i >= len(tokenizer)), None)
+    if padding is not None:           # a padded vocabulary: an id without a token
+        new = new[:new.index(padding)]
+        print(f"note: the model sampled id {padding}, one of the ids {len(tokenizer)} to "
+              f"{model.config.vocab_size - 1} that pad its vocabulary beyond the tokenizer's "
+              f"{len(tokenizer)} tokens and have no text; the text stops there",
+              file=sys.stderr)
     print(tokenizer.decode(prompt_ids + new))     # one decode: no character cut in two
     end = " (stopped at <|endoftext|>)" if stopped else ""
     print(f"\n[{args.max_new_tokens} tokens generated in {seconds:.1f} s, "

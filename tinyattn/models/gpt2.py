@@ -179,8 +179,14 @@ def gpt2_state(weights: Dict[str, np.ndarray], config: GPTConfig,
                source: str = "the checkpoint") -> Dict[str, np.ndarray]:
     """Hugging Face GPT-2 arrays -> tinyattn names, transposed and split as ``_table`` says
     (views, no copies). Checks that every weight is there and nothing is left over."""
-    raw = {(name[len("transformer."):] if name.startswith("transformer.") else name): array
-           for name, array in weights.items()}
+    raw: Dict[str, np.ndarray] = {}
+    for name, array in weights.items():
+        bare = name[len("transformer."):] if name.startswith("transformer.") else name
+        if bare in raw:                      # wte.weight and transformer.wte.weight
+            raise PretrainedError(f"{source}: the checkpoint holds both {bare} and "
+                                  f"transformer.{bare}; a GPT-2 checkpoint has one of them, "
+                                  f"so which to load is unclear: remove the other")
+        raw[bare] = array
     state: Dict[str, np.ndarray] = {}
     for hf, ours, transposed in _table(config.n_layer):
         if hf not in raw:

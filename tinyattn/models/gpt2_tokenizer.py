@@ -93,8 +93,12 @@ class GPT2Tokenizer:
                 raise FileNotFoundError(f"GPT2Tokenizer: {required} not found; a GPT-2 "
                                         f"tokenizer folder holds vocab.json and merges.txt "
                                         f"(or a tokenizer.json)")
-        with open(merges_path, encoding="utf-8") as f:
-            merges = read_merges(f, merges_path)
+        try:
+            with open(merges_path, encoding="utf-8") as f:
+                merges = read_merges(f, merges_path)
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"GPT2Tokenizer: {merges_path} is not UTF-8 text ({exc}); "
+                             f"merges.txt holds one UTF-8 'a b' pair a line") from None
         return cls(read_vocab_json(vocab_path), merges)
 
     # ------------------------------------------------------------------ encoding

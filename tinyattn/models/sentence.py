@@ -78,7 +78,7 @@ class SentenceEmbedder:
     def from_pretrained(cls, name_or_path: Any, dtype: Any = "float32") -> "SentenceEmbedder":
         """Load a sentence-transformers folder (or Hub repo id with ``tinyattn[hub]``)."""
         folder = resolve_pretrained(name_or_path)
-        modules = read_json(folder, "modules.json", required=False)
+        modules = read_json(folder, "modules.json", required=False, allow_list=True)
         if modules is None:      # a plain BERT folder: mean pooling, as sentence-transformers
             kinds, pooling_path, normalize = [_TRANSFORMER, _POOLING], None, False
         else:

@@ -11,7 +11,9 @@ from .containers import ModuleDict, ParameterDict, ParameterList, Sequential
 from .gpt import GPT, Block, GPTConfig
 from .layers import (Dropout, Embedding, FeedForward, Flatten, Identity, LayerNorm, Linear,
                      RMSNorm, Unflatten)
+from .lazy import LazyBatchNorm1d, LazyLinear, UninitializedBuffer, UninitializedParameter
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .loss import KLDivLoss
 from .masks import causal_mask, combine_masks, key_padding_mask, sliding_window_mask
 from .masks import global_tokens_mask, random_block_mask
 from .long_attention import LinformerSelfAttention, RelativePositionBias
@@ -40,6 +42,8 @@ __all__ = [
     "TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder",
     "TransformerDecoder", "Transformer",
     "GPTConfig", "GPT", "Block", "NonFiniteLogitsError", "torch_compat",
+    "LazyLinear", "LazyBatchNorm1d", "UninitializedParameter", "UninitializedBuffer",
+    "KLDivLoss",
 ]
 
 

@@ -69,6 +69,7 @@ def generate(model: "GPT", idx: Any, max_new_tokens: int, temperature: float = 1
              use_cache: bool = True, generator: Any = None) -> Tensor:
     """``GPT.generate``: append ``max_new_tokens`` tokens to idx (B, S) -> (B, S + new)."""
     check_sampling_options(max_new_tokens, temperature, top_k, top_p)
+    max_new_tokens = int(max_new_tokens)         # a NumPy integer sizes the cache as an int
     ids = _prompt_ids(idx)
     xp = backend.get_array_module(ids)
     block = model.config.block_size
@@ -111,7 +112,10 @@ def _last_logits(model: "GPT", ids: Any, caches: Optional[List[KVCache]]) -> Any
 
 def sample_next(logits: Any, temperature: float, top_k: Optional[int] = None,
                 top_p: Optional[float] = None, generator: Any = None) -> Any:
-    """One token id per row of logits (B, V), drawn on the logits' device."""
+    """One token id per row of logits (B, V), drawn on the logits' device; float16 and
+    bfloat16 logits are sampled in float32 (as torch.multinomial does): a float16 running
+    sum stops growing at 2048, so no id above it could be drawn."""
+    logits = _at_least_float32(logits)
     z = filtered_logits(logits, temperature, top_k, top_p)
     if z is None:
         return logits.argmax(axis=-1)                        # greedy
@@ -127,7 +131,9 @@ def filtered_logits(logits: Any, temperature: float, top_k: Optional[int] = None
                     top_p: Optional[float] = None) -> Any:
     """(logits - max) / temperature (B, V), with -inf on every token top-k and top-p drop;
     None when the choice is greedy (temperature 0, or 1 / temperature overflows the dtype:
-    the limit of softmax(z / t) as t -> 0 puts all the mass on the largest logit)."""
+    the limit of softmax(z / t) as t -> 0 puts all the mass on the largest logit).
+    Computed in float32 at least (a float16 cumulative mass stops growing)."""
+    logits = _at_least_float32(logits)
     scale = 1.0 / temperature if temperature > 0 else math.inf
     if scale > float(np.finfo(logits.dtype).max):
         return None
@@ -148,6 +154,10 @@ def filtered_logits(logits: Any, temperature: float, top_k: Optional[int] = None
     return z
 
 
+def _at_least_float32(logits: Any) -> Any:
+    return logits.astype(np.float32) if logits.dtype.itemsize < 4 else logits
+
+
 def _keep_largest(z: Any, kth: Any, count: Any) -> Any:
     """(B, V) bool: exactly ``count`` entries per row, those above ``kth`` (the count-th
     largest value, (B, 1)) and, among the entries equal to it, the lowest token ids; like
@@ -166,6 +176,8 @@ def _prompt_ids(idx: Any) -> Any:
     if ids.ndim != 2 or ids.shape[0] < 1 or ids.shape[1] < 1:
         raise ValueError(f"generate: idx must be (B, S) token ids with B, S >= 1, got shape "
                          f"{ids.shape}; wrap one prompt as [ids]")
+    if ids.dtype not in (np.int32, np.int64):
+        ids = ids.astype(np.int64)          # uint8 would wrap sampled ids (274 -> 18)
     return ids
 
 

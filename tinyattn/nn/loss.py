@@ -16,7 +16,8 @@ from .. import functional as F
 from ..tensor import Tensor
 from .module import Module
 
-__all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss", "BCEWithLogitsLoss"]
+__all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss", "BCEWithLogitsLoss",
+           "KLDivLoss"]
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -132,3 +133,21 @@ class BCEWithLogitsLoss(_Loss):
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
         return F.binary_cross_entropy_with_logits(input, target, reduction=self.reduction,
                                                   **self._weights("weight", "pos_weight"))
+
+
+class KLDivLoss(_Loss):
+    """Kullback-Leibler divergence, ``F.kl_div``: input holds log-probabilities, target
+    probabilities (log-probabilities with ``log_target=True``). reduction "batchmean" is the
+    mathematical KL divergence; "mean" divides by every element (and warns, as PyTorch)."""
+
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                 log_target: bool = False):
+        if reduction == "batchmean":          # _Loss knows mean, sum and none
+            super().__init__(size_average, reduce, "mean")
+            self.reduction = "batchmean"
+        else:
+            super().__init__(size_average, reduce, reduction)
+        self.log_target = bool(log_target)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)

@@ -29,6 +29,9 @@ from ..precision import is_floating
 __all__ = ["Parameter", "Module", "StateDictKeyError", "StateDictShapeError"]
 
 
+_UNINITIALIZED = ("UninitializedParameter", "UninitializedBuffer")   # nn/lazy.py
+
+
 class Parameter(Tensor):
     """A trainable tensor: a leaf with ``requires_grad=True``. Like ``torch.nn.Parameter`` it
     shares the memory of the tensor (or array) it is made from and keeps its dtype."""
@@ -263,7 +266,8 @@ class Module:
             yield b
 
     def num_parameters(self) -> int:
-        return sum(p.numel() for p in self.parameters())
+        return sum(p.numel() for p in self.parameters()
+                   if type(p).__name__ not in _UNINITIALIZED)   # a lazy layer's: none yet
 
     def apply(self, fn: Callable[["Module"], Any]) -> "Module":
         """Call ``fn`` on every sub-module, then on this module (PyTorch's order); returns self.
@@ -358,6 +362,9 @@ class Module:
         training goes on (``{k: v.clone() for k, v in model.state_dict().items()}``)."""
         state: "OrderedDict[str, Any]" = OrderedDict()
         for name, value in self._state_items():
+            if type(value).__name__ in _UNINITIALIZED:    # lazy: kept as is, as in torch
+                state[prefix + name] = value
+                continue
             state[prefix + name] = value if keep_vars else value.detach()
         return state
 
@@ -372,6 +379,8 @@ class Module:
         if not hasattr(state, "items"):
             raise TypeError(f"load_state_dict expects a mapping of names to arrays, got "
                             f"{type(state).__name__}")
+        from .lazy import materialize_from_state  # noqa: PLC0415 - lazy.py builds on this
+        materialize_from_state(self, state)            # lazy parameters take the state's shape
         targets = dict(self._state_items())
         missing = [k for k in targets if k not in state]
         unexpected = [k for k in state if k not in targets]

@@ -55,6 +55,13 @@ from .shape import (cat, chunk, concat, flatten, getitem, permute, reshape, spli
 from .softmax import log_softmax, softmax
 from .stats import logsumexp, norm, std, var
 from .trig import cos, sin
+from .torch_keywords import with_torch_keywords as _kw
+from .hyperbolic import cosh, exp2, sinh
+from .normal_sample import normal
+from .inverse_trig import acos, asin, atan, atan2, tan
+from .rounding import isneginf, isposinf
+from .scatter_reduce import (bincount, index_fill, index_fill_, scatter_reduce,
+                             scatter_reduce_)
 
 __all__ = [
     "add", "sub", "mul", "div", "neg", "pow", "rpow", "exp", "log", "sqrt", "tanh", "relu",
@@ -88,6 +95,9 @@ __all__ = [
     # third round (makemore, backprop ninja, nanoGPT)
     "batch_norm", "meshgrid", "diag", "unique", "scatter", "scatter_", "scatter_add",
     "scatter_add_", "index_add", "index_add_", "detach_",
+    # names learners' codebases call (issue 20)
+    "sinh", "cosh", "exp2", "tan", "asin", "acos", "atan", "atan2", "isposinf", "isneginf",
+    "scatter_reduce", "scatter_reduce_", "index_fill", "index_fill_", "bincount", "normal",
 ]
 
 
@@ -114,6 +124,124 @@ def _keepdims_too(fn):
  all) = map(_keepdims_too, (sum, mean, amax, amin, max, min, std, var, prod, logsumexp,
                             argmax, argmin, any, all))
 
+
+# torch's keyword names (input=, other=, out=, dtype=, inplace=) on every public op, checked
+# against torch's own signatures by tests/test_torch_keywords.py (ops/torch_keywords.py).
+abs = _kw(abs, input=True, out=True)
+acos = _kw(acos, out=True)
+add = _kw(add, input=True, other=True, out=True)
+addmm = _kw(addmm, out=True)
+all = _kw(all, out=True)
+amax = _kw(amax, input=True, out=True)
+amin = _kw(amin, input=True, out=True)
+any = _kw(any, out=True)
+argmax = _kw(argmax, input=True)
+argmin = _kw(argmin, input=True)
+asin = _kw(asin, out=True)
+atan = _kw(atan, out=True)
+atan2 = _kw(atan2, out=True)
+bmm = _kw(bmm, out=True)
+cat = _kw(cat, out=True)
+ceil = _kw(ceil, out=True)
+chunk = _kw(chunk, input=True)
+clamp = _kw(clamp, input=True, out=True)
+clone = _kw(clone, input=True)
+concat = _kw(concat, out=True)
+cos = _kw(cos, out=True)
+cosh = _kw(cosh, out=True)
+cumprod = _kw(cumprod, out=True)
+cumsum = _kw(cumsum, input=True, out=True)
+diag = _kw(diag, out=True)
+div = _kw(div, input=True, other=True, out=True)
+dot = _kw(dot, out=True)
+dropout = _kw(dropout, input=True, inplace=True)
+embedding = _kw(embedding, input=True)
+eq = _kw(eq, out=True)
+exp = _kw(exp, input=True, out=True)
+exp2 = _kw(exp2, out=True)
+expm1 = _kw(expm1, out=True)
+flatten = _kw(flatten, input=True)
+flip = _kw(flip, input=True)
+floor = _kw(floor, out=True)
+floor_divide = _kw(floor_divide, out=True)
+fmod = _kw(fmod, out=True)
+gather = _kw(gather, out=True)
+ge = _kw(ge, out=True)
+gelu = _kw(gelu, input=True)
+gt = _kw(gt, out=True)
+index_add = _kw(index_add, out=True)
+index_select = _kw(index_select, out=True)
+isneginf = _kw(isneginf, out=True)
+isposinf = _kw(isposinf, out=True)
+layer_norm = _kw(layer_norm, input=True)
+le = _kw(le, out=True)
+leaky_relu = _kw(leaky_relu, input=True)
+lerp = _kw(lerp, out=True)
+linear = _kw(linear, input=True)
+log = _kw(log, input=True, out=True)
+log10 = _kw(log10, input=True, out=True)
+log1p = _kw(log1p, out=True)
+log2 = _kw(log2, input=True, out=True)
+log_softmax = _kw(log_softmax, input=True, dtype=True)
+logical_and = _kw(logical_and, out=True)
+logical_not = _kw(logical_not, out=True)
+logical_or = _kw(logical_or, out=True)
+logical_xor = _kw(logical_xor, out=True)
+logsumexp = _kw(logsumexp, input=True, out=True)
+lt = _kw(lt, out=True)
+masked_fill = _kw(masked_fill, input=True)
+matmul = _kw(matmul, input=True, other=True, out=True)
+max = _kw(max, input=True, out=True)
+maximum = _kw(maximum, out=True)
+mean = _kw(mean, input=True, out=True)
+min = _kw(min, input=True, out=True)
+minimum = _kw(minimum, out=True)
+mm = _kw(mm, out=True)
+mul = _kw(mul, input=True, other=True, out=True)
+mv = _kw(mv, out=True)
+nan_to_num = _kw(nan_to_num, out=True)
+ne = _kw(ne, out=True)
+neg = _kw(neg, input=True, out=True)
+nonzero = _kw(nonzero, out=True)
+norm = _kw(norm, input=True, out=True)
+normal = _kw(normal, out=True)
+outer = _kw(outer, out=True)
+permute = _kw(permute, input=True)
+pow = _kw(pow, input=True, out=True)
+prod = _kw(prod, input=True)
+reciprocal = _kw(reciprocal, out=True)
+relu = _kw(relu, input=True, inplace=True)
+remainder = _kw(remainder, out=True)
+reshape = _kw(reshape, input=True)
+rms_norm = _kw(rms_norm, input=True)
+round = _kw(round, out=True)
+rsqrt = _kw(rsqrt, input=True, out=True)
+sgn = _kw(sgn, out=True)
+sigmoid = _kw(sigmoid, input=True, out=True)
+sign = _kw(sign, out=True)
+silu = _kw(silu, input=True)
+sin = _kw(sin, out=True)
+sinh = _kw(sinh, out=True)
+softmax = _kw(softmax, input=True, dtype=True)
+softplus = _kw(softplus, input=True)
+sort = _kw(sort, input=True, out=True)
+sqrt = _kw(sqrt, input=True, out=True)
+square = _kw(square, out=True)
+squeeze = _kw(squeeze, input=True)
+stack = _kw(stack, out=True)
+std = _kw(std, input=True, out=True)
+sub = _kw(sub, input=True, other=True, out=True)
+sum = _kw(sum, input=True)
+tan = _kw(tan, out=True)
+tanh = _kw(tanh, input=True, out=True)
+topk = _kw(topk, input=True, out=True)
+transpose = _kw(transpose, input=True)
+tril = _kw(tril, input=True, out=True)
+triu = _kw(triu, input=True, out=True)
+trunc = _kw(trunc, out=True)
+unsqueeze = _kw(unsqueeze, input=True)
+var = _kw(var, input=True, out=True)
+where = _kw(where, out=True)
 
 # Operators.
 Tensor.__add__ = add
@@ -297,3 +425,24 @@ Tensor.scatter_ = scatter_
 Tensor.scatter_add_ = scatter_add_
 Tensor.index_add_ = index_add_
 Tensor.detach_ = detach_
+
+# Names learners' codebases call (issue 20).
+Tensor.sinh = sinh
+Tensor.cosh = cosh
+Tensor.exp2 = exp2
+Tensor.tan = tan
+Tensor.asin = asin
+Tensor.arcsin = asin
+Tensor.acos = acos
+Tensor.arccos = acos
+Tensor.atan = atan
+Tensor.arctan = atan
+Tensor.atan2 = atan2
+Tensor.arctan2 = atan2
+Tensor.isposinf = isposinf
+Tensor.isneginf = isneginf
+Tensor.scatter_reduce = scatter_reduce
+Tensor.scatter_reduce_ = scatter_reduce_
+Tensor.index_fill = index_fill
+Tensor.index_fill_ = index_fill_
+Tensor.bincount = bincount

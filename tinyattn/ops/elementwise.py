@@ -379,7 +379,10 @@ def pow(x: Tensor, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
     """x ** exponent. As PyTorch: an integer tensor to a whole power stays an integer tensor
     (negative powers are refused); to a fractional power it becomes float32. A tensor
     exponent (other than a 0-d constant, which acts as a number) is elementwise and
-    differentiable too (ops/powers.py)."""
+    differentiable too (ops/powers.py). A number to a tensor power, ``torch.pow(2, x)``,
+    is ``rpow``."""
+    if not isinstance(x, Tensor) and isinstance(exponent, Tensor):
+        return rpow(exponent, x)
     if isinstance(exponent, Tensor):
         if exponent.ndim > 0 or exponent.requires_grad:
             return pow_tensor(x, exponent)

@@ -48,7 +48,21 @@ def _assign(array: Any, index: Any, value: Any) -> None:
     the first step, integers only, is a view, so assigning into it writes into ``array``."""
     steps = torch_index_steps(index)
     target = array if len(steps) == 1 else array[steps[0]]
-    target[steps[-1]] = value
+    target[steps[-1]] = _drop_leading_ones(value, target[steps[-1]].ndim)
+
+
+def _drop_leading_ones(value: Any, ndim: int) -> Any:
+    """value without the leading size-1 dimensions it has beyond ``ndim`` (torch drops them:
+    ``out[0] = h`` with h (1, 3) fills a row of 3); other extra dimensions are an error."""
+    shape = getattr(value, "shape", ())
+    extra = len(shape) - ndim
+    if extra <= 0:
+        return value
+    if any(n != 1 for n in shape[:extra]):
+        raise ValueError(f"x[index] = value: value of shape {tuple(shape)} cannot be broadcast "
+                         f"to the {ndim}-d selection (only leading size-1 dimensions can be "
+                         f"dropped)")
+    return value.reshape(shape[extra:])
 
 
 def _select(array: Any, index: Any) -> Any:
@@ -63,6 +77,8 @@ class SetItem(Function):
     The selected elements of x are replaced, so they get no gradient, and each element of
     value is copied into the selection, so it collects the gradient of every place it landed:
         dx = g with g[index] set to 0,     dvalue = g[index] summed back to value's shape.
+    Leading size-1 dimensions of value beyond the selection's are dropped, as torch does
+    (h of shape (1, 3) fills a row of 3), and dvalue gets them back by a reshape.
     """
 
     def forward(self, x, value, index: Any):
@@ -78,7 +94,10 @@ class SetItem(Function):
             dx = grad.copy()
             _assign(dx, index, 0)
         if self.needs_input_grad[1]:
-            dvalue = unbroadcast(_select(grad, index), value_shape)
+            xp = backend.get_array_module(grad)
+            picked = xp.asarray(_select(grad, index))                # the selection's shape
+            kept = value_shape[max(len(value_shape) - picked.ndim, 0):]   # leading 1s dropped
+            dvalue = unbroadcast(picked, kept).reshape(value_shape)
         return dx, dvalue
 
 
@@ -126,11 +145,18 @@ def _store(target: Tensor, write: Callable[[Any], None], name: str) -> None:
     except ValueError as exc:
         if "read-only" not in str(exc):
             raise
-        raise _read_only_error(name) from None
+        raise _read_only_error(name, getattr(data, "_owner_op", None)) from None
     target._bump_version()
 
 
-def _read_only_error(name: str) -> RuntimeError:
+def _read_only_error(name: str, saved_by: Optional[str] = None) -> RuntimeError:
+    if saved_by is not None:        # .data (or .numpy()) of a tensor a pending backward needs
+        return RuntimeError(
+            f"{name}: these values were handed out by .data while a backward that has not run "
+            f"yet needs them ({saved_by} saved them), so they are read-only. Change them after "
+            f"loss.backward() (an optimizer step's place), or under no_grad() before the "
+            f"forward; PyTorch lets such a change through and its backward silently "
+            f"differentiates the new values (docs/pytorch.md)")
     return RuntimeError(f"{name}: this tensor's memory is read-only (an expand()ed tensor or a "
                         f"read-only array shares it); clone() it before changing it in place")
 

@@ -146,8 +146,12 @@ def repeat(x: Tensor, *repeats: Any) -> Tensor:
     return Repeat.apply(x, repeats=repeats)
 
 
-def flip(x: Tensor, *dims: Any) -> Tensor:
-    """Reverse the order of elements along ``dims``: ``flip(x, (0, 2))``, ``x.flip(0, 2)``."""
+def flip(x: Tensor, *given: Any, dims: Any = None) -> Tensor:
+    """Reverse the order of elements along ``dims``: ``flip(x, (0, 2))``, ``x.flip(0, 2)``,
+    ``flip(x, dims=[0])`` (torch's keyword)."""
+    if dims is not None and given:
+        raise TypeError("flip: give dims positionally or as dims=, not both")
+    dims = given if dims is None else (dims,)
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
     axes = tuple(_normalize_dim(d, max(x.ndim, 1), "flip") for d in dims)

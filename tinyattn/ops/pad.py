@@ -1,4 +1,4 @@
-"""``F.pad`` in constant mode (docs/derivations.md#pad).
+"""``F.pad`` in constant, reflect, replicate and circular modes (docs/derivations.md#pad).
 
 PyTorch's pad tuple starts from the LAST dim: ``(left, right)`` pads the last dim,
 ``(left, right, top, bottom)`` the last two, and so on. Negative amounts crop.
@@ -14,6 +14,8 @@ from ..autograd import Function
 from ..tensor import Tensor
 
 __all__ = ["pad"]
+
+_INDEXED_MODES = ("reflect", "replicate", "circular")
 
 
 class Pad(Function):
@@ -45,13 +47,88 @@ class Pad(Function):
         return dx
 
 
+class PadByIndex(Function):
+    """out = x read at an index array along each padded axis (reflect, replicate and
+    circular padding copy elements of x, some of them several times).
+
+    Each output element is one element of x, so dx is g scattered back through the same
+    indices, repeated indices adding up: axis by axis, in reverse order,
+        dx[..., i, ...] = sum of g[..., j, ...] over the j with index[j] = i.
+    """
+
+    def forward(self, x, reads: Tuple[Tuple[int, Any], ...]):
+        xp = backend.get_array_module(x)
+        shapes, out = [], x
+        for axis, index in reads:
+            shapes.append(out.shape)
+            out = xp.take(out, index, axis=axis)
+        self.save_for_backward(reads, shapes)
+        return out
+
+    def backward(self, grad):
+        reads, shapes = self.saved
+        xp = backend.get_array_module(grad)
+        for (axis, index), shape in zip(reversed(reads), reversed(shapes)):
+            dx = xp.zeros(shape, dtype=grad.dtype)
+            backend.scatter_add(xp.moveaxis(dx, axis, 0), (index,), xp.moveaxis(grad, axis, 0))
+            grad = dx
+        return grad
+
+
+def _read_index(mode: str, size: int, before: int, after: int, dim: int, xp: Any) -> Any:
+    """The positions of x that output positions -before .. size + after - 1 read."""
+    limit = size - 1 if mode == "reflect" else size
+    if mode != "replicate" and (before > limit or after > limit):
+        raise ValueError(f"pad: {mode} padding of {(before, after)} is too large for dim {dim} "
+                         f"of size {size}; each amount must be at most {limit} "
+                         f"({'size - 1' if mode == 'reflect' else 'the size'}), as in PyTorch")
+    position = xp.arange(-before, size + after)
+    if mode == "reflect":
+        position = xp.abs(position)
+        position = xp.where(position > size - 1, 2 * (size - 1) - position, position)
+    elif mode == "replicate":
+        position = xp.clip(position, 0, size - 1)
+    else:       # wraps around what is left after cropping, as PyTorch does
+        first, kept = max(-before, 0), size - max(-before, 0) - max(-after, 0)
+        position = first + (xp.arange(-max(before, 0), kept + max(after, 0)) % kept)
+    return position
+
+
+def _pad_by_index(input: Tensor, amounts: Tuple[int, ...], mode: str) -> Tensor:  # noqa: A002
+    """reflect / replicate / circular: PyTorch pads the last 1, 2 or 3 dims of a (C, ...) or
+    (N, C, ...) input; negative amounts crop, as in constant mode."""
+    pairs = len(amounts) // 2
+    if len(amounts) % 2 or not 1 <= pairs <= 3 or input.ndim not in (pairs + 1, pairs + 2):
+        raise ValueError(f"pad: mode {mode!r} pads the last 1, 2 or 3 dims of a batched or "
+                         f"unbatched input, (before, after) per dim: {pairs} pair(s) need a "
+                         f"{pairs + 1}-D or {pairs + 2}-D input, got shape {input.shape} and "
+                         f"pad {amounts} (as in PyTorch)")
+    xp = backend.get_array_module(input._data)
+    reads = []
+    for k in range(pairs):                      # pair k pads dim -1 - k
+        axis = input.ndim - 1 - k
+        before, after = amounts[2 * k], amounts[2 * k + 1]
+        if input.shape[axis] + before + after <= 0:
+            raise ValueError(f"pad: padding {(before, after)} leaves nothing of dim {axis} of "
+                             f"size {input.shape[axis]} (input shape {input.shape})")
+        if before or after:
+            reads.append((axis, _read_index(mode, input.shape[axis], before, after, axis, xp)))
+    return PadByIndex.apply(input, reads=tuple(reads))
+
+
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",  # noqa: A002
         value: Optional[float] = None) -> Tensor:
     """``F.pad(input, pad, mode="constant", value=0)``: ``pad`` holds (before, after) pairs,
-    the first pair for the last dim. Only ``mode="constant"`` is implemented."""
+    the first pair for the last dim. ``mode`` is "constant" (fill with ``value``), or
+    "reflect", "replicate", "circular" (copies of x's own elements, last 1-3 dims only)."""
+    if mode in _INDEXED_MODES:
+        if value:
+            raise ValueError(f"pad: value={value} applies only to mode 'constant', not "
+                             f"{mode!r} (PyTorch refuses it too)")
+        return _pad_by_index(input, _amounts(pad), mode)
     if mode != "constant":
-        raise NotImplementedError(f"pad: mode {mode!r} is not implemented in tinyattn; only "
-                                  f"'constant' is (pad with a fixed value)")
+        raise ValueError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', "
+                         f"got {mode!r}")
     amounts = _amounts(pad)
     if len(amounts) % 2:
         raise ValueError(f"pad: the pad tuple must hold (before, after) pairs, got "

@@ -19,7 +19,7 @@ from .elementwise import _as_float
 from ..precision import finfo, is_floating
 
 __all__ = ["square", "reciprocal", "log1p", "expm1", "sign", "sgn", "floor", "ceil", "round",
-           "trunc", "isnan", "isinf", "isfinite", "nan_to_num"]
+           "trunc", "isnan", "isinf", "isfinite", "nan_to_num", "isposinf", "isneginf"]
 
 
 class Square(Function):
@@ -205,6 +205,16 @@ def isnan(input: Tensor) -> Tensor:  # noqa: A002
 def isinf(input: Tensor) -> Tensor:  # noqa: A002
     """True where x is +inf or -inf."""
     return _test("isinf", input, "isinf")
+
+
+def isposinf(input: Tensor) -> Tensor:  # noqa: A002
+    """True where x is +inf."""
+    return _test("isposinf", input, "isposinf")
+
+
+def isneginf(input: Tensor) -> Tensor:  # noqa: A002
+    """True where x is -inf."""
+    return _test("isneginf", input, "isneginf")
 
 
 def isfinite(input: Tensor) -> Tensor:  # noqa: A002

@@ -158,8 +158,15 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None,  # noqa: A0
     """``torch.scatter(input, dim, index, src)`` or ``(..., value)``: a copy of input with
     src's elements (or the number ``value``) written at the indexed positions along dim."""
     if reduce is not None:
-        raise NotImplementedError(f"scatter(reduce={reduce!r}) is not supported (PyTorch "
-                                  f"deprecates it); use scatter_add for 'add'")
+        if isinstance(src, Tensor):
+            raise NotImplementedError(
+                f"scatter(reduce={reduce!r}) with a Tensor src is not supported (PyTorch "
+                f"deprecates that form); use scatter_add, or scatter_reduce(dim, index, src, "
+                f"'sum'|'prod'|...). With a number, scatter(dim, index, value, reduce=...) "
+                f"works")
+        from .scatter_reduce import scatter_number_reduce  # noqa: PLC0415 - built on this file
+        return scatter_number_reduce(input, dim, index, src if value is None else value,
+                                     reduce)
     if src is not None and value is not None:
         raise TypeError("scatter: give src or value, not both")
     if src is None and value is None:

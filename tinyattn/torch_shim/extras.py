@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .. import amp, backend, functional, printing, serialization
+from .. import amp, backend, factories, functional, printing, serialization
 from .. import kernels
 from .. import precision
 from .. import profiler as _profiler
@@ -64,6 +64,15 @@ class device(str):  # noqa: N801 - PyTorch's name
 
     def __reduce__(self) -> Any:
         return device, (str(self),)
+
+    def __enter__(self) -> "device":
+        """``with torch.device("cuda"):`` factories without ``device=`` make tensors here."""
+        self.__dict__.setdefault("_previous", []).append(factories.get_default_device())
+        factories.set_default_device(str(self))
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        factories.set_default_device(self.__dict__["_previous"].pop())
 
 
 class dtype(str):  # noqa: N801 - PyTorch's name
@@ -257,6 +266,26 @@ def gradcheck(func: Any, inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5,
                       raise_exception=raise_exception)
 
 
+_deterministic = {"mode": False, "warn_only": False}
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """``torch.use_deterministic_algorithms``: recorded for ``are_deterministic_algorithms_
+    enabled()``. tinyattn's ops are deterministic on the CPU whatever the setting (NumPy has
+    no nondeterministic kernels); on CUDA, scatter-adds may sum in any order either way."""
+    if not isinstance(mode, bool):
+        raise TypeError(f"use_deterministic_algorithms expects a bool, got {mode!r}")
+    _deterministic.update(mode=mode, warn_only=bool(warn_only))
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    return _deterministic["mode"]
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    return _deterministic["warn_only"]
+
+
 def _cuda_manual_seed(seed: int) -> None:
     """Without a GPU torch ignores it; with one, tinyattn cannot seed CUDA alone."""
     if backend.cuda_is_available():
@@ -336,6 +365,11 @@ TORCH_EXTRAS = {
     "dtype": dtype,
     "set_float32_matmul_precision": kernels.set_float32_matmul_precision,
     "get_float32_matmul_precision": kernels.get_float32_matmul_precision,
+    "get_default_device": lambda: device(factories.get_default_device()),
+    "use_deterministic_algorithms": use_deterministic_algorithms,
+    "are_deterministic_algorithms_enabled": are_deterministic_algorithms_enabled,
+    "is_deterministic_algorithms_warn_only_enabled":
+        is_deterministic_algorithms_warn_only_enabled,
     **_DTYPES,
     **_LEGACY,
 }

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.util
+import os
 import sys
 import types
 from typing import Any, List, Optional
@@ -92,12 +93,31 @@ def exposed_names(module: str) -> List[str]:
     return sorted(names)
 
 
+def _probing() -> bool:
+    """True when the search comes from ``importlib.util.find_spec`` (a library asking whether
+    an optional package is installed), not from an ``import`` statement."""
+    frame = sys._getframe(2)
+    for _ in range(8):
+        if frame is None:
+            return False
+        code = frame.f_code
+        if code.co_name == "find_spec" and (code.co_filename == "<frozen importlib.util>"
+                                            or code.co_filename.endswith(
+                                                os.path.join("importlib", "util.py"))):
+            return True
+        frame = frame.f_back
+    return False
+
+
 class TorchFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Answers every ``torch`` and ``torch.*`` import; refuses packages built on torch."""
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None
                   ) -> Optional[importlib.machinery.ModuleSpec]:
         root = fullname.partition(".")[0]
+        if (root in ECOSYSTEM or (root == "torch" and fullname not in MODULES)) \
+                and _probing():
+            return None         # importlib.util.find_spec: "not installed", so callers go on
         if root in ECOSYSTEM:
             raise MissingTorchModule(fullname, f"{root} is built on real PyTorch; tinyattn "
                                                f"provides torch, torch.nn, torch.optim, "

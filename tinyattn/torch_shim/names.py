@@ -15,6 +15,7 @@ from typing import Any, Dict, FrozenSet, NamedTuple, Optional
 
 from .. import kernels
 from ..nn import Parameter
+from ..utils import data as _data
 from . import extras
 
 __all__ = ["ModuleSpec", "MODULES", "ECOSYSTEM"]
@@ -31,6 +32,7 @@ _TOP_HIDDEN = frozenset({
     "Function", "detect_anomaly", "gradcheck", "gradcheck_report", "GradcheckError",
     "SavedDataWriteError", "CheckpointError", "backend", "cuda_is_available", "bool_", "viz",
     "functional", "ops",    # torch.functional and torch.ops exist but are other things
+    "get_printoptions", "get_default_device", "testing",   # testing: a module of MODULES
 })
 
 _NN_HIDDEN = frozenset({
@@ -50,10 +52,11 @@ _SCHEDULERS = frozenset({"WarmupCosineLR", "NoamLR"})
 _TOP_REFUSED = {
     "compile": "tinyattn runs every op eagerly; call the model itself (drop torch.compile)",
     "jit": "tinyattn has no TorchScript; call the model itself",
-    "Generator": "tinyattn's random functions take a NumPy generator: "
-                 "generator=numpy.random.default_rng(seed)",
-    "set_printoptions": "tinyattn prints tensors with NumPy's formatting",
 }
+
+# torch.utils.data.dataloader: the module minGPT's trainer imports DataLoader from
+_DATALOADER_NAMES = {name: getattr(_data, name) for name in ("DataLoader", "default_collate")
+                     if hasattr(_data, name)}
 
 MODULES: Dict[str, ModuleSpec] = {
     "torch": ModuleSpec("tinyattn", _TOP_HIDDEN, extras.TORCH_EXTRAS, _TOP_REFUSED),
@@ -78,6 +81,8 @@ MODULES: Dict[str, ModuleSpec] = {
         extras.AUTOGRAD_EXTRAS),
     "torch.utils": ModuleSpec(None),
     "torch.utils.data": ModuleSpec("tinyattn.utils.data"),
+    "torch.utils.data.dataloader": ModuleSpec(None, extras=_DATALOADER_NAMES),
+    "torch.testing": ModuleSpec("tinyattn.testing", frozenset({"default_tolerances"})),
     "torch.cuda": ModuleSpec(None, extras=extras.CUDA_EXTRAS),
     "torch.accelerator": ModuleSpec(None, extras=extras.ACCELERATOR_EXTRAS),
     "torch.backends": ModuleSpec(None),

@@ -22,11 +22,14 @@ import numpy as np
 from .. import backend, nn, optim
 from ..serialization import CheckpointError, load, save
 from .config import RESUME_FIELDS, TrainConfig
+from .history import loss_entries
 
 __all__ = ["CHECKPOINT", "FORMAT", "save_checkpoint", "read", "restore", "saved_settings",
-           "damaged", "CheckpointError"]
+           "damaged", "CheckpointError", "KEPT_ON_RESUME"]
 
 CHECKPOINT = "checkpoint.npz"
+# Settings that do not change the numbers but that a resumed run keeps unless given again.
+KEPT_ON_RESUME = ("eval_every", "save_every")
 FORMAT = "tinyattn-train-checkpoint-1"
 _PARTS = ("config", "model", "optimizer", "scheduler", "step", "rng", "data_rng", "history")
 
@@ -36,7 +39,8 @@ def save_checkpoint(path: str, config: TrainConfig, model: nn.GPT, opt: optim.Op
                     history: Dict[str, Any]) -> None:
     save({
         "format": FORMAT,
-        "config": {**{k: getattr(config, k) for k in RESUME_FIELDS}, "steps": config.steps},
+        "config": {**{k: getattr(config, k) for k in RESUME_FIELDS}, "steps": config.steps,
+                   **{k: getattr(config, k) for k in KEPT_ON_RESUME}},
         "model": model.state_dict(),
         "optimizer": opt.state_dict(),
         "scheduler": sched.state_dict(),
@@ -78,8 +82,12 @@ def _check_history(history: Any, step: int) -> Dict[str, Any]:
     losses, evals = history.get("train_loss"), history.get("evals")
     if not isinstance(losses, list) or not isinstance(evals, list):
         raise _Problem("has a history without its 'train_loss' and 'evals' lists")
-    if len(losses) != step:
-        raise _Problem(f"is at step {step} but its history has {len(losses)} training losses")
+    stride = history.get("train_loss_stride", 1)
+    if not _whole(stride) or stride < 1 or stride & (stride - 1):
+        raise _Problem(f"has a history 'train_loss_stride' of {stride!r}, not a power of 2")
+    if len(losses) != loss_entries(step, stride):
+        raise _Problem(f"is at step {step} but its history has {len(losses)} training losses"
+                       + (f" (one per {stride} steps)" if stride > 1 else ""))
     for i, loss in enumerate(losses):
         if isinstance(loss, bool) or not isinstance(loss, numbers.Real) \
                 or not math.isfinite(loss):

@@ -35,6 +35,7 @@ from .attention_history import AttentionHistory
 from .checkpoint import CHECKPOINT, CheckpointError
 from .config import RESUME_FIELDS, ConfigError, TrainConfig, check_memory, finalize
 from .expectations import warn_if_below_usual
+from .history import record_eval, record_loss
 from .outdir import OutputError
 from .progress import ProgressBar, say
 from .tasks import IGNORE, make_task
@@ -114,6 +115,9 @@ def _merge_resumed(config: TrainConfig, state: Dict[str, Any], out: str
                 f"but this run asks for {getattr(config, key)!r}; drop that flag to continue "
                 f"the saved run, or start a new run with another --out")
         setattr(config, key, saved[key])
+    for key in checkpoint.KEPT_ON_RESUME:       # --eval-every / --save-every, unless given
+        if key not in given and key in state["config"]:
+            setattr(config, key, state["config"][key])
     step, total, change = state["step"], saved["steps"], None
     if "steps" in given and config.steps != total:
         if config.steps < step:
@@ -197,7 +201,7 @@ class _Run:
         self.opt.step()
         self.sched.step()
         self.step += 1
-        self.history["train_loss"].append(value)
+        record_loss(self.history, value, self.step)
         return value
 
     def _diverged(self, what: str, value: float) -> None:
@@ -214,7 +218,7 @@ class _Run:
     def evaluate(self) -> Dict[str, float]:
         entry = {"step": self.step, **evaluate(self.model, self.task, self.eval_x, self.eval_y,
                                                 self.config.device)}
-        self.history["evals"].append(entry)
+        record_eval(self.history, entry)
         return entry
 
     def save(self) -> None:
@@ -229,11 +233,14 @@ class _Run:
         return time.perf_counter() - self.started
 
 
-def _prepare(config: TrainConfig):
-    """Everything checked before any work: settings, output folder, memory."""
+def _prepare(config: TrainConfig, held: list):
+    """Everything checked before any work: settings, output folder (held by this run from
+    here on: its lock goes into ``held``), memory."""
     state = change = None
     if config.extra.get("resume"):
         out = config.out or os.path.join("runs", config.task)
+        if os.path.isdir(out):
+            held.append(outdir.lock_folder(out))
         state = checkpoint.read(out)
         change = _merge_resumed(config, state, out)
     else:
@@ -244,6 +251,11 @@ def _prepare(config: TrainConfig):
         task = type(task)(block_size=config.block_size)
     check_memory(config, len(task.vocab), task.block_size)
     outdir.check_writable(out)
+    if state is None:
+        held.append(outdir.lock_folder(out))
+        if outdir.choose(config, lambda message: None) != out:   # again, now that it is ours
+            raise OutputError(f"{out}/ changed while this run started (another run wrote "
+                              f"there); run the command again")
     if config.overwrite and state is None:
         outdir.clear_run(out)
     return out, task, state, change
@@ -252,8 +264,18 @@ def _prepare(config: TrainConfig):
 def train(config: TrainConfig) -> Dict[str, Any]:
     """Run (or resume) a training run; returns the metrics dict also written to metrics.json.
     Raises ConfigError, OutputError or CheckpointError before any step when something cannot
-    work, TrainingDiverged when the loss stops being finite, Aborted on a second signal."""
-    out, task, state, change = _prepare(config)
+    work, TrainingDiverged when the loss stops being finite, Aborted on a second signal.
+    The output folder is held (locked) by this run until it returns."""
+    held: list = []
+    try:
+        return _train_in(config, held)
+    finally:
+        for handle in held:
+            outdir.unlock_folder(handle)
+
+
+def _train_in(config: TrainConfig, held: list) -> Dict[str, Any]:
+    out, task, state, change = _prepare(config, held)
     log = (lambda message: None) if config.quiet else say
     run = _Run(config, out, task, state, change)
     if run.step >= config.steps:
@@ -308,8 +330,11 @@ def _finished_already(run: _Run, log) -> Dict[str, Any]:
     result = report.metrics(config, run.task, run.history, run.step, out)
     if not os.path.exists(os.path.join(out, "metrics.json")):
         report.write_metrics(out, result)
-    if not all(os.path.exists(os.path.join(out, name)) for name in outdir.RUN_FILES[2:]):
+    if not all(os.path.exists(os.path.join(out, name)) for name in outdir.RUN_FILES[2:5]):
         report.make_plots(out, config, run.task, run.model, run.eval_x, run.history, log)
+    if not all(os.path.exists(os.path.join(out, name)) for name in outdir.RUN_FILES[5:]):
+        run.watch.write(out, run.model, run.step, f"{config.task}: attention while training",
+                        log)
     return result
 
 

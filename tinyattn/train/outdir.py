@@ -14,6 +14,10 @@ Never overwrite a different run without being asked:
 
 The folder must be a folder (not a file) that can be created and written: that is checked by
 writing a probe file, so a read-only ``--out`` fails at once, not after the last step.
+
+One run at a time in a folder: a run holds ``.tinyattn-train.lock`` in it (``fcntl.flock``,
+which the system releases when the process ends, however it ends, so a killed run never
+leaves a stale lock), and a second run on the same folder is refused while the first runs.
 """
 from __future__ import annotations
 
@@ -21,11 +25,19 @@ import os
 import tempfile
 from typing import Any, Dict, List, Optional
 
+try:
+    import fcntl
+except ImportError:  # not POSIX: no folder lock
+    fcntl = None
+
 from ..atomic import temp_prefix
 from . import checkpoint
 from .config import RESUME_FIELDS, TrainConfig
 
-__all__ = ["OutputError", "choose", "check_writable", "clear_run", "RUN_FILES"]
+__all__ = ["OutputError", "choose", "check_writable", "clear_run", "RUN_FILES", "lock_folder",
+           "unlock_folder", "LOCK_FILE"]
+
+LOCK_FILE = ".tinyattn-train.lock"
 
 RUN_FILES = (checkpoint.CHECKPOINT, "metrics.json", "loss.png", "attention.png",
              "positional.png", "attention_evolution.png", "attention_evolution.gif")
@@ -110,3 +122,36 @@ def clear_run(folder: str) -> None:
         if os.path.isfile(path):
             os.remove(path)
 
+
+
+def lock_folder(folder: str) -> Optional[int]:
+    """Hold ``folder`` for this run (it must exist); refuse if another run holds it. Returns
+    the handle for ``unlock_folder`` (None where there is no flock)."""
+    if fcntl is None:
+        return None
+    path = os.path.join(folder, LOCK_FILE)
+    try:
+        handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise OutputError(f"--out {folder}: cannot open its lock file {LOCK_FILE} "
+                          f"({exc.strerror or exc}); remove it if no run is using the folder, "
+                          f"or choose another --out") from None
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        if not isinstance(exc, BlockingIOError):   # a file system without locks: go on
+            os.close(handle)
+            return None
+        holder = os.read(handle, 200).decode("utf-8", "replace").strip() or "pid unknown"
+        os.close(handle)
+        raise OutputError(f"{folder}/ is in use by another training run ({holder}); two runs "
+                          f"in one folder would overwrite each other's files. Wait for it "
+                          f"to finish (or stop it), or choose another --out") from None
+    os.ftruncate(handle, 0)
+    os.write(handle, f"pid {os.getpid()}\n".encode())
+    return handle
+
+
+def unlock_folder(handle: Optional[int]) -> None:
+    if handle is not None:
+        os.close(handle)                    # closing the file releases the lock

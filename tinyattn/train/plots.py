@@ -39,11 +39,12 @@ def _save(fig, path: str, tight: bool = True) -> None:
 
 
 def plot_loss(path: str, train_losses: Sequence[float], evals: List[Dict[str, float]],
-              title: str) -> None:
-    """Training loss per step (raw and smoothed) with validation loss and accuracy points."""
+              title: str, stride: int = 1) -> None:
+    """Training loss per step (raw and smoothed) with validation loss and accuracy points;
+    ``stride`` > 1: each loss is the mean of that many steps (a long run's bounded history)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
-    steps = np.arange(1, len(train_losses) + 1)
+    steps = np.arange(1, len(train_losses) + 1) * stride
     losses = np.asarray(train_losses, dtype=float)
     ax.plot(steps, losses, color="tab:blue", alpha=0.25, linewidth=0.8, label="train (per step)")
     if len(losses) >= 10:

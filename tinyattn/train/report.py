@@ -80,7 +80,7 @@ def make_plots(out: str, config: TrainConfig, task: Any, model: nn.GPT, eval_x: 
         log('plots skipped: matplotlib is not installed (pip install "tinyattn[viz]")')
         return
     plots.plot_loss(os.path.join(out, "loss.png"), history["train_loss"], history["evals"],
-                    f"{config.task}: loss")
+                    f"{config.task}: loss", history.get("train_loss_stride", 1))
     example = plots.readable_example(task, eval_x)
     weights = attention_maps(model, example, config.device)
     plots.plot_attention(os.path.join(out, "attention.png"), weights, task.decode(example),

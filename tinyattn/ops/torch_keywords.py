@@ -1,0 +1,121 @@
+"""PyTorch's keyword names on tinyattn's functions: ``torch.matmul(input=a, other=b)``,
+``torch.add(x, y, out=z)``, ``torch.softmax(x, -1, dtype=torch.float64)``.
+
+tinyattn's ops name their tensors for the maths (``a``, ``b``, ``x``); ``with_torch_keywords``
+lets a call use torch's names as well, and adds torch's ``out=`` and ``dtype=`` where torch
+takes them. ops/__init__.py applies it, one explicit line per op, and
+tests/test_torch_keywords.py checks every public function against torch's own signatures.
+
+- ``input``/``other``: the op's first/second parameter, under torch's name.
+- ``out=``: the result is written into that tensor (resized when its shape differs, as
+  torch does) and returned; refused when a gradient is being recorded, as in torch.
+- ``dtype=``: the input is cast to that dtype before the op (torch's rule for softmax,
+  sum, mean, prod, ...).
+- ``inplace=True`` (F.relu, F.dropout, ...): the result is written into the input.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable, Dict, List
+
+import numpy as np
+
+from ..autograd import is_grad_enabled
+from ..tensor import Tensor, normalize_dtype
+
+__all__ = ["with_torch_keywords", "write_out"]
+
+
+def write_out(name: str, out: Any, result: Any) -> Any:
+    """Write ``result`` into ``out`` (a tensor, or a tuple of them for (values, indices))."""
+    if isinstance(result, tuple):
+        if not isinstance(out, (tuple, list)) or len(out) != len(result):
+            raise TypeError(f"{name}(): out= must be a tuple of {len(result)} tensors here")
+        for target, value in zip(out, result):
+            write_out(name, target, value)
+        return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): out= must be a Tensor, got {type(out).__name__}")
+    if is_grad_enabled() and (result.requires_grad or out.requires_grad):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
+                           f"automatic differentiation, but one of the arguments requires "
+                           f"grad.")
+    if not np.can_cast(result.dtype, out.dtype, casting="same_kind"):
+        raise RuntimeError(f"{name}(): result type {result.dtype} can't be cast to the "
+                           f"desired output type {out.dtype} (pass an out= tensor of dtype "
+                           f"{result.dtype})")
+    if out.shape != result.shape:                 # torch resizes out to the result's shape
+        out._data = result._data.astype(out.dtype)
+    else:
+        out._data[...] = result._data
+    out._bump_version()
+    return out
+
+
+def _renamed_signature(fn: Callable, rename: Dict[str, str], extra: List[str]) -> Any:
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    own_to_torch = {own: torch_name for torch_name, own in rename.items()}
+    params = [p.replace(name=own_to_torch.get(p.name, p.name))
+              for p in signature.parameters.values()]
+    names = {p.name for p in params}
+    tail = [p for p in params if p.kind == p.VAR_KEYWORD]
+    params = [p for p in params if p.kind != p.VAR_KEYWORD]
+    params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None)
+               for n in extra if n not in names]
+    return signature.replace(parameters=params + tail)
+
+
+def with_torch_keywords(fn: Callable, input: bool = False, other: bool = False,  # noqa: A002
+                        out: bool = False, dtype: bool = False, inplace: bool = False,
+                        **aliases: str) -> Callable:
+    """``fn`` also called with torch's keyword names (see the module docstring).
+    ``aliases`` maps further torch names to fn's own (``dims="dims"`` style)."""
+    own = [p.name for p in inspect.signature(fn).parameters.values()
+           if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    rename = dict(aliases)
+    if input and own and own[0] != "input":
+        rename["input"] = own[0]
+    if other and len(own) > 1 and own[1] != "other":
+        rename["other"] = own[1]
+    first = "input" if input else (own[0] if own else None)
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        for torch_name, own_name in rename.items():
+            if torch_name in kwargs:
+                if own_name in kwargs:
+                    raise TypeError(f"{fn.__name__}() got both {torch_name}= and "
+                                    f"{own_name}= (two names for one argument)")
+                kwargs[own_name] = kwargs.pop(torch_name)
+        target = kwargs.pop("out", None) if out else None
+        cast = kwargs.pop("dtype", None) if dtype else None
+        in_place = kwargs.pop("inplace", False) if inplace else False
+        if cast is not None:
+            args, kwargs = _cast_first(args, kwargs, rename.get(first, first), cast)
+        if in_place:
+            from .inplace import _in_place  # noqa: PLC0415 - inplace.py imports this layer
+            x, rest = (args[0], args[1:]) if args else (kwargs.pop(rename.get(first, first)),
+                                                        ())
+            return _in_place(x, fn.__name__ + "_", lambda t: fn(t, *rest, **kwargs))
+        result = fn(*args, **kwargs)
+        return result if target is None else write_out(fn.__name__, target, result)
+
+    extra = [n for n, on in (("out", out), ("dtype", dtype), ("inplace", inplace)) if on]
+    signature = _renamed_signature(fn, rename, extra)
+    if signature is not None:
+        call.__signature__ = signature
+    return call
+
+
+def _cast_first(args: tuple, kwargs: Dict[str, Any], name: Any, dtype: Any) -> Any:
+    want = normalize_dtype(dtype)
+    if args:
+        x = args[0]
+        return (x.to(want) if isinstance(x, Tensor) else x,) + tuple(args[1:]), kwargs
+    if name in kwargs and isinstance(kwargs[name], Tensor):
+        kwargs[name] = kwargs[name].to(want)
+    return args, kwargs
