@@ -1,15 +1,17 @@
-"""The op-table rows of in-place writes through views while recording (CopySlices on the
-base, AsStrided on its views: tinyattn/ops/view_writes.py), in the row format of
-optable_more.py: (name, function under test, NumPy reference, case maker, doc section)."""
+"""The op-table rows of ops/view_writes.py: each row names an op, the function under test, a
+NumPy reference and its input cases (tinyattn/optable/__init__.py assembles the table)."""
 from __future__ import annotations
 
 from typing import List
 
 import numpy as np
 
-from .tensor import Tensor
+from ..tensor import Tensor
+from .spec import OpSpec, from_pairs
 
-__all__ = ["VIEW_WRITE_ROWS"]
+
+__all__ = ["ROWS"]
+
 
 _SECTION = "in-place-ops-and-version-counters"
 
@@ -33,11 +35,11 @@ def _transposed_add(x: Tensor, v: Tensor) -> Tensor:
     return base
 
 
-VIEW_WRITE_ROWS: List = [
+ROWS: List[OpSpec] = from_pairs([
     ("view_write_column", _column_times, _column_times_ref,
      lambda rng: [("x (3, 4) [:, 1] *= v (3,)", (rng.standard_normal((3, 4)),
                                                  rng.standard_normal(3)))], _SECTION),
     ("view_write_transposed", _transposed_add, lambda x, v: x + v.T,
      lambda rng: [("x (3, 4) .t() += v (4, 3)", (rng.standard_normal((3, 4)),
                                                   rng.standard_normal((4, 3))))], _SECTION),
-]
+])
