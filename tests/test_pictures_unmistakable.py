@@ -132,3 +132,17 @@ def test_positional_figure_says_what_to_look_for(kind):
     assert LOOK_FOR[kind] in fig._suptitle.get_text()
     assert LOOK_FOR[kind].startswith("look for:")
     _close(fig)
+
+
+def test_inside_a_notebook_the_plots_keep_the_notebooks_backend():
+    """Outside a kernel the training plots switch matplotlib to Agg (files, no display);
+    inside one (ipykernel loaded) they must not, or the notebook's inline pictures stop."""
+    import subprocess
+    import sys
+    script = ("import sys, types\n{fake}import matplotlib\nmatplotlib.use('svg')\n"
+              "from tinyattn.train import plots\nplots._pyplot()\n"
+              "print(matplotlib.get_backend())\n")
+    fake = "sys.modules['ipykernel'] = types.ModuleType('ipykernel')\n"
+    results = [subprocess.run([sys.executable, "-c", script.format(fake=f)], text=True,
+                              capture_output=True, timeout=120) for f in (fake, "")]
+    assert [r.stdout.strip().lower() for r in results] == ["svg", "agg"], results

@@ -6,6 +6,7 @@ False and the script trains anyway and says how to get the plots.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any, Dict, List, Sequence
 
 import numpy as np
@@ -28,7 +29,8 @@ def have_matplotlib() -> bool:
 
 def _pyplot():
     import matplotlib  # noqa: PLC0415
-    matplotlib.use("Agg")  # files only; works on machines without a display
+    if "ipykernel" not in sys.modules:   # a notebook keeps its inline backend for its plots
+        matplotlib.use("Agg")  # files only; works on machines without a display
     import matplotlib.pyplot as plt  # noqa: PLC0415
     return plt
 
