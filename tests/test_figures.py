@@ -58,7 +58,8 @@ def test_every_figure_is_shown_with_a_caption():
 def test_negative_control_an_unshown_or_uncaptioned_figure_is_found(tmp_path):
     page = tmp_path / "page.md"
     page.write_text("![a](figures/a.png)\n*what to look for: the bright diagonal, one per row*"
-                    "\n\n![b](figures/b.png)\nplain text, no caption\n\n![c](figures/c.png)\n\n*too late*\n")
+                    "\n\n![b](figures/b.png)\nplain text, no caption\n"
+                    "\n![c](figures/c.png)\n\n*too late*\n")
     found = references([page])
     assert found["a.png"][0][1] is not None and found["b.png"][0][1] is None
     assert found["c.png"][0][1] is None                   # a caption must follow at once

@@ -28,8 +28,9 @@
 #     out = softmax(Q K^T / sqrt(d_k)) V
 #
 # This notebook computes that by hand in NumPy, checks it against tinyattn's op, and shows
-# numerically why the scores are divided by sqrt(d_k). Next: [02, softmax and its
-# backward](02_softmax_backward.ipynb). Doc: [derivations.md, attention](../../docs/derivations.md#attention).
+# numerically why the scores are divided by sqrt(d_k).
+# Next: [02, softmax and its backward](02_softmax_backward.ipynb).
+# Doc: [derivations.md, attention](../../docs/derivations.md#attention).
 
 # %%
 # %matplotlib inline

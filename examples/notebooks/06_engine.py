@@ -24,7 +24,8 @@
 # (`tinyattn.viz.trace_backward`) and checks the numbers by hand, first on micrograd's own
 # example, then on one attention. Doc: [see_it.md](../../docs/see_it.md) and
 # [derivations.md, autograd](../../docs/derivations.md#autograd).
-# Previous: [05](05_positional_encodings.ipynb); next: [07, a gradient check exercise](07_gradient_check_exercise.ipynb).
+# Previous: [05](05_positional_encodings.ipynb);
+# next: [07, a gradient check exercise](07_gradient_check_exercise.ipynb).
 
 # %%
 # %matplotlib inline

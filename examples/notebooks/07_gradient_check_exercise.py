@@ -26,7 +26,8 @@
 #
 # Doc: [exercises.md](../../docs/exercises.md) and
 # [derivations.md, softmax](../../docs/derivations.md#softmax) (read it after trying).
-# Previous: [06](06_engine.ipynb); next: [08, training a transformer](08_transformer_training.ipynb).
+# Previous: [06](06_engine.ipynb);
+# next: [08, training a transformer](08_transformer_training.ipynb).
 
 # %%
 import pathlib

@@ -25,7 +25,8 @@
 # 8 digits (`3 1 4 1 5 9 2 6 | 6 2 9 5 1 4 1 3`) in 100 steps, and we watch its attention
 # form. Doc: [nn.md, GPT](../../docs/nn.md#gpt) and
 # [see_it.md, watching attention learn](../../docs/see_it.md#watching-attention-learn).
-# Previous: [07](07_gradient_check_exercise.ipynb); next: [09, real pretrained models](09_pretrained_models.ipynb).
+# Previous: [07](07_gradient_check_exercise.ipynb);
+# next: [09, real pretrained models](09_pretrained_models.ipynb).
 
 # %%
 # %matplotlib inline

@@ -146,9 +146,9 @@ print(repr(tokenizer.decode(generated.numpy()[0])))
 # %% [markdown]
 # **What to look for:** with the real GPT-2 you get GPT-2's own greedy continuation; with
 # the small checkpoint, the sentence it memorised (300 steps get most of it, with a few
-# slips: "to learn how attew ntention works" on the machine this was written on). Either way the path is the same:
-# `save_pretrained` / a Hugging Face folder, `GPT.from_pretrained`, the byte-level BPE
-# tokenizer, and `generate` with a KV cache.
+# slips: "to learn how attew ntention works" on the machine this was written on). Either
+# way the path is the same: `save_pretrained` / a Hugging Face folder,
+# `GPT.from_pretrained`, the byte-level BPE tokenizer, and `generate` with a KV cache.
 #
 # ## Exercises (15 minutes)
 # 1. In the MiniLM cell, find a head where `it` attends most to `cat`. Is there one?

@@ -12,8 +12,8 @@ the output, are kept: that is where a loss's story ends, and where its backward 
 ``expand=True`` draws a packed attention op (``ScaledDotProductAttention``,
 ``PackedSelfAttention``: one Function, one backward) as the parts of its forward, q * scale,
 q k^T, the mask, softmax, dropout and P v, each with its shape (op nodes with ``part_of``
-set; the last part is the op itself). Small tensors (``values_up_to`` elements) carry their values and
-gradients, as micrograd's ``draw_dot`` shows ``data`` and ``grad``.
+set; the last part is the op itself). Small tensors (``values_up_to`` elements) carry
+their values and gradients, as micrograd's ``draw_dot`` shows ``data`` and ``grad``.
 
 Layers (``Node.depth``) are topological: an op sits one layer right of its deepest input op,
 and a leaf or constant sits just left of the first op that reads it, so an arrow from a
