@@ -95,4 +95,8 @@ def test_max_depth_keeps_the_ops_nearest_the_output():
     pytest.importorskip("matplotlib")
     fig = draw_graph(loss, params=model, max_depth=6)
     assert "max_depth=6" in fig._suptitle.get_text()
+    deep = draw_graph(loss, params=model, max_nodes=None)        # 3 blocks: a long strip
+    assert "layers deep: max_depth=12 draws only the last 12 ops" in " ".join(
+        deep._suptitle.get_text().split())
+    assert "layers deep" not in fig._suptitle.get_text()
     assert fig.get_size_inches()[1] < 12                        # not a 3,500-pixel strip

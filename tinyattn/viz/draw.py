@@ -27,6 +27,7 @@ _COLOURS = {"op": "#d6e6f5", "leaf": "#fde0c5", "input": "#ececec", "constant": 
             "cut": "#ffffff", "part": "#e8f3dc"}
 _COLUMN_WIDTH, _ROW_HEIGHT, _MAX_INCHES = 2.0, 0.9, 300.0
 _MAX_LR_LAYERS = 8
+_DEEP_LAYERS = 24           # deeper than this: the title suggests max_depth
 _FONT_SIZE = 7
 
 
@@ -108,6 +109,10 @@ def _title(graph: Graph, root: Tensor, max_nodes: Optional[int],
         limits = f"max_nodes={max_nodes}" + (f", max_depth={max_depth}" if max_depth else "")
         text += (f"\nonly the {drawn} ops nearest the output are drawn; {graph.hidden_ops} "
                  f"earlier ones are not ({limits}; None draws all)")
+    layers = len({n.depth for n in graph.nodes})
+    if max_depth is None and layers > _DEEP_LAYERS:
+        text += (f"\n{layers} layers deep: max_depth={_DEEP_LAYERS // 2} draws only the last "
+                 f"{_DEEP_LAYERS // 2} ops before the output, a page instead of a strip")
     parts = sorted({n.part_of for n in graph.nodes if n.part_of})
     if parts:
         text += (f"\ngreen: the parts of {', '.join(parts)} (expand=True), one op and one "
