@@ -153,7 +153,8 @@ class AttentionHistory:
         plots._save(fig, os.path.join(out, EVOLUTION_PNG), tight=False)
         plt.close(fig)
         written = [EVOLUTION_PNG]
-        if _write_gif(os.path.join(out, EVOLUTION_GIF), frames, self.tokens, title):
+        if _write_gif(os.path.join(out, EVOLUTION_GIF), frames, self.tokens, title,
+                      self.scored_from):
             written.append(EVOLUTION_GIF)
         steps = ", ".join(str(s) for s, _ in frames)
         log(f"wrote {out}/{' and '.join(written)}: attention at steps {steps}")
@@ -248,7 +249,7 @@ def evolution_figure(snapshots: List[Tuple[int, List[np.ndarray]]], tokens: List
 
 
 def _write_gif(path: str, snapshots: List[Tuple[int, List[np.ndarray]]], tokens: List[str],
-               title: str) -> bool:
+               title: str, scored_from: int = 0) -> bool:
     """An animated GIF, one frame per snapshot (rows: layers, columns: heads), if Pillow is
     there. matplotlib draws the labelled frame once; each frame then only pastes its maps
     (coloured as matplotlib colours them) into that picture and writes its step, which is
@@ -264,7 +265,8 @@ def _write_gif(path: str, snapshots: List[Tuple[int, List[np.ndarray]]], tokens:
     layers, heads = len(snapshots[0][1]), snapshots[0][1][0].shape[0]
     length = len(tokens)
     panel = max(1.5 * _GIF_LABEL_PT / 72 * length, 1.2)
-    fig, ax, colorbar, gap = _mosaic_axes(layers, heads, length, panel, tokens, _GIF_LABEL_PT)
+    fig, ax, colorbar, gap = _mosaic_axes(layers, heads, length, panel, tokens, _GIF_LABEL_PT,
+                                          scored_from)
     masked = masked_cells(layers, heads, length, gap)
 
     def frame_image(weights: List[np.ndarray]) -> np.ndarray:
