@@ -177,7 +177,7 @@ def _attention_parts(fn: Any) -> List[Tuple[str, Tuple[int, ...], str]]:
               ("P = softmax(S)", scores, "per row")]
     if dropout:
         parts.append(("dropout(P)", scores, "keep / (1 - p)"))
-    parts.append((f"out = P v", q_shape[:-1] + (v_shape[-1],), f"{op_name(fn)}: one op, "
+    parts.append(("out = P v", q_shape[:-1] + (v_shape[-1],), f"{op_name(fn)}: one op, "
                   f"one backward"))
     return parts
 
