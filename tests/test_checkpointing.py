@@ -325,3 +325,29 @@ def test_dropout_on_a_device_whose_state_is_not_saved_is_refused(monkeypatch):
     checkpoint(_mlp(0.0), x, use_reentrant=False)          # no draws: nothing to replay
     q = ta.randn(1, 2, 4, 3, requires_grad=True)
     checkpoint(lambda t: F.scaled_dot_product_attention(t, t, t), q, use_reentrant=False)
+
+
+def test_the_recomputation_runs_under_the_forwards_autocast():
+    """As torch's checkpoint: a segment run inside autocast is recomputed with the same casts
+    (bfloat16 matmuls), even though backward() runs outside the autocast block, so the
+    gradients are those of the plain autocast step, bit for bit. Without the replay the
+    recomputed matmul would run in float32 and the gradients would differ."""
+    ta.manual_seed(0)
+    layer = ta.nn.Linear(8, 8)
+    x = ta.randn(4, 8, requires_grad=True)
+
+    def step(use_checkpoint):
+        for p in (layer.weight, layer.bias, x):
+            p.grad = None
+        with ta.autocast("cpu", dtype="bfloat16"):
+            h = checkpoint(layer, x, use_reentrant=False) if use_checkpoint else layer(x)
+        h.float().pow(2).sum().backward()
+        return [p.grad.numpy().copy() for p in (layer.weight, layer.bias, x)]
+
+    for plain, checkpointed in zip(step(False), step(True)):
+        np.testing.assert_array_equal(plain, checkpointed)
+    with ta.autocast("cpu", dtype="bfloat16"):
+        h = layer(x)
+    with ta.autocast("cpu", enabled=False):
+        float32 = layer(x)
+    assert h.dtype != float32.dtype          # the negative control: the casts do matter

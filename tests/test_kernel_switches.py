@@ -136,5 +136,6 @@ def test_run_torch_answers_the_switches(tmp_path):
     done = subprocess.run([sys.executable, "-m", "tinyattn", "run-torch", str(script)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[:3] == ["high", "(1, 2, 5, 4)", "(1, 2, 5, 4)"]
+    assert done.stdout.splitlines()[:3] == ["high", "torch.Size([1, 2, 5, 4])",
+                                           "torch.Size([1, 2, 5, 4])"]   # as torch prints it
     assert "FutureWarning" in done.stderr

@@ -155,7 +155,7 @@ def test_attention_history_records_the_model_at_each_planned_step(tmp_path):
     x, _, _ = task.heldout(4, 0)
     before = attention_maps(model, x[0], "cpu")
     history = AttentionHistory(model, x[0], task.decode(x[0]), "cpu", total_steps=6, count=4)
-    assert history.steps == [0, 1, 2, 6] and [s for s, _ in history.snapshots] == [0]
+    assert history.steps == [0, 1, 2, 3, 4, 5, 6] and [s for s, _ in history.snapshots] == [0]
     np.testing.assert_array_equal(history.snapshots[0][1][1], before[1])
     opt = optim.AdamW(model.parameters(), lr=0.05)
     rng = np.random.default_rng(0)
@@ -166,16 +166,18 @@ def test_attention_history_records_the_model_at_each_planned_step(tmp_path):
         loss.backward()
         opt.step()
         history.after_step(model, step)
-    assert [s for s, _ in history.snapshots] == [0, 1, 2]
+    assert [s for s, _ in history.snapshots] == [0, 1, 2, 3, 4]
     written = history.write(str(tmp_path), model, 4, "reverse")
-    assert [s for s, _ in history.snapshots] == [0, 1, 2, 4]   # the last state is always in
+    assert [s for s, _ in history.snapshots] == [0, 1, 2, 3, 4]   # the last state is in
+    frames = [s for s, _ in history.frames()]
+    assert len(frames) == 4 and frames[0] == 0 and frames[-1] == 4
     np.testing.assert_array_equal(history.snapshots[-1][1][0],
                                   attention_maps(model, x[0], "cpu")[0])
     assert np.abs(history.snapshots[-1][1][0] - before[0]).max() > 1e-3   # it did change
     assert written == ["attention_evolution.png", "attention_evolution.gif"]
     assert Image.open(tmp_path / "attention_evolution.gif").n_frames == 4
     width, height = Image.open(tmp_path / "attention_evolution.png").size
-    assert 300 < width < 2500 and 300 < height < 2500
+    assert 300 < width < 3000 and 300 < height < 3000
 
 
 def test_evolution_figure_has_a_map_per_head_and_step_and_says_what_rows_are():

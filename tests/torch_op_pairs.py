@@ -151,7 +151,32 @@ OPS = {
                           [("h", (2, 3)), ("h", (2, 3))]),
     "setitem": (lambda x, v: _setitem(x, v), lambda x, v: _setitem(x, v),
                 [("h", (3,)), ("f", ())]),
+    "setitem_view": (lambda x, v: _setitem_view(x, v), lambda x, v: _setitem_view(x, v),
+                     [("h", (2, 3)), ("h", ())]),
+    "sinh": (ta.sinh, torch.sinh, [("h", (3,))]),
+    "cosh": (ta.cosh, torch.cosh, [("h", (3,))]),
+    "tan": (ta.tan, torch.tan, [("h", (3,))]),
+    "asin": (ta.asin, torch.asin, [("hp", (3,))]),
+    "acos": (ta.acos, torch.acos, [("hp", (3,))]),
+    "atan": (ta.atan, torch.atan, [("h", (3,))]),
+    "atan2": (ta.atan2, torch.atan2, [("h", (3,)), ("h", (3,))]),
+    "exp2": (ta.exp2, torch.exp2, [("h", (3,))]),
+    "pad_reflect": (lambda x: F.pad(x, (1, 1), mode="reflect"),
+                    lambda x: tF.pad(x, (1, 1), mode="reflect"), [("h", (2, 3))]),
+    "scatter_reduce": (lambda x, i, s: ta.scatter_reduce(x, 0, i, s, "sum"),
+                       lambda x, i, s: torch.scatter_reduce(x, 0, i, s, "sum"),
+                       [("h", (3, 4)), ("i", (2, 4), 3), ("h", (2, 4))]),
+    "normal": (lambda m, sd: ta.normal(m, sd), lambda m, sd: torch.normal(m, sd),
+               [("h", (3,)), ("hpos", (3,))]),
 }
+
+
+def _setitem_view(x, v):
+    """A write through a view of a tensor in the graph (CopySlices / AsStrided)."""
+    y = x * 1
+    row = y[0]
+    row[1] = v
+    return y
 
 
 def _setitem(x, v):

@@ -132,10 +132,14 @@ def _autocast_inputs(kind: str, inputs: Sequence[Any], device: str, dtype: Any
 def _cast(inputs: Sequence[Any], dtype: Any, eligible: Any, cache_device: Optional[str]
           ) -> Optional[Tuple[Any, ...]]:
     out, changed = [], False
-    for t in inputs:
-        if precision.is_floating(t.dtype) and eligible(t.dtype):
-            t, changed = _cached_cast(t, dtype, cache_device), True
-        out.append(t)
+    outer, _local.op_name = _local.op_name, None   # a cast is a cast, not the composite's op:
+    try:                                           # inside composite("reflection_pad") it
+        for t in inputs:                           # would cast its own input again, forever
+            if precision.is_floating(t.dtype) and eligible(t.dtype):
+                t, changed = _cached_cast(t, dtype, cache_device), True
+            out.append(t)
+    finally:
+        _local.op_name = outer
     return tuple(out) if changed else None
 
 

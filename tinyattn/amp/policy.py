@@ -36,7 +36,8 @@ _CPU_FP32 = frozenset({"binary_cross_entropy", "prod", "trace", "mse_loss", "nll
                        "smooth_l1_loss", "cross_entropy_loss", "l1_loss", "huber_loss",
                        "kl_div", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
                        "hinge_embedding_loss", "poisson_nll_loss", "margin_ranking_loss",
-                       "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss"})
+                       "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss",
+                       "reflection_pad", "replication_pad"})  # torch's *_pad1d/2d/3d
 _CPU_PROMOTE = frozenset({"cat", "stack", "index_copy"})
 
 _CUDA_LOWER = frozenset({"matmul", "addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm",

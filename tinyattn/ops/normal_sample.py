@@ -13,6 +13,7 @@ import numpy as np
 from .. import backend, factories
 from ..autograd import Function
 from ..tensor import Tensor, normalize_dtype
+from ..precision import is_floating
 
 __all__ = ["normal"]
 
@@ -56,7 +57,7 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None
         raise TypeError("normal: size is only for two numbers; with a tensor mean or std the "
                         "shape is theirs")
     like = mean if isinstance(mean, Tensor) else std
-    want = normalize_dtype(dtype) or (like.dtype if like.dtype.kind == "f" else np.float32)
+    want = normalize_dtype(dtype) or (like.dtype if is_floating(like.dtype) else np.float32)
     xp = backend.get_array_module(like._data)
     tensors = [m if isinstance(m, Tensor) else Tensor._wrap(xp.asarray(m, dtype=want))
                for m in (mean, std)]

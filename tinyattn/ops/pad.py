@@ -12,6 +12,7 @@ import numpy as np
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
+from ..amp.dispatch import composite as autocast_as
 
 __all__ = ["pad"]
 
@@ -125,7 +126,10 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",  # noqa: A002
         if value:
             raise ValueError(f"pad: value={value} applies only to mode 'constant', not "
                              f"{mode!r} (PyTorch refuses it too)")
-        return _pad_by_index(input, _amounts(pad), mode)
+        if mode == "circular":     # torch builds it from slices and cat: no autocast rule
+            return _pad_by_index(input, _amounts(pad), mode)
+        with autocast_as(f"{'reflection' if mode == 'reflect' else 'replication'}_pad"):
+            return _pad_by_index(input, _amounts(pad), mode)   # float32 in CPU autocast
     if mode != "constant":
         raise ValueError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', "
                          f"got {mode!r}")

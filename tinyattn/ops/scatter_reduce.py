@@ -14,6 +14,7 @@ import numpy as np
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
+from ..precision import is_floating
 from .inplace import _in_place
 from .masking import where
 from .scatter import _index_positions
@@ -157,7 +158,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor,  # noqa:
         raise TypeError(f"scatter_reduce: src must be a Tensor, got {type(src).__name__} (for "
                         f"a number use scatter(..., value, reduce='add'))")
     positions, region = _index_positions("scatter_reduce", input, dim, index, src)
-    if reduce == "mean" and input.dtype.kind != "f":
+    if reduce == "mean" and not is_floating(input.dtype):
         raise TypeError(f"scatter_reduce: reduce='mean' needs a float tensor, got "
                         f"{input.dtype}; convert with .float()")
     return ScatterReduce.apply(input, src, positions=positions, region=region, reduce=reduce,
@@ -252,8 +253,9 @@ def bincount(input: Tensor, weights: Optional[Tensor] = None,  # noqa: A002
     if not isinstance(weights, Tensor) or weights.shape != input.shape:
         raise ValueError(f"bincount: weights must be a tensor of input's shape {input.shape}, "
                          f"got {getattr(weights, 'shape', type(weights).__name__)}")
-    if weights.dtype not in (np.float32, np.float64):
-        weights = Tensor._wrap(weights._data.astype(np.float64))
+    if weights.dtype not in (np.float32, np.float64):   # half weights keep their gradient
+        weights = weights.to(np.float64) if is_floating(weights.dtype) else \
+            Tensor._wrap(weights._data.astype(np.float64))
     from .scatter import index_add  # noqa: PLC0415
     zeros = Tensor._wrap(xp.zeros(bins, dtype=weights.dtype))
     return index_add(zeros, 0, Tensor._wrap(input._data.astype(np.int64)), weights)

@@ -22,7 +22,7 @@ import numpy as np
 from .. import nn
 from .plots import _pyplot, _save
 
-__all__ = ["plot_positional_encoding", "positional_figure", "rope_relative_scores"]
+__all__ = ["plot_positional_encoding", "positional_figure", "rope_relative_scores", "LOOK_FOR"]
 
 _TITLES = {"learned": "learned positional embedding",
            "sinusoidal": "sinusoidal positional encoding",
@@ -30,6 +30,19 @@ _TITLES = {"learned": "learned positional embedding",
            "alibi": "ALiBi: a distance bias added to each head's attention scores",
            "t5": "T5 relative position bias: a learned score bias per head and distance bucket",
            "none": "no positional encoding"}
+
+# One line per encoding under the title: what the picture shows that matters.
+LOOK_FOR = {
+    "learned": "look for: the bright diagonal on the right (each position is most like "
+               "itself); a learned table starts random, so any band around it was learned",
+    "sinusoidal": "look for: on the left, waves, fast in the first features and slow in the "
+                  "last; on the right, similarity that falls with distance alike everywhere",
+    "rope": "look for: on the left, first feature pairs turning fast, last ones slowly; on "
+            "the right, a score that depends only on the distance m and shrinks as it grows",
+    "alibi": "look for: every head's bias falls in a straight line with distance; the "
+             "steeper the line, the nearer the keys that head can attend to",
+    "none": "look for: nothing to draw; compare the held-out accuracy with a learned run",
+}
 
 
 def rope_relative_scores(head_dim: int, base: float, distances: np.ndarray) -> np.ndarray:
@@ -144,7 +157,7 @@ def positional_figure(model: nn.GPT, length: int) -> Any:
         _t5(fig, model, length)
     else:
         _none(fig)
-    fig.suptitle(f"{_TITLES[kind]} ({length} positions)")
+    fig.suptitle(f"{_TITLES[kind]} ({length} positions)\n{LOOK_FOR[kind]}")
     return fig
 
 

@@ -6,6 +6,7 @@ False and the script trains anyway and says how to get the plots.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any, Dict, List, Sequence
 
 import numpy as np
@@ -14,7 +15,8 @@ from ..serialization import atomic_write
 
 __all__ = ["have_matplotlib", "plot_loss", "plot_attention", "attention_figure", "shown",
            "grid_figure",
-           "readable_example", "ATTENTION_CAPTION"]
+           "readable_example", "ATTENTION_CAPTION", "MASK_CAPTION", "UNSCORED_CAPTION",
+           "masked_map", "attention_cmap", "mark_unscored_rows", "scored_from"]
 
 
 def have_matplotlib() -> bool:
@@ -27,7 +29,8 @@ def have_matplotlib() -> bool:
 
 def _pyplot():
     import matplotlib  # noqa: PLC0415
-    matplotlib.use("Agg")  # files only; works on machines without a display
+    if "ipykernel" not in sys.modules:   # a notebook keeps its inline backend for its plots
+        matplotlib.use("Agg")  # files only; works on machines without a display
     import matplotlib.pyplot as plt  # noqa: PLC0415
     return plt
 
@@ -74,6 +77,11 @@ def plot_loss(path: str, train_losses: Sequence[float], evals: List[Dict[str, fl
 _SHOWN = {" ": "\u2423", "\n": "\u21b5", "\t": "\u21e5", "\r": "\u240d"}   # ␣ ↵ ⇥ ␍
 ATTENTION_CAPTION = ("row i: the query at position i, which predicts token i+1; columns: the "
                      "keys it attends to (causal: up to i); each row sums to 1")
+MASK_CAPTION = ("grey cells: masked (a future key the query may not see), not a weight of 0 "
+                "(dark purple)")
+UNSCORED_CAPTION = ("grey row labels above the dashed line: queries whose predictions are not "
+                    "scored (the prompt)")
+MASKED_GREY = "#c8c8c8"    # not in viridis, whose 0 is dark purple
 _MAX_WIDTH = 16.0          # inches: a figure wider than a screen is not read
 
 
@@ -83,6 +91,14 @@ def shown(token: str) -> str:
     if token in _SHOWN:
         return _SHOWN[token]
     return token if token.isprintable() else repr(token)[1:-1]
+
+
+def scored_from(task: Any) -> int:
+    """The first query row whose prediction is scored: a sequence task scores only the
+    answer (tasks.py), so rows 0 .. prompt_len - 2 predict prompt tokens and are not; every
+    row of the chars task is scored (0)."""
+    prompt_len = getattr(task, "prompt_len", None)
+    return prompt_len - 1 if getattr(task, "has_accuracy", False) and prompt_len else 0
 
 
 def readable_example(task: Any, inputs: np.ndarray, max_len: int = 24) -> np.ndarray:
@@ -117,38 +133,72 @@ def grid_figure(rows: int, cols: int, panel: float, top: float = 0.9, left: floa
     return fig, axes, colorbar
 
 
-def attention_figure(weights: List[np.ndarray], tokens: Sequence[str], title: str) -> Any:
-    """Every head of every layer for one example: weights[layer] is (h, S, S)."""
+def masked_map(weights: np.ndarray, causal: bool = True) -> np.ndarray:
+    """An (S, S) map with the masked cells (causal: key j > query i) set to NaN, so that they
+    are drawn grey rather than as a weight of 0."""
+    shown_map = np.array(weights, dtype=float)
+    if causal:
+        length = shown_map.shape[-1]
+        shown_map[np.triu(np.ones((length, length), dtype=bool), k=1)] = np.nan
+    return shown_map
+
+
+def attention_cmap() -> Any:
+    import matplotlib  # noqa: PLC0415 - optional extra
+    return matplotlib.colormaps["viridis"].with_extremes(bad=MASKED_GREY)
+
+
+def mark_unscored_rows(ax: Any, scored_from: int, length: int) -> None:
+    """Grey tick labels for the query rows before ``scored_from`` and a dashed line under
+    them: their predictions are not part of the loss (the prompt of a toy task)."""
+    if not 0 < scored_from < length:
+        return
+    for row, label in enumerate(ax.get_yticklabels()):
+        if row < scored_from:
+            label.set_color("0.55")
+    ax.axhline(scored_from - 0.5, color="white", linewidth=1.6)
+    ax.axhline(scored_from - 0.5, color="black", linewidth=1.0, linestyle="--")
+
+
+def attention_figure(weights: List[np.ndarray], tokens: Sequence[str], title: str,
+                     scored_from: int = 0, causal: bool = True) -> Any:
+    """Every head of every layer for one example: weights[layer] is (h, S, S). Masked cells
+    (causal: the future) are grey, not a weight of 0; with ``scored_from`` > 0 the query rows
+    before it (predictions not scored) get grey labels and a dashed line under them."""
     layers, heads, length = len(weights), weights[0].shape[0], weights[0].shape[-1]
     gap, margins = 0.45, 0.9 + 1.1                      # grid_figure's left and right
     panel = min(max(2.2, 0.2 * length), 4.0, (_MAX_WIDTH - margins - gap * (heads - 1)) / heads)
-    fig, axes, colorbar = grid_figure(layers, heads, panel, top=0.8, left=0.9, bottom=0.7,
-                                      gap=gap)
+    notes = [ATTENTION_CAPTION] + ([MASK_CAPTION] if causal else [])
+    if 0 < scored_from < length:
+        notes.append(UNSCORED_CAPTION)
+    fig, axes, colorbar = grid_figure(layers, heads, panel, top=0.45 + 0.19 * len(notes),
+                                      left=0.9, bottom=0.7, gap=gap)
     labels = [shown(t) for t in tokens]
     font = 7 if panel / max(length, 1) >= 0.11 else 5
     image = None
     for layer in range(layers):
         for head in range(heads):
             ax = axes[layer][head]
-            image = ax.imshow(weights[layer][head], cmap="viridis", vmin=0, vmax=1,
-                              interpolation="nearest")
+            image = ax.imshow(masked_map(weights[layer][head], causal), cmap=attention_cmap(),
+                              vmin=0, vmax=1, interpolation="nearest")
             ax.set_xticks(range(length))
             ax.set_yticks(range(length))
             ax.set_xticklabels(labels, fontsize=font)
             ax.set_yticklabels(labels, fontsize=font)
+            mark_unscored_rows(ax, scored_from, length)
             ax.set_title(f"layer {layer} head {head}", fontsize=9)
             if head == 0:
                 ax.set_ylabel("query (position i)")
             if layer == layers - 1:
                 ax.set_xlabel("key (attended to)")
     fig.colorbar(image, cax=colorbar, label="attention weight")
-    fig.suptitle(f"{title}\n{ATTENTION_CAPTION}", fontsize=10)
+    fig.suptitle("\n".join([title] + notes), fontsize=10)
     return fig
 
 
 def plot_attention(path: str, weights: List[np.ndarray], tokens: Sequence[str],
-                   title: str) -> None:
+                   title: str, scored_from: int = 0) -> None:
     plt = _pyplot()
-    fig = attention_figure(weights, tokens, title)
+    fig = attention_figure(weights, tokens, title, scored_from=scored_from)
     _save(fig, path)
     plt.close(fig)

@@ -84,7 +84,8 @@ def make_plots(out: str, config: TrainConfig, task: Any, model: nn.GPT, eval_x: 
     example = plots.readable_example(task, eval_x)
     weights = attention_maps(model, example, config.device)
     plots.plot_attention(os.path.join(out, "attention.png"), weights, task.decode(example),
-                         f"{config.task}: attention weights for one held-out example")
+                         f"{config.task}: attention weights for one held-out example",
+                         scored_from=plots.scored_from(task))
     plot_positional_encoding(os.path.join(out, "positional.png"), model, task.block_size)
     log(f"wrote {out}/loss.png, attention.png, positional.png")
 

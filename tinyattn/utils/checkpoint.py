@@ -18,12 +18,15 @@ equals the plain model's bit for bit.
 """
 from __future__ import annotations
 
+import contextlib
 import warnings
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
 
 from .. import autograd, backend
+from ..amp import dispatch as _amp_dispatch
+from ..amp.autocast_mode import autocast as _autocast
 from ..autograd import Function, enable_grad
 from ..tensor import Tensor
 
@@ -101,6 +104,7 @@ class CheckpointFunction(Function):
     args: Tuple[Any, ...] = ()
     kwargs: Dict[str, Any] = {}
     rng_state: Any = None
+    autocast_dtypes: Dict[str, Any] = {}
     watched: Tuple[Tensor, ...] = ()      # the outer inputs and the tensor arguments
     output_meta: Tuple[Tuple[Tuple[int, ...], Any], ...] = ()
     slots: List[Any] = []                 # g_1.. of outputs 1.. (None: no gradient came)
@@ -135,7 +139,7 @@ class CheckpointFunction(Function):
                 t._ctx, t._hooks = None, None
             if self.rng_state is not None:
                 backend.set_rng_state(self.rng_state)
-            with enable_grad():
+            with enable_grad(), _autocast_as(self.autocast_dtypes):
                 outputs = _tensors_of(self.function(*self.args, **self.kwargs))
         finally:
             for t, (ctx, hooks) in zip(outer, kept):
@@ -208,6 +212,19 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: Any = No
     return _link_outputs(result, outer, function, args, kwargs, rng_state)
 
 
+@contextlib.contextmanager
+def _autocast_as(dtypes: Dict[str, Any]) -> Any:
+    """The autocast state the forward ran under (device -> dtype; off elsewhere), as torch's
+    checkpoint recomputes: the same casts, so the same graph and the same gradients."""
+    with contextlib.ExitStack() as stack:
+        for device in set(dtypes) | set(_amp_dispatch.autocast_state.dtypes):
+            if device in dtypes:
+                stack.enter_context(_autocast(device, dtype=dtypes[device]))
+            else:
+                stack.enter_context(_autocast(device, enabled=False))
+        yield
+
+
 def _link_outputs(result: Any, outer: List[Tensor], function: Callable[..., Any],
                   args: Tuple[Any, ...], kwargs: Dict[str, Any], rng_state: Any) -> Any:
     """Replace the segment's output tensors (and their graph) by tensors made by one
@@ -217,6 +234,7 @@ def _link_outputs(result: Any, outer: List[Tensor], function: Callable[..., Any]
         return _replace_tensors(result, [t.detach() for t in outputs])
     node = CheckpointFunction()
     node.function, node.args, node.kwargs, node.rng_state = function, args, kwargs, rng_state
+    node.autocast_dtypes = dict(_amp_dispatch.autocast_state.dtypes)   # replayed in backward
     node.inputs = tuple(outer)
     node.parents = tuple(t._ctx for t in outer)
     node.needs_input_grad = (True,) * len(outer)

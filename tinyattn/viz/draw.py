@@ -2,9 +2,13 @@
 
 Like micrograd's ``draw_dot``, without the Graphviz binary: every op is a box with its
 Function's name and the shape and dtype it produced, every leaf a box with its name (when
-``params`` names it), shape and dtype, and after ``backward()`` every tensor that has a
-``.grad`` shows the gradient's 2-norm. Arrows follow the forward pass, left to right, one
-layer per topological depth (``graph.py``); the backward walks them right to left.
+``params`` names it; a leaf that needs no gradient is an "input"), shape and dtype, and after
+``backward()`` every tensor that has a ``.grad`` shows the gradient's 2-norm. A tensor of at
+most ``show_values`` elements also shows its values and its gradient's, as ``draw_dot``
+shows ``data`` and ``grad``. Arrows follow the forward pass, left to right, one layer per
+topological depth (``graph.py``); the backward walks them right to left. ``expand=True``
+opens a packed attention op into the parts of its forward; ``max_depth`` keeps a deep graph
+(a GPT) to the ops nearest the output.
 """
 from __future__ import annotations
 
@@ -19,9 +23,11 @@ from .graph import Graph, Node, build_graph
 __all__ = ["draw_graph", "FORMATS"]
 
 FORMATS = (".png", ".svg", ".pdf")
-_COLOURS = {"op": "#d6e6f5", "leaf": "#fde0c5", "constant": "#ececec", "cut": "#ffffff"}
+_COLOURS = {"op": "#d6e6f5", "leaf": "#fde0c5", "input": "#ececec", "constant": "#ececec",
+            "cut": "#ffffff", "part": "#e8f3dc"}
 _COLUMN_WIDTH, _ROW_HEIGHT, _MAX_INCHES = 2.0, 0.9, 300.0
 _MAX_LR_LAYERS = 8
+_DEEP_LAYERS = 24           # deeper than this: the title suggests max_depth
 _FONT_SIZE = 7
 
 
@@ -35,16 +41,27 @@ def _figure_class() -> Any:
     return Figure
 
 
+def _numbers(values: Any) -> str:
+    flat = [f"{v:.4g}" for v in values.ravel()]
+    return flat[0] if values.ndim == 0 else "[" + ", ".join(flat) + "]"
+
+
 def _label(node: Node) -> str:
     shape = f"{node.shape} {node.dtype}"
     if node.kind == "cut":
         return f"... {node.hidden_ops} earlier ops\n(not drawn)"
     if node.kind == "op":
         head = f"{node.name} = {node.title}" if node.name else node.title
+    elif node.kind in ("input", "constant"):
+        head = f"input {node.name}" if node.name else "input"
     else:
         head = node.name or node.title
-    lines = [head, shape]
-    if node.grad_norm is not None:
+    lines = [head, shape] + ([node.note] if node.note else [])
+    if node.values is not None:
+        lines.append(f"data {_numbers(node.values)}")
+    if node.grad_values is not None:
+        lines.append(f"grad {_numbers(node.grad_values)}")
+    elif node.grad_norm is not None:
         lines.append(f"|grad| {node.grad_norm:.3g}")
     return "\n".join(lines)
 
@@ -82,14 +99,24 @@ def _positions(graph: Graph, sweeps: int = 4) -> Dict[int, Tuple[float, float]]:
     return {n.index: (float(n.depth), y[n.index]) for n in graph.nodes}
 
 
-def _title(graph: Graph, root: Tensor, max_nodes: Optional[int]) -> str:
+def _title(graph: Graph, root: Tensor, max_nodes: Optional[int],
+           max_depth: Optional[int] = None) -> str:
     leaves = sum(n.kind == "leaf" for n in graph.nodes)
     text = (f"computation graph of a {root.shape} {root.dtype} tensor: {graph.total_ops} ops, "
             f"{leaves} leaves that require grad")
     if graph.hidden_ops:
         drawn = graph.total_ops - graph.hidden_ops
+        limits = f"max_nodes={max_nodes}" + (f", max_depth={max_depth}" if max_depth else "")
         text += (f"\nonly the {drawn} ops nearest the output are drawn; {graph.hidden_ops} "
-                 f"earlier ones are not (max_nodes={max_nodes}; max_nodes=None draws all)")
+                 f"earlier ones are not ({limits}; None draws all)")
+    layers = len({n.depth for n in graph.nodes})
+    if max_depth is None and layers > _DEEP_LAYERS:
+        text += (f"\n{layers} layers deep: max_depth={_DEEP_LAYERS // 2} draws only the last "
+                 f"{_DEEP_LAYERS // 2} ops before the output, a page instead of a strip")
+    parts = sorted({n.part_of for n in graph.nodes if n.part_of})
+    if parts:
+        text += (f"\ngreen: the parts of {', '.join(parts)} (expand=True), one op and one "
+                 f"backward in the engine")
     text += "\narrows: the forward pass (backward runs against them); |grad|: 2-norm of .grad"
     return text
 
@@ -105,7 +132,8 @@ def _orientation(direction: str, layers: int) -> str:
 
 def draw_graph(tensor: Tensor, path: Optional[str] = None, params: Any = None,
                max_nodes: Optional[int] = 60, title: Optional[str] = None,
-               direction: str = "auto") -> Any:
+               direction: str = "auto", max_depth: Optional[int] = None,
+               expand: bool = False, show_values: int = 4) -> Any:
     """Draw the graph that computed ``tensor``; save it to ``path`` (.png, .svg or .pdf) if
     given, and return the matplotlib Figure.
 
@@ -114,6 +142,10 @@ def draw_graph(tensor: Tensor, path: Optional[str] = None, params: Any = None,
     many boxes, keeping the ops nearest the output and one "... earlier ops" box for the rest
     (a GPT forward has hundreds of ops); None draws everything. direction: "LR" (the forward
     left to right), "TB" (top to bottom) or "auto" (LR up to 8 layers deep, else TB).
+    max_depth: draw only the ops at most this many ops before the output (a GPT's last
+    block, say; None: no limit). expand: draw packed attention ops as the parts of their
+    forward (q * scale, q k^T, mask, softmax, P v). show_values: tensors of at most this
+    many elements show their values ("data") and gradients ("grad"); 0 shows none.
     """
     if path is not None:
         suffix = os.path.splitext(str(path))[1].lower()
@@ -121,7 +153,11 @@ def draw_graph(tensor: Tensor, path: Optional[str] = None, params: Any = None,
             raise ValueError(f"draw_graph: cannot write {path!r}; the file name must end in "
                              f"{', '.join(FORMATS)}")
     figure_class = _figure_class()
-    graph = build_graph(tensor, params=params, max_nodes=max_nodes)
+    if isinstance(show_values, bool) or not isinstance(show_values, int) or show_values < 0:
+        raise ValueError(f"draw_graph: show_values is how many elements a tensor may have to "
+                         f"show its values (0: none), got {show_values!r}")
+    graph = build_graph(tensor, params=params, max_nodes=max_nodes, max_depth=max_depth,
+                        expand=expand, values_up_to=show_values)
     where = _positions(graph)
     layers = int(max(layer for layer, _ in where.values())) + 1
     across = max(sum(1 for n in graph.nodes if n.depth == d)
@@ -145,7 +181,8 @@ def draw_graph(tensor: Tensor, path: Optional[str] = None, params: Any = None,
     boxes = {}
     for node in graph.nodes:
         x, y = xy[node.index]
-        box = dict(boxstyle="round,pad=0.35", facecolor=_COLOURS[node.kind],
+        colour = _COLOURS["part" if node.part_of else node.kind]
+        box = dict(boxstyle="round,pad=0.35", facecolor=colour,
                    edgecolor="crimson" if node.is_output else "0.35",
                    linewidth=1.8 if node.is_output else 0.8,
                    linestyle="--" if node.kind == "cut" else "-")
@@ -165,7 +202,7 @@ def draw_graph(tensor: Tensor, path: Optional[str] = None, params: Any = None,
             ax.text(x0 + 0.72 * (x1 - x0), y0 + 0.72 * (y1 - y0), ",".join(inputs),
                     fontsize=_FONT_SIZE - 1, color="0.3", ha="center", va="center",
                     gid=f"input-{source}-{target}")
-    heading = title or _title(graph, tensor, max_nodes)
+    heading = title or _title(graph, tensor, max_nodes, max_depth)
     wrap = max(40, int(width * 15))          # about 15 characters of 8 pt text per inch
     heading = "\n".join(textwrap.fill(line, wrap) for line in heading.split("\n"))
     fig.suptitle(heading, fontsize=_FONT_SIZE + 1)
