@@ -54,12 +54,9 @@ LAYERS: Dict[str, str] = {
 # (importing module, imported module) -> why an import of a higher layer is right there.
 # Each is a lazy import inside a function; none runs at import time.
 ALLOWED_UPWARD: Dict[Tuple[str, str], str] = {
-    ("tinyattn.tensor", "tinyattn.ops"):
+    ("tinyattn.tensor.conversion", "tinyattn.ops"):
         "Tensor.to() and Tensor.clone() are methods on the Tensor (torch's API) whose work is "
         "an op (Convert, Clone) with a backward; the op must live in ops/, above Tensor",
-    ("tinyattn.tensor", "tinyattn.factories"):
-        "module __getattr__ keeps `from tinyattn.tensor import zeros` working for old code; "
-        "factories builds on Tensor, so the name is resolved on first use",
 }
 
 

@@ -32,7 +32,7 @@ from .. import backend
 from ..precision import is_floating
 from .grad_mode import _state, _user_frame
 
-if TYPE_CHECKING:  # only for annotations; tensor.py imports this package, not the reverse
+if TYPE_CHECKING:  # only for annotations; the tensor package imports this one, not the reverse
     from ..tensor import Tensor
 
 __all__ = ["Function", "VersionCounter", "unbroadcast", "set_op_observer"]
@@ -82,7 +82,7 @@ class VersionCounter:
 
 
 def _tensor_type() -> Any:
-    """``Tensor``, imported once: tensor.py imports this module, so a top-level import here
+    """``Tensor``, imported once: the tensor package imports this one, so a top-level import here
     would be circular, and an import statement inside ``apply`` costs a microsecond per op."""
     global _tensor_class
     if _tensor_class is None:

@@ -1,25 +1,7 @@
-"""``Tensor``: an array, its gradient, and the op that made it; ``tensor``, ``as_tensor`` and
-``from_numpy`` (the other creation functions, zeros, randn, arange, ..., are in factories.py).
-
-A ``Tensor`` holds ``.data`` (a NumPy or CuPy array), ``.grad`` (a Tensor of the same shape and
-dtype, or None) and, when it was produced by an op that must be differentiated, ``._ctx``,
-the ``Function`` instance that made it. Arithmetic and the op methods (``x.softmax(-1)``,
-``x.sum(dim, keepdim)``, ...) are attached by ``tinyattn.ops``, one explicit line each; so are
-the in-place ops (``add_``, ``x[i] = v``, ``-=``), which count each change in the tensor's
-version (see ``tinyattn.autograd``).
-
-Construction follows PyTorch: ``tensor(data)`` copies data and infers the dtype (float32 for
-Python floats, int64 for ints, bool; a NumPy array keeps its dtype); ``Tensor(data)`` copies
-data into a float32 tensor (PyTorch's legacy constructor) and ``Tensor(2, 3)`` makes a (2, 3)
-tensor of zeros; ``from_numpy(array)`` and ``as_tensor(array)`` share the array's memory.
-
-dtype policy: float32 unless asked otherwise; float64 fully supported; no op ever turns a
-float32 tensor into a float64 one. Python numbers combined with a tensor take its dtype.
-
-Library code reads a tensor's array as ``t._data``. User code reads ``t.data``, which is the
-same array, except while an op has saved it for a backward that has not run yet: then ``.data``
-is a read-only view, so that writing into it (which would make that backward silently wrong)
-raises an error that says what to do instead (CPU arrays; on a GPU the array is returned).
+"""``Tensor``: an array, its gradient, and the op that made it (the package docstring,
+tinyattn/tensor/__init__.py, says how they fit together). This file holds the class with
+its data, gradient, version and autograd methods; conversions and comparisons are inherited
+from conversion.py.
 """
 from __future__ import annotations
 
@@ -28,109 +10,16 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import autograd, backend, precision, printing
-from .precision import is_floating
+from .. import autograd, backend, precision, printing
+from ..precision import is_floating
+from .conversion import TensorConversions
+from .dtypes import DTypeLike, normalize_dtype
+from .saved_data import _read_only_view
 
-__all__ = ["Tensor", "SavedDataWriteError", "tensor", "as_tensor", "from_numpy",
-           "normalize_dtype", "zeros", "ones", "zeros_like", "ones_like", "randn", "rand",
-           "arange", "full"]
-
-DTypeLike = Union[str, type, np.dtype, None]
-
-_DTYPE_NAMES = {
-    "float16": np.float16, "float32": np.float32, "float64": np.float64,
-    "half": np.float16, "float": np.float32, "double": np.float64,
-    "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
-    "uint8": np.uint8, "int": np.int32, "long": np.int64, "short": np.int16,
-    "bool": np.bool_, "bfloat16": precision.BFLOAT16,
-}
+__all__ = ["Tensor"]
 
 
-def normalize_dtype(dtype: DTypeLike) -> Optional[np.dtype]:
-    if dtype is None:
-        return None
-    if isinstance(dtype, str):
-        name = dtype[len("torch."):] if dtype.startswith("torch.") else dtype
-        if name not in _DTYPE_NAMES:
-            raise TypeError(f"unknown dtype {dtype!r}: use one of {sorted(_DTYPE_NAMES)}")
-        found = np.dtype(_DTYPE_NAMES[name])
-        precision.note_dtype(found)
-        return found
-    if dtype is float:
-        return np.dtype(np.float32)     # as torch: the Python type float means float32
-    if dtype is int:
-        return np.dtype(np.int64)
-    if dtype is bool:
-        return np.dtype(np.bool_)
-    found = np.dtype(dtype)
-    precision.note_dtype(found)
-    return found
-
-
-class SavedDataWriteError(RuntimeError):
-    """Writing into ``.data`` of a tensor whose array a pending backward needs."""
-
-
-class _SavedArray(np.ndarray):
-    """What ``Tensor.data`` hands out while the array is saved for a pending backward: a
-    read-only view whose writes raise ``SavedDataWriteError`` with advice, and whose
-    arithmetic gives plain arrays."""
-
-    _owner_op = "an op"
-
-    def _guarded(name: str) -> Any:         # noqa: N805 - builds the methods below
-        def write(self: "_SavedArray", *args: Any, **kwargs: Any) -> Any:
-            if self.flags.writeable:        # a copy (astype, flatten, ...): its own memory
-                return getattr(np.ndarray, name)(self, *args, **kwargs)
-            return self._refuse()
-        return write
-
-    def copy(self, order: str = "C") -> np.ndarray:
-        """A copy is new memory no backward saved: a plain, writable array."""
-        return np.array(self.view(np.ndarray), order=order, copy=True)
-
-    def astype(self, dtype: Any, *args: Any, **kwargs: Any) -> np.ndarray:
-        return self.view(np.ndarray).astype(dtype, *args, **kwargs)
-
-    def _refuse(self, *args: Any, **kwargs: Any) -> None:
-        raise SavedDataWriteError(
-            f"this tensor's array is saved for the backward of {self._owner_op}, which has not "
-            f"run yet; writing into .data now would make that gradient silently wrong. Update "
-            f"it with an in-place op that tinyattn counts, e.g. `with tinyattn.no_grad(): "
-            f"x.sub_(delta)` or `x[...] = value` (a backward through the old graph then raises "
-            f"instead of being wrong), call .backward() first, or change a copy: "
-            f"x.detach().clone()")
-
-    __setitem__ = _guarded("__setitem__")
-    fill = _guarded("fill")
-    sort = _guarded("sort")
-    del _guarded
-
-    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        outs = kwargs.get("out", ())
-        if any(isinstance(o, _SavedArray) and not o.flags.writeable for o in outs):
-            self._refuse()
-        if outs:
-            kwargs["out"] = tuple(o.view(np.ndarray) if isinstance(o, _SavedArray) else o
-                                  for o in outs)
-        inputs = tuple(i.view(np.ndarray) if isinstance(i, _SavedArray) else i for i in inputs)
-        return getattr(ufunc, method)(*inputs, **kwargs)
-
-    def __array_wrap__(self, array: Any, context: Any = None, return_scalar: bool = False) -> Any:
-        if isinstance(array, np.ndarray):
-            array = array.view(np.ndarray)
-            return array[()] if return_scalar else array
-        return array
-
-
-def _read_only_view(array: np.ndarray, op_name: str) -> np.ndarray:
-    view = array.view(_SavedArray)
-    view.flags.writeable = False
-    view._owner_op = op_name
-    return view
-
-
-class Tensor:
+class Tensor(TensorConversions):
     """An n-dimensional array that remembers how it was computed, for reverse-mode autodiff."""
 
     __array_priority__ = 1000   # so ``ndarray + Tensor`` defers to Tensor.__radd__
@@ -465,188 +354,8 @@ class Tensor:
     def zero_grad(self) -> None:
         self._grad = None
 
-    # ------------------------------------------------------------------ conversion
-    def numpy(self) -> np.ndarray:
-        """The data as a NumPy array: the same memory on the CPU (read-only while a pending
-        backward needs it), a copy from a GPU."""
-        if self.device == "cpu":
-            return self._user_array()
-        return backend.to_host(self._data)
 
-    def tolist(self) -> Any:
-        return backend.to_host(self._data).tolist()
-
-    def item(self) -> Union[float, int, bool]:
-        if self._data.size != 1:
-            raise ValueError(f"item() needs a single-element tensor, got shape {self.shape}")
-        return backend.to_host(self._data).reshape(()).item()
-
-    def __format__(self, spec: str) -> str:
-        """As PyTorch: a 0-d tensor formats its value (``f"{loss:.4f}"``, ``f"{n} steps"``);
-        any other tensor prints its repr, and only with an empty spec."""
-        if self._data.ndim == 0:
-            return format(self.item(), spec)
-        if spec:
-            raise TypeError(f"unsupported format string {spec!r} passed to Tensor.__format__ "
-                            f"(a tensor of shape {tuple(self.shape)}): only a 0-d tensor "
-                            f"takes a format spec; format t.item() (one element) instead")
-        return repr(self)
-
-    def __float__(self) -> float:
-        return float(self.item())
-
-    def __int__(self) -> int:
-        return int(self.item())
-
-    def __index__(self) -> int:
-        if self.dtype.kind not in "iu" or self._data.size != 1:
-            raise TypeError(f"only integer tensors of a single element can be converted to an "
-                            f"index, got {self.dtype} of shape {self.shape}")
-        return int(self.item())
-
-    def to(self, *args: Any, dtype: DTypeLike = None, device: Any = None,
-           copy: bool = False, non_blocking: bool = False, memory_format: Any = None
-           ) -> "Tensor":
-        """``.to('cuda')``, ``.to('cpu')``, ``.to(tinyattn.float64)``, ``.to('cuda',
-        'float64')``, ``.to(other_tensor)`` or keywords ``device=``, ``dtype=``.
-        ``non_blocking`` and ``memory_format`` are accepted as in PyTorch and change nothing
-        (every copy here completes before ``to`` returns; memory is always row-major).
-
-        Differentiable: a gradient flows back across a device or dtype change.
-        """
-        from .ops import convert  # noqa: PLC0415 - ops sit above tensor in the layers
-        for arg in args:
-            if isinstance(arg, bool):         # .to(device, dtype, non_blocking) positionally
-                non_blocking = arg
-            elif isinstance(arg, Tensor):
-                device, dtype = arg.device, arg.dtype
-            elif _is_device_name(arg):
-                device = arg
-            else:
-                dtype = arg
-        if device is not None:
-            device = backend.normalize_device(device)   # a clear error if bad
-        out = convert(self, device=device, dtype=normalize_dtype(dtype))
-        if copy and out is self:
-            from .ops import clone  # noqa: PLC0415
-            out = clone(self)
-        return out
-
-    def type(self, dtype: DTypeLike = None) -> Any:
-        if dtype is None:
-            return f"{self.device}:{self.dtype}"
-        return self.to(dtype)
-
-    def float(self) -> "Tensor":
-        return self.to(np.float32)
-
-    def double(self) -> "Tensor":
-        return self.to(np.float64)
-
-    def half(self) -> "Tensor":
-        return self.to(np.float16)
-
-    def bfloat16(self) -> "Tensor":
-        return self.to(precision.BFLOAT16)
-
-    def long(self) -> "Tensor":
-        return self.to(np.int64)
-
-    def int(self) -> "Tensor":
-        return self.to(np.int32)
-
-    def bool(self) -> "Tensor":
-        return self.to(np.bool_)
-
-    def cpu(self) -> "Tensor":
-        return self.to("cpu")
-
-    def cuda(self) -> "Tensor":
-        return self.to("cuda")
-
-    def is_floating_point(self) -> bool:
-        return precision.is_floating(self.dtype)
-
-    # ---------------------------------------------------- comparisons and logic (no grad)
-    def _compare(self, other: Any, name: str) -> "Tensor":
-        other_data = other._data if isinstance(other, Tensor) else other
-        result = getattr(self._data, name)(other_data)
-        if result is NotImplemented:       # e.g. pytest.approx: let the other side decide
-            return NotImplemented
-        return Tensor._wrap(backend.get_array_module(self._data).asarray(result))
-
-    def __eq__(self, other: Any) -> "Tensor":  # type: ignore[override]
-        return self._compare(other, "__eq__")
-
-    def __ne__(self, other: Any) -> "Tensor":  # type: ignore[override]
-        return self._compare(other, "__ne__")
-
-    def __lt__(self, other: Any) -> "Tensor":
-        return self._compare(other, "__lt__")
-
-    def __le__(self, other: Any) -> "Tensor":
-        return self._compare(other, "__le__")
-
-    def __gt__(self, other: Any) -> "Tensor":
-        return self._compare(other, "__gt__")
-
-    def __ge__(self, other: Any) -> "Tensor":
-        return self._compare(other, "__ge__")
-
-    def _logic(self, other: Any, name: str) -> "Tensor":
-        if self.dtype != np.bool_:
-            raise TypeError(f"{name.strip('_')} works on bool tensors (masks), got {self.dtype}")
-        return self._compare(other, name)
-
-    def __and__(self, other: Any) -> "Tensor":
-        return self._logic(other, "__and__")
-
-    def __or__(self, other: Any) -> "Tensor":
-        return self._logic(other, "__or__")
-
-    def __xor__(self, other: Any) -> "Tensor":
-        return self._logic(other, "__xor__")
-
-    def __invert__(self) -> "Tensor":
-        if self.dtype != np.bool_:
-            raise TypeError(f"~ works on bool tensors (masks), got {self.dtype}")
-        return Tensor._wrap(~self._data)
-
-    def logical_not(self) -> "Tensor":
-        return Tensor._wrap(backend.get_array_module(self._data).logical_not(self._data))
-
-    def __bool__(self) -> bool:
-        if self._data.size != 1:
-            raise RuntimeError(
-                f"the truth value of a tensor with {self._data.size} elements is ambiguous; "
-                f"use .any() or .all()")
-        return bool(self.item())
-
-    def any(self, dim: Optional[int] = None, keepdim: bool = False, *, axis: Any = None,
-            out: Any = None, keepdims: Any = None) -> "Tensor":
-        """True where any element (along ``dim``) is non-zero. ``axis``/``keepdims``: NumPy's
-        spellings, so ``np.any(tensor)`` works as well."""
-        dim = axis if dim is None else dim
-        keep = bool(keepdims) if keepdims is not None else keepdim
-        xp = backend.get_array_module(self._data)
-        return Tensor._wrap(xp.asarray(self._data.any(axis=dim, keepdims=keep)))
-
-    def all(self, dim: Optional[int] = None, keepdim: bool = False, *, axis: Any = None,
-            out: Any = None, keepdims: Any = None) -> "Tensor":
-        dim = axis if dim is None else dim
-        keep = bool(keepdims) if keepdims is not None else keepdim
-        xp = backend.get_array_module(self._data)
-        return Tensor._wrap(xp.asarray(self._data.all(axis=dim, keepdims=keep)))
-
-
-def _is_device_name(value: Any) -> bool:
-    if not isinstance(value, str):
-        return False
-    name = value[len("torch."):] if value.startswith("torch.") else value
-    return name not in _DTYPE_NAMES
-
-
-# ---------------------------------------------------------------------- creation
+# ---------------------------------------------------------------------- data to arrays
 def _host_array(data: Any) -> np.ndarray:
     """np.asarray with errors a learner can act on (ragged lists, strings, objects)."""
     if isinstance(data, (list, tuple)) and _holds_tensor(data):
@@ -672,7 +381,7 @@ def _from_nested_tensors(data: Any) -> np.ndarray:
     the first elements' lengths), a tensor at the innermost level is a number, so it must
     have one element (``[tensor([0.9]), tensor([2.1])]`` has shape (2,)); the dtype promotes
     the elements' dtypes (a Python float as float32). Join bigger tensors with stack."""
-    from .promotion import promote_types  # noqa: PLC0415 - promotion is a leaf module
+    from ..promotion import promote_types  # noqa: PLC0415 - promotion is a leaf module
     sizes: List[int] = []
     first = data
     while isinstance(first, (list, tuple, np.ndarray)):
@@ -734,61 +443,6 @@ def _copy_of(data: Any, dtype: np.dtype) -> Any:
     return np.array(_host_array(data), dtype=dtype, copy=True)
 
 
-def tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None,
-           requires_grad: bool = False) -> Tensor:
-    """A new leaf tensor holding a copy of ``data`` (a list, number, array or Tensor).
-
-    dtype as ``torch.tensor``: Python floats give float32, ints int64, bools bool; a NumPy
-    array (or Tensor) keeps its dtype."""
-    want = normalize_dtype(dtype)
-    source = data._data if isinstance(data, Tensor) else data
-    if backend.device_of(source) == "cpu":
-        array = _host_array(source)
-        if want is None and array.dtype == np.float64 and not isinstance(
-                source, (np.ndarray, np.generic)) and not (
-                isinstance(source, (list, tuple)) and _holds_tensor(source)):
-            want = np.dtype(np.float32)      # Python floats: the default float dtype
-        array = np.array(array, dtype=want or array.dtype, copy=True)
-        precision.note_dtype(array.dtype)
-    else:
-        array = source.astype(want or source.dtype, copy=True)
-    out = Tensor._wrap(array if device is None else backend.to_device(array, device))
-    if requires_grad:
-        out.requires_grad_(True)
-    return out
-
-
-def as_tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None) -> Tensor:
-    """``data`` itself when it is already a Tensor of that dtype and device; a NumPy array of
-    the right dtype is shared, not copied (as ``torch.as_tensor``); otherwise a new tensor."""
-    want = normalize_dtype(dtype)
-    target = None if device is None else backend.normalize_device(device)
-    if isinstance(data, Tensor):
-        if (want is None or data.dtype == want) and (target is None or data.device == target):
-            return data
-        return data.to(device=target, dtype=want)
-    if isinstance(data, np.ndarray) and _holds_numbers(data.dtype) and (
-            want is None or data.dtype == want) and target in (None, "cpu"):
-        precision.note_dtype(data.dtype)
-        return Tensor._wrap(data)
-    if backend.device_of(data) != "cpu" and (want is None or data.dtype == want) and (
-            target is None or backend.device_of(data) == target):
-        return Tensor._wrap(data)
-    return tensor(data, dtype=dtype, device=device)
-
-
-def from_numpy(array: np.ndarray) -> Tensor:
-    """A tensor sharing ``array``'s memory (writes to one show in the other), as
-    ``torch.from_numpy``."""
-    if not isinstance(array, np.ndarray):
-        raise TypeError(f"from_numpy expects a NumPy array, got {type(array).__name__}")
-    if not _holds_numbers(array.dtype):
-        raise TypeError(f"from_numpy: unsupported dtype {array.dtype}; tinyattn tensors hold "
-                        f"bool, integer or floating-point numbers")
-    precision.note_dtype(array.dtype)
-    return Tensor._wrap(array)
-
-
 def _holds_numbers(dtype: np.dtype) -> bool:
     return dtype.kind in "biuf" or dtype == precision.BFLOAT16
 
@@ -800,16 +454,3 @@ def _shape(shape: Sequence[Any]) -> Tuple[int, ...]:
     if any(n < 0 for n in dims):
         raise ValueError(f"a shape cannot have negative sizes, got {dims}")
     return dims
-
-
-_MOVED_TO_FACTORIES = {"zeros", "ones", "zeros_like", "ones_like", "randn", "rand", "arange",
-                       "full"}
-
-
-def __getattr__(name: str) -> Any:
-    """The creation functions live in tinyattn/factories.py (which imports this module); the
-    ones that used to be here stay importable from here (``from .tensor import zeros``)."""
-    if name in _MOVED_TO_FACTORIES:
-        from . import factories  # noqa: PLC0415 - factories imports this module
-        return getattr(factories, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
