@@ -83,10 +83,10 @@ def _steps(side: str, case: str) -> Dict[str, Any]:
     else:
         import torch
         from tinyattn import nn
-        import run
+        from cases.gpt import torch_gpt
         config = nn.GPTConfig(vocab_size=65, block_size=s, n_layer=layers, n_head=h, d_model=d)
         torch.set_num_threads(1)
-        model = run._torch_gpt(config)
+        model = torch_gpt(config)
         opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
         idx, targets = (torch.from_numpy(a) for a in rng.integers(0, 65, size=(2, b, s)))
 
