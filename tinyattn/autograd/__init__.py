@@ -30,6 +30,4 @@ from .pytorch_function import FunctionCtx
 __all__ = ["Function", "FunctionCtx", "no_grad", "enable_grad", "inference_mode",
            "set_grad_enabled", "is_grad_enabled", "detect_anomaly", "run_backward", "grad",
            "unbroadcast", "VersionCounter", "set_backward_hook", "set_current_module",
-           "register_hook", "RemovableHandle", "set_op_observer", "accumulate_grad",
-           "refuse_create_graph", "engine", "function", "grad_mode", "hooks",
-           "pytorch_function"]
+           "register_hook", "RemovableHandle"]

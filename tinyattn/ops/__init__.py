@@ -73,7 +73,7 @@ __all__ = [
     "clamp", "add_", "sub_", "mul_", "div_", "pow_", "neg_", "clamp_", "masked_fill_", "zero_",
     "remainder_", "fmod_", "floor_divide_",
     "fill_", "copy_", "uniform_", "normal_", "setitem",
-    # ops with PyTorch's names added for op coverage (issue 12)
+    # PyTorch's pointwise, comparison, logic, indexing and product ops
     "sigmoid", "abs", "rsqrt", "log2", "log10", "remainder", "fmod", "floor_divide",
     "leaky_relu", "silu", "softplus", "maximum", "minimum", "min",
     "amin", "argmax", "argmin", "sort", "topk", "gather", "one_hot", "var", "std",
@@ -83,7 +83,7 @@ __all__ = [
     "nll_loss",
     # ops the PyTorch tutorials need (examples/pytorch/)
     "sin", "cos", "repeat_interleave", "mm", "equal", "allclose",
-    # more of PyTorch's ops (issue 12, second round)
+    # rounding, division, rearranging and activation ops
     "square", "reciprocal", "log1p", "expm1", "sign", "sgn", "floor", "ceil", "round", "trunc",
     "isnan", "isinf", "isfinite", "nan_to_num",
     "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
@@ -92,10 +92,10 @@ __all__ = [
     "view_as", "reshape_as", "diagonal", "trace", "outer", "dot", "mv", "addmm", "lerp",
     "cumprod", "normalize", "cosine_similarity", "logsigmoid", "elu", "hardtanh", "softsign",
     "smooth_l1_loss", "huber_loss", "kl_div",
-    # third round (makemore, backprop ninja, nanoGPT)
+    # batch norm, scatter and grids (makemore, backprop ninja, nanoGPT)
     "batch_norm", "meshgrid", "diag", "unique", "scatter", "scatter_", "scatter_add",
     "scatter_add_", "index_add", "index_add_", "detach_",
-    # names learners' codebases call (issue 20)
+    # names learners' codebases call
     "sinh", "cosh", "exp2", "tan", "asin", "acos", "atan", "atan2", "isposinf", "isneginf",
     "scatter_reduce", "scatter_reduce_", "index_fill", "index_fill_", "bincount", "normal",
 ]
@@ -426,7 +426,7 @@ Tensor.scatter_add_ = scatter_add_
 Tensor.index_add_ = index_add_
 Tensor.detach_ = detach_
 
-# Names learners' codebases call (issue 20).
+# Names learners' codebases call.
 Tensor.sinh = sinh
 Tensor.cosh = cosh
 Tensor.exp2 = exp2

@@ -26,9 +26,9 @@ from ..factories import zeros
 from ..tensor import Tensor, normalize_dtype, tensor
 from .missing import MissingTorchAttribute
 
-__all__ = ["device", "dtype", "Size", "TORCH_EXTRAS", "AUTOGRAD_EXTRAS", "CUDA_EXTRAS",
-           "ACCELERATOR_EXTRAS", "MPS_EXTRAS", "CUDNN_EXTRAS",
-           "AUTOGRAD_PROFILER_EXTRAS", "BACKENDS_CUDA_EXTRAS"]
+__all__ = ["device", "dtype", "Size", "TORCH_SHIM_NAMES", "AUTOGRAD_SHIM_NAMES", "CUDA_SHIM_NAMES",
+           "ACCELERATOR_SHIM_NAMES", "MPS_SHIM_NAMES", "CUDNN_SHIM_NAMES",
+           "AUTOGRAD_PROFILER_SHIM_NAMES", "BACKENDS_CUDA_SHIM_NAMES"]
 
 
 class device(str):  # noqa: N801 - PyTorch's name
@@ -342,7 +342,7 @@ _LEGACY = {name: _legacy(name, dtype_name) for name, dtype_name in [
     ("BoolTensor", "bool")]}
 
 
-TORCH_EXTRAS = {
+TORCH_SHIM_NAMES = {
     "device": device,
     "Size": Size,
     "finfo": precision.finfo,   # torch.finfo's fields, bfloat16 too (tinyattn.finfo)
@@ -374,7 +374,7 @@ TORCH_EXTRAS = {
     **_LEGACY,
 }
 
-AUTOGRAD_EXTRAS = {"gradcheck": gradcheck}
+AUTOGRAD_SHIM_NAMES = {"gradcheck": gradcheck}
 
 # torch.amp, and the older spellings torch.cuda.amp / torch.cpu.amp (tinyattn.amp)
 def _amp_grad_scaler(device: str = "cuda", *args: Any, **kwargs: Any) -> Any:
@@ -383,13 +383,13 @@ def _amp_grad_scaler(device: str = "cuda", *args: Any, **kwargs: Any) -> Any:
     return amp.GradScaler(device, *args, **kwargs)
 
 
-AMP_EXTRAS = {"autocast": amp.autocast, "GradScaler": _amp_grad_scaler}
-CUDA_AMP_EXTRAS = {"autocast": amp.cuda_autocast,
+AMP_SHIM_NAMES = {"autocast": amp.autocast, "GradScaler": _amp_grad_scaler}
+CUDA_AMP_SHIM_NAMES = {"autocast": amp.cuda_autocast,
                    "GradScaler": functools.partial(amp.GradScaler, "cuda")}
-CPU_AMP_EXTRAS = {"autocast": amp.cpu_autocast,
+CPU_AMP_SHIM_NAMES = {"autocast": amp.cpu_autocast,
                   "GradScaler": functools.partial(amp.GradScaler, "cpu")}
 
-CUDA_EXTRAS = {
+CUDA_SHIM_NAMES = {
     "is_available": backend.cuda_is_available,
     "device_count": lambda: 1 if backend.cuda_is_available() else 0,
     "manual_seed": _cuda_manual_seed,
@@ -398,24 +398,24 @@ CUDA_EXTRAS = {
     "is_bf16_supported": lambda *args, **kwargs: False,   # CuPy has no bfloat16 arrays
 }
 
-ACCELERATOR_EXTRAS = {
+ACCELERATOR_SHIM_NAMES = {
     "is_available": backend.cuda_is_available,
     "current_accelerator": _current_accelerator,
 }
 
-MPS_EXTRAS = {"is_available": _mps_is_available, "is_built": _mps_is_available}
+MPS_SHIM_NAMES = {"is_available": _mps_is_available, "is_built": _mps_is_available}
 
 # torch.backends.cudnn's switches: tinyattn uses no cuDNN and is deterministic, so the values
 # a script may read say so; setting them changes nothing tinyattn computes.
 # torch.backends.cuda's attention-kernel switches and matmul precision (tinyattn/kernels.py)
-BACKENDS_CUDA_EXTRAS = {name: getattr(kernels, name) for name in (
+BACKENDS_CUDA_SHIM_NAMES = {name: getattr(kernels, name) for name in (
     "sdp_kernel", "matmul", "flash_sdp_enabled", "math_sdp_enabled", "mem_efficient_sdp_enabled",
     "cudnn_sdp_enabled", "enable_flash_sdp", "enable_math_sdp", "enable_mem_efficient_sdp",
     "enable_cudnn_sdp")}
-BACKENDS_CUDA_EXTRAS["is_built"] = lambda: False
+BACKENDS_CUDA_SHIM_NAMES["is_built"] = lambda: False
 
-AUTOGRAD_PROFILER_EXTRAS = {"profile": _profiler.LegacyProfile,
+AUTOGRAD_PROFILER_SHIM_NAMES = {"profile": _profiler.LegacyProfile,
                             "record_function": _profiler.record_function}
 
-CUDNN_EXTRAS = {"is_available": lambda: False, "enabled": False, "deterministic": True,
+CUDNN_SHIM_NAMES = {"is_available": lambda: False, "enabled": False, "deterministic": True,
                 "benchmark": False, "allow_tf32": True}   # torch's default (no effect here)
