@@ -70,7 +70,7 @@ INDEX = "roll-diagonal-and-other-index-ops"
 PRODUCTS = "outer-dot-mv-addmm-and-lerp"
 
 
-ACTIVATIONS = "more-activations-normalize-and-cosine-similarity"
+ACTIVATIONS = "activations-normalize-and-cosine-similarity"
 
 
 def normal_inputs(*shapes: Tuple[int, ...]) -> Callable[..., List[Case]]:
