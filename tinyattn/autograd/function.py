@@ -61,7 +61,7 @@ class VersionCounter:
     def __init__(self) -> None:
         self.value = 0
         self.savers: Optional[List[Any]] = None
-        self.prune_at = 8          # prune() when savers grows this long
+        self.prune_at = 32         # prune() when savers grows this long
 
     def add_saver(self, fn_ref: Any) -> None:
         """Add a weak reference to a Function that saved this memory for its backward."""
@@ -78,7 +78,7 @@ class VersionCounter:
         live savers, not one entry for every op that ever read it."""
         savers = self.savers
         savers[:] = [ref for ref in savers if ref() is not None]
-        self.prune_at = max(8, 2 * len(savers))
+        self.prune_at = max(32, 2 * len(savers))
 
 
 def _tensor_type() -> Any:
