@@ -73,3 +73,24 @@ def test_pruning_keeps_savers_whose_backward_is_pending():
     for fn in alive:
         counter.add_saver(weakref.ref(fn))
     assert [ref() for ref in counter.savers] == alive
+
+
+@pytest.mark.parametrize("symbol", ["+", "-", "*", "/"])
+def test_operators_give_what_the_functions_give(symbol):
+    """The operators' direct path (two tensors of one floating dtype) and their fallback
+    (numbers, integer tensors, mixed dtypes) agree with the public functions."""
+    name = {"+": "add", "-": "sub", "*": "mul", "/": "div"}[symbol]
+    function = getattr(ta, name)
+    pairs = [(_leaf(), _leaf() + 1.0), (_leaf(), 2.0), (ta.tensor([1, 2, 3, 4]), _leaf()),
+             (ta.tensor([4, 6]), ta.tensor([2, 3])), (_leaf("float64"), _leaf("float64"))]
+    for a, b in pairs:
+        got = eval(f"a {symbol} b")                  # noqa: S307 - the operator under test
+        want = function(a, b)
+        assert got.dtype == want.dtype and np.array_equal(got.numpy(), want.numpy())
+
+
+def test_operator_errors_are_the_functions_errors():
+    with pytest.raises(ValueError, match=r"mul: shapes \(4,\) and \(3,\) do not broadcast"):
+        _leaf() * _leaf(n=3)
+    with pytest.raises(TypeError, match="sub: subtraction .* with a bool tensor"):
+        ta.tensor([True]) - ta.tensor([False])
