@@ -283,3 +283,14 @@ def test_negative_control_an_import_circle_is_found(tmp_path):
     circles = import_circles(str(root))
     assert len(circles) == 1 and set(circles[0]) == {"tinyattn.nn.module",
                                                      "tinyattn.nn.containers"}
+
+
+def test_gpt_from_pretrained_finds_the_format_models_registered(monkeypatch):
+    """nn.GPT.from_pretrained calls what tinyattn.models registered (nn imports no format);
+    with nothing registered it says what to import instead of failing obscurely."""
+    from tinyattn.models import gpt2
+    from tinyattn.nn import gpt
+    assert gpt._CHECKPOINT_FORMAT == {"load": gpt2.load_gpt2, "save": gpt2.save_gpt2}
+    monkeypatch.setattr(gpt, "_CHECKPOINT_FORMAT", {})
+    with pytest.raises(RuntimeError, match="need tinyattn.models"):
+        gpt.GPT.from_pretrained("gpt2")
