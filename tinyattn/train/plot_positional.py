@@ -41,6 +41,8 @@ LOOK_FOR = {
             "the right, a score that depends only on the distance m and shrinks as it grows",
     "alibi": "look for: every head's bias falls in a straight line with distance; the "
              "steeper the line, the nearer the keys that head can attend to",
+    "t5": "look for: each head's learned bias against distance: flat where it ignores "
+          "position, falling where it prefers near keys; steps at the bucket edges",
     "none": "look for: nothing to draw; compare the held-out accuracy with a learned run",
 }
 
