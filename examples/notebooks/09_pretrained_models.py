@@ -143,6 +143,28 @@ with ta.no_grad():
     generated = gpt2.generate(ta.tensor(ids), 40, temperature=0)   # greedy, KV cache
 print(repr(tokenizer.decode(generated.numpy()[0])))
 
+# %%
+# How sure was the model of each token it picked? Run the sequence once more (its last
+# block_size tokens: all a GPT reads) and read the probability the softmax gave each
+# generated token.
+block = gpt2.config.block_size
+window = generated[:, -block:]                                # (1, S <= block_size)
+with ta.no_grad():
+    logits = gpt2(window)                                     # (1, S, V)
+probs = ta.softmax(logits, dim=-1).numpy()[0]                 # (S, V)
+tokens = window.numpy()[0]
+first = max(1, ids.shape[1] - (generated.shape[1] - window.shape[1]))   # first generated
+chosen = [probs[i - 1, tokens[i]] for i in range(first, len(tokens))]
+fig, ax = plt.subplots(figsize=(11, 3))
+ax.bar(range(len(chosen)), chosen)
+ax.set_xticks(range(len(chosen)))
+ax.set_xticklabels([repr(tokenizer.decode([t]))[1:-1] for t in tokens[first:]],
+                   rotation=90, fontsize=8)
+ax.set_ylim(0, 1)
+ax.set_ylabel("probability of the chosen token")
+ax.set_title("greedy decoding: how sure the model was of each token it picked")
+plt.show()
+
 # %% [markdown]
 # **What to look for:** with the real GPT-2 you get GPT-2's own greedy continuation; with
 # the small checkpoint, the sentence it memorised (300 steps get most of it, with a few
