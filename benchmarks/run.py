@@ -4,6 +4,10 @@
     PYTHONPATH=. python benchmarks/run.py --quick --no-write   # a fast look, printed only
     PYTHONPATH=. python benchmarks/run.py --tiny               # every case still runs (smoke)
     PYTHONPATH=. python benchmarks/run.py --cases mha gpt_tiny --reps 15 --threads 2
+    PYTHONPATH=. python benchmarks/run.py --cases gpt_tiny gpt_medium --memory  # + peak memory
+
+Each case is a module of benchmarks/cases/ (common.py: what they share); this file is the
+runner: timing, the table, the machine, and docs/benchmarks.md.
 
 (from the repository root; ``PYTHONPATH=.`` is not needed after ``pip install -e .``).
 
@@ -40,15 +44,14 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-import tinyattn
-import tinyattn.functional as F
-from tinyattn import nn, optim
-from tinyattn.nn.torch_compat import to_torch_state_dict
-from tinyattn.tensor import Tensor
+
+from cases import CASES, Case, build_cases
+from cases.common import in_sequence
+import memory
 
 try:
     import torch
@@ -65,344 +68,6 @@ __all__ = ["main", "CASES"]
 DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs",
                    "benchmarks.md")
 START, END = "<!-- bench:start -->", "<!-- bench:end -->"
-VOCAB = 65          # a character-level vocabulary, as in the toy training script
-ATOL = 2e-4         # float32 agreement between the two libraries before timing
-
-
-@dataclass
-class Case:
-    """One benchmark: two callables doing the same work, its FLOPs and its target."""
-
-    name: str
-    label: str
-    tinyattn: Callable[[], Any]
-    torch: Optional[Callable[[], Any]]
-    flops: float = 0.0               # matmul FLOPs of one call (0: not counted)
-    target: Optional[float] = None   # the highest acceptable ratio tinyattn / torch
-    inner: int = 1                   # calls per timed repetition (small ops need many)
-    phases: Optional[Dict[str, List[Tuple[str, Callable[[], Any]]]]] = None  # --phases
-
-
-# ---------------------------------------------------------------- FLOP counts
-def linear_flops(n: int, d_in: int, d_out: int) -> float:
-    """x (n, d_in) @ W^T, then dW and dx in the backward: three (n, d_in, d_out) products."""
-    return 3 * 2.0 * n * d_in * d_out
-
-
-def attention_flops(bh: int, s_q: int, s_k: int, d_k: int) -> float:
-    """q k^T and P v forward; dv, dP, dq, dk backward: six (S_q, S_k, d_k) products per head."""
-    return 6 * 2.0 * bh * s_q * s_k * d_k
-
-
-def mha_flops(b: int, s: int, d: int, h: int) -> float:
-    return 4 * linear_flops(b * s, d, d) + attention_flops(b * h, s, s, d // h)
-
-
-def gpt_flops(b: int, s: int, d: int, h: int, layers: int, d_ff: int) -> float:
-    block = mha_flops(b, s, d, h) + 2 * linear_flops(b * s, d, d_ff)
-    return layers * block + linear_flops(b * s, d, VOCAB)
-
-
-# ---------------------------------------------------------------- helpers
-def _same(name: str, ours: Any, theirs: Any) -> None:
-    """Refuse to time two computations that do not agree (they would not be the same work)."""
-    a = ours.numpy() if isinstance(ours, Tensor) else np.asarray(ours)
-    b = theirs.detach().numpy()
-    if a.shape != b.shape or not np.allclose(a, b, atol=ATOL, rtol=ATOL):
-        diff = float(np.abs(a - b).max()) if a.shape == b.shape else float("nan")
-        raise RuntimeError(f"{name}: tinyattn and torch disagree (shapes {a.shape}, {b.shape}, "
-                           f"max |diff| {diff:.3g}); the benchmark would not compare like work")
-
-
-def _load_into_torch(module: Any, ours: nn.Module) -> None:
-    state = {k: torch.from_numpy(v) for k, v in to_torch_state_dict(ours.state_dict()).items()}
-    module.load_state_dict(state)
-
-
-def _arrays(*shapes: Tuple[int, ...], seed: int = 0) -> List[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return [rng.standard_normal(s, dtype=np.float32) for s in shapes]
-
-
-# ---------------------------------------------------------------- cases
-def case_matmul(n: int = 1024) -> Case:
-    a, b = _arrays((n, n), (n, n))
-    ta_a, ta_b = Tensor(a), Tensor(b)
-    run_torch = None
-    if torch is not None:
-        t_a, t_b = torch.from_numpy(a), torch.from_numpy(b)
-        _same("matmul", ta_a @ ta_b, t_a @ t_b)
-        run_torch = lambda: t_a @ t_b  # noqa: E731
-    return Case("matmul", f"float32 matmul ({n}, {n}) @ ({n}, {n}), forward (the ceiling)",
-                lambda: ta_a @ ta_b, run_torch, flops=2.0 * n ** 3)
-
-
-def case_mha(b: int = 8, s: int = 256, d: int = 512, h: int = 8) -> Case:
-    x, g = _arrays((b, s, d), (b, s, d))
-    tinyattn.manual_seed(0)
-    ours = nn.MultiHeadAttention(d, h)
-
-    def run_ours() -> Tensor:
-        xt = Tensor(x, requires_grad=True)
-        out, _ = ours(xt, need_weights=False)            # self-attention, (B, S, D)
-        out.backward(g)
-        return out
-
-    run_torch = None
-    if torch is not None:
-        theirs = torch.nn.MultiheadAttention(d, h, batch_first=True)
-        _load_into_torch(theirs, ours)
-        x_t, g_t = torch.from_numpy(x), torch.from_numpy(g)
-
-        def torch_side() -> Any:
-            xt = x_t.clone().requires_grad_(True)
-            out, _ = theirs(xt, xt, xt, need_weights=False)
-            out.backward(g_t)
-            return out
-        run_torch = torch_side
-        _same("mha", run_ours(), run_torch())
-    return Case("mha", f"MultiHeadAttention fwd+bwd, B={b} S={s} D={d} h={h}", run_ours,
-                run_torch, flops=mha_flops(b, s, d, h), target=0.9)
-
-
-def case_encoder(b: int = 8, s: int = 256, d: int = 512, h: int = 8, d_ff: int = 2048) -> Case:
-    x, g = _arrays((b, s, d), (b, s, d), seed=1)
-    tinyattn.manual_seed(0)
-    ours = nn.TransformerEncoderLayer(d, h, dim_feedforward=d_ff, dropout=0.0,
-                                      batch_first=True)   # (B, S, D) on both sides
-
-    def run_ours() -> Tensor:
-        xt = Tensor(x, requires_grad=True)
-        out = ours(xt)
-        out.backward(g)
-        return out
-
-    run_torch = None
-    if torch is not None:
-        theirs = torch.nn.TransformerEncoderLayer(d, h, dim_feedforward=d_ff, dropout=0.0,
-                                                  batch_first=True)
-        _load_into_torch(theirs, ours)
-        x_t, g_t = torch.from_numpy(x), torch.from_numpy(g)
-
-        def torch_side() -> Any:
-            xt = x_t.clone().requires_grad_(True)
-            out = theirs(xt)
-            out.backward(g_t)
-            return out
-        run_torch = torch_side
-        _same("encoder", run_ours(), run_torch())
-    flops = mha_flops(b, s, d, h) + 2 * linear_flops(b * s, d, d_ff)
-    return Case("encoder", f"TransformerEncoderLayer fwd+bwd, B={b} S={s} D={d} h={h} "
-                f"d_ff={d_ff}", run_ours, run_torch, flops=flops)
-
-
-def _torch_gpt(config: nn.GPTConfig) -> Any:
-    """The same GPT in torch, written as a torch user would (nanoGPT style): packed q/k/v
-    projection, F.scaled_dot_product_attention(is_causal=True), tied lm_head."""
-    tnn, tF = torch.nn, torch.nn.functional
-    d, h = config.d_model, config.n_head
-
-    class Attention(tnn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.in_proj = tnn.Linear(d, 3 * d)
-            self.out_proj = tnn.Linear(d, d)
-
-        def forward(self, x: Any) -> Any:
-            b, s, _ = x.shape
-            q, k, v = self.in_proj(x).split(d, dim=2)                   # 3 x (B, S, D)
-            q, k, v = (t.view(b, s, h, d // h).transpose(1, 2) for t in (q, k, v))
-            y = tF.scaled_dot_product_attention(q, k, v, is_causal=True)   # (B, h, S, d_k)
-            return self.out_proj(y.transpose(1, 2).reshape(b, s, d))
-
-    class Block(tnn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.ln1, self.attn = tnn.LayerNorm(d), Attention()
-            self.ln2 = tnn.LayerNorm(d)
-            self.mlp = tnn.Module()
-            self.mlp.linear1, self.mlp.linear2 = tnn.Linear(d, 4 * d), tnn.Linear(4 * d, d)
-
-        def forward(self, x: Any) -> Any:
-            x = x + self.attn(self.ln1(x))
-            return x + self.mlp.linear2(tF.gelu(self.mlp.linear1(self.ln2(x))))
-
-    class GPT(tnn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.tok_emb = tnn.Embedding(config.vocab_size, d)
-            self.pos_emb = tnn.Module()
-            self.pos_emb.weight = tnn.Parameter(torch.zeros(config.block_size, d))
-            self.blocks = tnn.ModuleList([Block() for _ in range(config.n_layer)])
-            self.ln_f = tnn.LayerNorm(d)
-            self.lm_head = tnn.Linear(d, config.vocab_size, bias=False)
-            self.lm_head.weight = self.tok_emb.weight                  # tied, as tinyattn's
-
-        def forward(self, idx: Any, targets: Any) -> Any:
-            x = self.tok_emb(idx) + self.pos_emb.weight[: idx.shape[1]]
-            for block in self.blocks:
-                x = block(x)
-            logits = self.lm_head(self.ln_f(x))
-            return tF.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1))
-
-    return GPT()
-
-
-def case_gpt(name: str, d: int, layers: int, s: int, b: int, h: int) -> Case:
-    config = nn.GPTConfig(vocab_size=VOCAB, block_size=s, n_layer=layers, n_head=h, d_model=d)
-    tinyattn.manual_seed(0)
-    ours = nn.GPT(config)
-    opt = optim.AdamW(ours.parameters(), lr=1e-3)
-    rng = np.random.default_rng(2)
-    idx, targets = rng.integers(0, VOCAB, size=(2, b, s))
-    loss: Dict[str, Any] = {}          # each step's loss, from its forward to its backward
-    phases = {"tinyattn": [
-        ("forward", lambda: loss.update(ours=ours(idx, targets)[1])),
-        ("backward", lambda: loss["ours"].backward()),
-        ("AdamW step", lambda: (opt.step(), opt.zero_grad())),
-    ]}
-    if torch is not None:
-        theirs = _torch_gpt(config)
-        state = to_torch_state_dict(ours.state_dict())
-        state = {k.replace("attn.in_proj_", "attn.in_proj."): torch.from_numpy(v)
-                 for k, v in state.items()}
-        state["lm_head.weight"] = state["tok_emb.weight"]
-        theirs.load_state_dict(state)
-        t_opt = torch.optim.AdamW(theirs.parameters(), lr=1e-3)
-        idx_t, targets_t = torch.from_numpy(idx), torch.from_numpy(targets)
-        phases["torch"] = [
-            ("forward", lambda: loss.update(torch=theirs(idx_t, targets_t))),
-            ("backward", lambda: loss["torch"].backward()),
-            ("AdamW step", lambda: (t_opt.step(), t_opt.zero_grad(set_to_none=True))),
-        ]
-    run_ours, run_torch = (_in_sequence(phases[side]) if side in phases else None
-                           for side in ("tinyattn", "torch"))
-    if run_torch is not None:
-        run_ours(), run_torch()
-        _same(name, loss["ours"], loss["torch"])   # the first step's loss, from equal weights
-    return Case(name, f"GPT training step (fwd, bwd, AdamW), D={d} layers={layers} S={s} "
-                f"B={b} h={h} V={VOCAB}", run_ours, run_torch,
-                flops=gpt_flops(b, s, d, h, layers, 4 * d), target=1.0, phases=phases)
-
-
-def _in_sequence(phases: List[Tuple[str, Callable[[], Any]]]) -> Callable[[], None]:
-    def run() -> None:
-        for _, phase in phases:
-            phase()
-    return run
-
-
-def case_softmax(shape: Tuple[int, ...] = (8, 8, 256, 256)) -> Case:
-    x, g = _arrays(shape, shape, seed=3)
-
-    def run_ours() -> Tensor:
-        out = F.softmax(Tensor(x, requires_grad=True), dim=-1)
-        out.backward(g)
-        return out
-
-    run_torch = None
-    if torch is not None:
-        x_t, g_t = torch.from_numpy(x), torch.from_numpy(g)
-
-        def torch_side() -> Any:
-            out = torch.softmax(x_t.clone().requires_grad_(True), dim=-1)
-            out.backward(g_t)
-            return out
-        run_torch = torch_side
-        _same("softmax", run_ours(), run_torch())
-    return Case("softmax", f"softmax fwd+bwd over the last dim of {shape}", run_ours, run_torch)
-
-
-def case_layer_norm(shape: Tuple[int, ...] = (8, 256, 512)) -> Case:
-    x, g = _arrays(shape, shape, seed=4)
-    w, bias = _arrays(shape[-1:], shape[-1:], seed=5)
-    weight_ours, bias_ours = Tensor(w, requires_grad=True), Tensor(bias, requires_grad=True)
-
-    def run_ours() -> Tensor:
-        weight_ours.grad = bias_ours.grad = None
-        out = F.layer_norm(Tensor(x, requires_grad=True), shape[-1:], weight_ours, bias_ours)
-        out.backward(g)
-        return out
-
-    run_torch = None
-    if torch is not None:
-        x_t, g_t = torch.from_numpy(x), torch.from_numpy(g)
-        w_t = torch.from_numpy(w).requires_grad_(True)
-        b_t = torch.from_numpy(bias).requires_grad_(True)
-
-        def torch_side() -> Any:
-            w_t.grad = b_t.grad = None
-            out = torch.nn.functional.layer_norm(x_t.clone().requires_grad_(True), shape[-1:],
-                                                 w_t, b_t)
-            out.backward(g_t)
-            return out
-        run_torch = torch_side
-        _same("layer_norm", run_ours(), run_torch())
-    return Case("layer_norm", f"layer_norm fwd+bwd (weight, bias) over the last dim of {shape}",
-                run_ours, run_torch)
-
-
-def case_small_op(backward: bool, inner: int) -> Case:
-    """One multiply of two 4-element tensors that require grad: the cost of an op's Python
-    and graph bookkeeping, which dominates small models."""
-    a, b, g = _arrays((4,), (4,), (4,), seed=6)
-    ta_a, ta_b = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
-
-    def run_ours() -> Tensor:
-        out = ta_a * ta_b
-        if backward:
-            out.backward(g)
-        return out
-
-    run_torch = None
-    if torch is not None:
-        t_a = torch.from_numpy(a).requires_grad_(True)
-        t_b = torch.from_numpy(b).requires_grad_(True)
-        g_t = torch.from_numpy(g)
-
-        def torch_side() -> Any:
-            out = t_a * t_b
-            if backward:
-                out.backward(g_t)
-            return out
-        run_torch = torch_side
-        _same("small_op", run_ours(), run_torch())
-    name = "small_op_fwd_bwd" if backward else "small_op_fwd"
-    what = "forward + backward" if backward else "forward (graph recorded)"
-    return Case(name, f"one small op, a * b on 4 elements, {what}", run_ours, run_torch,
-                target=1.0, inner=inner)
-
-
-def build_cases(quick: bool, tiny: bool = False) -> Dict[str, Callable[[], Case]]:
-    """Case builders by name, in table order (built lazily: --cases builds only those).
-    ``tiny``: every case at a toy size, so a smoke test runs all of them in seconds."""
-    inner = 2 if tiny else 200 if quick else 2000
-    if tiny:
-        return {
-            "matmul": lambda: case_matmul(n=16),
-            "mha": lambda: case_mha(b=2, s=8, d=16, h=2),
-            "encoder": lambda: case_encoder(b=2, s=8, d=16, h=2, d_ff=32),
-            "gpt_tiny": lambda: case_gpt("gpt_tiny", d=16, layers=1, s=8, b=2, h=2),
-            "gpt_medium": lambda: case_gpt("gpt_medium", d=16, layers=2, s=8, b=2, h=2),
-            "softmax": lambda: case_softmax((2, 2, 8, 8)),
-            "layer_norm": lambda: case_layer_norm((2, 8, 16)),
-            "small_op_fwd": lambda: case_small_op(False, inner),
-            "small_op_fwd_bwd": lambda: case_small_op(True, inner),
-        }
-    return {
-        "matmul": case_matmul,
-        "mha": case_mha,
-        "encoder": case_encoder,
-        "gpt_tiny": lambda: case_gpt("gpt_tiny", d=64, layers=2, s=32, b=16, h=4),
-        "gpt_medium": lambda: case_gpt("gpt_medium", d=256, layers=4, s=128, b=8, h=8),
-        "softmax": case_softmax,
-        "layer_norm": case_layer_norm,
-        "small_op_fwd": lambda: case_small_op(False, inner),
-        "small_op_fwd_bwd": lambda: case_small_op(True, inner),
-    }
-
-
-CASES = list(build_cases(quick=False))
 
 
 # ---------------------------------------------------------------- timing
@@ -435,7 +100,7 @@ def time_phases(case: Case, reps: int, warmup: int, clock: str) -> Dict[str, Dic
     sides = list(case.phases.items())
     for _, phases in sides:
         for _ in range(warmup):
-            _in_sequence(phases)()
+            in_sequence(phases)()
     times: Dict[str, Dict[str, List[float]]] = {side: {} for side, _ in sides}
     for rep in range(reps):
         for side, phases in (sides if rep % 2 == 0 else sides[::-1]):
@@ -651,6 +316,25 @@ def write_doc(path: str, generated: str) -> None:
         raise
 
 
+def memory_table(names: Sequence[str]) -> str:
+    """The peak memory of each GPT case's training step, both sides (benchmarks/memory.py)."""
+    sides = ["tinyattn"] + (["torch"] if torch is not None else [])
+    rows, largest = [], []
+    for name in names:
+        row, sites = memory.report(name, memory.measure(name, sides))
+        rows.append(row)
+        largest.append(f"- `{name}`: {sites}")
+    return "\n".join([
+        "Peak memory of one training step above the model, its gradients and the optimizer "
+        "state (VmHWM - VmRSS over one step after a warm-up step, each library in a fresh "
+        "process with glibc's mmap threshold fixed; tracemalloc: NumPy's allocations at "
+        "their peak):", "",
+        "| case | tinyattn step (RSS) | tinyattn step (tracemalloc) | torch step (RSS) |",
+        "|---|---:|---:|---:|", *rows, "",
+        "The largest allocation sites in tinyattn at the end of the forward pass (what the "
+        "backward will read, alive together at the peak):", "", *largest])
+
+
 # ---------------------------------------------------------------- main
 def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -675,6 +359,10 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     parser.add_argument("--phases", action="store_true",
                         help="also time the forward, backward and optimizer step of the GPT "
                              "cases separately")
+    parser.add_argument("--memory", action="store_true",
+                        help="also measure the peak memory of the GPT cases' training step, "
+                             "tinyattn beside torch (benchmarks/memory.py: each side in its "
+                             "own process)")
     parser.add_argument("--no-write", action="store_true",
                         help="print the table only; leave docs/benchmarks.md alone")
     parser.add_argument("--output", default=DOC, help="the Markdown file to update")
@@ -717,6 +405,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if phase_tables:
         generated += "\nThe GPT steps by phase (medians of the same repetitions count):\n\n" + \
             "\n\n".join(phase_tables) + "\n"
+    if args.memory:
+        generated += "\n" + memory_table([n for n in names if n in memory.SIZES]) + "\n"
     print()
     print(generated)
     if not args.no_write:

@@ -59,16 +59,16 @@ class _record_classes:
         self.seen = seen
 
     def __enter__(self):
-        self.previous = autograd.dispatch_hook
+        self.previous = autograd.function.dispatch_hook
         inner = dispatch._hook
 
         def hook(cls, inputs, options):
             self.seen.add(cls.__name__)
             return inner(cls, inputs, options)
-        autograd.dispatch_hook = hook
+        autograd.function.dispatch_hook = hook
 
     def __exit__(self, *exc):
-        autograd.dispatch_hook = self.previous
+        autograd.function.dispatch_hook = self.previous
 
 
 def test_the_dtype_comparison_can_fail():
@@ -235,8 +235,8 @@ def test_float32_programs_run_without_the_hook():
     import sys
     code = ("import tinyattn as ta; from tinyattn import autograd\n"
             "x = ta.randn(3, 3, requires_grad=True); (x @ x).sum().backward()\n"
-            "assert autograd.dispatch_hook is None\n"
-            "with ta.autocast('cpu'): assert autograd.dispatch_hook is not None\n"
+            "assert autograd.function.dispatch_hook is None\n"
+            "with ta.autocast('cpu'): assert autograd.function.dispatch_hook is not None\n"
             "print('ok')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120)

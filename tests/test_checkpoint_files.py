@@ -1,5 +1,5 @@
 """ta.save / ta.load against hostile, wrong and damaged files, and the file-system details of
-saving: permissions, symbolic links, leftovers of a killed save (issue 13)."""
+saving: permissions, symbolic links, leftovers of a killed save."""
 import io
 import json
 import os

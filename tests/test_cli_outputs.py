@@ -1,5 +1,5 @@
 """The model commands check what they will write before they work, and decode what a padded
-vocabulary samples (issue 23): embed/attention --out into a missing folder, attention --out
+vocabulary samples: embed/attention --out into a missing folder, attention --out
 with a file name that is not a PNG, --max-tokens beyond the model's positions, generate with a
 model vocabulary larger than its tokenizer's."""
 import json

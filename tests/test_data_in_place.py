@@ -1,4 +1,4 @@
-"""Run-torch: `w.data.mul_(2)` between a forward and its backward (issue 23). torch lets it
+"""Run-torch: `w.data.mul_(2)` between a forward and its backward. torch lets it
 through and differentiates the new values; tinyattn keeps .data read-only while a pending
 backward needs it, and the message must say that, not blame an expand()."""
 import os

@@ -1,4 +1,4 @@
-"""The engine track's planted mistakes (issue 24) and right solutions that must pass.
+"""The engine track's planted mistakes and right solutions that must pass.
 
 Every entry edits one reference solution as a learner would (old text -> new text; the old
 text must be in the file, so the catalogue cannot go stale silently). A wrong entry names the

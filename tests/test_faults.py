@@ -1,4 +1,4 @@
-"""Legal but degenerate input that used to crash (issue 13): zero keys, an empty softmax axis,
+"""Legal but degenerate input that used to crash: zero keys, an empty softmax axis,
 d_k = 0, no classes, empty sequences. Each gives PyTorch's answer (or the tiled path's), or a
 clear error where there is no answer. Also the top-level command line's raw tracebacks."""
 import subprocess

@@ -1,4 +1,4 @@
-"""GPT.generate and its sampler: issue 13's failures (tiny and NaN temperatures, NaN logits,
+"""GPT.generate and its sampler on degenerate settings (tiny and NaN temperatures, NaN logits,
 top-k ties), option checks, top-k/top-p against Hugging Face's warpers, the sampled
 distribution, reproducibility with a generator, and the preallocated KV cache."""
 import math
@@ -27,7 +27,7 @@ def make_gpt(dtype="float32", **overrides):
 PROMPT = np.array([[3, 7, 1], [5, 5, 2]])
 
 
-# ------------------------------------------------------------------ issue 13
+# ------------------------------------------------------------------ degenerate settings
 def test_tiny_temperature_is_greedy_not_token_zero():
     model = make_gpt()
     greedy = model.generate(PROMPT, 6, temperature=0).numpy()

@@ -12,7 +12,7 @@ import pytest
 import tinyattn as ta
 import tinyattn.nn as nn
 from tinyattn.io import PretrainedError
-from tinyattn.nn.gpt2_checkpoint import to_hf_names
+from tinyattn.models.gpt2 import to_hf_names
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")

@@ -1,5 +1,5 @@
 """A tensor hook that returns its gradient on another device is refused with both devices
-named (issue 23), as assigning .grad is; before, the CPU array reached NumPy ufuncs deep in the
+named, as assigning .grad is; before, the CPU array reached NumPy ufuncs deep in the
 backward ("NumPy ufunc multiply called on strict-device data")."""
 import numpy as np
 import pytest

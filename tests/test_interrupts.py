@@ -1,5 +1,5 @@
 """Real signals sent to a real (tiny) training process, then --resume from what is left: the
-final weights must equal those of a run that was never stopped (issue 13).
+final weights must equal those of a run that was never stopped.
 
 SIGINT and SIGTERM: the current step finishes, a checkpoint is saved, exit 130 / 143.
 SIGKILL: nothing runs; the last periodic checkpoint (--save-every) is what is left.

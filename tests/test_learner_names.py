@@ -1,4 +1,4 @@
-"""The torch names learners' codebases call (issue 20), each used as a caller uses it.
+"""The torch names learners' codebases call, each used as a caller uses it.
 
 The caller scripts in tests/learner_names/ run twice, with real torch and through
 ``python -m tinyattn run-torch``; their printouts must agree number for number (float64

@@ -3,7 +3,7 @@ the Annotated Transformer's label smoothing and schedule), in tinyattn's own wor
 unchanged through run-torch and prints torch's numbers from the same random draws
 (tests/pytorch_parity.py), float32 tolerance (test_pytorch_programs.py says why).
 
-Each program uses the names issue 20 found missing when the codebases were tried: its own
+Each program uses names a learner's codebase calls: its own
 torch.Generator, torch.utils.data.dataloader, nn.KLDivLoss, index_fill_, torch.save to a
 buffer. The negative control runs one program from other draws.
 """

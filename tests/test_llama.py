@@ -15,10 +15,10 @@ from tinyattn.train.loop import evaluate
 from tinyattn.train.tasks import IGNORE, make_task
 
 needs_silu = pytest.mark.skipif(not hasattr(F, "silu"), reason="F.silu is not in "
-                                "tinyattn.functional yet (added by the ops work of issue 12)")
+                                "tinyattn.functional yet (the op is not there)")
 HAS_GQA = "num_kv_heads" in inspect.signature(nn.MultiHeadAttention).parameters
 GQA_REASON = ("MultiHeadAttention(num_kv_heads=...) is not on this branch yet (the lead's "
-              "grouped-query attention work of issue 12); GPTConfig(n_kv_head=...) is wired to it")
+              "grouped-query attention); GPTConfig(n_kv_head=...) is wired to it")
 KV_HEADS = [None, pytest.param(2, marks=pytest.mark.skipif(not HAS_GQA, reason=GQA_REASON))]
 
 

@@ -32,7 +32,7 @@ def _check(ours, theirs, inputs, rtol=1e-10, atol=1e-12):
 def _needs(*names):
     missing = [n for n in names if not hasattr(F, n)]
     return pytest.mark.skipif(bool(missing), reason=f"F.{', F.'.join(missing)} not in "
-                              f"tinyattn.functional yet (added by the ops work of issue 12)")
+                              f"tinyattn.functional yet (the op is not there)")
 
 
 ACTIVATIONS = [
@@ -59,7 +59,7 @@ ACTIVATIONS = [
 def test_parameter_free_modules_match_torch(name, make, needs):
     missing = [n for n in needs if not hasattr(F, n)]
     if missing:
-        pytest.skip(f"F.{missing[0]} not in tinyattn.functional yet (the ops work of issue 12)")
+        pytest.skip(f"F.{missing[0]} not in tinyattn.functional yet (the op is not there)")
     x = _pair((3, 4, 6), scale=2.0)
     _check(make(nn), make(tnn), [x])
 
@@ -154,7 +154,7 @@ SIMPLE_LOSSES = [
 def test_other_losses_match_torch(name, make, needs, kind, reduction):
     missing = [n for n in needs if not hasattr(F, n)]
     if missing:
-        pytest.skip(f"F.{missing[0]} not in tinyattn.functional yet (the ops work of issue 12)")
+        pytest.skip(f"F.{missing[0]} not in tinyattn.functional yet (the op is not there)")
     rng = np.random.default_rng(3)
     if kind == "prob":
         p = 1 / (1 + np.exp(-rng.standard_normal((4, 3))))

@@ -106,3 +106,16 @@ def test_the_coverage_check_can_fail():
     x = ta.tensor([1.0], requires_grad=True)
     found = _functions_in_graph(x + 1.0)
     assert Add in found and Mul not in found
+
+
+def test_the_op_table_mirrors_the_ops_folder():
+    """The rows of the ops in ops/X.py are in optable/X.py, and __init__ lists every rows
+    module in FAMILIES (a module left out would silently drop its rows from the table)."""
+    import pathlib
+    import tinyattn.optable as optable
+    root = pathlib.Path(optable.__file__).parent
+    rows_modules = {p.stem for p in root.glob("*.py")} - {"__init__", "spec", "cases"}
+    ops_modules = {p.stem for p in (root.parent / "ops").glob("*.py")}
+    assert rows_modules <= ops_modules, rows_modules - ops_modules
+    assert {m.__name__.rsplit(".", 1)[1] for m in optable.FAMILIES} == rows_modules
+    assert len(OP_TABLE) == sum(len(m.ROWS) for m in optable.FAMILIES)

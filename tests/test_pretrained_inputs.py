@@ -1,4 +1,4 @@
-"""Hostile or odd pretrained folders give a clear error naming the file (issue 23): a weight
+"""Hostile or odd pretrained folders give a clear error naming the file: a weight
 under both its bare and its transformer.-prefixed name, a config.json that is a list, a
 vocab.txt or merges.txt that is not UTF-8."""
 import json

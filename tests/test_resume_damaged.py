@@ -1,5 +1,5 @@
 """--resume from a damaged checkpoint: every variant is refused with a message that says what
-is wrong (exit 2), never a KeyError/TypeError/JSONDecodeError traceback (issue 13: 15 of 23
+is wrong (exit 2), never a KeyError/TypeError/JSONDecodeError traceback (15 of 23
 variants crashed), and NaN weights or a negative step are not accepted."""
 import json
 import os

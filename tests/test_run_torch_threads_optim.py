@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from tinyattn.torch_shim import extras
+from tinyattn.torch_shim import shim_names
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -19,31 +19,31 @@ def test_with_threadpoolctl_the_blas_threads_follow():
     if not [p for p in threadpoolctl.threadpool_info() if p.get("user_api") == "blas"]:
         pytest.skip("NumPy's BLAS is not visible to threadpoolctl")
     with threadpoolctl.threadpool_limits(limits=2):     # restores the limits afterwards
-        extras.set_num_threads(1)
-        assert extras.get_num_threads() == 1
+        shim_names.set_num_threads(1)
+        assert shim_names.get_num_threads() == 1
         assert all(p["num_threads"] == 1 for p in threadpoolctl.threadpool_info()
                    if p.get("user_api") == "blas")
 
 
 def test_without_threadpoolctl_setting_says_it_has_no_effect(monkeypatch, capsys):
-    monkeypatch.setattr(extras, "_threadpoolctl", lambda: None)
-    extras.set_num_threads(3)
+    monkeypatch.setattr(shim_names, "_threadpoolctl", lambda: None)
+    shim_names.set_num_threads(3)
     err = capsys.readouterr().err
     assert "set_num_threads(3) has no effect" in err and "OMP_NUM_THREADS=3" in err
     assert err.count("\n") == 1                                   # one line
-    for name in extras._THREAD_VARIABLES:
+    for name in shim_names._THREAD_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    assert extras.get_num_threads() == (os.cpu_count() or 1)
+    assert shim_names.get_num_threads() == (os.cpu_count() or 1)
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "5")
-    assert extras.get_num_threads() == 5
+    assert shim_names.get_num_threads() == 5
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    assert extras.get_num_threads() == 2
+    assert shim_names.get_num_threads() == 2
 
 
 @pytest.mark.parametrize("n", [0, -1, 1.5, True, "2"])
 def test_a_bad_thread_count_is_refused_as_in_torch(n):
     with pytest.raises(RuntimeError, match="positive integer"):
-        extras.set_num_threads(n)
+        shim_names.set_num_threads(n)
 
 
 def test_a_script_calling_them_runs(tmp_path):

@@ -1,4 +1,4 @@
-"""x[index] = value with leading size-1 dimensions in value (issue 23): torch drops them, so
+"""x[index] = value with leading size-1 dimensions in value: torch drops them, so
 `out[0] = h` with h of shape (1, 3) and `out[0, 0] = w` with w of shape (1,) work forward and
 backward; value's gradient keeps value's shape."""
 import numpy as np

@@ -21,6 +21,7 @@ TIMEOUT = 600                      # generous: the machine may be shared and bus
 # script -> (arguments of its quick mode, modules it cannot run without)
 BENCHMARKS = {
     "run.py": (["--tiny"], []),
+    "memory.py": (["--case", "gpt_tiny"], []),
     "tiled_attention.py": (["--tiny"], []),
     "checkpointing.py": (["--tiny"], []),
     "profiler_overhead.py": (["--tiny"], []),

@@ -112,7 +112,7 @@ def accepted(fn):
 
 def _pairs():
     pairs = []
-    shim = MODULES["torch"].extras          # what run-torch answers first (torch.load, ...)
+    shim = MODULES["torch"].shim_names          # what run-torch answers first (torch.load, ...)
     for name in exposed_names("torch"):
         mine, theirs = shim.get(name, getattr(ta, name, None)), getattr(torch, name, None)
         if callable(mine) and callable(theirs) and not inspect.isclass(mine) \

@@ -1,4 +1,4 @@
-"""The training script under faults (issue 13): resuming to the right total with the same
+"""The training script under faults: resuming to the right total with the same
 weights, non-finite settings and losses, the output folder, signals, periodic checkpoints,
 never overwriting another run, damaged checkpoints, and settings that used to crash.
 

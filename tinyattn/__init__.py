@@ -7,6 +7,7 @@ with a hand-derived backward for every op, built to learn how attention and back
 from __future__ import annotations
 
 from . import backend, functional, nn, ops, optim, utils
+from . import models  # registers GPT-2's checkpoint format for nn.GPT.from_pretrained
 from . import testing
 from . import autograd, viz  # viz: draw_graph, trace_backward (see docs/see_it.md)
 from . import ao, profiler, quantization  # docs/precision_memory_time.md
@@ -63,7 +64,7 @@ __all__ = [
     "Function", "gradcheck", "gradcheck_report", "GradcheckError", "functional", "ops",
     "backend", "nn", "optim", "save", "load", "CheckpointError", "cat", "concat", "stack",
     "split", "matmul", "where", "exp", "log", "sqrt", "tanh", "clone", "clamp", "from_numpy",
-    "autograd", "viz", "set_grad_enabled", "SavedDataWriteError", "utils",
+    "autograd", "viz", "set_grad_enabled", "SavedDataWriteError", "utils", "models",
     "empty", "empty_like", "eye", "full_like", "linspace", "logspace", "multinomial", "rand_like",
     "randint", "randint_like", "randn_like", "abs", "amax", "amin", "argmax", "argmin", "bmm",
     "chunk", "cumsum", "einsum", "flatten", "flip", "gather", "log_softmax", "logsumexp", "max",

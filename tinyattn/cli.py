@@ -1,21 +1,23 @@
-"""The command line: ``python -m tinyattn gradcheck`` (and the other commands)."""
+"""The command line: ``python -m tinyattn gradcheck`` (and the other commands).
+
+The top of the layers (docs/architecture.md): each command's module is imported when that
+command runs, so ``gradcheck`` does not load training or the pretrained models. The helpers
+every command shares (``quiet_on_broken_pipe``, ``int_at_least``) live in console.py, below
+everything, so the commands' own modules never import this one."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
-from typing import Callable, List, Optional
+from typing import List, Optional
 
 import numpy as np
 
+from .console import SIGPIPE_EXIT, int_at_least, quiet_on_broken_pipe
 from .gradcheck import gradcheck_report
 from .optable import OP_TABLE, make_inputs
 
-__all__ = ["main", "run_gradcheck_table", "quiet_on_broken_pipe"]
-
-SIGPIPE_EXIT = 141  # 128 + SIGPIPE: what a shell reports for `yes | head`
-
+__all__ = ["main", "run_gradcheck_table", "quiet_on_broken_pipe", "int_at_least", "SIGPIPE_EXIT"]
 
 def run_gradcheck_table(names: Optional[List[str]] = None, fast: bool = False,
                         seed: int = 0) -> int:
@@ -47,35 +49,6 @@ def run_gradcheck_table(names: Optional[List[str]] = None, fast: bool = False,
     return failures
 
 
-def quiet_on_broken_pipe(command: Callable[[], int]) -> int:
-    """Run ``command``; if its reader went away (``... | head``), stop without a traceback,
-    as Unix tools do, and return 141. Later writes (Python's own flush at exit) go to
-    /dev/null so they cannot fail either."""
-    try:
-        code = command()
-        sys.stdout.flush()      # buffered output meets the closed pipe here, not at exit
-        return code
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return SIGPIPE_EXIT
-
-
-def int_at_least(low: int):
-    """An argparse type: a whole number >= low, with a message that says so (shared by every
-    tinyattn command)."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") \
-                from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
-        return value
-    return parse
-
-
 _non_negative_int = int_at_least(0)
 
 
@@ -86,7 +59,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 def _main(argv: Optional[List[str]]) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["run-torch"]:   # everything after it is the script's, passed verbatim
-        from .torch_shim import main as run_torch_main  # noqa: PLC0415 - the top layer
+        from .torch_shim import main as run_torch_main  # noqa: PLC0415 - on demand
         return run_torch_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m tinyattn",
                                      description="tinyattn command line")
@@ -115,21 +88,21 @@ def _main(argv: Optional[List[str]]) -> int:
             parser.error(f"unrecognized arguments: {' '.join(rest)}")
         return 1 if run_gradcheck_table(args.ops, fast=args.fast, seed=args.seed) else 0
     if args.command == "train":
-        from .train.cli import main as train_main  # noqa: PLC0415 - training sits higher
+        from .train.cli import main as train_main  # noqa: PLC0415 - on demand
         return train_main(rest)
     if args.command == "doctor":
         from .doctor import main as doctor_main  # noqa: PLC0415
         return doctor_main(rest)
     if args.command == "sample":
-        from .train.sample import main as sample_main  # noqa: PLC0415 - training sits higher
+        from .train.sample import main as sample_main  # noqa: PLC0415 - on demand
         return sample_main(rest)
     if args.command in ("embed", "attention"):
-        from .models import cli as models_cli  # noqa: PLC0415 - models sit higher
+        from .models import cli as models_cli  # noqa: PLC0415 - on demand
         return getattr(models_cli, f"{args.command}_main")(rest)
     if args.command == "explore":
-        from .train.explore_cli import main as explore_main  # noqa: PLC0415 - sits higher
+        from .train.explore_cli import main as explore_main  # noqa: PLC0415 - on demand
         return explore_main(rest)
     if args.command == "generate":
-        from .models.generate_cli import generate_main  # noqa: PLC0415 - models sit higher
+        from .models.generate_cli import generate_main  # noqa: PLC0415 - on demand
         return generate_main(rest)
     return 2

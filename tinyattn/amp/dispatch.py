@@ -1,6 +1,6 @@
 """The one hook in ``Function.apply``: autocast's casts, and float32 compute of half dtypes.
 
-``autograd.dispatch_hook`` is None until a program uses autocast or a float16/bfloat16 tensor,
+``autograd.function.dispatch_hook`` is None until a program uses autocast or a float16/bfloat16 tensor,
 so a float32 program pays one global check per op. When installed, for each op it:
 
 1. inside ``autocast``, casts the op's floating inputs as torch's policy says (``policy``);
@@ -204,13 +204,13 @@ def _on_half_dtype() -> None:
 
 
 def install() -> None:
-    autograd.dispatch_hook = _hook
+    autograd.function.dispatch_hook = _hook
 
 
 def uninstall_if_idle() -> None:
     """Remove the hook when no thread's autocast is on here and no half dtype was used."""
     if not _half_seen and not autocast_state.dtypes:
-        autograd.dispatch_hook = None
+        autograd.function.dispatch_hook = None
 
 
 precision.on_low_precision(_on_half_dtype)

@@ -1,5 +1,5 @@
 """``python -m tinyattn.exercises``: see ``cli.py``."""
-from ..cli import quiet_on_broken_pipe
+from ..console import quiet_on_broken_pipe
 from .cli import main
 
 raise SystemExit(quiet_on_broken_pipe(main))

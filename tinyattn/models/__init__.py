@@ -6,10 +6,13 @@ tinyattn's own.
     embedder = SentenceEmbedder.from_pretrained("path/to/all-MiniLM-L6-v2")
     vectors = embedder.encode(["a sentence", "another one"])        # (2, 384), unit length
 
-GPT-2 itself is ``tinyattn.nn.GPT.from_pretrained``; its tokenizer is ``GPT2Tokenizer``.
+GPT-2 itself is ``tinyattn.nn.GPT.from_pretrained``, whose checkpoint format is read by
+``gpt2.py`` (registered with nn when this package is imported); its tokenizer is
+``GPT2Tokenizer``.
 """
 from __future__ import annotations
 
+from . import gpt2
 from .bert import BertConfig, BertModel, BertModelOutput
 from .bert_tokenizer import BatchEncoding, BertTokenizer
 from .gpt2_tokenizer import GPT2Tokenizer

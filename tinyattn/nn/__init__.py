@@ -17,7 +17,8 @@ from .loss import KLDivLoss
 from .masks import causal_mask, combine_masks, key_padding_mask, sliding_window_mask
 from .masks import global_tokens_mask, random_block_mask
 from .long_attention import LinformerSelfAttention, RelativePositionBias
-from .module import Module, ModuleList, Parameter
+from .containers import ModuleList
+from .module import Module, Parameter
 from .positional import (ALiBi, LearnedPositionalEmbedding, RotaryEmbedding,
                          SinusoidalPositionalEncoding, alibi_slopes, sinusoidal_table)
 from .swiglu import SwiGLU, llama_hidden_dim

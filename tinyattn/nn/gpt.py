@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -28,16 +28,17 @@ from .. import functional as F
 from ..autograd import is_grad_enabled
 from ..tensor import Tensor, as_tensor
 from ..utils.checkpoint import checkpoint
-from . import generation, gpt2_checkpoint
+from . import generation
 from .attention import KVCache, MultiHeadAttention
 from .long_attention import RelativePositionBias
 from .layers import (Dropout, Embedding, FeedForward, LayerNorm, Linear, RMSNorm,
                      normal_parameter)
-from .module import Module, ModuleList, Parameter
+from .containers import ModuleList
+from .module import Module, Parameter
 from .positional import ALiBi, LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 from .swiglu import SwiGLU, llama_hidden_dim
 
-__all__ = ["GPTConfig", "GPT", "Block"]
+__all__ = ["GPTConfig", "GPT", "Block", "register_checkpoint_format"]
 
 _POS_KINDS = ("learned", "sinusoidal", "rope", "alibi", "t5", "none")
 _ATTN_IMPLS = ("plain", "tiled", "composed", "local", "performer", "linformer")
@@ -183,6 +184,28 @@ class Block(Module):
         return x, weights
 
 
+# GPT-2's checkpoint format (Hugging Face's config.json + model.safetensors) is read and
+# written by tinyattn/models/gpt2.py: file formats sit above nn (docs/architecture.md). That
+# module registers its two functions here when tinyattn.models is imported, which
+# ``import tinyattn`` does, so GPT.from_pretrained works as torch users expect while nn
+# imports nothing above it.
+_CHECKPOINT_FORMAT: Dict[str, Callable[..., Any]] = {}
+
+
+def register_checkpoint_format(load: Callable[..., Any], save: Callable[..., Any]) -> None:
+    """Make ``load(cls, name_or_path, dtype=, dropout=)`` and ``save(model, folder)`` the
+    functions behind ``GPT.from_pretrained`` and ``GPT.save_pretrained``."""
+    _CHECKPOINT_FORMAT.update(load=load, save=save)
+
+
+def _checkpoint_format(kind: str) -> Callable[..., Any]:
+    if kind not in _CHECKPOINT_FORMAT:
+        raise RuntimeError("GPT.from_pretrained / save_pretrained need tinyattn.models, which "
+                           "registers GPT-2's checkpoint format; `import tinyattn` (or "
+                           "`import tinyattn.models`) before calling them")
+    return _CHECKPOINT_FORMAT[kind]
+
+
 class GPT(Module):
     """Decoder-only transformer language model.
 
@@ -232,19 +255,20 @@ class GPT(Module):
         """A GPT-2 from a Hugging Face folder (``config.json`` + ``model.safetensors``) or a
         Hub id such as ``"gpt2"`` (downloaded with ``pip install "tinyattn[hub]"``).
 
-        The name map and the transposed weights are one table in nn/gpt2_checkpoint.py.
+        The name map and the transposed weights are one table in models/gpt2.py (the file
+        format lives with the models, above nn: see ``register_checkpoint_format``).
         float32 weights are views of the memory-mapped file (no copy). Returned in eval
         mode; ``dropout`` (default 0) is applied where tinyattn's GPT applies it when you
         train (GPT-2 trained with 0.1). Errors name what is missing or unsupported.
         """
-        return gpt2_checkpoint.load_gpt2(cls, name_or_path, dtype=dtype, dropout=dropout)
+        return _checkpoint_format("load")(cls, name_or_path, dtype=dtype, dropout=dropout)
 
     def save_pretrained(self, folder: str) -> None:
         """Write ``config.json`` and ``model.safetensors`` with GPT-2's names (Conv1D
         weights transposed back, q/k/v packed into c_attn), so
         ``transformers.GPT2LMHeadModel.from_pretrained(folder)`` loads this model. Needs
         learned positions and biases (GPT-2's architecture)."""
-        gpt2_checkpoint.save_gpt2(self, folder)
+        _checkpoint_format("save")(self, folder)
 
     def extra_repr(self) -> str:
         c = self.config

@@ -26,7 +26,7 @@ from ..autograd import set_current_module
 from ..tensor import Tensor, normalize_dtype, tensor
 from ..precision import is_floating
 
-__all__ = ["Parameter", "Module", "ModuleList", "StateDictKeyError", "StateDictShapeError"]
+__all__ = ["Parameter", "Module", "StateDictKeyError", "StateDictShapeError"]
 
 
 _UNINITIALIZED = ("UninitializedParameter", "UninitializedBuffer")   # nn/lazy.py
@@ -458,7 +458,3 @@ def _checked_index(index: Any, length: int, owner: str) -> int:
         raise IndexError(f"index {index} is out of range for a {owner} of length {length}")
     return int(index) % length
 
-
-# ModuleList lives in containers.py with the other containers; it stays importable from here
-# (``from .module import ModuleList``), where it was defined before containers.py existed.
-from .containers import ModuleList  # noqa: E402 - containers.py builds on Module above

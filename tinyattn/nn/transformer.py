@@ -29,7 +29,8 @@ from .. import functional as F
 from ..autograd import no_grad
 from ..tensor import Tensor, as_tensor
 from .layers import Dropout, LayerNorm, Linear
-from .module import Module, ModuleList
+from .containers import ModuleList
+from .module import Module
 from .torch_mha import MultiheadAttention
 
 __all__ = ["TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder",

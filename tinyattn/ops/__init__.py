@@ -21,6 +21,7 @@ from .einsum import einsum
 from .grids import diag, meshgrid, unique
 from .elementwise import (add, clamp, clone, convert, div, exp, gelu, log, mul, neg, pow, relu,
                           rpow, sqrt, sub, tanh)
+from .elementwise import Add, Div, Mul, Sub, binary_operator
 from .embedding import embedding
 from .indexing import gather, one_hot
 from .interleave import repeat_interleave
@@ -55,6 +56,7 @@ from .shape import (cat, chunk, concat, flatten, getitem, permute, reshape, spli
 from .softmax import log_softmax, softmax
 from .stats import logsumexp, norm, std, var
 from .trig import cos, sin
+from .torch_keywords import unwrapped as _op
 from .torch_keywords import with_torch_keywords as _kw
 from .hyperbolic import cosh, exp2, sinh
 from .normal_sample import normal
@@ -73,7 +75,7 @@ __all__ = [
     "clamp", "add_", "sub_", "mul_", "div_", "pow_", "neg_", "clamp_", "masked_fill_", "zero_",
     "remainder_", "fmod_", "floor_divide_",
     "fill_", "copy_", "uniform_", "normal_", "setitem",
-    # ops with PyTorch's names added for op coverage (issue 12)
+    # PyTorch's pointwise, comparison, logic, indexing and product ops
     "sigmoid", "abs", "rsqrt", "log2", "log10", "remainder", "fmod", "floor_divide",
     "leaky_relu", "silu", "softplus", "maximum", "minimum", "min",
     "amin", "argmax", "argmin", "sort", "topk", "gather", "one_hot", "var", "std",
@@ -83,7 +85,7 @@ __all__ = [
     "nll_loss",
     # ops the PyTorch tutorials need (examples/pytorch/)
     "sin", "cos", "repeat_interleave", "mm", "equal", "allclose",
-    # more of PyTorch's ops (issue 12, second round)
+    # rounding, division, rearranging and activation ops
     "square", "reciprocal", "log1p", "expm1", "sign", "sgn", "floor", "ceil", "round", "trunc",
     "isnan", "isinf", "isfinite", "nan_to_num",
     "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
@@ -92,10 +94,10 @@ __all__ = [
     "view_as", "reshape_as", "diagonal", "trace", "outer", "dot", "mv", "addmm", "lerp",
     "cumprod", "normalize", "cosine_similarity", "logsigmoid", "elu", "hardtanh", "softsign",
     "smooth_l1_loss", "huber_loss", "kl_div",
-    # third round (makemore, backprop ninja, nanoGPT)
+    # batch norm, scatter and grids (makemore, backprop ninja, nanoGPT)
     "batch_norm", "meshgrid", "diag", "unique", "scatter", "scatter_", "scatter_add",
     "scatter_add_", "index_add", "index_add_", "detach_",
-    # names learners' codebases call (issue 20)
+    # names learners' codebases call
     "sinh", "cosh", "exp2", "tan", "asin", "acos", "atan", "atan2", "isposinf", "isneginf",
     "scatter_reduce", "scatter_reduce_", "index_fill", "index_fill_", "bincount", "normal",
 ]
@@ -243,25 +245,27 @@ unsqueeze = _kw(unsqueeze, input=True)
 var = _kw(var, input=True, out=True)
 where = _kw(where, out=True)
 
-# Operators.
-Tensor.__add__ = add
-Tensor.__radd__ = _reflected(add)
-Tensor.__sub__ = sub
-Tensor.__rsub__ = _reflected(sub)
-Tensor.__mul__ = mul
-Tensor.__rmul__ = _reflected(mul)
-Tensor.__truediv__ = div
-Tensor.__rtruediv__ = _reflected(div)
-Tensor.__neg__ = neg
-Tensor.__pow__ = pow
+# Operators: the functions themselves, not their torch-keyword wrappers (an operator never
+# gets keywords); +, -, * and / of two tensors of one floating dtype go straight to the op
+# (elementwise.binary_operator; benchmarks/cases/small_op.py times a * b).
+Tensor.__add__ = binary_operator(Add, _op(add))
+Tensor.__radd__ = _reflected(_op(add))
+Tensor.__sub__ = binary_operator(Sub, _op(sub))
+Tensor.__rsub__ = _reflected(_op(sub))
+Tensor.__mul__ = binary_operator(Mul, _op(mul))
+Tensor.__rmul__ = _reflected(_op(mul))
+Tensor.__truediv__ = binary_operator(Div, _op(div))
+Tensor.__rtruediv__ = _reflected(_op(div))
+Tensor.__neg__ = _op(neg)
+Tensor.__pow__ = _op(pow)
 Tensor.__rpow__ = rpow
-Tensor.__floordiv__ = floor_divide
-Tensor.__rfloordiv__ = _reflected(floor_divide)
-Tensor.__mod__ = remainder
-Tensor.__rmod__ = _reflected(remainder)
-Tensor.__abs__ = abs
-Tensor.__matmul__ = matmul
-Tensor.__rmatmul__ = _reflected(matmul)
+Tensor.__floordiv__ = _op(floor_divide)
+Tensor.__rfloordiv__ = _reflected(_op(floor_divide))
+Tensor.__mod__ = _op(remainder)
+Tensor.__rmod__ = _reflected(_op(remainder))
+Tensor.__abs__ = _op(abs)
+Tensor.__matmul__ = _op(matmul)
+Tensor.__rmatmul__ = _reflected(_op(matmul))
 Tensor.__getitem__ = getitem
 Tensor.__setitem__ = setitem
 Tensor.__iadd__ = iadd
@@ -426,7 +430,7 @@ Tensor.scatter_add_ = scatter_add_
 Tensor.index_add_ = index_add_
 Tensor.detach_ = detach_
 
-# Names learners' codebases call (issue 20).
+# Names learners' codebases call.
 Tensor.sinh = sinh
 Tensor.cosh = cosh
 Tensor.exp2 = exp2

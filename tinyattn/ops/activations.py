@@ -1,6 +1,6 @@
 """More of ``torch.nn.functional``: the activations logsigmoid, elu, hardtanh and softsign,
 and the normalisers normalize and cosine_similarity
-(docs/derivations.md#more-activations-normalize-and-cosine-similarity).
+(docs/derivations.md#activations-normalize-and-cosine-similarity).
 
 The four activations are Functions (``dx = g * f'(x)``, as in pointwise.py); normalize and
 cosine_similarity are compositions of norm, clamp, div and sum, written the way PyTorch

@@ -20,7 +20,7 @@ from .normal_cdf import exact_gelu_by_blocks, normal_cdf_and_pdf
 from .powers import pow_tensor
 from ..precision import is_floating
 
-__all__ = ["add", "sub", "mul", "div", "neg", "pow", "rpow", "exp", "log", "sqrt", "tanh", "relu",
+__all__ = ["add", "sub", "mul", "div", "binary_operator", "neg", "pow", "rpow", "exp", "log", "sqrt", "tanh", "relu",
            "gelu", "convert", "as_operand", "clone", "clamp", "half_as_float32"]
 
 
@@ -80,14 +80,14 @@ def _binary(fn: type, op: str, a: Any, b: Any) -> Tensor:
     Python number does not widen a tensor's dtype within its category (int32 + tensor(5) is
     int32; uint8 + tensor(10) wraps). Two floating tensors of the same kind (both with
     dimensions, or both 0-d) and different dtypes are refused by Function.apply."""
-    if not isinstance(a, Tensor) and not _is_number(a):
-        a = as_operand(a, b)
-    if not isinstance(b, Tensor) and not _is_number(b):
-        b = as_operand(b, a)
     if (isinstance(a, Tensor) and isinstance(b, Tensor) and a._data.dtype == b._data.dtype
             and (fn is not Div or is_floating(a._data.dtype))):
         pass                                 # the common case: nothing to promote
     else:
+        if not isinstance(a, Tensor) and not _is_number(a):
+            a = as_operand(a, b)
+        if not isinstance(b, Tensor) and not _is_number(b):
+            b = as_operand(b, a)
         target = result_type(a, b)
         if fn is Div and not is_floating(target):   # 7 / 2 on integer tensors: float32, as torch
             target = np.dtype(np.float32)
@@ -369,6 +369,28 @@ def mul(a: Any, b: Any) -> Tensor:
 
 def div(a: Any, b: Any) -> Tensor:
     return _binary(Div, "div", a, b)
+
+
+def binary_operator(fn: type, function: Any) -> Any:
+    """The Tensor operator of a binary op (``a * b`` is ``binary_operator(Mul, mul)``).
+
+    Operators run on every step of every model, so the common case, two tensors of one
+    floating dtype, goes straight to ``fn.apply`` (one Python frame instead of three); any
+    other operand (a number, an integer or bool tensor, mixed dtypes) takes ``function`` (the
+    op's public function), with its promotion rules and checks. A ValueError (shapes that do
+    not broadcast) is raised again through ``function``, which says which shapes and what to
+    change."""
+    def operator(a: Tensor, b: Any) -> Tensor:
+        if isinstance(b, Tensor):
+            dtype = a._data.dtype
+            if b._data.dtype is dtype and dtype.kind == "f":
+                try:
+                    return fn.apply(a, b)
+                except ValueError:
+                    pass
+        return function(a, b)
+    operator.__name__ = operator.__qualname__ = f"__{function.__name__}__"
+    return operator
 
 
 def neg(x: Tensor) -> Tensor:

@@ -3,7 +3,7 @@ logical_and/or/xor/not, isclose, count_nonzero, nonzero, argsort, any, all, nume
 
 None of these is differentiable (their results are bools or indices, piecewise constant in
 the input), so they compute on the arrays and return tensors that need no gradient, like the
-operators ``==``, ``<``, ... of tensor.py.
+operators ``==``, ``<``, ... of tensor/conversion.py.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """More pointwise functions: sigmoid, abs, rsqrt, log2, log10 and the activations
-leaky_relu, silu and softplus (docs/derivations.md#more-pointwise-functions).
+leaky_relu, silu and softplus (docs/derivations.md#pointwise-functions).
 
 Each output element depends on one input element, so every backward is ``g * f'(x)``
 (docs/derivations.md#elementwise). The sigmoid is computed without overflow for any x, and

@@ -24,7 +24,7 @@ import numpy as np
 from ..autograd import is_grad_enabled
 from ..tensor import Tensor, normalize_dtype
 
-__all__ = ["with_torch_keywords", "write_out"]
+__all__ = ["with_torch_keywords", "write_out", "unwrapped"]
 
 
 def write_out(name: str, out: Any, result: Any) -> Any:
@@ -85,6 +85,8 @@ def with_torch_keywords(fn: Callable, input: bool = False, other: bool = False, 
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
+        if not kwargs:                      # positional only: nothing to rename or add
+            return fn(*args)
         for torch_name, own_name in rename.items():
             if torch_name in kwargs:
                 if own_name in kwargs:
@@ -109,6 +111,12 @@ def with_torch_keywords(fn: Callable, input: bool = False, other: bool = False, 
     if signature is not None:
         call.__signature__ = signature
     return call
+
+
+def unwrapped(fn: Callable) -> Callable:
+    """The function ``with_torch_keywords`` wrapped (``fn`` itself if it is not a wrapper):
+    what the Tensor operators call, since ``a * b`` never passes keywords."""
+    return getattr(fn, "__wrapped__", fn)
 
 
 def _cast_first(args: tuple, kwargs: Dict[str, Any], name: Any, dtype: Any) -> Any:

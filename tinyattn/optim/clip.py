@@ -1,94 +1,9 @@
-"""``clip_grad_norm_``: rescale all gradients together so their global norm is at most max_norm;
-``clip_grad_value_``: clamp each gradient element to [-clip_value, clip_value].
-
-With the gradients of every parameter seen as one long vector g (see docs/optim.md#clipping)::
-
-    total = ||g||_p = (sum_i |g_i|^p)^(1/p)          (max_i |g_i| when p = inf)
-    g    <- g * min(1, max_norm / (total + 1e-6))
-
-The gradient keeps its direction; only its length is capped. Under SGD that caps the update;
-Adam's update does not scale with the gradient, so there clipping mainly keeps one spike out of
-Adam's moments (docs/optim.md#clipping). As in PyTorch, the scale is applied unconditionally
-(it is exactly 1 when nothing needs clipping), so no decision is taken on the host; only the
-returned norm is copied to the host, once.
-"""
+"""``tinyattn.optim.clip_grad_norm_`` and ``clip_grad_value_``: the functions of
+``tinyattn.nn.utils.clip_grad`` (PyTorch's home for them, ``torch.nn.utils``), under the
+name the optimisers' docs use (docs/optim.md#clipping). They live in nn/ because they act
+on parameters only; optim sits above nn in the layers (docs/architecture.md)."""
 from __future__ import annotations
 
-import functools
-import math
-import numbers
-from typing import Any, Iterable, Union
-
-import numpy as np
-
-from .. import backend
-from ..tensor import Tensor
+from ..nn.utils.clip_grad import clip_grad_norm_, clip_grad_value_
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_"]
-
-
-def clip_grad_norm_(parameters: Union[Tensor, Iterable[Tensor]], max_norm: float,
-                    norm_type: float = 2.0, error_if_nonfinite: bool = False) -> Tensor:
-    """Scale the gradients of ``parameters`` in place so that their global norm is at most
-    ``max_norm``; return the global norm before clipping as a 0-d tensor on the gradients'
-    device, as PyTorch does (``norm.item()`` or ``float(norm)`` reads it on the host).
-
-    Args:
-        parameters: a Tensor or an iterable of Tensors (``model.parameters()``); those whose
-            ``.grad`` is None are skipped.
-        max_norm: the largest norm allowed (> 0).
-        norm_type: p of the p-norm (> 0), or ``float("inf")`` for the largest absolute value.
-        error_if_nonfinite: raise a RuntimeError instead of scaling when the norm is NaN or
-            infinite (costs one extra device-to-host read).
-    """
-    if isinstance(parameters, Tensor):
-        parameters = [parameters]
-    for name, value in (("max_norm", max_norm), ("norm_type", norm_type)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise TypeError(f"{name} must be a real number, got {value!r}")
-    max_norm, norm_type = float(max_norm), float(norm_type)
-    if not max_norm > 0 or math.isinf(max_norm):
-        raise ValueError(f"max_norm must be a positive finite number, got {max_norm}: it is "
-                         f"the largest global gradient norm allowed (1.0 is a common choice)")
-    if not norm_type > 0:
-        raise ValueError(f"norm_type must be > 0 or float('inf'), got {norm_type}")
-    grads = [p.grad._data for p in parameters if p.grad is not None]
-    if not grads:
-        return Tensor._wrap(np.zeros((), dtype=np.float32))
-    xp = backend.get_array_module(grads[0])
-    # float16 squares overflow above 256: the norm is taken in float32 (as torch accumulates)
-    wide = [g.astype(xp.float32) if g.dtype == xp.float16 else g for g in grads]
-    if math.isinf(norm_type):
-        maxima = [xp.max(xp.abs(g)) for g in wide if g.size > 0]
-        total = functools.reduce(xp.maximum, maxima) if maxima else xp.zeros((), wide[0].dtype)
-    elif norm_type == 2.0:
-        total = xp.sqrt(sum(xp.sum(g * g) for g in wide))
-    else:
-        total = sum(xp.sum(xp.abs(g) ** norm_type) for g in wide) ** (1.0 / norm_type)
-    if error_if_nonfinite and not bool(backend.to_host(xp.isfinite(total))):
-        raise RuntimeError(f"the total norm of order {norm_type} of the gradients is "
-                           f"non-finite ({float(backend.to_host(total))}), so it cannot be "
-                           f"clipped; look for the NaN/Inf with tinyattn.detect_anomaly()")
-    scale = xp.minimum(max_norm / (total + 1e-6), 1.0)  # a 0-d array, stays on the device
-    for g in grads:
-        g *= scale
-    return Tensor._wrap(xp.asarray(total))
-
-
-def clip_grad_value_(parameters: Union[Tensor, Iterable[Tensor]], clip_value: float,
-                     foreach: Any = None) -> None:
-    """Clamp every gradient element of ``parameters`` into [-clip_value, clip_value] in place
-    (``torch.nn.utils.clip_grad_value_``). Unlike clip_grad_norm_, this changes the direction
-    of the update. Parameters whose ``.grad`` is None are skipped."""
-    if isinstance(parameters, Tensor):
-        parameters = [parameters]
-    if isinstance(clip_value, bool) or not isinstance(clip_value, numbers.Real):
-        raise TypeError(f"clip_value must be a real number, got {clip_value!r}")
-    clip_value = float(clip_value)
-    if not clip_value >= 0:
-        raise ValueError(f"clip_value must be >= 0, got {clip_value}")
-    for p in parameters:
-        if p.grad is not None:
-            xp = backend.get_array_module(p.grad._data)
-            xp.clip(p.grad._data, -clip_value, clip_value, out=p.grad._data)
-            p.grad._bump_version()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import bisect
 from typing import Any, Dict, List, Optional, Sequence
 
-from .lr_scheduler import LRScheduler, _check_int, _check_real
+from .lr_scheduler_base import LRScheduler, _check_int, _check_real
 from .optimizer import Optimizer
 
 __all__ = ["ConstantLR", "PolynomialLR", "SequentialLR", "ChainedScheduler"]
@@ -75,7 +75,7 @@ class PolynomialLR(LRScheduler):
 def _check_schedulers(owner: str, schedulers: Sequence[Any],
                       optimizer: Optional[Optimizer]) -> List[LRScheduler]:
     """The schedulers as a list, all tinyattn schedulers of one optimizer, none a plateau."""
-    from .lr_scheduler_extra import ReduceLROnPlateau
+    from .lr_scheduler_onecycle_plateau import ReduceLROnPlateau
     schedulers = list(schedulers)
     if not schedulers:
         raise ValueError(f"{owner} expects at least one scheduler, but got none")

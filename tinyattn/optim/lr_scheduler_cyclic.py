@@ -9,8 +9,8 @@ import numbers
 import types
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
-from .lr_scheduler import LRScheduler, _check_int, _check_real
-from .lr_scheduler_extra import _per_group
+from .lr_scheduler_base import LRScheduler, _check_int, _check_real
+from .lr_scheduler_onecycle_plateau import _per_group
 from .optimizer import Optimizer
 
 __all__ = ["CosineAnnealingWarmRestarts", "CyclicLR"]

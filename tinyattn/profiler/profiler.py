@@ -247,7 +247,7 @@ class profile:  # noqa: N801 - PyTorch's name
     def _stop_recording(self) -> None:
         global _active
         self._end_step_event()
-        if self._timer is not None and autograd._op_observer is self._timer:
+        if self._timer is not None and autograd.function._op_observer is self._timer:
             autograd.set_op_observer(self._timer.below)
         self._timer = None
         _active = None

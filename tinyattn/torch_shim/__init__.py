@@ -10,7 +10,7 @@ tinyattn imports it except the command line. docs/pytorch.md explains what it ma
 """
 from __future__ import annotations
 
-from .extras import Size, device
+from .shim_names import Size, device
 from .finder import exposed_names, install, installed, uninstall
 from .missing import MissingTorchAttribute, MissingTorchFeature, MissingTorchModule
 from .names import ECOSYSTEM, MODULES

@@ -62,8 +62,8 @@ class TorchModule(types.ModuleType):
         spec = self._spec
         if full in MODULES:
             return importlib.import_module(full)
-        if name in spec.extras:
-            return spec.extras[name]
+        if name in spec.shim_names:
+            return spec.shim_names[name]
         if name in spec.refused:
             raise MissingTorchAttribute(full, spec.refused[name])
         if spec.source is not None and name not in spec.hidden and not name.startswith("_"):
@@ -79,7 +79,7 @@ class TorchModule(types.ModuleType):
 def exposed_names(module: str) -> List[str]:
     """Every name ``module`` (a key of MODULES) answers without an error."""
     spec = MODULES[module]
-    names = set(spec.extras)
+    names = set(spec.shim_names)
     names |= {key[len(module) + 1:] for key in MODULES
               if key.startswith(module + ".") and "." not in key[len(module) + 1:]}
     if spec.source is not None:

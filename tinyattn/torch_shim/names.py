@@ -1,8 +1,8 @@
 """The map from PyTorch's modules to tinyattn's: one row per torch module the runner provides.
 
 A torch module's names are, in this order of precedence: its sub-modules in this table
-(``torch.nn`` -> ``torch.nn.functional``), its ``extras`` (torch names implemented by the shim,
-extras.py), its ``refused`` names (a clear error with the reason), and the public names
+(``torch.nn`` -> ``torch.nn.functional``), its ``shim_names`` (torch names implemented by the shim,
+shim_names.py), its ``refused`` names (a clear error with the reason), and the public names
 (``__all__``) of its tinyattn ``source`` module, except the ``hidden`` ones: tinyattn names
 that PyTorch does not have under that module (tests/test_torch_runner.py checks, with torch
 installed, that every name exposed here exists in torch). Any other name is an error that
@@ -16,7 +16,7 @@ from typing import Any, Dict, FrozenSet, NamedTuple, Optional
 from .. import kernels
 from ..nn import Parameter
 from ..utils import data as _data
-from . import extras
+from . import shim_names
 
 __all__ = ["ModuleSpec", "MODULES", "ECOSYSTEM"]
 
@@ -24,7 +24,7 @@ __all__ = ["ModuleSpec", "MODULES", "ECOSYSTEM"]
 class ModuleSpec(NamedTuple):
     source: Optional[str]                    # the tinyattn module that provides the names
     hidden: FrozenSet[str] = frozenset()     # tinyattn names torch lacks here: not exposed
-    extras: Dict[str, Any] = {}              # names the shim itself provides
+    shim_names: Dict[str, Any] = {}              # names the shim itself provides
     refused: Dict[str, str] = {}             # names refused with a reason
 
 
@@ -33,6 +33,7 @@ _TOP_HIDDEN = frozenset({
     "SavedDataWriteError", "CheckpointError", "backend", "cuda_is_available", "bool_", "viz",
     "functional", "ops",    # torch.functional and torch.ops exist but are other things
     "get_printoptions", "get_default_device", "testing",   # testing: a module of MODULES
+    "models",               # tinyattn.models (pretrained BERT, GPT-2): no torch.models
 })
 
 _NN_HIDDEN = frozenset({
@@ -59,7 +60,7 @@ _DATALOADER_NAMES = {name: getattr(_data, name) for name in ("DataLoader", "defa
                      if hasattr(_data, name)}
 
 MODULES: Dict[str, ModuleSpec] = {
-    "torch": ModuleSpec("tinyattn", _TOP_HIDDEN, extras.TORCH_EXTRAS, _TOP_REFUSED),
+    "torch": ModuleSpec("tinyattn", _TOP_HIDDEN, shim_names.TORCH_SHIM_NAMES, _TOP_REFUSED),
     "torch.nn": ModuleSpec("tinyattn.nn", _NN_HIDDEN),
     "torch.nn.functional": ModuleSpec("tinyattn.functional",
                                       frozenset({"masked_fill", "where", "rope",
@@ -67,7 +68,7 @@ MODULES: Dict[str, ModuleSpec] = {
     "torch.nn.init": ModuleSpec("tinyattn.nn.init"),
     "torch.nn.utils": ModuleSpec("tinyattn.nn.utils"),
     "torch.nn.utils.rnn": ModuleSpec("tinyattn.nn.utils.rnn"),
-    "torch.nn.parameter": ModuleSpec(None, extras={"Parameter": Parameter}),
+    "torch.nn.parameter": ModuleSpec(None, shim_names={"Parameter": Parameter}),
     "torch.optim": ModuleSpec("tinyattn.optim", _SCHEDULERS | {
         "LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "LinearLR",
         "CosineAnnealingLR", "OneCycleLR", "ReduceLROnPlateau",   # torch.optim.lr_scheduler.*
@@ -78,26 +79,26 @@ MODULES: Dict[str, ModuleSpec] = {
     "torch.autograd": ModuleSpec("tinyattn.autograd", frozenset({
         "FunctionCtx", "VersionCounter", "is_grad_enabled", "run_backward", "unbroadcast",
         "set_backward_hook", "set_current_module", "register_hook", "RemovableHandle"}),
-        extras.AUTOGRAD_EXTRAS),
+        shim_names.AUTOGRAD_SHIM_NAMES),
     "torch.utils": ModuleSpec(None),
     "torch.utils.data": ModuleSpec("tinyattn.utils.data"),
-    "torch.utils.data.dataloader": ModuleSpec(None, extras=_DATALOADER_NAMES),
+    "torch.utils.data.dataloader": ModuleSpec(None, shim_names=_DATALOADER_NAMES),
     "torch.testing": ModuleSpec("tinyattn.testing", frozenset({"default_tolerances"})),
-    "torch.cuda": ModuleSpec(None, extras=extras.CUDA_EXTRAS),
-    "torch.accelerator": ModuleSpec(None, extras=extras.ACCELERATOR_EXTRAS),
+    "torch.cuda": ModuleSpec(None, shim_names=shim_names.CUDA_SHIM_NAMES),
+    "torch.accelerator": ModuleSpec(None, shim_names=shim_names.ACCELERATOR_SHIM_NAMES),
     "torch.backends": ModuleSpec(None),
-    "torch.backends.mps": ModuleSpec(None, extras=extras.MPS_EXTRAS),
-    "torch.backends.cudnn": ModuleSpec(None, extras=extras.CUDNN_EXTRAS),
-    "torch.amp": ModuleSpec(None, extras=extras.AMP_EXTRAS),
-    "torch.cuda.amp": ModuleSpec(None, extras=extras.CUDA_AMP_EXTRAS),
+    "torch.backends.mps": ModuleSpec(None, shim_names=shim_names.MPS_SHIM_NAMES),
+    "torch.backends.cudnn": ModuleSpec(None, shim_names=shim_names.CUDNN_SHIM_NAMES),
+    "torch.amp": ModuleSpec(None, shim_names=shim_names.AMP_SHIM_NAMES),
+    "torch.cuda.amp": ModuleSpec(None, shim_names=shim_names.CUDA_AMP_SHIM_NAMES),
     "torch.cpu": ModuleSpec(None),
-    "torch.cpu.amp": ModuleSpec(None, extras=extras.CPU_AMP_EXTRAS),
+    "torch.cpu.amp": ModuleSpec(None, shim_names=shim_names.CPU_AMP_SHIM_NAMES),
     "torch.utils.checkpoint": ModuleSpec("tinyattn.utils.checkpoint"),
     "torch.profiler": ModuleSpec("tinyattn.profiler", frozenset({"LegacyProfile", "EventList",
                                                                  "FunctionEventAvg"})),
-    "torch.autograd.profiler": ModuleSpec(None, extras=extras.AUTOGRAD_PROFILER_EXTRAS),
-    "torch.backends.cuda": ModuleSpec(None, extras=extras.BACKENDS_CUDA_EXTRAS),
-    "torch.nn.attention": ModuleSpec(None, extras={"sdpa_kernel": kernels.sdpa_kernel,
+    "torch.autograd.profiler": ModuleSpec(None, shim_names=shim_names.AUTOGRAD_PROFILER_SHIM_NAMES),
+    "torch.backends.cuda": ModuleSpec(None, shim_names=shim_names.BACKENDS_CUDA_SHIM_NAMES),
+    "torch.nn.attention": ModuleSpec(None, shim_names={"sdpa_kernel": kernels.sdpa_kernel,
                                                    "SDPBackend": kernels.SDPBackend}),
     "torch.quantization": ModuleSpec("tinyattn.quantization", _QUANTIZATION_HIDDEN),
     "torch.ao": ModuleSpec(None),

@@ -14,7 +14,7 @@ from typing import Any, Dict
 
 from .. import printing
 from ..tensor import Tensor
-from .extras import device, torch_dtype
+from .shim_names import device, torch_dtype
 from .missing import MissingTorchAttribute
 
 __all__ = ["apply", "restore"]
@@ -38,7 +38,7 @@ def _torch_device(self: Tensor) -> device:
 
 
 def _torch_dtype_of(self: Tensor) -> Any:
-    """``x.dtype`` prints as ``torch.float32``; it still reads as NumPy's (extras.dtype)."""
+    """``x.dtype`` prints as ``torch.float32``; it still reads as NumPy's (shim_names.dtype)."""
     return torch_dtype(self._data.dtype)
 
 

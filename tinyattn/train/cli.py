@@ -8,7 +8,7 @@ import sys
 from typing import List, Optional
 
 from .. import backend
-from ..cli import int_at_least, quiet_on_broken_pipe
+from ..console import int_at_least, quiet_on_broken_pipe
 from .config import DEFAULT_BLOCK_SIZE, MAX_CHARS_CONTEXT, ConfigError, default_warmup
 from .loop import (Aborted, CheckpointError, OutputError, TrainConfig, TrainingDiverged,
                    train)

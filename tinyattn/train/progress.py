@@ -70,9 +70,9 @@ class ProgressBar:
         elapsed = now - self.start_time
         rate = (self.step - self.start_step) / elapsed if elapsed > 0 else 0.0
         eta = (self.total - self.step) / rate if rate > 0 else 0.0
-        extras = "  ".join(f"{k} {v}" for k, v in self.fields.items())
+        fields = "  ".join(f"{k} {v}" for k, v in self.fields.items())
         line = (f"{self.desc} [{'#' * filled}{'.' * (self.width - filled)}] "
-                f"{self.step}/{self.total} {elapsed:.0f}s<{eta:.0f}s {rate:.1f} it/s  {extras}")
+                f"{self.step}/{self.total} {elapsed:.0f}s<{eta:.0f}s {rate:.1f} it/s  {fields}")
         self._emit("\r" + line + "\033[K" if self.interactive else line + "\n")
         self.drawn = (self.step, dict(self.fields))
 

@@ -10,7 +10,7 @@
     draw_graph(loss, "graph.png", params=model)  # after backward: with gradient norms
     explore(loss, "graph.html", params=model)    # a page to click through, backward stepper
 
-This package reads the autograd structures (tinyattn/autograd.py) and sits just above the
+This package reads the autograd structures (tinyattn/autograd/) and sits just above the
 tensor layer; nothing below imports it. ``draw_graph`` needs matplotlib (the ``viz`` extra);
 ``trace_backward`` and ``build_graph`` need nothing more than tinyattn. See docs/see_it.md.
 """

@@ -11,7 +11,7 @@ The page holds everything inline (no CDN, no server). The graph is embedded as J
 ``<script type="application/json" id="tinyattn-graph">`` in the format ``graph_data``
 returns and docs/see_it.md#the-explorer-page-format documents; tests and other tools read it.
 
-How it learns what it shows: the graph is the Function graph of tinyattn/autograd.py (each
+How it learns what it shows: the graph is the Function graph of tinyattn/autograd/ (each
 Function's ``inputs``, ``parents``, and ``module``, the nn.Module whose forward made it).
 The backward is run once more by ``tinyattn.autograd.grad`` with ``retain_graph=True``,
 under ``autograd.set_backward_hook``, so the page records every gradient the engine sent

@@ -1,6 +1,6 @@
 """The computation graph of a tensor as plain data: nodes, edges and layers, for drawing.
 
-The autograd graph is a graph of Functions (tinyattn/autograd.py): ``t._ctx`` is the Function
+The autograd graph is a graph of Functions (tinyattn/autograd/): ``t._ctx`` is the Function
 that made ``t``; ``fn.inputs[i]`` is its i-th input tensor and ``fn.parents[i]`` the Function
 that made that input (None for a leaf: a parameter, data, a constant). ``build_graph`` walks
 it from the output back and returns one node per Function ("op"), per leaf that requires a

@@ -1,9 +1,9 @@
 """``tinyattn.nn.utils``: PyTorch's gradient clipping and parameter/vector helpers, and
 ``rnn.pad_sequence`` (batching sequences of different lengths).
 
-``clip_grad_norm_`` and ``clip_grad_value_`` are defined in ``tinyattn.optim.clip`` (next to
-the optimizers that use them; docs/optim.md#clipping) and re-exported here under PyTorch's path,
-``torch.nn.utils.clip_grad_norm_``.
+``clip_grad_norm_`` and ``clip_grad_value_`` are defined in ``clip_grad.py`` (PyTorch's path,
+``torch.nn.utils.clip_grad_norm_``); ``tinyattn.optim`` re-exports them next to the optimizers
+that use them (docs/optim.md#clipping).
 """
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Iterable
 
 from ...autograd import no_grad
 from ...ops import cat
-from ...optim.clip import clip_grad_norm_, clip_grad_value_
 from ...tensor import Tensor
 from . import rnn
+from .clip_grad import clip_grad_norm_, clip_grad_value_
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
            "vector_to_parameters", "rnn"]

@@ -1,0 +1,245 @@
+"""The backward engine: ``run_backward`` (behind ``tensor.backward()``) and ``grad``
+(``torch.autograd.grad``), readable top to bottom (docs/derivations.md#autograd).
+
+The engine sorts the Functions topologically with an explicit stack (a chain of 10,000 ops
+needs no recursion), then visits them from the output back to the leaves, summing the
+gradients that reach a Function along several paths and adding each leaf's share into
+``leaf.grad`` (under a lock, so backward passes in several threads add up exactly). Before a
+Function's backward runs, the versions of the arrays it saved are checked (function.py);
+after it, its saved arrays are freed unless ``retain_graph=True``.
+"""
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import function
+from .function import Function, _is_finite, _tensor_type
+from .grad_mode import _UNKNOWN_LINE, _anomaly_enabled, _state
+from .hooks import _run_hooks
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+
+__all__ = ["run_backward", "grad", "accumulate_grad", "refuse_create_graph"]
+
+_grad_lock = threading.Lock()      # leaf gradients are added under it (threads share leaves)
+
+
+def _topological_order(roots: Sequence[Function]) -> List[Function]:
+    """Functions reachable from ``roots``, every one after all the Functions it reads from."""
+    order: List[Function] = []
+    visited = set()
+    stack: List[Tuple[Function, bool]] = [(root, False) for root in reversed(roots)]
+    while stack:
+        fn, children_done = stack.pop()
+        if children_done:
+            order.append(fn)
+            continue
+        if id(fn) in visited:
+            continue
+        visited.add(id(fn))
+        stack.append((fn, True))
+        for parent, needed in zip(fn.parents, fn.needs_input_grad):
+            if parent is not None and needed and id(parent) not in visited:
+                stack.append((parent, False))
+    return order
+
+
+def _as_tuple(grads: Any) -> tuple:
+    return grads if isinstance(grads, tuple) else (grads,)
+
+
+def _as_array(grad: Any) -> Any:
+    """NumPy reductions return scalars (np.float32(...)): gradients are always arrays, so a
+    0-d parameter's ``.grad`` can be updated in place like any other."""
+    return np.asarray(grad) if isinstance(grad, np.generic) else grad
+
+
+def accumulate_grad(leaf: "Tensor", grad: Any) -> None:
+    """``leaf.grad += grad`` (or a copy of grad when there is none yet), thread-safely."""
+    with _grad_lock:
+        if leaf._grad is None:
+            # A copy, so two leaves never share one gradient array (in-place clipping or an
+            # optimizer writing into one must not change the other).
+            leaf._grad = _tensor_type()._wrap(grad.copy())
+        elif _writable(leaf._grad._data):
+            leaf._grad._data += grad
+            leaf._grad._bump_version()
+        else:       # a user-assigned read-only grad (expand()ed): a new sum, as torch does
+            leaf._grad = _tensor_type()._wrap(leaf._grad._data + grad)
+
+
+def _writable(array: Any) -> bool:
+    """False for read-only memory and for broadcast views (a stride of 0 repeats an element:
+    adding into it would add many times into one place)."""
+    if not getattr(array.flags, "writeable", True):
+        return False
+    return not any(step == 0 and n > 1 for step, n in zip(array.strides, array.shape))
+
+
+def run_backward(root: "Tensor", grad: Any, retain_graph: bool = False,
+                 capture: Optional[Dict[int, Any]] = None,
+                 captured_fns: Optional[Dict[int, int]] = None) -> None:
+    """Push ``grad`` (d loss / d root) back to every leaf that requires a gradient.
+
+    With ``capture`` (``{id(tensor): None}``), the gradients of those tensors are stored in
+    the dict instead of being added into ``.grad`` (for ``tinyattn.autograd.grad``);
+    ``captured_fns`` maps id(Function that made a captured non-leaf) -> id(that tensor)."""
+    _run_backward_from([(root, grad)], retain_graph, capture, captured_fns)
+
+
+def _run_backward_from(starts: Sequence[Tuple["Tensor", Any]], retain_graph: bool,
+                       capture: Optional[Dict[int, Any]],
+                       captured_fns: Optional[Dict[int, int]]) -> None:
+    """One backward pass from several (output, d loss / d output) pairs at once, so that
+    outputs sharing a graph send their gradients through it together (each Function runs
+    once, with the sum), as ``torch.autograd.grad([y, z], ...)`` does."""
+    grads: Dict[int, Any] = {}
+    held: Dict[int, Tuple["Tensor", Any]] = {}     # leaves with hooks: their summed gradient
+    roots: List[Function] = []
+    for root, grad in starts:
+        if root._ctx is None:
+            _deliver_or_hold(root, grad, capture, held)
+            continue
+        key = id(root._ctx)
+        if key not in grads:
+            roots.append(root._ctx)
+        grads[key] = grad if key not in grads else grads[key] + grad
+    if roots:
+        _run_functions(roots, grads, held, retain_graph, capture, captured_fns or {})
+    for leaf, grad in held.values():       # a leaf's hooks see its whole gradient, once
+        _deliver(leaf, _run_hooks(leaf._hooks, grad), capture)
+
+
+def _run_functions(roots: List[Function], grads: Dict[int, Any],
+                   held: Dict[int, Tuple["Tensor", Any]], retain_graph: bool,
+                   capture: Optional[Dict[int, Any]], captured_fns: Dict[int, int]) -> None:
+    """Visit the Functions from the outputs back to the leaves (the body of the engine)."""
+    order = _topological_order(roots)
+    leading = None if capture is None else _leading_to_captured(order, capture, captured_fns)
+    anomaly = _anomaly_enabled()
+    hook = _state.backward_hook
+    for fn in reversed(order):
+        fn_grad = grads.pop(id(fn), None)
+        if fn_grad is None:
+            continue
+        if leading is not None and id(fn) not in leading and id(fn) not in captured_fns:
+            continue                # autograd.grad: nothing asked for lies at or below it
+        if fn._hooks:
+            fn_grad = _run_hooks(fn._hooks, fn_grad)
+        if fn._retained is not None:
+            output = fn._retained()
+            if output is not None and output._ctx is fn:
+                accumulate_grad(output, fn_grad)
+        if id(fn) in captured_fns:
+            capture[captured_fns[id(fn)]] = fn_grad
+        if leading is not None and id(fn) not in leading:
+            continue                # no asked-for tensor lies below it: nothing to compute
+        if fn.saved is None:
+            raise RuntimeError(
+                f"trying to backward through the graph a second time (at "
+                f"{type(fn).__name__}): its saved arrays were freed by the first backward. "
+                f"Pass retain_graph=True to the first .backward() if you need to call it twice")
+        if fn._versions:
+            fn._check_versions()
+        observer = function._op_observer
+        if observer is None:
+            input_grads = _as_tuple(fn.backward(fn_grad))
+        else:                           # the profiler watches (set_op_observer)
+            input_grads = _as_tuple(observer.backward(fn, fn_grad))
+        if hook is not None:
+            hook(fn, fn_grad, input_grads)
+        if not retain_graph:
+            fn.saved = None
+        for t, parent, needed, g in zip(fn.inputs, fn.parents, fn.needs_input_grad,
+                                        input_grads):
+            if g is None or not needed:
+                continue
+            g = _as_array(g)
+            if g.shape != t.shape:
+                raise RuntimeError(
+                    f"internal error: {type(fn).__name__}.backward returned a gradient of "
+                    f"shape {g.shape} for an input of shape {t.shape}")
+            if anomaly and not _is_finite(g):
+                raise FloatingPointError(
+                    f"anomaly: the backward of {type(fn).__name__} produced NaN or Inf "
+                    f"(op created at {fn.created_at or _UNKNOWN_LINE})")
+            if parent is None:
+                _deliver_or_hold(t, g, capture, held)
+                continue
+            key = id(parent)
+            grads[key] = g if key not in grads else grads[key] + g
+
+
+def _deliver_or_hold(leaf: "Tensor", grad: Any, capture: Optional[Dict[int, Any]],
+                     held: Dict[int, Tuple["Tensor", Any]]) -> None:
+    """Deliver a leaf's gradient now, or, when the leaf has hooks, add it to ``held`` so its
+    hooks run once on the sum of every path's share (as PyTorch's do)."""
+    if not leaf._hooks or (capture is not None and id(leaf) not in capture):
+        _deliver(leaf, grad, capture)     # autograd.grad() skips leaves it was not asked for
+        return
+    key = id(leaf)
+    held[key] = (leaf, grad if key not in held else held[key][1] + grad)
+
+
+def _leading_to_captured(order: Sequence[Function], capture: Dict[int, Any],
+                         captured_fns: Dict[int, int]) -> set:
+    """ids of the Functions whose backward reaches a tensor ``autograd.grad`` asked for. As
+    in PyTorch's engine, only these run, and a retain_grad() output is filled when its
+    Function runs (or is itself asked for). ``order`` lists producers first."""
+    leading: set = set()
+    for fn in order:
+        for t, parent, needed in zip(fn.inputs, fn.parents, fn.needs_input_grad):
+            if needed and (id(t) in capture if parent is None
+                           else id(parent) in leading or id(parent) in captured_fns):
+                leading.add(id(fn))
+                break
+    return leading
+
+
+def _deliver(leaf: "Tensor", grad: Any, capture: Optional[Dict[int, Any]]) -> None:
+    if capture is None:
+        accumulate_grad(leaf, grad)
+    elif id(leaf) in capture:
+        previous = capture[id(leaf)]
+        capture[id(leaf)] = grad if previous is None else previous + grad
+
+
+def refuse_create_graph(create_graph: bool) -> None:
+    if create_graph:
+        raise NotImplementedError(
+            "create_graph=True (gradients of gradients) is not supported by tinyattn: each "
+            "backward is hand-written on arrays and records no graph of its own. Compute "
+            "second derivatives by finite differences of autograd.grad, or in PyTorch")
+
+
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: Optional[bool] = None,
+         create_graph: bool = False, allow_unused: bool = False) -> Tuple[Any, ...]:
+    """``torch.autograd.grad``: the gradients of ``outputs`` with respect to ``inputs``,
+    returned as Tensors instead of being added into ``.grad``."""
+    refuse_create_graph(create_graph)
+    tensor_type = _tensor_type()
+    outputs = [outputs] if isinstance(outputs, tensor_type) else list(outputs)
+    single = isinstance(inputs, tensor_type)
+    inputs = [inputs] if single else list(inputs)
+    if grad_outputs is None or isinstance(grad_outputs, tensor_type):
+        grad_outputs = [grad_outputs] * len(outputs)
+    capture: Dict[int, Any] = {id(t): None for t in inputs}
+    captured_fns = {id(t._ctx): id(t) for t in inputs if t._ctx is not None}
+    if len(grad_outputs) != len(outputs):
+        raise ValueError(f"grad_outputs has {len(grad_outputs)} entries for {len(outputs)} "
+                         f"outputs; give one per output (None for a one-element output)")
+    starts = [(out, out._initial_grad(g)) for out, g in zip(outputs, grad_outputs)]
+    _run_backward_from(starts, bool(retain_graph), capture, captured_fns)
+    results = []
+    for i, t in enumerate(inputs):
+        g = capture[id(t)]
+        if g is None and not allow_unused:
+            raise RuntimeError(f"input {i} (shape {t.shape}) was not used to compute the "
+                               f"outputs (or does not require grad); pass allow_unused=True "
+                               f"to get None for it")
+        results.append(None if g is None else tensor_type._wrap(g))
+    return tuple(results)

@@ -1,0 +1,339 @@
+"""``Function``: the base class of every op, and what ``Function.apply`` checks.
+
+An op is a ``Function`` subclass with ``forward`` (arrays in, array out) and ``backward``
+(the gradient of the output in, one gradient per input out), written a few lines apart.
+``Function.apply`` runs ``forward`` on the arrays of its ``Tensor`` inputs and, when any input
+requires a gradient, links the output to the ``Function`` instance. Each ``Function`` remembers
+the ``Function`` that made each of its inputs (``parents``), fixed at the moment it ran: the
+graph is a graph of Functions, so an in-place op that later gives a tensor a new history
+cannot rewire what was recorded before it.
+
+Version counters: every in-place change of a tensor's data (``x.add_(1)``, ``x[0] = 2``,
+``with no_grad(): w -= lr * w.grad``) adds one to its version. When an op saves an input's (or
+its output's) array for backward, it notes that version; if the backward finds a different one,
+the array it needs was overwritten and the gradient would be wrong, so it raises instead
+(PyTorch's "modified by an inplace operation").
+
+Three slots let higher layers watch or redirect ops without autograd importing them; each
+costs one read per op while empty: ``dispatch_hook`` (tinyattn.amp's autocast),
+``_op_observer`` (``set_op_observer``: the profiler, checkpointing) and
+``_pytorch_style_apply`` (filled by pytorch_function.py, which builds on ``Function``).
+"""
+from __future__ import annotations
+
+import inspect
+import operator
+import weakref
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .. import backend
+from ..precision import is_floating
+from .grad_mode import _state, _user_frame
+
+if TYPE_CHECKING:  # only for annotations; the tensor package imports this one, not the reverse
+    from ..tensor import Tensor
+
+__all__ = ["Function", "VersionCounter", "unbroadcast", "set_op_observer"]
+
+_tensor_class: Any = None  # tinyattn.tensor.Tensor, imported on first use (see _tensor_type)
+_new_tensor = object.__new__               # a Tensor without __init__: apply sets its fields
+_data_of = operator.attrgetter("_data")    # map() with these runs in C: no frame per input
+_requires_grad_of = operator.attrgetter("_requires_grad")
+_ctx_of = operator.attrgetter("_ctx")
+# tinyattn.amp's dispatch hook (autocast, float32 compute of half dtypes), None when neither
+# is in use: hook(cls, inputs, options) returns the output, or None to run the op as it is.
+dispatch_hook: Any = None
+# PyTorch-style Functions (static forward(ctx, ...)) are run by pytorch_function.py, which
+# subclasses Function and so is imported after this module; it fills this slot.
+_pytorch_style_apply: Any = None
+
+
+class VersionCounter:
+    """How many times a tensor's data was changed in place. Views of a tensor (reshape,
+    permute, basic indexing, detach) share their base's counter, as they share its memory.
+    ``savers`` holds weak references to the Functions that saved that memory for backward
+    (so ``.data`` of the base and of every view is read-only while one is pending)."""
+
+    __slots__ = ("value", "savers", "prune_at")
+
+    def __init__(self) -> None:
+        self.value = 0
+        self.savers: Optional[List[Any]] = None
+        self.prune_at = 32         # prune() when savers grows this long
+
+    def add_saver(self, fn_ref: Any) -> None:
+        """Add a weak reference to a Function that saved this memory for its backward."""
+        if self.savers is None:
+            self.savers = [fn_ref]
+            return
+        if len(self.savers) >= self.prune_at:
+            self.prune()
+        self.savers.append(fn_ref)
+
+    def prune(self) -> None:
+        """Drop the references to Functions that are gone. Run whenever the list doubles, so
+        a parameter used by every step of a long training loop holds a list as long as its
+        live savers, not one entry for every op that ever read it."""
+        savers = self.savers
+        savers[:] = [ref for ref in savers if ref() is not None]
+        self.prune_at = max(32, 2 * len(savers))
+
+
+def _tensor_type() -> Any:
+    """``Tensor``, imported once: the tensor package imports this one, so a top-level import here
+    would be circular, and an import statement inside ``apply`` costs a microsecond per op."""
+    global _tensor_class
+    if _tensor_class is None:
+        from ..tensor import Tensor  # noqa: PLC0415 - same layer; avoids an import cycle
+        _tensor_class = Tensor
+    return _tensor_class
+
+
+def _is_finite(array: Any) -> bool:
+    xp = backend.get_array_module(array)
+    if not is_floating(array.dtype):
+        return True
+    return bool(xp.isfinite(array).all())
+
+
+def unbroadcast(grad: Any, shape: Tuple[int, ...]) -> Any:
+    """Sum ``grad`` down to ``shape``: the backward of NumPy broadcasting.
+
+    Broadcasting copies an input along new leading axes and along axes of size 1; the copies
+    each pass their gradient back, so the input's gradient is the sum over those axes.
+    """
+    if grad.shape == tuple(shape):
+        return grad
+    extra = grad.ndim - len(shape)
+    if extra > 0:
+        grad = grad.sum(axis=tuple(range(extra)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    if axes:
+        grad = grad.sum(axis=axes, keepdims=True)
+    return grad
+
+
+def _is_static(cls: type, name: str) -> bool:
+    return isinstance(inspect.getattr_static(cls, name, None), staticmethod)
+
+
+class Function:
+    """Base class of every differentiable op.
+
+    tinyattn's own style: subclasses implement ``forward(self, *arrays, **options) -> array``
+    and ``backward(self, grad) -> gradient or tuple of gradients`` (``None`` for an input that
+    needs none; ``self.needs_input_grad[i]`` says which do). A backward never writes into
+    ``grad``: it may be a read-only broadcast view, or shared with another branch of the graph.
+    Keep what backward needs with ``self.save_for_backward(...)``; read it back as
+    ``self.saved``. ``self.recording`` tells forward whether its output joins a graph; when
+    it does not (no_grad, or no input needs a gradient) nothing is saved, and an op may take
+    a faster path to the same numbers. Ops whose output may share memory with their first
+    input (reshape, permute, basic indexing) set ``returns_view = True``.
+
+    PyTorch's style (``@staticmethod forward(ctx, ...)`` on Tensors, ``@staticmethod
+    backward(ctx, grad_output)``) is recognised and run by ``_apply_pytorch_style``.
+    """
+
+    inputs: Tuple["Tensor", ...] = ()
+    parents: Tuple[Optional["Function"], ...] = ()
+    needs_input_grad: Tuple[bool, ...] = ()
+    recording = False
+    saved: Optional[Tuple[Any, ...]] = ()
+    created_at: Optional[str] = None
+    returns_view = False
+    _versions: Sequence[Tuple[VersionCounter, int, int]] = ()  # (counter, version, input)
+    _retained: Any = None          # weakref to the output tensor when it called retain_grad()
+    _hooks: Optional[List[Any]] = None   # its output's register_hook() hooks
+    _pytorch_style = False
+    module: Any = None             # the nn.Module whose forward created it (tinyattn.viz.explore)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._pytorch_style = _is_static(cls, "forward")
+
+    def save_for_backward(self, *arrays: Any) -> None:
+        self.saved = arrays
+
+    def forward(self, *arrays: Any, **options: Any) -> Any:
+        raise NotImplementedError
+
+    def backward(self, grad: Any) -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *inputs: Any, **options: Any) -> Any:
+        """Run ``forward`` on the inputs' arrays and, when recording, link the output to the
+        graph. This runs for every op, so every check is one cheap test in the common case:
+        the inputs' agreement (one device, one floating dtype) is an identity test of their
+        array types and dtypes; the saved arrays' versions are noted by identity; autocast and
+        anomaly mode cost one read each when off. One- and two-input ops (nearly all) take
+        unrolled paths. benchmarks/cases/small_op.py times the whole path beside torch's."""
+        if dispatch_hook is not None:           # autocast / half dtypes: tinyattn/amp/
+            out = dispatch_hook(cls, inputs, options)
+            if out is not None:
+                return out
+        if _op_observer is not None:    # the profiler or checkpoint watches (set_op_observer)
+            return _op_observer.apply(cls, inputs, options)
+        if cls._pytorch_style:
+            return _pytorch_style_apply(cls, inputs, options)
+        fn = cls()
+        state = _state
+        if len(inputs) == 2:
+            a, b = inputs
+            x, y = a._data, b._data
+            if type(x) is not type(y) or (x.dtype is not y.dtype and x.dtype != y.dtype):
+                _check_inputs_agree(cls.__name__, inputs)
+            fn.needs_input_grad = (a._requires_grad, b._requires_grad)
+            fn.recording = track = state.grad_enabled and (a._requires_grad or b._requires_grad)
+            out_data = fn.forward(x, y, **options) if options else fn.forward(x, y)
+            parents = (a._ctx, b._ctx)
+        elif len(inputs) == 1:
+            a = inputs[0]
+            fn.needs_input_grad = (a._requires_grad,)
+            fn.recording = track = state.grad_enabled and a._requires_grad
+            out_data = fn.forward(a._data, **options) if options else fn.forward(a._data)
+            parents = (a._ctx,)
+        else:
+            if inputs:
+                _check_inputs_agree(cls.__name__, inputs)
+            fn.needs_input_grad = needs = tuple(map(_requires_grad_of, inputs))
+            fn.recording = track = state.grad_enabled and True in needs
+            out_data = fn.forward(*map(_data_of, inputs), **options)
+            parents = tuple(map(_ctx_of, inputs))
+        if isinstance(out_data, np.generic):  # NumPy reductions return scalars, not arrays
+            out_data = np.asarray(out_data)
+        out = _new_tensor(_tensor_class or _tensor_type())
+        out._data, out._requires_grad = out_data, track
+        if track:
+            fn.inputs = inputs
+            fn.parents = parents
+            fn.module = state.module    # the explorer's module recording: one read
+            out._ctx = fn
+            if fn.saved:
+                _note_saved(fn, inputs, out)
+        else:
+            fn.saved = None
+        if cls.returns_view and backend.may_share_memory(out_data, inputs[0]._data):
+            out._share_memory_with(inputs[0])
+        if state.anomaly:
+            fn.created_at = _user_frame()
+            if not _is_finite(out_data):
+                raise FloatingPointError(
+                    f"anomaly: the forward of {cls.__name__} produced NaN or Inf "
+                    f"(created at {fn.created_at})")
+        return out
+
+    # ------------------------------------------------------------ saved-data checks
+    def _check_versions(self) -> None:
+        """Raise if an array this op saved was changed in place since (see module doc)."""
+        for counter, expected, index in self._versions:
+            if counter.value != expected:
+                raise RuntimeError(_modified_message(self, index, counter.value, expected))
+
+    def _describe_input(self, index: int) -> str:
+        name = type(self).__name__
+        if index < 0:
+            return f"the output of {name}"
+        t = self.inputs[index]
+        return f"input {index} of {name} (a tensor of shape {t.shape}, {t.dtype})"
+
+
+def _note_saved(fn: Function, inputs: Sequence["Tensor"], out: "Tensor") -> None:
+    """Record the version of every input (and the output) whose array ``fn`` saved, and mark
+    those tensors as saved (``Tensor.data`` then hands out a read-only view). It runs for
+    every recorded op that saves anything, so it is written for speed: identity tests over
+    the few saved items (no set, no id() calls), one weak reference shared by all of them,
+    and nothing at all when only shapes were saved."""
+    saved = fn.saved
+    records: List[Any] = []
+    index = 0
+    for t in inputs:
+        data = t._data
+        for item in saved:
+            if item is data:
+                if not records:
+                    me = weakref.ref(fn)
+                counter = t._vc
+                if counter is None:
+                    counter = t._vc = VersionCounter()
+                savers = counter.savers
+                if savers is None:
+                    counter.savers = [me]
+                elif len(savers) < counter.prune_at:
+                    savers.append(me)
+                else:
+                    counter.add_saver(me)       # prunes the dead references first
+                records.append((counter, counter.value, index))
+                break
+        index += 1
+    data = out._data
+    for item in saved:
+        if item is data:
+            records.append((out._mark_saved_by(me if records else weakref.ref(fn)), 0, -1))
+            break
+    if records:
+        fn._versions = records
+
+
+def _modified_message(fn: Function, index: int, now: int, expected: int) -> str:
+    where = f" (op created at {fn.created_at})" if fn.created_at else ""
+    return (f"one of the arrays needed for gradient computation has been modified by an "
+            f"inplace operation: {fn._describe_input(index)} is at version {now}; expected "
+            f"version {expected} instead{where}. The backward of {type(fn).__name__} needs "
+            f"that array as it was during the forward. Change a copy instead (x = x + 1 "
+            f"rather than x += 1, or x.clone()), or run the in-place update after backward(); "
+            f"tinyattn.detect_anomaly() records where each op was created")
+
+
+def _check_inputs_agree(op: str, inputs: Tuple["Tensor", ...]) -> None:
+    """Raise unless the inputs share one device and their floating dtypes agree.
+
+    The common case is decided in one pass: one array type (np.ndarray, cupy.ndarray, ...)
+    means one device, and one dtype means nothing to mix. Anything else gets the full checks.
+    """
+    first = inputs[0]._data
+    kind, dtype = type(first), first.dtype
+    for t in inputs:
+        if type(t._data) is not kind or t._data.dtype != dtype:
+            break
+    else:
+        return
+    _check_same_device(op, inputs)
+    _check_same_float_dtype(op, inputs)
+
+
+def _check_same_device(op: str, inputs: Sequence["Tensor"]) -> None:
+    devices = {t.device for t in inputs}
+    if len(devices) > 1:
+        names = " and ".join(sorted(devices))
+        raise RuntimeError(
+            f"{op}: inputs are on different devices ({names}); move them to one device "
+            f"with .to('cpu') or .to('cuda') first")
+
+
+def _check_same_float_dtype(op: str, inputs: Sequence["Tensor"]) -> None:
+    dtypes = {t.dtype for t in inputs if is_floating(t.dtype)}  # kind "f": a floating dtype
+    if len(dtypes) > 1:
+        names = " and ".join(sorted(str(d) for d in dtypes))
+        raise TypeError(
+            f"{op}: inputs mix floating dtypes ({names}); tinyattn never upcasts silently. "
+            f"Convert one side with .float() or .double() (or .to(dtype)) first")
+
+
+# ---------------------------------------------------------------- op observers
+# tinyattn.profiler (times every op) and tinyattn.utils.checkpoint (finds the tensors a segment
+# reads) watch ops through this one slot. When it is None, the usual case, Function.apply and
+# the engine pay one global read each.
+_op_observer: Any = None
+
+
+def set_op_observer(observer: Any) -> Any:
+    """Install ``observer`` (None: none) and return the one it replaces. While installed,
+    ``Function.apply`` calls ``observer.apply(cls, inputs, options)`` and the engine calls
+    ``observer.backward(fn, grad)`` instead of ``fn.backward(grad)``; an observer runs the op
+    itself by reinstalling the observer it replaced around ``cls.apply(*inputs, **options)``."""
+    global _op_observer
+    previous, _op_observer = _op_observer, observer
+    return previous

@@ -1,0 +1,39 @@
+"""The op table: one row per differentiable op, driving the tests and ``python -m tinyattn
+gradcheck``.
+
+A row (``OpSpec``, spec.py) names the op, the function under test (tensors in, tensor out), a
+NumPy/SciPy reference for its forward (arrays in, array out), and a maker of input cases over
+several shapes (broadcasting, masks, repeated indices). Floating inputs of a case are float64
+and require a gradient; integer and boolean inputs (ids, targets, masks) are passed through
+without one.
+
+The rows mirror tinyattn/ops/: the rows of the ops in ``ops/softmax.py`` are in
+``optable/softmax.py``, and so on (``cases.py`` holds the case makers and references that
+several of them share). Adding an op means adding a row to the module of its ops file: it is
+then checked like every other. ``OP_TABLE`` lists the modules in ``FAMILIES`` order, the order
+in which the ops are explained (arithmetic, reductions, shapes, matmul, softmax, masking,
+normalisation, losses, attention, then the rest of PyTorch's ops), each module's rows in the
+order written there.
+"""
+from __future__ import annotations
+
+from typing import List
+
+from . import (activations, attention, batch_norm, compare, division, dropout, einsum, elementwise,
+               embedding, grids, hyperbolic, indexing, inplace, interleave, inverse_trig, layout,
+               local_attention, loss, masking, matmul, nll, norm, normal_sample, pad, performer,
+               pointwise, pointwise_loss, powers, products, rearrange, reduce, robust_loss, rope,
+               rounding, scatter, scatter_reduce, shape, softmax, stats, tiled_attention, trig,
+               view_writes)
+from .spec import OpCase, OpSpec, make_inputs
+
+__all__ = ["OpCase", "OpSpec", "OP_TABLE", "make_inputs", "FAMILIES"]
+
+FAMILIES = [elementwise, powers, trig, reduce, shape, interleave, matmul, softmax, masking,
+            dropout, norm, embedding, loss, attention, tiled_attention, rope, inplace, pointwise,
+            division, rounding, rearrange, products, activations, stats, robust_loss, compare,
+            indexing, layout, pad, einsum, pointwise_loss, nll, hyperbolic, inverse_trig,
+            scatter_reduce, scatter, normal_sample, batch_norm, grids, local_attention, performer,
+            view_writes]
+
+OP_TABLE: List[OpSpec] = [row for family in FAMILIES for row in family.ROWS]

@@ -1,0 +1,203 @@
+"""The ``Tensor`` methods that convert or compare: ``numpy``, ``item``, ``to``, ``float``,
+``double``, ..., and the comparison and logic operators (``==``, ``<``, ``&``, ``~``), which
+record no graph. ``Tensor`` (core.py) inherits them from ``TensorConversions``.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
+import numpy as np
+
+from .. import backend, precision
+from .dtypes import DTypeLike, is_device_name, normalize_dtype
+
+__all__ = ["TensorConversions"]
+
+_tensor_class: Any = None
+
+
+def _plain_tensor() -> Any:
+    """``Tensor``, imported once: core.py defines it on top of this class, so a top-level
+    import here would be circular. Results are plain Tensors (never a Parameter)."""
+    global _tensor_class
+    if _tensor_class is None:
+        from .core import Tensor  # noqa: PLC0415 - core.py imports this module
+        _tensor_class = Tensor
+    return _tensor_class
+
+
+class TensorConversions:
+    """Conversion and comparison methods of ``Tensor`` (see the module docstring)."""
+
+    # ------------------------------------------------------------------ conversion
+    def numpy(self) -> np.ndarray:
+        """The data as a NumPy array: the same memory on the CPU (read-only while a pending
+        backward needs it), a copy from a GPU."""
+        if self.device == "cpu":
+            return self._user_array()
+        return backend.to_host(self._data)
+
+    def tolist(self) -> Any:
+        return backend.to_host(self._data).tolist()
+
+    def item(self) -> Union[float, int, bool]:
+        if self._data.size != 1:
+            raise ValueError(f"item() needs a single-element tensor, got shape {self.shape}")
+        return backend.to_host(self._data).reshape(()).item()
+
+    def __format__(self, spec: str) -> str:
+        """As PyTorch: a 0-d tensor formats its value (``f"{loss:.4f}"``, ``f"{n} steps"``);
+        any other tensor prints its repr, and only with an empty spec."""
+        if self._data.ndim == 0:
+            return format(self.item(), spec)
+        if spec:
+            raise TypeError(f"unsupported format string {spec!r} passed to Tensor.__format__ "
+                            f"(a tensor of shape {tuple(self.shape)}): only a 0-d tensor "
+                            f"takes a format spec; format t.item() (one element) instead")
+        return repr(self)
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iu" or self._data.size != 1:
+            raise TypeError(f"only integer tensors of a single element can be converted to an "
+                            f"index, got {self.dtype} of shape {self.shape}")
+        return int(self.item())
+
+    def to(self, *args: Any, dtype: DTypeLike = None, device: Any = None,
+           copy: bool = False, non_blocking: bool = False, memory_format: Any = None
+           ) -> "Tensor":
+        """``.to('cuda')``, ``.to('cpu')``, ``.to(tinyattn.float64)``, ``.to('cuda',
+        'float64')``, ``.to(other_tensor)`` or keywords ``device=``, ``dtype=``.
+        ``non_blocking`` and ``memory_format`` are accepted as in PyTorch and change nothing
+        (every copy here completes before ``to`` returns; memory is always row-major).
+
+        Differentiable: a gradient flows back across a device or dtype change.
+        """
+        from ..ops import convert  # noqa: PLC0415 - ops sit above tensor in the layers
+        for arg in args:
+            if isinstance(arg, bool):         # .to(device, dtype, non_blocking) positionally
+                non_blocking = arg
+            elif isinstance(arg, TensorConversions):
+                device, dtype = arg.device, arg.dtype
+            elif is_device_name(arg):
+                device = arg
+            else:
+                dtype = arg
+        if device is not None:
+            device = backend.normalize_device(device)   # a clear error if bad
+        out = convert(self, device=device, dtype=normalize_dtype(dtype))
+        if copy and out is self:
+            from ..ops import clone  # noqa: PLC0415
+            out = clone(self)
+        return out
+
+    def type(self, dtype: DTypeLike = None) -> Any:
+        if dtype is None:
+            return f"{self.device}:{self.dtype}"
+        return self.to(dtype)
+
+    def float(self) -> "Tensor":
+        return self.to(np.float32)
+
+    def double(self) -> "Tensor":
+        return self.to(np.float64)
+
+    def half(self) -> "Tensor":
+        return self.to(np.float16)
+
+    def bfloat16(self) -> "Tensor":
+        return self.to(precision.BFLOAT16)
+
+    def long(self) -> "Tensor":
+        return self.to(np.int64)
+
+    def int(self) -> "Tensor":
+        return self.to(np.int32)
+
+    def bool(self) -> "Tensor":
+        return self.to(np.bool_)
+
+    def cpu(self) -> "Tensor":
+        return self.to("cpu")
+
+    def cuda(self) -> "Tensor":
+        return self.to("cuda")
+
+    def is_floating_point(self) -> bool:
+        return precision.is_floating(self.dtype)
+
+    # ---------------------------------------------------- comparisons and logic (no grad)
+    def _compare(self, other: Any, name: str) -> "Tensor":
+        other_data = other._data if isinstance(other, TensorConversions) else other
+        result = getattr(self._data, name)(other_data)
+        if result is NotImplemented:       # e.g. pytest.approx: let the other side decide
+            return NotImplemented
+        return _plain_tensor()._wrap(backend.get_array_module(self._data).asarray(result))
+
+    def __eq__(self, other: Any) -> "Tensor":  # type: ignore[override]
+        return self._compare(other, "__eq__")
+
+    def __ne__(self, other: Any) -> "Tensor":  # type: ignore[override]
+        return self._compare(other, "__ne__")
+
+    def __lt__(self, other: Any) -> "Tensor":
+        return self._compare(other, "__lt__")
+
+    def __le__(self, other: Any) -> "Tensor":
+        return self._compare(other, "__le__")
+
+    def __gt__(self, other: Any) -> "Tensor":
+        return self._compare(other, "__gt__")
+
+    def __ge__(self, other: Any) -> "Tensor":
+        return self._compare(other, "__ge__")
+
+    def _logic(self, other: Any, name: str) -> "Tensor":
+        if self.dtype != np.bool_:
+            raise TypeError(f"{name.strip('_')} works on bool tensors (masks), got {self.dtype}")
+        return self._compare(other, name)
+
+    def __and__(self, other: Any) -> "Tensor":
+        return self._logic(other, "__and__")
+
+    def __or__(self, other: Any) -> "Tensor":
+        return self._logic(other, "__or__")
+
+    def __xor__(self, other: Any) -> "Tensor":
+        return self._logic(other, "__xor__")
+
+    def __invert__(self) -> "Tensor":
+        if self.dtype != np.bool_:
+            raise TypeError(f"~ works on bool tensors (masks), got {self.dtype}")
+        return _plain_tensor()._wrap(~self._data)
+
+    def logical_not(self) -> "Tensor":
+        return _plain_tensor()._wrap(backend.get_array_module(self._data).logical_not(self._data))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"the truth value of a tensor with {self._data.size} elements is ambiguous; "
+                f"use .any() or .all()")
+        return bool(self.item())
+
+    def any(self, dim: Optional[int] = None, keepdim: bool = False, *, axis: Any = None,
+            out: Any = None, keepdims: Any = None) -> "Tensor":
+        """True where any element (along ``dim``) is non-zero. ``axis``/``keepdims``: NumPy's
+        spellings, so ``np.any(tensor)`` works as well."""
+        dim = axis if dim is None else dim
+        keep = bool(keepdims) if keepdims is not None else keepdim
+        xp = backend.get_array_module(self._data)
+        return _plain_tensor()._wrap(xp.asarray(self._data.any(axis=dim, keepdims=keep)))
+
+    def all(self, dim: Optional[int] = None, keepdim: bool = False, *, axis: Any = None,
+            out: Any = None, keepdims: Any = None) -> "Tensor":
+        dim = axis if dim is None else dim
+        keep = bool(keepdims) if keepdims is not None else keepdim
+        xp = backend.get_array_module(self._data)
+        return _plain_tensor()._wrap(xp.asarray(self._data.all(axis=dim, keepdims=keep)))

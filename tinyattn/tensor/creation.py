@@ -1,0 +1,69 @@
+"""``tensor``, ``as_tensor`` and ``from_numpy``: making a Tensor from data, with PyTorch's
+dtype rules (the other creation functions, zeros, randn, arange, ..., are in factories.py).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from .. import backend, precision
+from .core import Tensor, _holds_numbers, _holds_tensor, _host_array
+from .dtypes import DTypeLike, normalize_dtype
+
+__all__ = ["tensor", "as_tensor", "from_numpy"]
+
+
+def tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None,
+           requires_grad: bool = False) -> Tensor:
+    """A new leaf tensor holding a copy of ``data`` (a list, number, array or Tensor).
+
+    dtype as ``torch.tensor``: Python floats give float32, ints int64, bools bool; a NumPy
+    array (or Tensor) keeps its dtype."""
+    want = normalize_dtype(dtype)
+    source = data._data if isinstance(data, Tensor) else data
+    if backend.device_of(source) == "cpu":
+        array = _host_array(source)
+        if want is None and array.dtype == np.float64 and not isinstance(
+                source, (np.ndarray, np.generic)) and not (
+                isinstance(source, (list, tuple)) and _holds_tensor(source)):
+            want = np.dtype(np.float32)      # Python floats: the default float dtype
+        array = np.array(array, dtype=want or array.dtype, copy=True)
+        precision.note_dtype(array.dtype)
+    else:
+        array = source.astype(want or source.dtype, copy=True)
+    out = Tensor._wrap(array if device is None else backend.to_device(array, device))
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def as_tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None) -> Tensor:
+    """``data`` itself when it is already a Tensor of that dtype and device; a NumPy array of
+    the right dtype is shared, not copied (as ``torch.as_tensor``); otherwise a new tensor."""
+    want = normalize_dtype(dtype)
+    target = None if device is None else backend.normalize_device(device)
+    if isinstance(data, Tensor):
+        if (want is None or data.dtype == want) and (target is None or data.device == target):
+            return data
+        return data.to(device=target, dtype=want)
+    if isinstance(data, np.ndarray) and _holds_numbers(data.dtype) and (
+            want is None or data.dtype == want) and target in (None, "cpu"):
+        precision.note_dtype(data.dtype)
+        return Tensor._wrap(data)
+    if backend.device_of(data) != "cpu" and (want is None or data.dtype == want) and (
+            target is None or backend.device_of(data) == target):
+        return Tensor._wrap(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing ``array``'s memory (writes to one show in the other), as
+    ``torch.from_numpy``."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy expects a NumPy array, got {type(array).__name__}")
+    if not _holds_numbers(array.dtype):
+        raise TypeError(f"from_numpy: unsupported dtype {array.dtype}; tinyattn tensors hold "
+                        f"bool, integer or floating-point numbers")
+    precision.note_dtype(array.dtype)
+    return Tensor._wrap(array)

@@ -1,0 +1,421 @@
+"""torch names that have no tinyattn function of the same name, given torch's meaning here.
+
+Each is small and exact: ``torch.device`` is a ``str`` (so every tinyattn call that takes a
+device name takes it), ``torch.Size`` a tuple, ``torch.cuda.is_available()`` asks tinyattn's
+backend, and a setting tinyattn cannot honour (``torch.set_default_dtype(torch.float64)``)
+is refused with a way around it, never ignored.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import os
+import sys
+from typing import Any, Optional
+
+import numpy as np
+
+from .. import amp, backend, factories, functional, printing, serialization
+from .. import kernels
+from .. import precision
+from .. import profiler as _profiler
+from ..precision import is_floating
+from ..gradcheck import gradcheck as _gradcheck
+from ..autograd import enable_grad, no_grad
+from ..factories import zeros
+from ..tensor import Tensor, normalize_dtype, tensor
+from .missing import MissingTorchAttribute
+
+__all__ = ["device", "dtype", "Size", "TORCH_SHIM_NAMES", "AUTOGRAD_SHIM_NAMES", "CUDA_SHIM_NAMES",
+           "ACCELERATOR_SHIM_NAMES", "MPS_SHIM_NAMES", "CUDNN_SHIM_NAMES",
+           "AUTOGRAD_PROFILER_SHIM_NAMES", "BACKENDS_CUDA_SHIM_NAMES"]
+
+
+class device(str):  # noqa: N801 - PyTorch's name
+    """``torch.device("cpu")``, ``torch.device("cuda", 0)``, ``torch.device("cuda:0")``.
+
+    A ``str`` holding the device string, with torch's ``.type`` and ``.index``: tinyattn
+    accepts it wherever it accepts "cpu" or "cuda" (``.to(device)``, ``device=``)."""
+
+    type: str
+    index: Optional[int]
+
+    def __new__(cls, type: Any, index: Optional[int] = None) -> "device":  # noqa: A002
+        if isinstance(type, device) and index is None:
+            return type
+        text = str(type)
+        kind, _, number = text.partition(":")
+        if index is not None:
+            if number:
+                raise RuntimeError(f"device: type {text!r} already names an index; pass "
+                                   f"torch.device({kind!r}, {index}) or {text!r} alone")
+            number = str(index)
+        if not kind or (number and not number.isdigit()):
+            raise RuntimeError(f"Invalid device string: {text!r} (expected 'cpu', 'cuda' or "
+                               f"'cuda:0')")
+        self = super().__new__(cls, f"{kind}:{number}" if number else kind)
+        self.type, self.index = kind, int(number) if number else None
+        return self
+
+    def __repr__(self) -> str:
+        if self.index is None:
+            return f"device(type={self.type!r})"
+        return f"device(type={self.type!r}, index={self.index})"
+
+    def __reduce__(self) -> Any:
+        return device, (str(self),)
+
+    def __enter__(self) -> "device":
+        """``with torch.device("cuda"):`` factories without ``device=`` make tensors here."""
+        self.__dict__.setdefault("_previous", []).append(factories.get_default_device())
+        factories.set_default_device(str(self))
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        factories.set_default_device(self.__dict__["_previous"].pop())
+
+
+class dtype(str):  # noqa: N801 - PyTorch's name
+    """``torch.float32`` and friends: the dtype's name (a ``str``, which every tinyattn
+    function takes as a dtype) with torch's attributes, printed as torch prints it. Under
+    run-torch a tensor's ``.dtype`` is one of these too; it also answers NumPy's dtype
+    attributes (``kind``, ``itemsize``, ``type``, ``name``) and compares equal to NumPy's
+    dtype of the same name, so tinyattn's own code reads it as NumPy's."""
+
+    def _numpy(self) -> np.dtype:
+        return np.dtype(str.__str__(self))
+
+    @property
+    def is_floating_point(self) -> bool:
+        return is_floating(self._numpy())
+
+    @property
+    def is_complex(self) -> bool:
+        return False
+
+    @property
+    def is_signed(self) -> bool:
+        return self._numpy().kind in "fi" or is_floating(self._numpy())
+
+    @property
+    def itemsize(self) -> int:
+        return self._numpy().itemsize
+
+    @property
+    def kind(self) -> str:
+        return self._numpy().kind
+
+    @property
+    def name(self) -> str:
+        return str.__str__(self)
+
+    @property
+    def char(self) -> str:
+        return self._numpy().char
+
+    @property
+    def type(self) -> Any:
+        return self._numpy().type
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, str):
+            other = other[len("torch."):] if other.startswith("torch.") else other
+        try:
+            return self._numpy() == np.dtype(other)
+        except TypeError:
+            return False
+
+    def __ne__(self, other: Any) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:        # as its name: tables keyed by dtype names find it
+        return str.__hash__(self)
+
+    def __repr__(self) -> str:
+        return f"torch.{str.__str__(self)}"
+
+    __str__ = __repr__
+
+
+_DTYPES = {name: dtype(np.dtype(value).name) for name, value in [
+    ("float16", "float16"), ("half", "float16"), ("float32", "float32"), ("float", "float32"),
+    ("float64", "float64"), ("double", "float64"), ("int8", "int8"), ("int16", "int16"),
+    ("short", "int16"), ("int32", "int32"), ("int", "int32"), ("int64", "int64"),
+    ("long", "int64"), ("uint8", "uint8"), ("bool", "bool"), ("bfloat16", "bfloat16")]}
+
+
+Size = printing.Size     # torch.Size: the class of every tensor's .shape
+
+
+def torch_dtype(numpy_dtype: Any) -> dtype:
+    """The torch dtype object for a NumPy dtype (what ``x.dtype`` gives under run-torch)."""
+    name = np.dtype(numpy_dtype).name
+    found = _DTYPES.get(name)
+    return found if found is not None else dtype(name)
+
+
+def get_default_dtype() -> dtype:
+    """tinyattn's default float dtype: always float32 (torch's default too)."""
+    return _DTYPES["float32"]
+
+
+def set_default_dtype(dtype: Any) -> None:
+    """Accepted for float32 (the default already); anything else is refused."""
+    if normalize_dtype(dtype) != np.dtype(np.float32):
+        raise MissingTorchAttribute(
+            f"torch.set_default_dtype({dtype})",
+            "tinyattn's default float dtype is always float32; pass dtype= to the factories "
+            "(torch.randn(3, dtype=torch.float64)) and call model.double() instead")
+
+
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _threadpoolctl() -> Any:
+    """The optional threadpoolctl module (not a tinyattn dependency), or None."""
+    try:
+        import threadpoolctl
+    except ImportError:
+        return None
+    return threadpoolctl
+
+
+def set_num_threads(n: int) -> None:
+    """``torch.set_num_threads(n)``. tinyattn has no thread pool of its own: its threads are
+    those of NumPy's BLAS (matrix products). With threadpoolctl installed, its limit is set to
+    ``n``, which has the effect torch's call has; without it, the BLAS decides its threads when
+    NumPy loads, so the call says on stderr that it changes nothing and how to set them."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise RuntimeError(f"torch.set_num_threads: the number of threads must be a positive "
+                           f"integer, got {n!r}")
+    module = _threadpoolctl()
+    if module is not None:
+        module.threadpool_limits(limits=n)
+        return
+    print(f"tinyattn: torch.set_num_threads({n}) has no effect here (NumPy's BLAS fixes its "
+          f"threads when it loads, and threadpoolctl is not installed); run the script with "
+          f"OMP_NUM_THREADS={n} in the environment instead", file=sys.stderr)
+
+
+def get_num_threads() -> int:
+    """``torch.get_num_threads()``: the BLAS's thread count (threadpoolctl's report when it is
+    installed; otherwise the first of OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, MKL_NUM_THREADS
+    that is set, else the number of CPUs, the BLAS libraries' default)."""
+    module = _threadpoolctl()
+    if module is not None:
+        counts = [pool["num_threads"] for pool in module.threadpool_info()
+                  if pool.get("user_api") == "blas"]
+        if counts:
+            return int(max(counts))
+    for name in _THREAD_VARIABLES:
+        value = os.environ.get(name, "").strip()
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return os.cpu_count() or 1
+
+
+def is_tensor(obj: Any) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:  # noqa: A002 - PyTorch's name
+    return input.numel()
+
+
+def dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    """``torch.dropout(input, p, train)``: ``F.dropout(input, p, training=train)``."""
+    return functional.dropout(input, p, training=train)
+
+
+def inference_mode(mode: bool = True) -> Any:
+    """``torch.inference_mode()``: no graph is recorded, as under ``no_grad()`` (PyTorch adds
+    restrictions on the tensors made inside; the numbers are the same)."""
+    return no_grad() if mode else enable_grad()
+
+
+def load(f: Any, map_location: Any = None, weights_only: Any = None, **kwargs: Any) -> Any:
+    """``torch.load`` of a file written by ``torch.save`` on tinyattn: arrays come back as
+    Tensors (on ``map_location`` when it names a device). tinyattn's checkpoints hold no
+    pickled code, so ``weights_only`` is satisfied either way. A file written by real
+    PyTorch is refused by ``tinyattn.load`` with a message that says so."""
+    if kwargs:
+        raise MissingTorchAttribute(f"torch.load({', '.join(kwargs)}=...)",
+                                    "tinyattn's load takes a path, map_location and "
+                                    "weights_only")
+    target = None if map_location is None or callable(map_location) else str(map_location)
+    return _to_tensors(serialization.load(f), target)
+
+
+def _to_tensors(obj: Any, device: Optional[str]) -> Any:
+    if isinstance(obj, np.ndarray) and obj.dtype.kind in "biuf":
+        out = Tensor._wrap(obj)
+        return out if device is None else out.to(device)
+    if isinstance(obj, dict):
+        return type(obj)((key, _to_tensors(value, device)) for key, value in obj.items())
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_to_tensors(value, device) for value in obj)
+    return obj
+
+
+def gradcheck(func: Any, inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5,
+              rtol: float = 1e-3, raise_exception: bool = True) -> bool:
+    """``torch.autograd.gradcheck``: tinyattn's finite-difference check (same defaults;
+    inputs in float64; a failure raises an error naming the worst element)."""
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    return _gradcheck(func, inputs, eps=eps, atol=atol, rtol=rtol,
+                      raise_exception=raise_exception)
+
+
+_deterministic = {"mode": False, "warn_only": False}
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """``torch.use_deterministic_algorithms``: recorded for ``are_deterministic_algorithms_
+    enabled()``. tinyattn's ops are deterministic on the CPU whatever the setting (NumPy has
+    no nondeterministic kernels); on CUDA, scatter-adds may sum in any order either way."""
+    if not isinstance(mode, bool):
+        raise TypeError(f"use_deterministic_algorithms expects a bool, got {mode!r}")
+    _deterministic.update(mode=mode, warn_only=bool(warn_only))
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    return _deterministic["mode"]
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    return _deterministic["warn_only"]
+
+
+def _cuda_manual_seed(seed: int) -> None:
+    """Without a GPU torch ignores it; with one, tinyattn cannot seed CUDA alone."""
+    if backend.cuda_is_available():
+        raise MissingTorchAttribute(
+            "torch.cuda.manual_seed", "tinyattn seeds every device at once; call "
+            "torch.manual_seed(seed) instead")
+
+
+def _current_accelerator() -> Optional[device]:
+    return device("cuda") if backend.cuda_is_available() else None
+
+
+def _mps_is_available() -> bool:
+    return False        # tinyattn runs on NumPy (CPU) or CuPy (CUDA) only
+
+
+class _LegacyTensorType(type):
+    """The type of ``torch.LongTensor`` and friends: calling it makes a tensor of its dtype,
+    and ``isinstance(x, torch.LongTensor)`` asks whether x is a tensor of that dtype."""
+
+    dtype_name: str
+
+    def __call__(cls, *args: Any, device: Any = None) -> Tensor:
+        name = cls.__name__
+        if not args or (len(args) == 1 and isinstance(args[0], Size)):
+            shape = tuple(args[0]) if args else (0,)
+        elif all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+            shape = tuple(int(a) for a in args)
+        elif (len(args) == 1 and not isinstance(args[0], (Tensor, str))
+              and np.ndim(args[0]) > 0):              # a number is not data here (torch)
+            return tensor(args[0], dtype=cls.dtype_name, device=device)
+        else:
+            given = ", ".join(type(a).__name__ for a in args)
+            raise TypeError(
+                f"torch.{name}({given}): expected data (a list or array), or sizes as ints "
+                f"(torch.{name}(2, 3)); to convert a tensor use x.to(torch.{cls.dtype_name})")
+        if any(n < 0 for n in shape):
+            raise RuntimeError(f"torch.{name}{shape}: negative dimension {min(shape)}")
+        # torch leaves the memory uninitialised; tinyattn fills it with zeros
+        return zeros(shape, dtype=cls.dtype_name, device=device)
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, Tensor) and obj.dtype == np.dtype(cls.dtype_name)
+
+
+def _legacy(name: str, dtype_name: str) -> type:
+    """``torch.<name>``: data -> a tensor of that data in ``dtype_name``; ints -> a tensor of
+    that shape (uninitialised in torch, zeros here)."""
+    return _LegacyTensorType(name, (), {"dtype_name": dtype_name, "__doc__": _legacy.__doc__})
+
+
+_LEGACY = {name: _legacy(name, dtype_name) for name, dtype_name in [
+    ("LongTensor", "int64"), ("FloatTensor", "float32"), ("DoubleTensor", "float64"),
+    ("BoolTensor", "bool")]}
+
+
+TORCH_SHIM_NAMES = {
+    "device": device,
+    "Size": Size,
+    "finfo": precision.finfo,   # torch.finfo's fields, bfloat16 too (tinyattn.finfo)
+    "iinfo": precision.iinfo,
+    "is_autocast_enabled": amp.is_autocast_enabled,
+    "get_autocast_dtype": lambda device_type: dtype(amp.get_autocast_dtype(device_type)),
+    "get_default_dtype": get_default_dtype,
+    "set_default_dtype": set_default_dtype,
+    "set_num_threads": set_num_threads,
+    "get_num_threads": get_num_threads,
+    "is_tensor": is_tensor,
+    "numel": numel,
+    "inference_mode": inference_mode,
+    "dropout": dropout,
+    "load": load,
+    "inf": math.inf,
+    "nan": math.nan,
+    "pi": math.pi,
+    "e": math.e,
+    "dtype": dtype,
+    "set_float32_matmul_precision": kernels.set_float32_matmul_precision,
+    "get_float32_matmul_precision": kernels.get_float32_matmul_precision,
+    "get_default_device": lambda: device(factories.get_default_device()),
+    "use_deterministic_algorithms": use_deterministic_algorithms,
+    "are_deterministic_algorithms_enabled": are_deterministic_algorithms_enabled,
+    "is_deterministic_algorithms_warn_only_enabled":
+        is_deterministic_algorithms_warn_only_enabled,
+    **_DTYPES,
+    **_LEGACY,
+}
+
+AUTOGRAD_SHIM_NAMES = {"gradcheck": gradcheck}
+
+# torch.amp, and the older spellings torch.cuda.amp / torch.cpu.amp (tinyattn.amp)
+def _amp_grad_scaler(device: str = "cuda", *args: Any, **kwargs: Any) -> Any:
+    """``torch.amp.GradScaler``: torch's default device is "cuda" (tinyattn's is "cpu"), so
+    a script that names none gets what torch gives it: disabled without CUDA."""
+    return amp.GradScaler(device, *args, **kwargs)
+
+
+AMP_SHIM_NAMES = {"autocast": amp.autocast, "GradScaler": _amp_grad_scaler}
+CUDA_AMP_SHIM_NAMES = {"autocast": amp.cuda_autocast,
+                   "GradScaler": functools.partial(amp.GradScaler, "cuda")}
+CPU_AMP_SHIM_NAMES = {"autocast": amp.cpu_autocast,
+                  "GradScaler": functools.partial(amp.GradScaler, "cpu")}
+
+CUDA_SHIM_NAMES = {
+    "is_available": backend.cuda_is_available,
+    "device_count": lambda: 1 if backend.cuda_is_available() else 0,
+    "manual_seed": _cuda_manual_seed,
+    "manual_seed_all": _cuda_manual_seed,
+    "synchronize": lambda device=None: backend.synchronize("cuda"),
+    "is_bf16_supported": lambda *args, **kwargs: False,   # CuPy has no bfloat16 arrays
+}
+
+ACCELERATOR_SHIM_NAMES = {
+    "is_available": backend.cuda_is_available,
+    "current_accelerator": _current_accelerator,
+}
+
+MPS_SHIM_NAMES = {"is_available": _mps_is_available, "is_built": _mps_is_available}
+
+# torch.backends.cudnn's switches: tinyattn uses no cuDNN and is deterministic, so the values
+# a script may read say so; setting them changes nothing tinyattn computes.
+# torch.backends.cuda's attention-kernel switches and matmul precision (tinyattn/kernels.py)
+BACKENDS_CUDA_SHIM_NAMES = {name: getattr(kernels, name) for name in (
+    "sdp_kernel", "matmul", "flash_sdp_enabled", "math_sdp_enabled", "mem_efficient_sdp_enabled",
+    "cudnn_sdp_enabled", "enable_flash_sdp", "enable_math_sdp", "enable_mem_efficient_sdp",
+    "enable_cudnn_sdp")}
+BACKENDS_CUDA_SHIM_NAMES["is_built"] = lambda: False
+
+AUTOGRAD_PROFILER_SHIM_NAMES = {"profile": _profiler.LegacyProfile,
+                            "record_function": _profiler.record_function}
+
+CUDNN_SHIM_NAMES = {"is_available": lambda: False, "enabled": False, "deterministic": True,
+                "benchmark": False, "allow_tf32": True}   # torch's default (no effect here)
