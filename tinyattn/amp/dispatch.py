@@ -1,7 +1,8 @@
 """The one hook in ``Function.apply``: autocast's casts, and float32 compute of half dtypes.
 
-``autograd.function.dispatch_hook`` is None until a program uses autocast or a float16/bfloat16 tensor,
-so a float32 program pays one global check per op. When installed, for each op it:
+``autograd.function.dispatch_hook`` is None until a program uses autocast or a
+float16/bfloat16 tensor, so a float32 program pays one global check per op. When
+installed, for each op it:
 
 1. inside ``autocast``, casts the op's floating inputs as torch's policy says (``policy``);
 2. when the (possibly cast) floating inputs are all one half dtype, runs the op in float32

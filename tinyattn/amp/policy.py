@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Dict, FrozenSet
 
-__all__ = ["LOWER", "FP32", "PROMOTE", "FOLLOW_INPUT", "BANNED", "BANNED_MESSAGE", "OP_NAMES", "CPU_LISTS", "CUDA_LISTS",
-           "cast_kind", "kind_of_name"]
+__all__ = ["LOWER", "FP32", "PROMOTE", "FOLLOW_INPUT", "BANNED", "BANNED_MESSAGE", "OP_NAMES",
+           "CPU_LISTS", "CUDA_LISTS", "cast_kind", "kind_of_name"]
 
 LOWER, FP32, PROMOTE, FOLLOW_INPUT = "lower", "fp32", "promote", "follow_input"
 BANNED = "banned"
@@ -88,7 +88,8 @@ OP_NAMES: Dict[str, str] = {
     "BCE": "binary_cross_entropy", "SmoothL1": "smooth_l1_loss", "KlDiv": "kl_div",
     "Exp": "exp", "Log": "log", "Log1p": "log1p", "Expm1": "expm1", "Rsqrt": "rsqrt",
     "Reciprocal": "reciprocal", "Softplus": "softplus", "Pow": "pow", "PowTensor": "pow",
-    "LogSumExp": "logsumexp", "Sum": "sum", "Prod": "prod", "Cumsum": "cumsum", "Cumprod": "cumprod", "Norm": "norm",
+    "LogSumExp": "logsumexp", "Sum": "sum", "Prod": "prod", "Cumsum": "cumsum",
+    "Cumprod": "cumprod", "Norm": "norm",
     "Concat": "cat", "Stack": "stack", "ScatterAdd": "scatter_add",
 }
 

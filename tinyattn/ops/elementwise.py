@@ -20,8 +20,9 @@ from .normal_cdf import exact_gelu_by_blocks, normal_cdf_and_pdf
 from .powers import pow_tensor
 from ..precision import is_floating
 
-__all__ = ["add", "sub", "mul", "div", "binary_operator", "neg", "pow", "rpow", "exp", "log", "sqrt", "tanh", "relu",
-           "gelu", "convert", "as_operand", "clone", "clamp", "half_as_float32"]
+__all__ = ["add", "sub", "mul", "div", "binary_operator", "neg", "pow", "rpow", "exp", "log",
+           "sqrt", "tanh", "relu", "gelu", "convert", "as_operand", "clone", "clamp",
+           "half_as_float32"]
 
 
 def as_operand(value: Any, like: Tensor) -> Tensor:

@@ -4,11 +4,12 @@ Shapes: q, k (..., S, d_k), v (..., S, d_v), the leading dims (usually (B, h)) e
 window. Query i attends keys j with |i - j| <= W (causal: i - W <= j <= i).
 
 The S x S score matrix is never formed. The queries are cut into blocks of
-L = max(min(W, S), 1) rows; block b (rows bL .. bL + L - 1) can only see keys (b - 1)L .. (b + 2)L - 1, three key
-blocks (two when causal). With the keys padded by one block on each side, the keys of every
-query block are three shifted views of the same padded array, so the scores are
-(..., nb, L, 3L) = (..., S, 3W) numbers, not (..., S, S); the backward recomputes them
-from the saved row log-sum-exp, a run of blocks at a time, so nothing (S, 3W) is kept.
+L = max(min(W, S), 1) rows; block b (rows bL .. bL + L - 1) can only see keys
+(b - 1)L .. (b + 2)L - 1, three key blocks (two when causal). With the keys padded by one
+block on each side, the keys of every query block are three shifted views of the same
+padded array, so the scores are (..., nb, L, 3L) = (..., S, 3W) numbers, not (..., S, S);
+the backward recomputes them from the saved row log-sum-exp, a run of blocks at a time, so
+nothing (S, 3W) is kept.
 """
 from __future__ import annotations
 

@@ -252,7 +252,7 @@ def _link_outputs(result: Any, outer: List[Tensor], function: Callable[..., Any]
         out = Tensor._wrap(t._data, requires_grad=True)
         out._ctx = reader
         linked.append(out)
-    observer = autograd.function._op_observer        # a checkpoint around this one: these are made here
+    observer = autograd.function._op_observer   # a checkpoint around this one: made here
     if isinstance(observer, _OuterInputRecorder):
         for t in linked:
             observer.note_made(t)

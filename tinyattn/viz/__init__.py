@@ -21,5 +21,5 @@ from .explore import explore, graph_data
 from .graph import Graph, Node, build_graph
 from .trace import BackwardTrace, TraceStep, trace_backward
 
-__all__ = ["draw_graph", "explore", "graph_data", "build_graph", "Graph", "Node", "trace_backward", "BackwardTrace",
-           "TraceStep"]
+__all__ = ["draw_graph", "explore", "graph_data", "build_graph", "Graph", "Node", "trace_backward",
+           "BackwardTrace", "TraceStep"]
