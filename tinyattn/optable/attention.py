@@ -54,6 +54,10 @@ ROWS: List[OpSpec] = [
                q, k, v, np.tri(q.shape[-2], k.shape[-2], dtype=bool) if m is None
                else m & np.tri(q.shape[-2], k.shape[-2], dtype=bool)),
            attention_cases, "attention"),
+    OpSpec("attention_composed",    # the same attention from separate ops (viz.explore)
+           lambda q, k, v, m=None: F.scaled_dot_product_attention(q, k, v, m,
+                                                                  impl="composed"),
+           attention_ref, attention_cases, "attention"),
 ] + from_pairs([
     ("linformer_attention", linformer_attention, _linformer_ref, _linformer_cases,
      LONG_SEQUENCES_DOC + "linformer"),
