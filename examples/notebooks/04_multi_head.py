@@ -104,8 +104,8 @@ plt.show()
 # %% [markdown]
 # **What to look for:** head 2's change is at round-off (1e-16) while the others change by
 # 1e-2 or more: each head attends with its own slice of the model's width. Untrained, the
-# weights are nearly uniform (every row close to 1/S): random projections give small,
-# similar scores.
+# weights are spread out over the keys: random projections give small, similar scores, and
+# no head has learned where to look.
 #
 # ## A trained head
 # Train a fresh module of the same size for 100 steps on one job: the output at position i
@@ -145,7 +145,7 @@ fig.suptitle("trained to copy the previous token: row i puts its weight on key i
 plt.show()
 
 # %% [markdown]
-# **What to look for:** the top row is almost flat; in the bottom row every row i >= 1 has
+# **What to look for:** the top row is spread out; in the bottom row every row i >= 1 has
 # one bright cell, at key i - 1 (a line just below the diagonal): the heads learned where to
 # look from the gradient alone. Row 0 has no previous token and spreads its weight.
 #
