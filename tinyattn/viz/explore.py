@@ -152,7 +152,7 @@ def _leaf_name(t: Tensor, role: str, reader: str, position: int) -> str:
     Linear#3' (never a bare number)."""
     kind = np.dtype(t.dtype).kind if not isinstance(t.dtype, str) else "f"
     of = f" of {reader}" if reader else ""
-    if int(np.prod(t.shape)) == 1 and kind in "fciu":
+    if int(np.prod(t.shape)) == 1 and kind in "fc":
         value = float(_host(t._data).reshape(-1)[0])
         return f"constant {value:.4g}"
     if kind == "b":
