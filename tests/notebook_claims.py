@@ -127,6 +127,15 @@ assert _m["heldout_exact_match"] == metrics["heldout_exact_match"] >= 0.99   # "
 _history = _json.loads(str(_load(str(out / "checkpoint.npz"))["history"]))
 _loss = _np.asarray([v for v in _history["train_loss"] if v is not None])
 assert _loss[:10].mean() > 1.8 and _loss[-10:].mean() < 0.3       # from ~log(10) to near 0
+# attention.png: "in layer 0 ... the query that predicts answer token k looks at prompt
+# position 7 - k" (the mirror anti-diagonal), from the saved model, recomputed here
+from tinyattn.train.sample import load_run as _load_run
+from tinyattn.train.attention_history import attention_maps as _maps
+_model, _task, _ = _load_run(str(out))
+_x, _, _ = _task.heldout(1, 0)
+_layer0 = _maps(_model, _x[0], "cpu")[0]                               # (h, S, S)
+for _i in range(8, _layer0.shape[-1]):                                  # the scored rows
+    assert any(int(_np.argmax(_layer0[_h, _i])) == 15 - _i for _h in range(len(_layer0))), _i
 ''',
     "09_pretrained_models": '''
 import numpy as _np

@@ -168,3 +168,23 @@ def test_positional_png_says_what_its_bright_diagonal_is():
     from tinyattn.train.plot_positional import LOOK_FOR
     for kind in ("learned", "sinusoidal"):
         assert "diagonal" in LOOK_FOR[kind] and "itself" in LOOK_FOR[kind], LOOK_FOR[kind]
+
+
+def test_the_learn_command_opens_jupyterlab_on_the_first_notebook(capsys, monkeypatch):
+    """Measured by hand once JupyterLab was installed (the learn extra): the server answered
+    /lab with 200 and listed examples/notebooks. Here: the command it runs, and the message
+    when JupyterLab is missing."""
+    import importlib.util
+    from tinyattn.cli import main
+    assert main(["learn", "--print-command"]) == 0
+    command = capsys.readouterr().out
+    assert "-m jupyterlab" in command and "01_qkv_scaled_dot_product.ipynb" in command
+    assert str(ROOT / "examples" / "notebooks") in command
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "jupyterlab" else real(name, *a))
+    assert main(["learn"]) == 2
+    err = capsys.readouterr().err
+    assert 'pip install -e ".[learn]"' in err and "docs/notebooks/" in err
+    setup = (ROOT / "setup.cfg").read_text()
+    assert "learn =" in setup and "jupyterlab" in setup.split("learn =", 1)[1].split("\n\n")[0]
