@@ -217,7 +217,8 @@ WRONG = [
     ("loss_scaling", "update_scale", None, "    growth_tracker += 1\n    if growth_tracker == "
      "growth_interval:", "    if growth_tracker == growth_interval:"),
     # ---- 24 scaler_step
-    ("loss_scaling", "scaler_step", {"scaler_no_skip"}, "    if not found_inf:\n", "    if True:\n"),
+    ("loss_scaling", "scaler_step", {"scaler_no_skip"}, "    if not found_inf:\n",
+     "    if True:\n"),
     ("loss_scaling", "scaler_step", None, "            p -= lr * g", "            p -= lr * g * "
      "scale"),
     ("loss_scaling", "scaler_step", None, "grads, found_inf = unscale_grads(scaled_grads, scale)",
