@@ -31,7 +31,7 @@ from .ops import (addmm, all, any, argsort, ceil, count_nonzero, cumprod, diagon
                   roll, round, sgn, sign, square, swapdims, tile, trace, trunc, unbind,
                   unflatten)
 from .ops import floor_divide, fmod, log2, log10, remainder
-from .ops import diag, index_add, meshgrid, scatter, scatter_add, unique
+from .ops import diag, index_add, meshgrid, scatter, scatter_add, unique, zero_
 from .ops import clamp as clip
 from .ops import (acos, asin, atan, atan2, bincount, cosh, exp2, index_fill, isneginf,
                   isposinf, normal, scatter_reduce, sinh, tan)
@@ -40,6 +40,8 @@ from .printing import get_printoptions, set_printoptions
 from .factories import get_default_device, set_default_device
 from .serialization import CheckpointError, load, save
 from .tensor import SavedDataWriteError, Tensor, as_tensor, from_numpy, tensor
+from .tensor.memory_format import (channels_last, channels_last_3d, contiguous_format,
+                                   memory_format, preserve_format)
 from . import amp
 from .amp import autocast
 from .precision import finfo, iinfo
@@ -80,7 +82,7 @@ __all__ = [
     "roll", "movedim", "swapdims", "unflatten", "tile", "masked_fill", "outer", "dot", "mv",
     "addmm", "lerp", "cumprod", "diagonal", "trace", "log2", "log10", "remainder", "fmod",
     "floor_divide", "randperm", "diag", "index_add", "meshgrid", "scatter", "scatter_add",
-    "unique",
+    "unique", "zero_",
     "sinh", "cosh", "tan", "asin", "acos", "atan", "atan2", "exp2", "isposinf", "isneginf",
     "bincount", "index_fill", "scatter_reduce", "normal", "Generator", "get_default_device",
     "set_default_device", "set_printoptions", "get_printoptions", "testing",
@@ -88,4 +90,6 @@ __all__ = [
     "int64", "uint8", "int", "long", "short", "bool", "bool_",
     "bfloat16", "amp", "autocast", "finfo", "iinfo",
     "ao", "profiler", "quantization", "qint8", "quint8",
+    "memory_format", "contiguous_format", "preserve_format", "channels_last",
+    "channels_last_3d",
 ]

@@ -22,6 +22,7 @@ import numpy as np
 
 from . import backend
 from .tensor import DTypeLike, Tensor, normalize_dtype, tensor
+from .tensor.memory_format import check_memory_format
 from .precision import check_fits, is_floating
 
 __all__ = ["zeros", "ones", "empty", "full", "eye", "arange", "linspace", "logspace", "rand",
@@ -124,8 +125,9 @@ def ones(*shape: Any, size: Any = None, dtype: DTypeLike = None, device: Any = N
 
 
 def empty(*shape: Any, size: Any = None, dtype: DTypeLike = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:
+          requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     """Like ``torch.empty``, but filled with zeros (see the module docstring)."""
+    check_memory_format(_size(shape, size, "empty"), memory_format, "empty")
     return zeros(*shape, size=size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
@@ -278,48 +280,57 @@ def _int_bound(value: Any, name: str) -> int:
 
 
 # ------------------------------------------------------------------ *_like
-def _like(x: Tensor, dtype: DTypeLike, device: Any) -> Tuple[np.dtype, str]:
+def _like(x: Tensor, dtype: DTypeLike, device: Any, memory_format: Any = None
+          ) -> Tuple[np.dtype, str]:
     if not isinstance(x, Tensor):
         raise TypeError(f"expected a Tensor to copy the shape, dtype and device from, got "
                         f"{type(x).__name__}")
+    check_memory_format(x.shape, memory_format, "*_like")
     return normalize_dtype(dtype) or x.dtype, _device(device or x.device)
 
 
 def zeros_like(input: Tensor, *, dtype: DTypeLike = None,  # noqa: A002 - PyTorch's name
-               device: Any = None, requires_grad: bool = False) -> Tensor:
-    want, dev = _like(input, dtype, device)
+               device: Any = None, requires_grad: bool = False,
+               memory_format: Any = None) -> Tensor:
+    want, dev = _like(input, dtype, device, memory_format)
     return zeros(input.shape, dtype=want, device=dev, requires_grad=requires_grad)
 
 
 def ones_like(input: Tensor, *, dtype: DTypeLike = None,  # noqa: A002
-              device: Any = None, requires_grad: bool = False) -> Tensor:
-    want, dev = _like(input, dtype, device)
+              device: Any = None, requires_grad: bool = False,
+              memory_format: Any = None) -> Tensor:
+    want, dev = _like(input, dtype, device, memory_format)
     return ones(input.shape, dtype=want, device=dev, requires_grad=requires_grad)
 
 
 def empty_like(input: Tensor, *, dtype: DTypeLike = None,  # noqa: A002
-               device: Any = None, requires_grad: bool = False) -> Tensor:
-    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+               device: Any = None, requires_grad: bool = False,
+               memory_format: Any = None) -> Tensor:
+    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad,
+                      memory_format=memory_format)
 
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: DTypeLike = None,  # noqa: A002
-              device: Any = None, requires_grad: bool = False) -> Tensor:
+              device: Any = None, requires_grad: bool = False,
+              memory_format: Any = None) -> Tensor:
     """Filled with ``fill_value`` in input's dtype (``full_like(int_tensor, 2.7)`` holds 2,
     as in PyTorch)."""
-    want, dev = _like(input, dtype, device)
+    want, dev = _like(input, dtype, device, memory_format)
     return full(input.shape, fill_value, dtype=want, device=dev, requires_grad=requires_grad)
 
 
 def rand_like(input: Tensor, *, generator: Any = None, dtype: DTypeLike = None,  # noqa: A002
-              device: Any = None, requires_grad: bool = False) -> Tensor:
-    want, dev = _like(input, dtype, device)
+              device: Any = None, requires_grad: bool = False,
+              memory_format: Any = None) -> Tensor:
+    want, dev = _like(input, dtype, device, memory_format)
     return rand(input.shape, generator=generator, dtype=_like_float(want, "rand_like"),
                 device=dev, requires_grad=requires_grad)
 
 
 def randn_like(input: Tensor, *, generator: Any = None, dtype: DTypeLike = None,  # noqa: A002
-               device: Any = None, requires_grad: bool = False) -> Tensor:
-    want, dev = _like(input, dtype, device)
+               device: Any = None, requires_grad: bool = False,
+               memory_format: Any = None) -> Tensor:
+    want, dev = _like(input, dtype, device, memory_format)
     return randn(input.shape, generator=generator, dtype=_like_float(want, "randn_like"),
                  device=dev, requires_grad=requires_grad)
 
@@ -333,9 +344,9 @@ def _like_float(dtype: np.dtype, op: str) -> np.dtype:
 
 def randint_like(input: Tensor, *args: Any, generator: Any = None,  # noqa: A002
                  dtype: DTypeLike = None, device: Any = None,
-                 requires_grad: bool = False) -> Tensor:
+                 requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     """``randint_like(x, high)`` or ``randint_like(x, low, high)``, in x's dtype."""
-    want, dev = _like(input, dtype, device)
+    want, dev = _like(input, dtype, device, memory_format)
     if len(args) not in (1, 2):
         raise TypeError(f"randint_like takes (input, high) or (input, low, high), got "
                         f"{len(args) + 1} arguments")

@@ -16,6 +16,7 @@ from .. import backend
 from ..autograd import Function, unbroadcast
 from ..promotion import operand_tier, result_type
 from ..tensor import Tensor
+from ..tensor.memory_format import check_memory_format
 from .normal_cdf import exact_gelu_by_blocks, normal_cdf_and_pdf
 from .powers import pow_tensor
 from ..precision import is_floating
@@ -467,8 +468,10 @@ def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     return Gelu.apply(_as_float(x), approximate=approximate)
 
 
-def clone(x: Tensor) -> Tensor:
-    """A copy with its own memory; gradients flow through it (PyTorch's ``clone``)."""
+def clone(x: Tensor, *, memory_format: Any = None) -> Tensor:
+    """A copy with its own memory; gradients flow through it (PyTorch's ``clone``). Memory
+    formats are accepted and change no value (tensor/memory_format.py)."""
+    check_memory_format(x.shape, memory_format, "clone")
     return Clone.apply(x)
 
 

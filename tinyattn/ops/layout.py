@@ -16,6 +16,7 @@ import numpy as np
 from .. import backend
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
+from ..tensor.memory_format import check_memory_format
 from .elementwise import Clone, convert
 from .shape import Permute, _normalize_dim, reshape, transpose
 
@@ -223,9 +224,11 @@ def view(x: Tensor, *shape: Any) -> Tensor:
     return out
 
 
-def contiguous(x: Tensor) -> Tensor:
+def contiguous(x: Tensor, memory_format: Any = None) -> Tensor:
     """x itself if its elements are laid out in row-major order, else a row-major copy
-    (differentiable, like ``clone``)."""
+    (differentiable, like ``clone``). Memory formats are accepted and change no value
+    (tensor/memory_format.py)."""
+    check_memory_format(x.shape, memory_format, "contiguous", allow_preserve=False)
     if x._data.flags.c_contiguous:
         return x
     return Clone.apply(x)

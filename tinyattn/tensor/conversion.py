@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import backend, precision
 from .dtypes import DTypeLike, is_device_name, normalize_dtype
+from .memory_format import check_memory_format
 
 __all__ = ["TensorConversions"]
 
@@ -90,6 +91,7 @@ class TensorConversions:
                 dtype = arg
         if device is not None:
             device = backend.normalize_device(device)   # a clear error if bad
+        check_memory_format(self.shape, memory_format, "to")
         out = convert(self, device=device, dtype=normalize_dtype(dtype))
         if copy and out is self:
             from ..ops import clone  # noqa: PLC0415
@@ -101,26 +103,35 @@ class TensorConversions:
             return f"{self.device}:{self.dtype}"
         return self.to(dtype)
 
-    def float(self) -> "Tensor":
-        return self.to(np.float32)
+    def float(self, *, memory_format: Any = None) -> "Tensor":
+        return self.to(np.float32, memory_format=memory_format)
 
-    def double(self) -> "Tensor":
-        return self.to(np.float64)
+    def double(self, *, memory_format: Any = None) -> "Tensor":
+        return self.to(np.float64, memory_format=memory_format)
 
-    def half(self) -> "Tensor":
-        return self.to(np.float16)
+    def half(self, *, memory_format: Any = None) -> "Tensor":
+        return self.to(np.float16, memory_format=memory_format)
 
-    def bfloat16(self) -> "Tensor":
-        return self.to(precision.BFLOAT16)
+    def bfloat16(self, *, memory_format: Any = None) -> "Tensor":
+        return self.to(precision.BFLOAT16, memory_format=memory_format)
 
-    def long(self) -> "Tensor":
-        return self.to(np.int64)
+    def long(self, *, memory_format: Any = None) -> "Tensor":
+        return self.to(np.int64, memory_format=memory_format)
 
-    def int(self) -> "Tensor":
-        return self.to(np.int32)
+    def int(self, *, memory_format: Any = None) -> "Tensor":
+        return self.to(np.int32, memory_format=memory_format)
 
-    def bool(self) -> "Tensor":
-        return self.to(np.bool_)
+    def short(self, *, memory_format: Any = None) -> "Tensor":
+        return self.to(np.int16, memory_format=memory_format)
+
+    def char(self, *, memory_format: Any = None) -> "Tensor":
+        return self.to(np.int8, memory_format=memory_format)
+
+    def byte(self, *, memory_format: Any = None) -> "Tensor":
+        return self.to(np.uint8, memory_format=memory_format)
+
+    def bool(self, *, memory_format: Any = None) -> "Tensor":
+        return self.to(np.bool_, memory_format=memory_format)
 
     def cpu(self) -> "Tensor":
         return self.to("cpu")

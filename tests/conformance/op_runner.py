@@ -1,0 +1,524 @@
+"""One OpInfo entry run through torch and tinyattn: its variants, samples and checks.
+
+``OpEntry.build(info)`` finds tinyattn's counterparts of the entry's variants by torch's names
+(torch_names.py): the function (``torch.X``, ``torch.nn.functional.X``, ``torch.linalg.X``,
+...), the Tensor method, the in-place method ``X_`` and each alias. Four checks run a
+sample through them:
+
+- ``check_values``: outputs agree (structure, shape, dtype, values); where torch raises,
+  tinyattn raises; an in-place variant returns its input, changed.
+- ``check_gradients``: float64; backward of ``sum(out * g)`` with a fixed random g; every
+  input's gradient agrees with torch's, None where torch's is None.
+- ``check_error``: an ``error_inputs`` case raises in tinyattn.
+- ``check_saves``: after the op, an in-place write to one input or output makes backward
+  raise in tinyattn exactly when it raises in torch.
+
+Each check returns None when tinyattn agrees, else a one-line description of the difference.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import random
+import traceback
+import warnings
+import zlib
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+
+import tinyattn
+
+from .convert import Converter, Unconvertible, assert_agrees
+from .torch_database import seed
+from .torch_names import TORCH_TEST_MODULES, rebind, resolve, tensor_method
+
+__all__ = ["Variant", "OpEntry", "entry_key", "tested_dtypes", "reference_dtypes",
+           "select_samples",
+           "check_values", "check_gradients", "check_error", "check_saves", "SEED", "quiet",
+           "samples_per_case", "RUN_ALL"]
+
+SEED = 20240530
+RUN_ALL = os.environ.get("TINYATTN_CONFORMANCE", "") == "all"
+
+
+def samples_per_case(kind: str) -> int:
+    """How many samples one (op, dtype) case draws: a few by default, all of them with
+    TINYATTN_CONFORMANCE=all (docs/pytorch.md#how-conformance-is-checked)."""
+    if RUN_ALL:
+        return 1 << 30
+    return {"values": 4, "reference": 2, "gradients": 3, "saves": 1}[kind]
+
+
+def entry_key(info: Any) -> str:
+    """``"add"``, ``"norm.nuc"``: the OpInfo's name and its variant_test_name."""
+    return f"{info.name}.{info.variant_test_name}" if info.variant_test_name else info.name
+
+
+@dataclasses.dataclass
+class Variant:
+    """One way to call the op: torch's callable and tinyattn's, both taking
+    ``(input, *args, **kwargs)``."""
+
+    kind: str                   # "function", "method", "inplace", "alias:<name>", ...
+    torch_call: Callable[..., Any]
+    tiny_call: Callable[..., Any]
+
+    @property
+    def in_place(self) -> bool:
+        return self.kind == "inplace" or self.kind.endswith("_inplace")
+
+
+def _method_caller(name: str) -> Callable[..., Any]:
+    def call(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
+        return getattr(input, name)(*args, **kwargs)
+    call.__name__ = name
+    return call
+
+
+def _name_of(callable_: Any) -> Optional[str]:
+    return getattr(callable_, "__name__", None)
+
+
+@dataclasses.dataclass
+class OpEntry:
+    info: Any
+    key: str
+    variants: List[Variant]
+    missing: List[str]           # torch's variants of this entry that tinyattn lacks
+
+    @property
+    def present(self) -> bool:
+        return bool(self.variants)
+
+    @classmethod
+    def build(cls, info: Any) -> "OpEntry":
+        variants: List[Variant] = []
+        missing: List[str] = []
+        function = _function_variant(info)
+        if function is not None:
+            variants.append(Variant("function", info.op, function))
+        elif _has_public_name(info):
+            missing.append(f"torch.{info.name}")
+        for kind, torch_variant in (("method", info.method_variant),
+                                    ("inplace", info.inplace_variant)):
+            name = _name_of(torch_variant)
+            if torch_variant is None or name is None or torch_variant is info.op:
+                continue
+            if tensor_method(name) is not None:
+                variants.append(Variant(kind, torch_variant, _method_caller(name)))
+            else:
+                missing.append(f"Tensor.{name}")
+        for alias in info.aliases:
+            found = resolve(alias.name)
+            if found is not None:
+                variants.append(Variant(f"alias:{alias.name}", alias.op, found))
+            else:
+                missing.append(f"torch.{alias.name}")
+            name = _name_of(alias.inplace_variant)
+            if name is not None:
+                if tensor_method(name) is not None:
+                    variants.append(Variant(f"alias:{name}_inplace", alias.inplace_variant,
+                                            _method_caller(name)))
+                else:
+                    missing.append(f"Tensor.{name}")
+        return cls(info, entry_key(info), variants, missing)
+
+    @property
+    def function(self) -> Optional[Variant]:
+        for variant in self.variants:
+            if not variant.in_place:
+                return variant
+        return None
+
+
+def _has_public_name(info: Any) -> bool:
+    return not (info.name.startswith("_") or info.name.startswith("torch.ops")) \
+        or info.name.startswith("__")
+
+
+def _function_variant(info: Any) -> Optional[Callable[..., Any]]:
+    """tinyattn's counterpart of ``info.op``, found by the entry's name."""
+    op = info.op
+    name = info.name
+    if not _has_public_name(info):
+        return None
+    if isinstance(op, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
+        return None
+    if name.startswith("__") and name.endswith("__"):       # __radd__, __getitem__
+        return tensor_method(name)       # unbound, as torch's Tensor.__radd__ is
+    module = getattr(op, "__module__", "") or ""
+    if module.startswith(TORCH_TEST_MODULES):
+        # a small function of torch's test database (``lambda x, shape: x.view(shape)``):
+        # tinyattn has the op when it has the name, as a function or a Tensor method
+        if resolve(name) is None and tensor_method(name.rpartition(".")[2]) is None:
+            return None
+        return rebind(op)
+    found = resolve(name)
+    if found is None and "." not in name and tensor_method(name) is not None \
+            and not callable(getattr(torch, name, None)):
+        return _method_caller(name)       # a Tensor-only op (contiguous, expand_as, ...)
+    return found
+
+
+# ------------------------------------------------------------------ dtypes and samples
+_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64,
+           torch.int32, torch.bool)
+_MORE_DTYPES = (torch.uint8, torch.int8, torch.int16)
+
+
+def tested_dtypes(info: Any) -> List[torch.dtype]:
+    """float32 and float64, then float16, bfloat16, int64, int32 and bool, where the OpInfo
+    supports them on the CPU (uint8, int8 and int16 too with TINYATTN_CONFORMANCE=all)."""
+    supported = info.supported_dtypes("cpu")
+    wanted = _DTYPES + (_MORE_DTYPES if RUN_ALL else ())
+    return [d for d in wanted if d in supported]
+
+
+def reference_dtypes(info: Any) -> List[torch.dtype]:
+    """The dtypes whose case also draws reference inputs (extremal values, large tensors:
+    generating them costs up to a second per dtype). By default one floating dtype per op,
+    chosen by a seed from the op's name, so the ops share out float32, float64, float16 and
+    bfloat16; every tested dtype with TINYATTN_CONFORMANCE=all."""
+    if info.reference_inputs_func is None:
+        return []
+    tested = tested_dtypes(info)
+    if RUN_ALL:
+        return tested
+    floating = [d for d in tested if d.is_floating_point] or tested[:1]
+    return [floating[_stable_seed(entry_key(info)) % len(floating)]] if floating else []
+
+
+def _stable_seed(*parts: Any) -> int:
+    return zlib.crc32(repr(parts).encode()) ^ SEED
+
+
+def select_samples(samples: Sequence[Any], count: int, *key: Any) -> List[Any]:
+    """``count`` of ``samples``, chosen by a seed made from ``key`` (the same every run):
+    the first sample (usually the plainest) and ``count - 1`` others at random."""
+    samples = list(samples)
+    if len(samples) <= count:
+        return samples
+    rest = random.Random(_stable_seed(*key)).sample(range(1, len(samples)), count - 1)
+    return [samples[0]] + [samples[i] for i in sorted(rest)]
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        yield
+
+
+def generate(info: Any, kind: str, dtype: torch.dtype, requires_grad: bool) -> List[Any]:
+    """Every sample of ``kind`` ("values", "reference", "gradients"), torch's RNG seeded."""
+    seed(_stable_seed(entry_key(info), kind, str(dtype)) % (1 << 31))
+    with quiet():
+        if kind == "reference":
+            if info.reference_inputs_func is None:
+                return []
+            plain = sum(1 for _ in info.sample_inputs("cpu", dtype,
+                                                      requires_grad=requires_grad))
+            seed(_stable_seed(entry_key(info), kind, str(dtype)) % (1 << 31))
+            return list(info.reference_inputs("cpu", dtype,
+                                              requires_grad=requires_grad))[plain:]
+        return list(info.sample_inputs("cpu", dtype, requires_grad=requires_grad))
+
+
+# ------------------------------------------------------------------ running one call
+def describe(sample: Any) -> str:
+    def short(value: Any) -> str:
+        if isinstance(value, torch.Tensor):
+            return f"Tensor{tuple(value.shape)}:{str(value.dtype)[6:]}"
+        if isinstance(value, (list, tuple)):
+            inner = ", ".join(short(v) for v in value[:4])
+            more = ", ..." if len(value) > 4 else ""
+            return f"[{inner}{more}]" if isinstance(value, list) else f"({inner}{more})"
+        if isinstance(value, dict):
+            return "{" + ", ".join(f"{k}={short(v)}" for k, v in value.items()) + "}"
+        text = repr(value)
+        return text if len(text) < 30 else text[:27] + "..."
+    parts = [short(sample.input)] + [short(a) for a in sample.args]
+    parts += [f"{k}={short(v)}" for k, v in sample.kwargs.items()]
+    return ", ".join(parts)
+
+
+def _error_text(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    text = text if len(text) < 160 else text[:157] + "..."
+    return f"{type(exc).__name__}: {text}"
+
+
+def _tiny_failure(exc: BaseException) -> str:
+    """tinyattn's exception, with where it was raised when it looks like a crash."""
+    crash = isinstance(exc, (AttributeError, NameError, UnboundLocalError, KeyError,
+                             AssertionError)) or "numpy" in type(exc).__module__
+    text = _error_text(exc)
+    if crash:
+        frames = traceback.extract_tb(exc.__traceback__)
+        inside = [f for f in frames if "/tinyattn/" in f.filename]
+        if inside:
+            last = inside[-1]
+            text += f" [at {os.path.basename(last.filename)}:{last.lineno}]"
+    return text
+
+
+def _call_torch(variant: Variant, sample: Any, inp: Any) -> Any:
+    with quiet():
+        return variant.torch_call(inp, *sample.args, **sample.kwargs)
+
+
+def _convert(sample: Any) -> Tuple[Converter, Any, tuple, dict]:
+    convert = Converter()
+    inp = convert(sample.input)
+    args = convert(tuple(sample.args))
+    kwargs = convert(dict(sample.kwargs))
+    return convert, inp, args, kwargs
+
+
+def _clone(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_clone(v) for v in value)
+    return value
+
+
+# ------------------------------------------------------------------ the checks
+def check_values(variant: Variant, sample: Any, values: bool = True) -> Optional[str]:
+    """None when tinyattn's forward agrees with torch's on ``sample`` (with ``values=False``
+    the values themselves are not compared: random numbers, uninitialised memory)."""
+    try:
+        _, inp, args, kwargs = _convert(sample)
+    except Unconvertible as exc:
+        return f"the sample holds {exc}"
+    torch_input = _clone(sample.input) if variant.in_place else sample.input
+    try:
+        expected = _call_torch(variant, sample, torch_input)
+        torch_error = None
+    except Exception as exc:  # noqa: BLE001 - torch refusing is a result to compare
+        expected, torch_error = None, exc
+    try:
+        with quiet():
+            actual = variant.tiny_call(inp, *args, **kwargs)
+    except Exception as exc:  # noqa: BLE001
+        if torch_error is not None:
+            return None
+        return f"tinyattn raises {_tiny_failure(exc)}"
+    if torch_error is not None:
+        return f"torch raises {_error_text(torch_error)}; tinyattn returns {_kind(actual)}"
+    try:
+        assert_agrees(actual, expected, values=values)
+        if variant.in_place:
+            if actual is not inp:
+                return "the in-place variant does not return its input"
+            assert_agrees(inp, torch_input, "input after the in-place call", values=values)
+    except AssertionError as exc:
+        return str(exc).strip().replace("\n", " ")[:400]
+    return None
+
+
+def _kind(value: Any) -> str:
+    return type(value).__name__
+
+
+def _tensors(value: Any) -> List[Any]:
+    if isinstance(value, (torch.Tensor, tinyattn.Tensor)):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors(v)]
+    return []
+
+
+def _process(sample: Any) -> Callable[[Any], Any]:
+    process = sample.output_process_fn_grad
+    return rebind(process) or process
+
+
+def _upstream(shape: Tuple[int, ...], index: int, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed + index).standard_normal(shape)
+
+
+def _loss(outputs: List[Any], framework: Any, seed: int) -> Any:
+    """sum(out_i * g_i) over the outputs that require grad, g fixed by ``seed``."""
+    total = None
+    for i, out in enumerate(outputs):
+        if not out.requires_grad:
+            continue
+        g = _upstream(tuple(out.shape), i, seed)
+        g = (torch.from_numpy(g) if framework is torch else tinyattn.tensor(g)).to(out.dtype)
+        term = (out * g).sum()
+        total = term if total is None else total + term
+    return total
+
+
+def check_gradients(variant: Variant, sample: Any) -> Optional[str]:
+    """None when tinyattn's float64 gradients agree with torch's on ``sample``."""
+    try:
+        convert, inp, args, kwargs = _convert(sample)
+    except Unconvertible as exc:
+        return f"the sample holds {exc}"
+    seed = _stable_seed(describe(sample)) % (1 << 31)
+    try:
+        with quiet():
+            expected = _tensors(_process(sample)(variant.torch_call(
+                sample.input, *sample.args, **sample.kwargs)))
+    except Exception:  # noqa: BLE001 - torch refuses the sample: check_values compares that
+        return None
+    try:
+        with quiet():
+            actual = _tensors(_process(sample)(variant.tiny_call(inp, *args, **kwargs)))
+    except Exception as exc:  # noqa: BLE001
+        return f"tinyattn's forward raises {_tiny_failure(exc)}"
+    if len(actual) != len(expected):
+        return f"tinyattn gives {len(actual)} output tensors, torch {len(expected)}"
+    for i, (a, e) in enumerate(zip(actual, expected)):
+        if a.requires_grad != e.requires_grad:
+            return (f"output {i}: requires_grad={a.requires_grad} where torch gives "
+                    f"{e.requires_grad}")
+    torch_loss = _loss(expected, torch, seed)
+    if torch_loss is None:
+        return None
+    try:
+        with quiet():
+            torch_loss.backward()
+    except Exception:  # noqa: BLE001 - torch has no derivative here: tinyattn may
+        return None
+    try:
+        with quiet():
+            _loss(actual, tinyattn, seed).backward()
+    except Exception as exc:  # noqa: BLE001
+        return f"tinyattn's backward raises {_tiny_failure(exc)}"
+    for n, (t, ours) in enumerate(convert.pairs):
+        if not t.requires_grad:
+            continue
+        want, got = t.grad, ours.grad
+        if want is None or got is None:
+            if (want is None) != (got is None):
+                return (f"gradient of input tensor {n}: tinyattn gives "
+                        f"{'None' if got is None else 'a tensor'}, torch "
+                        f"{'None' if want is None else 'a tensor'}")
+            continue
+        try:
+            assert_agrees(got, want, f"gradient of input tensor {n}")
+        except AssertionError as exc:
+            return str(exc).strip().replace("\n", " ")[:400]
+    return None
+
+
+def check_error(variant: Variant, error_input: Any) -> Optional[str]:
+    """None when tinyattn raises on the error input (or cannot even be handed it)."""
+    sample = error_input.sample_input
+    try:
+        _, inp, args, kwargs = _convert(sample)
+    except Exception:  # noqa: BLE001 - tinyattn cannot even hold the sample's values
+        return None            # (a complex tensor, 65 dims): no such program runs here
+    try:
+        with quiet():
+            result = variant.tiny_call(inp, *args, **kwargs)
+            _tensors(result)
+    except Exception:  # noqa: BLE001 - any clear error is what is wanted
+        return None
+    return (f"tinyattn returns {_kind(result)} where torch raises "
+            f"{error_input.error_type.__name__} matching {error_input.error_regex!r}")
+
+
+def _write_in_place(t: Any) -> None:
+    """An in-place write that keeps the values and bumps the version counter."""
+    if "bool" in str(t.dtype):
+        t.copy_(t.clone())
+    else:
+        t.mul_(1)
+
+
+def check_saves(variant: Variant, sample: Any) -> List[str]:
+    """For each tensor input and each output: does an in-place write to it after the op make
+    backward raise in tinyattn exactly when it raises in torch? Returns the differences."""
+    differences: List[str] = []
+    targets = _save_targets(variant, sample)
+    for target in targets:
+        torch_raised = _saves_run(variant, sample, target, "torch")
+        if torch_raised is None:
+            continue                # torch refuses the write itself or has no backward
+        tiny_raised = _saves_run(variant, sample, target, "tinyattn")
+        if tiny_raised != torch_raised:
+            what = "raises" if torch_raised else "does not raise"
+            differences.append(f"write to {target[0]} {target[1]} after the op: torch's "
+                               f"backward {what}, tinyattn's {tiny_raised_text(tiny_raised)}")
+    return differences
+
+
+def tiny_raised_text(raised: Any) -> str:
+    if raised is True:
+        return "raises"
+    if raised is False:
+        return "does not"
+    return str(raised)
+
+
+def _save_targets(variant: Variant, sample: Any) -> List[Tuple[str, int]]:
+    try:
+        with quiet():
+            outputs = _tensors(variant.torch_call(_nonleaf(sample.input, torch),
+                                                  *_nonleaf(sample.args, torch),
+                                                  **_nonleaf(sample.kwargs, torch)))
+    except Exception:  # noqa: BLE001
+        return []
+    count = len(_tensors([sample.input, sample.args, list(sample.kwargs.values())]))
+    return [("input", i) for i in range(count)] + [("output", i) for i in range(len(outputs))
+                                                   if outputs[i].requires_grad]
+
+
+def _nonleaf(value: Any, framework: Any) -> Any:
+    """Each leaf that requires grad replaced by ``leaf * 1`` (a leaf cannot be written in
+    place while gradients are recorded), in ``framework``."""
+    if isinstance(value, (torch.Tensor, tinyattn.Tensor)):
+        return value * 1 if value.requires_grad else value.clone()
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(_nonleaf(v, framework) for v in value)
+    if isinstance(value, dict):
+        return {k: _nonleaf(v, framework) for k, v in value.items()}
+    return value
+
+
+def _saves_run(variant: Variant, sample: Any, target: Tuple[str, int], side: str) -> Any:
+    """True when backward raised "modified by an inplace operation" after the write, False
+    when it ran. On torch's side None when torch refused the program some other way (the
+    write itself, using a view whose base changed, no derivative): nothing to compare. On
+    tinyattn's side a string says what else went wrong."""
+    if side == "torch":
+        inp, args, kwargs = sample.input, tuple(sample.args), dict(sample.kwargs)
+        call, framework = variant.torch_call, torch
+    else:
+        try:
+            _, inp, args, kwargs = _convert(sample)
+        except Unconvertible:
+            return "cannot be handed the sample"
+        call, framework = variant.tiny_call, tinyattn
+    inp, args, kwargs = (_nonleaf(v, framework) for v in (inp, args, kwargs))
+    seed = _stable_seed(describe(sample)) % (1 << 31)
+    try:
+        with quiet():
+            outputs = _tensors(_process(sample)(call(inp, *args, **kwargs)))
+    except Exception as exc:  # noqa: BLE001
+        return None if side == "torch" else f"raises in the forward: {_tiny_failure(exc)}"
+    kind, index = target
+    tensors = _tensors([inp, list(args), list(kwargs.values())]) if kind == "input" \
+        else outputs
+    if index >= len(tensors):
+        return None if side == "torch" else f"has no {kind} {index}"
+    try:
+        with quiet():
+            _write_in_place(tensors[index])
+            loss = _loss(outputs, framework, seed)
+            if loss is None:
+                return None if side == "torch" else "has no output that requires grad"
+            loss.backward()
+    except Exception as exc:  # noqa: BLE001
+        saved = "modified by an inplace operation" in str(exc)
+        if side == "torch":
+            return True if saved else None
+        return True if saved else f"raises {_tiny_failure(exc)}"
+    return False
