@@ -1,6 +1,9 @@
-"""Regenerate every picture in docs/figures/ from the tools that make them.
+"""Regenerate every picture in docs/figures/ from the tools that make them, and the
+executed notebooks in docs/notebooks/.
 
-    python3 docs/make_figures.py                 # docs/figures/, the default reverse run
+    python3 docs/make_figures.py                 # both: figures, then every notebook run
+    python3 docs/make_figures.py --only figures  # docs/figures/, the default reverse run
+    python3 docs/make_figures.py --only notebooks   # docs/notebooks/ (docs/notebook_pages.py)
     python3 docs/make_figures.py --quick --out /tmp/figures    # a tiny run, for the tests
 
 Each figure is shown in the docs with a caption line on what to look for
@@ -153,8 +156,19 @@ def main(argv: List[str] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=os.path.join(HERE, "figures"))
     parser.add_argument("--quick", action="store_true",
-                        help="a 12-step toy run instead of the default 500 steps (tests)")
+                        help="a 12-step toy run instead of the default 500 steps, figures "
+                             "only (tests)")
+    parser.add_argument("--only", choices=("figures", "notebooks"), default=None,
+                        help="only the figures, or only the executed notebooks (docs/"
+                             "notebooks/, about 3 minutes on two cores)")
     args = parser.parse_args(argv)
+    if args.only != "figures" and not args.quick:
+        sys.path.insert(0, HERE)
+        import notebook_pages  # noqa: PLC0415 - docs/ is not a package
+        pages = notebook_pages.write_pages()
+        print(f"wrote {len(pages)} notebook pages to {notebook_pages.PAGES}")
+        if args.only == "notebooks":
+            return 0
     os.makedirs(args.out, exist_ok=True)
     import matplotlib
     matplotlib.use("Agg")

@@ -187,3 +187,40 @@ def test_each_adapter_matches_tinyattns_backward_with_the_solution(swap):
     for m, t in zip(mine, theirs):
         if t is not None:
             np.testing.assert_allclose(m, t, rtol=1e-10, atol=1e-12)
+
+
+def test_the_payoff_runs_attention_from_separate_ops_so_softmax_and_mul_are_yours(
+        tmp_path, capsys):
+    """`train --backward-from DIR` builds attention from separate ops (unless --attn-impl is
+    given), so the learner's softmax, masked fill, mul and matmul run; the summary says how
+    often each of their backwards ran, of all the op backwards, and how long it took."""
+    folder = _folder(tmp_path, ["01_broadcast.py", "03_matmul.py", "06_softmax.py",
+                                "08_masked_softmax.py", "04_linear.py"])
+    out = tmp_path / "run"
+    main = train_main
+    code = main(["--backward-from", str(folder), "--steps", "6", "--eval-every", "6",
+                 "--d-model", "16", "--heads", "2", "--layers", "1", "--batch-size", "8",
+                 "--warmup", "1", "--out", str(out), "--quiet"])
+    text = capsys.readouterr().out
+    assert code == 0, text
+    assert "attention is computed from separate ops" in text
+    rows = {line.split()[0]: line for line in text.splitlines() if line.startswith("  ")
+            and len(line.split()) > 3 and line.split()[0][:1].isupper()}
+    for op in ("Softmax", "MaskedFill", "Mul", "Matmul"):
+        calls = int(rows[op].split()[3].replace(",", ""))
+        assert calls > 0, rows[op]
+    assert "ScaledDotProductAttention" not in rows
+    mine, total = [int(n.replace(",", "")) for n in text.split("in this run (from ")[1]
+                   .split(":", 1)[1].split()[:4:3]]
+    assert 0 < mine < total
+    assert "tinyattn's own backward (no exercise of yours covers them)" in text
+    assert "took" in text and " s (wall time" in text
+    # negative control: asking for the fused op keeps ScaledDotProductAttention, not Softmax
+    code = main(["--backward-from", str(folder), "--steps", "6", "--eval-every", "6",
+                 "--d-model", "16", "--heads", "2", "--layers", "1", "--batch-size", "8",
+                 "--warmup", "1", "--out", str(tmp_path / "fused"), "--quiet",
+                 "--attn-impl", "plain"])
+    fused = capsys.readouterr().out
+    assert code == 0 and "attention is computed from separate ops" not in fused
+    assert "not called by this model" in fused and "Softmax" in fused.split(
+        "not called by this model")[1]

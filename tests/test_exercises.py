@@ -372,7 +372,7 @@ def test_learn_and_exercise_docs_links_resolve():
         for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", doc.read_text()):
             if "://" not in target:
                 assert (doc.parent / target).exists(), f"{doc.name}: broken link {target}"
-    assert "../README.md#learn" in (REPO / "docs" / "learn.md").read_text()
+    assert "#the-same-path-from-the-command-line" in (REPO / "docs" / "learn.md").read_text()
 
 
 def test_unknown_exercise_name_is_a_clear_value_error():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 import re
 import shutil
 import subprocess
@@ -18,7 +19,7 @@ import pytest
 import tinyattn as ta
 import tinyattn.functional as F
 from tinyattn import nn
-from tinyattn.train.explore_cli import example_graph
+from tinyattn.train.explore_cli import EXAMPLES, example_graph
 from tinyattn.viz import explore, graph_data, trace_backward
 
 GRAPH_RE = re.compile(r'<script type="application/json" id="tinyattn-graph">(.*?)</script>',
@@ -328,3 +329,38 @@ def test_in_firefox_the_page_draws_its_graph_offline(tmp_path):
         'id="tinyattn-graph">{', 'id="tinyattn-graph">{oops', 1), encoding="utf-8")
     shutil.rmtree(tmp_path / "firefox-profile")
     assert _firefox_screenshot(broken, tmp_path / "broken.png", tmp_path) == 0
+
+
+def test_every_graph_opens_collapsed_by_module_with_the_stepper_first(tmp_path):
+    """The toy GPT's page (about 150 nodes) used to open fully expanded, a cloud of tiny
+    boxes: now every graph opens collapsed by module, and the backward stepper is the first
+    thing in the bar."""
+    loss, model, title = example_graph("gpt", quick=True)
+    page = pathlib.Path(explore(loss, str(tmp_path / "g.html"), params=model, title=title))
+    text = page.read_text(encoding="utf-8")
+    assert text.index('class="stepper"') < text.index('id="title"') < text.index('id="search"')
+    assert "const expanded = new Set();" in text
+    assert "nodes.length <=" not in text                  # no size threshold left
+
+
+def test_every_node_is_named_never_a_bare_input_number():
+    import re
+    for example in EXAMPLES:
+        loss, params, title = example_graph(example, quick=True)
+        names = [n["name"] for n in graph_data(loss, params, title)["nodes"]]
+        assert all(n and not re.fullmatch(r"(input|leaf|intermediate) ?\d*", n)
+                   for n in names), names
+    a = ta.tensor([1.0, 2.0], requires_grad=True)
+    loss = F.cross_entropy(a.reshape(1, 2) * 0.5, ta.tensor(np.array([1])))
+    names = {n["name"] for n in graph_data(loss)["nodes"] if n["kind"] == "tensor"}
+    assert "constant 0.5" in names and any(n.startswith("targets for CrossEntropy")
+                                           for n in names), names
+
+
+def test_the_command_writes_under_runs_explore_by_default_not_the_working_folder(tmp_path):
+    result = _cli("--example", "mlp", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "runs" / "explore" / "mlp.html").is_file()
+    assert [p.name for p in tmp_path.iterdir()] == ["runs"]
+    root = pathlib.Path(__file__).resolve().parent.parent
+    assert "runs/" in (root / ".gitignore").read_text().splitlines()

@@ -360,7 +360,7 @@ def test_the_new_flags_are_in_help_and_in_the_readme(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     help_text = " ".join(capsys.readouterr().out.split())   # wrapped at the terminal width
-    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md")).read()
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "docs", "training.md")).read()
     for flag in ("--save-every", "--overwrite", "--resume", "--steps", "--warmup",
                  "--block-size"):
         assert flag in help_text and f"`{flag}" in readme, flag

@@ -7,8 +7,13 @@ everything, so the commands' own modules never import this one."""
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import os
+import subprocess
 import sys
+import textwrap
 import time
+from pathlib import Path
 from typing import List, Optional
 
 import numpy as np
@@ -29,18 +34,23 @@ def run_gradcheck_table(names: Optional[List[str]] = None, fast: bool = False,
         print(f"unknown op(s): {', '.join(sorted(unknown))}; "
               f"known: {', '.join(s.name for s in OP_TABLE)}")
         return 1
-    header = f"{'op':<22} {'shapes':<46} {'max abs err':>11} {'max rel err':>11}  result"
+    cases = [(spec, list(spec.cases(rng))) for spec in specs]
+    width = min(max([len(c.label) for _, cs in cases for c in cs] + [6]), 52)
+    header = f"{'op':<22} {'shapes':<{width}} {'max abs err':>11} {'max rel err':>11}  result"
     print(header)
     print("-" * len(header))
     failures = 0
     start = time.perf_counter()
-    for spec in specs:
-        for case in spec.cases(rng):
+    for spec, spec_cases in cases:
+        for case in spec_cases:
             report = gradcheck_report(spec.fn, make_inputs(case), fast=fast)
             status = "PASS" if report.passed else "FAIL"
             failures += not report.passed
-            print(f"{spec.name:<22} {case.label[:46]:<46} {report.max_abs_error:>11.2e} "
+            label = textwrap.wrap(case.label, width, break_long_words=False) or [""]
+            print(f"{spec.name:<22} {label[0]:<{width}} {report.max_abs_error:>11.2e} "
                   f"{report.max_rel_error:>11.2e}  {status}")
+            for more in label[1:]:          # a long label goes on, whole words, below
+                print(f"{'':<22} {more}")
             if not report.passed:
                 print("    " + str(report).replace("\n", "\n    "))
     elapsed = time.perf_counter() - start
@@ -50,6 +60,40 @@ def run_gradcheck_table(names: Optional[List[str]] = None, fast: bool = False,
 
 
 _non_negative_int = int_at_least(0)
+
+LEARN_EXTRA = 'python3 -m pip install -e ".[learn]"'
+
+
+def open_learning_path(print_only: bool = False) -> int:
+    """``python -m tinyattn learn``: JupyterLab on examples/notebooks/, the first notebook
+    open (docs/learn.md). Says what to install when JupyterLab is missing, and where the
+    notebooks are when this is not a clone."""
+    folder = Path(__file__).resolve().parent.parent / "examples" / "notebooks"
+    first = sorted(folder.glob("01_*.ipynb"))
+    if not first:
+        print(f"error: no notebooks in {folder}: the learning path's notebooks come with a "
+              f"clone of the repository (then {LEARN_EXTRA} in it)", file=sys.stderr)
+        return 2
+    command = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={folder}",
+               str(first[0])]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:      # a container: Jupyter refuses root
+        command.insert(3, "--allow-root")
+    if print_only:
+        print(" ".join(command))
+        return 0
+    if importlib.util.find_spec("jupyterlab") is None:
+        print(f"error: JupyterLab is not installed; install it with the learn extra:\n"
+              f"    {LEARN_EXTRA}\nthen run python3 -m tinyattn learn again. (To read the "
+              f"notebooks with their pictures without installing anything: docs/notebooks/ "
+              f"in the repository.)", file=sys.stderr)
+        return 2
+    print(f"opening {first[0].name} in JupyterLab (the notebooks: {folder}); stop it with "
+          f"Ctrl-C")
+    try:
+        return subprocess.call(command, env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+            p for p in (str(folder.parent.parent), os.environ.get("PYTHONPATH", "")) if p)))
+    except KeyboardInterrupt:
+        return 130
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -82,6 +126,9 @@ def _main(argv: Optional[List[str]]) -> int:
                    add_help=False)
     sub.add_parser("explore", help="write a page to click through a graph and its backward",
                    add_help=False)
+    learn = sub.add_parser("learn", help="open the learning path's notebooks in JupyterLab")
+    learn.add_argument("--print-command", action="store_true",
+                       help="print the command that would open them, and exit")
     args, rest = parser.parse_known_args(argv)
     if args.command == "gradcheck":
         if rest:
@@ -102,6 +149,10 @@ def _main(argv: Optional[List[str]]) -> int:
     if args.command == "explore":
         from .train.explore_cli import main as explore_main  # noqa: PLC0415 - on demand
         return explore_main(rest)
+    if args.command == "learn":
+        if rest:
+            parser.error(f"unrecognized arguments: {' '.join(rest)}")
+        return open_learning_path(args.print_command)
     if args.command == "generate":
         from .models.generate_cli import generate_main  # noqa: PLC0415 - on demand
         return generate_main(rest)

@@ -35,7 +35,7 @@ import matplotlib.pyplot as plt
 
 import tinyattn as ta
 import tinyattn.functional as F
-from tinyattn import nn
+from tinyattn import nn, optim
 
 ta.manual_seed(0)
 B, S, D, h = 2, 6, 16, 4
@@ -103,7 +103,51 @@ plt.show()
 
 # %% [markdown]
 # **What to look for:** head 2's change is at round-off (1e-16) while the others change by
-# 1e-2 or more: each head attends with its own slice of the model's width.
+# 1e-2 or more: each head attends with its own slice of the model's width. Untrained, the
+# weights are spread out over the keys: random projections give small, similar scores, and
+# no head has learned where to look.
+#
+# ## A trained head
+# Train a fresh module of the same size for 100 steps on one job: the output at position i
+# must be the content of the token at position i - 1 ("copy the previous token"). Each
+# input is random content plus a marker of its position (feature p set at position p), so
+# a head can find "the position before mine". Untrained heads beside trained ones:
+
+# %%
+ta.manual_seed(1)
+student = nn.MultiHeadAttention(D, h).to(dtype="float64")
+before = student(x, need_weights=True, average_attn_weights=False)[1].numpy()[0]
+marker = 3.0 * np.eye(S, D)[None]                            # (1, S, D): position p's feature
+rng = np.random.default_rng(0)
+opt = optim.Adam(student.parameters(), lr=0.02)
+for step in range(100):
+    content = rng.standard_normal((32, S, D))
+    content[..., :S] = 0                                     # the markers' features stay free
+    target = ta.tensor(np.roll(content, 1, axis=1))          # position i gets content i - 1
+    out, _ = student(ta.tensor(content + marker))
+    loss = ((out - target)[:, 1:] ** 2).mean()               # position 0 has no previous
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+print(f"loss after 100 steps: {loss.item():.1e}")
+probe = ta.tensor(content[:1] + marker)
+after = student(probe, need_weights=True, average_attn_weights=False)[1].numpy()[0]
+fig, axes = plt.subplots(2, h, figsize=(12, 6))
+for head in range(h):
+    for row, (maps, when) in enumerate(((before, "untrained"), (after, "trained"))):
+        image = axes[row, head].imshow(maps[head], cmap="viridis", vmin=0, vmax=1)
+        axes[row, head].set_title(f"head {head}, {when}", fontsize=10)
+    axes[1, head].set_xlabel("key j")
+axes[0, 0].set_ylabel("query i")
+axes[1, 0].set_ylabel("query i")
+fig.colorbar(image, ax=axes, label="attention weight")
+fig.suptitle("trained to copy the previous token: row i puts its weight on key i - 1")
+plt.show()
+
+# %% [markdown]
+# **What to look for:** the top row is spread out; in the bottom row every row i >= 1 has
+# one bright cell, at key i - 1 (a line just below the diagonal): the heads learned where to
+# look from the gradient alone. Row 0 has no previous token and spreads its weight.
 #
 # ## Exercises (15 minutes)
 # 1. Repeat the subspace experiment for head 0. Then nudge along a direction head 2 *can*

@@ -91,12 +91,12 @@ print("every diagonal constant:",
       all(np.allclose(np.diag(scores, o), np.diag(scores, o)[0]) for o in range(-11, 12)))
 
 # %% [markdown]
-# ## All four as a GPT draws them
-# The training script writes the same figures as `positional.png` (each title ends with a
-# line on what to look for).
+# ## RoPE and ALiBi as a GPT draws them
+# The training script writes these figures as `positional.png` (each title ends with a
+# line on what to look for); the sinusoidal one is the table drawn above.
 
 # %%
-for kind in ("sinusoidal", "rope", "alibi"):
+for kind in ("rope", "alibi"):
     model = nn.GPT(nn.GPTConfig(vocab_size=11, block_size=16, n_layer=1, n_head=4,
                                 d_model=32, pos_encoding=kind))
     positional_figure(model, 16)

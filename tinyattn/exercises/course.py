@@ -56,6 +56,7 @@ class Case:
     regions: List[Region] = field(default_factory=list)
     factors: List[Tuple[float, str]] = field(default_factory=list)  # (value, what it is)
     dims: Dict[str, int] = field(default_factory=dict)  # the letters of this case: S_q=2
+    nonfinite_hint: str = ""    # why NaN or inf in a gradient here (scores of 1,000: exp)
 
     def describe(self) -> str:
         shapes = ", ".join(f"{k} {v.shape}" for k, v in self.inputs.items())

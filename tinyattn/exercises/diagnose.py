@@ -21,7 +21,8 @@ import numpy as np
 from .course import Case, Diagnosis, Part
 
 __all__ = ["Diagnosis", "diagnose_structure", "diagnose_shape", "diagnose_dtype",
-           "diagnose_values", "explain_error", "close", "broadcast_axes", "FLOAT64_WHY"]
+           "diagnose_values", "explain_error", "close", "broadcast_axes", "FLOAT64_WHY",
+           "left_aligned", "MISALIGNED"]
 
 FLOAT64_WHY = (
     "The checker compares your gradient with finite differences, and in float32 their "
@@ -43,6 +44,32 @@ def broadcast_axes(small: Tuple[int, ...], big: Tuple[int, ...]) -> Tuple[int, .
     extra = len(big) - len(small)
     return tuple(range(extra)) + tuple(extra + i for i, n in enumerate(small)
                                        if n == 1 and big[extra + i] != 1)
+
+
+MISALIGNED = (
+    "Broadcasting lines shapes up from the RIGHT: an input of shape {small} meets the LAST "
+    "{n} axes of the output {big}, so the axes it lacks are the LEADING ones (sum axes {lead} "
+    "away), and its size-1 axes are counted from the right too. Yours lines them up from "
+    "the left: it summed trailing axes instead.")
+
+
+def left_aligned(grad: np.ndarray, shape: Tuple[int, ...]) -> List[np.ndarray]:
+    """``grad`` summed down to ``shape`` with the shapes lined up from the LEFT (the classic
+    misaligned unbroadcast), with and without keepdims; [] when that cannot be done."""
+    shape = tuple(shape)
+    if grad.ndim <= len(shape):
+        return []
+    g = grad.sum(axis=tuple(range(len(shape), grad.ndim)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    if not axes:
+        return [g]
+    return [g.sum(axis=axes, keepdims=True), g.sum(axis=axes)]
+
+
+def misaligned_message(small: Tuple[int, ...], big: Tuple[int, ...]) -> str:
+    extra = len(big) - len(small)
+    lead = "0" if extra == 1 else f"0 to {extra - 1}"
+    return MISALIGNED.format(small=tuple(small), n=len(small), big=tuple(big), lead=lead)
 
 
 def _broadcasts_to(small: Tuple[int, ...], big: Tuple[int, ...]) -> bool:
@@ -79,9 +106,17 @@ def diagnose_structure(problem: Dict[str, Any], part: Part, case: Case) -> Diagn
 
 
 def diagnose_shape(name: str, got: Tuple[int, ...], want: Tuple[int, ...],
-                   transpose_hint: Optional[str] = None) -> Diagnosis:
+                   transpose_hint: Optional[str] = None,
+                   out_shape: Optional[Tuple[int, ...]] = None) -> Diagnosis:
     """d``name`` came back with shape ``got`` instead of ``want``; ``transpose_hint`` says
-    which product gives the gradient the right way round (the part's own formula)."""
+    which product gives the gradient the right way round (the part's own formula);
+    ``out_shape`` (the output's) recognises an unbroadcast lined up from the left."""
+    if out_shape is not None and len(out_shape) > len(want) and _broadcasts_to(want, out_shape):
+        lefts = [a.shape for a in left_aligned(np.zeros(out_shape), want)]
+        if tuple(got) in lefts:
+            return Diagnosis("shape_misaligned", f"d{name} has shape {tuple(got)}, not "
+                                                 f"{tuple(want)}. " + misaligned_message(
+                                                     want, out_shape))
     if len(got) >= 2 and got[:-2] + got[-2:][::-1] == want:
         hint = transpose_hint or "for out = a @ b: db = a^T @ g, not g^T @ a"
         return Diagnosis("shape_transpose", (
@@ -147,6 +182,9 @@ def diagnose_values(part: Part, case: Case, name: str, got: np.ndarray, want: np
             if region.kind == "fully_masked_row" and region.where[bad].all():
                 return Diagnosis(region.kind, f"NaN or inf in d{name}. {region.message}")
         where = tuple(int(i) for i in np.argwhere(bad)[0])
+        if case.nonfinite_hint:
+            return Diagnosis("overflow", f"d{name} holds NaN or inf, first at {name}"
+                                         f"{list(where)}: {case.nonfinite_hint}")
         return Diagnosis("nonfinite", f"d{name} holds NaN or inf, first at {name}{list(where)}:"
                                       f" a division by zero or a log of 0 in your formula?")
     for mistake in part.mistakes:

@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional, Set
 import numpy as np
 
 from .course import Diagnosis, Scenario
+from .diagnose import left_aligned, misaligned_message
 from .engine_random import partial_unbroadcasts
 from .engine_explain import backward_story, numeric_story, show, topo_story, train_story
 
@@ -231,6 +232,13 @@ def verify_unbroadcast(scenario: Scenario, got: Values, want: Values) -> Optiona
                     f"{story}. Every axis where the input has size 1 (and the output not) "
                     f"must be summed, not only the first: collect all of them, then sum "
                     f"once (or keep looping; do not return inside the loop)."))
+    grad = scenario.data["grad"]
+    if isinstance(out, np.ndarray) and not same(out, want["out"]) and any(
+            out.shape == left.shape and (out.shape != want["out"].shape or _close(
+                out, left, 1e-9)) for left in left_aligned(grad, shape)):
+        return Diagnosis("unbroadcast_left", f"unbroadcast(grad of shape {grad.shape}, "
+                                             f"{shape}): " + misaligned_message(shape,
+                                                                                grad.shape))
     problem = array_problem(got.get("out"), want["out"], f"unbroadcast(grad, {shape})")
     if problem:
         return Diagnosis("shape", problem)

@@ -63,7 +63,8 @@ def _values(record: Dict[str, Any], arrays: Dict[str, np.ndarray], s: int,
     values = dict(record.get("values")) if isinstance(record.get("values"), dict) else {}
     names = record.get("arrays") if isinstance(record.get("arrays"), list) else []
     for name in names:
-        if isinstance(name, str) and isinstance(want.get(name), np.ndarray):
+        if isinstance(name, str) and (isinstance(want.get(name), np.ndarray) or (
+                name.startswith("ret_") and name in want)):   # a returned value, any type
             values[name] = arrays.get(f"s{s}_{name}")
     return values
 

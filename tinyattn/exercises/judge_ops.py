@@ -129,6 +129,10 @@ def _check_arrays(part: Part, prep: PreparedCase, arrays: Dict[str, np.ndarray],
             f"gradient check would test something else. Restore it from the stub (python -m "
             f"tinyattn.exercises start DIR copies fresh stubs into a new folder).")],
             Diagnosis("forward_changed", "forward changed"), where)
+    order = _shape_order(part, prep, arrays, c)
+    if order is not None:
+        raise fail(part.name, "failed", [f"    {where}", wrap(f"diagnosis: {order.message}")],
+                   order, where)
     stacked = []
     for i, name in enumerate(part.inputs):
         got = arrays.get(f"c{c}_g{i}")
@@ -139,7 +143,8 @@ def _check_arrays(part: Part, prep: PreparedCase, arrays: Dict[str, np.ndarray],
                        Diagnosis("unreadable", ""), where)
         diagnosis = None
         if got.shape[1:] != want:
-            diagnosis = diagnose_shape(name, got.shape[1:], want, part.transpose_hint)
+            diagnosis = diagnose_shape(name, got.shape[1:], want, part.transpose_hint,
+                                       tuple(prep.out.shape))
         elif got.dtype != np.float64:
             diagnosis = diagnose_dtype(name, got.dtype)
         if diagnosis is not None:
@@ -147,6 +152,28 @@ def _check_arrays(part: Part, prep: PreparedCase, arrays: Dict[str, np.ndarray],
                 f"diagnosis: {diagnosis.message}")], diagnosis, where)
         stacked.append(got)
     return stacked
+
+
+def _shape_order(part: Part, prep: PreparedCase, arrays: Dict[str, np.ndarray], c: int
+                 ) -> Optional[Diagnosis]:
+    """Gradients of the right shapes in another order (dk where dq belongs): a return order,
+    not a shape mistake."""
+    wants = [prep.case.inputs[name].shape for name in part.inputs]
+    gots = [arrays.get(f"c{c}_g{i}") for i in range(len(part.inputs))]
+    if len(wants) < 2 or not all(isinstance(g, np.ndarray) and g.ndim >= 1 for g in gots):
+        return None
+    shapes = [g.shape[1:] for g in gots]
+    if shapes == wants or sorted(shapes) != sorted(wants):
+        return None
+    yours = []
+    for shape in shapes:
+        names = [n for n, w in zip(part.inputs, wants) if w == shape and n not in yours]
+        yours.append(names[0] if names else "?")
+    return Diagnosis("return_order", (
+        f"Your gradients come back in another order: their shapes are those of "
+        f"({', '.join('d' + n for n in yours)}). Return them in the forward's input order, "
+        f"({', '.join('d' + n for n in part.inputs)}): the checker (and an engine) pairs the "
+        f"i-th gradient with the i-th input."))
 
 
 def _judge_values(exercise: Exercise, part: Part, reference: Any, prep: PreparedCase,
@@ -158,6 +185,8 @@ def _judge_values(exercise: Exercise, part: Part, reference: Any, prep: Prepared
     wants = [_as_list(backward(_readonly(g.copy()), _readonly(prep.cache)), count)
              for g in prep.grads[:randoms]]
     worst = 0.0
+    lines: List[str] = []
+    diagnoses: List[Diagnosis] = []
     for i, name in enumerate(part.inputs):
         shape = prep.case.inputs[name].shape
         report = None
@@ -183,8 +212,13 @@ def _judge_values(exercise: Exercise, part: Part, reference: Any, prep: Prepared
             diagnosis = diagnose_values(part, prep.case, name, got, want, grad, prep.cache,
                                         _reference_diagonal(backward, prep, i, count),
                                         np.asarray(ones, dtype=np.float64))
-        lines = [f"    {where}", f"    the gradient of {name} is wrong ({name} has shape "
-                                  f"{shape})"]
+            swapped = _other_input(part, got, wants[r], i)
+            if swapped is not None and diagnosis.kind not in {m.kind for m in part.mistakes}:
+                diagnosis = Diagnosis("return_order", (
+                    f"Your d{name} is exactly the right d{swapped}: the gradients come back "
+                    f"in another order. Return them in the forward's input order, "
+                    f"({', '.join('d' + n for n in part.inputs)})."))
+        lines += [f"    the gradient of {name} is wrong ({name} has shape {shape})"]
         if report is not None and not report.passed:
             out_index = _index(report.worst_output_index) if prep.out.ndim else ""
             lines += [f"    worst element: d out{out_index} / "
@@ -196,9 +230,27 @@ def _judge_values(exercise: Exercise, part: Part, reference: Any, prep: Prepared
             lines.append(wrap(f"for a random grad your d{name} is off by up to {diff:.3g}"
                               + ("" if once else " (right for each one-hot grad, where the "
                                                  "incoming gradient is exactly 1)")))
-        lines += [wrap(f"diagnosis: {diagnosis.message}"), f"    read: {exercise.read}"]
-        raise fail(part.name, "failed", lines, diagnosis, where)
+        lines.append(wrap(f"diagnosis: {diagnosis.message}"))
+        diagnoses.append(diagnosis)
+    if diagnoses:           # every wrong gradient at once, not one per round of fixing
+        if len(diagnoses) > 1:
+            lines.insert(0, f"    {len(diagnoses)} of the {count} gradients are wrong:")
+        raise fail(part.name, "failed", [f"    {where}"] + lines
+                   + [f"    read: {exercise.read}"], diagnoses[0], where)
     return worst
+
+
+def _other_input(part: Part, got: np.ndarray, wants: List[Any], i: int) -> Optional[str]:
+    """The name of the input whose right gradient ``got`` is, if not input ``i``'s own."""
+    for j, other in enumerate(part.inputs):
+        if j == i or j >= len(wants) or wants[j] is None:
+            continue
+        right = np.asarray(wants[j], dtype=np.float64)
+        if right.shape == got.shape and close(got, right) and not close(
+                right, np.asarray(wants[i], dtype=np.float64)) and \
+                float(np.abs(right).max(initial=0.0)) > 0.0:
+            return other
+    return None
 
 
 def _count_line(report: InputReport) -> str:

@@ -33,7 +33,9 @@ def binary_cases(rng: np.random.Generator) -> List[Case]:
     for label, sa, sb in [("same shapes", (2, 3), (2, 3)),
                           ("b along the last axis, (B, S, D) with (D,)", (2, 3, 4), (4,)),
                           ("both broadcast", (3, 1), (1, 4)),
-                          ("a new leading axis and size-1 axes", (2, 1, 4), (3, 1))]:
+                          ("a new leading axis and size-1 axes", (2, 1, 4), (3, 1)),
+                          ("square: b (D,) lines up with the LAST axis of (D, D)", (4, 4),
+                           (4,))]:
         out = np.broadcast_shapes(sa, sb)
         factors = [(float(_copies(s, out)), f"the number of copies broadcasting made of {n}")
                    for n, s in (("a", sa), ("b", sb)) if _copies(s, out) > 2]

@@ -12,6 +12,7 @@ import numpy as np
 
 from . import ops_cases as cases
 from .course import DERIVATIONS, Exercise, Mistake, Part
+from .diagnose import left_aligned
 
 __all__ = ["OP_EXERCISES"]
 
@@ -29,9 +30,30 @@ def _d(anchor: str) -> str:
 # ------------------------------------------------------------------ 01 mul
 _MUL_SWAPPED = ("Swapped operands: for out = a * b, d out / d a = b, so da = grad * b and "
                 "db = grad * a; you multiplied each gradient by its own input.")
+_MISALIGNED = ("Broadcasting lines shapes up from the RIGHT: an input with fewer axes meets "
+               "the LAST axes of the output (b of shape (D,) in a (D, D) sum is copied along "
+               "axis 0), so the axes it lacks are the LEADING ones: sum those away. Yours "
+               "lines the shapes up from the left and sums the trailing axes, which has the "
+               "right shape here only because the output is square.")
+
+
+def _misaligned(gradient, shape) -> np.ndarray:
+    """unbroadcast lined up from the left (ValueError: not possible for these shapes)."""
+    lefts = [a for a in left_aligned(gradient, tuple(shape)) if a.shape == tuple(shape)]
+    if not lefts:
+        raise ValueError("not misaligned here")
+    return lefts[0]
+
+
+ADD_MISTAKES = [
+    Mistake("a", "misaligned", _MISALIGNED, lambda g, c: _misaligned(g, c[0])),
+    Mistake("b", "misaligned", _MISALIGNED, lambda g, c: _misaligned(g, c[1])),
+]
 MUL_MISTAKES = [
     Mistake("a", "swapped", _MUL_SWAPPED, lambda g, c: _unbroadcast(g * c[0], c[0].shape)),
     Mistake("b", "swapped", _MUL_SWAPPED, lambda g, c: _unbroadcast(g * c[1], c[1].shape)),
+    Mistake("a", "misaligned", _MISALIGNED, lambda g, c: _misaligned(g * c[1], c[0].shape)),
+    Mistake("b", "misaligned", _MISALIGNED, lambda g, c: _misaligned(g * c[0], c[1].shape)),
 ]
 
 
@@ -235,7 +257,7 @@ def _nll_cases(name: str, log_probs: bool) -> Any:
 
 OP_EXERCISES: List[Exercise] = [
     Exercise(1, "broadcast", "broadcast add and mul", _d("broadcasting"),
-             [Part("add", ("a", "b"), cases.binary_cases),
+             [Part("add", ("a", "b"), cases.binary_cases, mistakes=ADD_MISTAKES),
               Part("mul", ("a", "b"), cases.binary_cases, mistakes=MUL_MISTAKES)]),
     Exercise(2, "reductions", "sum and mean over axes", _d("reductions"),
              [Part("sum", ("x",), cases.reduce_cases),

@@ -23,12 +23,15 @@ import contextlib
 import os
 import sys
 import textwrap
+import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List
 
 import numpy as np
 
+from .. import autograd
 from .adapters import SWAPS, NotCovered, Swap
 from .catalog import find_exercise
 from .checker import DEFAULT_TIMEOUT, check, load_file
@@ -66,26 +69,45 @@ class SwapReport:
                                                                  "float64": 1e-7})
     out: Callable[[str], None] = print
 
+    calls_by_op: Counter = field(default_factory=Counter)   # every op backward, by class
+
     def summary(self) -> str:
-        lines = [f"Your backward passes in this run (from {self.folder}):"]
+        mine = sum(r.calls for r in self.records)
+        total = sum(self.calls_by_op.values())
+        share = f" ({100 * mine / total:.0f}%)" if total else ""
+        lines = [f"Your backward passes in this run (from {self.folder}): {mine:,} of the "
+                 f"{total:,} op backwards the engine ran were yours{share}.",
+                 f"  {'op':<26} {'exercise':<24} {'your calls':>10}  checked against "
+                 f"tinyattn's"]
         unused = []
         for r in self.records:
+            exercise = find_exercise(r.swap.exercise).label
             if r.failed:
                 state = f"raised, so tinyattn's own was used instead: {r.failed}"
             elif not r.calls:
                 unused.append(r.swap.op.__name__)
                 continue
             elif r.compared and r.worst > self._tolerance(r):
-                state = (f"{r.calls:,} calls; DISAGREED with tinyattn's (max relative "
-                         f"difference {r.worst:.2g} in {r.worst_where}): check it")
+                state = (f"DISAGREED (max relative difference {r.worst:.2g} in "
+                         f"{r.worst_where}): check it")
             else:
-                state = (f"{r.calls:,} calls; the first {r.compared} agreed with tinyattn's "
-                         f"(max relative difference {r.worst:.1g})")
+                state = (f"first {r.compared} agreed (max relative difference "
+                         f"{r.worst:.1g})")
             if r.own:
                 state += f"; {r.own:,} calls outside the exercise's cases used tinyattn's"
-            lines.append(f"  {r.swap.op.__name__:<26} {state}")
+            lines.append(f"  {r.swap.op.__name__:<26} {exercise:<24} {r.calls:>10,}  {state}")
         if unused:
-            lines.append(f"  (not called by this model: {', '.join(unused)})")
+            lines.append(f"  (not called by this model: {', '.join(unused)}"
+                         + (": attention runs as separate ops here, so your softmax, masked "
+                            "fill and matmul run instead" if "ScaledDotProductAttention" in
+                            unused else "") + ")")
+        swapped = {r.swap.op.__name__ for r in self.records}
+        others = [(name, n) for name, n in self.calls_by_op.most_common() if name not in
+                  swapped]
+        if others:
+            lines.append("  tinyattn's own backward (no exercise of yours covers them): " +
+                         ", ".join(f"{name} {n:,}" for name, n in others[:12]) +
+                         (", ..." if len(others) > 12 else ""))
         return "\n".join(lines)
 
     def _tolerance(self, record: OpRecord) -> float:
@@ -229,10 +251,25 @@ def learner_backward(folder: str, *, unchecked: bool = False, compare_calls: int
             swap.op.backward = _wrapper(record, originals[swap.op], learner, compare_calls,
                                         report, folder)
         out(_announce(report))
-        yield report
+        previous = autograd.set_backward_hook(None)
+        autograd.set_backward_hook(_counting(report, previous))
+        try:
+            yield report
+        finally:
+            autograd.set_backward_hook(previous)
     finally:
         for op, original in originals.items():
             op.backward = original
+
+
+def _counting(report: SwapReport, previous: Any) -> Callable:
+    """The engine's trace hook: count every op backward by class (then call the hook that
+    was set before, if any: trace_backward still works inside)."""
+    def hook(fn: Any, grad: Any, sent: Any) -> None:
+        report.calls_by_op[type(fn).__name__] += 1
+        if previous is not None:
+            previous(fn, grad, sent)
+    return hook
 
 
 def _announce(report: SwapReport) -> str:
@@ -267,13 +304,24 @@ def train_with_backward_from(folder: str, config: Any, train: Callable[[Any], in
         print("error: --backward-from runs your NumPy backward passes, which need --device "
               "cpu", file=sys.stderr)
         return 2
+    given = config.extra.get("given", set()) if isinstance(config.extra, dict) else set()
+    if "attn_impl" not in given and config.attn_impl == "plain":
+        config.attn_impl = "composed"
+        print("tinyattn: attention is computed from separate ops (q k^T, the scale, the mask, "
+              "softmax, the product with v), so that your softmax, masked fill, mul and "
+              "matmul backwards run in it; --attn-impl plain uses the fused attention op "
+              "instead (your exercise 12)")
     with learner_backward(folder) as report:
         if not report.records:
             print("error: nothing to train with: make an ops exercise pass first (python -m "
                   "tinyattn.exercises check all --path " + folder + ")", file=sys.stderr)
             return 1
+        start = time.perf_counter()
         status = train(config)
+        took = time.perf_counter() - start
     print(report.summary())
+    print(f"Training with your backward passes took {took:.0f} s (wall time; the checker's "
+          f"run before it is not included).")
     for record in report.disagreeing:
         exercise = find_exercise(record.swap.exercise)
         print(f"check: python -m tinyattn.exercises check {exercise.name} --path {folder}")

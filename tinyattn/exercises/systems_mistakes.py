@@ -26,18 +26,28 @@ def _install(name: str, make: Callable[[Any], Callable]) -> Callable[[Any], None
 def _merge_variant(kind: str):
     def make(m):
         def merge_blocks(m1, l1, o1, m2, l2, o2):
-            mx = np.maximum(m1, m2)
-            if kind == "plain":
-                a1, a2 = np.exp(m1 - mx), np.exp(m2 - mx)
-            elif kind == "inverted":            # exp(m - m_i), empty blocks still 0
-                a1, a2 = [np.where(np.isneginf(mi), 0.0, np.exp(np.where(np.isneginf(mi),
-                                                                         0.0, mx) - mi))
-                          for mi in (m1, m2)]
-            else:
-                a1, a2 = m._weight(m1, mx), m._weight(m2, mx)
-            if kind == "o_unscaled":
-                return mx, a1 * l1 + a2 * l2, o1 + o2
-            return mx, a1 * l1 + a2 * l2, a1[:, None] * o1 + a2[:, None] * o2
+            mx = m1 if kind == "wrong_max" else np.maximum(m1, m2)
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                if kind == "plain":
+                    a1, a2 = np.exp(m1 - mx), np.exp(m2 - mx)
+                elif kind == "unstable":                # exp(m_i) / exp(m): 0/0, inf/inf
+                    a1, a2 = np.exp(m1) / np.exp(mx), np.exp(m2) / np.exp(mx)
+                elif kind == "block_masked":            # a whole block masked, or none
+                    a1, a2 = [np.zeros_like(mi) if np.isneginf(mi).all() else
+                              np.exp(mi - mx) for mi in (m1, m2)]
+                elif kind == "inverted":            # exp(m - m_i), empty blocks still 0
+                    a1, a2 = [np.where(np.isneginf(mi), 0.0, np.exp(np.where(
+                        np.isneginf(mi), 0.0, mx) - mi)) for mi in (m1, m2)]
+                else:
+                    a1, a2 = m._weight(m1, mx), m._weight(m2, mx)
+                if kind == "o_unscaled":
+                    return mx, a1 * l1 + a2 * l2, o1 + o2
+                if kind == "l_unscaled":
+                    return mx, l1 + l2, a1[:, None] * o1 + a2[:, None] * o2
+                o = a1[:, None] * o1 + a2[:, None] * o2
+                if kind == "o_normalised":
+                    return mx, a1 * l1 + a2 * l2, o / (a1 * l1 + a2 * l2)[:, None]
+                return mx, a1 * l1 + a2 * l2, o
         return merge_blocks
     return make
 
@@ -45,6 +55,16 @@ def _merge_variant(kind: str):
 def _tiled_variant(kind: str):
     def make(m):
         def tiled_attention(q, k, v, block):
+            if kind == "running_max_from_zero":     # the state starts at (0, 0, 0)
+                scale = 1.0 / math.sqrt(q.shape[-1])
+                state = (np.zeros(q.shape[0]), np.zeros(q.shape[0]),
+                         np.zeros((q.shape[0], v.shape[-1])))
+                with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                    for start in range(0, k.shape[0], block):
+                        state = m.merge_blocks(*state, *m.block_state(
+                            q, k[start:start + block], v[start:start + block], scale))
+                    mx, l, o = state
+                    return o / l[:, None], mx + np.log(l)
             out, lse = m.__dict__["_tiled_right"](q, k, v, block)
             if kind == "lse_no_max":
                 s = q @ k.T / math.sqrt(q.shape[-1])
@@ -55,10 +75,21 @@ def _tiled_variant(kind: str):
 
 
 MERGE_MISTAKES = [
+    EngineMistake("merge_wrong_max", "m is the running max of BOTH blocks, np.maximum(m1, m2) "
+                  "row by row: yours keeps m1. Then exp(m2 - m) can be far above 1 (it "
+                  "overflows for scores of 1,000), and m is not the row's max for the next "
+                  "block.", _install("merge_blocks", _merge_variant("wrong_max"))),
     EngineMistake("merge_o_unscaled", "You move l to the common max but not o: both sums were "
                   "taken relative to their own block's max, so o1 and o2 need the same factors "
                   "exp(m_i - m) as l1 and l2.", _install("merge_blocks", _merge_variant(
                       "o_unscaled"))),
+    EngineMistake("merge_l_unscaled", "You move o to the common max but not l: l1 and l2 were "
+                  "taken relative to their own block's max too, so l = exp(m1 - m) l1 + "
+                  "exp(m2 - m) l2.", _install("merge_blocks", _merge_variant("l_unscaled"))),
+    EngineMistake("merge_o_normalised", "o stays unnormalised (sum exp(s - m) v, not divided "
+                  "by l) until after the LAST block: dividing in every merge divides the "
+                  "earlier blocks' part again at each later merge.",
+                  _install("merge_blocks", _merge_variant("o_normalised"))),
     EngineMistake("merge_inverted", "The rescaling factor is upside down: a block's sums are "
                   "relative to its own max m_i, and moving them to m = max(m1, m2) multiplies "
                   "by exp(m_i - m) <= 1, not exp(m - m_i).",
@@ -66,6 +97,14 @@ MERGE_MISTAKES = [
     EngineMistake("merge_masked_nan", "A fully masked block has m = -inf, and exp(-inf - "
                   "(-inf)) is NaN: give such a block the weight 0 (np.where(np.isneginf(m_i), "
                   "0, ...)).", _install("merge_blocks", _merge_variant("plain"))),
+    EngineMistake("merge_masked_rows", "Masking is per ROW: a block can be fully masked for "
+                  "some queries and not for others, so decide row by row (np.where(np.isneginf"
+                  "(m_i), 0, exp(m_i - m)), element by element), not once for the whole block.",
+                  _install("merge_blocks", _merge_variant("block_masked"))),
+    EngineMistake("merge_unstable", "exp(m_i) / exp(m) is exp(m_i - m) on paper, but exp(1000) "
+                  "is inf and exp(-1000) is 0 in floating point (inf / inf and 0 / 0 are NaN): "
+                  "compute exp(m_i - m), whose exponent is <= 0.",
+                  _install("merge_blocks", _merge_variant("unstable"))),
 ]
 
 
@@ -81,7 +120,29 @@ def _flash_wrong(kind: str):
     return wrong
 
 
+def _ds(grad, q, k, v, p):
+    """The right ds of attention from its probabilities p: p * (dp - rowsum(dp * p))."""
+    dp = grad @ v.T
+    return p * (dp - (dp * p).sum(axis=-1, keepdims=True))
+
+
+def _flash_p(cache):
+    q, k, v, out, lse = cache
+    return np.exp(q @ k.T / math.sqrt(q.shape[-1]) - lse[:, None])
+
+
+_NO_ROWSUM = ("Softmax's backward is p * (dp - D), D = rowsum(dp * p) (= rowsum(grad * out)): "
+              "the row term is missing (every score in a row moves the others through the "
+              "normalisation).")
+_DS_NOT_TRANSPOSED = ("dk = ds^T q scale: key j collects from every query i that scored it, "
+                      "column j of ds; ds @ q mixes the rows instead (its shape is right only "
+                      "because S_q = S_k here).")
+
 FLASH_MISTAKES = [
+    Mistake("q", "attention_no_rowsum", _NO_ROWSUM, lambda grad, c: (
+        _flash_p(c) * (grad @ c[2].T)) @ c[1] / math.sqrt(c[0].shape[-1])),
+    Mistake("k", "attention_no_rowsum", _NO_ROWSUM, lambda grad, c: (
+        _flash_p(c) * (grad @ c[2].T)).T @ c[0] / math.sqrt(c[0].shape[-1])),
     Mistake("q", "flash_d_no_out", "D is rowsum(grad * out), softmax's row term rowsum(dp * p) "
             "in disguise: you summed grad alone.", _flash_wrong("d_no_out")),
     Mistake("v", "flash_unnormalised", "The recomputed p is exp(s - lse), normalised by the "
@@ -91,9 +152,12 @@ FLASH_MISTAKES = [
 
 
 LOCAL_MISTAKES = [
-    Mistake("q", "attention_no_rowsum", "Softmax's backward is p * (dp - rowsum(dp * p)): the "
-            "row term is missing (every score in a row moves the others through the "
-            "normalisation).", lambda grad, c: (c[3] * (grad @ c[2].T)) @ c[1] * c[4]),
+    Mistake("q", "attention_no_rowsum", _NO_ROWSUM,
+            lambda grad, c: (c[3] * (grad @ c[2].T)) @ c[1] * c[4]),
+    Mistake("k", "attention_no_rowsum", _NO_ROWSUM,
+            lambda grad, c: (c[3] * (grad @ c[2].T)).T @ c[0] * c[4]),
+    Mistake("k", "ds_not_transposed", _DS_NOT_TRANSPOSED,
+            lambda grad, c: _ds(grad, c[0], c[1], c[2], c[3]) @ c[0] * c[4]),
     Mistake("v", "transpose", "dv = p^T grad: keys index the columns of p, so each key "
             "collects from the queries that attended to it (a column), not a row.",
             lambda grad, c: c[3] @ grad),
@@ -108,8 +172,9 @@ def _kv_variant(kind: str):
                                                                                  length + 1)
             s = cache_k[:stop] @ q_new / (1.0 if kind == "no_scale" else
                                           math.sqrt(q_new.shape[-1]))
-            p = np.exp(s - s.max())
-            return p @ cache_v[:stop] / p.sum(), length + 1
+            with np.errstate(over="ignore", invalid="ignore"):
+                p = np.exp(s) if kind == "unstable" else np.exp(s - s.max())
+                return p @ cache_v[:stop] / p.sum(), length + 1
         return decode_step
     return make
 
@@ -123,6 +188,9 @@ KV_MISTAKES = [
                   _install("decode_step", _kv_variant("exclusive"))),
     EngineMistake("kv_no_scale", "The scores are q k / sqrt(d_k), as in full attention.",
                   _install("decode_step", _kv_variant("no_scale"))),
+    EngineMistake("kv_unstable", "exp of a score of 1,000 is inf (and of -1,000 is 0, so p "
+                  "sums to 0): subtract the largest score before exp, p = exp(s - s.max()).",
+                  _install("decode_step", _kv_variant("unstable"))),
 ]
 
 
@@ -131,6 +199,11 @@ def _unscale_variant(kind: str):
         def unscale_grads(grads, scale):
             unscaled = [g * scale if kind == "multiply" else g / scale for g in grads]
             test = np.isinf if kind == "isinf" else (lambda g: ~np.isfinite(g))
+            if kind == "overwritten":
+                found_inf = False
+                for g in unscaled:
+                    found_inf = bool(np.any(test(g)))
+                return unscaled, found_inf
             return unscaled, any(bool(np.any(test(g))) for g in unscaled)
         return unscale_grads
     return make
@@ -165,6 +238,10 @@ def _scaler_no_skip(m):
 
 
 UNSCALE_MISTAKES = [
+    EngineMistake("unscale_overwritten", "found_inf is set again for every gradient in your "
+                  "loop, so only the LAST gradient counts: an inf in an earlier one is "
+                  "forgotten. Combine them: found_inf = found_inf or ..., or any(... for g in "
+                  "unscaled).", _install("unscale_grads", _unscale_variant("overwritten"))),
     EngineMistake("unscale_isinf", "found_inf must catch NaN too: np.isinf(NaN) is False. "
                   "Use not np.all(np.isfinite(g)).", _install("unscale_grads",
                                                               _unscale_variant("isinf"))),
@@ -236,7 +313,12 @@ def _with_right(mistakes: List[EngineMistake], name: str) -> List[EngineMistake]
 TILED_MISTAKES = _with_right([EngineMistake(
     "tiled_lse", "lse is the log-sum-exp of the row's scores, m + log(l): the max m belongs "
     "in it (log(l) alone is relative to m).", _install("tiled_attention",
-                                                        _tiled_variant("lse_no_max")))],
+                                                        _tiled_variant("lse_no_max"))),
+    EngineMistake("tiled_running_max_from_zero", "Your running max starts at 0: in a row whose "
+                  "scores are all about -1,000 every exp(s - 0) is 0, so l = 0 and out is NaN. "
+                  "Start from the first block's state (or m = -inf, l = 0, o = 0, which "
+                  "merge_blocks handles), so m is a real score.",
+                  _install("tiled_attention", _tiled_variant("running_max_from_zero")))],
     "tiled_attention")
 
 CHECKPOINT_MISTAKES = _with_right(CHECKPOINT_MISTAKES, "checkpointed_backward")

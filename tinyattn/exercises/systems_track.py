@@ -12,13 +12,12 @@ the smallest input where the learner's values differ, with both.
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional
+from typing import List
 
 import numpy as np
 
-from .course import Case, Diagnosis, EnginePart, Exercise, Part, Scenario
-from .engine_explain import show
-from .engine_verify import array_problem
+from .course import Case, EnginePart, Exercise, Part, Scenario
+from .systems_verify import agree_values, verifier, verify_checkpoint
 from .systems_mistakes import (CHECKPOINT_MISTAKES, FLASH_MISTAKES, KV_MISTAKES,
                                LOCAL_MISTAKES, MERGE_MISTAKES, SCALER_MISTAKES, TILED_MISTAKES,
                                UNSCALE_MISTAKES, UPDATE_MISTAKES)
@@ -28,65 +27,22 @@ __all__ = ["SYSTEMS_EXERCISES", "DOC"]
 DOC = "docs/attention_systems.md"
 
 
-def _agree(got: Any, want: Any) -> bool:
-    """Equal shapes, the same non-finite entries, finite entries within 1e-9 relative (and
-    1e-12 of the largest entry: round-off of a sum)."""
-    if not isinstance(want, np.ndarray):
-        return type(got) is type(want) and got == want
-    if not isinstance(got, np.ndarray) or got.shape != want.shape:
-        return False
-    finite = np.isfinite(want)
-    if not np.array_equal(np.isfinite(got), finite) or not np.array_equal(
-            got[~finite], want[~finite], equal_nan=True):
-        return False
-    g, w = got[finite], want[finite]
-    scale = float(np.abs(w).max(initial=0.0))
-    with np.errstate(over="ignore", invalid="ignore"):
-        return bool(np.all(np.abs(g - w) <= 1e-9 * np.maximum(np.abs(g), np.abs(w))
-                           + 1e-12 * scale))
+# ------------------------------------------------------------------ shared
+def _aligned(rng: np.random.Generator, s_q: int, s_k: int, d: int, level: float):
+    """q (s_q, d), k (s_k, d) whose scores q k^T / sqrt(d) are all near ``level`` (1,000 or
+    -1,000) and still differ by a few units: an unstabilised exp overflows (or underflows
+    to 0 in every entry of a row) while the softmax itself is an ordinary distribution."""
+    u = rng.standard_normal(d)
+    u /= np.linalg.norm(u)
+    size = math.sqrt(abs(level) * math.sqrt(d))
+    k = u * size + 0.05 * rng.standard_normal((s_k, d))
+    q = math.copysign(1.0, level) * u * size + 0.05 * rng.standard_normal((s_q, d))
+    return q, k
 
 
-def agree_values(got: Dict[str, Any], want: Dict[str, Any]) -> bool:
-    return isinstance(got, dict) and set(got) == set(want) and \
-        all(_agree(got[k], want[k]) for k in want)
-
-
-def verify_values(scenario: Scenario, got: Dict[str, Any], want: Dict[str, Any]
-                  ) -> Optional[Diagnosis]:
-    for key in sorted(want):
-        if key == "forward_calls":
-            continue
-        g, w = got.get(key), want[key]
-        if isinstance(w, np.ndarray):
-            problem = array_problem(g, w, key)
-            if problem and not (isinstance(g, np.ndarray) and g.shape == w.shape):
-                return Diagnosis("shape", problem)
-        if not _agree(g, w):
-            return Diagnosis("wrong", f"{key} differs: yours {show(g)}, right {show(w)}.")
-    return None
-
-
-def verify_checkpoint(scenario: Scenario, got: Dict[str, Any], want: Dict[str, Any]
-                      ) -> Optional[Diagnosis]:
-    diagnosis = verify_values(scenario, got, want)
-    if diagnosis is not None:
-        return diagnosis
-    calls, least = got.get("forward_calls"), float(want["forward_calls"])
-    layers = len(scenario.data["weights"])
-    if type(calls) not in (int, float):
-        return Diagnosis("wrong", "the checker could not count your layer_forward calls")
-    if float(calls) < least:
-        return Diagnosis("no_recompute", (
-            f"Right gradients, but layer_forward ran only {float(calls):.0f} times for "
-            f"{layers} layers: you kept activations instead of recomputing them, which is "
-            f"what checkpointing avoids. Keep only each segment's input; recompute the "
-            f"segment's inner activations in backward ({least:.0f} calls in all)."))
-    if float(calls) > 2 * layers:
-        return Diagnosis("recompute_from_start", (
-            f"Right gradients, but layer_forward ran {float(calls):.0f} times for {layers} "
-            f"layers: you recompute from x (or more than once per segment); start each "
-            f"segment's recompute from its own saved input: at most {2 * layers} calls."))
-    return None
+_BIG = ("exp of a score here overflows (exp(1000) is inf) or underflows (exp(-1000) is 0): "
+        "never exp a score itself, only its difference to the row's max or log-sum-exp "
+        "(p = exp(s - lse)), which is <= 0.")
 
 
 # ------------------------------------------------------------------ 21 online softmax
@@ -106,6 +62,18 @@ def _merge_scenarios(rng: np.random.Generator) -> List[Scenario]:
             s2 * spread - (500.0 if k == 3 else 0.0), rng.standard_normal((t2, d)))
         scenarios.append(Scenario(f"{rows} rows, blocks of {t1} and {t2} keys, scores up "
                                   f"to about {spread:g}", {"states": states}))
+    low = _state(rng.standard_normal((3, 2)) - 1000.0, rng.standard_normal((2, 2))) + \
+        _state(rng.standard_normal((3, 3)) - 1300.0, rng.standard_normal((3, 2)))
+    scenarios.append(Scenario("3 rows whose scores are all about -1,000 (exp(s) is 0)",
+                              {"states": low}))
+    partial = rng.standard_normal((4, 3))
+    partial[[0, 2]] = -np.inf                   # rows 0 and 2 masked in block 1 only
+    other = rng.standard_normal((4, 2)) * 3.0
+    other[[2, 3]] = -np.inf                     # row 2 masked in both, row 3 in block 2
+    scenarios.append(Scenario("a block masked for some rows but not others (rows 0, 2 in the "
+                              "first, 2, 3 in the second: row 2 in both)", {
+                                  "states": _state(partial, rng.standard_normal((3, 2)))
+                                  + _state(other, rng.standard_normal((2, 2)))}))
     empty = _state(np.full((2, 2), -np.inf), np.ones((2, 2)))
     scenarios.append(Scenario("a fully masked block (m = -inf) merged with a normal one",
                               {"states": empty + _state(rng.standard_normal((2, 3)),
@@ -123,6 +91,10 @@ def _tiled_scenarios(rng: np.random.Generator) -> List[Scenario]:
             ", scores around 1,000" if big > 1 else ""), {
                 "q": rng.standard_normal((s_q, d)) * big, "k": rng.standard_normal((s_k, d))
                 * big, "v": rng.standard_normal((s_k, 2)), "block": block}))
+    for level in (-1000.0, 1000.0):
+        q, k = _aligned(rng, 3, 7, 2, level)
+        out.append(Scenario(f"S_q 3, S_k 7, blocks of 3, every score about {level:,.0f}", {
+            "q": q, "k": k, "v": rng.standard_normal((7, 2)), "block": 3}))
     return out
 
 
@@ -136,42 +108,70 @@ def _flash_cases(rng: np.random.Generator) -> List[Case]:
     cases.append(Case("scores around 20: p nearly one-hot", {
         "q": rng.standard_normal((2, 2)) * 6, "k": rng.standard_normal((3, 2)) * 6,
         "v": rng.standard_normal((3, 2))}, dims={"S_q": 2, "S_k": 3, "d_k": 2, "d_v": 2}))
+    for level in (1000.0, -1000.0):
+        q, k = _aligned(rng, 2, 3, 2, level)
+        cases.append(Case(f"every score about {level:,.0f}", {
+            "q": q, "k": k, "v": rng.standard_normal((3, 2))},
+            dims={"S_q": 2, "S_k": 3, "d_k": 2, "d_v": 2}, nonfinite_hint=_BIG))
     return cases
 
 
 def _local_cases(rng: np.random.Generator) -> List[Case]:
-    return [Case(f"S {s}, d_k {c}, window {w}", {
+    cases = [Case(f"S {s}, d_k {c}, window {w}", {
         "q": rng.standard_normal((s, c)), "k": rng.standard_normal((s, c)),
         "v": rng.standard_normal((s, 2))}, {"window": w}, factors=[(math.sqrt(c),
                                                                     "sqrt(d_k)")],
         dims={"S": s, "d_k": c, "window": w}) for s, c, w in [(1, 1, 1), (3, 2, 1),
                                                               (4, 2, 2), (5, 3, 3), (4, 2, 9)]]
+    for level in (1000.0, -1000.0):
+        q, k = _aligned(rng, 4, 4, 2, level)
+        cases.append(Case(f"S 4, d_k 2, window 2, every score about {level:,.0f}", {
+            "q": q, "k": k, "v": rng.standard_normal((4, 2))}, {"window": 2},
+            dims={"S": 4, "d_k": 2, "window": 2}, nonfinite_hint=_BIG))
+    return cases
 
 
 # ------------------------------------------------------------------ 23 KV cache
+def _kv_scenario(rng: np.random.Generator, total: int, prompt: int, d: int, d_v: int,
+                 level: float = 0.0) -> Scenario:
+    spare = total + 2
+    cache_k = rng.standard_normal((spare, d)) * 1e3       # garbage past the length
+    cache_v = rng.standard_normal((spare, d_v)) * 1e3
+    if level:
+        q, k = _aligned(rng, total, total, d, level)
+    else:
+        q, k = rng.standard_normal((total, d)), rng.standard_normal((total, d))
+    v = rng.standard_normal((total, d_v))
+    cache_k[:prompt], cache_v[:prompt] = k[:prompt], v[:prompt]
+    label = (f"a prompt of {prompt}" if prompt else "an empty cache (length 0)") + \
+        f", {total - prompt} decoding steps, d_k {d}, d_v {d_v}, buffers of {spare} rows" + \
+        (f", scores about {level:,.0f}" if level else " (garbage past the length)")
+    return Scenario(label, {"q": q, "k": k, "v": v, "prompt": prompt, "cache_k": cache_k,
+                            "cache_v": cache_v})
+
+
 def _kv_scenarios(rng: np.random.Generator) -> List[Scenario]:
-    out = []
-    for total, prompt, d in [(2, 1, 1), (4, 1, 2), (6, 3, 3), (8, 2, 4)]:
-        spare = total + 2
-        cache_k = rng.standard_normal((spare, d)) * 1e3       # garbage past the length
-        cache_v = rng.standard_normal((spare, d)) * 1e3
-        k, v = rng.standard_normal((total, d)), rng.standard_normal((total, d))
-        cache_k[:prompt], cache_v[:prompt] = k[:prompt], v[:prompt]
-        out.append(Scenario(f"a prompt of {prompt}, {total - prompt} decoding steps, d {d}, "
-                            f"buffers of {spare} rows (garbage past the length)", {
-                                "q": rng.standard_normal((total, d)), "k": k, "v": v,
-                                "prompt": prompt, "cache_k": cache_k, "cache_v": cache_v}))
+    out = [_kv_scenario(rng, total, prompt, d, d) for total, prompt, d in
+           [(2, 1, 1), (4, 1, 2), (6, 3, 3), (8, 2, 4)]]
+    out.append(_kv_scenario(rng, 3, 0, 2, 2))
+    out.append(_kv_scenario(rng, 5, 2, 2, 3))
+    out += [_kv_scenario(rng, 5, 1, 2, 2, level) for level in (1000.0, -1000.0)]
     return out
 
 
 # ------------------------------------------------------------------ 24 loss scaling
 def _unscale_scenarios(rng: np.random.Generator) -> List[Scenario]:
     out = []
-    for label, bad in [("clean gradients", None), ("one inf", np.inf), ("one NaN", np.nan),
-                       ("a -inf", -np.inf)]:
-        grads = [rng.standard_normal(3) * 2.0 ** 16, rng.standard_normal((2, 2)) * 2.0 ** 16]
-        if bad is not None:
-            grads[1][1, 0] = bad
+    for label, bads in [("clean gradients", []), ("an inf in the first of three",
+                                                   [(0, np.inf)]),
+                        ("a NaN in the middle one", [(1, np.nan)]),
+                        ("a -inf in the last one", [(2, -np.inf)]),
+                        ("an inf in the first and a NaN in the last", [(0, np.inf),
+                                                                      (2, np.nan)])]:
+        grads = [rng.standard_normal(3) * 2.0 ** 16, rng.standard_normal((2, 2)) * 2.0 ** 16,
+                 rng.standard_normal(4) * 2.0 ** 16]
+        for index, bad in bads:
+            grads[index].reshape(-1)[int(rng.integers(grads[index].size))] = bad
         out.append(Scenario(f"{label}, scale 65536", {"grads": grads, "scale": 65536.0}))
     return out
 
@@ -193,14 +193,16 @@ def _update_scenarios(rng: np.random.Generator) -> List[Scenario]:
 
 def _scaler_scenarios(rng: np.random.Generator) -> List[Scenario]:
     out = []
-    for k in range(3):
+    for k in range(4):
         steps = []
         for t in range(8):
             grads = [rng.standard_normal(3), rng.standard_normal((2, 2))]
-            if rng.random() < 0.3:
-                grads[int(rng.integers(2))].reshape(-1)[0] = (np.inf, np.nan)[t % 2]
+            if (k == 3 and t % 3 == 1) or (k < 3 and rng.random() < 0.3):
+                index = 0 if k == 3 else int(rng.integers(2))
+                grads[index].reshape(-1)[0] = (np.inf, np.nan)[t % 2]
             steps.append(grads)
-        out.append(Scenario(f"8 steps with some inf/NaN gradients #{k + 1}", {
+        label = "inf/NaN in the first gradient" if k == 3 else "some inf/NaN gradients"
+        out.append(Scenario(f"8 steps with {label} #{k + 1}", {
             "params": [rng.standard_normal(3), rng.standard_normal((2, 2))], "steps": steps,
             "scale": 1024.0, "lr": 0.1, "growth_interval": 2}))
     return out
@@ -209,19 +211,23 @@ def _scaler_scenarios(rng: np.random.Generator) -> List[Scenario]:
 # ------------------------------------------------------------------ 25 checkpointing
 def _checkpoint_scenarios(rng: np.random.Generator) -> List[Scenario]:
     out = []
-    for layers, segment, n, d in [(2, 1, 1, 2), (3, 2, 2, 2), (5, 2, 2, 3), (6, 3, 3, 2),
-                                  (4, 4, 2, 2)]:
-        out.append(Scenario(f"{layers} layers, segments of {segment}, x ({n}, {d})", {
+    for layers, segment, n, d in [(1, 1, 1, 2), (2, 1, 1, 2), (3, 2, 2, 2), (5, 2, 2, 3),
+                                  (6, 3, 3, 2), (4, 4, 2, 2), (3, 5, 2, 2), (32, 4, 256, 16)]:
+        measure = layers >= 16
+        label = f"{layers} layers, segments of {segment}" + (
+            " (longer than the stack)" if segment > layers else "") + f", x ({n}, {d})" + (
+            ": the memory held at once is measured" if measure else "")
+        out.append(Scenario(label, {
             "x": rng.standard_normal((n, d)),
-            "weights": [rng.standard_normal((d, d)) for _ in range(layers)],
+            "weights": [rng.standard_normal((d, d)) / math.sqrt(d) for _ in range(layers)],
             "seeds": [int(s) for s in rng.integers(0, 2**31, size=layers)],
-            "grad": rng.standard_normal((n, d)), "segment": segment}))
+            "grad": rng.standard_normal((n, d)), "segment": segment, "measure": measure}))
     return out
 
 
-def _part(name: str, functions, scenarios, mistakes=(), verify=verify_values) -> EnginePart:
-    return EnginePart(name, tuple(functions), name, scenarios, verify, list(mistakes),
-                      agree=agree_values)
+def _part(name: str, functions, scenarios, mistakes=(), verify=None) -> EnginePart:
+    return EnginePart(name, tuple(functions), name, scenarios, verify or verifier(name),
+                      list(mistakes), agree=agree_values)
 
 
 SYSTEMS_EXERCISES: List[Exercise] = [

@@ -80,8 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pos-encoding", choices=["learned", "sinusoidal", "rope", "alibi", "t5",
                                                 "none"],
                    help=f"default {d.pos_encoding}")
-    p.add_argument("--attn-impl", choices=["plain", "tiled", "local", "performer"],
-                   help="tiled: memory-efficient attention (docs/tiled_attention.md); local, "
+    p.add_argument("--attn-impl", choices=["plain", "composed", "tiled", "local", "performer"],
+                   help="composed: attention from separate ops (matmul, scale, mask, softmax; "
+                        "the default with --backward-from, so your softmax runs); tiled: "
+                        "memory-efficient attention (docs/tiled_attention.md); local, "
                         "performer: docs/long_sequences.md")
     p.add_argument("--checkpointing", action="store_true", default=None,
                    help="gradient checkpointing: recompute each block in the backward, "

@@ -109,7 +109,7 @@ def finalize(config: TrainConfig) -> None:
     _real(config, "weight_decay", 0.0)
     _real(config, "dropout", 0.0, 1.0)
     _choice(config, "pos_encoding", _POS_ENCODINGS)
-    _choice(config, "attn_impl", ("plain", "tiled", "local", "performer"))
+    _choice(config, "attn_impl", ("plain", "composed", "tiled", "local", "performer"))
     _choice(config, "dtype", ("float32", "float64"))
     if config.warmup is None:
         config.warmup = default_warmup(config.steps)
@@ -139,12 +139,12 @@ def _check_combination(config: TrainConfig) -> None:
     if config.pos_encoding == "rope" and (config.d_model // config.heads) % 2 != 0:
         raise ConfigError(f"--pos-encoding rope rotates pairs of features, so d_model / heads "
                           f"= {config.d_model // config.heads} must be even")
-    if config.attn_impl != "plain" and config.dropout > 0:
+    if config.attn_impl not in ("plain", "composed") and config.dropout > 0:
         raise ConfigError(f"--attn-impl {config.attn_impl} has no attention dropout; use "
                           f"--dropout 0 with it")
-    if config.attn_impl != "plain" and config.pos_encoding in ("alibi", "t5"):
+    if config.attn_impl not in ("plain", "composed") and config.pos_encoding in ("alibi", "t5"):
         raise ConfigError(f"--pos-encoding {config.pos_encoding} adds a bias to the scores, "
-                          f"which only --attn-impl plain supports")
+                          f"which only --attn-impl plain (or composed) supports")
 
 
 def estimate_memory(config: TrainConfig, vocab: int, context: int) -> Dict[str, int]:

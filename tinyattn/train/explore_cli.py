@@ -1,9 +1,12 @@
 """``python -m tinyattn explore``: write the graph explorer page (tinyattn.viz.explore) for
 one of three computations, so a learner can click through a backward without writing code.
 
-    python -m tinyattn explore                      # one training step of the toy GPT
+    python -m tinyattn explore                      # runs/explore/gpt.html: the toy GPT
     python -m tinyattn explore --example attention  # softmax(q k^T / sqrt(d_k)) v, step by step
     python -m tinyattn explore --example mlp --out mlp.html
+
+Without --out the page goes to runs/explore/<example>.html (runs/ is where training runs
+write too, and it is in .gitignore), never into the folder you happen to be in.
 
 The attention inside each example is computed from separate ops (``attn_impl="composed"``)
 so the page shows its matmuls, scale, mask and softmax instead of one fused box.
@@ -80,13 +83,17 @@ def main(argv: Optional[List[str]] = None) -> int:
                     "pass in the engine's order. See docs/see_it.md.")
     parser.add_argument("--example", choices=EXAMPLES, default="gpt",
                         help="what to compute (default: one training step of the toy GPT)")
-    parser.add_argument("--out", default="graph.html", help="the page to write (.html)")
+    parser.add_argument("--out", default=None,
+                        help="the page to write (.html); default runs/explore/<example>.html")
     parser.add_argument("--quick", action="store_true",
                         help="a smaller model (for a first look and for the tests)")
     parser.add_argument("--force", action="store_true",
                         help="overwrite --out even if it is not a page this command wrote")
     args = parser.parse_args(argv)
     out = args.out
+    if out is None:
+        out = os.path.join("runs", "explore", f"{args.example}.html")
+        os.makedirs(os.path.dirname(out), exist_ok=True)
     if not out.endswith((".html", ".htm")):
         parser.error(f"--out must end in .html, got {out!r}")
     folder = os.path.dirname(os.path.abspath(out))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 try:
     import fcntl
@@ -124,34 +124,52 @@ def clear_run(folder: str) -> None:
 
 
 
-def lock_folder(folder: str) -> Optional[int]:
+def lock_folder(folder: str) -> Optional[Tuple[int, str]]:
     """Hold ``folder`` for this run (it must exist); refuse if another run holds it. Returns
-    the handle for ``unlock_folder`` (None where there is no flock)."""
+    the handle for ``unlock_folder`` (None where there is no flock). The lock file is removed
+    when the run ends, so a finished run's folder lists only what the run wrote."""
     if fcntl is None:
         return None
     path = os.path.join(folder, LOCK_FILE)
-    try:
-        handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise OutputError(f"--out {folder}: cannot open its lock file {LOCK_FILE} "
-                          f"({exc.strerror or exc}); remove it if no run is using the folder, "
-                          f"or choose another --out") from None
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        if not isinstance(exc, BlockingIOError):   # a file system without locks: go on
+    for _ in range(100):
+        try:
+            handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise OutputError(f"--out {folder}: cannot open its lock file {LOCK_FILE} "
+                              f"({exc.strerror or exc}); remove it if no run is using the "
+                              f"folder, or choose another --out") from None
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if not isinstance(exc, BlockingIOError):   # a file system without locks: go on
+                os.close(handle)
+                return None
+            holder = os.read(handle, 200).decode("utf-8", "replace").strip() or "pid unknown"
             os.close(handle)
-            return None
-        holder = os.read(handle, 200).decode("utf-8", "replace").strip() or "pid unknown"
+            raise OutputError(f"{folder}/ is in use by another training run ({holder}); two "
+                              f"runs in one folder would overwrite each other's files. Wait "
+                              f"for it to finish (or stop it), or choose another --out") from None
+        try:                                # the file we locked is still the one at path?
+            same = os.fstat(handle).st_ino == os.stat(path).st_ino
+        except OSError:                     # removed by a run that just ended: try again
+            same = False
+        if same:
+            break
         os.close(handle)
-        raise OutputError(f"{folder}/ is in use by another training run ({holder}); two runs "
-                          f"in one folder would overwrite each other's files. Wait for it "
-                          f"to finish (or stop it), or choose another --out") from None
+    else:
+        raise OutputError(f"--out {folder}: could not take its lock file {LOCK_FILE}")
     os.ftruncate(handle, 0)
     os.write(handle, f"pid {os.getpid()}\n".encode())
-    return handle
+    return handle, path
 
 
-def unlock_folder(handle: Optional[int]) -> None:
+def unlock_folder(handle: Optional[Tuple[int, str]]) -> None:
+    """Release the folder: remove the lock file while still holding it (a run that opens it
+    now locks a removed file, sees that, and takes the new one), then close it."""
     if handle is not None:
-        os.close(handle)                    # closing the file releases the lock
+        descriptor, path = handle
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+        os.close(descriptor)                # closing the file releases the lock

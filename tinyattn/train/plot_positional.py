@@ -33,10 +33,12 @@ _TITLES = {"learned": "learned positional embedding",
 
 # One line per encoding under the title: what the picture shows that matters.
 LOOK_FOR = {
-    "learned": "look for: the bright diagonal on the right (each position is most like "
-               "itself); a learned table starts random, so any band around it was learned",
+    "learned": "look for: on the right, the bright diagonal is each position's similarity "
+               "with itself (always 1); a learned table starts random, so any band around "
+               "it was learned",
     "sinusoidal": "look for: on the left, waves, fast in the first features and slow in the "
-                  "last; on the right, similarity that falls with distance alike everywhere",
+                  "last; on the right, the diagonal is each position with itself (1), and "
+                  "similarity falls with distance alike everywhere",
     "rope": "look for: on the left, first feature pairs turning fast, last ones slowly; on "
             "the right, a score that depends only on the distance m and shrinks as it grows",
     "alibi": "look for: every head's bias falls in a straight line with distance; the "

@@ -5,8 +5,9 @@
         bar.update(step + 1, loss=f"{loss:.3f}")
     bar.close()
 
-On a terminal it redraws one line; when output goes to a file or a pipe it prints a plain line
-every ``log_every`` seconds instead, so logs stay readable.
+On a terminal it redraws one line; in a Jupyter notebook too (a carriage return, which the
+notebook honours, without the terminal's erase code); when output goes to a file or a pipe
+it prints a plain line every ``log_every`` seconds instead, so logs stay readable.
 
 A reader that goes away (``python -m tinyattn train | head``) must not stop a training run:
 ``say`` and the bar then send that stream to /dev/null and carry on.
@@ -41,12 +42,19 @@ def say(text: str, stream: Optional[TextIO] = None) -> None:
         _silence(stream)
 
 
+def _is_notebook_stream(stream: Any) -> bool:
+    """A Jupyter kernel's output stream (ipykernel's OutStream): not a terminal, but it
+    redraws a line on a carriage return."""
+    return type(stream).__module__.split(".")[0] == "ipykernel"
+
+
 class ProgressBar:
     def __init__(self, total: int, desc: str = "", width: int = 24, stream: TextIO = None,
                  log_every: float = 10.0, start: int = 0):
         self.total, self.desc, self.width = max(total, 1), desc, width
         self.stream = stream or sys.stderr
-        self.interactive = getattr(self.stream, "isatty", lambda: False)()
+        self.notebook = _is_notebook_stream(self.stream)
+        self.interactive = self.notebook or getattr(self.stream, "isatty", lambda: False)()
         self.log_every = log_every
         self.start_time = time.perf_counter()
         self.start_step = start
@@ -73,7 +81,12 @@ class ProgressBar:
         fields = "  ".join(f"{k} {v}" for k, v in self.fields.items())
         line = (f"{self.desc} [{'#' * filled}{'.' * (self.width - filled)}] "
                 f"{self.step}/{self.total} {elapsed:.0f}s<{eta:.0f}s {rate:.1f} it/s  {fields}")
-        self._emit("\r" + line + "\033[K" if self.interactive else line + "\n")
+        if self.notebook:                   # no erase code: pad over the longer last line
+            width = len(line)
+            line = line.ljust(getattr(self, "_width", 0))
+            self._width = width
+        erase = "" if self.notebook else "\033[K"
+        self._emit("\r" + line + erase if self.interactive else line + "\n")
         self.drawn = (self.step, dict(self.fields))
 
     def _emit(self, text: str) -> None:
@@ -85,7 +98,8 @@ class ProgressBar:
 
     def write(self, message: str) -> None:
         """Print a message without breaking the bar."""
-        self._emit(("\r\033[K" if self.interactive else "") + message + "\n")
+        clear = "\r" + " " * getattr(self, "_width", 0) + "\r" if self.notebook else "\r\033[K"
+        self._emit((clear if self.interactive else "") + message + "\n")
         if self.interactive:
             self._draw(time.perf_counter())
 

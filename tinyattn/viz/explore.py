@@ -146,6 +146,23 @@ def _walk(output: Tensor) -> List[Any]:
     return order
 
 
+def _leaf_name(t: Tensor, role: str, reader: str, position: int) -> str:
+    """A name for a leaf the caller did not name, from what it is and what reads it:
+    'constant 0.5', 'targets for CrossEntropy#41', 'mask for MaskedFill#7', 'input 0 of
+    Linear#3' (never a bare number)."""
+    kind = np.dtype(t.dtype).kind if not isinstance(t.dtype, str) else "f"
+    of = f" of {reader}" if reader else ""
+    if int(np.prod(t.shape)) == 1 and kind in "fc":
+        value = float(_host(t._data).reshape(-1)[0])
+        return f"constant {value:.4g}"
+    if kind == "b":
+        return f"mask for {reader}" if reader else "mask"
+    if kind in "iu":
+        return (f"{'targets' if position > 0 else 'ids'} for {reader}" if reader
+                else "ids")
+    return f"{'leaf' if role == 'leaf' else 'input'} {position}{of}" if reader else role
+
+
 def _record_backward(output: Tensor, leaves: List[Tensor]
                      ) -> Tuple[List[Tuple[Any, Any, Tuple[Any, ...]]], Dict[int, Any], str]:
     """Run the backward again, keeping what each op received and sent. Returns the calls,
@@ -186,7 +203,8 @@ def graph_data(output: Tensor, params: Any = None, title: Optional[str] = None
     def module_of(fn: Any) -> Optional[str]:
         return None if fn is None or fn.module is None else paths.get(id(fn.module))
 
-    def add_tensor(t: Tensor, role: str, maker: Any = None) -> str:
+    def add_tensor(t: Tensor, role: str, maker: Any = None, reader: Any = None,
+                   position: int = 0) -> str:
         if id(t) in tensor_ids:
             return tensor_ids[id(t)]
         node_id = f"t{len(tensor_ids)}"
@@ -196,8 +214,8 @@ def graph_data(output: Tensor, params: Any = None, title: Optional[str] = None
         if name is not None:
             role = "parameter"
             module = name.rpartition(".")[0] if hasattr(params, "named_modules") else None
-        label = name or (f"{role} {len(tensor_ids) - 1}" if maker is None
-                         else f"{fn_labels[id(maker)]} out")
+        label = name or (f"{fn_labels[id(maker)]} out" if maker is not None else
+                         _leaf_name(t, role, fn_labels.get(id(reader), ""), position))
         nodes.append({"id": node_id, "kind": "tensor", "op": role, "name": label,
                       "module": module, "shape": list(t.shape), "dtype": str(t.dtype),
                       "requires_grad": bool(t.requires_grad),
@@ -214,9 +232,10 @@ def graph_data(output: Tensor, params: Any = None, title: Optional[str] = None
     if output._ctx is not None:
         made_by[id(output._ctx)] = output
     for fn in functions:
-        for t, parent in zip(fn.inputs, fn.parents):
+        for position, (t, parent) in enumerate(zip(fn.inputs, fn.parents)):
             if parent is None:
-                add_tensor(t, "leaf" if t.requires_grad else "input")
+                add_tensor(t, "leaf" if t.requires_grad else "input", reader=fn,
+                           position=position)
         node_id = f"f{len(fn_ids)}"
         fn_ids[id(fn)] = node_id
         nodes.append({"id": node_id, "kind": "function", "op": op_name(fn),

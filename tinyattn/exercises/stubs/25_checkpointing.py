@@ -9,8 +9,8 @@ Task
 Hints (read docs/attention_systems.md#gradient-checkpointing)
     1. Recompute from the segment's saved input, not from x: one extra forward in all.
     2. The dropout mask comes from the seed: recompute layer i with seeds[i].
-    3. Keep all activations and you have no checkpointing: the checker counts the calls of
-       layer_forward (between 2L - L/segment and 2L).
+    3. Keep all activations and you have no checkpointing: the checker measures the
+       memory your function holds at once (NumPy's allocations), not only its calls.
 
 Check
     python -m tinyattn.exercises check checkpointing --path <your folder>

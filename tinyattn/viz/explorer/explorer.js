@@ -34,7 +34,7 @@
   const chains = new Map(nodes.map((n) => [n.id, groupChain(n.module)]));
   const members = new Map();
   for (const n of nodes) for (const g of chains.get(n.id)) members.set(g, (members.get(g) || 0) + 1);
-  const expanded = new Set(nodes.length <= 200 ? groups : []);
+  const expanded = new Set();         // every graph opens collapsed by module: click to open
 
   function rep(id) {                    // what stands for a node on screen
     for (const g of chains.get(id)) if (!expanded.has(g)) return "g:" + g;
