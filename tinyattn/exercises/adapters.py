@@ -110,7 +110,8 @@ def _keep_or_fill(fn, grad, backward):
 
 
 def _layer_norm(fn, grad, backward):
-    xhat, rstd, weight, axes, has_bias = fn.saved
+    x, mu, rstd, weight, axes, has_bias = fn.saved
+    xhat = (x - mu) * rstd                      # the op rebuilds it from x the same way
     if tuple(axes) != (xhat.ndim - 1,):
         raise NotCovered(f"layer norm over the axes {tuple(axes)}")
     w = weight if weight is not None else np.ones(xhat.shape[-1], dtype=xhat.dtype)
