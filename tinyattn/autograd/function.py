@@ -126,15 +126,22 @@ class SpentInput:
     so, as torch frees what its graph saved while the backward goes, the activations are
     let go one by one instead of living until the whole backward has finished
     (docs/benchmarks.md). A picture of the graph drawn after ``backward()`` shows these
-    inputs' shapes without their values."""
+    inputs' shapes without their values, unless the program still holds the tensor
+    (``still_held``)."""
 
-    __slots__ = ("shape", "dtype", "requires_grad", "_ctx")
+    __slots__ = ("shape", "dtype", "requires_grad", "_ctx", "_tensor")
     _data = _grad = grad = None
     is_leaf = False
 
     def __init__(self, t: Any) -> None:
         self.shape, self.dtype, self.requires_grad, self._ctx = (
             t.shape, t.dtype, t.requires_grad, t._ctx)
+        self._tensor = weakref.ref(t)
+
+    def still_held(self) -> Any:
+        """The tensor itself if something else still holds it, else this record."""
+        t = self._tensor()
+        return self if t is None else t
 
     @property
     def ndim(self) -> int:

@@ -225,8 +225,8 @@ def build_graph(root: Tensor, params: Any = None,
     outputs = {id(root._ctx): root}        # id(fn) -> the tensor it made
     for fn in fns:
         for t, parent in zip(fn.inputs, fn.parents):
-            if parent is not None:
-                outputs.setdefault(id(parent), t)
+            if parent is not None:      # after backward(): the tensor, if the program holds it
+                outputs.setdefault(id(parent), getattr(t, "still_held", lambda: t)())
     budget = math.inf if max_nodes is None else max_nodes
     op_nodes: Dict[int, Node] = {}
     leaf_nodes: Dict[int, Node] = {}
