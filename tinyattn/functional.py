@@ -18,6 +18,8 @@ from .ops.local_attention import local_attention
 from .ops.performer import performer_attention
 from .ops.conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,
                        conv_transpose3d, fold, unfold)
+from .ops.group_norm import group_norm
+from .ops.channel_dropout import dropout1d, dropout2d, dropout3d
 from .ops.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
                        adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d)
 
@@ -31,4 +33,4 @@ __all__ = ["softmax", "log_softmax", "relu", "gelu", "tanh", "linear", "layer_no
            "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "unfold", "fold", "max_pool1d", "max_pool2d", "avg_pool1d",
            "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
-           "adaptive_max_pool2d"]
+           "adaptive_max_pool2d", "group_norm", "dropout1d", "dropout2d", "dropout3d"]

@@ -333,11 +333,11 @@ def _padding_pairs(op: str, padding: Any, kernel: Sequence[int], stride: Sequenc
         if padding == "valid":
             return ((0, 0),) * dims
         if padding != "same":
-            raise ValueError(f"Invalid padding string {padding!r} for {op}; expected 'same', "
-                             f"'valid', an int or a tuple of ints")
+            raise RuntimeError(f"Invalid padding string {padding!r} for {op}; expected 'same', "
+                               f"'valid', an int or a tuple of ints")
         if any(s != 1 for s in stride):
-            raise ValueError(f"{op}: padding='same' is not supported for strided "
-                             f"convolutions (got stride={stride}); pad explicitly instead")
+            raise RuntimeError(f"{op}: padding='same' is not supported for strided "
+                               f"convolutions (got stride={stride}); pad explicitly instead")
         totals = [d * (k - 1) for k, d in zip(kernel, dilation)]
         return tuple((t // 2, t - t // 2) for t in totals)
     amounts = as_tuple(padding, dims, "padding", op)
