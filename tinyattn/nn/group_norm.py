@@ -20,7 +20,8 @@ class GroupNorm(Module):
     with per-channel affine); ``GroupNorm(C, C)`` is instance normalisation."""
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
-                 affine: bool = True, device: Optional[str] = None, dtype: Any = None):
+                 affine: bool = True, device: Optional[str] = None, dtype: Any = None, *,
+                 bias: bool = True):
         for name, value in (("num_groups", num_groups), ("num_channels", num_channels)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
                     or value <= 0:
@@ -31,7 +32,7 @@ class GroupNorm(Module):
         self.num_groups, self.num_channels = int(num_groups), int(num_channels)
         self.eps, self.affine = float(eps), affine
         self.weight = Parameter(ones(num_channels)._data) if affine else None
-        self.bias = Parameter(zeros(num_channels)._data) if affine else None
+        self.bias = Parameter(zeros(num_channels)._data) if affine and bias else None
         if device is not None or dtype is not None:
             self.to(device=device, dtype=dtype)
 
@@ -39,4 +40,5 @@ class GroupNorm(Module):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
