@@ -75,7 +75,10 @@ def _crop(x: Any, padding: Pairs) -> Any:
 
 
 def _compute_dtype(dtype: Any) -> Any:
-    """float16 and bfloat16 are computed in float32 (as torch's CPU kernels accumulate)."""
+    """float16 and bfloat16 are computed in float32 (as torch's CPU kernels accumulate);
+    integers in int64."""
+    if not is_floating(dtype):
+        return np.int64
     return np.float32 if np.dtype(dtype).itemsize < 4 else dtype
 
 
@@ -94,6 +97,7 @@ class Convolution(Function):
     """
 
     def forward(self, x, weight, *bias, stride, padding: Pairs, dilation, groups: int):
+        self.save_for_backward(x, weight, stride, padding, dilation, groups, len(bias))
         dtype = x.dtype
         work = _compute_dtype(dtype)
         x, weight = x.astype(work, copy=False), weight.astype(work, copy=False)
@@ -106,13 +110,16 @@ class Convolution(Function):
         out = _ungroup_out(out, x.shape[0], out_sizes)                   # (N, O, *out)
         if bias:
             out += bias[0].astype(work, copy=False).reshape((-1,) + (1,) * len(kernel))
-        self.save_for_backward(xpad, weight, stride, padding, dilation, groups, out_sizes,
-                               dtype, len(bias))
         return out.astype(dtype, copy=False)
 
     def backward(self, grad):
-        xpad, weight, stride, padding, dilation, groups, out_sizes, dtype, n_bias = self.saved
+        x, weight, stride, padding, dilation, groups, n_bias = self.saved  # torch's saves
+        dtype = x.dtype
+        work = _compute_dtype(dtype)
+        xpad = _pad_zeros(x.astype(work, copy=False), padding)
+        weight = weight.astype(work, copy=False)
         kernel = weight.shape[2:]
+        out_sizes = grad.shape[2:]
         g_rows = _group_out(grad.astype(xpad.dtype, copy=False), groups)  # (G, N*L, O/G)
         dx = dw = db = None
         if self.needs_input_grad[0]:
@@ -184,6 +191,7 @@ class ConvolutionTranspose(Function):
 
     def forward(self, x, weight, *bias, stride, padding: Pairs, dilation, groups: int,
                 output_sizes):
+        self.save_for_backward(x, weight, stride, padding, dilation, groups, len(bias))
         dtype = x.dtype
         work = _compute_dtype(dtype)
         x, weight = x.astype(work, copy=False), weight.astype(work, copy=False)
@@ -198,11 +206,13 @@ class ConvolutionTranspose(Function):
                     padding)
         if bias:
             out = out + bias[0].astype(work, copy=False).reshape((-1,) + (1,) * len(kernel))
-        self.save_for_backward(x, weight, stride, padding, dilation, groups, dtype, len(bias))
         return out.astype(dtype, copy=False)
 
     def backward(self, grad):
-        x, weight, stride, padding, dilation, groups, dtype, n_bias = self.saved
+        x, weight, stride, padding, dilation, groups, n_bias = self.saved  # torch's saves
+        dtype = x.dtype
+        work = _compute_dtype(dtype)
+        x, weight = x.astype(work, copy=False), weight.astype(work, copy=False)
         kernel = weight.shape[2:]
         gpad = _pad_zeros(grad.astype(x.dtype, copy=False), padding)
         g_cols = _group_rows(im2col_windows(gpad, x.shape[2:], kernel, stride, dilation),
@@ -234,7 +244,9 @@ class Unfold(Function):
         dims = len(kernel)
         order = (0, 1) + tuple(range(2 + dims, 2 + 2 * dims)) + tuple(range(2, 2 + dims))
         self.save_for_backward(xpad.shape, kernel, stride, padding, dilation, out_sizes)
-        return windows.transpose(order).reshape(x.shape[0], -1, math.prod(out_sizes))
+        out = windows.transpose(order).reshape(x.shape[0], x.shape[1] * math.prod(kernel),
+                                               math.prod(out_sizes))
+        return _writable(out)
 
     def backward(self, grad):
         padded, kernel, stride, padding, dilation, out_sizes = self.saved
@@ -264,7 +276,13 @@ class Fold(Function):
         windows = im2col_windows(_pad_zeros(grad, padding), out_sizes, kernel, stride,
                                  dilation)
         order = (0, 1) + tuple(range(2 + dims, 2 + 2 * dims)) + tuple(range(2, 2 + dims))
-        return windows.transpose(order).reshape(shape)
+        return _writable(windows.transpose(order).reshape(shape))
+
+
+def _writable(a: Any) -> Any:
+    """A reshape of the read-only window view is a copy, except in degenerate cases (an
+    empty batch, a 1x1 kernel): copy those, so nobody writes through the view."""
+    return a if getattr(a.flags, "writeable", True) else a.copy()
 
 
 # --- argument checks, torch's rules and messages -----------------------------------------------
@@ -301,7 +319,7 @@ def _check_tensors(op: str, x: Tensor, weight: Tensor, bias: Optional[Tensor],
         if t is not None and t.dtype != x.dtype:
             raise RuntimeError(f"{op}: Input type ({x.dtype}) and {name} type ({t.dtype}) "
                                f"should be the same; convert one with .to(dtype)")
-    if not is_floating(x.dtype):
+    if x.dtype == np.bool_ or not (is_floating(x.dtype) or x.dtype.kind in "iu"):
         raise RuntimeError(f"{op}: not implemented for {x.dtype} inputs; convert with "
                            f".float()")
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[0]):

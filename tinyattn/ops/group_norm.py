@@ -32,7 +32,8 @@ class GroupNorm(Function):
         dtype = x.dtype
         work = x.astype(np.float32, copy=False) if dtype.itemsize < 4 else x
         n, c = x.shape[:2]
-        rows = work.reshape(n, groups, -1)                      # (N, C, *) -> (N, G, M)
+        per_group = x.size // max(n * groups, 1)
+        rows = work.reshape(n, groups, per_group)               # (N, C, *) -> (N, G, M)
         mean = rows.mean(axis=-1, keepdims=True)
         var = ((rows - mean) ** 2).mean(axis=-1, keepdims=True)
         rstd = 1 / xp.sqrt(var + eps)
@@ -42,11 +43,13 @@ class GroupNorm(Function):
         out = xhat * weight if has_weight else xhat.copy()
         if has_bias:
             out += affine[-1].astype(work.dtype).reshape(channel)
-        self.save_for_backward(xhat, rstd, weight, groups, has_bias, dtype)
+        # x and weight are saved as torch saves them (their versions are checked)
+        self.save_for_backward(x, affine[0] if has_weight else None, xhat, rstd, weight,
+                               groups, has_bias, dtype)
         return out.astype(dtype, copy=False)
 
     def backward(self, grad):
-        xhat, rstd, weight, groups, has_bias, dtype = self.saved
+        _, _, xhat, rstd, weight, groups, has_bias, dtype = self.saved
         g = grad.astype(xhat.dtype, copy=False)
         axes = (0,) + tuple(range(2, g.ndim))               # every axis but the channel
         grads = [None]
@@ -57,8 +60,9 @@ class GroupNorm(Function):
             grads.append(g.sum(axis=axes).astype(dtype) if self.needs_input_grad[-1] else None)
         if self.needs_input_grad[0]:
             n = g.shape[0]
-            g_hat = (g * weight if weight is not None else g).reshape(n, groups, -1)
-            xh = xhat.reshape(n, groups, -1)                    # (N, G, M)
+            per_group = g.size // max(n * groups, 1)
+            g_hat = (g * weight if weight is not None else g).reshape(n, groups, per_group)
+            xh = xhat.reshape(n, groups, per_group)             # (N, G, M)
             m = xh.shape[-1]
             dx = m * g_hat - g_hat.sum(axis=-1, keepdims=True)
             dx -= xh * (g_hat * xh).sum(axis=-1, keepdims=True)

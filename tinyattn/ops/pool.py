@@ -35,18 +35,22 @@ class MaxPool(Function):
 
     def forward(self, x, *, index):
         n, c = x.shape[:2]
-        rows = x.reshape(n, c, -1)                                      # (N, C, H*W)
-        out = backend.get_array_module(x).take_along_axis(rows, index.reshape(n, c, -1), -1)
-        self.save_for_backward(x.shape, index)
+        rows = x.reshape(n, c, math.prod(x.shape[2:]))                 # (N, C, H*W)
+        out = backend.get_array_module(x).take_along_axis(
+            rows, index.reshape(n, c, math.prod(index.shape[2:])), -1)
+        self.save_for_backward(x, index)            # x as torch saves it (for version checks)
         return out.reshape(index.shape)
 
     def backward(self, grad):
-        shape, index = self.saved
+        x, index = self.saved
+        shape = x.shape
         xp = backend.get_array_module(grad)
         n, c = shape[:2]
         dx = xp.zeros((n * c, math.prod(shape[2:])), dtype=grad.dtype)
         rows = xp.arange(n * c)[:, None]
-        backend.scatter_add(dx, (rows, index.reshape(n * c, -1)), grad.reshape(n * c, -1))
+        per_row = math.prod(index.shape[2:])
+        backend.scatter_add(dx, (rows, index.reshape(n * c, per_row)),
+                            grad.reshape(n * c, per_row))
         return dx.reshape(shape)
 
 
@@ -54,7 +58,7 @@ def _arg_max_last_nan(flat: Any) -> Any:
     """The first maximum along the last axis; where there are NaNs, the last NaN."""
     xp = backend.get_array_module(flat)
     choice = flat.argmax(axis=-1)
-    if flat.dtype.kind == "f":
+    if is_floating(flat.dtype):
         nan = xp.isnan(flat)
         if nan.any():
             last = flat.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1)
@@ -67,7 +71,7 @@ def max_pool_indices(x: Any, kernel, stride, padding, dilation, out_sizes) -> An
     xp = backend.get_array_module(x)
     dims = len(kernel)
     spatial = x.shape[2:]
-    fill = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
+    fill = -xp.inf if is_floating(x.dtype) else xp.iinfo(x.dtype).min
     extra = [max(0, (o - 1) * s + d * (k - 1) + 1 - n - p) for o, s, d, k, n, p in
              zip(out_sizes, stride, dilation, kernel, spatial, padding)]
     xpad = xp.pad(x, ((0, 0), (0, 0)) + tuple((p, e) for p, e in zip(padding, extra)),
@@ -101,12 +105,17 @@ class AvgPool(Function):
         pairs = tuple((p, e) for p, e in zip(padding, extra))
         xpad = xp.pad(work, ((0, 0), (0, 0)) + pairs)
         windows = im2col_windows(xpad, out_sizes, kernel, stride, (1,) * dims)
-        out = windows.sum(axis=tuple(range(2 + dims, 2 + 2 * dims))) / divisor
-        self.save_for_backward(xpad.shape, x.shape, x.dtype, kernel, stride, pairs, divisor)
+        total = windows.sum(axis=tuple(range(2 + dims, 2 + 2 * dims)))
+        if is_floating(x.dtype):
+            out = total / divisor
+        else:       # integers: C's division, truncating towards zero, as torch's kernel
+            out = xp.sign(total) * (xp.abs(total) // divisor.astype(total.dtype))
+        self.save_for_backward(x, xpad.shape, kernel, stride, pairs, divisor)
         return out.astype(x.dtype, copy=False)
 
     def backward(self, grad):
-        padded, shape, dtype, kernel, stride, pairs, divisor = self.saved
+        x, padded, kernel, stride, pairs, divisor = self.saved
+        shape, dtype = x.shape, x.dtype
         dims = len(kernel)
         share = (grad / divisor)[(Ellipsis,) + (None,) * dims]
         cols = backend.get_array_module(grad).broadcast_to(share, grad.shape + tuple(kernel))
@@ -128,11 +137,12 @@ class AdaptiveAvgPool(Function):
         out = work
         for axis, a in enumerate(matrices):
             out = _apply_along(out, a.astype(out.dtype, copy=False), 2 + axis)
-        self.save_for_backward(matrices, x.dtype)
+        self.save_for_backward(x, matrices)         # x as torch saves it
         return out.astype(x.dtype, copy=False)
 
     def backward(self, grad):
-        matrices, dtype = self.saved
+        x, matrices = self.saved
+        dtype = x.dtype
         dx = grad.astype(np.float32, copy=False) if grad.dtype.itemsize < 4 else grad
         for axis, a in enumerate(matrices):
             dx = _apply_along(dx, a.T.astype(dx.dtype, copy=False), 2 + axis)
@@ -261,8 +271,8 @@ def _avg_pool(op: str, dims: int, input: Tensor, kernel_size: Any,  # noqa: A002
               stride: Any, padding: Any, ceil_mode: bool, count_include_pad: bool,
               divisor_override: Optional[int]) -> Tensor:
     x, added = _pool_input(op, input, dims)
-    if not is_floating(x.dtype):
-        raise RuntimeError(f"{op}: not implemented for {x.dtype}; convert with .float()")
+    if x.dtype == np.bool_:
+        raise RuntimeError(f"{op}: not implemented for 'Bool'; convert with .float()")
     kernel = as_tuple(kernel_size, dims, "kernel_size", op)
     stride_t = kernel if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
         else as_tuple(stride, dims, "stride", op)
@@ -272,7 +282,8 @@ def _avg_pool(op: str, dims: int, input: Tensor, kernel_size: Any,  # noqa: A002
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError(f"{op}: divisor must be not zero (got divisor_override=0)")
     xp = backend.get_array_module(x._data)
-    work = np.float32 if x.dtype.itemsize < 4 else x.dtype
+    work = (np.float32 if x.dtype.itemsize < 4 else x.dtype) if is_floating(x.dtype) \
+        else np.int64
     if divisor_override is not None:
         divisor = xp.asarray(float(divisor_override), dtype=work)
     else:
