@@ -91,6 +91,8 @@ OP_NAMES: Dict[str, str] = {
     "LogSumExp": "logsumexp", "Sum": "sum", "Prod": "prod", "Cumsum": "cumsum",
     "Cumprod": "cumprod", "Norm": "norm",
     "Concat": "cat", "Stack": "stack", "ScatterAdd": "scatter_add",
+    "Convolution": "conv2d",      # one class for conv1d/2d/3d, all three on the lists
+    "GroupNorm": "group_norm",
 }
 
 # ops outside the lists whose output keeps the first (input) tensor's dtype when the
