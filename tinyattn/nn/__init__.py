@@ -10,6 +10,7 @@ from .channel_dropout import Dropout1d, Dropout2d, Dropout3d
 from .conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d,
                    Fold, Unfold)
 from .group_norm import GroupNorm
+from .vit import VisionTransformer, ViTBlock, attention_rollout
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d,
                       AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d)
 from .generation import NonFiniteLogitsError
@@ -53,7 +54,7 @@ __all__ = [
     "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
     "Unfold", "Fold", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "BatchNorm2d", "GroupNorm",
-    "Dropout1d", "Dropout2d", "Dropout3d",
+    "Dropout1d", "Dropout2d", "Dropout3d", "VisionTransformer", "ViTBlock", "attention_rollout",
 ]
 
 
