@@ -25,7 +25,8 @@ from ..precision import is_floating
 from ..tensor import Tensor
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-           "conv_transpose3d", "unfold", "fold", "im2col_windows", "col2im", "as_tuple"]
+           "conv_transpose3d", "unfold", "fold", "im2col_windows", "col2im", "col2im_columns",
+           "as_tuple"]
 
 Pairs = Tuple[Tuple[int, int], ...]
 
@@ -88,9 +89,9 @@ class Convolution(Function):
     """out[n, o, i] = b[o] + sum_{c in o's group, k} w[o, c, k] * xpad[n, c, i*s + k*d]
     (docs/derivations.md#convolution).
 
-    With X = im2col(xpad) (N*L, C*K) and W (O, C*K) per group: out = X @ W^T + b, so
-        dW = G^T @ X                (O, N*L) @ (N*L, C*K)
-        dX = G @ W, then col2im     (N*L, O) @ (O, C*K) -> (N, C, *padded), padding cropped
+    With the columns X = im2col(xpad) (C*K, N*L) and W (O, C*K), per group: out = W @ X + b,
+        dW = G @ X^T                (O, N*L) @ (N*L, C*K)
+        dX = W^T @ G, then col2im   (C*K, O) @ (O, N*L) -> (N, C, *padded), padding cropped
         db = sum of G over N and L.
     Read per pixel, dx[n, c, j] = sum over the (o, i, k) with i*s + k*d = j of g[n, o, i]
     w[o, c, k]: a correlation of the stride-dilated g with the FLIPPED kernel.
@@ -104,10 +105,9 @@ class Convolution(Function):
         xpad = _pad_zeros(x, padding)
         kernel = weight.shape[2:]
         out_sizes = _out_sizes(xpad.shape[2:], kernel, stride, dilation)
-        cols = _group_rows(im2col_windows(xpad, out_sizes, kernel, stride, dilation), groups)
+        cols = _columns(im2col_windows(xpad, out_sizes, kernel, stride, dilation), groups)
         w_rows = weight.reshape(groups, weight.shape[0] // groups, -1)   # (G, O/G, C/G*K)
-        out = cols @ w_rows.swapaxes(1, 2)      # (G, N*L, C/G*K) @ (G, C/G*K, O/G)
-        out = _ungroup_out(out, x.shape[0], out_sizes)                   # (N, O, *out)
+        out = _batch_first(w_rows @ cols, x.shape[0], out_sizes)  # (G, O/G, N*L) -> (N, O, ..)
         if bias:
             out += bias[0].astype(work, copy=False).reshape((-1,) + (1,) * len(kernel))
         return out.astype(dtype, copy=False)
@@ -118,57 +118,66 @@ class Convolution(Function):
         work = _compute_dtype(dtype)
         xpad = _pad_zeros(x.astype(work, copy=False), padding)
         weight = weight.astype(work, copy=False)
-        kernel = weight.shape[2:]
-        out_sizes = grad.shape[2:]
-        g_rows = _group_out(grad.astype(xpad.dtype, copy=False), groups)  # (G, N*L, O/G)
+        kernel, out_sizes = weight.shape[2:], grad.shape[2:]
+        g_rows = _channels_first(grad.astype(work, copy=False), groups)  # (G, O/G, N*L)
+        w_rows = weight.reshape(groups, weight.shape[0] // groups, -1)   # (G, O/G, C/G*K)
         dx = dw = db = None
         if self.needs_input_grad[0]:
-            w_rows = weight.reshape(groups, weight.shape[0] // groups, -1)
-            d_cols = g_rows @ w_rows            # (G, N*L, O/G) @ (G, O/G, C/G*K)
-            d_cols = _ungroup_rows(d_cols, xpad.shape[0], xpad.shape[1], out_sizes, kernel)
-            dx = _crop(col2im(d_cols, xpad.shape, kernel, stride, dilation), padding)
-            dx = dx.astype(dtype, copy=False)
+            d_cols = w_rows.swapaxes(1, 2) @ g_rows     # (G, C/G*K, O/G) @ (G, O/G, N*L)
+            dx = _crop(col2im_columns(d_cols, xpad.shape, out_sizes, kernel, stride,
+                                      dilation), padding).astype(dtype, copy=False)
         if self.needs_input_grad[1]:
-            cols = _group_rows(im2col_windows(xpad, out_sizes, kernel, stride, dilation),
-                               groups)
-            dw = (g_rows.swapaxes(1, 2) @ cols).reshape(weight.shape).astype(dtype, copy=False)
+            cols = _columns(im2col_windows(xpad, out_sizes, kernel, stride, dilation), groups)
+            dw = g_rows @ cols.swapaxes(1, 2)           # (G, O/G, N*L) @ (G, N*L, C/G*K)
+            dw = dw.reshape(weight.shape).astype(dtype, copy=False)
         if n_bias and self.needs_input_grad[2]:
-            db = grad.sum(axis=(0,) + tuple(range(2, grad.ndim)), dtype=xpad.dtype)
+            db = grad.sum(axis=(0,) + tuple(range(2, grad.ndim)), dtype=work)
             db = db.astype(dtype, copy=False)
         return (dx, dw, db) if n_bias else (dx, dw)
 
 
-def _group_rows(windows: Any, groups: int) -> Any:
-    """(N, C, *out, *kernel) windows -> (G, N*L, C/G*K) rows, one per output position."""
+def _columns(windows: Any, groups: int) -> Any:
+    """(N, C, *out, *kernel) windows -> (G, C/G*K, N*L) columns, one per output position.
+    Channel-and-offset major (C, *kernel, N, *out): the copy reads image rows with the
+    stride of the convolution, contiguously when it is 1."""
     n, c = windows.shape[:2]
     dims = (windows.ndim - 2) // 2
-    split = windows.reshape((n, groups, c // groups) + windows.shape[2:])
-    order = (1, 0) + tuple(range(3, 3 + dims)) + (2,) + tuple(range(3 + dims, 3 + 2 * dims))
-    return split.transpose(order).reshape(groups, -1, (c // groups) * math.prod(
-        windows.shape[2 + dims:]))              # (G, N, *out, C/G, *kernel) -> (G, N*L, ..)
+    order = (1,) + tuple(range(2 + dims, 2 + 2 * dims)) + (0,) + tuple(range(2, 2 + dims))
+    return windows.transpose(order).reshape(
+        groups, (c // groups) * math.prod(windows.shape[2 + dims:]),
+        n * math.prod(windows.shape[2:2 + dims]))
 
 
-def _ungroup_rows(rows: Any, n: int, c: int, out_sizes: Sequence[int],
-                  kernel: Sequence[int]) -> Any:
-    """(G, N*L, C/G*K) -> (N, C, *out, *kernel): the inverse of ``_group_rows``."""
-    groups, dims = rows.shape[0], len(kernel)
-    split = rows.reshape((groups, n) + tuple(out_sizes) + (c // groups,) + tuple(kernel))
-    order = (1, 0, 2 + dims) + tuple(range(2, 2 + dims)) + tuple(range(3 + dims, 3 + 2 * dims))
-    return split.transpose(order).reshape((n, c) + tuple(out_sizes) + tuple(kernel))
+def col2im_columns(cols: Any, padded_shape: Sequence[int], out_sizes: Sequence[int],
+                   kernel: Sequence[int], stride: Sequence[int], dilation: Sequence[int]) -> Any:
+    """The transpose of ``_columns``: (G, C/G*K, N*L) -> (N, C, *padded), each column's
+    values added into the window they were read from. One strided slice-add per kernel
+    offset, each a contiguous (C, N, *out) block."""
+    xp = backend.get_array_module(cols)
+    n, c = padded_shape[:2]
+    dims = len(kernel)
+    blocks = cols.reshape((c,) + tuple(kernel) + (n,) + tuple(out_sizes))
+    image = xp.zeros(tuple(padded_shape), dtype=cols.dtype)
+    channels_first = image.swapaxes(0, 1)                    # (C, N, *padded), a view
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        where = tuple(slice(offset[i] * dilation[i],
+                            offset[i] * dilation[i] + stride[i] * (out_sizes[i] - 1) + 1,
+                            stride[i]) for i in range(dims))
+        channels_first[(slice(None), slice(None)) + where] += blocks[(slice(None),) + offset]
+    return image
 
 
-def _group_out(out: Any, groups: int) -> Any:
-    """(N, O, *out) -> (G, N*L, O/G)."""
-    n, o = out.shape[:2]
-    split = out.reshape((n, groups, o // groups, -1))          # (N, G, O/G, L)
-    return split.transpose(1, 0, 3, 2).reshape(groups, -1, o // groups)
+def _channels_first(a: Any, groups: int) -> Any:
+    """(N, C, *spatial) -> (G, C/G, N*L)."""
+    n, c = a.shape[:2]
+    return a.swapaxes(0, 1).reshape(groups, c // groups, n * math.prod(a.shape[2:]))
 
 
-def _ungroup_out(rows: Any, n: int, out_sizes: Sequence[int]) -> Any:
-    """(G, N*L, O/G) -> (N, O, *out): the inverse of ``_group_out``."""
-    groups, _, per_group = rows.shape
-    split = rows.reshape(groups, n, -1, per_group).transpose(1, 0, 3, 2)  # (N, G, O/G, L)
-    return split.reshape((n, groups * per_group) + tuple(out_sizes))
+def _batch_first(rows: Any, n: int, sizes: Sequence[int]) -> Any:
+    """(G, C/G, N*L) -> (N, C, *sizes): the inverse of ``_channels_first``."""
+    xp = backend.get_array_module(rows)
+    c = rows.shape[0] * rows.shape[1]
+    return xp.ascontiguousarray(rows.reshape((c, n) + tuple(sizes)).swapaxes(0, 1))
 
 
 def _out_sizes(padded: Sequence[int], kernel: Sequence[int], stride: Sequence[int],
@@ -181,11 +190,11 @@ def _out_sizes(padded: Sequence[int], kernel: Sequence[int], stride: Sequence[in
 
 class ConvolutionTranspose(Function):
     """The transpose (adjoint) of Convolution's map x -> out, with w (C, O/G, *kernel):
-        full = col2im(x_rows @ W),  out = full cropped by ``padding`` (docs/derivations.md#
-        convolution-transpose).
-    Its backward is convolution's forward: with Gcols = im2col(g padded back to ``full``),
-        dx = Gcols @ W^T       (N*L_in, O/G*K) @ (O/G*K, C/G)
-        dW = X^T @ Gcols       (C/G, N*L_in) @ (N*L_in, O/G*K)
+        full = col2im(W^T @ X),  out = full cropped by ``padding``
+    (docs/derivations.md#convolution-transpose). Its backward is convolution's forward: with
+    Gcols = im2col(g padded back to ``full``) (O/G*K, N*L_in) per group,
+        dX = W @ Gcols         (C/G, O/G*K) @ (O/G*K, N*L_in)
+        dW = X @ Gcols^T       (C/G, N*L_in) @ (N*L_in, O/G*K)
         db = sum of g over N and the output's positions.
     """
 
@@ -196,14 +205,14 @@ class ConvolutionTranspose(Function):
         work = _compute_dtype(dtype)
         x, weight = x.astype(work, copy=False), weight.astype(work, copy=False)
         n, c = x.shape[:2]
-        in_sizes, kernel = x.shape[2:], weight.shape[2:]
-        per_group = weight.shape[1]                                     # O/G
-        x_rows = _group_out(x, groups)                                  # (G, N*L_in, C/G)
+        kernel = weight.shape[2:]
+        out_channels = weight.shape[1] * groups
+        x_rows = _channels_first(x, groups)                             # (G, C/G, N*L_in)
         w_rows = weight.reshape(groups, c // groups, -1)                # (G, C/G, O/G*K)
-        cols = _ungroup_rows(x_rows @ w_rows, n, groups * per_group, in_sizes, kernel)
+        cols = w_rows.swapaxes(1, 2) @ x_rows                           # (G, O/G*K, N*L_in)
         full = tuple(o + before + after for o, (before, after) in zip(output_sizes, padding))
-        out = _crop(col2im(cols, (n, groups * per_group) + full, kernel, stride, dilation),
-                    padding)
+        out = _crop(col2im_columns(cols, (n, out_channels) + full, x.shape[2:], kernel,
+                                   stride, dilation), padding)
         if bias:
             out = out + bias[0].astype(work, copy=False).reshape((-1,) + (1,) * len(kernel))
         return out.astype(dtype, copy=False)
@@ -214,19 +223,19 @@ class ConvolutionTranspose(Function):
         work = _compute_dtype(dtype)
         x, weight = x.astype(work, copy=False), weight.astype(work, copy=False)
         kernel = weight.shape[2:]
-        gpad = _pad_zeros(grad.astype(x.dtype, copy=False), padding)
-        g_cols = _group_rows(im2col_windows(gpad, x.shape[2:], kernel, stride, dilation),
-                             groups)                                    # (G, N*L_in, O/G*K)
+        gpad = _pad_zeros(grad.astype(work, copy=False), padding)
+        g_cols = _columns(im2col_windows(gpad, x.shape[2:], kernel, stride, dilation),
+                          groups)                                       # (G, O/G*K, N*L_in)
         w_rows = weight.reshape(groups, x.shape[1] // groups, -1)       # (G, C/G, O/G*K)
         dx = dw = db = None
         if self.needs_input_grad[0]:
-            dx = _ungroup_out(g_cols @ w_rows.swapaxes(1, 2), x.shape[0], x.shape[2:])
-            dx = dx.astype(dtype, copy=False)
+            dx = _batch_first(w_rows @ g_cols, x.shape[0], x.shape[2:]).astype(dtype,
+                                                                               copy=False)
         if self.needs_input_grad[1]:
-            dw = (_group_out(x, groups).swapaxes(1, 2) @ g_cols).reshape(weight.shape)
+            dw = (_channels_first(x, groups) @ g_cols.swapaxes(1, 2)).reshape(weight.shape)
             dw = dw.astype(dtype, copy=False)
         if n_bias and self.needs_input_grad[2]:
-            db = grad.sum(axis=(0,) + tuple(range(2, grad.ndim)), dtype=x.dtype)
+            db = grad.sum(axis=(0,) + tuple(range(2, grad.ndim)), dtype=work)
             db = db.astype(dtype, copy=False)
         return (dx, dw, db) if n_bias else (dx, dw)
 
