@@ -58,11 +58,10 @@ def _arg_max_last_nan(flat: Any) -> Any:
     """The first maximum along the last axis; where there are NaNs, the last NaN."""
     xp = backend.get_array_module(flat)
     choice = flat.argmax(axis=-1)
-    if is_floating(flat.dtype):
+    if is_floating(flat.dtype):             # no `if nan.any()`: that is a host sync on a GPU
         nan = xp.isnan(flat)
-        if nan.any():
-            last = flat.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1)
-            choice = xp.where(nan.any(axis=-1), last, choice)
+        last = flat.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1)
+        choice = xp.where(nan.any(axis=-1), last, choice)
     return choice
 
 
@@ -160,11 +159,11 @@ def _bins(n: int, o: int) -> list:
     return [(i * n // o, -(-(i + 1) * n // o)) for i in range(o)]
 
 
-def _averaging_matrix(n: int, o: int, xp: Any) -> Any:
+def _averaging_matrix(n: int, o: int, device: str) -> Any:
     a = np.zeros((o, n))
     for i, (start, end) in enumerate(_bins(n, o)):
         a[i, start:end] = 1.0 / (end - start)
-    return xp.asarray(a)
+    return backend.to_device(a, device)
 
 
 def adaptive_max_indices(x: Any, out_sizes: Sequence[int]) -> Any:
@@ -281,20 +280,20 @@ def _avg_pool(op: str, dims: int, input: Tensor, kernel_size: Any,  # noqa: A002
                         bool(ceil_mode))
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError(f"{op}: divisor must be not zero (got divisor_override=0)")
-    xp = backend.get_array_module(x._data)
     work = (np.float32 if x.dtype.itemsize < 4 else x.dtype) if is_floating(x.dtype) \
         else np.int64
     if divisor_override is not None:
-        divisor = xp.asarray(float(divisor_override), dtype=work)
+        divisor = np.asarray(float(divisor_override), dtype=work)
     else:
-        divisor = xp.ones((), dtype=work)
+        divisor = np.ones((), dtype=work)
         for i, (n, k, s, p, o) in enumerate(zip(x.shape[2:], kernel, stride_t, pad_t, sizes)):
             start = np.arange(o) * s - p
             end = np.minimum(start + k, n + p)
             if not count_include_pad:
                 start, end = np.maximum(start, 0), np.minimum(end, n)
             counts = (end - start).reshape((-1,) + (1,) * (dims - 1 - i))
-            divisor = divisor * xp.asarray(counts.astype(work))
+            divisor = divisor * counts.astype(work)
+    divisor = backend.to_device(divisor, x.device)      # built on the host, once
     out = AvgPool.apply(x, kernel=kernel, stride=stride_t, padding=pad_t, out_sizes=sizes,
                         divisor=divisor)
     return out.squeeze(0) if added else out
@@ -337,8 +336,7 @@ def _adaptive_avg(op: str, dims: int, input: Tensor, output_size: Any) -> Tensor
     if not is_floating(x.dtype):
         raise RuntimeError(f"{op}: not implemented for {x.dtype}; convert with .float()")
     sizes = _adaptive_sizes(op, x, output_size, dims)
-    xp = backend.get_array_module(x._data)
-    matrices = tuple(_averaging_matrix(n, o, xp) for n, o in zip(x.shape[2:], sizes))
+    matrices = tuple(_averaging_matrix(n, o, x.device) for n, o in zip(x.shape[2:], sizes))
     out = AdaptiveAvgPool.apply(x, matrices=matrices)
     return out.squeeze(0) if added else out
 
