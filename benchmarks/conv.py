@@ -2,6 +2,7 @@
 
     PYTHONPATH=. OMP_NUM_THREADS=1 python benchmarks/conv.py
     PYTHONPATH=. python benchmarks/conv.py --batch 16 --channels 64 --size 28 --reps 5
+    PYTHONPATH=. python benchmarks/conv.py --tiny          # a smoke run (the test suite's)
 
 The layer is ResNet's 3 x 3 convolution, stride 1, padding 1, C -> C channels, float32,
 with bias, on (N, C, H, W) inputs (default N=8, C=64, H=W=28: a stage-2 block at a smaller
@@ -42,7 +43,10 @@ def main(argv: List[str] = None) -> Dict[str, float]:
     parser.add_argument("--channels", type=int, default=64)
     parser.add_argument("--size", type=int, default=28)
     parser.add_argument("--reps", type=int, default=7)
+    parser.add_argument("--tiny", action="store_true", help="a seconds-long smoke run")
     args = parser.parse_args(argv)
+    if args.tiny:
+        args.batch, args.channels, args.size, args.reps = 2, 8, 8, 2
     import torch
     if os.environ.get("OMP_NUM_THREADS"):
         torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
