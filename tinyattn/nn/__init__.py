@@ -19,6 +19,7 @@ from .masks import global_tokens_mask, random_block_mask
 from .long_attention import LinformerSelfAttention, RelativePositionBias
 from .containers import ModuleList
 from .module import Module, Parameter
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .positional import (ALiBi, LearnedPositionalEmbedding, RotaryEmbedding,
                          SinusoidalPositionalEncoding, alibi_slopes, sinusoidal_table)
 from .swiglu import SwiGLU, llama_hidden_dim
@@ -44,6 +45,7 @@ __all__ = [
     "GPTConfig", "GPT", "Block", "NonFiniteLogitsError", "torch_compat",
     "LazyLinear", "LazyBatchNorm1d", "UninitializedParameter", "UninitializedBuffer",
     "KLDivLoss",
+    "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
 ]
 
 
