@@ -376,12 +376,6 @@ class RNN(RNNBase):
                              f"or 'relu'.")
         super().__init__(mode, *args, **kwargs)
 
-    def extra_repr(self) -> str:
-        text = super().extra_repr()
-        if self.nonlinearity != "tanh":
-            text += f", nonlinearity={self.nonlinearity}"
-        return text
-
 
 class LSTM(RNNBase):
     """Long short-term memory (gates i, f, g, o; docs/derivations.md#recurrent-cells), with
