@@ -12,9 +12,9 @@ g, o): ``weight_ih_l{k}`` (G, I or D*H_out), ``weight_hh_l{k}`` (G, H_out), ``bi
 (G), ``bias_hh_l{k}`` (G), ``weight_hr_l{k}`` (P, H). All drawn from U(-1/sqrt(H), 1/sqrt(H)).
 
 How a layer runs (one direction): the input projections of all steps are one matmul,
-(N, I) -> (N, G); then a loop over the steps does the hidden matmul and the cell's pointwise
-update (ops/rnn.py), whose backward the engine walks in reverse (BPTT). A padded batch is run
-as a packed one whose batch size never shrinks, so both go through the same loop.
+(N, I) -> (N, G); then one sequence op (ops/rnn.py: LSTMSequence, GRUSequence, RNNSequence)
+loops over the steps, and its backward runs them in reverse (BPTT, derived there). A padded
+batch is run as a packed one whose batch size never shrinks, so both take the same path.
 """
 from __future__ import annotations
 
@@ -29,8 +29,9 @@ from ..factories import zeros
 from ..ops import cat, dropout as dropout_op, index_select, stack
 from ..ops.elementwise import relu, tanh
 from ..ops.matmul import linear
-from ..ops.rnn import gru_cell_update, lstm_cell_update
-from ..tensor import Tensor
+from ..ops.rnn import (gru_cell_update, gru_sequence, lstm_cell_update, lstm_sequence,
+                       rnn_sequence)
+from ..tensor import Tensor, tensor
 from .layers import _factory, uniform_parameter
 from .module import Module
 from .utils.rnn import PackedSequence
@@ -295,7 +296,7 @@ class RNNBase(Module):
         return data, h_n, c_n
 
     def _run_direction(self, data: Tensor, batch_sizes: List[int], layer: int, suffix: str,
-                       h: Tensor, c: Optional[Tensor], reverse: bool
+                       h0: Tensor, c0: Optional[Tensor], reverse: bool
                        ) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
         """One layer in one direction over a packed batch: (N, I) -> (N, H_out), h_n, c_n."""
         w_ih = getattr(self, f"weight_ih_l{layer}{suffix}")
@@ -303,50 +304,28 @@ class RNNBase(Module):
         b_ih = getattr(self, f"bias_ih_l{layer}{suffix}", None) if self.bias else None
         b_hh = getattr(self, f"bias_hh_l{layer}{suffix}", None) if self.bias else None
         w_hr = getattr(self, f"weight_hr_l{layer}{suffix}", None) if self.proj_size else None
-        gru = self.mode == "GRU"
-        projected = linear(data, w_ih, b_ih)                       # (N, I) -> (N, G), one matmul
-        if b_hh is not None and not gru:                           # GRU's b_hn sits inside r * .
+        projected = linear(data, w_ih, b_ih)                # (N, I) -> (N, G), all steps at once
+        if b_hh is not None and self.mode != "GRU":         # GRU's b_hn sits inside r * (.)
             projected = projected + b_hh
-        starts = np.concatenate([[0], np.cumsum(batch_sizes)]).tolist()
-        hidden = self.hidden_size
+        starts = np.concatenate([[0], np.cumsum(batch_sizes, dtype=np.int64)]).astype(int)
         order = range(len(batch_sizes) - 1, -1, -1) if reverse else range(len(batch_sizes))
-        h0, c0 = h, c
-        outputs: List[Optional[Tensor]] = [None] * len(batch_sizes)
-        finished_h: List[Tensor] = []
-        finished_c: List[Tensor] = []
-        rows = batch_sizes[order[0]] if batch_sizes else 0
-        if rows != h.shape[0]:
-            h, c = h[:rows], (None if c is None else c[:rows])
-        for t in order:
-            size = batch_sizes[t]
-            if size < rows:                 # forward: sequences [size, rows) ended at t - 1
-                finished_h.append(h[size:])
-                h = h[:size]
-                if c is not None:
-                    finished_c.append(c[size:])
-                    c = c[:size]
-            elif size > rows:               # reverse: sequences [rows, size) start at t
-                h = cat([h, h0[rows:size]], dim=0)
-                c = None if c is None else cat([c, c0[rows:size]], dim=0)
-            rows = size
-            gates_x = projected[starts[t]:starts[t + 1]]           # (b_t, G)
-            if self.mode == "LSTM":
-                joined = lstm_cell_update(gates_x + linear(h, w_hh), c)   # (b_t, 2H): h | c
-                h, c = joined[:, :hidden], joined[:, hidden:]
-                if w_hr is not None:
-                    h = linear(h, w_hr)                             # (b_t, H) -> (b_t, P)
-            elif gru:
-                h = gru_cell_update(gates_x, linear(h, w_hh, b_hh), h)
-            else:
-                pre = gates_x + linear(h, w_hh)
-                h = tanh(pre) if self.mode == "RNN_TANH" else relu(pre)
-            outputs[t] = h
-        out = cat(outputs, dim=0) if len(outputs) > 1 else outputs[0]   # (N, H_out)
-        h_n = cat([h] + finished_h[::-1], dim=0) if finished_h else h
-        c_n = None
-        if c is not None:
-            c_n = cat([c] + finished_c[::-1], dim=0) if finished_c else c
-        return out, h_n, c_n
+        steps = [(int(starts[t]), batch_sizes[t]) for t in order]
+        # the packed row of each sequence's last step (in the order the steps run)
+        last_rows = np.zeros(h0.shape[0], dtype=np.int64)
+        for start, size in steps:
+            last_rows[:size] = start + np.arange(size)
+        last = tensor(last_rows, device=data.device)
+        if self.mode == "LSTM":
+            joined = lstm_sequence(projected, h0, c0, w_hh, w_hr, steps=steps)  # (N, H_out + H)
+            out_size = h0.shape[1]
+            final = index_select(joined, 0, last)                   # (B, H_out + H)
+            return joined[:, :out_size], final[:, :out_size], final[:, out_size:]
+        if self.mode == "GRU":
+            out = gru_sequence(projected, h0, w_hh, b_hh, steps=steps)          # (N, H)
+        else:
+            out = rnn_sequence(projected, h0, w_hh, steps=steps,
+                               nonlinearity="relu" if self.mode == "RNN_RELU" else "tanh")
+        return out, index_select(out, 0, last), None
 
 
 def mode_is_rnn(mode: str) -> bool:
