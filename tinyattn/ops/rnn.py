@@ -31,9 +31,12 @@ __all__ = ["lstm_cell_update", "gru_cell_update", "lstm_sequence", "gru_sequence
 
 
 def _sigmoid(xp, a):
-    """1 / (1 + exp(-a)) without overflow warnings: exp of a non-positive number only."""
-    e = xp.exp(-xp.abs(a))
-    return xp.where(a >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(a.dtype, copy=False)
+    """s(a) = (1 + tanh(a / 2)) / 2: never overflows (exp(-a) would for a < -709 in float64)
+    and takes three passes over the array, in place after the first."""
+    out = xp.tanh(a * 0.5)
+    out *= 0.5
+    out += 0.5
+    return out
 
 
 def _lstm_activations(xp, gates, hidden: int):
