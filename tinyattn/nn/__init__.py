@@ -20,6 +20,7 @@ from .long_attention import LinformerSelfAttention, RelativePositionBias
 from .containers import ModuleList
 from .module import Module, Parameter
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .rnn_attention import AdditiveAttention, LuongAttention
 from .positional import (ALiBi, LearnedPositionalEmbedding, RotaryEmbedding,
                          SinusoidalPositionalEncoding, alibi_slopes, sinusoidal_table)
 from .swiglu import SwiGLU, llama_hidden_dim
@@ -46,6 +47,7 @@ __all__ = [
     "LazyLinear", "LazyBatchNorm1d", "UninitializedParameter", "UninitializedBuffer",
     "KLDivLoss",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
+    "AdditiveAttention", "LuongAttention",
 ]
 
 
