@@ -62,11 +62,16 @@ class RNNBase(Module):
             warnings.warn(f"dropout option adds dropout after all but last recurrent layer, so "
                           f"non-zero dropout expects num_layers greater than 1, but got "
                           f"dropout={dropout} and num_layers={num_layers}", UserWarning)
-        for arg, value in (("hidden_size", hidden_size), ("num_layers", num_layers),
-                           ("input_size", input_size), ("proj_size", proj_size)):
+        for arg, value in (("input_size", input_size), ("hidden_size", hidden_size),
+                           ("num_layers", num_layers), ("proj_size", proj_size)):
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-                raise TypeError(f"{name}: {arg} should be of type int, got "
-                                f"{type(value).__name__}")
+                raise TypeError(f"{arg} should be of type int, got: {type(value).__name__}")
+        for arg, value in (("bias", bias), ("batch_first", batch_first),
+                           ("bidirectional", bidirectional)):
+            if not isinstance(value, bool):
+                raise TypeError(f"{arg} should be of type bool, got: {type(value).__name__}")
+        if input_size <= 0:
+            raise ValueError("input_size must be greater than zero")
         if hidden_size <= 0:
             raise ValueError("hidden_size must be greater than zero")
         if num_layers <= 0:
@@ -418,9 +423,10 @@ class RNNCellBase(Module):
         if input.ndim not in (1, 2):
             raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.ndim}D instead")
         if hx is not None:
-            for h in (hx if is_lstm else (hx,)):
+            for index, h in enumerate(hx if is_lstm else (hx,)):
                 if h.ndim not in (1, 2):
-                    raise ValueError(f"{name}: Expected hidden to be 1D or 2D, got {h.ndim}D "
+                    label = f"hx[{index}]" if is_lstm else "hidden"
+                    raise ValueError(f"{name}: Expected {label} to be 1D or 2D, got {h.ndim}D "
                                      f"instead")
         unbatched = input.ndim == 1
         if unbatched:
@@ -430,10 +436,6 @@ class RNNCellBase(Module):
         if input.shape[1] != self.input_size:
             raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} "
                                f"expected {self.input_size}")
-        if input.dtype != self.weight_ih.dtype:
-            raise RuntimeError(f"{name}: input dtype {_torch_dtype(input.dtype)} does not match "
-                               f"weight dtype {_torch_dtype(self.weight_ih.dtype)}; convert "
-                               f"one of them with .to(...)")
         batch = input.shape[0]
         if hx is None:
             make = (lambda: zeros((batch, self.hidden_size), dtype=input.dtype,
