@@ -64,6 +64,11 @@ from .inverse_trig import acos, asin, atan, atan2, tan
 from .rounding import isneginf, isposinf
 from .scatter_reduce import (bincount, index_fill, index_fill_, scatter_reduce,
                              scatter_reduce_)
+from .structure import (broadcast_shapes, broadcast_to, broadcast_tensors, atleast_1d, atleast_2d,
+                        atleast_3d, hstack, vstack, dstack, column_stack, row_stack, tensor_split,
+                        hsplit, vsplit, dsplit, split_with_sizes, unsafe_split, unsafe_chunk,
+                        select, narrow_copy, fliplr, flipud, rot90, cartesian_prod, combinations,
+                        diagflat)
 
 __all__ = [
     "add", "sub", "mul", "div", "neg", "pow", "rpow", "exp", "log", "sqrt", "tanh", "relu",
@@ -100,6 +105,11 @@ __all__ = [
     # names learners' codebases call
     "sinh", "cosh", "exp2", "tan", "asin", "acos", "atan", "atan2", "isposinf", "isneginf",
     "scatter_reduce", "scatter_reduce_", "index_fill", "index_fill_", "bincount", "normal",
+    # structure ops made of shape ops (ops/structure.py)
+    "broadcast_shapes", "broadcast_to", "broadcast_tensors", "atleast_1d", "atleast_2d",
+    "atleast_3d", "hstack", "vstack", "dstack", "column_stack", "row_stack", "tensor_split",
+    "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split", "unsafe_chunk", "select",
+    "narrow_copy", "fliplr", "flipud", "rot90", "cartesian_prod", "combinations", "diagflat",
 ]
 
 
@@ -450,3 +460,19 @@ Tensor.scatter_reduce_ = scatter_reduce_
 Tensor.index_fill = index_fill
 Tensor.index_fill_ = index_fill_
 Tensor.bincount = bincount
+
+# Structure ops made of shape ops (ops/structure.py).
+Tensor.broadcast_to = broadcast_to
+Tensor.tensor_split = tensor_split
+Tensor.hsplit = hsplit
+Tensor.vsplit = vsplit
+Tensor.dsplit = dsplit
+Tensor.split_with_sizes = split_with_sizes
+Tensor.unsafe_split = unsafe_split
+Tensor.unsafe_chunk = unsafe_chunk
+Tensor.select = select
+Tensor.narrow_copy = narrow_copy
+Tensor.fliplr = fliplr
+Tensor.flipud = flipud
+Tensor.rot90 = rot90
+Tensor.diagflat = diagflat
