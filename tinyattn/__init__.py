@@ -40,6 +40,8 @@ from .ops import (broadcast_shapes, broadcast_to, broadcast_tensors, atleast_1d,
                   atleast_3d, hstack, vstack, dstack, column_stack, row_stack, tensor_split,
                   hsplit, vsplit, dsplit, split_with_sizes, unsafe_split, unsafe_chunk, select,
                   narrow_copy, fliplr, flipud, rot90, cartesian_prod, combinations, diagflat)
+from .ops import (select_scatter, slice_scatter, diagonal_scatter, diag_embed, index_copy,
+                  index_put, masked_scatter, masked_select, take_along_dim)
 from .generator import Generator
 from .printing import get_printoptions, set_printoptions
 from .factories import get_default_device, set_default_device
@@ -101,4 +103,6 @@ __all__ = [
     "atleast_3d", "hstack", "vstack", "dstack", "column_stack", "row_stack", "tensor_split",
     "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split", "unsafe_chunk", "select",
     "narrow_copy", "fliplr", "flipud", "rot90", "cartesian_prod", "combinations", "diagflat",
+    "select_scatter", "slice_scatter", "diagonal_scatter", "diag_embed", "index_copy",
+    "index_put", "masked_scatter", "masked_select", "take_along_dim",
 ]

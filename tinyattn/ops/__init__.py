@@ -64,6 +64,9 @@ from .inverse_trig import acos, asin, atan, atan2, tan
 from .rounding import isneginf, isposinf
 from .scatter_reduce import (bincount, index_fill, index_fill_, scatter_reduce,
                              scatter_reduce_)
+from .index_writes import (select_scatter, slice_scatter, diagonal_scatter, diag_embed, index_copy,
+                           index_copy_, index_put, index_put_, masked_scatter, masked_scatter_)
+from .picks import masked_select, take_along_dim, unfold
 from .structure import (broadcast_shapes, broadcast_to, broadcast_tensors, atleast_1d, atleast_2d,
                         atleast_3d, hstack, vstack, dstack, column_stack, row_stack, tensor_split,
                         hsplit, vsplit, dsplit, split_with_sizes, unsafe_split, unsafe_chunk,
@@ -110,6 +113,10 @@ __all__ = [
     "atleast_3d", "hstack", "vstack", "dstack", "column_stack", "row_stack", "tensor_split",
     "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split", "unsafe_chunk", "select",
     "narrow_copy", "fliplr", "flipud", "rot90", "cartesian_prod", "combinations", "diagflat",
+    # region writes and picks (ops/index_writes.py, ops/picks.py)
+    "select_scatter", "slice_scatter", "diagonal_scatter", "diag_embed", "index_copy",
+    "index_copy_", "index_put", "index_put_", "masked_scatter", "masked_scatter_",
+    "masked_select", "take_along_dim", "unfold",
 ]
 
 
@@ -461,7 +468,7 @@ Tensor.index_fill = index_fill
 Tensor.index_fill_ = index_fill_
 Tensor.bincount = bincount
 
-# Structure ops made of shape ops (ops/structure.py).
+# Structure ops, region writes and picks (ops/structure.py, index_writes.py, picks.py).
 Tensor.broadcast_to = broadcast_to
 Tensor.tensor_split = tensor_split
 Tensor.hsplit = hsplit
@@ -476,3 +483,16 @@ Tensor.fliplr = fliplr
 Tensor.flipud = flipud
 Tensor.rot90 = rot90
 Tensor.diagflat = diagflat
+Tensor.select_scatter = select_scatter
+Tensor.slice_scatter = slice_scatter
+Tensor.diagonal_scatter = diagonal_scatter
+Tensor.diag_embed = diag_embed
+Tensor.index_copy = index_copy
+Tensor.index_copy_ = index_copy_
+Tensor.index_put = index_put
+Tensor.index_put_ = index_put_
+Tensor.masked_scatter = masked_scatter
+Tensor.masked_scatter_ = masked_scatter_
+Tensor.masked_select = masked_select
+Tensor.take_along_dim = take_along_dim
+Tensor.unfold = unfold

@@ -11,7 +11,6 @@ rule through those, and what backward saves is what they save
 """
 from __future__ import annotations
 
-import itertools
 from typing import Any, List, Sequence, Tuple, Union
 
 import numpy as np
@@ -341,7 +340,8 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False  # no
                  ) -> Tensor:
     """``torch.combinations``: the r-element combinations of a 1-D tensor's elements, as
     rows of a (C, r) tensor in itertools' order (``with_replacement``: repeats allowed).
-    r=0 gives an empty (0,) tensor. Each column is an indexing of input."""
+    r=0 gives an empty (0,) tensor. Built as torch builds it: an r-fold meshgrid of input,
+    each grid's elements with increasing indices picked by masked_select, then stacked."""
     _check_tensor(input, "combinations")
     if input.ndim != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
@@ -350,12 +350,15 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False  # no
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
         return getitem(input, slice(0, 0))
-    pick = itertools.combinations_with_replacement if with_replacement else \
-        itertools.combinations
-    rows = np.array(list(pick(range(input.shape[0]), r)), dtype=np.int64).reshape(-1, r)
+    n = input.shape[0]
+    grids = meshgrid(*([input] * r), indexing="ij")          # r x (n, ..., n)
+    indices = np.indices((n,) * r)
+    steps = indices[1:] >= indices[:-1] if with_replacement else indices[1:] > indices[:-1]
+    keep = np.logical_and.reduce(steps, axis=0) if r > 1 else np.ones((n,), dtype=np.bool_)
     from ..tensor import as_tensor
-    return stack([getitem(input, as_tensor(rows[:, j], device=input.device))
-                  for j in range(r)], 1)                    # r x (C,) -> (C, r)
+    from .picks import masked_select
+    mask = as_tensor(keep, device=input.device)
+    return stack([masked_select(g, mask) for g in grids], 1)  # r x (C,) -> (C, r)
 
 
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:  # noqa: A002
