@@ -16,6 +16,9 @@ from .ops import rms_norm
 from .ops.rope import rope
 from .ops.local_attention import local_attention
 from .ops.performer import performer_attention
+from .ops.more_activations import (relu6, hardsigmoid, hardswish, hardshrink, softshrink,
+                                   tanhshrink, threshold, mish, celu, selu, rrelu, glu, prelu,
+                                   softmin)
 
 __all__ = ["softmax", "log_softmax", "relu", "gelu", "tanh", "linear", "layer_norm", "dropout",
            "embedding", "cross_entropy", "masked_fill", "where", "scaled_dot_product_attention",
@@ -23,4 +26,6 @@ __all__ = ["softmax", "log_softmax", "relu", "gelu", "tanh", "linear", "layer_no
            "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
            "rms_norm", "normalize", "cosine_similarity", "logsigmoid", "elu", "hardtanh",
            "softsign", "smooth_l1_loss", "huber_loss", "kl_div", "batch_norm",
-           "local_attention", "performer_attention"]
+           "local_attention", "performer_attention",
+           "relu6", "hardsigmoid", "hardswish", "hardshrink", "softshrink", "tanhshrink",
+           "threshold", "mish", "celu", "selu", "rrelu", "glu", "prelu", "softmin"]

@@ -259,9 +259,6 @@ TO_FIX: List[Skip] = [
     op_skip("nn.functional.embedding", "values",
             "to fix: tinyattn raises NotImplementedError: embedding: max_norm "
             "(renormalising looked-up rows in "),
-    op_skip("nn.functional.hardtanh", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("nn.functional.hardtanh", "values",
             "to fix: output: dtype float32 where torch gives int64", dtypes=('int32', 'int64')),
     op_skip("nn.functional.huber_loss", "saves",
@@ -436,7 +433,14 @@ TO_FIX: List[Skip] = [
 ]
 
 # ------------------------------------------------------------------ new ops of issue 30 (opsB30)
+def _training(sample: object) -> bool:
+    """samples with training=True"""
+    return bool(sample.kwargs.get("training"))
+
+
 NEW_OPS_B: List[Skip] = [
+    op_skip("nn.functional.rrelu", "values", RANDOM, kind="structure", when=_training),
+    op_skip("nn.functional.rrelu", "gradients", RANDOM, kind="skip", when=_training),
     op_skip("take_along_dim", "saves", "to fix: gather (which take_along_dim is built on) "
             "does not save its input as torch's does: write to input 0 after the op: torch's "
             "backward raises, tinyattn's does not"),

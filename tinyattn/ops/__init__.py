@@ -67,6 +67,8 @@ from .scatter_reduce import (bincount, index_fill, index_fill_, scatter_reduce,
 from .index_writes import (select_scatter, slice_scatter, diagonal_scatter, diag_embed, index_copy,
                            index_copy_, index_put, index_put_, masked_scatter, masked_scatter_)
 from .picks import masked_select, take_along_dim, unfold
+from .more_activations import (relu6, hardsigmoid, hardswish, hardshrink, softshrink, tanhshrink,
+                               threshold, mish, celu, selu, rrelu, glu, prelu, softmin)
 from .structure import (broadcast_shapes, broadcast_to, broadcast_tensors, atleast_1d, atleast_2d,
                         atleast_3d, hstack, vstack, dstack, column_stack, row_stack, tensor_split,
                         hsplit, vsplit, dsplit, split_with_sizes, unsafe_split, unsafe_chunk,
@@ -113,6 +115,9 @@ __all__ = [
     "atleast_3d", "hstack", "vstack", "dstack", "column_stack", "row_stack", "tensor_split",
     "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split", "unsafe_chunk", "select",
     "narrow_copy", "fliplr", "flipud", "rot90", "cartesian_prod", "combinations", "diagflat",
+    # more activations (ops/more_activations.py)
+    "relu6", "hardsigmoid", "hardswish", "hardshrink", "softshrink", "tanhshrink", "threshold",
+    "mish", "celu", "selu", "rrelu", "glu", "prelu", "softmin",
     # region writes and picks (ops/index_writes.py, ops/picks.py)
     "select_scatter", "slice_scatter", "diagonal_scatter", "diag_embed", "index_copy",
     "index_copy_", "index_put", "index_put_", "masked_scatter", "masked_scatter_",
@@ -496,3 +501,4 @@ Tensor.masked_scatter_ = masked_scatter_
 Tensor.masked_select = masked_select
 Tensor.take_along_dim = take_along_dim
 Tensor.unfold = unfold
+Tensor.hardshrink = hardshrink
