@@ -42,6 +42,8 @@ from .ops import (broadcast_shapes, broadcast_to, broadcast_tensors, atleast_1d,
                   narrow_copy, fliplr, flipud, rot90, cartesian_prod, combinations, diagflat)
 from .ops import (select_scatter, slice_scatter, diagonal_scatter, diag_embed, index_copy,
                   index_put, masked_scatter, masked_select, take_along_dim)
+from .ops import (searchsorted, bucketize, isin, histc, argwhere, unique_consecutive, triu_indices,
+                  tril_indices, bernoulli)
 from .generator import Generator
 from .printing import get_printoptions, set_printoptions
 from .factories import get_default_device, set_default_device
@@ -105,4 +107,6 @@ __all__ = [
     "narrow_copy", "fliplr", "flipud", "rot90", "cartesian_prod", "combinations", "diagflat",
     "select_scatter", "slice_scatter", "diagonal_scatter", "diag_embed", "index_copy",
     "index_put", "masked_scatter", "masked_select", "take_along_dim",
+    "searchsorted", "bucketize", "isin", "histc", "argwhere", "unique_consecutive",
+    "triu_indices", "tril_indices", "bernoulli",
 ]

@@ -69,6 +69,8 @@ from .index_writes import (select_scatter, slice_scatter, diagonal_scatter, diag
 from .picks import masked_select, take_along_dim, unfold
 from .more_activations import (relu6, hardsigmoid, hardswish, hardshrink, softshrink, tanhshrink,
                                threshold, mish, celu, selu, rrelu, glu, prelu, softmin)
+from .search import (searchsorted, bucketize, isin, histc, argwhere, unique_consecutive,
+                     triu_indices, tril_indices, bernoulli, bernoulli_)
 from .structure import (broadcast_shapes, broadcast_to, broadcast_tensors, atleast_1d, atleast_2d,
                         atleast_3d, hstack, vstack, dstack, column_stack, row_stack, tensor_split,
                         hsplit, vsplit, dsplit, split_with_sizes, unsafe_split, unsafe_chunk,
@@ -118,6 +120,9 @@ __all__ = [
     # more activations (ops/more_activations.py)
     "relu6", "hardsigmoid", "hardswish", "hardshrink", "softshrink", "tanhshrink", "threshold",
     "mish", "celu", "selu", "rrelu", "glu", "prelu", "softmin",
+    # searching and counting (ops/search.py)
+    "searchsorted", "bucketize", "isin", "histc", "argwhere", "unique_consecutive",
+    "triu_indices", "tril_indices", "bernoulli", "bernoulli_",
     # region writes and picks (ops/index_writes.py, ops/picks.py)
     "select_scatter", "slice_scatter", "diagonal_scatter", "diag_embed", "index_copy",
     "index_copy_", "index_put", "index_put_", "masked_scatter", "masked_scatter_",
@@ -502,3 +507,8 @@ Tensor.masked_select = masked_select
 Tensor.take_along_dim = take_along_dim
 Tensor.unfold = unfold
 Tensor.hardshrink = hardshrink
+Tensor.histc = histc
+Tensor.argwhere = argwhere
+Tensor.unique_consecutive = unique_consecutive
+Tensor.bernoulli = bernoulli
+Tensor.bernoulli_ = bernoulli_

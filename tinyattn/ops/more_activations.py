@@ -4,8 +4,9 @@ softshrink, tanhshrink, threshold, mish, celu, selu, rrelu, glu, prelu and softm
 
 The pointwise ones are Functions whose backward is ``dx = g * f'(x)``, with torch's choice
 at each kink written in the docstring (which side a boundary point takes decides the
-gradient there). glu, prelu, selu, softmin and rrelu in eval mode are compositions of ops
-with their own backward (chunk, sigmoid, mul, where, elu, softmax, leaky_relu).
+gradient there), each saving what torch's saves. glu, tanhshrink and softmin are
+compositions of ops with their own backward (split, sigmoid, mul, tanh, sub, softmax), as
+torch composes them.
 """
 from __future__ import annotations
 
@@ -16,10 +17,9 @@ import numpy as np
 from .. import backend
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
-from .activations import Hardtanh, elu
-from .elementwise import _as_float, mul, neg
-from .masking import where
-from .pointwise import _no_inplace, leaky_relu, sigmoid, stable_sigmoid
+from .activations import Hardtanh
+from .elementwise import _as_float, mul, neg, sub, tanh
+from .pointwise import _no_inplace, sigmoid, stable_sigmoid
 from .shape import _normalize_dim, reshape, split
 from .softmax import softmax
 
@@ -79,22 +79,6 @@ class Shrink(Function):
         x, lambd = self.saved
         inside = (x >= -lambd) & (x <= lambd)
         return backend.get_array_module(grad).where(inside, 0, grad).astype(grad.dtype)
-
-
-class Tanhshrink(Function):
-    """out = x - tanh(x).   dx = g (1 - (1 - tanh(x)^2)) = g tanh(x)^2. tanh(x) is saved,
-    not x (torch's tanhshrink is x - tanh(x), and tanh keeps its result)."""
-
-    def forward(self, x):
-        t = backend.get_array_module(x).tanh(x)       # rounded to x's dtype, as torch's
-        self.save_for_backward(t)
-        if x.dtype.itemsize < 4:                      # half: the difference rounded once
-            return (x.astype(np.float32) - t.astype(np.float32)).astype(x.dtype)
-        return x - t
-
-    def backward(self, grad):
-        (t,) = self.saved
-        return (grad * t * t).astype(grad.dtype)
 
 
 class Threshold(Function):
@@ -234,8 +218,11 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
 
 
 def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
-    """``F.tanhshrink``: x - tanh(x)."""
-    return Tanhshrink.apply(_floating(input, "tanhshrink"))
+    """``F.tanhshrink``: x - tanh(x), composed as torch composes it (so a half tensor's
+    tanh is rounded before the subtraction, and tanh keeps its result, not x, for backward):
+    dx = g - g (1 - tanh(x)^2) = g tanh(x)^2."""
+    x = _floating(input, "tanhshrink")
+    return sub(x, tanh(x))
 
 
 def threshold(input: Tensor, threshold: float, value: float,  # noqa: A002

@@ -11,7 +11,7 @@ rule through those, and what backward saves is what they save
 """
 from __future__ import annotations
 
-from typing import Any, List, Sequence, Tuple, Union
+from typing import Any, List, Sequence, Tuple
 
 import numpy as np
 
