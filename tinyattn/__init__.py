@@ -44,6 +44,9 @@ from .ops import (select_scatter, slice_scatter, diagonal_scatter, diag_embed, i
                   index_put, masked_scatter, masked_select, take_along_dim)
 from .ops import (searchsorted, bucketize, isin, histc, argwhere, unique_consecutive, triu_indices,
                   tril_indices, bernoulli)
+from .ops import (expand_copy, diagonal_copy, alias_copy, view_copy, permute_copy,
+                  split_with_sizes_copy, unbind_copy, unfold_copy, squeeze_copy, unsqueeze_copy,
+                  transpose_copy, t_copy, ravel, positive, msort, adjoint)
 from .generator import Generator
 from .printing import get_printoptions, set_printoptions
 from .factories import get_default_device, set_default_device
@@ -109,4 +112,7 @@ __all__ = [
     "index_put", "masked_scatter", "masked_select", "take_along_dim",
     "searchsorted", "bucketize", "isin", "histc", "argwhere", "unique_consecutive",
     "triu_indices", "tril_indices", "bernoulli",
+    "expand_copy", "diagonal_copy", "alias_copy", "view_copy", "permute_copy",
+    "split_with_sizes_copy", "unbind_copy", "unfold_copy", "squeeze_copy", "unsqueeze_copy",
+    "transpose_copy", "t_copy", "ravel", "positive", "msort", "adjoint",
 ]

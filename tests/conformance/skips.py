@@ -418,9 +418,6 @@ TO_FIX: List[Skip] = [
     op_skip("std.unbiased", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
             "tinyattn's does not"),
-    op_skip("transpose", "values",
-            "to fix: tinyattn raises IndexError: transpose: dim 0 is out of range "
-            "for a tensor with 0 dims (val", dtypes=('float64', 'int32', 'int64')),
     op_skip("var", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
             "tinyattn's does not"),

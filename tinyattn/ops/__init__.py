@@ -71,6 +71,10 @@ from .more_activations import (relu6, hardsigmoid, hardswish, hardshrink, softsh
                                threshold, mish, celu, selu, rrelu, glu, prelu, softmin)
 from .search import (searchsorted, bucketize, isin, histc, argwhere, unique_consecutive,
                      triu_indices, tril_indices, bernoulli, bernoulli_)
+from .view_copies import (expand_copy, diagonal_copy, alias_copy, view_copy, permute_copy,
+                          split_with_sizes_copy, unbind_copy, unfold_copy, squeeze_copy,
+                          unsqueeze_copy, transpose_copy, t_copy, ravel, positive, msort, H, mH,
+                          adjoint, sum_to_size)
 from .structure import (broadcast_shapes, broadcast_to, broadcast_tensors, atleast_1d, atleast_2d,
                         atleast_3d, hstack, vstack, dstack, column_stack, row_stack, tensor_split,
                         hsplit, vsplit, dsplit, split_with_sizes, unsafe_split, unsafe_chunk,
@@ -123,6 +127,11 @@ __all__ = [
     # searching and counting (ops/search.py)
     "searchsorted", "bucketize", "isin", "histc", "argwhere", "unique_consecutive",
     "triu_indices", "tril_indices", "bernoulli", "bernoulli_",
+    # copies of views and small views (ops/view_copies.py)
+    "expand_copy", "diagonal_copy", "alias_copy", "view_copy", "permute_copy",
+    "split_with_sizes_copy", "unbind_copy", "unfold_copy", "squeeze_copy", "unsqueeze_copy",
+    "transpose_copy", "t_copy", "ravel", "positive", "msort", "H", "mH", "adjoint",
+    "sum_to_size",
     # region writes and picks (ops/index_writes.py, ops/picks.py)
     "select_scatter", "slice_scatter", "diagonal_scatter", "diag_embed", "index_copy",
     "index_copy_", "index_put", "index_put_", "masked_scatter", "masked_scatter_",
@@ -512,3 +521,10 @@ Tensor.argwhere = argwhere
 Tensor.unique_consecutive = unique_consecutive
 Tensor.bernoulli = bernoulli
 Tensor.bernoulli_ = bernoulli_
+Tensor.ravel = ravel
+Tensor.positive = positive
+Tensor.msort = msort
+Tensor.sum_to_size = sum_to_size
+Tensor.adjoint = adjoint
+Tensor.H = property(H)
+Tensor.mH = property(mH)
