@@ -46,7 +46,7 @@ from .ops import (searchsorted, bucketize, isin, histc, argwhere, unique_consecu
                   tril_indices, bernoulli)
 from .ops import (expand_copy, diagonal_copy, alias_copy, view_copy, permute_copy,
                   split_with_sizes_copy, unbind_copy, unfold_copy, squeeze_copy, unsqueeze_copy,
-                  transpose_copy, t_copy, ravel, positive, msort, adjoint)
+                  transpose_copy, t_copy, ravel, positive, msort, adjoint, renorm)
 from .generator import Generator
 from .printing import get_printoptions, set_printoptions
 from .factories import get_default_device, set_default_device
@@ -114,5 +114,5 @@ __all__ = [
     "triu_indices", "tril_indices", "bernoulli",
     "expand_copy", "diagonal_copy", "alias_copy", "view_copy", "permute_copy",
     "split_with_sizes_copy", "unbind_copy", "unfold_copy", "squeeze_copy", "unsqueeze_copy",
-    "transpose_copy", "t_copy", "ravel", "positive", "msort", "adjoint",
+    "transpose_copy", "t_copy", "ravel", "positive", "msort", "adjoint", "renorm",
 ]

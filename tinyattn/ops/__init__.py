@@ -74,7 +74,7 @@ from .search import (searchsorted, bucketize, isin, histc, argwhere, unique_cons
 from .view_copies import (expand_copy, diagonal_copy, alias_copy, view_copy, permute_copy,
                           split_with_sizes_copy, unbind_copy, unfold_copy, squeeze_copy,
                           unsqueeze_copy, transpose_copy, t_copy, ravel, positive, msort, H, mH,
-                          adjoint, sum_to_size)
+                          adjoint, sum_to_size, renorm, renorm_)
 from .structure import (broadcast_shapes, broadcast_to, broadcast_tensors, atleast_1d, atleast_2d,
                         atleast_3d, hstack, vstack, dstack, column_stack, row_stack, tensor_split,
                         hsplit, vsplit, dsplit, split_with_sizes, unsafe_split, unsafe_chunk,
@@ -131,7 +131,7 @@ __all__ = [
     "expand_copy", "diagonal_copy", "alias_copy", "view_copy", "permute_copy",
     "split_with_sizes_copy", "unbind_copy", "unfold_copy", "squeeze_copy", "unsqueeze_copy",
     "transpose_copy", "t_copy", "ravel", "positive", "msort", "H", "mH", "adjoint",
-    "sum_to_size",
+    "sum_to_size", "renorm", "renorm_",
     # region writes and picks (ops/index_writes.py, ops/picks.py)
     "select_scatter", "slice_scatter", "diagonal_scatter", "diag_embed", "index_copy",
     "index_copy_", "index_put", "index_put_", "masked_scatter", "masked_scatter_",
@@ -528,3 +528,5 @@ Tensor.sum_to_size = sum_to_size
 Tensor.adjoint = adjoint
 Tensor.H = property(H)
 Tensor.mH = property(mH)
+Tensor.renorm = renorm
+Tensor.renorm_ = renorm_

@@ -25,7 +25,7 @@ from .structure import split_with_sizes
 __all__ = ["expand_copy", "diagonal_copy", "alias_copy", "view_copy", "permute_copy",
            "split_with_sizes_copy", "unbind_copy", "unfold_copy", "squeeze_copy",
            "unsqueeze_copy", "transpose_copy", "t_copy", "ravel", "positive", "msort", "H",
-           "mH", "adjoint", "sum_to_size"]
+           "mH", "adjoint", "sum_to_size", "renorm", "renorm_"]
 
 
 def _copied(op: Callable[..., Any], name: str) -> Callable[..., Any]:
@@ -132,3 +132,38 @@ def sum_to_size(input: Tensor, *size: Any) -> Tensor:  # noqa: A002
         return _sum(input)
     out = _sum(input, tuple(range(lead))) if lead else input
     return _sum(out, axes, keepdim=True) if axes else out
+
+
+def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:  # noqa: A002
+    """``torch.renorm``: each slice of input along ``dim`` whose p-norm (over all the other
+    dims) exceeds ``maxnorm`` scaled down to norm maxnorm: x * maxnorm / (norm + 1e-7), the
+    others unchanged. Built of norm, div, masked_fill and mul, so the gradient also flows
+    through the norm of a rescaled slice, as torch's renorm_backward computes it."""
+    from .masking import masked_fill
+    from .elementwise import div, mul
+    from .logic import le
+    from .stats import norm
+    from .shape import _normalize_dim
+    if not isinstance(input, Tensor):
+        raise TypeError(f"renorm(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+    if input.dtype.kind not in "fV":
+        raise RuntimeError(f"renorm: expected a floating tensor, got {input.dtype}")
+    if float(maxnorm) < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if float(p) <= 0:
+        raise RuntimeError(f"renorm: non-positive-norm not supported (p = {p})")
+    if input.ndim <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} "
+                           f"dimensions")
+    axis = _normalize_dim(int(dim), input.ndim, "renorm")
+    others = tuple(d for d in range(input.ndim) if d != axis)
+    norms = norm(input, float(p), others, keepdim=True)             # (1, .., n_dim, .., 1)
+    factor = masked_fill(div(float(maxnorm), norms + 1e-7), le(norms, float(maxnorm)), 1.0)
+    return mul(input, factor)
+
+
+def renorm_(x: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
+    """``Tensor.renorm_``: ``renorm`` written into x."""
+    from .inplace import _in_place
+    return _in_place(x, "renorm_", lambda t: renorm(t, p, dim, maxnorm))
