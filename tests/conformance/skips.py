@@ -430,6 +430,12 @@ TO_FIX: List[Skip] = [
 ]
 
 # ------------------------------------------------------------------ new ops of issue 30 (opsB30)
+def _expanded_out(sample: object) -> bool:
+    """samples whose out= tensor is expanded (a stride of 0)"""
+    out = sample.kwargs.get("out")
+    return isinstance(out, torch.Tensor) and 0 in out.stride() and out.numel() > 1
+
+
 def _training(sample: object) -> bool:
     """samples with training=True"""
     return bool(sample.kwargs.get("training"))
@@ -439,6 +445,10 @@ NEW_OPS_B: List[Skip] = [
     op_skip("nn.functional.rrelu", "values", RANDOM, kind="structure", when=_training),
     op_skip("nn.functional.rrelu", "gradients", RANDOM, kind="skip", when=_training),
     op_skip("bernoulli", "values", RANDOM, kind="structure"),
+    *[op_skip(name, "errors", "the harness converts torch's expanded out= tensor (a "
+              "stride of 0) into a dense one for tinyattn, so the overlap torch refuses is "
+              "not there to refuse", kind="skip", when=_expanded_out)
+      for name in ("bernoulli", "masked_select")],
     op_skip("histc", "values", "to fix: torch places a half-precision element by a linear "
             "guess refined against bin edges made by its own half linspace; tinyattn's bins "
             "differ from torch's for a few elements near an edge", dtypes=_HALF),

@@ -58,6 +58,7 @@ from .stats import logsumexp, norm, std, var
 from .trig import cos, sin
 from .torch_keywords import unwrapped as _op
 from .torch_keywords import with_torch_keywords as _kw
+from .torch_keywords import out_apart
 from .hyperbolic import cosh, exp2, sinh
 from .normal_sample import normal
 from .inverse_trig import acos, asin, atan, atan2, tan
@@ -280,6 +281,23 @@ trunc = _kw(trunc, out=True)
 unsqueeze = _kw(unsqueeze, input=True)
 var = _kw(var, input=True, out=True)
 where = _kw(where, out=True)
+
+# torch's out= on the new ops of issue 30 (structure, search, picks, index_writes)
+bernoulli = out_apart(_kw(bernoulli, out=True))
+bucketize = _kw(bucketize, out=True)
+column_stack = _kw(column_stack, out=True)
+dstack = _kw(dstack, out=True)
+histc = _kw(histc, out=True)
+hstack = _kw(hstack, out=True)
+index_copy = _kw(index_copy, out=True)
+masked_select = out_apart(_kw(masked_select, out=True))
+msort = _kw(msort, out=True)
+narrow_copy = _kw(narrow_copy, out=True)
+renorm = _kw(renorm, out=True)
+row_stack = _kw(row_stack, out=True)
+searchsorted = _kw(searchsorted, out=True)
+take_along_dim = _kw(take_along_dim, out=True)
+vstack = _kw(vstack, out=True)
 
 # Operators: the functions themselves, not their torch-keyword wrappers (an operator never
 # gets keywords); +, -, * and / of two tensors of one floating dtype go straight to the op

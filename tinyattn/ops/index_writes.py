@@ -328,8 +328,9 @@ def _in_place(name: str, x: Tensor, compute: Callable[[Tensor], Tensor],
     return write_in_place(x, name, compute, others)
 
 
-def index_copy_(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
-    return _in_place("index_copy_", x, lambda t: index_copy(t, dim, index, source), (source,))
+def index_copy_(x: Tensor, dim: int, index: Tensor, tensor: Tensor) -> Tensor:
+    """``Tensor.index_copy_(dim, index, tensor)``: ``index_copy`` written into x."""
+    return _in_place("index_copy_", x, lambda t: index_copy(t, dim, index, tensor), (tensor,))
 
 
 def index_put_(x: Tensor, indices: Sequence[Tensor], values: Tensor,

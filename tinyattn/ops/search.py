@@ -35,13 +35,13 @@ def _sortable(array: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ searching
-def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False,  # noqa
+def searchsorted(sorted_sequence: Tensor, values: Any, *, out_int32: bool = False,
                  right: bool = False, side: Optional[str] = None,
                  sorter: Optional[Tensor] = None) -> Tensor:
     """``torch.searchsorted``: for each value, the index where it would go into the sorted
     last dim of ``sorted_sequence`` to keep it sorted (``right``/``side="right"``: after
     equal values). A 1-D sequence serves every value; an N-D one has one row per row of
-    input (their leading dims equal). ``input`` may be a number (a 0-d result)."""
+    values (their leading dims equal). ``values`` may be a number (a 0-d result)."""
     if not isinstance(sorted_sequence, Tensor):
         raise TypeError("searchsorted(): sorted_sequence must be a Tensor")
     if side is not None:
@@ -53,8 +53,8 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
                                "opposites, got side of left while right was True")
         right = side == "right"
     boundaries = _sortable(_host(sorted_sequence))
-    values = _sortable(_host(input))
-    scalar = not isinstance(input, Tensor)
+    scalar = not isinstance(values, Tensor)
+    values = _sortable(_host(values))
     if boundaries.ndim == 0:
         raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive "
                            "dimension, but got 0 dimension")

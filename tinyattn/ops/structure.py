@@ -69,9 +69,9 @@ def broadcast_shapes(*shapes: Any) -> Tuple[int, ...]:
     return tuple(result)
 
 
-def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:  # noqa: A002 - torch's name
-    """``torch.broadcast_to``: ``input.expand(size)`` (-1 keeps a dim's size)."""
-    return expand(_check_tensor(input, "broadcast_to"), tuple(size))
+def broadcast_to(input: Tensor, shape: Sequence[int]) -> Tensor:  # noqa: A002 - torch's name
+    """``torch.broadcast_to``: ``input.expand(shape)`` (-1 keeps a dim's size)."""
+    return expand(_check_tensor(input, "broadcast_to"), tuple(shape))
 
 
 def broadcast_tensors(*tensors: Tensor) -> Tuple[Tensor, ...]:
@@ -164,12 +164,17 @@ def _piece(x: Tensor, axis: int, start: int, stop: int) -> Tensor:
     return getitem(x, (slice(None),) * axis + (slice(start, max(start, stop)),))
 
 
-def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0  # noqa: A002
-                 ) -> Tuple[Tensor, ...]:
+def tensor_split(input: Tensor, indices_or_sections: Any = None, dim: int = 0,  # noqa: A002
+                 *, sections: Any = None, indices: Any = None) -> Tuple[Tensor, ...]:
     """``torch.tensor_split``: an int n gives n pieces (the first ``size % n`` one longer);
     a list of indices splits before each (``[2, 5]``: [:2], [2:5], [5:]); a 0-d int tensor
     is a count, a 1-D one a list of indices. Each piece is a slice of input."""
     _check_tensor(input, "tensor_split")
+    given = [v for v in (indices_or_sections, sections, indices) if v is not None]
+    if len(given) != 1:
+        raise TypeError("tensor_split(): give one of indices_or_sections, sections= or "
+                        "indices=")
+    indices_or_sections = given[0]
     if input.ndim == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
                            "tensor with 0 dims")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Tuple
 
+import inspect
+
 import numpy as np
 
 from ..tensor import Tensor
@@ -39,6 +41,7 @@ def _copied(op: Callable[..., Any], name: str) -> Callable[..., Any]:
             return tuple(clone(piece) for piece in out)
         return clone(out)
     copy_op.__name__ = copy_op.__qualname__ = name
+    copy_op.__signature__ = inspect.signature(op)         # type: ignore[attr-defined]
     copy_op.__doc__ = f"``torch.{name}``: ``{op.__name__}`` as a new tensor (a clone)."
     return copy_op
 
@@ -47,7 +50,9 @@ def _expand(input: Tensor, size: Any, *, implicit: bool = False) -> Tensor:  # n
     return expand(input, tuple(size))
 
 
-def _view(input: Tensor, size: Any) -> Tensor:  # noqa: A002
+def _view(input: Tensor, size: Any = None, *, dtype: Any = None) -> Tensor:  # noqa: A002
+    if dtype is not None:
+        return input.view(dtype)
     if isinstance(size, (str, np.dtype)) or (isinstance(size, type) and
                                              issubclass(size, np.generic)):
         return input.view(size)
@@ -116,11 +121,13 @@ def mH(input: Tensor) -> Tensor:  # noqa: N802 - torch's name
 adjoint = mH
 
 
-def sum_to_size(input: Tensor, *size: Any) -> Tensor:  # noqa: A002
+def sum_to_size(input: Tensor, *sizes: Any, size: Any = None) -> Tensor:  # noqa: A002
     """``x.sum_to_size(*size)``: x summed down to ``size``, which x must expand from (the
     backward of broadcasting, as an op): leading dims summed away, size-1 dims kept."""
-    shape: Tuple[int, ...] = tuple(size[0]) if len(size) == 1 and isinstance(
-        size[0], (list, tuple)) else tuple(size)
+    if size is not None:
+        sizes = (size,)
+    shape: Tuple[int, ...] = tuple(sizes[0]) if len(sizes) == 1 and isinstance(
+        sizes[0], (list, tuple)) else tuple(sizes)
     lead = input.ndim - len(shape)
     if lead < 0 or any(n != 1 and n != m for n, m in zip(shape, input.shape[lead:])):
         raise RuntimeError(f"size {list(shape)} is not expandable to size "
