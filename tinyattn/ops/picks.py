@@ -62,16 +62,16 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:  # noqa: A002 - torch'
 def take_along_dim(input: Tensor, indices: Tensor,  # noqa: A002 - torch's names
                    dim: Optional[int] = None) -> Tensor:
     """``torch.take_along_dim``: ``gather`` along ``dim`` after broadcasting input and
-    indices in every other dim (``dim=None``: both flattened). Differentiated by expand's
-    and gather's backwards."""
+    indices in every other dim, each index taken modulo the size of ``dim`` as torch does
+    (``dim=None``: both flattened, indices range-checked). Differentiated by expand's and
+    gather's backwards."""
     if not isinstance(input, Tensor) or not isinstance(indices, Tensor):
         raise TypeError("take_along_dim(): input and indices must be Tensors")
     if indices.dtype.kind not in "iu":
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{indices.dtype}")
-    size = input.numel() if dim is None else None
-    if dim is None:
-        return gather(reshape(input, (-1,)), 0, _wrapped(reshape(indices, (-1,)), size))
+    if dim is None:                     # flattened: indices are checked, never wrapped
+        return gather(reshape(input, (-1,)), 0, reshape(indices, (-1,)))
     if input.ndim != indices.ndim:
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
                            f"number of dimensions, but got {input.ndim} dimensions for input, "
@@ -96,13 +96,12 @@ def take_along_dim(input: Tensor, indices: Tensor,  # noqa: A002 - torch's names
 
 
 def _wrapped(indices: Tensor, size: int) -> Tensor:
-    """Indices with the negative ones counted from the end (-1 is size - 1), as torch's
-    take_along_dim reads them; out-of-range ones are left for gather to refuse."""
+    """Indices taken modulo ``size``, as torch's take_along_dim reads them along a dim: -1 is
+    size - 1, and so is 2 * size - 1 (torch checks no bound there; dim=None checks)."""
     data = indices._data
-    if not (data < 0).any():
+    if size == 0 or not ((data < 0) | (data >= size)).any():
         return indices
-    xp = backend.get_array_module(data)
-    return Tensor._wrap(xp.where((data < 0) & (data >= -size), data + size, data))
+    return Tensor._wrap(data % size)
 
 
 class Unfold(Function):
