@@ -27,10 +27,13 @@ __all__ = ["relu6", "hardsigmoid", "hardswish", "hardshrink", "softshrink", "tan
            "threshold", "mish", "celu", "selu", "rrelu", "glu", "prelu", "softmin"]
 
 
+ONE_SIXTH = float(np.float32(1.0 / 6.0))     # torch's hardsigmoid_backward multiplies by it
+
+
 class Hardsigmoid(Function):
     """out = relu6(x + 3) / 6: 0 below -3, 1 above 3, the line x / 6 + 1/2 between.
     dx = g / 6 strictly inside (-3, 3), 0 elsewhere (torch: at +-3 no gradient). x is
-    saved, as torch saves it."""
+    saved, as torch saves it; 1/6 is torch's float32 constant, in every dtype."""
 
     def forward(self, x):
         xp = backend.get_array_module(x)
@@ -40,13 +43,14 @@ class Hardsigmoid(Function):
     def backward(self, grad):
         (x,) = self.saved
         inside = (x > -3) & (x < 3)
-        return backend.get_array_module(grad).where(inside, grad / 6, 0).astype(grad.dtype)
+        return backend.get_array_module(grad).where(inside, grad * ONE_SIXTH, 0) \
+            .astype(grad.dtype)
 
 
 class Hardswish(Function):
     """out = x * relu6(x + 3) / 6.   Below -3 it is 0 (dx = 0); above 3 it is x (dx = g);
-    between, d/dx x (x + 3) / 6 = (2x + 3) / 6 = x / 3 + 1/2. torch takes the middle
-    formula on [-3, 3] (at -3: -1/2, at 3: 3/2)."""
+    between, d/dx x (x + 3) / 6 = (2x + 3) / 6 = x / 3 + 1/2. torch takes the outer sides
+    at the kinks: dx = 0 at -3 and g at 3."""
 
     def forward(self, x):
         xp = backend.get_array_module(x)
@@ -57,7 +61,7 @@ class Hardswish(Function):
         (x,) = self.saved
         xp = backend.get_array_module(grad)
         middle = grad * (x / 3 + 0.5)
-        return xp.where(x < -3, 0, xp.where(x <= 3, middle, grad)).astype(grad.dtype)
+        return xp.where(x <= -3, 0, xp.where(x < 3, middle, grad)).astype(grad.dtype)
 
 
 class Shrink(Function):
@@ -70,7 +74,7 @@ class Shrink(Function):
         inside = (x >= -lambd) & (x <= lambd)
         self.save_for_backward(x, lambd)
         if soft:
-            out = xp.where(x > lambd, x - lambd, xp.where(x < -lambd, x + lambd, 0))
+            out = xp.where(inside, 0, xp.where(x > lambd, x - lambd, x + lambd))  # NaN: NaN
         else:
             out = xp.where(inside, 0, x)
         return out.astype(x.dtype)

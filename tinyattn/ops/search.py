@@ -74,16 +74,35 @@ def searchsorted(sorted_sequence: Tensor, values: Any, *, out_int32: bool = Fals
                            f"{list(boundaries.shape)} and input value tensor "
                            f"{list(np.shape(values))}")
     if boundaries.ndim == 1:
-        out = np.searchsorted(boundaries, values, side=how)
+        out = _bisect(boundaries[None, :], np.reshape(values, (1, -1)), right) \
+            .reshape(np.shape(values))
     elif np.size(values) == 0 or boundaries.shape[-1] == 0:
         out = np.zeros(np.shape(values), dtype=np.int64)
     else:                                        # one sorted row per row of values
         rows_b = boundaries.reshape(-1, boundaries.shape[-1])
         rows_v = values.reshape(-1, values.shape[-1])
-        out = np.stack([np.searchsorted(b, v, side=how) for b, v in zip(rows_b, rows_v)]) \
-            .reshape(values.shape)
+        out = _bisect(rows_b, rows_v, right).reshape(values.shape)
     out = np.asarray(out, dtype=np.int32 if out_int32 else np.int64)
     return _on(out, sorted_sequence)
+
+
+def _bisect(rows: np.ndarray, values: np.ndarray, right: bool) -> np.ndarray:
+    """torch's binary search, on every value at once: rows (R, n), values (R, m) -> (R, m).
+    Step right of mid while not (row[mid] >= v) (``right``: not (row[mid] > v)); so a NaN
+    value goes past everything, and a NaN in a row sends the search right, as in torch
+    (NumPy's searchsorted orders NaN differently)."""
+    n = rows.shape[-1]
+    low = np.zeros(values.shape, dtype=np.int64)
+    high = np.full(values.shape, n, dtype=np.int64)
+    with np.errstate(invalid="ignore"):
+        while n and (low < high).any():
+            active = low < high
+            mid = low + (high - low) // 2
+            at_mid = np.take_along_axis(rows, np.minimum(mid, n - 1), axis=-1)
+            go_right = ~(at_mid > values) if right else ~(at_mid >= values)
+            low = np.where(active & go_right, mid + 1, low)
+            high = np.where(active & ~go_right, mid, high)
+    return low
 
 
 def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False,  # noqa: A002
