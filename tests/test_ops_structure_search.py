@@ -115,6 +115,20 @@ def test_region_writes_agree_with_torch_values_and_gradients():
                  rng.standard_normal((2, 3)))
 
 
+def test_block_diag_promotes_and_places_each_block():
+    rng = np.random.default_rng(7)
+    _grads_agree(lambda a, b, c: ta.block_diag(a, b, c),
+                 lambda a, b, c: torch.block_diag(a, b, c),
+                 np.array(2.0), rng.standard_normal(3), rng.standard_normal((2, 2)))
+    _same(ta.block_diag(ta.tensor([1, 2]), ta.ones(2, 1)),
+          torch.block_diag(torch.tensor([1, 2]), torch.ones(2, 1)))
+    _same(ta.block_diag(), torch.block_diag())
+    _same(ta.block_diag(ta.zeros(0, 3), ta.zeros(2, 0)),
+          torch.block_diag(torch.zeros(0, 3), torch.zeros(2, 0)))
+    with pytest.raises(RuntimeError, match="2 or fewer"):
+        ta.block_diag(ta.zeros(1, 1, 1))
+
+
 def test_index_put_accumulates_repeats_and_assigns_without():
     rng = np.random.default_rng(2)
     x, v = rng.standard_normal((4, 3)), rng.standard_normal(3)

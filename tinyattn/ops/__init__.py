@@ -65,6 +65,7 @@ from .inverse_trig import acos, asin, atan, atan2, tan
 from .rounding import isneginf, isposinf
 from .scatter_reduce import (bincount, index_fill, index_fill_, scatter_reduce,
                              scatter_reduce_)
+from .index_writes import block_diag
 from .index_writes import (select_scatter, slice_scatter, diagonal_scatter, diag_embed, index_copy,
                            index_copy_, index_put, index_put_, masked_scatter, masked_scatter_)
 from .picks import masked_select, take_along_dim, unfold
@@ -134,6 +135,7 @@ __all__ = [
     "transpose_copy", "t_copy", "ravel", "positive", "msort", "H", "mH", "adjoint",
     "sum_to_size", "renorm", "renorm_",
     # region writes and picks (ops/index_writes.py, ops/picks.py)
+    "block_diag",
     "select_scatter", "slice_scatter", "diagonal_scatter", "diag_embed", "index_copy",
     "index_copy_", "index_put", "index_put_", "masked_scatter", "masked_scatter_",
     "masked_select", "take_along_dim", "unfold",

@@ -27,7 +27,7 @@ from .shape import _normalize_dim
 
 __all__ = ["select_scatter", "slice_scatter", "diagonal_scatter", "diag_embed",
            "index_copy", "index_copy_", "index_put", "index_put_", "masked_scatter",
-           "masked_scatter_"]
+           "masked_scatter_", "block_diag"]
 
 
 def _whole(array: Any) -> Any:
@@ -350,3 +350,46 @@ def masked_scatter_(x: Tensor, mask: Tensor, source: Tensor) -> Tensor:
                                f"broadcast to self's shape {x.shape}")
     return _in_place("masked_scatter_", x, lambda t: masked_scatter(t, mask, source),
                      (source,))
+
+
+# ------------------------------------------------------------------ blocks on a diagonal
+class BlockDiag(Function):
+    """out = zeros with block i (x_i as a matrix) at rows r_i.., cols c_i.. (the blocks one
+    after another down the diagonal). Each block is copied once: dx_i = g[its region]."""
+
+    def forward(self, *blocks, regions: Tuple[Tuple[slice, slice], ...],
+                shape: Tuple[int, int]):
+        xp = backend.get_array_module(blocks[0]) if blocks else np
+        out = xp.zeros(shape, dtype=blocks[0].dtype if blocks else np.float32)
+        for block, region in zip(blocks, regions):
+            out[region] = block
+        self.save_for_backward(regions, tuple(b.shape for b in blocks))
+        return out
+
+    def backward(self, grad):
+        regions, shapes = self.saved
+        return tuple(grad[region].reshape(shape) for region, shape in zip(regions, shapes))
+
+
+def block_diag(*tensors: Tensor) -> Tensor:
+    """``torch.block_diag``: the tensors (0-d: 1 x 1, 1-D (n,): 1 x n, 2-D as they are) as
+    blocks down the diagonal of one matrix, zeros elsewhere, in their promoted dtype."""
+    from ..promotion import result_type
+    for i, t in enumerate(tensors):
+        _tensor(t, "block_diag", f"tensors[{i}]")
+        if t.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
+                               f"dimensions. Input {i} has {t.ndim} dimensions")
+    if not tensors:
+        return zeros(1, 0)
+    dtype = result_type(*[Tensor._wrap(t._data.reshape(-1)[:0]) for t in tensors])
+    blocks, regions, row, col = [], [], 0, 0
+    for t in tensors:
+        matrix = t.reshape(1, -1) if t.ndim < 2 else t
+        if matrix.dtype != dtype:
+            matrix = matrix.to(dtype)
+        rows, cols = matrix.shape
+        blocks.append(matrix)
+        regions.append((slice(row, row + rows), slice(col, col + cols)))
+        row, col = row + rows, col + cols
+    return BlockDiag.apply(*blocks, regions=tuple(regions), shape=(row, col))

@@ -84,7 +84,16 @@ def _masked_scatter_ref(x, mask, src):
     return out
 
 
+def _block_diag_ref(a, b, c):
+    out = np.zeros((1 + 2 + 1, 3 + 2 + 1))
+    out[0, :3] = a
+    out[1:3, 3:5] = b
+    out[3, 5] = c
+    return out
+
+
 ROWS: List[OpSpec] = from_pairs([
+    ("block_diag", ops.block_diag, _block_diag_ref, _pair((3,), (2, 2), ()), REGIONS),
     ("select_scatter", lambda x, s: ops.select_scatter(x, s, 1, 1), _select_ref,
      _pair((3, 4), (3,)), REGIONS),
     ("slice_scatter", lambda x, s: ops.slice_scatter(x, s, 1, 1, 5, 2), _slice_ref,
