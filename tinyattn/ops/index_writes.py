@@ -135,8 +135,8 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0,  # noqa: A002
     return _write("slice_scatter", input, src, _whole, key, region)
 
 
-def _diagonal_key(shape: Tuple[int, ...], offset: int, dim1: int, dim2: int, op: str
-                  ) -> Tuple[Callable[[Any], Any], Any, Tuple[int, ...]]:
+def _diagonal_key(shape: Tuple[int, ...], offset: int, dim1: int, dim2: int, op: str,
+                  device: str = "cpu") -> Tuple[Callable[[Any], Any], Any, Tuple[int, ...]]:
     ndim = len(shape)
     a = _normalize_dim(_int(dim1, "dim1", op), ndim, op)
     b = _normalize_dim(_int(dim2, "dim2", op), ndim, op)
@@ -145,7 +145,7 @@ def _diagonal_key(shape: Tuple[int, ...], offset: int, dim1: int, dim2: int, op:
     offset = _int(offset, "offset", op)
     rows, cols = shape[a], shape[b]
     length = max(0, min(rows + min(offset, 0), cols - max(offset, 0)))
-    steps = np.arange(length)
+    steps = backend.array_module_for(device).arange(length)     # on the data's device
     key = (Ellipsis, steps + max(-offset, 0), steps + max(offset, 0))
 
     def place(array: Any) -> Any:
@@ -163,7 +163,8 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
     if input.ndim < 2:
         raise RuntimeError(f"diagonal_scatter: expected a tensor of at least 2 dims, got "
                            f"{input.ndim}")
-    place, key, region = _diagonal_key(input.shape, offset, dim1, dim2, "diagonal_scatter")
+    place, key, region = _diagonal_key(input.shape, offset, dim1, dim2, "diagonal_scatter",
+                                       input.device)
     return _write("diagonal_scatter", input, src, place, key, region)
 
 
@@ -186,7 +187,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2,  # noqa: A002
         shape.append(n if i in (a, b) else batch.pop(0))
     source = input if input.ndim else input.reshape(1)
     base = zeros(*shape, dtype=input.dtype, device=input.device)
-    place, key, _ = _diagonal_key(tuple(shape), offset, a, b, "diag_embed")
+    place, key, _ = _diagonal_key(tuple(shape), offset, a, b, "diag_embed", input.device)
     return WriteRegion.apply(base, source, place=place, key=key, accumulate=False)
 
 
@@ -237,26 +238,30 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     return _write("index_copy", input, source, _whole, key, region, (index, given))
 
 
-def _index_key(input: Tensor, indices: Sequence[Any], op: str) -> Tuple[Any, ...]:
+def _index_key(input: Tensor, indices: Sequence[Any], op: str
+               ) -> Tuple[Tuple[Any, ...], Tuple[int, ...]]:
+    """The NumPy index of ``indices`` (on input's device) and the shape it selects."""
     if isinstance(indices, Tensor) or not isinstance(indices, (list, tuple)):
         raise TypeError(f"{op}(): argument 'indices' must be a tuple of Tensors, got "
                         f"{type(indices).__name__}")
     if len(indices) > input.ndim:
         raise IndexError(f"{op}(): too many indices for tensor of dimension {input.ndim} "
                          f"(got {len(indices)})")
-    key = []
+    key, host_key = [], []
     dim = 0
     for i, index in enumerate(indices):
         if index is None:
             key.append(slice(None))
+            host_key.append(slice(None))
             dim += 1
             continue
         if not isinstance(index, Tensor) or index.dtype.kind not in "iub":
             raise IndexError(f"{op}(): tensors used as indices must be long, int, byte or "
                              f"bool tensors, got {getattr(index, 'dtype', type(index))}")
         data = index._data
+        host = backend.to_host(data)
         if data.dtype == np.uint8:
-            data = data.astype(np.bool_)
+            data, host = data.astype(np.bool_), host.astype(np.bool_)
         if data.dtype == np.bool_:
             if tuple(data.shape) != input.shape[dim:dim + data.ndim]:
                 raise IndexError(f"{op}(): The shape of the mask {tuple(data.shape)} at index "
@@ -265,7 +270,6 @@ def _index_key(input: Tensor, indices: Sequence[Any], op: str) -> Tuple[Any, ...
             dim += max(data.ndim, 1)
         else:
             size = input.shape[dim]
-            host = backend.to_host(data)
             if host.size and (host.min() < -size or host.max() >= size):
                 bad = host.min() if host.min() < -size else host.max()
                 raise IndexError(f"{op}(): index {bad} is out of bounds for dimension {dim} "
@@ -273,7 +277,8 @@ def _index_key(input: Tensor, indices: Sequence[Any], op: str) -> Tuple[Any, ...
             data = data.astype(np.int64)
             dim += 1
         key.append(data)
-    return tuple(key)
+        host_key.append(host)
+    return tuple(key), np.empty(input.shape, dtype=np.bool_)[tuple(host_key)].shape
 
 
 def index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor,  # noqa: A002
@@ -283,8 +288,7 @@ def index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor,  # noqa:
     index counting."""
     _tensor(input, "index_put", "input")
     _tensor(values, "index_put", "values")
-    key = _index_key(input, indices, "index_put")
-    region = np.empty(input.shape, dtype=np.bool_)[key].shape
+    key, region = _index_key(input, indices, "index_put")
     try:
         np.broadcast_shapes(tuple(values.shape), region)
         fits = np.broadcast_shapes(tuple(values.shape), region) == region
@@ -314,7 +318,7 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # no
     from .structure import broadcast_tensors
     x, m = broadcast_tensors(input, mask)
     chosen = m._data.copy()
-    count = int(chosen.sum())
+    count = int(backend.to_host(chosen.sum()))       # the source's length: one transfer
     if source.numel() < count:
         raise RuntimeError(f"masked_scatter: expected source to have at least {count} "
                            f"elements (the True elements of mask), got {source.numel()}")

@@ -98,10 +98,9 @@ def take_along_dim(input: Tensor, indices: Tensor,  # noqa: A002 - torch's names
 def _wrapped(indices: Tensor, size: int) -> Tensor:
     """Indices taken modulo ``size``, as torch's take_along_dim reads them along a dim: -1 is
     size - 1, and so is 2 * size - 1 (torch checks no bound there; dim=None checks)."""
-    data = indices._data
-    if size == 0 or not ((data < 0) | (data >= size)).any():
+    if size == 0:
         return indices
-    return Tensor._wrap(data % size)
+    return Tensor._wrap(indices._data % size)     # no test first: that would read the device
 
 
 class Unfold(Function):
