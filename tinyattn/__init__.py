@@ -40,7 +40,7 @@ from .ops import (broadcast_shapes, broadcast_to, broadcast_tensors, atleast_1d,
                   atleast_3d, hstack, vstack, dstack, column_stack, row_stack, tensor_split,
                   hsplit, vsplit, dsplit, split_with_sizes, unsafe_split, unsafe_chunk, select,
                   narrow_copy, fliplr, flipud, rot90, cartesian_prod, combinations, diagflat)
-from .ops import block_diag
+from .ops import block_diag, index_reduce, nonzero_static, put, take, unravel_index
 from .ops import (select_scatter, slice_scatter, diagonal_scatter, diag_embed, index_copy,
                   index_put, masked_scatter, masked_select, take_along_dim)
 from .ops import (searchsorted, bucketize, isin, histc, argwhere, unique_consecutive, triu_indices,
@@ -109,7 +109,7 @@ __all__ = [
     "atleast_3d", "hstack", "vstack", "dstack", "column_stack", "row_stack", "tensor_split",
     "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split", "unsafe_chunk", "select",
     "narrow_copy", "fliplr", "flipud", "rot90", "cartesian_prod", "combinations", "diagflat",
-    "block_diag",
+    "block_diag", "index_reduce", "nonzero_static", "put", "take", "unravel_index",
     "select_scatter", "slice_scatter", "diagonal_scatter", "diag_embed", "index_copy",
     "index_put", "masked_scatter", "masked_select", "take_along_dim",
     "searchsorted", "bucketize", "isin", "histc", "argwhere", "unique_consecutive",

@@ -66,6 +66,8 @@ from .rounding import isneginf, isposinf
 from .scatter_reduce import (bincount, index_fill, index_fill_, scatter_reduce,
                              scatter_reduce_)
 from .index_writes import block_diag
+from .flat_index import (index_reduce, index_reduce_, nonzero_static, put, put_, take,
+                         unravel_index)
 from .index_writes import (select_scatter, slice_scatter, diagonal_scatter, diag_embed, index_copy,
                            index_copy_, index_put, index_put_, masked_scatter, masked_scatter_)
 from .picks import masked_select, take_along_dim, unfold
@@ -135,7 +137,8 @@ __all__ = [
     "transpose_copy", "t_copy", "ravel", "positive", "msort", "H", "mH", "adjoint",
     "sum_to_size", "renorm", "renorm_",
     # region writes and picks (ops/index_writes.py, ops/picks.py)
-    "block_diag",
+    "block_diag", "take", "put", "put_", "unravel_index", "nonzero_static", "index_reduce",
+    "index_reduce_",
     "select_scatter", "slice_scatter", "diagonal_scatter", "diag_embed", "index_copy",
     "index_copy_", "index_put", "index_put_", "masked_scatter", "masked_scatter_",
     "masked_select", "take_along_dim", "unfold",
@@ -299,6 +302,8 @@ renorm = _kw(renorm, out=True)
 row_stack = _kw(row_stack, out=True)
 searchsorted = _kw(searchsorted, out=True)
 take_along_dim = _kw(take_along_dim, out=True)
+take = out_apart(_kw(take, out=True))
+index_reduce = _kw(index_reduce, out=True)
 vstack = _kw(vstack, out=True)
 
 # Operators: the functions themselves, not their torch-keyword wrappers (an operator never
@@ -550,3 +555,8 @@ Tensor.H = property(H)
 Tensor.mH = property(mH)
 Tensor.renorm = renorm
 Tensor.renorm_ = renorm_
+Tensor.take = take
+Tensor.put = put
+Tensor.put_ = put_
+Tensor.index_reduce = index_reduce
+Tensor.index_reduce_ = index_reduce_
