@@ -193,6 +193,37 @@ def test_take_along_dim_reads_indices_along_a_dim_modulo_its_size_as_torch():
         torch.take_along_dim(torch.tensor(x), torch.tensor([-1]))
 
 
+def test_take_put_index_reduce_unravel_and_nonzero_static_agree_with_torch():
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((3, 4))
+    index = np.array([[0, -1], [5, 5]])
+    _grads_agree(lambda a: ta.take(a, ta.tensor(index)),
+                 lambda a: torch.take(a, torch.tensor(index)), x)
+    flat = np.array([1, -2, 1])
+    for accumulate in (True, False):
+        ours_i, torch_i = ta.tensor(flat[:2] if not accumulate else flat), \
+            torch.tensor(flat[:2] if not accumulate else flat)
+        n = 3 if accumulate else 2
+        _grads_agree(lambda a, s: ta.put(a, ours_i, s, accumulate),
+                     lambda a, s: torch.put(a, torch_i, s, accumulate), x,
+                     rng.standard_normal(n))
+    for reduce in ("prod", "mean", "amax", "amin"):
+        for include_self in (True, False):
+            _grads_agree(
+                lambda a, s: ta.index_reduce(a, 1, ta.tensor([3, 0]), s, reduce,
+                                             include_self=include_self),
+                lambda a, s: torch.index_reduce(a, 1, torch.tensor([3, 0]), s, reduce,
+                                                include_self=include_self),
+                x, rng.standard_normal((3, 2)))
+    _same(ta.unravel_index(ta.tensor([4, -1, 0]), (2, 3)),
+          torch.unravel_index(torch.tensor([4, -1, 0]), (2, 3)))
+    for size in (0, 1, 5):
+        _same(ta.nonzero_static(ta.tensor([[0, 1], [1, 1]]), size=size),
+              torch.nonzero_static(torch.tensor([[0, 1], [1, 1]]), size=size))
+    with pytest.raises(IndexError, match="out of range"):
+        ta.take(ta.tensor(x), ta.tensor([12]))
+
+
 # ------------------------------------------------------------------ search and count
 def test_searchsorted_and_bucketize_agree_with_torch_with_ties_nan_and_scalars():
     seq = np.array([1.0, 2.0, 2.0, 3.0, np.nan])
