@@ -484,9 +484,6 @@ NEW_OPS_B: List[Skip] = [
     op_skip("histc", "values", "to fix: torch places a half-precision element by a linear "
             "guess refined against bin edges made by its own half linspace; tinyattn's bins "
             "differ from torch's for a few elements near an edge", dtypes=_HALF),
-    op_skip("take_along_dim", "saves", "to fix: gather (which take_along_dim is built on) "
-            "does not save its input as torch's does: write to input 0 after the op: torch's "
-            "backward raises, tinyattn's does not"),
 ]
 
 TABLE: List[Skip] = CANNOT_COMPARE + ON_PURPOSE + TO_FIX + NEW_OPS_B
