@@ -465,9 +465,9 @@ NEW_OPS_B: List[Skip] = [
     op_skip("take", "errors", "the harness converts torch's out= that is expanded or that "
             "shares memory with the index into a tensor of its own, so the overlap torch "
             "refuses is not there to refuse", kind="skip", when=_out_aliased),
-    op_skip("take", "saves", "to fix: take is built of gather, which does not save its input "
-            "or index as torch's take does: write to input 0 or 1 after the op: torch's "
-            "backward raises, tinyattn's does not"),
+    op_skip("take", "saves", "to fix: take gathers with a wrapped copy of its index, so the "
+            "index itself is not kept as torch's take keeps it: write to input 1 after the "
+            "op: torch's backward raises, tinyattn's does not"),
     op_skip("put", "saves", "to fix: put is built of index_put on a flattened copy of the "
             "index and source, so writing to index or source after the op does not reach "
             "what backward checks: torch's backward raises, tinyattn's does not"),
