@@ -468,9 +468,6 @@ NEW_OPS_B: List[Skip] = [
     op_skip("take", "saves", "to fix: take gathers with a wrapped copy of its index, so the "
             "index itself is not kept as torch's take keeps it: write to input 1 after the "
             "op: torch's backward raises, tinyattn's does not"),
-    op_skip("put", "saves", "to fix: put is built of index_put on a flattened copy of the "
-            "index and source, so writing to index or source after the op does not reach "
-            "what backward checks: torch's backward raises, tinyattn's does not"),
     *[op_skip(f"index_reduce.{reduce}", "saves", "to fix: index_reduce is built of "
               "scatter_reduce on a spread copy of the index, which does not keep index and "
               "source as torch's does: write to input 1 or 2 after the op: torch's backward "

@@ -2,8 +2,8 @@
 ``Tensor.put_``), ``unravel_index``, ``nonzero_static`` and ``index_reduce`` (and
 ``Tensor.index_reduce_``).
 
-Each is a composition of ops with their own backward (reshape, gather, index_put,
-scatter_reduce), so its gradient is the chain rule through them
+Each is a composition of ops with their own backward (reshape, gather, the region write
+of index_put, scatter_reduce), so its gradient is the chain rule through them
 (docs/derivations.md#scatter-into-a-region-and-masked-select); unravel_index and
 nonzero_static return positions and have none.
 """
@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import backend
 from ..tensor import Tensor
-from .index_writes import index_put
+from .index_writes import WriteRegion, _whole
 from .indexing import gather
 from .layout import expand
 from .logic import nonzero
@@ -50,7 +50,8 @@ def take(input: Tensor, index: Tensor) -> Tensor:  # noqa: A002 - torch's names
 def put(input: Tensor, index: Tensor, source: Tensor,  # noqa: A002
         accumulate: bool = False) -> Tensor:
     """``torch.put``: a copy of input, read as flat, with source's elements written at
-    ``index`` (added there with ``accumulate``). Built of reshape and index_put."""
+    ``index`` (added there with ``accumulate``). Built of reshape and index_put's region
+    write, keeping index (and source when accumulating) as torch's put keeps them."""
     if not isinstance(source, Tensor) or source.numel() != index.numel():
         raise RuntimeError(f"put(): Expected source and index to have the same number of "
                            f"elements, but got source with "
@@ -58,7 +59,12 @@ def put(input: Tensor, index: Tensor, source: Tensor,  # noqa: A002
                            f"{index.numel()}")
     flat = reshape(input, (-1,))
     ids = _flat_index(index, flat.shape[0], "put")
-    out = index_put(flat, (reshape(ids, (-1,)),), reshape(source, (-1,)), accumulate)
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"put(): expected source ({source.dtype}) to have the dtype of "
+                           f"self ({input.dtype})")
+    kept = (index, source) if accumulate else (index,)     # what torch's put keeps
+    out = WriteRegion.apply(flat, reshape(source, (-1,)), *kept, place=_whole,
+                            key=(ids._data.reshape(-1),), accumulate=bool(accumulate))
     return reshape(out, input.shape)
 
 
