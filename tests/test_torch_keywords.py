@@ -47,6 +47,10 @@ EXCEPTIONS = {
     "torch.tensor": {"pin_memory"},
     "torch.permute": {"dims"}, "Tensor.permute": {"dims"},     # permute(x, *dims) only
     "torch.split": {"tensor"}, "Tensor.split": {"split_size", "tensor"},
+    # torch documents these with torch.split's signature (tensor, split_size_or_sections):
+    # tinyattn takes torch's own parameters (input, split_sizes/split_size, dim)
+    **{f"{k}.{n}": {"split_size_or_sections", "tensor"} for k in ("torch", "Tensor")
+       for n in ("split_with_sizes", "unsafe_split")},
     "Tensor.expand": {"size"}, "Tensor.reshape": {"shape"}, "Tensor.view": {"shape"},
     "torch.reshape": {"shape"}, "Tensor.repeat": {"repeats"},
     "torch.swapdims": {"axis0", "axis1"}, "Tensor.swapdims": {"axis0", "axis1"},

@@ -408,7 +408,7 @@ class Module:
         children = list(self.named_children())
         own = sum(p.numel() for n, p in vars(self).items() if isinstance(p, Parameter))
         head = f"{type(self).__name__}({self.extra_repr()})"
-        count = self.num_parameters()
+        count = Module.num_parameters(self)     # PReLU's num_parameters is torch's int
         if not children:
             return f"{head}  # {count:,} params" if own else head
         lines = [f"{head[:-1]}  # {count:,} params"]

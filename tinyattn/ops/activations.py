@@ -65,11 +65,13 @@ class Hardtanh(Function):
     is neither <= low nor >= high, so it passes g, as in PyTorch."""
 
     def forward(self, x, low: float, high: float):
-        self.save_for_backward(~((x <= low) | (x >= high)))    # NaN passes g, as PyTorch
+        self.save_for_backward(x, low, high)      # x itself, as torch's hardtanh saves it
         return backend.get_array_module(x).clip(x, low, high)
 
     def backward(self, grad):
-        (inside,) = self.saved     # where, not grad * mask: inf * 0 would be NaN (PyTorch: 0)
+        x, low, high = self.saved
+        inside = ~((x <= low) | (x >= high))       # NaN passes g, as PyTorch
+        # where, not grad * mask: inf * 0 would be NaN (PyTorch: 0)
         return backend.get_array_module(grad).where(inside, grad, 0)
 
 

@@ -143,7 +143,10 @@ def permute(x: Tensor, *dims: Any) -> Tensor:
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two axes (PyTorch's ``transpose(dim0, dim1)``)."""
     dims = list(range(x.ndim))
-    d0, d1 = _normalize_dim(dim0, x.ndim, "transpose"), _normalize_dim(dim1, x.ndim, "transpose")
+    ndim = max(x.ndim, 1)                  # a 0-d tensor takes dim 0 or -1, as in torch
+    d0, d1 = _normalize_dim(dim0, ndim, "transpose"), _normalize_dim(dim1, ndim, "transpose")
+    if x.ndim == 0:
+        return Permute.apply(x, dims=())
     dims[d0], dims[d1] = dims[d1], dims[d0]
     return Permute.apply(x, dims=tuple(dims))
 
