@@ -45,6 +45,7 @@ from .tensor.memory_format import (channels_last, channels_last_3d, contiguous_f
 from . import amp
 from .amp import autocast
 from .precision import finfo, iinfo
+from .promotion import is_strict_promotion, set_strict_promotion, strict_promotion
 
 # dtype names, as torch's: tinyattn.float is float32, tinyattn.long int64, tinyattn.int int32.
 float16, float32, float64 = "float16", "float32", "float64"
@@ -92,4 +93,5 @@ __all__ = [
     "ao", "profiler", "quantization", "qint8", "quint8",
     "memory_format", "contiguous_format", "preserve_format", "channels_last",
     "channels_last_3d",
+    "set_strict_promotion", "is_strict_promotion", "strict_promotion",
 ]

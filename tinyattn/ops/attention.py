@@ -47,6 +47,8 @@ class ScaledDotProductAttention(Function):
     The scale multiplies q (and dq), never the (S_q, S_k) arrays: d_k is usually smaller.
     """
 
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
+
     def forward(self, q, k, v, mask, scale: float, dropout_p: float, generator: Any,
                 weights_sink: Optional[List[Any]], bias: Any = None):
         xp = backend.get_array_module(q)

@@ -197,9 +197,8 @@ def _probability_targets(logits: Tensor, target: Tensor, weight: Optional[Tensor
                          reduction: str, eps: float) -> Tensor:
     """Soft targets q of the logits' shape: loss = -sum_c w_c q_c logp_c over the class dim
     (dim 1, or dim 0 unbatched); "mean" averages over the N * d1 * ... positions."""
-    if target.dtype != logits.dtype:
-        raise TypeError(f"cross_entropy: probability targets are {target.dtype} but the logits "
-                        f"are {logits.dtype}; convert one of them")
+    # targets of another floating dtype promote in q * logp below (float32 logits with
+    # float64 targets: a float64 loss, as torch), or raise there under strict promotion
     class_dim = 0 if logits.ndim == 1 else 1
     classes = logits.shape[class_dim]
     logp = log_softmax(logits, dim=class_dim)

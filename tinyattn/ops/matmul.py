@@ -32,6 +32,8 @@ class Matmul(Function):
     inside the matrix multiply, and one large BLAS call beats B small ones.
     """
 
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
+
     def forward(self, a, b):
         a2 = a[None, :] if a.ndim == 1 else a   # (K,) -> (1, K)
         b2 = b[:, None] if b.ndim == 1 else b   # (K,) -> (K, 1)
@@ -76,6 +78,8 @@ class Linear(Function):
         dW = G^T @ X        (out, N) @ (N, in)   -> (out, in)
         db = sum_n G[n]     (out,)
     """
+
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
 
     def forward(self, x, weight, bias=None):
         self.save_for_backward(x, weight)

@@ -29,6 +29,8 @@ class LayerNorm(Function):
     The two means are the paths through mu and through var; each is one line of the chain rule.
     """
 
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
+
     def forward(self, x, *affine, axes, eps: float, has_weight: bool, has_bias: bool):
         xp = backend.get_array_module(x)
         weight = affine[0] if has_weight else None
@@ -140,6 +142,8 @@ class RMSNorm(Function):
         dx = rstd * (dxhat - xhat * mean(dxhat * xhat)),   dw = sum over the other dims of g * xhat
     Layer norm's formula without the mean path: nothing is centred, so nothing is subtracted.
     """
+
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
 
     def forward(self, x, *weight, axes, eps: float):
         xp = backend.get_array_module(x)

@@ -125,6 +125,8 @@ class BCE(Function):
         dl/dy = w [log(1 - p) - log p]                (not clamped: +-inf at p = 0 or 1)
     """
 
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
+
     def forward(self, p, y, weight: Any, reduction: str):
         xp = backend.get_array_module(p)
         with np.errstate(divide="ignore"):

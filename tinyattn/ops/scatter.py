@@ -35,6 +35,8 @@ class Scatter(Function):
     (dsrc is 0 where src is larger than index: those elements are not used).
     """
 
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
+
     def forward(self, x, *src, index: Tuple[Any, ...], region: Tuple[slice, ...], value: Any):
         out = x.copy()
         out[index] = src[0][region] if src else value
@@ -58,6 +60,8 @@ class ScatterAdd(Function):
         dx = g,   dsrc[i] = g[index position of i]   (0 where src is larger than index).
     """
 
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
+
     def forward(self, x, src, index: Tuple[Any, ...], region: Tuple[slice, ...]):
         out = x.copy()
         backend.scatter_add(out, index, src[region])
@@ -75,6 +79,8 @@ class IndexAdd(Function):
     """out = x, then out[..., ids[i], ...] += alpha * source[..., i, ...] along ``axis``.
         dx = g,   dsource[..., i, ...] = alpha * g[..., ids[i], ...]   (index_select of g).
     """
+
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
 
     def forward(self, x, source, ids, axis: int, alpha: Any):
         out = x.copy()
