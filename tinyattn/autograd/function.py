@@ -148,6 +148,10 @@ class Function:
     # (float32 with float64 runs in float64), as torch's pointwise ops, losses, where and cat
     # do; False refuses, for the ops torch refuses (matmul, scatter, index_put, the norms...)
     promotes_inputs = True
+    # Inputs (by position; -1: the output) that torch's backward saves where this one keeps
+    # something derived (relu keeps x > 0, torch its result): an in-place change to them makes
+    # this backward raise too, exactly when torch's does (docs/pytorch.md).
+    versions_checked: Tuple[int, ...] = ()
     _versions: Sequence[Tuple[VersionCounter, int, int]] = ()  # (counter, version, input)
     _retained: Any = None          # weakref to the output tensor when it called retain_grad()
     _hooks: Optional[List[Any]] = None   # its output's register_hook() hooks
@@ -220,7 +224,7 @@ class Function:
             fn.parents = parents
             fn.module = state.module    # the explorer's module recording: one read
             out._ctx = fn
-            if fn.saved:
+            if fn.saved or fn.versions_checked:
                 _note_saved(fn, inputs, out)
         else:
             fn.saved = None
@@ -255,12 +259,13 @@ def _note_saved(fn: Function, inputs: Sequence["Tensor"], out: "Tensor") -> None
     every recorded op that saves anything, so it is written for speed: identity tests over
     the few saved items (no set, no id() calls), one weak reference shared by all of them,
     and nothing at all when only shapes were saved."""
-    saved = fn.saved
+    saved = fn.saved or ()
+    checked = fn.versions_checked
     records: List[Any] = []
     index = 0
     for t in inputs:
         data = t._data
-        for item in saved:
+        for item in saved if index not in checked else (data,):
             if item is data:
                 if not records:
                     me = weakref.ref(fn)
@@ -278,7 +283,7 @@ def _note_saved(fn: Function, inputs: Sequence["Tensor"], out: "Tensor") -> None
                 break
         index += 1
     data = out._data
-    for item in saved:
+    for item in saved if -1 not in checked else (data,):
         if item is data:
             records.append((out._mark_saved_by(me if records else weakref.ref(fn)), 0, -1))
             break

@@ -46,6 +46,8 @@ class Elu(Function):
     first, so g passes unchanged, also as PyTorch). alpha e^x equals out + alpha, but for
     very negative x that sum cancels (out is -alpha to every digit), so e^x is kept."""
 
+    versions_checked = (0,)    # what torch saves: changed in place, backward raises
+
     def forward(self, x, alpha: float):
         xp = backend.get_array_module(x)
         positive = ~(x <= 0)                    # NaN counts as positive, as PyTorch
@@ -63,6 +65,8 @@ class Hardtanh(Function):
     """out = x clipped to [low, high].   dx = g strictly inside (low, high), 0 elsewhere:
     at the bounds themselves PyTorch's hardtanh passes no gradient (clamp passes it). A NaN
     is neither <= low nor >= high, so it passes g, as in PyTorch."""
+
+    versions_checked = (0,)    # what torch saves: changed in place, backward raises
 
     def forward(self, x, low: float, high: float):
         self.save_for_backward(~((x <= low) | (x >= high)))    # NaN passes g, as PyTorch

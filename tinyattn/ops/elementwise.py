@@ -159,17 +159,20 @@ class _Shape:
 
 
 class Div(Function):
-    """out = a / b.   da = g / b, db = -g * a / b^2 = -g * out / b (then unbroadcast)."""
+    """out = a / b.   da = g / b, db = -g * a / b^2 (then unbroadcast).
+
+    As torch's DivBackward0 it keeps b, and a only when b needs a gradient; never its output,
+    so writing into the quotient in place (d2l's masked_softmax does) leaves this backward
+    valid, and ``a / 2`` keeps nothing but the constant."""
 
     def forward(self, a, b):
-        out = a / b
-        self.save_for_backward(a.shape, b, out)
-        return out
+        self.save_for_backward(a if self.needs_input_grad[1] else _Shape(a.shape), b)
+        return a / b
 
     def backward(self, grad):
-        a_shape, b, out = self.saved
-        return (unbroadcast(grad / b, a_shape) if self.needs_input_grad[0] else None,
-                unbroadcast(-grad * out / b, b.shape) if self.needs_input_grad[1] else None)
+        a, b = self.saved
+        return (unbroadcast(grad / b, a.shape) if self.needs_input_grad[0] else None,
+                unbroadcast(-grad * a / (b * b), b.shape) if self.needs_input_grad[1] else None)
 
 
 class Neg(Function):
@@ -254,6 +257,8 @@ class Tanh(Function):
 class Relu(Function):
     """out = max(x, 0).   dx = g where x > 0, else 0 (we take the subgradient 0 at x = 0)."""
 
+    versions_checked = (-1,)    # what torch saves: changed in place, backward raises
+
     def forward(self, x):
         self.save_for_backward(x > 0)
         return backend.get_array_module(x).maximum(x, 0)
@@ -315,6 +320,8 @@ class Clone(Function):
 class Clamp(Function):
     """out = min(max(x, low), high).   dx = g where low <= x <= high, else 0 (a clamped
     element is a constant; at the boundary itself we pass the gradient, as PyTorch does)."""
+
+    versions_checked = (0,)    # what torch saves: changed in place, backward raises
 
     def forward(self, x, low: Optional[float], high: Optional[float]):
         xp = backend.get_array_module(x)

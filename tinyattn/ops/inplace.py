@@ -200,10 +200,15 @@ def _keep_original(fn: Optional[Function], before: Tensor) -> None:
     copy of the old values, as PyTorch's in-place ops do; its version record for that input
     goes too, since the copy cannot change. Only such ops pay for the copy. The target read
     as the OTHER operand (``y *= y``) keeps its record, so that backward still raises."""
-    if fn is None or not fn.saved or not any(item is before._data for item in fn.saved):
+    if fn is None or not fn._versions:
         return
-    original = before._data.copy()
-    fn.saved = tuple(original if item is before._data else item for item in fn.saved)
+    kept = bool(fn.saved) and any(item is before._data for item in fn.saved)
+    checked = any(i >= 0 and fn.inputs[i] is before for i in fn.versions_checked)
+    if not (kept or checked):   # versions_checked: it kept only something derived (a mask)
+        return
+    if kept:
+        original = before._data.copy()
+        fn.saved = tuple(original if item is before._data else item for item in fn.saved)
     fn._versions = tuple(record for record in fn._versions
                          if record[2] < 0 or fn.inputs[record[2]] is not before)
 

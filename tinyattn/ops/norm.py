@@ -29,6 +29,8 @@ class LayerNorm(Function):
     The two means are the paths through mu and through var; each is one line of the chain rule.
     """
 
+    versions_checked = (0,)    # what torch saves: changed in place, backward raises
+
     promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
 
     def forward(self, x, *affine, axes, eps: float, has_weight: bool, has_bias: bool):

@@ -91,6 +91,8 @@ class LeakyRelu(Function):
     """out = x for x > 0, slope * x otherwise.   dx = g for x > 0, slope * g otherwise
     (at x = 0 the slope side, as PyTorch)."""
 
+    versions_checked = (0,)    # what torch saves: changed in place, backward raises
+
     def forward(self, x, slope: float):
         positive = x > 0
         self.save_for_backward(positive, slope)
@@ -125,6 +127,8 @@ class Softplus(Function):
         dx = g * sigmoid(beta x),  and dx = g on the linear part.
     Computed as (max(z, 0) + log1p(e^(-|z|))) / beta with z = beta x: no exp ever overflows.
     """
+
+    versions_checked = (0,)    # what torch saves: changed in place, backward raises
 
     def forward(self, x, beta: float, threshold: float):
         xp = backend.get_array_module(x)

@@ -52,6 +52,8 @@ def _spread(grad: Any, shape: Tuple[int, ...], reduction: str) -> Any:
 class MseLoss(Function):
     """l_i = (x_i - y_i)^2.   dl/dx = 2 (x - y), dl/dy = -2 (x - y); then unbroadcast."""
 
+    versions_checked = (0, 1)    # what torch saves: changed in place, backward raises
+
     def forward(self, x, y, reduction: str):
         diff = x - y
         self.save_for_backward(diff, x.shape, y.shape, reduction)

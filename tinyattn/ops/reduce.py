@@ -85,6 +85,8 @@ class Amax(Function):
     subgradient, and the split is symmetric, so it does not depend on element order).
     """
 
+    versions_checked = (0, -1)    # what torch saves: changed in place, backward raises
+
     def forward(self, x, axes: Tuple[int, ...], keepdim: bool):
         out = x.max(axis=axes, keepdims=True)
         self.save_for_backward(x == out, axes, keepdim)
@@ -115,6 +117,8 @@ class Prod(Function):
     the exclusive running products from the left and from the right: exact when some x_i
     are 0, where the shortcut out / x_i would divide by zero.
     """
+
+    versions_checked = (0, -1)    # what torch saves: changed in place, backward raises
 
     def forward(self, x, axis: int, keepdim: bool):
         self.save_for_backward(x, axis, keepdim)

@@ -43,6 +43,8 @@ class Var(Function):
         dx = g * 2 (x - m) / (N - c).
     """
 
+    versions_checked = (0,)    # what torch saves: changed in place, backward raises
+
     def forward(self, x, axes: Tuple[int, ...], correction: float, keepdim: bool):
         centered, squares, dof = _centered(x, axes, correction)
         self.save_for_backward(centered, dof, axes, keepdim)
@@ -62,6 +64,8 @@ class Std(Function):
         dx = g * (x - m) / ((N - c) s),
     and 0 where s = 0 (all values equal: PyTorch's choice at the kink of the square root).
     """
+
+    versions_checked = (0, -1)    # what torch saves: changed in place, backward raises
 
     def forward(self, x, axes: Tuple[int, ...], correction: float, keepdim: bool):
         xp = backend.get_array_module(x)
@@ -88,6 +92,8 @@ class LogSumExp(Function):
         dx = g * exp(x - out).
     Where out is infinite this is NaN, as in PyTorch (the function has no slope there).
     """
+
+    versions_checked = (0, -1)    # what torch saves: changed in place, backward raises
 
     def forward(self, x, axes: Tuple[int, ...], keepdim: bool):
         xp = backend.get_array_module(x)
@@ -118,6 +124,8 @@ class Norm(Function):
         p = 0:     N = number of x != 0,     dx = 0                 (piecewise constant)
         other p:   N = (sum |x|^p)^(1/p),    dx = g s |x|^(p-1) / N^(p-1)  (0 where x or N is 0)
     """
+
+    versions_checked = (0, -1)    # what torch saves: changed in place, backward raises
 
     def forward(self, x, p: float, axes: Tuple[int, ...], keepdim: bool):
         xp = backend.get_array_module(x)
