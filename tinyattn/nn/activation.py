@@ -94,13 +94,10 @@ class Softplus(Module):
         return f"beta={self.beta}, threshold={self.threshold}"
 
 
-def _explicit_dim(name: str, dim: Optional[int]) -> int:
-    if dim is None:
-        raise ValueError(f"{name}: pass dim explicitly, e.g. {name}(dim=-1). PyTorch's "
-                         f"implicit dim (dim=None) is deprecated and guesses from the input's "
-                         f"rank (dim 0 for 1-D and 3-D inputs, dim 1 otherwise), which is "
-                         f"rarely the axis you mean")
-    if isinstance(dim, bool) or not isinstance(dim, int):
+def _checked_dim(name: str, dim: Optional[int]) -> Optional[int]:
+    """None keeps torch's deprecated implicit dim (chosen from the input's rank at forward,
+    with torch's warning: dim 0 for 1-D and 3-D inputs, dim 1 otherwise)."""
+    if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int)):
         raise TypeError(f"{name}: dim must be an int, got {dim!r}")
     return dim
 
@@ -109,7 +106,7 @@ class Softmax(Module):
     """exp(x) / sum(exp(x)) along ``dim``."""
 
     def __init__(self, dim: Optional[int] = None):
-        self.dim = _explicit_dim("Softmax", dim)
+        self.dim = _checked_dim("Softmax", dim)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.softmax(x, dim=self.dim)
@@ -122,7 +119,7 @@ class LogSoftmax(Module):
     """log(softmax(x)) along ``dim``, computed stably in one op."""
 
     def __init__(self, dim: Optional[int] = None):
-        self.dim = _explicit_dim("LogSoftmax", dim)
+        self.dim = _checked_dim("LogSoftmax", dim)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.log_softmax(x, dim=self.dim)
