@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function, unbroadcast
-from ..promotion import operand_tier, result_type
+from ..promotion import float_mix_error, is_strict_promotion, operand_tier, result_type
 from ..tensor import Tensor
 from ..tensor.memory_format import check_memory_format
 from .normal_cdf import exact_gelu_by_blocks, normal_cdf_and_pdf
@@ -59,7 +59,7 @@ def _as_dtype(value: Any, dtype: np.dtype, like: Tensor) -> Tensor:
         return Tensor._wrap(xp.asarray(wrapped, dtype=dtype))
     if value.dtype == dtype:
         return value
-    if value.dtype.kind == "f" and dtype.kind == "f":
+    if is_floating(value.dtype) and is_floating(dtype):    # bfloat16 included (kind "V")
         return convert(value, dtype=dtype)
     return Tensor._wrap(value._data.astype(dtype))
 
@@ -422,7 +422,13 @@ def pow(x: Tensor, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
         raise TypeError(f"pow: the exponent must be a number or a tensor, got "
                         f"{type(exponent).__name__}")
     target = result_type(x, exponent)
+    if target == np.bool_:
+        raise TypeError("pow: not implemented for bool base and exponent (as torch); convert "
+                        "one with .int() or .float()")
     if isinstance(exponent, Tensor) and (exponent.ndim > 0 or exponent.requires_grad):
+        if (is_strict_promotion() and x.dtype != exponent.dtype and is_floating(x.dtype)
+                and is_floating(exponent.dtype) and operand_tier(x) == operand_tier(exponent)):
+            raise float_mix_error("pow", (x.dtype, exponent.dtype))
         return pow_tensor(_as_dtype(x, target, x), _as_dtype(exponent, target, x))
     if isinstance(exponent, Tensor):                   # a 0-d constant: its number
         if not is_floating(target):
