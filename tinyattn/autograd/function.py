@@ -108,11 +108,11 @@ def unbroadcast(grad: Any, shape: Tuple[int, ...]) -> Any:
     if grad.shape == tuple(shape):
         return grad
     extra = grad.ndim - len(shape)
-    if extra > 0:
-        grad = grad.sum(axis=tuple(range(extra)))
+    if extra > 0:               # long float32 sums accumulate in float64 (backend.py)
+        grad = backend.accurate_sum(grad, tuple(range(extra)))
     axes = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
     if axes:
-        grad = grad.sum(axis=axes, keepdims=True)
+        grad = backend.accurate_sum(grad, axes, True)
     return grad
 
 

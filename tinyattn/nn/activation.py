@@ -2,8 +2,8 @@
 ``Sigmoid``, ``SiLU``, ``LeakyReLU``, ``Softplus``, ``Softmax``, ``LogSoftmax``.
 
 Each one holds no parameters and calls one op of ``tinyattn.functional`` (whose backward is
-derived in docs/derivations.md). ``inplace=True`` is accepted for PyTorch code and computed
-out of place: the output is the same, the input is not overwritten (docs/nn.md#activations).
+derived in docs/derivations.md). ``inplace=True`` writes the result into the input, as in
+PyTorch (docs/nn.md#activations).
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class ReLU(_Activation):
     """max(x, 0)."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.relu(x)
+        return F.relu(x, inplace=self.inplace)
 
 
 class GELU(Module):
@@ -63,7 +63,7 @@ class SiLU(_Activation):
     """x * sigmoid(x) (also called swish), the gate of SwiGLU."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.silu(x)
+        return F.silu(x, inplace=self.inplace)
 
 
 class LeakyReLU(_Activation):
@@ -74,7 +74,7 @@ class LeakyReLU(_Activation):
         self.negative_slope = float(negative_slope)
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.leaky_relu(x, negative_slope=self.negative_slope)
+        return F.leaky_relu(x, negative_slope=self.negative_slope, inplace=self.inplace)
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace

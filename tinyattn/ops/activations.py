@@ -17,7 +17,7 @@ from ..autograd import Function
 from ..tensor import Tensor
 from .elementwise import _as_float, add, clamp, div, mul, sub
 from .layout import expand
-from .pointwise import _no_inplace, stable_sigmoid
+from .pointwise import in_place_op, stable_sigmoid
 from .reduce import sum as _sum
 from .stats import norm
 from ..precision import is_floating
@@ -99,14 +99,16 @@ def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
     """x for x > 0, alpha * (exp(x) - 1) otherwise (``F.elu``)."""
-    _no_inplace(inplace, "elu")
+    if inplace:
+        return in_place_op(input, "elu", lambda t: elu(t, alpha))
     return Elu.apply(_as_float(input), alpha=float(alpha))
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa: A002
              inplace: bool = False) -> Tensor:
     """x clipped to [min_val, max_val] (``F.hardtanh``); no gradient at the bounds."""
-    _no_inplace(inplace, "hardtanh")
+    if inplace:
+        return in_place_op(input, "hardtanh", lambda t: hardtanh(t, min_val, max_val))
     if float(min_val) > float(max_val):
         raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
     if input.dtype.kind in "iu" and float(min_val).is_integer() and float(max_val).is_integer():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .. import backend
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 
@@ -100,7 +101,7 @@ class Linear(Function):
         if self.needs_input_grad[1]:
             dw = g2.T @ x.reshape(-1, in_features)  # (out, N) @ (N, in) -> (out, in)
         if len(self.needs_input_grad) > 2 and self.needs_input_grad[2]:
-            db = g2.sum(axis=0)                 # (N, out) -> (out,)
+            db = backend.accurate_sum(g2, 0)    # (N, out) -> (out,)
         return dx, dw, db
 
 

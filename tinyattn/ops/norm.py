@@ -58,9 +58,11 @@ class LayerNorm(Function):
         grads = [None]
         scratch = xp.multiply(grad, xhat)       # g * xhat: dw, then reused twice below
         if weight is not None:
-            grads.append(scratch.sum(axis=batch_axes) if self.needs_input_grad[1] else None)
+            grads.append(backend.accurate_sum(scratch, batch_axes)
+                         if self.needs_input_grad[1] else None)
         if has_bias:
-            grads.append(grad.sum(axis=batch_axes) if self.needs_input_grad[-1] else None)
+            grads.append(backend.accurate_sum(grad, batch_axes)
+                         if self.needs_input_grad[-1] else None)
         if self.needs_input_grad[0]:
             # dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), in two buffers
             dx = grad * weight if weight is not None else grad.copy()      # dxhat

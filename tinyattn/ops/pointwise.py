@@ -167,12 +167,14 @@ def rsqrt(x: Tensor) -> Tensor:
 
 
 def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    _no_inplace(inplace, "leaky_relu")
+    if inplace:
+        return in_place_op(x, "leaky_relu", lambda t: leaky_relu(t, negative_slope))
     return LeakyRelu.apply(_as_float(x), slope=float(negative_slope))
 
 
 def silu(x: Tensor, inplace: bool = False) -> Tensor:
-    _no_inplace(inplace, "silu")
+    if inplace:
+        return in_place_op(x, "silu", silu)
     return Silu.apply(_as_float(x))
 
 
@@ -183,7 +185,8 @@ def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     return Softplus.apply(_as_float(x), beta=float(beta), threshold=float(threshold))
 
 
-def _no_inplace(inplace: bool, op: str) -> None:
-    if inplace:
-        raise ValueError(f"{op}: inplace=True is not supported in tinyattn; write "
-                         f"x = F.{op}(x) (the saving is small and the graph stays simple)")
+def in_place_op(x: Tensor, op: str, compute: Any) -> Tensor:
+    """``inplace=True``, as torch: the result is written into x (its version counts one more,
+    and a graph through x takes the op as its history; ops/inplace.py)."""
+    from .inplace import _in_place  # noqa: PLC0415 - inplace.py imports elementwise, as this
+    return _in_place(x, op + "_", compute)

@@ -31,8 +31,9 @@ def _centered(x: Any, axes: Tuple[int, ...], correction: float) -> Tuple[Any, An
     """x - mean, the sum of squares of that, and the divisor max(N - correction, 0)."""
     n = _count(x.shape, axes)
     with np.errstate(invalid="ignore", divide="ignore"):
-        centered = x - x.sum(axis=axes, keepdims=True) / n if n else x
-    return centered, (centered * centered).sum(axis=axes, keepdims=True), max(n - correction, 0)
+        centered = x - backend.accurate_sum(x, axes, True) / n if n else x
+    squares = backend.accurate_sum(centered * centered, axes, True)
+    return centered, squares, max(n - correction, 0)
 
 
 class Var(Function):
@@ -131,7 +132,7 @@ class Norm(Function):
         xp = backend.get_array_module(x)
         a = xp.abs(x)
         if p == 2:
-            out = xp.sqrt((x * x).sum(axis=axes, keepdims=True))
+            out = xp.sqrt(backend.accurate_sum(x * x, axes, True))
         elif p == 1:
             out = a.sum(axis=axes, keepdims=True)
         elif math.isinf(p):
