@@ -329,3 +329,24 @@ def test_accuracy_table_can_fail_negative_control(monkeypatch):
     monkeypatch.setattr(backend, "WIDE_SUM_TERMS", 10**12)
     ((name, ours, theirs),) = measure(["sum_dim"])
     assert ours > 10 * theirs, (ours, theirs)
+
+
+def test_repeated_indices_while_recording_give_torchs_gradients():
+    """scatter and x[index] = v with an index that repeats a position: torch accepts them
+    and gives every written value that position's gradient; so does tinyattn."""
+    weights = np.array([5.0, 7.0, 11.0])
+    results = []
+    for lib in (ta, torch):
+        x = lib.tensor(np.zeros(3, dtype=np.float32), requires_grad=True) * 1
+        src = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        out = x.scatter(0, lib.tensor([0, 0, 1]), src)
+        (out * lib.tensor(weights, dtype=lib.float32)).sum().backward()
+        y = lib.tensor(np.zeros(3, dtype=np.float32), requires_grad=True)
+        z = y * 1
+        v = lib.tensor([1.0, 2.0], requires_grad=True)
+        z[lib.tensor([2, 2])] = v
+        (z * lib.tensor(weights, dtype=lib.float32)).sum().backward()
+        results.append([src.grad.numpy().copy(), v.grad.numpy().copy(), y.grad.numpy().copy()])
+    for ours, theirs in zip(*results):
+        np.testing.assert_array_equal(ours, theirs)
+    assert results[0][0].tolist() == [5.0, 5.0, 7.0]

@@ -279,23 +279,7 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     value = as_operand(value, x)
     if value.dtype != x.dtype:
         value = convert(value, dtype=x.dtype)
-    _check_unique(x, index)
     _in_place(x, "x[index] = value", lambda t: SetItem.apply(t, value, index=index), (value,))
-
-
-def _check_unique(x: Tensor, index: Any) -> None:
-    """While recording, refuse an index that selects an element twice: which write survives
-    is unspecified, so no gradient could say where each value went."""
-    parts = index if isinstance(index, tuple) else (index,)
-    if not any(hasattr(p, "ndim") and p.ndim > 0 for p in parts):
-        return                              # ints and slices select each element once
-    xp = backend.get_array_module(x._data)
-    hits = xp.zeros(x.shape, dtype=np.int64)
-    backend.scatter_add(hits, index, 1)     # the same elements, whatever the layout
-    if hits.size and int(backend.to_host(hits.max())) > 1:
-        raise RuntimeError("x[index] = value: the index selects some element more than once "
-                           "while gradients are recorded; which value lands there is "
-                           "unspecified, so its gradient would be too. Use distinct indices")
 
 
 def zero_(x: Tensor) -> Tensor:
