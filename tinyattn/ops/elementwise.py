@@ -67,7 +67,7 @@ def _as_dtype(value: Any, dtype: np.dtype, like: Tensor) -> Tensor:
 def _match_dtypes(a: Tensor, b: Tensor) -> Tuple[Tensor, Tensor]:
     """An integer tensor meeting a float one takes the float's dtype, so no float64 appears
     (NumPy would promote int64 with float32 to float64). Two float dtypes are left alone:
-    Function.apply refuses that mix with an explanation."""
+    Function.apply promotes that mix (torch's result_type) or, in strict mode, refuses it."""
     if is_floating(a.dtype) and not is_floating(b.dtype):
         b = Tensor._wrap(b._data.astype(a.dtype))
     elif is_floating(b.dtype) and not is_floating(a.dtype):
@@ -81,7 +81,8 @@ def _binary(fn: type, op: str, a: Any, b: Any) -> Tensor:
     The result dtype is torch's ``result_type`` (tinyattn/promotion.py): a 0-d tensor or a
     Python number does not widen a tensor's dtype within its category (int32 + tensor(5) is
     int32; uint8 + tensor(10) wraps). Two floating tensors of the same kind (both with
-    dimensions, or both 0-d) and different dtypes are refused by Function.apply."""
+    dimensions, or both 0-d) and different dtypes are promoted by Function.apply (refused
+    there under tinyattn.set_strict_promotion)."""
     if (isinstance(a, Tensor) and isinstance(b, Tensor) and a._data.dtype == b._data.dtype
             and (fn is not Div or is_floating(a._data.dtype))):
         pass                                 # the common case: nothing to promote
