@@ -118,7 +118,8 @@ def main() -> int:
     for name, ours, theirs in measure(sys.argv[1:] or None):
         ratio = ours / max(theirs, np.finfo(np.float32).eps / 4)
         worse += ratio > 2
-        print(f"{name:<18}{ours:>12.2e}{theirs:>12.2e}{ratio:>8.2f}{'  > 2x' if ratio > 2 else ''}")
+        flag = "  > 2x" if ratio > 2 else ""
+        print(f"{name:<18}{ours:>12.2e}{theirs:>12.2e}{ratio:>8.2f}{flag}")
     return 1 if worse else 0
 
 

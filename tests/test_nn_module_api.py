@@ -186,7 +186,8 @@ def test_tied_weight_is_in_the_state_dict_under_every_name_as_torch():
     sd = ours.state_dict()
     assert np.shares_memory(sd["emb.weight"].numpy(), sd["head.weight"].numpy())
     # torch's state dict loads as is, strict (both names), and so does one with one name
-    ours.load_state_dict({k: ta.tensor(v.detach().numpy()) for k, v in theirs.state_dict().items()})
+    ours.load_state_dict({k: ta.tensor(v.detach().numpy())
+                          for k, v in theirs.state_dict().items()})
     np.testing.assert_array_equal(ours.head.weight.numpy(), theirs.emb.weight.detach().numpy())
     result = _tied(nn).load_state_dict({"emb.weight": ta.ones(5, 3)})
     assert result.missing_keys == [] and result.unexpected_keys == []
