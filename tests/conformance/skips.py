@@ -11,9 +11,8 @@ from typing import List
 
 import torch
 
-from .skip_rules import (PENDING_PROMOTION, RANDOM, TIES, UNINITIALISED, Skip, empty_tensor,
-                         float_dtypes_mix, has_kwarg, has_ties, input_not_tensor, op_skip,
-                         predicate, zero_dim)
+from .skip_rules import (RANDOM, TIES, UNINITIALISED, Skip, empty_tensor, has_kwarg, has_ties,
+                         input_not_tensor, op_skip, predicate, zero_dim)
 
 __all__ = ["TABLE"]
 
@@ -61,7 +60,6 @@ ON_PURPOSE: List[Skip] = [
 
 # ------------------------------------------------------------------ to fix
 TO_FIX: List[Skip] = [
-    op_skip("cat", "values", PENDING_PROMOTION, dtypes=("bfloat16",), when=float_dtypes_mix),
     op_skip("normal.number_mean", ("values", "gradients"), "tinyattn's factories take no "
             "layout= (every tensor is strided)", when=has_kwarg("layout")),
     op_skip("__rmatmul__", "values",
@@ -70,21 +68,9 @@ TO_FIX: List[Skip] = [
     op_skip("__rmod__", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
             "tinyattn's does not"),
-    op_skip("__rpow__", "gradients",
-            "to fix: tinyattn's forward raises ValueError: base ** tensor needs a "
-            "positive number as the base, "),
     op_skip("__rpow__", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
             "tinyattn's raises in the forward: "),
-    op_skip("__rpow__", "values",
-            "to fix: tinyattn raises ValueError: base ** tensor needs a positive "
-            "number as the base, got tensor"),
-    op_skip("amax", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("amin", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("arange", "values",
             "to fix: output: shape (5,) where torch gives (4,)", dtypes=('int32', 'int64')),
     op_skip("atan2", "errors",
@@ -95,7 +81,7 @@ TO_FIX: List[Skip] = [
             "matching 'unsupported operation'"),
     op_skip("cat", "values",
             "to fix: tinyattn raises ValueError: cat: tensor 0 has shape (0,) but "
-            "tensor 1 has shape (3, 2, 2);", dtypes=('bfloat16', 'bool', 'int64')),
+            "tensor 1 has shape (3, 2, 2);", dtypes=('bool', 'int64')),
     op_skip("clamp", "gradients",
             "to fix: tinyattn's forward raises TypeError: clamp: min must be a "
             "number (tensor bounds are not su"),
@@ -105,9 +91,6 @@ TO_FIX: List[Skip] = [
     op_skip("clamp", "values",
             "to fix: tinyattn raises TypeError: clamp: min must be a number (tensor "
             "bounds are not supported), "),
-    op_skip("cumprod", "saves",
-            "to fix: write to output 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("cumsum", "values",
             "to fix: output: dtype int64 where torch gives int32", dtypes=('int32',)),
     op_skip("div.floor_rounding", "gradients",
@@ -119,9 +102,6 @@ TO_FIX: List[Skip] = [
     op_skip("div.floor_rounding", "values",
             "to fix: tinyattn raises TypeError: div() got an unexpected keyword "
             "argument 'rounding_mode'"),
-    op_skip("div.no_rounding_mode", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("div.trunc_rounding", "gradients",
             "to fix: tinyattn's forward raises TypeError: div() got an unexpected "
             "keyword argument 'rounding_mo"),
@@ -193,9 +173,6 @@ TO_FIX: List[Skip] = [
     op_skip("logspace.tensor_overload", "values",
             "to fix: output: Tensor-likes are not equal! Mismatched elements: 1 / 2 "
             "(50.0%) Greatest absolute d", dtypes=('int64',)),
-    op_skip("logsumexp", "saves",
-            "to fix: write to output 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("masked_fill", "errors",
             "to fix: tinyattn returns Tensor where torch raises RuntimeError "
             "matching 'only supports a 0-dimens"),
@@ -214,18 +191,12 @@ TO_FIX: List[Skip] = [
     op_skip("max.binary", "errors",
             "to fix: tinyattn returns Tensor where torch raises Exception matching "
             "''"),
-    op_skip("max.reduction_no_dim", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("maximum", "errors",
             "to fix: tinyattn returns Tensor where torch raises Exception matching "
             "''"),
     op_skip("min.binary", "errors",
             "to fix: tinyattn returns Tensor where torch raises Exception matching "
             "''"),
-    op_skip("min.reduction_no_dim", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("minimum", "errors",
             "to fix: tinyattn returns Tensor where torch raises Exception matching "
             "''"),
@@ -253,30 +224,18 @@ TO_FIX: List[Skip] = [
     op_skip("nn.functional.cross_entropy", "saves",
             "to fix: write to input 1 after the op: torch's backward raises, "
             "tinyattn's does not"),
-    op_skip("nn.functional.elu", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("nn.functional.embedding", "saves",
             "to fix: write to input 1 after the op: torch's backward raises, "
             "tinyattn's does not"),
     op_skip("nn.functional.embedding", "values",
             "to fix: tinyattn raises NotImplementedError: embedding: max_norm "
             "(renormalising looked-up rows in "),
-    op_skip("nn.functional.hardtanh", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("nn.functional.hardtanh", "values",
             "to fix: output: dtype float32 where torch gives int64", dtypes=('int32', 'int64')),
     op_skip("nn.functional.huber_loss", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
             "tinyattn's does not"),
     op_skip("nn.functional.layer_norm", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("nn.functional.leaky_relu", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("nn.functional.mse_loss", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
             "tinyattn's does not"),
     op_skip("nn.functional.mse_loss", "values",
@@ -288,9 +247,6 @@ TO_FIX: List[Skip] = [
     op_skip("nn.functional.nll_loss", "values",
             "to fix: output: Scalars are not close! Expected -3.19921875 but got "
             "-3.193359375. Absolute differe", dtypes=('float16',)),
-    op_skip("nn.functional.normalize", "saves",
-            "to fix: write to output 0 after the op: torch's backward does not "
-            "raise, tinyattn's raises"),
     op_skip("nn.functional.normalize", "values",
             "to fix: tinyattn raises ValueError: normalize: a 0-d tensor has no dim "
             "to normalise along", dtypes=('bfloat16', 'float32')),
@@ -302,9 +258,6 @@ TO_FIX: List[Skip] = [
             "tinyattn's does not"),
     op_skip("nn.functional.pad.replicate_negative", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("nn.functional.relu", "saves",
-            "to fix: write to output 0 after the op: torch's backward raises, "
             "tinyattn's does not"),
     op_skip("nn.functional.rms_norm", "errors",
             "to fix: tinyattn returns Tensor where torch raises RuntimeError "
@@ -324,20 +277,8 @@ TO_FIX: List[Skip] = [
     op_skip("nn.functional.smooth_l1_loss", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
             "tinyattn's does not"),
-    op_skip("nn.functional.softplus", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("nn.functional.softsign", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("norm", "saves",
-            "to fix: write to output 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("norm.fro", "saves",
-            "to fix: write to output 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("norm.inf", "saves",
-            "to fix: write to output 0 after the op: torch's backward raises, "
             "tinyattn's does not"),
     op_skip("norm.nuc", "gradients",
             "to fix: tinyattn's forward raises ValueError: norm: p must be a number "
@@ -352,9 +293,6 @@ TO_FIX: List[Skip] = [
             "to fix: tinyattn returns Tensor where torch raises RuntimeError "
             "matching 'normal expects std >= 0."),
     op_skip("pow", "saves",
-            "to fix: write to output 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("prod", "saves",
             "to fix: write to output 0 after the op: torch's backward raises, "
             "tinyattn's does not"),
     op_skip("remainder", "saves",
@@ -421,21 +359,9 @@ TO_FIX: List[Skip] = [
     op_skip("stack", "gradients",
             "to fix: gradient of input tensor 0: Tensor-likes are not close! "
             "Mismatched elements: 8 / 8 (100.0%"),
-    op_skip("std", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("std.unbiased", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("transpose", "values",
             "to fix: tinyattn raises IndexError: transpose: dim 0 is out of range "
             "for a tensor with 0 dims (val", dtypes=('float64', 'int32', 'int64')),
-    op_skip("var", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("var.unbiased", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("where", "saves",
             "to fix: write to input 1 after the op: torch's backward raises, "
             "tinyattn's does not"),
