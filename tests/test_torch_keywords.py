@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -180,8 +181,13 @@ def test_out_writes_into_the_given_tensor_and_refuses_under_autograd():
     target = ta.zeros(2)
     assert ta.add(a, a, out=target) is target and target.tolist() == [2.0, 4.0]
     resized = ta.zeros(5)
-    ta.exp(ta.zeros(3), out=resized)
+    with pytest.warns(UserWarning, match=r"resized since it had shape \[5\].*shape \[3\]"):
+        ta.exp(ta.zeros(3), out=resized)
     assert resized.tolist() == [1.0, 1.0, 1.0]                  # resized, as torch does
+    empty = ta.zeros(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                            # no warning: out was empty
+        ta.exp(ta.zeros(3), out=empty)
     values, indices = ta.zeros(2), ta.zeros(2, dtype=ta.int64)
     ta.topk(ta.tensor([3.0, 1.0, 2.0]), 2, out=(values, indices))
     assert values.tolist() == [3.0, 2.0] and indices.tolist() == [0, 2]

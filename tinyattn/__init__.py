@@ -58,6 +58,7 @@ from .tensor.memory_format import (channels_last, channels_last_3d, contiguous_f
 from . import amp
 from .amp import autocast
 from .precision import finfo, iinfo
+from .promotion import is_strict_promotion, set_strict_promotion, strict_promotion
 
 # dtype names, as torch's: tinyattn.float is float32, tinyattn.long int64, tinyattn.int int32.
 float16, float32, float64 = "float16", "float32", "float64"
@@ -117,4 +118,5 @@ __all__ = [
     "expand_copy", "diagonal_copy", "alias_copy", "view_copy", "permute_copy",
     "split_with_sizes_copy", "unbind_copy", "unfold_copy", "squeeze_copy", "unsqueeze_copy",
     "transpose_copy", "t_copy", "ravel", "positive", "msort", "adjoint", "renorm",
+    "set_strict_promotion", "is_strict_promotion", "strict_promotion",
 ]

@@ -11,9 +11,8 @@ from typing import List
 
 import torch
 
-from .skip_rules import (PENDING_PROMOTION, RANDOM, TIES, UNINITIALISED, Skip, empty_tensor,
-                         float_dtypes_mix, has_kwarg, has_ties, input_not_tensor, op_skip,
-                         predicate, zero_dim)
+from .skip_rules import (RANDOM, TIES, UNINITIALISED, Skip, empty_tensor, has_kwarg, has_ties,
+                         input_not_tensor, op_skip, predicate, zero_dim)
 
 __all__ = ["TABLE"]
 
@@ -73,7 +72,6 @@ ON_PURPOSE: List[Skip] = [
 
 # ------------------------------------------------------------------ to fix
 TO_FIX: List[Skip] = [
-    op_skip("cat", "values", PENDING_PROMOTION, dtypes=("bfloat16",), when=float_dtypes_mix),
     op_skip("normal.number_mean", ("values", "gradients"), "tinyattn's factories take no "
             "layout= (every tensor is strided)", when=has_kwarg("layout")),
     op_skip("__rmatmul__", "values",
@@ -82,21 +80,9 @@ TO_FIX: List[Skip] = [
     op_skip("__rmod__", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
             "tinyattn's does not"),
-    op_skip("__rpow__", "gradients",
-            "to fix: tinyattn's forward raises ValueError: base ** tensor needs a "
-            "positive number as the base, "),
     op_skip("__rpow__", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
             "tinyattn's raises in the forward: "),
-    op_skip("__rpow__", "values",
-            "to fix: tinyattn raises ValueError: base ** tensor needs a positive "
-            "number as the base, got tensor"),
-    op_skip("amax", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("amin", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("arange", "values",
             "to fix: output: shape (5,) where torch gives (4,)", dtypes=('int32', 'int64')),
     op_skip("atan2", "errors",
@@ -107,7 +93,7 @@ TO_FIX: List[Skip] = [
             "matching 'unsupported operation'"),
     op_skip("cat", "values",
             "to fix: tinyattn raises ValueError: cat: tensor 0 has shape (0,) but "
-            "tensor 1 has shape (3, 2, 2);", dtypes=('bfloat16', 'bool', 'int64')),
+            "tensor 1 has shape (3, 2, 2);", dtypes=('bool', 'int64')),
     op_skip("clamp", "gradients",
             "to fix: tinyattn's forward raises TypeError: clamp: min must be a "
             "number (tensor bounds are not su"),
@@ -117,9 +103,6 @@ TO_FIX: List[Skip] = [
     op_skip("clamp", "values",
             "to fix: tinyattn raises TypeError: clamp: min must be a number (tensor "
             "bounds are not supported), "),
-    op_skip("cumprod", "saves",
-            "to fix: write to output 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("cumsum", "values",
             "to fix: output: dtype int64 where torch gives int32", dtypes=('int32',)),
     op_skip("div.floor_rounding", "gradients",
@@ -131,9 +114,6 @@ TO_FIX: List[Skip] = [
     op_skip("div.floor_rounding", "values",
             "to fix: tinyattn raises TypeError: div() got an unexpected keyword "
             "argument 'rounding_mode'"),
-    op_skip("div.no_rounding_mode", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("div.trunc_rounding", "gradients",
             "to fix: tinyattn's forward raises TypeError: div() got an unexpected "
             "keyword argument 'rounding_mo"),
@@ -202,9 +182,6 @@ TO_FIX: List[Skip] = [
     op_skip("logspace.tensor_overload", "values",
             "to fix: output: Tensor-likes are not equal! Mismatched elements: 1 / 2 "
             "(50.0%) Greatest absolute d", dtypes=('int64',)),
-    op_skip("logsumexp", "saves",
-            "to fix: write to output 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("masked_fill", "errors",
             "to fix: tinyattn returns Tensor where torch raises RuntimeError "
             "matching 'only supports a 0-dimens"),
@@ -223,18 +200,12 @@ TO_FIX: List[Skip] = [
     op_skip("max.binary", "errors",
             "to fix: tinyattn returns Tensor where torch raises Exception matching "
             "''"),
-    op_skip("max.reduction_no_dim", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("maximum", "errors",
             "to fix: tinyattn returns Tensor where torch raises Exception matching "
             "''"),
     op_skip("min.binary", "errors",
             "to fix: tinyattn returns Tensor where torch raises Exception matching "
             "''"),
-    op_skip("min.reduction_no_dim", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("minimum", "errors",
             "to fix: tinyattn returns Tensor where torch raises Exception matching "
             "''"),
@@ -262,9 +233,6 @@ TO_FIX: List[Skip] = [
     op_skip("nn.functional.cross_entropy", "saves",
             "to fix: write to input 1 after the op: torch's backward raises, "
             "tinyattn's does not"),
-    op_skip("nn.functional.elu", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("nn.functional.embedding", "saves",
             "to fix: write to input 1 after the op: torch's backward raises, "
             "tinyattn's does not"),
@@ -279,12 +247,6 @@ TO_FIX: List[Skip] = [
     op_skip("nn.functional.layer_norm", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
             "tinyattn's does not"),
-    op_skip("nn.functional.leaky_relu", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("nn.functional.mse_loss", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("nn.functional.mse_loss", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 1 / 5 "
             "(20.0%) Greatest absolute d", dtypes=('float16',)),
@@ -294,9 +256,6 @@ TO_FIX: List[Skip] = [
     op_skip("nn.functional.nll_loss", "values",
             "to fix: output: Scalars are not close! Expected -3.19921875 but got "
             "-3.193359375. Absolute differe", dtypes=('float16',)),
-    op_skip("nn.functional.normalize", "saves",
-            "to fix: write to output 0 after the op: torch's backward does not "
-            "raise, tinyattn's raises"),
     op_skip("nn.functional.normalize", "values",
             "to fix: tinyattn raises ValueError: normalize: a 0-d tensor has no dim "
             "to normalise along", dtypes=('bfloat16', 'float32')),
@@ -308,9 +267,6 @@ TO_FIX: List[Skip] = [
             "tinyattn's does not"),
     op_skip("nn.functional.pad.replicate_negative", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("nn.functional.relu", "saves",
-            "to fix: write to output 0 after the op: torch's backward raises, "
             "tinyattn's does not"),
     op_skip("nn.functional.rms_norm", "errors",
             "to fix: tinyattn returns Tensor where torch raises RuntimeError "
@@ -330,20 +286,8 @@ TO_FIX: List[Skip] = [
     op_skip("nn.functional.smooth_l1_loss", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
             "tinyattn's does not"),
-    op_skip("nn.functional.softplus", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("nn.functional.softsign", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("norm", "saves",
-            "to fix: write to output 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("norm.fro", "saves",
-            "to fix: write to output 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("norm.inf", "saves",
-            "to fix: write to output 0 after the op: torch's backward raises, "
             "tinyattn's does not"),
     op_skip("norm.nuc", "gradients",
             "to fix: tinyattn's forward raises ValueError: norm: p must be a number "
@@ -358,9 +302,6 @@ TO_FIX: List[Skip] = [
             "to fix: tinyattn returns Tensor where torch raises RuntimeError "
             "matching 'normal expects std >= 0."),
     op_skip("pow", "saves",
-            "to fix: write to output 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("prod", "saves",
             "to fix: write to output 0 after the op: torch's backward raises, "
             "tinyattn's does not"),
     op_skip("remainder", "saves",
@@ -422,18 +363,6 @@ TO_FIX: List[Skip] = [
             "to fix: tinyattn raises ValueError: scatter_reduce: self is 0-d; "
             "scatter into a tensor with at lea", dtypes=('float64', 'int32')),
     op_skip("sgn", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("std", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("std.unbiased", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("var", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("var.unbiased", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
             "tinyattn's does not"),
     op_skip("where", "saves",

@@ -5,8 +5,8 @@ of torch's: ``ReLU6``, ``Hardsigmoid``, ``Hardswish``, ``Mish``, ``SELU``, ``CEL
 ``Threshold``, ``RReLU``, ``GLU``, ``Softmin`` and ``PReLU`` (the one with a parameter).
 
 Each one holds no parameters and calls one op of ``tinyattn.functional`` (whose backward is
-derived in docs/derivations.md). ``inplace=True`` is accepted for PyTorch code and computed
-out of place: the output is the same, the input is not overwritten (docs/nn.md#activations).
+derived in docs/derivations.md). ``inplace=True`` writes the result into the input, as in
+PyTorch (docs/nn.md#activations).
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class ReLU(_Activation):
     """max(x, 0)."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.relu(x)
+        return F.relu(x, inplace=self.inplace)
 
 
 class GELU(Module):
@@ -70,7 +70,7 @@ class SiLU(_Activation):
     """x * sigmoid(x) (also called swish), the gate of SwiGLU."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.silu(x)
+        return F.silu(x, inplace=self.inplace)
 
 
 class LeakyReLU(_Activation):
@@ -81,7 +81,7 @@ class LeakyReLU(_Activation):
         self.negative_slope = float(negative_slope)
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.leaky_relu(x, negative_slope=self.negative_slope)
+        return F.leaky_relu(x, negative_slope=self.negative_slope, inplace=self.inplace)
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace
@@ -101,13 +101,10 @@ class Softplus(Module):
         return f"beta={self.beta}, threshold={self.threshold}"
 
 
-def _explicit_dim(name: str, dim: Optional[int]) -> int:
-    if dim is None:
-        raise ValueError(f"{name}: pass dim explicitly, e.g. {name}(dim=-1). PyTorch's "
-                         f"implicit dim (dim=None) is deprecated and guesses from the input's "
-                         f"rank (dim 0 for 1-D and 3-D inputs, dim 1 otherwise), which is "
-                         f"rarely the axis you mean")
-    if isinstance(dim, bool) or not isinstance(dim, int):
+def _checked_dim(name: str, dim: Optional[int]) -> Optional[int]:
+    """None keeps torch's deprecated implicit dim (chosen from the input's rank at forward,
+    with torch's warning: dim 0 for 1-D and 3-D inputs, dim 1 otherwise)."""
+    if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int)):
         raise TypeError(f"{name}: dim must be an int, got {dim!r}")
     return dim
 
@@ -116,7 +113,7 @@ class Softmax(Module):
     """exp(x) / sum(exp(x)) along ``dim``."""
 
     def __init__(self, dim: Optional[int] = None):
-        self.dim = _explicit_dim("Softmax", dim)
+        self.dim = _checked_dim("Softmax", dim)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.softmax(x, dim=self.dim)
@@ -129,7 +126,7 @@ class LogSoftmax(Module):
     """log(softmax(x)) along ``dim``, computed stably in one op."""
 
     def __init__(self, dim: Optional[int] = None):
-        self.dim = _explicit_dim("LogSoftmax", dim)
+        self.dim = _checked_dim("LogSoftmax", dim)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.log_softmax(x, dim=self.dim)
@@ -306,7 +303,7 @@ class Softmin(Module):
     """softmax(-x) along ``dim``."""
 
     def __init__(self, dim: Optional[int] = None):
-        self.dim = _explicit_dim("Softmin", dim)
+        self.dim = _checked_dim("Softmin", dim)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.softmin(x, dim=self.dim)

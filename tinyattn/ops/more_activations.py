@@ -10,6 +10,8 @@ torch composes them.
 """
 from __future__ import annotations
 
+import warnings
+
 from typing import Any, Optional
 
 import numpy as np
@@ -19,7 +21,7 @@ from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 from .activations import Hardtanh
 from .elementwise import _as_float, mul, neg, sub, tanh
-from .pointwise import _no_inplace, sigmoid, stable_sigmoid
+from .pointwise import in_place_op, sigmoid, stable_sigmoid
 from .shape import _normalize_dim, reshape, split
 from .softmax import softmax
 
@@ -179,7 +181,8 @@ def _floating(input: Any, op: str) -> Tensor:
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002 - torch's name
     """``F.relu6``: min(max(x, 0), 6), hardtanh(x, 0, 6) (no gradient at 0 and 6, as
     torch); integer tensors stay integer."""
-    _no_inplace(inplace, "relu6")
+    if inplace:                                 # written into the input, as torch
+        return in_place_op(input, "relu6", relu6)
     if not isinstance(input, Tensor):
         raise TypeError(f"relu6(): argument 'input' must be Tensor, not "
                         f"{type(input).__name__}")
@@ -192,13 +195,15 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002 - torch
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``F.hardsigmoid``: relu6(x + 3) / 6."""
-    _no_inplace(inplace, "hardsigmoid")
+    if inplace:                                 # written into the input, as torch
+        return in_place_op(input, "hardsigmoid", hardsigmoid)
     return Hardsigmoid.apply(_floating(input, "hardsigmoid"))
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``F.hardswish``: x * relu6(x + 3) / 6."""
-    _no_inplace(inplace, "hardswish")
+    if inplace:                                 # written into the input, as torch
+        return in_place_op(input, "hardswish", hardswish)
     return Hardswish.apply(_floating(input, "hardswish"))
 
 
@@ -232,7 +237,9 @@ def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
 def threshold(input: Tensor, threshold: float, value: float,  # noqa: A002
               inplace: bool = False) -> Tensor:
     """``F.threshold``: x where x > threshold, else value (integer tensors stay integer)."""
-    _no_inplace(inplace, "threshold")
+    if inplace:                                 # written into the input, as torch
+        level = threshold                       # the argument hides this function's name
+        return in_place_op(input, "threshold", lambda t: _threshold(t, level, value))
     if not isinstance(input, Tensor):
         raise TypeError(f"threshold(): argument 'input' must be Tensor, not "
                         f"{type(input).__name__}")
@@ -240,15 +247,20 @@ def threshold(input: Tensor, threshold: float, value: float,  # noqa: A002
     return Threshold.apply(x, threshold=threshold, value=value)
 
 
+_threshold = threshold
+
+
 def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``F.mish``: x * tanh(softplus(x))."""
-    _no_inplace(inplace, "mish")
+    if inplace:                                 # written into the input, as torch
+        return in_place_op(input, "mish", mish)
     return Mish.apply(_floating(input, "mish"))
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
     """``F.celu``: x for x > 0, alpha * (exp(x / alpha) - 1) otherwise."""
-    _no_inplace(inplace, "celu")
+    if inplace:                                 # written into the input, as torch
+        return in_place_op(input, "celu", lambda t: celu(t, alpha))
     if float(alpha) == 0:
         raise RuntimeError("ZeroDivisionError: celu: alpha must not be 0")
     return Celu.apply(_floating(input, "celu"), alpha=float(alpha), divisor=float(alpha))
@@ -261,7 +273,8 @@ SELU_SCALE = 1.0507009873554804934193349852946
 def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``F.selu``: scale * elu(x, alpha) with torch's constants (alpha ~ 1.6733, scale ~
     1.0507): celu's Function with the exponent's divisor 1 and torch's scale."""
-    _no_inplace(inplace, "selu")
+    if inplace:                                 # written into the input, as torch
+        return in_place_op(input, "selu", selu)
     return Celu.apply(_floating(input, "selu"), alpha=SELU_ALPHA, divisor=1.0,
                       scale=SELU_SCALE)
 
@@ -270,7 +283,8 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa
           training: bool = False, inplace: bool = False, generator: Any = None) -> Tensor:
     """``F.rrelu``: leaky_relu whose negative slope is drawn uniformly from [lower, upper]
     for each element in training; in eval (the default) the fixed slope (lower + upper) / 2."""
-    _no_inplace(inplace, "rrelu")
+    if inplace:                                 # written into the input, as torch
+        return in_place_op(input, "rrelu", lambda t: rrelu(t, lower, upper, training, generator=generator))
     x = _floating(input, "rrelu")
     if float(lower) > float(upper):
         raise RuntimeError(f"Lower bound should be less than or equal to the upper bound, "
@@ -328,6 +342,8 @@ def softmin(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3,  # n
         raise TypeError(f"softmin(): argument 'input' must be Tensor, not "
                         f"{type(input).__name__}")
     if dim is None:
+        warnings.warn("Implicit dimension choice for softmin has been deprecated. Change the "
+                      "call to include dim=X as an argument.", UserWarning, stacklevel=2)
         dim = 0 if input.ndim in (0, 1, 3) else 1          # torch's legacy choice
     x = input.to(dtype) if dtype is not None else input
     return softmax(neg(x), dim)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from typing import Any, Callable, Dict, List
 
 import numpy as np
@@ -46,6 +47,14 @@ def write_out(name: str, out: Any, result: Any) -> Any:
                            f"desired output type {out.dtype} (pass an out= tensor of dtype "
                            f"{result.dtype})")
     if out.shape != result.shape:                 # torch resizes out to the result's shape
+        if out.numel():                           # and warns unless out was empty
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(out.shape)}, which does not match the required output shape "
+                f"{list(result.shape)}. This behavior is deprecated, and in a future PyTorch "
+                f"release outputs will not be resized unless they have zero elements. You can "
+                f"explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+                f"with t.resize_(0).", UserWarning, stacklevel=3)
         out._data = result._data.astype(out.dtype)
     else:
         out._data[...] = result._data
