@@ -93,3 +93,12 @@ __all__ = [
     "memory_format", "contiguous_format", "preserve_format", "channels_last",
     "channels_last_3d",
 ]
+
+# Coverage of torch's ops (issue 30): special functions, and torch.special
+from .ops import (acosh, asinh, atanh, deg2rad, digamma, erf, erfc, erfinv, frac, i0, lgamma,
+                  logit, rad2deg, sinc)
+from . import special
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
+__all__ += ["special", "erf", "erfc", "erfinv", "lgamma", "digamma", "logit", "i0", "sinc",
+            "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "frac", "deg2rad",
+            "rad2deg"]

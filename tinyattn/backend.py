@@ -25,7 +25,7 @@ __all__ = [
     "to_host", "cuda_is_available", "erf", "scatter_add", "default_generator", "manual_seed",
     "get_rng_state", "set_rng_state", "register_device", "CUDA_INSTALL_HINT", "uniform",
     "standard_normal", "integers", "cuda_unavailable_reason", "device_info", "synchronize",
-    "erf_is_slow", "memory_bytes", "may_share_memory",
+    "erf_is_slow", "memory_bytes", "may_share_memory", "special_module",
 ]
 
 CUDA_INSTALL_HINT = (
@@ -221,6 +221,18 @@ def erf(x: Any) -> Any:
         import cupyx.scipy.special  # noqa: PLC0415 - only reached with CuPy present
         return cupyx.scipy.special.erf(x)
     return scipy.special.erf(x).astype(x.dtype, copy=False)
+
+
+def special_module(x: Any) -> Any:
+    """SciPy's special functions (``erfinv``, ``gammaln``, ``i0e``, ...) for x's device:
+    scipy.special on the CPU, cupyx.scipy.special on CUDA, an extra device's ``xp.special``."""
+    for record in _extra_devices.values():
+        if record.owns(x):
+            return record.xp.special
+    if _cupy_owns(x):
+        import cupyx.scipy.special  # noqa: PLC0415 - only reached with CuPy present
+        return cupyx.scipy.special
+    return scipy.special
 
 
 def erf_is_slow(x: Any) -> bool:

@@ -441,4 +441,14 @@ TO_FIX: List[Skip] = [
             "tinyattn's does not"),
 ]
 
-TABLE: List[Skip] = CANNOT_COMPARE + ON_PURPOSE + TO_FIX
+# ------------------------------------------------------------------ issue 30's new ops (A)
+COVERAGE_A: List[Skip] = [
+    op_skip("special.erfcx", "values", "torch's float32 erfcx is off by up to 4e-6 relative "
+            "(measured against float64 over 2e5 values); tinyattn's (SciPy's) by 6e-8: the "
+            "values differ by more than float32's tolerance", dtypes=("float32",)),
+    op_skip("special.ndtr", "values", "torch's float16/bfloat16 ndtr rounds at each step of "
+            "(1 + erf(x / sqrt 2)) / 2 for some inputs (0 below x = -4) and once for others "
+            "(large tensors); tinyattn computes it in float32 and rounds once", dtypes=_HALF),
+]
+
+TABLE: List[Skip] = CANNOT_COMPARE + ON_PURPOSE + TO_FIX + COVERAGE_A

@@ -450,3 +450,61 @@ Tensor.scatter_reduce_ = scatter_reduce_
 Tensor.index_fill = index_fill
 Tensor.index_fill_ = index_fill_
 Tensor.bincount = bincount
+
+# Special functions (issue 30: ops/special_functions.py), their methods and in-place methods.
+from .special_functions import (acosh, asinh, atanh, deg2rad, digamma, entr, erf, erfc, erfcx,
+                                erfinv, frac, i0, i0e, i1, i1e, lgamma, log_ndtr, logit, ndtr,
+                                ndtri, rad2deg, sinc)
+from .inplace_of import in_place_of
+
+__all__ += ["erf", "erfc", "erfinv", "lgamma", "digamma", "logit", "i0", "sinc", "asinh",
+            "acosh", "atanh", "frac", "deg2rad", "rad2deg", "i0e", "i1", "i1e", "ndtr", "ndtri",
+            "log_ndtr", "erfcx", "entr"]
+erf = _kw(erf, out=True)
+erfc = _kw(erfc, out=True)
+erfinv = _kw(erfinv, out=True)
+lgamma = _kw(lgamma, out=True)
+digamma = _kw(digamma, out=True)
+logit = _kw(logit, out=True)
+i0 = _kw(i0, out=True)
+sinc = _kw(sinc, out=True)
+asinh = _kw(asinh, out=True)
+acosh = _kw(acosh, out=True)
+atanh = _kw(atanh, out=True)
+frac = _kw(frac, out=True)
+deg2rad = _kw(deg2rad, out=True)
+rad2deg = _kw(rad2deg, out=True)
+Tensor.erf = erf
+Tensor.erfc = erfc
+Tensor.erfinv = erfinv
+Tensor.lgamma = lgamma
+Tensor.digamma = digamma
+Tensor.logit = logit
+Tensor.i0 = i0
+Tensor.sinc = sinc
+Tensor.asinh = asinh
+Tensor.arcsinh = asinh
+Tensor.acosh = acosh
+Tensor.arccosh = acosh
+Tensor.atanh = atanh
+Tensor.arctanh = atanh
+Tensor.frac = frac
+Tensor.deg2rad = deg2rad
+Tensor.rad2deg = rad2deg
+Tensor.erf_ = in_place_of(_op(erf), "erf_")
+Tensor.erfc_ = in_place_of(_op(erfc), "erfc_")
+Tensor.erfinv_ = in_place_of(_op(erfinv), "erfinv_")
+Tensor.lgamma_ = in_place_of(_op(lgamma), "lgamma_")
+Tensor.digamma_ = in_place_of(_op(digamma), "digamma_")
+Tensor.logit_ = in_place_of(_op(logit), "logit_")
+Tensor.i0_ = in_place_of(_op(i0), "i0_")
+Tensor.sinc_ = in_place_of(_op(sinc), "sinc_")
+Tensor.asinh_ = in_place_of(_op(asinh), "asinh_")
+Tensor.arcsinh_ = in_place_of(_op(asinh), "arcsinh_")
+Tensor.acosh_ = in_place_of(_op(acosh), "acosh_")
+Tensor.arccosh_ = in_place_of(_op(acosh), "arccosh_")
+Tensor.atanh_ = in_place_of(_op(atanh), "atanh_")
+Tensor.arctanh_ = in_place_of(_op(atanh), "arctanh_")
+Tensor.frac_ = in_place_of(_op(frac), "frac_")
+Tensor.deg2rad_ = in_place_of(_op(deg2rad), "deg2rad_")
+Tensor.rad2deg_ = in_place_of(_op(rad2deg), "rad2deg_")
