@@ -102,3 +102,12 @@ arcsinh, arccosh, arctanh = asinh, acosh, atanh
 __all__ += ["special", "erf", "erfc", "erfinv", "lgamma", "digamma", "logit", "i0", "sinc",
             "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "frac", "deg2rad",
             "rad2deg"]
+from .ops import (addcdiv, addcmul, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
+                  bitwise_right_shift, bitwise_xor, clamp_max, clamp_min, copysign, float_power,
+                  fmax, fmin, gcd, heaviside, hypot, lcm, ldexp, logaddexp, logaddexp2,
+                  nextafter, positive, rsub, signbit, true_divide, xlogy)
+__all__ += ["addcdiv", "addcmul", "bitwise_and", "bitwise_left_shift", "bitwise_not",
+            "bitwise_or", "bitwise_right_shift", "bitwise_xor", "clamp_max", "clamp_min",
+            "copysign", "float_power", "fmax", "fmin", "gcd", "heaviside", "hypot", "lcm",
+            "ldexp", "logaddexp", "logaddexp2", "nextafter", "positive", "rsub", "signbit",
+            "true_divide", "xlogy"]

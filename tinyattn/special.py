@@ -8,6 +8,7 @@ is ``digamma``).
 """
 from __future__ import annotations
 
+from .ops import xlog1py, xlogy
 from .ops import (digamma, entr, erf, erfc, erfcx, erfinv, exp2, expm1, i0, i0e, i1, i1e,
                   lgamma, log1p, log_ndtr, log_softmax, logit, logsumexp, ndtr, ndtri, round,
                   sigmoid, sinc, softmax)
@@ -18,4 +19,5 @@ psi = digamma
 
 __all__ = ["erf", "erfc", "erfinv", "erfcx", "expit", "logit", "gammaln", "digamma", "psi",
            "i0", "i0e", "i1", "i1e", "ndtr", "ndtri", "log_ndtr", "entr", "sinc", "exp2",
-           "expm1", "log1p", "logsumexp", "softmax", "log_softmax", "round"]
+           "expm1", "log1p", "logsumexp", "softmax", "log_softmax", "round", "xlogy",
+           "xlog1py"]

@@ -442,13 +442,36 @@ TO_FIX: List[Skip] = [
 ]
 
 # ------------------------------------------------------------------ issue 30's new ops (A)
+_holds_complex = predicate("samples with a complex tensor", lambda s: any(
+    isinstance(t, torch.Tensor) and t.is_complex() for t in (s.input, *s.args)))
+_number_bound = predicate("a tensor clamped by a Python number", lambda s: isinstance(
+    s.input, torch.Tensor) and bool(s.args) and isinstance(s.args[0], (int, float)))
+
 COVERAGE_A: List[Skip] = [
+    *[op_skip(name, "errors", "op_db lists torch.clamp_min(tensor([1, 2, 3]), 2) as an error "
+              "input, yet torch computes it (tensor([2, 2, 3])); tinyattn computes it too",
+              kind="skip", when=_number_bound) for name in ("clamp_min", "clamp_max")],
+    *[op_skip(name, "values", "tinyattn has no complex dtype", kind="skip",
+              when=_holds_complex) for name in ("addcmul", "addcdiv")],
+    op_skip("ldexp", "saves", "to fix: write to input 0 after the op: torch's backward does "
+            "not raise, tinyattn's (x * exp2(y): Mul keeps x) raises"),
     op_skip("special.erfcx", "values", "torch's float32 erfcx is off by up to 4e-6 relative "
             "(measured against float64 over 2e5 values); tinyattn's (SciPy's) by 6e-8: the "
             "values differ by more than float32's tolerance", dtypes=("float32",)),
     op_skip("special.ndtr", "values", "torch's float16/bfloat16 ndtr rounds at each step of "
             "(1 + erf(x / sqrt 2)) / 2 for some inputs (0 below x = -4) and once for others "
             "(large tensors); tinyattn computes it in float32 and rounds once", dtypes=_HALF),
+    *[op_skip(name, "errors", "torch's unbound Tensor.__r*__ refuses a self that is not a "
+              "tensor; tinyattn's Python method can only be handed one by calling "
+              "Tensor.__rand__(2, x) by hand, which no program does", kind="skip",
+              when=input_not_tensor)
+      for name in ("__rand__", "__ror__", "__rxor__", "__rdiv__")],
+    op_skip("true_divide", "saves", "to fix (as div.no_rounding_mode): write to input 0 "
+            "after the op: torch's backward raises, tinyattn's does not"),
+    op_skip("__rdiv__", "saves", "to fix (as div.no_rounding_mode): write to input 0 "
+            "after the op: torch's backward raises, tinyattn's does not"),
+    op_skip("float_power", "saves", "to fix (as pow): write to output 0 after the op: "
+            "torch's backward raises, tinyattn's does not"),
 ]
 
 TABLE: List[Skip] = CANNOT_COMPARE + ON_PURPOSE + TO_FIX + COVERAGE_A

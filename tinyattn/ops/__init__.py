@@ -8,6 +8,9 @@ where ``x.softmax(-1)`` comes from.
 from __future__ import annotations
 
 import functools
+from typing import Any
+
+import numpy as np
 
 from .. import factories
 from ..tensor import Tensor
@@ -508,3 +511,124 @@ Tensor.arctanh_ = in_place_of(_op(atanh), "arctanh_")
 Tensor.frac_ = in_place_of(_op(frac), "frac_")
 Tensor.deg2rad_ = in_place_of(_op(deg2rad), "deg2rad_")
 Tensor.rad2deg_ = in_place_of(_op(rad2deg), "rad2deg_")
+
+# Binary pointwise and bitwise ops (issue 30: ops/binary_special.py, ops/bitwise.py).
+from .binary_special import (addcdiv, addcmul, clamp_max, clamp_min, copysign, float_power,
+                             float_power_, fmax, fmin, heaviside, hypot, ldexp, logaddexp,
+                             logaddexp2, nextafter, xlog1py, xlogy)
+from .bitwise import (bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
+                      bitwise_right_shift, bitwise_xor, gcd, lcm, signbit)
+
+
+def rsub(input: Any, other: Any, alpha: Any = 1) -> Tensor:  # noqa: A002 - PyTorch's names
+    """``torch.rsub``: other - alpha * input (``sub`` with its operands swapped)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"rsub(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return _op(sub)(other, input, alpha=alpha)
+
+
+def positive(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
+    """``torch.positive``: +x, the tensor itself (bool tensors are refused, as torch)."""
+    if input.dtype == np.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported (as torch)")
+    return input
+
+
+def true_divide(dividend: Any, divisor: Any) -> Tensor:
+    """``torch.true_divide``: ``div`` under its older name (true division, floats out)."""
+    return _op(div)(dividend, divisor)
+
+
+__all__ += ["xlogy", "xlog1py", "logaddexp", "logaddexp2", "hypot", "copysign", "fmax", "fmin",
+            "clamp_min", "clamp_max", "nextafter", "heaviside", "addcmul", "addcdiv",
+            "float_power", "ldexp", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+            "bitwise_left_shift", "bitwise_right_shift", "gcd", "lcm", "signbit", "rsub",
+            "positive", "true_divide"]
+xlogy = _kw(xlogy, out=True)
+logaddexp = _kw(logaddexp, out=True)
+logaddexp2 = _kw(logaddexp2, out=True)
+hypot = _kw(hypot, out=True)
+copysign = _kw(copysign, out=True)
+fmax = _kw(fmax, out=True)
+fmin = _kw(fmin, out=True)
+nextafter = _kw(nextafter, out=True)
+heaviside = _kw(heaviside, out=True)
+addcmul = _kw(addcmul, out=True)
+addcdiv = _kw(addcdiv, out=True)
+float_power = _kw(float_power, out=True)
+ldexp = _kw(ldexp, out=True)
+bitwise_and = _kw(bitwise_and, out=True)
+bitwise_or = _kw(bitwise_or, out=True)
+bitwise_xor = _kw(bitwise_xor, out=True)
+bitwise_not = _kw(bitwise_not, out=True)
+bitwise_left_shift = _kw(bitwise_left_shift, out=True)
+bitwise_right_shift = _kw(bitwise_right_shift, out=True)
+gcd = _kw(gcd, out=True)
+lcm = _kw(lcm, out=True)
+signbit = _kw(signbit, out=True)
+clamp_min = _kw(clamp_min, out=True)
+clamp_max = _kw(clamp_max, out=True)
+true_divide = _kw(true_divide, out=True)
+Tensor.xlogy = xlogy
+Tensor.logaddexp = logaddexp
+Tensor.logaddexp2 = logaddexp2
+Tensor.hypot = hypot
+Tensor.copysign = copysign
+Tensor.fmax = fmax
+Tensor.fmin = fmin
+Tensor.clamp_min = clamp_min
+Tensor.clamp_max = clamp_max
+Tensor.nextafter = nextafter
+Tensor.heaviside = heaviside
+Tensor.addcmul = addcmul
+Tensor.addcdiv = addcdiv
+Tensor.float_power = float_power
+Tensor.ldexp = ldexp
+Tensor.true_divide = true_divide
+Tensor.positive = positive
+Tensor.signbit = signbit
+Tensor.bitwise_and = bitwise_and
+Tensor.bitwise_or = bitwise_or
+Tensor.bitwise_xor = bitwise_xor
+Tensor.bitwise_not = bitwise_not
+Tensor.bitwise_left_shift = bitwise_left_shift
+Tensor.bitwise_right_shift = bitwise_right_shift
+Tensor.gcd = gcd
+Tensor.lcm = lcm
+Tensor.xlogy_ = in_place_of(_op(xlogy), "xlogy_")
+Tensor.hypot_ = in_place_of(_op(hypot), "hypot_")
+Tensor.copysign_ = in_place_of(_op(copysign), "copysign_")
+Tensor.clamp_min_ = in_place_of(_op(clamp_min), "clamp_min_")
+Tensor.clamp_max_ = in_place_of(_op(clamp_max), "clamp_max_")
+Tensor.nextafter_ = in_place_of(_op(nextafter), "nextafter_")
+Tensor.heaviside_ = in_place_of(_op(heaviside), "heaviside_")
+Tensor.addcmul_ = in_place_of(_op(addcmul), "addcmul_")
+Tensor.addcdiv_ = in_place_of(_op(addcdiv), "addcdiv_")
+Tensor.float_power_ = float_power_
+Tensor.ldexp_ = in_place_of(_op(ldexp), "ldexp_")
+Tensor.true_divide_ = div_
+Tensor.bitwise_and_ = in_place_of(_op(bitwise_and), "bitwise_and_")
+Tensor.bitwise_or_ = in_place_of(_op(bitwise_or), "bitwise_or_")
+Tensor.bitwise_xor_ = in_place_of(_op(bitwise_xor), "bitwise_xor_")
+Tensor.bitwise_not_ = in_place_of(_op(bitwise_not), "bitwise_not_")
+Tensor.bitwise_left_shift_ = in_place_of(_op(bitwise_left_shift), "bitwise_left_shift_")
+Tensor.bitwise_right_shift_ = in_place_of(_op(bitwise_right_shift), "bitwise_right_shift_")
+Tensor.gcd_ = in_place_of(_op(gcd), "gcd_")
+Tensor.lcm_ = in_place_of(_op(lcm), "lcm_")
+Tensor.__and__ = _op(bitwise_and)
+Tensor.__or__ = _op(bitwise_or)
+Tensor.__xor__ = _op(bitwise_xor)
+Tensor.__rand__ = _reflected(_op(bitwise_and))
+Tensor.__ror__ = _reflected(_op(bitwise_or))
+Tensor.__rxor__ = _reflected(_op(bitwise_xor))
+Tensor.__invert__ = _op(bitwise_not)
+Tensor.__lshift__ = _op(bitwise_left_shift)
+Tensor.__rshift__ = _op(bitwise_right_shift)
+Tensor.__rlshift__ = _reflected(_op(bitwise_left_shift))
+Tensor.__rrshift__ = _reflected(_op(bitwise_right_shift))
+Tensor.__iand__ = Tensor.bitwise_and_
+Tensor.__ior__ = Tensor.bitwise_or_
+Tensor.__ixor__ = Tensor.bitwise_xor_
+Tensor.__ilshift__ = Tensor.bitwise_left_shift_
+Tensor.__irshift__ = Tensor.bitwise_right_shift_
+Tensor.__rdiv__ = Tensor.__rtruediv__

@@ -6,6 +6,7 @@ As PyTorch: the result must fit x's dtype (``int_tensor.erf_()`` is refused: erf
 float32), and a leaf that requires grad is refused while gradients are recorded."""
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable
 
 from ..tensor import Tensor
@@ -21,4 +22,8 @@ def in_place_of(fn: Callable[..., Tensor], name: str) -> Callable[..., Tensor]:
         return _in_place(self, name, lambda t: fn(t, *args, **kwargs), others)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"In-place ``{name[:-1]}``: the result is written into this tensor."
+    try:                                     # torch's parameter names, read from fn's own
+        method.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        pass
     return method
