@@ -34,7 +34,8 @@ EXCEPTIONS = {
     "Tensor.contiguous": {"memory_format"}, "Tensor.is_contiguous": {"memory_format"},
     **{f"{k}.{n}": {"memory_format"} for k in ("Tensor",) for n in (
         "bool", "cpu", "cuda", "double", "float", "half", "int", "long")},
-    **{f"{k}.{n}": {"out_dtype"} for k in ("torch", "Tensor") for n in ("mm", "bmm", "addmm")},
+    **{f"{k}.{n}": {"out_dtype"} for k in ("torch", "Tensor")
+       for n in ("mm", "bmm", "addmm", "baddbmm")},
     "torch.max": {"other"}, "torch.min": {"other"},            # use torch.maximum/minimum
     "Tensor.max": {"other"}, "Tensor.min": {"other"},
     "torch.save": {"f", "pickle_module", "pickle_protocol", "_use_new_zipfile_serialization",

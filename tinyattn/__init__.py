@@ -111,3 +111,11 @@ __all__ += ["addcdiv", "addcmul", "bitwise_and", "bitwise_left_shift", "bitwise_
             "copysign", "float_power", "fmax", "fmin", "gcd", "heaviside", "hypot", "lcm",
             "ldexp", "logaddexp", "logaddexp2", "nextafter", "positive", "rsub", "signbit",
             "true_divide", "xlogy"]
+from .ops import (addbmm, addmv, addr, baddbmm, cross, inner, kron, matrix_power, tensordot,
+                  vdot)
+from . import linalg
+__all__ += ["linalg", "addbmm", "addmv", "addr", "baddbmm", "cross", "inner", "kron",
+            "matrix_power", "tensordot", "vdot"]
+from .ops import det_older_name as det
+from .ops import inverse
+__all__ += ["det", "inverse"]

@@ -453,6 +453,19 @@ COVERAGE_A: List[Skip] = [
               kind="skip", when=_number_bound) for name in ("clamp_min", "clamp_max")],
     *[op_skip(name, "values", "tinyattn has no complex dtype", kind="skip",
               when=_holds_complex) for name in ("addcmul", "addcdiv")],
+    op_skip("addbmm", "values", "torch's addbmm_ resizes a (1,)-shaped input to the (n, p) "
+            "result; tinyattn refuses an in-place op that changes the tensor's shape",
+            variants=("inplace",), when=predicate("an input smaller than the result", lambda s:
+                s.input.dim() < 2)),
+    op_skip("addbmm", "values", "to fix: torch accumulates the batch products in another "
+            "order (and, in half precision, rounds between them): up to 1.2e-5 apart in float32 "
+            "and a unit of the last place in float16/bfloat16",
+            dtypes=("float32", "float16", "bfloat16")),
+    op_skip("addr", "values", "to fix: torch rounds the outer product to the half dtype "
+            "before scaling and adding; tinyattn computes in float32 and rounds once",
+            dtypes=_HALF),
+    op_skip("kron", "saves", "to fix: write to input 0 after the op: torch's backward does "
+            "not raise, tinyattn's (a reshape and a mul of the inputs) raises"),
     op_skip("ldexp", "saves", "to fix: write to input 0 after the op: torch's backward does "
             "not raise, tinyattn's (x * exp2(y): Mul keeps x) raises"),
     op_skip("special.erfcx", "values", "torch's float32 erfcx is off by up to 4e-6 relative "

@@ -632,3 +632,54 @@ Tensor.__ixor__ = Tensor.bitwise_xor_
 Tensor.__ilshift__ = Tensor.bitwise_left_shift_
 Tensor.__irshift__ = Tensor.bitwise_right_shift_
 Tensor.__rdiv__ = Tensor.__rtruediv__
+
+# More products (issue 30: ops/blas.py).
+from .blas import (addbmm, addmv, addr, baddbmm, cross, inner, kron, linalg_cross,
+                   matrix_power, multi_dot, tensordot, vdot, vecdot)
+
+__all__ += ["addmv", "addbmm", "baddbmm", "addr", "vdot", "inner", "kron", "tensordot",
+            "cross", "linalg_cross", "vecdot", "multi_dot", "matrix_power"]
+addmv = _kw(addmv, out=True)
+addbmm = _kw(addbmm, out=True)
+baddbmm = _kw(baddbmm, out=True)
+addr = _kw(addr, out=True)
+vdot = _kw(vdot, out=True)
+inner = _kw(inner, out=True)
+kron = _kw(kron, out=True)
+cross = _kw(cross, out=True)
+linalg_cross = _kw(linalg_cross, out=True)
+vecdot = _kw(vecdot, out=True)
+matrix_power = _kw(matrix_power, out=True)
+Tensor.addmv = addmv
+Tensor.addbmm = addbmm
+Tensor.baddbmm = baddbmm
+Tensor.addr = addr
+Tensor.vdot = vdot
+Tensor.inner = inner
+Tensor.kron = kron
+Tensor.cross = cross
+Tensor.matrix_power = matrix_power
+Tensor.addmv_ = in_place_of(_op(addmv), "addmv_")
+Tensor.addbmm_ = in_place_of(_op(addbmm), "addbmm_")
+Tensor.baddbmm_ = in_place_of(_op(baddbmm), "baddbmm_")
+Tensor.addr_ = in_place_of(_op(addr), "addr_")
+from .linalg_ops import det, inv
+
+__all__ += ["det", "inv", "inverse"]
+
+
+def inverse(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
+    """``torch.inverse``: ``linalg.inv`` under its older name."""
+    return inv(input)
+
+
+def _det(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
+    """``torch.det``: ``linalg.det`` under its older name."""
+    return det(input)
+
+
+inverse = _kw(inverse, out=True)
+inv = _kw(inv, out=True)
+det_older_name = _kw(_det)
+Tensor.inverse = inverse
+Tensor.det = det_older_name

@@ -1,0 +1,12 @@
+"""``tinyattn.linalg``: torch.linalg's names for the products tinyattn has (ops/blas.py,
+docs/derivations.md#more-products).
+
+    import tinyattn.linalg
+    tinyattn.linalg.vecdot(x, y); tinyattn.linalg.multi_dot([a, b, c])
+"""
+from __future__ import annotations
+
+from .ops import linalg_cross as cross
+from .ops import det, inv, matmul, matrix_power, multi_dot, vecdot
+
+__all__ = ["cross", "det", "inv", "matmul", "matrix_power", "multi_dot", "vecdot"]
