@@ -119,3 +119,7 @@ __all__ += ["linalg", "addbmm", "addmv", "addr", "baddbmm", "cross", "inner", "k
 from .ops import det_older_name as det
 from .ops import inverse
 __all__ += ["det", "inverse"]
+from .ops import (aminmax, cummax, cummin, diff, kthvalue, logcumsumexp, median, nanmean,
+                  nanmedian, nansum, std_mean, var_mean)
+__all__ += ["aminmax", "cummax", "cummin", "diff", "kthvalue", "logcumsumexp", "median",
+            "nanmean", "nanmedian", "nansum", "std_mean", "var_mean"]

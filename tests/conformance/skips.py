@@ -464,6 +464,18 @@ COVERAGE_A: List[Skip] = [
     op_skip("addr", "values", "to fix: torch rounds the outer product to the half dtype "
             "before scaling and adding; tinyattn computes in float32 and rounds once",
             dtypes=_HALF),
+    *[op_skip(name, "values", "not unique: which of equal elements (ties) is the k-th or "
+              "the median is unspecified; its index differs", kind="structure", when=has_ties)
+      for name in ("kthvalue", "median", "nanmedian")],
+    *[op_skip(name, "errors", "to fix: out= tuples are not checked for overlap or dtype",
+              when=has_kwarg("out")) for name in ("kthvalue", "aminmax")],
+    *[op_skip(name, "saves", "to fix: torch keeps the input (and the indices) for backward; "
+              "tinyattn's gather keeps the indices only, so a write to the input goes "
+              "unnoticed (the gradient does not depend on it)")
+      for name in ("cummax", "cummin", "nanmedian", "aminmax")],
+    *[op_skip(name, "saves", "to fix (as var and std): write to input 0 after the op: "
+              "torch's backward raises, tinyattn's does not")
+      for name in ("var_mean", "var_mean.unbiased", "std_mean", "std_mean.unbiased")],
     op_skip("kron", "saves", "to fix: write to input 0 after the op: torch's backward does "
             "not raise, tinyattn's (a reshape and a mul of the inputs) raises"),
     op_skip("ldexp", "saves", "to fix: write to input 0 after the op: torch's backward does "

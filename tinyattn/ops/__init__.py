@@ -683,3 +683,32 @@ inv = _kw(inv, out=True)
 det_older_name = _kw(_det)
 Tensor.inverse = inverse
 Tensor.det = det_older_name
+
+# More reductions and scans (issue 30: ops/more_reductions.py).
+from .more_reductions import (aminmax, cummax, cummin, diff, kthvalue, logcumsumexp, median,
+                              nanmean, nanmedian, nansum, std_mean, var_mean)
+
+__all__ += ["nansum", "nanmean", "var_mean", "std_mean", "logcumsumexp", "cummax", "cummin",
+            "diff", "aminmax", "median", "nanmedian", "kthvalue"]
+nansum = _kw(nansum, out=True)
+var_mean = _kw(var_mean, out=True)
+std_mean = _kw(std_mean, out=True)
+nanmean = _kw(nanmean, out=True)
+logcumsumexp = _kw(logcumsumexp, out=True)
+cummax = _kw(cummax, out=True)
+cummin = _kw(cummin, out=True)
+diff = _kw(diff, out=True)
+aminmax = _kw(aminmax, out=True)
+median = _kw(median, out=True)
+nanmedian = _kw(nanmedian, out=True)
+kthvalue = _kw(kthvalue, out=True)
+Tensor.nansum = nansum
+Tensor.nanmean = nanmean
+Tensor.logcumsumexp = logcumsumexp
+Tensor.cummax = cummax
+Tensor.cummin = cummin
+Tensor.diff = diff
+Tensor.aminmax = aminmax
+Tensor.median = median
+Tensor.nanmedian = nanmedian
+Tensor.kthvalue = kthvalue

@@ -25,7 +25,7 @@ from . import (activations, attention, batch_norm, compare, division, dropout, e
                pointwise, pointwise_loss, powers, products, rearrange, reduce, robust_loss, rope,
                rounding, scatter, scatter_reduce, shape, softmax, stats, tiled_attention, trig,
                view_writes)
-from . import binary_special, blas, linalg_ops, special_functions
+from . import binary_special, blas, linalg_ops, more_reductions, special_functions
 from .spec import OpCase, OpSpec, make_inputs
 
 __all__ = ["OpCase", "OpSpec", "OP_TABLE", "make_inputs", "FAMILIES"]
@@ -35,6 +35,7 @@ FAMILIES = [elementwise, powers, trig, reduce, shape, interleave, matmul, softma
             division, rounding, rearrange, products, activations, stats, robust_loss, compare,
             indexing, layout, pad, einsum, pointwise_loss, nll, hyperbolic, inverse_trig,
             scatter_reduce, scatter, normal_sample, batch_norm, grids, local_attention, performer,
-            view_writes, special_functions, binary_special, blas, linalg_ops]
+            view_writes, special_functions, binary_special, blas, linalg_ops,
+            more_reductions]
 
 OP_TABLE: List[OpSpec] = [row for family in FAMILIES for row in family.ROWS]
