@@ -123,3 +123,5 @@ from .ops import (aminmax, cummax, cummin, diff, kthvalue, logcumsumexp, median,
                   nanmedian, nansum, std_mean, var_mean)
 __all__ += ["aminmax", "cummax", "cummin", "diff", "kthvalue", "logcumsumexp", "median",
             "nanmean", "nanmedian", "nansum", "std_mean", "var_mean"]
+from .ops import logdet, slogdet
+__all__ += ["logdet", "slogdet"]

@@ -7,6 +7,8 @@ docs/derivations.md#more-products).
 from __future__ import annotations
 
 from .ops import linalg_cross as cross
-from .ops import det, inv, matmul, matrix_power, multi_dot, vecdot
+from .ops import (det, eigvalsh, inv, matmul, matrix_power, multi_dot, slogdet, solve,
+                  svdvals, vecdot, vector_norm)
 
-__all__ = ["cross", "det", "inv", "matmul", "matrix_power", "multi_dot", "vecdot"]
+__all__ = ["cross", "det", "eigvalsh", "inv", "matmul", "matrix_power", "multi_dot", "slogdet",
+           "solve", "svdvals", "vecdot", "vector_norm"]

@@ -52,6 +52,8 @@ def _wrap(value: Any) -> Any:
         return StrictArray(value)
     if isinstance(value, np.generic):
         return StrictArray(np.asarray(value))
+    if hasattr(value, "_fields"):            # NumPy's named results (SlogdetResult, ...)
+        return type(value)(*(_wrap(v) for v in value))
     if isinstance(value, (tuple, list)):
         return type(value)(_wrap(v) for v in value)
     return value

@@ -712,3 +712,22 @@ Tensor.aminmax = aminmax
 Tensor.median = median
 Tensor.nanmedian = nanmedian
 Tensor.kthvalue = kthvalue
+
+# More of torch.linalg (issue 30: ops/linalg_ops.py), and vector_norm over stats.norm.
+from .linalg_ops import eigvalsh, logdet, slogdet, solve, svdvals
+
+
+def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None,  # noqa: A002 - torch's names
+                keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """``torch.linalg.vector_norm``: the ord-norm of the elements over ``dim`` (``norm``'s
+    Function, docs/derivations.md#norm); ``dtype`` converts x first."""
+    if dtype is not None:
+        x = x.to(dtype)
+    return norm(x, ord, dim, keepdim)
+
+
+__all__ += ["slogdet", "logdet", "solve", "eigvalsh", "svdvals", "vector_norm"]
+logdet = _kw(logdet)
+vector_norm = _kw(vector_norm, out=True)
+Tensor.logdet = logdet
+Tensor.slogdet = slogdet
