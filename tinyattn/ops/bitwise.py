@@ -44,7 +44,7 @@ def _wrap(xp: Any, array: Any) -> Tensor:
 def _binary(name: str, fn: Callable[[Any, Any, Any], Any], allow_bool: bool = True,
             tensors_only: bool = False) -> Callable[..., Tensor]:
     def op(input: Any, other: Any) -> Tensor:  # noqa: A002 - PyTorch's names
-        for arg, value in (("input", input), ("other", other))[:2 if tensors_only else 1]:
+        for arg, value in (("input", input), ("other", other))[:2 if tensors_only else 0]:
             if not isinstance(value, Tensor):
                 raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not "
                                 f"{type(value).__name__}")
