@@ -123,5 +123,6 @@ from .ops import (aminmax, cummax, cummin, diff, kthvalue, logcumsumexp, median,
                   nanmedian, nansum, std_mean, var_mean)
 __all__ += ["aminmax", "cummax", "cummin", "diff", "kthvalue", "logcumsumexp", "median",
             "nanmean", "nanmedian", "nansum", "std_mean", "var_mean"]
-from .ops import logdet, slogdet
+from .ops import logdet
+from .ops import slogdet_older_name as slogdet
 __all__ += ["logdet", "slogdet"]

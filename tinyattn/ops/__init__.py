@@ -727,7 +727,13 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None,  # noqa: A002 - torch'
 
 
 __all__ += ["slogdet", "logdet", "solve", "eigvalsh", "svdvals", "vector_norm"]
+def slogdet_older_name(input: Tensor) -> Any:  # noqa: A002 - PyTorch's name
+    """``torch.slogdet``: ``linalg.slogdet`` under its older name, (sign, logabsdet)."""
+    return slogdet(input)
+
+
 logdet = _kw(logdet)
 vector_norm = _kw(vector_norm, out=True)
+slogdet_older_name = _kw(slogdet_older_name)
 Tensor.logdet = logdet
-Tensor.slogdet = slogdet
+Tensor.slogdet = slogdet_older_name
