@@ -35,7 +35,8 @@ EXCEPTIONS = {
     "Tensor.contiguous": {"memory_format"}, "Tensor.is_contiguous": {"memory_format"},
     **{f"{k}.{n}": {"memory_format"} for k in ("Tensor",) for n in (
         "bool", "cpu", "cuda", "double", "float", "half", "int", "long")},
-    **{f"{k}.{n}": {"out_dtype"} for k in ("torch", "Tensor") for n in ("mm", "bmm", "addmm")},
+    **{f"{k}.{n}": {"out_dtype"} for k in ("torch", "Tensor")
+       for n in ("mm", "bmm", "addmm", "baddbmm")},
     "torch.max": {"other"}, "torch.min": {"other"},            # use torch.maximum/minimum
     "Tensor.max": {"other"}, "Tensor.min": {"other"},
     "torch.save": {"f", "pickle_module", "pickle_protocol", "_use_new_zipfile_serialization",
@@ -60,7 +61,7 @@ EXCEPTIONS = {
     "Tensor.copy_": {"non_blocking"}, "Tensor.numpy": {"force"},
     "Tensor.type_as": {"tensor"},
     "Tensor.div": {"rounding_mode"}, "torch.div": {"rounding_mode"},
-    "Tensor.div_": {"value", "rounding_mode"}, "Tensor.mul_": {"value"},
+    "Tensor.div_": {"value", "rounding_mode"}, "Tensor.true_divide_": {"value"}, "Tensor.mul_": {"value"},
     "Tensor.fmod_": {"divisor"}, "Tensor.remainder_": {"divisor"},
     "Tensor.floor_divide_": {"value"},
     **{f"Tensor.new_{n}": {"size", "layout", "pin_memory"} for n in (

@@ -120,3 +120,36 @@ __all__ = [
     "transpose_copy", "t_copy", "ravel", "positive", "msort", "adjoint", "renorm",
     "set_strict_promotion", "is_strict_promotion", "strict_promotion",
 ]
+
+# Coverage of torch's ops (issue 30): special functions, and torch.special
+from .ops import (acosh, asinh, atanh, deg2rad, digamma, erf, erfc, erfinv, frac, i0, lgamma,
+                  logit, rad2deg, sinc)
+from . import special
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
+__all__ += ["special", "erf", "erfc", "erfinv", "lgamma", "digamma", "logit", "i0", "sinc",
+            "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "frac", "deg2rad",
+            "rad2deg"]
+from .ops import (addcdiv, addcmul, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
+                  bitwise_right_shift, bitwise_xor, clamp_max, clamp_min, copysign, float_power,
+                  fmax, fmin, gcd, heaviside, hypot, lcm, ldexp, logaddexp, logaddexp2,
+                  nextafter, positive, rsub, signbit, true_divide, xlogy)
+__all__ += ["addcdiv", "addcmul", "bitwise_and", "bitwise_left_shift", "bitwise_not",
+            "bitwise_or", "bitwise_right_shift", "bitwise_xor", "clamp_max", "clamp_min",
+            "copysign", "float_power", "fmax", "fmin", "gcd", "heaviside", "hypot", "lcm",
+            "ldexp", "logaddexp", "logaddexp2", "nextafter", "positive", "rsub", "signbit",
+            "true_divide", "xlogy"]
+from .ops import (addbmm, addmv, addr, baddbmm, cross, inner, kron, matrix_power, tensordot,
+                  vdot)
+from . import linalg
+__all__ += ["linalg", "addbmm", "addmv", "addr", "baddbmm", "cross", "inner", "kron",
+            "matrix_power", "tensordot", "vdot"]
+from .ops import det_older_name as det
+from .ops import inverse
+__all__ += ["det", "inverse"]
+from .ops import (aminmax, cummax, cummin, diff, kthvalue, logcumsumexp, median, nanmean,
+                  nanmedian, nansum, std_mean, var_mean)
+__all__ += ["aminmax", "cummax", "cummin", "diff", "kthvalue", "logcumsumexp", "median",
+            "nanmean", "nanmedian", "nansum", "std_mean", "var_mean"]
+from .ops import logdet
+from .ops import slogdet_older_name as slogdet
+__all__ += ["logdet", "slogdet"]

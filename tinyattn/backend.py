@@ -29,6 +29,7 @@ __all__ = [
     "standard_normal", "integers", "cuda_unavailable_reason", "device_info", "synchronize",
     "erf_is_slow", "memory_bytes", "may_share_memory", "tune_allocator", "ALLOCATOR_TUNING",
     "accurate_sum", "accurate_cumsum",
+    "special_module",
 ]
 
 CUDA_INSTALL_HINT = (
@@ -224,6 +225,18 @@ def erf(x: Any) -> Any:
         import cupyx.scipy.special  # noqa: PLC0415 - only reached with CuPy present
         return cupyx.scipy.special.erf(x)
     return scipy.special.erf(x).astype(x.dtype, copy=False)
+
+
+def special_module(x: Any) -> Any:
+    """SciPy's special functions (``erfinv``, ``gammaln``, ``i0e``, ...) for x's device:
+    scipy.special on the CPU, cupyx.scipy.special on CUDA, an extra device's ``xp.special``."""
+    for record in _extra_devices.values():
+        if record.owns(x):
+            return record.xp.special
+    if _cupy_owns(x):
+        import cupyx.scipy.special  # noqa: PLC0415 - only reached with CuPy present
+        return cupyx.scipy.special
+    return scipy.special
 
 
 def erf_is_slow(x: Any) -> bool:

@@ -68,6 +68,8 @@ MODULES: Dict[str, ModuleSpec] = {
                                       frozenset({"masked_fill", "where", "rope",
                                                  "local_attention", "performer_attention"})),
     "torch.nn.init": ModuleSpec("tinyattn.nn.init"),
+    "torch.special": ModuleSpec("tinyattn.special"),
+    "torch.linalg": ModuleSpec("tinyattn.linalg"),
     "torch.nn.utils": ModuleSpec("tinyattn.nn.utils"),
     "torch.nn.utils.rnn": ModuleSpec("tinyattn.nn.utils.rnn"),
     "torch.nn.parameter": ModuleSpec(None, shim_names={"Parameter": Parameter}),
