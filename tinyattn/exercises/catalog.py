@@ -3,7 +3,8 @@
 The ops track (01-13, ops_track.py): write the backward of an op in NumPy. The engine track
 (14-20, engine_track.py): write the pieces of a reverse-mode autograd engine. The attention
 systems track (21-26, systems_track.py): online softmax, the backward from the log-sum-exp,
-a KV-cache step, loss scaling, checkpointing, local attention. What an exercise, a part, a
+a KV-cache step, loss scaling, checkpointing, local attention. Then, in the ops track
+again, 29-30 (vision_track.py): conv2d's backward and max pooling's. What an exercise, a part, a
 case and a known mistake are: course.py.
 """
 from __future__ import annotations
@@ -15,11 +16,13 @@ from .course import (DERIVATIONS, Case, EngineMistake, EnginePart, Exercise, Mis
 from .engine_track import ENGINE_EXERCISES
 from .ops_track import OP_EXERCISES
 from .systems_track import SYSTEMS_EXERCISES
+from .vision_track import VISION_EXERCISES
 
 __all__ = ["Case", "Region", "Mistake", "Part", "Scenario", "EngineMistake", "EnginePart",
            "Exercise", "EXERCISES", "TRACKS", "find_exercise", "DERIVATIONS"]
 
-EXERCISES: List[Exercise] = OP_EXERCISES + ENGINE_EXERCISES + SYSTEMS_EXERCISES
+EXERCISES: List[Exercise] = (OP_EXERCISES + ENGINE_EXERCISES + SYSTEMS_EXERCISES
+                             + VISION_EXERCISES)     # 29-30: ops track, issue 36
 TRACKS = {"ops": "write the backward of each op (NumPy)",
           "engine": "build the autograd engine itself",
           "systems": "attention systems: tiled attention, KV cache, loss scaling, checkpointing"}
