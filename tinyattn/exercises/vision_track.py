@@ -70,7 +70,7 @@ def conv2d_cases(rng: np.random.Generator) -> List[Case]:
 
 
 def _conv_grads(grad, cache, flip=False, unit_stride=False, unit_dilation=False,
-                wrong_end=False):
+                wrong_end=False, overwrite=False):
     """(dx, dweight) with one classic mistake switched on."""
     x, weight, stride, padding, dilation = cache
     stride = (1, 1) if unit_stride else stride
@@ -84,7 +84,11 @@ def _conv_grads(grad, cache, flip=False, unit_stride=False, unit_dilation=False,
         if window.shape[2:] != grad.shape[2:]:
             raise ValueError("this mistake does not fit these sizes")
         dweight[:, :, kh, kw] = np.einsum("nohw,nchw->oc", grad, window)
-        dxpad[:, :, rows, cols] += np.einsum("nohw,oc->nchw", grad, used[:, :, kh, kw])
+        back = np.einsum("nohw,oc->nchw", grad, used[:, :, kh, kw])
+        if overwrite:                           # dxpad[slice] = ...: the last tap wins
+            dxpad[:, :, rows, cols] = back
+        else:
+            dxpad[:, :, rows, cols] += back
     dweight = dweight[:, :, ::-1, ::-1] if flip else dweight
     return _crop(dxpad, padding, x.shape, wrong_end), dweight
 
@@ -114,6 +118,11 @@ CONV_MISTAKES = [
     Mistake("weight", "conv_stride", _CONV_STRIDE, _conv(1, unit_stride=True)),
     Mistake("x", "conv_dilation", _CONV_DILATION, _conv(0, unit_dilation=True)),
     Mistake("weight", "conv_dilation", _CONV_DILATION, _conv(1, unit_dilation=True)),
+    Mistake("x", "overlap_overwrite",
+            "Overlapping windows overwrite each other: an input pixel is read by several "
+            "taps (and windows), so its gradient is the SUM of what each sends back; "
+            "dxpad[slice] = ... keeps only the last tap's. Use dxpad[slice] += ....",
+            _conv(0, overwrite=True)),
     Mistake("x", "padding_crop",
             "The padding is cropped from the wrong end: xpad has padding rows at the top "
             "AND the bottom (columns on both sides), so dx = dxpad[:, :, ph:ph + H, pw:pw + "
