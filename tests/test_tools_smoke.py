@@ -49,6 +49,7 @@ RUN_ELSEWHERE = {
     "examples/mixed_precision.py": "test_mixed_precision_example.py",
     "examples/profile_step.py": "test_profiler.py",
     "examples/quantize.py": "test_quantization.py",
+    "examples/rnn_to_attention.py": "test_rnn_to_attention.py",
     "examples/scaling_experiment.py": "test_long_sequences_examples.py",
     "examples/vision_digits.py": "test_vit.py",
 }

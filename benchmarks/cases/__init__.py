@@ -9,6 +9,7 @@ from .common import Case
 from .encoder import case_encoder
 from .gpt import case_gpt
 from .layer_norm import case_layer_norm
+from .lstm import case_lstm
 from .matmul import case_matmul
 from .mha import case_mha
 from .small_op import case_small_op
@@ -32,6 +33,7 @@ def build_cases(quick: bool, tiny: bool = False) -> Dict[str, Callable[[], Case]
             "layer_norm": lambda: case_layer_norm((2, 8, 16)),
             "small_op_fwd": lambda: case_small_op(False, inner),
             "small_op_fwd_bwd": lambda: case_small_op(True, inner),
+            "lstm": lambda: case_lstm(s=4, b=2, hidden=8),
         }
     return {
         "matmul": case_matmul,
@@ -44,6 +46,7 @@ def build_cases(quick: bool, tiny: bool = False) -> Dict[str, Callable[[], Case]
         "layer_norm": case_layer_norm,
         "small_op_fwd": lambda: case_small_op(False, inner),
         "small_op_fwd_bwd": lambda: case_small_op(True, inner),
+        "lstm": case_lstm,
     }
 
 

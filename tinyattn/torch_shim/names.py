@@ -44,6 +44,7 @@ _NN_HIDDEN = frozenset({
     "NonFiniteLogitsError",
     "random_block_mask", "global_tokens_mask", "LinformerSelfAttention", "RelativePositionBias",
     "VisionTransformer", "ViTBlock", "attention_rollout",
+    "AdditiveAttention", "LuongAttention",
 })
 
 _QUANTIZATION_HIDDEN = frozenset({"DynamicQuantizedLinear", "choose_qparams", "quantize_weight",
