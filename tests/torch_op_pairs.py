@@ -22,6 +22,7 @@ OPS = {
     "neg": (lambda x: -x, lambda x: -x, [("h", (3,))]),
     "pow": (lambda x: x ** 2, lambda x: x ** 2, [("h", (3,))]),
     "pow_tensor": (lambda x, y: x ** y, lambda x, y: x ** y, [("pos", (3,)), ("h", (3,))]),
+    "rpow": (lambda x: 2.5 ** x, lambda x: 2.5 ** x, [("h", (3,))]),
     "exp": (ta.exp, torch.exp, [("h", (3,))]),
     "log": (ta.log, torch.log, [("pos", (3,))]),
     "log_half": (ta.log, torch.log, [("h", (3,))]),

@@ -16,6 +16,9 @@ from .ops import rms_norm
 from .ops.rope import rope
 from .ops.local_attention import local_attention
 from .ops.performer import performer_attention
+from .ops.more_activations import (relu6, hardsigmoid, hardswish, hardshrink, softshrink,
+                                   tanhshrink, threshold, mish, celu, selu, rrelu, glu, prelu,
+                                   softmin)
 from .ops.conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,
                        conv_transpose3d, fold, unfold)
 from .ops.group_norm import group_norm
@@ -30,6 +33,8 @@ __all__ = ["softmax", "log_softmax", "relu", "gelu", "tanh", "linear", "layer_no
            "rms_norm", "normalize", "cosine_similarity", "logsigmoid", "elu", "hardtanh",
            "softsign", "smooth_l1_loss", "huber_loss", "kl_div", "batch_norm",
            "local_attention", "performer_attention",
+           "relu6", "hardsigmoid", "hardswish", "hardshrink", "softshrink", "tanhshrink",
+           "threshold", "mish", "celu", "selu", "rrelu", "glu", "prelu", "softmin",
            "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "unfold", "fold", "max_pool1d", "max_pool2d", "avg_pool1d",
            "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",

@@ -90,6 +90,7 @@ OP_NAMES: Dict[str, str] = {
     "BCE": "binary_cross_entropy", "SmoothL1": "smooth_l1_loss", "KlDiv": "kl_div",
     "Exp": "exp", "Log": "log", "Log1p": "log1p", "Expm1": "expm1", "Rsqrt": "rsqrt",
     "Reciprocal": "reciprocal", "Softplus": "softplus", "Pow": "pow", "PowTensor": "pow",
+    "RPow": "pow",
     "LogSumExp": "logsumexp", "Sum": "sum", "Prod": "prod", "Cumsum": "cumsum",
     "Cumprod": "cumprod", "Norm": "norm",
     "Concat": "cat", "Stack": "stack", "ScatterAdd": "scatter_add",

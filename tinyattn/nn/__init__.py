@@ -4,6 +4,9 @@ from __future__ import annotations
 from . import functional, init, torch_compat, utils
 from .activation import (GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus,
                          Tanh)
+from .activation import (CELU, ELU, GLU, PReLU, ReLU6, RReLU, SELU, Hardshrink, Hardsigmoid,
+                         Hardswish, Hardtanh, LogSigmoid, Mish, Softmin, Softshrink, Softsign,
+                         Tanhshrink, Threshold)
 from .attention import KVCache, MultiHeadAttention
 from .batchnorm import BatchNorm1d, BatchNorm2d
 from .channel_dropout import Dropout1d, Dropout2d, Dropout3d
@@ -41,6 +44,9 @@ __all__ = [
     "Linear", "Embedding", "LayerNorm", "RMSNorm", "BatchNorm1d", "Dropout", "Identity", "Flatten",
     "Unflatten", "FeedForward", "SwiGLU", "llama_hidden_dim",
     "ReLU", "GELU", "Tanh", "Sigmoid", "SiLU", "LeakyReLU", "Softplus", "Softmax", "LogSoftmax",
+    "ReLU6", "Hardsigmoid", "Hardswish", "Mish", "SELU", "CELU", "ELU", "Hardtanh",
+    "Hardshrink", "Softshrink", "Tanhshrink", "Softsign", "LogSigmoid", "Threshold", "RReLU",
+    "GLU", "Softmin", "PReLU",
     "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss", "BCEWithLogitsLoss",
     "functional", "init", "utils",
     "causal_mask", "key_padding_mask", "sliding_window_mask", "combine_masks",

@@ -47,6 +47,8 @@ class ScaledDotProductAttention(Function):
     The scale multiplies q (and dq), never the (S_q, S_k) arrays: d_k is usually smaller.
     """
 
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
+
     def forward(self, q, k, v, mask, scale: float, dropout_p: float, generator: Any,
                 weights_sink: Optional[List[Any]], bias: Any = None):
         xp = backend.get_array_module(q)
@@ -332,9 +334,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     (..., S_q, S_k), the probabilities before dropout, detached (for plotting);
     ``generator`` for the dropout mask; ``impl``/``block_size`` below. A query whose keys
     are all masked gets an output of zeros and zero gradients (as torch 2.13's CPU kernel
-    does; nn.MultiheadAttention with need_weights=True gives NaN: docs/nn.md#masks). One
-    deliberate difference: ``attn_mask`` may be combined with ``is_causal`` (PyTorch
-    refuses both at once).
+    does; nn.MultiheadAttention with need_weights=True gives NaN: docs/nn.md#masks).
+    ``attn_mask`` together with ``is_causal=True`` is refused, as torch documents (its math
+    kernel and CUDA raise): fold the causal mask into ``attn_mask`` instead.
 
     Why divide by sqrt(d_k): if q and k have independent unit-variance entries, q . k is a sum
     of d_k unit-variance terms, so its variance is d_k. Scaling by 1/sqrt(d_k) brings the
@@ -353,6 +355,11 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     but a graph of it (``tinyattn.viz.explore``) shows every step.
     """
     op = "scaled_dot_product_attention"
+    if attn_mask is not None and is_causal:
+        raise RuntimeError(
+            f"{op}: Explicit attn_mask should not be set when is_causal=True (torch refuses "
+            f"both at once). Combine them into one mask, e.g. attn_mask & "
+            f"ones(S_q, S_k, dtype=bool).tril() for a boolean mask, and pass is_causal=False")
     q, k, v = query, key, value
     if impl is None:                    # the kernel switches (torch.nn.attention.sdpa_kernel)
         impl = kernels.choose_impl(q.device, float(dropout_p), _is_float_mask(attn_mask),

@@ -30,6 +30,10 @@ class LayerNorm(Function):
     The two means are the paths through mu and through var; each is one line of the chain rule.
     """
 
+    versions_checked = (0,)    # what torch saves: changed in place, backward raises
+
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
+
     def forward(self, x, *affine, axes, eps: float, has_weight: bool, has_bias: bool):
         xp = backend.get_array_module(x)
         weight = affine[0] if has_weight else None
@@ -57,9 +61,11 @@ class LayerNorm(Function):
         grads = [None]
         scratch = xp.multiply(grad, xhat)       # g * xhat: dw, then reused twice below
         if weight is not None:
-            grads.append(scratch.sum(axis=batch_axes) if self.needs_input_grad[1] else None)
+            grads.append(backend.accurate_sum(scratch, batch_axes)
+                         if self.needs_input_grad[1] else None)
         if has_bias:
-            grads.append(grad.sum(axis=batch_axes) if self.needs_input_grad[-1] else None)
+            grads.append(backend.accurate_sum(grad, batch_axes)
+                         if self.needs_input_grad[-1] else None)
         if self.needs_input_grad[0]:
             # dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), in two buffers
             dx = grad * weight if weight is not None else grad.copy()      # dxhat
@@ -143,6 +149,8 @@ class RMSNorm(Function):
         dx = rstd * (dxhat - xhat * mean(dxhat * xhat)),   dw = sum over the other dims of g * xhat
     Layer norm's formula without the mean path: nothing is centred, so nothing is subtracted.
     """
+
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
 
     def forward(self, x, *weight, axes, eps: float):
         xp = backend.get_array_module(x)
