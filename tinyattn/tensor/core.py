@@ -29,6 +29,7 @@ class Tensor(TensorConversions):
     _ctx: Optional[autograd.Function] = None
     _retains_grad = False
     _hooks: Optional[List[Any]] = None               # register_hook() on a leaf
+    _post_accumulate_hooks: Optional[List[Any]] = None   # after .grad += (a leaf's)
     _vc: Optional[autograd.VersionCounter] = None   # created on first need; shared by views
     _is_view = False                                 # shares memory with another tensor
     _has_views = False                               # another tensor shares its memory
@@ -284,6 +285,11 @@ class Tensor(TensorConversions):
         returns replaces the gradient. Returns a handle with ``.remove()``. See
         ``tinyattn.autograd.register_hook``."""
         return autograd.register_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
+        """Call ``hook(self)`` once backward has added this leaf's whole gradient into
+        ``.grad`` (PyTorch's). See ``tinyattn.autograd.hooks``."""
+        return autograd.hooks.register_post_accumulate_grad_hook(self, hook)
 
     @property
     def retains_grad(self) -> bool:
