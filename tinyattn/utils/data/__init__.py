@@ -27,9 +27,9 @@ from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, 
 
 import numpy as np
 
-from .. import backend
-from ..ops import stack
-from ..tensor import Tensor, as_tensor, tensor
+from ... import backend
+from ...ops import stack
+from ...tensor import Tensor, as_tensor, tensor
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
            "random_split", "Sampler", "SequentialSampler", "RandomSampler", "BatchSampler",
