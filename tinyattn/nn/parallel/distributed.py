@@ -10,8 +10,8 @@ the gradient of the mean loss over the whole batch (equal slices), so every rank
 same optimizer step and the replicas stay identical. The averaging is done by all-reduce,
 in buckets: parameters are grouped (in reverse order of ``parameters()``, roughly the order
 their gradients become ready in the backward) into buckets of at most ``bucket_cap_mb``
-(the first one 1 MiB, as torch); a post-accumulate-grad hook on each parameter marks it
-ready, and as soon as a bucket's parameters are all ready, its gradients are copied into one
+(by default 25, the first one 1 MiB, as torch); a post-accumulate-grad hook on each
+parameter marks it ready, and as soon as a bucket's parameters are all ready, its gradients are copied into one
 flat buffer and its all-reduce is started without waiting, while the backward goes on.
 Buckets start in order (every rank must start the same collectives in the same order); the
 last one to start waits for all of them and writes the averages back into ``.grad``.
@@ -50,14 +50,15 @@ class _Bucket:
         return f"_Bucket({self.index}, {len(self.params)} params, {self.numel} elements)"
 
 
-def _buckets(params: List[Parameter], cap_bytes: int) -> List[_Bucket]:
+def _buckets(params: List[Parameter], cap_bytes: int, first_cap: int) -> List[_Bucket]:
     """Reverse order of ``parameters()``; a new bucket when the cap would be passed or the
-    dtype changes; the first bucket capped at 1 MiB so the first all-reduce starts early."""
+    dtype changes; the first bucket capped at ``first_cap`` (torch: 1 MiB unless
+    ``bucket_cap_mb`` was given) so that the first all-reduce starts early."""
     groups: List[List[Parameter]] = []
     size = 0
     for p in reversed(params):
         nbytes = p.numel() * p.dtype.itemsize
-        cap = _FIRST_BUCKET_BYTES if len(groups) <= 1 else cap_bytes
+        cap = first_cap if len(groups) <= 1 else cap_bytes
         if not groups or groups[-1][0].dtype != p.dtype or (size + nbytes > cap and size):
             groups.append([])
             size = 0
@@ -109,7 +110,9 @@ class DistributedDataParallel(Module):
         cap_mb = _DEFAULT_BUCKET_MB if bucket_cap_mb is None else bucket_cap_mb
         self.bucket_bytes_cap = int(cap_mb * 1024 * 1024)
         object.__setattr__(self, "_params", params)
-        object.__setattr__(self, "_buckets", _buckets(params, self.bucket_bytes_cap))
+        first_cap = _FIRST_BUCKET_BYTES if bucket_cap_mb is None else self.bucket_bytes_cap
+        object.__setattr__(self, "_buckets", _buckets(params, self.bucket_bytes_cap,
+                                                      first_cap))
         object.__setattr__(self, "_bucket_of", {id(p): b for b in self._buckets
                                                 for p in b.params})
         object.__setattr__(self, "_names", {id(p): n for n, p in module.named_parameters()})
