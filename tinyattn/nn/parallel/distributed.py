@@ -11,8 +11,9 @@ same optimizer step and the replicas stay identical. The averaging is done by al
 in buckets: parameters are grouped (in reverse order of ``parameters()``, roughly the order
 their gradients become ready in the backward) into buckets of at most ``bucket_cap_mb``
 (by default 25, the first one 1 MiB, as torch); a post-accumulate-grad hook on each
-parameter marks it ready, and as soon as a bucket's parameters are all ready, its gradients are copied into one
-flat buffer and its all-reduce is started without waiting, while the backward goes on.
+parameter marks it ready, and as soon as a bucket's parameters are all ready, its gradients
+are copied into one flat buffer and its all-reduce is started without waiting, while the
+backward goes on.
 Buckets start in order (every rank must start the same collectives in the same order); the
 last one to start waits for all of them and writes the averages back into ``.grad``.
 
