@@ -23,6 +23,8 @@ parser.add_argument("--accumulate", type=int, default=1)
 parser.add_argument("--reference", type=int, default=0)
 parser.add_argument("--bucket-cap-mb", type=float, default=0.01)
 parser.add_argument("--steps", type=int, default=3)
+parser.add_argument("--no-ddp", action="store_true",
+                    help="negative control: each rank trains alone on its slice")
 args = parser.parse_args()
 
 GLOBAL_BATCH, SEQ = 8, 6
@@ -42,7 +44,7 @@ else:
         with ta.no_grad():
             for p in model.parameters():
                 p.mul_(0.5)
-    net = DDP(model, bucket_cap_mb=args.bucket_cap_mb)
+    net = model if args.no_ddp else DDP(model, bucket_cap_mb=args.bucket_cap_mb)
 optimizer = ta.optim.SGD(model.parameters(), lr=0.1)
 per_rank = GLOBAL_BATCH // world
 for step in range(args.steps):
@@ -55,6 +57,9 @@ for step in range(args.steps):
         x, y = ta.tensor(chunk[:, :-1]), ta.tensor(chunk[:, 1:])
         last = k == len(micro) - 1
         if args.reference or last:
+            _, loss = net(x, y)
+            (loss / args.accumulate).backward()
+        elif args.no_ddp:
             _, loss = net(x, y)
             (loss / args.accumulate).backward()
         elif step % 2:

