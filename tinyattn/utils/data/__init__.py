@@ -36,8 +36,7 @@ from .worker import WorkerInfo, get_worker_info
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
            "random_split", "Sampler", "SequentialSampler", "RandomSampler", "BatchSampler",
-           "DataLoader", "default_collate", "default_convert", "get_worker_info",
-           "WorkerInfo"]
+           "DataLoader", "default_collate", "default_convert", "get_worker_info"]
 
 
 # ------------------------------------------------------------------ datasets
