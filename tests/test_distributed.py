@@ -256,8 +256,8 @@ def test_ddp_buckets_start_during_the_backward(group):
     ddp = DDP(_model(), bucket_cap_mb=0.0001)
     ddp(ta.randn(2, 4).double()).sum().backward()
     log = ddp._bucket_log
-    launches = [i for i, (kind, _, _) in enumerate(log) if kind == "launch"]
-    readies = [i for i, (kind, _, _) in enumerate(log) if kind == "ready"]
+    launches = [i for i, (kind, _, _, _) in enumerate(log) if kind == "launch"]
+    readies = [i for i, (kind, _, _, _) in enumerate(log) if kind == "ready"]
     assert len(launches) == len(ddp._buckets)
     assert launches[0] < readies[-1]         # the first bucket left before the last grad
 
@@ -276,7 +276,7 @@ def test_ddp_no_sync_accumulates_then_the_next_backward_averages_the_sum(group):
     ddp(xs[1]).sum().backward()
     ddp.require_backward_grad_sync = True
     ddp(xs[2]).sum().backward()
-    assert any(kind == "launch" for kind, _, _ in ddp._bucket_log)
+    assert any(entry[0] == "launch" for entry in ddp._bucket_log)
     for p, q in zip(plain.parameters(), wrapped.parameters()):
         np.testing.assert_allclose(q.grad.numpy(), p.grad.numpy(), rtol=0, atol=1e-14)
 

@@ -23,6 +23,7 @@ that: gradients accumulate locally, and the next synchronised backward averages 
 from __future__ import annotations
 
 import contextlib
+import time
 from typing import Any, Dict, Iterator, List, Optional, Set
 
 import numpy as np
@@ -122,7 +123,8 @@ class DistributedDataParallel(Module):
         self._reset_iteration(expect=False)
         object.__setattr__(self, "_hook_handles", [
             p.register_post_accumulate_grad_hook(self._grad_ready) for p in params])
-        object.__setattr__(self, "_bucket_log", [])     # (bucket, ready, launched) per step
+        # what the last synchronised step did: (event, bucket, parameter, time.perf_counter())
+        object.__setattr__(self, "_bucket_log", [])
 
     # ------------------------------------------------------------ construction
     def _check_same_model(self) -> None:
@@ -170,6 +172,7 @@ class DistributedDataParallel(Module):
         self._reset_iteration(expect=prepare)
         if prepare:
             self._bucket_log.clear()        # what the last synchronised backward did
+            self._bucket_log.append(("forward done", None, None, time.perf_counter()))
         if prepare and self.find_unused_parameters:
             used = _parameters_reached(output)
             for p in self._params:
@@ -208,6 +211,7 @@ class DistributedDataParallel(Module):
         object.__setattr__(self, "_bucket_ready", [0] * len(self._buckets))
         object.__setattr__(self, "_next_bucket", 0)
         object.__setattr__(self, "_in_flight", [])
+        object.__setattr__(self, "_seen_done", set())
 
     def _grad_ready(self, param: Parameter) -> None:
         """The post-accumulate-grad hook: ``param.grad`` holds its whole gradient."""
@@ -225,14 +229,17 @@ class DistributedDataParallel(Module):
         self._ready.add(id(param))
         bucket = self._bucket_of[id(param)]
         self._bucket_ready[bucket.index] += 1
-        self._bucket_log.append(("ready", bucket.index, self._names.get(id(param))))
+        self._bucket_log.append(("ready", bucket.index, self._names.get(id(param)),
+                                 time.perf_counter()))
         while self._next_bucket < len(self._buckets) and \
                 self._bucket_ready[self._next_bucket] == \
                 len(self._buckets[self._next_bucket].params):
             self._launch(self._buckets[self._next_bucket])
             self._next_bucket += 1
-        for _, _, work in self._in_flight:
-            work.is_completed()                    # let MPI progress while we compute
+        for bucket, _, work in self._in_flight:   # MPI progresses inside these calls
+            if bucket.index not in self._seen_done and work.is_completed():
+                self._seen_done.add(bucket.index)
+                self._bucket_log.append(("done", bucket.index, None, time.perf_counter()))
         if self._next_bucket == len(self._buckets):
             self._finalize()
 
@@ -250,7 +257,7 @@ class DistributedDataParallel(Module):
             offset += n
         buffer = Tensor._wrap(flat)
         work = dist.all_reduce(buffer, op=dist.ReduceOp.SUM, async_op=True)
-        self._bucket_log.append(("launch", bucket.index, None))
+        self._bucket_log.append(("launch", bucket.index, None, time.perf_counter()))
         self._in_flight.append((bucket, buffer, work))
 
     def _finalize(self) -> None:
@@ -273,7 +280,8 @@ class DistributedDataParallel(Module):
                         p.grad._data[...] = value
                         p.grad._bump_version()
                 offset += n
-            self._bucket_log.append(("done", bucket.index, None))
+            if bucket.index not in self._seen_done:
+                self._bucket_log.append(("done", bucket.index, None, time.perf_counter()))
         self._reset_iteration(expect=False)
 
     def __getstate__(self) -> Dict[str, Any]:
