@@ -91,6 +91,8 @@ def test_a_benchmark_runs_at_a_tiny_size(script, tmp_path):
     if script == "run.py":
         printed = {line.split()[0] for line in result.stdout.splitlines() if line.strip()}
         assert set(_run_py_cases()) <= printed, result.stdout
+        # each library was also timed in a fresh process of its own, with its page faults
+        assert "(own processes)" in result.stdout and "minor faults per step" in result.stdout
 
 
 def _run_py_cases():
