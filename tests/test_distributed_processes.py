@@ -116,3 +116,21 @@ def test_build_nanogpts_ddp_path_under_run_torch_matches_torch_on_two_processes(
     ours, theirs = _params(tmp_path / "tinyattn.npz"), _params(tmp_path / "torch.npz")
     assert _max_difference(ours, theirs) < 1e-12
     assert len(set(ours["losses"].round(6))) == 4          # it trained: the loss moved
+
+
+def test_train_nproc_2_trains_the_toy_task_data_parallel(tmp_path):
+    out = tmp_path / "run"
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    done = subprocess.run([sys.executable, "-m", "tinyattn", "train", "--steps", "4",
+                           "--eval-every", "2", "--out", str(out), "--nproc", "2", "--quiet"],
+                          capture_output=True, text=True, timeout=400, env=env, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["steps"] == 4 and np.isfinite(metrics["final_val_loss"])
+    assert (out / "checkpoint.npz").exists()
+    assert not [p for p in os.listdir(tempfile_dir()) if p.startswith("tinyattn-rank1-")]
+
+
+def tempfile_dir():
+    import tempfile
+    return tempfile.gettempdir()
