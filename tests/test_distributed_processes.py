@@ -134,3 +134,15 @@ def test_train_nproc_2_trains_the_toy_task_data_parallel(tmp_path):
 def tempfile_dir():
     import tempfile
     return tempfile.gettempdir()
+
+
+def test_a_group_bigger_than_the_processes_mpi_started_says_how_to_start_them():
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    for key in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "RANK", "WORLD_SIZE"):
+        env.pop(key, None)
+    done = subprocess.run([sys.executable, "-c", "import tinyattn.distributed as d; "
+                           "d.init_process_group('gloo', rank=0, world_size=2)"],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode != 0
+    assert "world_size=2, but MPI started 1 process(es)" in done.stderr
+    assert "python -m tinyattn.distributed.run --nproc_per_node 2" in done.stderr
