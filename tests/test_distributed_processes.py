@@ -10,6 +10,7 @@ Skipped, with the reason, where mpi4py or mpirun is missing (pip install mpi4py 
 """
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -146,3 +147,45 @@ def test_a_group_bigger_than_the_processes_mpi_started_says_how_to_start_them():
     assert done.returncode != 0
     assert "world_size=2, but MPI started 1 process(es)" in done.stderr
     assert "python -m tinyattn.distributed.run --nproc_per_node 2" in done.stderr
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_interrupting_the_launcher_stops_every_rank(signum):
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tinyattn.distributed.run", "--nproc_per_node", "2",
+         "--master_port", str(_free_port()), os.path.join(PROGRAMS, "faults.py"), "loop"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=ROOT)
+    pids = []
+    try:
+        while len(pids) < 2:
+            line = process.stdout.readline()
+            assert line, "the ranks did not start"
+            if line.startswith("pid "):
+                pids.append(int(line.split()[1]))
+        time.sleep(1)
+        process.send_signal(signum)
+        process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode != 0
+    deadline = time.monotonic() + 20
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = [pid for pid in pids if _alive(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True

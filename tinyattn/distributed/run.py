@@ -15,6 +15,7 @@ import argparse
 import os
 import runpy
 import shutil
+import signal
 import subprocess
 import sys
 from typing import List, Optional
@@ -94,10 +95,30 @@ def main(argv: Optional[List[str]] = None) -> int:
     except RuntimeError as exc:
         print(f"tinyattn.distributed.run: {exc}", file=sys.stderr)
         return 1
+    return _run_and_forward_signals(command)
+
+
+def _run_and_forward_signals(command: List[str]) -> int:
+    """Run mpirun; a Ctrl-C or SIGTERM to the launcher goes on to mpirun, which stops every
+    rank, and the launcher waits for that (a terminal's Ctrl-C reaches mpirun directly too).
+    mpirun is never killed outright: it could not stop its ranks then."""
+    process = subprocess.Popen(command)
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: process.send_signal(
+        signal.SIGTERM))
     try:
-        return subprocess.run(command).returncode
-    except KeyboardInterrupt:             # mpirun got the Ctrl-C too and stops the ranks
-        return 130
+        while True:
+            try:
+                return process.wait()
+            except KeyboardInterrupt:
+                process.send_signal(signal.SIGINT)
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.terminate()
+                    process.wait(timeout=30)
+                return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _rank_from_mpi() -> tuple:
