@@ -88,7 +88,12 @@ def test_batches_really_come_from_worker_processes_with_their_seeds():
     ta.manual_seed(1)
     repeat = [s[2:] for s in DataLoader(Pids(), batch_size=None, num_workers=2)]
     assert again == repeat                       # repeat per seed
-    assert again != [s[2:] for s in DataLoader(Pids(), batch_size=None, num_workers=2)]
+    ta.manual_seed(1)
+    loader = DataLoader(Pids(), batch_size=None, num_workers=2)
+    assert [s[2:] for s in loader] == again
+    assert [s[2:] for s in loader] != again      # the next pass: other random numbers
+    ta.manual_seed(2)
+    assert [s[2:] for s in DataLoader(Pids(), batch_size=None, num_workers=2)] != again
 
 
 def test_worker_info_and_worker_init_fn():

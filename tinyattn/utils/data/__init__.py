@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import collections.abc
+import hashlib
 import itertools
 import math
 import warnings
@@ -307,6 +308,14 @@ def default_convert(data: Any) -> Any:
 
 
 # ------------------------------------------------------------------ the loader
+def _base_seed(generator: Any, passes: int) -> int:
+    """The workers' base seed for this pass, read from the generator's state without
+    drawing from it: the shuffle (and every other draw) stays what it is without workers,
+    and the seed still follows ``manual_seed``, the draws before, and the pass number."""
+    state = repr(generator.bit_generator.state).encode() + passes.to_bytes(8, "little")
+    return int.from_bytes(hashlib.sha256(state).digest()[:8], "little") >> 2
+
+
 def _check_worker_options(num_workers: Any, timeout: Any, prefetch_factor: Any,
                           persistent_workers: bool, multiprocessing_context: Any) -> None:
     """torch's checks of the worker options, with torch's messages."""
@@ -375,6 +384,7 @@ class DataLoader:
         self.persistent_workers, self.worker_init_fn = persistent_workers, worker_init_fn
         self.multiprocessing_context = multiprocessing_context
         self._iterator: Any = None
+        self._passes = 0
         self.dataset, self.batch_size, self.drop_last = dataset, batch_size, bool(drop_last)
         self.generator, self.num_workers = generator, num_workers
         self.pin_memory = bool(pin_memory)
@@ -416,11 +426,10 @@ class DataLoader:
     def __iter__(self) -> Iterator[Any]:
         if self.pin_memory:
             warn_pin_memory()
-        # torch draws the workers' base seed at every pass, workers or not, so a seeded
-        # shuffle gives the same order with and without workers
-        base_seed = int(_generator(self.generator).integers(0, 2 ** 62))
         if self.num_workers > 0:
-            return self._worker_iterator(base_seed)
+            self._passes += 1
+            return self._worker_iterator(_base_seed(_generator(self.generator),
+                                                    self._passes))
         if self._iterable:
             return self._iterate_stream()
         if self.batch_sampler is not None:
