@@ -274,9 +274,9 @@ def own_table(results: Sequence[OwnResult]) -> Tuple[str, List[str]]:
         goal, target = r.target, "-"
         if goal is not None and r.ratio is not None:
             met = r.ratio <= goal
-            target = f"<= {goal:.1f}x: {'met' if met else 'NOT met'}"
+            target = f"<= {goal:g}x: {'met' if met else 'NOT met'}"
             verdicts.append(f"- {r.case_name}: {r.ratio:.2f}x against a target of <= "
-                            f"{goal:.1f}x: {'met' if met else 'not met'}")
+                            f"{goal:g}x: {'met' if met else 'not met'}")
         faults = " / ".join("-" if f is None else f"{f:,.0f}" for f in r.faults)
         kernel = " / ".join(_fmt_time(k) for k in r.kernel)
         rows.append(f"| {r.case_name} | {_fmt_time(r.ours)} | {_fmt_time(r.theirs)} | {ratio} "
@@ -385,9 +385,9 @@ def table(results: Sequence[Result]) -> Tuple[str, List[str]]:
         target = "-"
         if c.target is not None and r.ratio is not None:
             met = r.ratio <= c.target
-            target = f"<= {c.target:.1f}x: {'met' if met else 'NOT met'}"
+            target = f"<= {c.target:g}x: {'met' if met else 'NOT met'}"
             verdicts.append(f"- {c.name}: {r.ratio:.2f}x against a target of <= "
-                            f"{c.target:.1f}x: {'met' if met else 'not met'}")
+                            f"{c.target:g}x: {'met' if met else 'not met'}")
         gflop = f"{c.flops / 1e9:.2f}" if c.flops else "-"
         rows.append(f"| {c.name} | {_fmt_time(r.ours)} | {_fmt_time(r.theirs)} | {ratio} | "
                     f"{target} | {gflop} | {_rate(c.flops, r.ours, ceiling)} | "

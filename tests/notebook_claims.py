@@ -159,4 +159,27 @@ if minilm is not None:
     for _w in _images(_FIGURES[0]):                           # attention rows sum to 1
         assert _np.allclose(_w.sum(axis=1), 1, atol=1e-5)
 ''',
+    "11_attention_on_images": '''
+import numpy as _np
+_shown_images = _images(_FIGURES[0])
+assert all(_np.allclose(_a, shown[_i, 0]) for _i, _a in enumerate(_shown_images[:6]))
+with ta.no_grad():
+    _maps = vit.attention_maps(ta.tensor(shown))
+_r = None
+for _m in _maps:                             # the rollout recomputed by hand
+    _a = _m.numpy().astype(_np.float64).mean(axis=1) + _np.eye(17)
+    _a /= _a.sum(axis=-1, keepdims=True)
+    _r = _a if _r is None else _a @ _r
+for _i, _drawn in enumerate(_shown_images[6:12]):   # "the class token's weight on each patch"
+    assert _np.allclose(_drawn, _r[_i, 0, 1:].reshape(4, 4))
+    assert 0 < _drawn.sum() < 1                 # the rest is its own weight
+_tiles = _images(_FIGURES[1])
+_pos = vit.pos_embed.detach().numpy()[0, 1:]
+_u = _pos / _np.linalg.norm(_pos, axis=1, keepdims=True)
+for _p, _tile in enumerate(_tiles):          # tile p is cos(pos[p], pos[q]); itself the max
+    assert _np.allclose(_tile.ravel(), _u[_p] @ _u.T, atol=1e-6)
+    assert int(_np.argmax(_tile.ravel())) == _p
+_w = vit.patch_embed.weight.detach().numpy()[:16, 0]
+assert all(_np.allclose(_f, _w[_i]) for _i, _f in enumerate(_images(_FIGURES[2])))
+''',
 }

@@ -23,6 +23,7 @@ BENCHMARKS = {
     "run.py": (["--tiny"], []),
     "memory.py": (["--case", "gpt_tiny"], []),
     "tiled_attention.py": (["--tiny"], []),
+    "conv.py": (["--tiny"], ["torch"]),
     "checkpointing.py": (["--tiny"], []),
     "profiler_overhead.py": (["--tiny"], []),
     "gpt2_generate.py": (["--tiny"], ["torch", "transformers"]),
@@ -49,6 +50,7 @@ RUN_ELSEWHERE = {
     "examples/profile_step.py": "test_profiler.py",
     "examples/quantize.py": "test_quantization.py",
     "examples/scaling_experiment.py": "test_long_sequences_examples.py",
+    "examples/vision_digits.py": "test_vit.py",
 }
 
 

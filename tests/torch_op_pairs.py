@@ -168,6 +168,31 @@ OPS = {
                        [("h", (3, 4)), ("i", (2, 4), 3), ("h", (2, 4))]),
     "normal": (lambda m, sd: ta.normal(m, sd), lambda m, sd: torch.normal(m, sd),
                [("h", (3,)), ("hpos", (3,))]),
+    # convolution and pooling (issue 36)
+    "conv2d": (lambda x, w, b: F.conv2d(x, w, b, padding=1),
+               lambda x, w, b: tF.conv2d(x, w, b, padding=1),
+               [("f", (1, 2, 5, 5)), ("f", (3, 2, 3, 3)), ("f", (3,))]),
+    "conv2d_half": (lambda x, w: F.conv2d(x, w, stride=2), lambda x, w: tF.conv2d(x, w, stride=2),
+                    [("h", (1, 2, 5, 5)), ("h", (3, 2, 3, 3))]),
+    "conv_transpose2d": (lambda x, w: F.conv_transpose2d(x, w, stride=2),
+                         lambda x, w: tF.conv_transpose2d(x, w, stride=2),
+                         [("f", (1, 2, 3, 3)), ("f", (2, 3, 2, 2))]),
+    "unfold": (lambda x: F.unfold(x, 2), lambda x: tF.unfold(x, 2), [("h", (1, 2, 4, 4))]),
+    "fold": (lambda x: F.fold(x, (4, 4), 2), lambda x: tF.fold(x, (4, 4), 2),
+             [("h", (1, 8, 9))]),
+    "max_pool2d": (lambda x: F.max_pool2d(x, 2), lambda x: tF.max_pool2d(x, 2),
+                   [("h", (1, 2, 4, 4))]),
+    "avg_pool2d": (lambda x: F.avg_pool2d(x, 2), lambda x: tF.avg_pool2d(x, 2),
+                   [("h", (1, 2, 4, 4))]),
+    "adaptive_avg_pool2d": (lambda x: F.adaptive_avg_pool2d(x, 2),
+                            lambda x: tF.adaptive_avg_pool2d(x, 2), [("h", (1, 2, 5, 5))]),
+    "adaptive_max_pool2d": (lambda x: F.adaptive_max_pool2d(x, 2),
+                            lambda x: tF.adaptive_max_pool2d(x, 2), [("h", (1, 2, 5, 5))]),
+    "group_norm": (lambda x, w, b: F.group_norm(x, 2, w, b),
+                   lambda x, w, b: tF.group_norm(x, 2, w, b),
+                   [("h", (2, 4, 3)), ("f", (4,)), ("f", (4,))]),
+    "dropout2d": (lambda x: F.dropout2d(x, 1.0), lambda x: tF.dropout2d(x, 1.0),
+                  [("h", (1, 2, 3, 3))]),       # p = 1: every channel dropped, no draws
 }
 
 

@@ -36,6 +36,10 @@ CANNOT_COMPARE: List[Skip] = [
     op_skip("normal.number_mean", "gradients", RANDOM, kind="skip"),
     op_skip("nn.functional.dropout", "values", RANDOM, kind="structure"),
     op_skip("nn.functional.dropout", "gradients", RANDOM, kind="skip"),
+    *[op_skip(f"nn.functional.{name}", "values", RANDOM, kind="structure")
+      for name in ("dropout2d", "dropout3d")],
+    *[op_skip(f"nn.functional.{name}", "gradients", RANDOM, kind="skip")
+      for name in ("dropout2d", "dropout3d")],
     op_skip("nn.functional.scaled_dot_product_attention", "values", RANDOM, kind="structure",
             when=_dropout_on),
     op_skip("nn.functional.scaled_dot_product_attention", "gradients", RANDOM, kind="skip",
@@ -52,7 +56,15 @@ CANNOT_COMPARE: List[Skip] = [
 ]
 
 # ------------------------------------------------------------------ on purpose
+_HALF_CONV_T = ("on purpose: tinyattn's half-precision transposed convolution accumulates in "
+                "float32 and rounds once; torch's CPU kernel for float16/bfloat16 is less "
+                "accurate (against float64 on a (1, 3, 4, 4, 4) case: torch's error 0.0100, "
+                "tinyattn's 0.0057), so the two differ by more than the half tolerance")
+
 ON_PURPOSE: List[Skip] = [
+    op_skip("nn.functional.conv_transpose1d", "values", _HALF_CONV_T, dtypes=("float16",)),
+    op_skip("nn.functional.conv_transpose2d", "values", _HALF_CONV_T, dtypes=_HALF),
+    op_skip("nn.functional.conv_transpose3d", "values", _HALF_CONV_T, dtypes=_HALF),
     op_skip("mean", "errors", "on purpose: the mean of an integer tensor is float32 in "
             "tinyattn, torch refuses it (docs/pytorch.md, what differs on purpose)",
             when=predicate("samples with an integer input or dtype", lambda s: (

@@ -35,7 +35,7 @@ from .grad_mode import _state, _user_frame
 if TYPE_CHECKING:  # only for annotations; the tensor package imports this one, not the reverse
     from ..tensor import Tensor
 
-__all__ = ["Function", "VersionCounter", "unbroadcast", "set_op_observer"]
+__all__ = ["Function", "VersionCounter", "SpentInput", "unbroadcast", "set_op_observer"]
 
 _tensor_class: Any = None  # tinyattn.tensor.Tensor, imported on first use (see _tensor_type)
 _new_tensor = object.__new__               # a Tensor without __init__: apply sets its fields
@@ -117,6 +117,45 @@ def unbroadcast(grad: Any, shape: Tuple[int, ...]) -> Any:
 
 def _is_static(cls: type, name: str) -> bool:
     return isinstance(inspect.getattr_static(cls, name, None), staticmethod)
+
+
+class SpentInput:
+    """What an op's ``inputs`` keep of an input made by another op once its own backward has
+    run (without ``retain_graph``): shape, dtype and the op that made it, not its array.
+    The walk needs the input tensors themselves only for the leaves (``.grad`` goes there),
+    so, as torch frees what its graph saved while the backward goes, the activations are
+    let go one by one instead of living until the whole backward has finished
+    (docs/benchmarks.md). A picture of the graph drawn after ``backward()`` shows these
+    inputs' shapes without their values, unless the program still holds the tensor
+    (``still_held``)."""
+
+    __slots__ = ("shape", "dtype", "requires_grad", "_ctx", "_tensor")
+    _data = _grad = grad = None
+    is_leaf = False
+
+    def __init__(self, t: Any) -> None:
+        self.shape, self.dtype, self.requires_grad, self._ctx = (
+            t.shape, t.dtype, t.requires_grad, t._ctx)
+        self._tensor = weakref.ref(t)
+
+    def still_held(self) -> Any:
+        """The tensor itself if something else still holds it, else this record."""
+        t = self._tensor()
+        return self if t is None else t
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        return f"<input of shape {tuple(self.shape)}, {self.dtype}, freed by backward()>"
+
+
+def release_inputs(fn: "Function") -> None:
+    """Replace each input of ``fn`` that another op made by a ``SpentInput`` (the engine
+    calls it after fn's backward when the graph is not retained); leaves stay."""
+    fn.inputs = tuple(t if parent is None else SpentInput(t)
+                      for t, parent in zip(fn.inputs, fn.parents))
 
 
 class Function:

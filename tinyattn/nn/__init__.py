@@ -5,7 +5,14 @@ from . import functional, init, parallel, torch_compat, utils
 from .activation import (GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus,
                          Tanh)
 from .attention import KVCache, MultiHeadAttention
-from .batchnorm import BatchNorm1d
+from .batchnorm import BatchNorm1d, BatchNorm2d
+from .channel_dropout import Dropout1d, Dropout2d, Dropout3d
+from .conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d,
+                   Fold, Unfold)
+from .group_norm import GroupNorm
+from .vit import VisionTransformer, ViTBlock, attention_rollout
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d,
+                      AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d)
 from .generation import NonFiniteLogitsError
 from .containers import ModuleDict, ParameterDict, ParameterList, Sequential
 from .gpt import GPT, Block, GPTConfig
@@ -44,6 +51,10 @@ __all__ = [
     "GPTConfig", "GPT", "Block", "NonFiniteLogitsError", "torch_compat",
     "LazyLinear", "LazyBatchNorm1d", "UninitializedParameter", "UninitializedBuffer",
     "KLDivLoss",
+    "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "Unfold", "Fold", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "BatchNorm2d", "GroupNorm",
+    "Dropout1d", "Dropout2d", "Dropout3d", "VisionTransformer", "ViTBlock", "attention_rollout",
 ]
 
 

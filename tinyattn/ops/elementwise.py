@@ -17,7 +17,7 @@ from ..autograd import Function, unbroadcast
 from ..promotion import operand_tier, result_type
 from ..tensor import Tensor
 from ..tensor.memory_format import check_memory_format
-from .normal_cdf import exact_gelu_by_blocks, normal_cdf_and_pdf
+from .normal_cdf import exact_gelu_by_blocks, gelu_slope_by_blocks, normal_cdf_and_pdf
 from .powers import pow_tensor
 from ..precision import is_floating
 
@@ -268,37 +268,36 @@ class Gelu(Function):
     """Gaussian error linear unit (docs/derivations.md#gelu).
 
     exact:  out = x Phi(x) = x (1 + erf(x / sqrt 2)) / 2,   dx = g (Phi(x) + x phi(x)),
-            where phi(x) = exp(-x^2 / 2) / sqrt(2 pi) is the normal density (both from
-            ``normal_cdf_and_pdf`` in the forward, which share one exponential).
+            where phi(x) = exp(-x^2 / 2) / sqrt(2 pi) is the normal density.
     tanh:   u = sqrt(2/pi) (x + 0.044715 x^3),  t = tanh u,  out = x (1 + t) / 2,
             dx = g ((1 + t) / 2 + x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2) / 2).
-    In float32 on NumPy the exact form is max(x, 0) - |x| Phi(-|x|) (``normal_cdf.py``),
-    computed a block at a time, with a graph (also keeping Phi and phi) or without.
+    Saves x alone, as torch does, and recomputes Phi and phi (or t) in the backward: keeping
+    them would hold two more arrays of x's size until then (docs/benchmarks.md). In float32
+    on NumPy the exact form is max(x, 0) - |x| Phi(-|x|) and its slope comes from the same
+    tail Phi(-|x|) (``normal_cdf.py``), a block at a time.
     """
 
     def forward(self, x, approximate: str = "none"):
-        xp = backend.get_array_module(x)
+        self.save_for_backward(x, approximate)
         if approximate == "tanh":
-            t = xp.tanh(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x))
-            self.save_for_backward(x, t, None, approximate)
+            t = backend.get_array_module(x).tanh(
+                _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x))
             return 0.5 * x * (1 + t)
-        if not backend.erf_is_slow(x):
-            cdf, pdf = normal_cdf_and_pdf(x)
-            self.save_for_backward(x, cdf, pdf, approximate)
-            return x * cdf
-        if not self.recording:
+        if backend.erf_is_slow(x):
             return exact_gelu_by_blocks(x)
-        out, cdf, pdf = exact_gelu_by_blocks(x, for_backward=True)
-        self.save_for_backward(x, cdf, pdf, approximate)
-        return out
+        return x * normal_cdf_and_pdf(x)[0]
 
     def backward(self, grad):
-        x, t_or_cdf, pdf, approximate = self.saved
+        x, approximate = self.saved
         if approximate == "tanh":
-            t = t_or_cdf
+            t = backend.get_array_module(x).tanh(
+                _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x))
             du_dx = _SQRT_2_OVER_PI * (1 + 3 * _GELU_CUBIC * x * x)
             return grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du_dx)
-        return grad * (t_or_cdf + x * pdf)
+        if backend.erf_is_slow(x):
+            return grad * gelu_slope_by_blocks(x)       # Phi(x) + x phi(x), by blocks
+        cdf, pdf = normal_cdf_and_pdf(x)
+        return grad * (cdf + x * pdf)
 
 
 class Clone(Function):

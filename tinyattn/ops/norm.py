@@ -22,7 +22,8 @@ class LayerNorm(Function):
         mu = mean(x),  var = mean((x - mu)^2),  rstd = 1 / sqrt(var + eps)
         xhat = (x - mu) * rstd,   out = xhat * w + b
 
-    Backward (mean over the N normalised elements; the forward caches xhat and rstd):
+    Backward (mean over the N normalised elements; the forward saves x, mu and rstd, as
+    torch does, and the backward rebuilds xhat = (x - mu) * rstd from them):
         dxhat = g * w
         dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
         dw = sum over the other dims of g * xhat,   db = sum of g
@@ -41,15 +42,17 @@ class LayerNorm(Function):
         var = buffer.mean(axis=axes, keepdims=True)
         rstd = 1 / xp.sqrt(var + eps)
         xhat *= rstd
-        self.save_for_backward(xhat, rstd, weight, axes, has_bias)
-        out = xp.multiply(xhat, weight, out=buffer) if has_weight else xhat.copy()
+        self.save_for_backward(x, mu, rstd, weight, axes, has_bias)
+        out = xp.multiply(xhat, weight, out=buffer) if has_weight else xhat
         if has_bias:
             out += bias
         return out
 
     def backward(self, grad):
-        xhat, rstd, weight, axes, has_bias = self.saved
+        x, mu, rstd, weight, axes, has_bias = self.saved
         xp = backend.get_array_module(grad)
+        xhat = x - mu
+        xhat *= rstd                            # as in the forward, to the last bit
         batch_axes = tuple(range(grad.ndim - len(axes)))
         grads = [None]
         scratch = xp.multiply(grad, xhat)       # g * xhat: dw, then reused twice below
