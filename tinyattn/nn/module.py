@@ -294,6 +294,13 @@ class Module:
             p.requires_grad_(requires_grad)
         return self
 
+    def share_memory(self) -> "Module":
+        """Every parameter and buffer into shared memory (``Tensor.share_memory_``), so the
+        processes this module is sent to train the same numbers (torch's Hogwild pattern)."""
+        for tensor in list(self.parameters()) + list(self.buffers()):
+            tensor.share_memory_()
+        return self
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget every parameter's gradient: None (default, as torch) or zeros in place."""
         for p in self.parameters():

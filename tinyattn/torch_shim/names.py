@@ -107,6 +107,11 @@ MODULES: Dict[str, ModuleSpec] = {
     "torch.quantization": ModuleSpec("tinyattn.quantization", _QUANTIZATION_HIDDEN),
     "torch.ao": ModuleSpec(None),
     "torch.ao.quantization": ModuleSpec("tinyattn.quantization", _QUANTIZATION_HIDDEN),
+    # several processes (docs/distributed.md): torch.distributed on MPI, DDP, the sampler
+    "torch.distributed": ModuleSpec("tinyattn.distributed"),
+    "torch.nn.parallel": ModuleSpec("tinyattn.nn.parallel"),
+    "torch.utils.data.distributed": ModuleSpec("tinyattn.utils.data.distributed"),
+    "torch.multiprocessing": ModuleSpec("tinyattn.multiprocessing"),
 }
 
 # Packages built on real PyTorch: they cannot run on the shim, so importing one is refused.
