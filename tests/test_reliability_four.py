@@ -86,3 +86,51 @@ def test_assert_close_none_numpy_and_scalar_types_as_torch():
     with pytest.raises(AssertionError, match=r"\(d\)types do not match"):
         assert_close(1, 1.0)
     assert_close(1, 1.0, check_dtype=False)
+
+
+# ---- scatter(value=..., reduce=...) leaves untouched elements alone ------------------------
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan, 0.1, 1e30, -0.0])
+@pytest.mark.parametrize("reduce", ["add", "multiply"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
+def test_scatter_number_reduce_matches_torch(value, reduce, dtype):
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal((4, 30)).astype(dtype)
+    base[0, :3] = [-0.0, math.inf, math.nan]
+    index = rng.integers(0, 30, (4, 20))
+    try:
+        theirs = torch.from_numpy(base).scatter(1, torch.from_numpy(index), value=value,
+                                                reduce=reduce)
+    except RuntimeError as error:         # 1e30 into float16: torch's overflow error
+        with pytest.raises(RuntimeError, match=str(error)):
+            ta.from_numpy(base).scatter(1, ta.from_numpy(index), value=value, reduce=reduce)
+        with pytest.raises(RuntimeError, match=str(error)):
+            ta.from_numpy(base).scatter(1, ta.from_numpy(index), value=value)
+        return
+    with np.errstate(all="ignore"):
+        ours = ta.from_numpy(base).scatter(1, ta.from_numpy(index), value=value, reduce=reduce)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    np.testing.assert_array_equal(np.signbit(ours.numpy()), np.signbit(theirs.numpy()))
+
+
+def test_scatter_number_reduce_integer_and_gradient():
+    ours = ta.tensor([1, 2]).scatter(0, ta.tensor([0, 0]), value=2.5, reduce="add")
+    theirs = torch.tensor([1, 2]).scatter(0, torch.tensor([0, 0]), value=2.5, reduce="add")
+    assert ours.tolist() == theirs.tolist() and str(ours.dtype) == "int64"
+    x = ta.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+    x.scatter(1, ta.tensor([[1, 1]]), value=3.0, reduce="multiply").sum().backward()
+    assert x.grad.tolist() == [[1.0, 9.0, 1.0]] and x.grad.dtype == ta.float32
+
+
+# ---- profiler table(row_limit=-1) --------------------------------------------------------------
+
+def test_profiler_row_limit_minus_one_keeps_every_row():
+    from tinyattn.profiler import profile
+    with profile() as prof:
+        x = ta.randn(3, 3)
+        ((x @ x).relu() + 1).sum()
+    events = prof.key_averages()
+    rows = lambda text: text.splitlines()[3:-2]  # noqa: E731 - the rows between the rules
+    assert len(rows(events.table(row_limit=-1))) == len(events) >= 3
+    assert len(rows(events.table(row_limit=2))) == 2
+    assert len(rows(events.table(row_limit=0))) == 0

@@ -202,7 +202,7 @@ def _table(events: List[Any], sort_by: Optional[str], row_limit: int, name_width
     if header is not None:
         lines += ["=" * line_length, header]
     lines += [separator, row_format.format(*headers), separator]
-    for e in events[:row_limit]:
+    for e in events if row_limit < 0 else events[:row_limit]:   # torch: -1 means all rows
         name = e.key if len(e.key) < name_width_max - 3 else e.key[:name_width_max - 3] + "..."
         row = [name, _share(e.self_cpu_time_total, total), format_time(e.self_cpu_time_total),
                _share(e.cpu_time_total, total), format_time(e.cpu_time_total),
