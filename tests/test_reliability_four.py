@@ -134,3 +134,67 @@ def test_profiler_row_limit_minus_one_keeps_every_row():
     assert len(rows(events.table(row_limit=-1))) == len(events) >= 3
     assert len(rows(events.table(row_limit=2))) == 2
     assert len(rows(events.table(row_limit=0))) == 0
+
+
+# ---- checkpoint: gradients equal the plain ones for every output structure -------------------
+
+def _structures(m):
+    """Segment functions of x and w (m: torch or tinyattn), each a different output structure;
+    the loss reads what a learner would read from it."""
+    def tanh_sum(r):
+        return (r.tanh() * 2).sum()
+    return {
+        "argmax first": (lambda x, w: ((x @ w).argmax(-1), (x @ w).tanh()),
+                         lambda out: out[1].sum() + 0 * out[0].sum()),
+        "detached first": (lambda x, w: ((x @ w).detach(), (x @ w).sin()),
+                           lambda out: (out[0] * out[1]).sum()),
+        "list": (lambda x, w: [x @ w, (x * 3).exp()], lambda out: out[0].sum() + out[1].sum()),
+        "second only": (lambda x, w: (x @ w, x.cos()), lambda out: out[1].sum()),
+        "nested": (lambda x, w: (x @ w, (x.sin(), 3, None)), lambda out: tanh_sum(out[1][0])),
+        "single": (lambda x, w: (x @ w).relu(), tanh_sum),
+        "input returned": (lambda x, w: (x, x @ w), lambda out: (out[0] ** 2).sum() + out[1].sum()),
+        "ints between": (lambda x, w: ((x > 0).sum(), x @ w, (x @ w).max(-1)),
+                         lambda out: out[1].sum() + out[2][0].sum()),
+    }
+
+
+@pytest.mark.parametrize("reentrant", [True, False])
+@pytest.mark.parametrize("name", list(_structures(np)))
+def test_checkpoint_gradients_equal_plain_for_every_structure(name, reentrant):
+    rng = np.random.default_rng(5)
+    xs, ws = rng.standard_normal((3, 4)), rng.standard_normal((4, 2))
+    results = []
+    for m, ckpt in ((ta, ta.utils.checkpoint.checkpoint),
+                    (torch, torch.utils.checkpoint.checkpoint)):
+        fn, loss_of = _structures(m)[name]
+        grads = []
+        for wrapped in (False, True) if m is ta else (False,):   # torch's reentrant checkpoint
+            x = m.tensor(xs, requires_grad=True)                  # refuses lists and nests
+            w = m.tensor(ws, requires_grad=True)
+            out = ckpt(fn, x, w, use_reentrant=reentrant) if wrapped else fn(x, w)
+            loss_of(out).backward()
+            flags = [t.requires_grad for t in ta.utils.checkpoint._tensors_of(out)] \
+                if m is ta else None
+            grads.append((None if x.grad is None else x.grad.numpy(),
+                          None if w.grad is None else w.grad.numpy(), flags))
+        results.append(grads)
+    (plain, ours), (torch_plain,) = results
+    for a, b in zip(plain[:2], torch_plain[:2]):
+        assert (a is None) == (b is None)
+    for a, b in zip(ours[:2], plain[:2]):
+        if reentrant and b is None and a is not None:
+            assert not a.any()   # torch's reentrant variant gives zeros where nothing reached
+            continue
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-12)
+    assert ours[2] == plain[2]       # requires_grad of each output as without checkpoint
+
+
+def test_checkpoint_dict_output_non_reentrant():
+    x = ta.randn(3, requires_grad=True)
+    out = ta.utils.checkpoint.checkpoint(lambda v: {"a": v.sin(), "i": v.argmax()}, x,
+                                         use_reentrant=False)
+    assert set(out) == {"a", "i"} and not out["i"].requires_grad
+    out["a"].sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(x.detach().numpy()), rtol=1e-6)
