@@ -198,3 +198,52 @@ def test_checkpoint_dict_output_non_reentrant():
     assert set(out) == {"a", "i"} and not out["i"].requires_grad
     out["a"].sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), np.cos(x.detach().numpy()), rtol=1e-6)
+
+
+# ---- quantize_dynamic: small activations, non-finite inputs ---------------------------------
+
+def _quantized_pair(in_features=16, out_features=5):
+    import warnings
+    ta.manual_seed(0)
+    ours_float = nn.Sequential(nn.Linear(in_features, out_features))
+    theirs_float = torch.nn.Sequential(torch.nn.Linear(in_features, out_features))
+    with torch.no_grad():
+        theirs_float[0].weight.copy_(_t(ours_float[0].weight.detach()))
+        theirs_float[0].bias.copy_(_t(ours_float[0].bias.detach()))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = torch.ao.quantization.quantize_dynamic(theirs_float, {torch.nn.Linear})
+    return ta.quantization.quantize_dynamic(ours_float), theirs
+
+
+@pytest.mark.parametrize("magnitude", [1e-4, 3e-5, 1e-6, 1e-9, 0.0])
+@pytest.mark.parametrize("sign", ["mixed", "positive", "negative"])
+def test_quantize_dynamic_small_activations_match_torch(magnitude, sign):
+    if torch.backends.quantized.engine not in ("x86", "fbgemm"):
+        pytest.skip(f"torch's quantized engine here is {torch.backends.quantized.engine}")
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 16)).astype(np.float32) * np.float32(magnitude)
+    x = {"mixed": x, "positive": np.abs(x), "negative": -np.abs(x)}[sign]
+    ours, theirs = _quantized_pair()
+    np.testing.assert_allclose(ours(ta.from_numpy(x)).numpy(),
+                               theirs(torch.from_numpy(x)).numpy(), rtol=0, atol=2e-6)
+    for reduce_range in (True, False):
+        scale, zero = torch._choose_qparams_per_tensor(torch.from_numpy(x), reduce_range)
+        mine = ta.quantization.choose_qparams(float(x.min()), float(x.max()), reduce_range)
+        assert mine[1] == zero and mine[0] == pytest.approx(scale, rel=1e-6)
+
+
+@pytest.mark.parametrize("bad", [math.inf, -math.inf, math.nan])
+def test_quantize_dynamic_non_finite_input_does_not_raise(bad):
+    ours, _ = _quantized_pair()
+    x = np.random.default_rng(2).standard_normal((3, 16)).astype(np.float32)
+    x[1, 4] = bad
+    out = ours(ta.from_numpy(x)).numpy()
+    assert not np.isfinite(out[1]).any()          # the row holding it: inf / NaN
+    if math.isinf(bad):
+        assert np.isinf(out[1]).any()
+    assert np.isfinite(out[[0, 2]]).all()         # the other rows keep their values
+    clean = x.copy()
+    clean[1] = 0
+    np.testing.assert_allclose(out[[0, 2]], ours(ta.from_numpy(clean)).numpy()[[0, 2]],
+                               atol=0.05)
