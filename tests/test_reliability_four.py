@@ -247,3 +247,66 @@ def test_quantize_dynamic_non_finite_input_does_not_raise(bad):
     clean[1] = 0
     np.testing.assert_allclose(out[[0, 2]], ours(ta.from_numpy(clean)).numpy()[[0, 2]],
                                atol=0.05)
+
+
+# ---- tools that run a sub-step say why it failed --------------------------------------------
+
+def test_doctor_without_xdist_runs_the_suite_and_says_why_it_failed(monkeypatch):
+    import importlib.util
+    import subprocess
+    from tinyattn import doctor
+    seen = {}
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "xdist" else real_find_spec(name, *a))
+
+    def fake_run(command, **kwargs):
+        seen["command"] = command
+        return subprocess.CompletedProcess(command, 1, stdout="FAILED tests/test_x.py::t - "
+                                           "AssertionError: boom\n1 failed in 0.1s\n", stderr="")
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    report = []
+    assert doctor._run_tests("strict", report) == 1
+    assert "addopts=-q" in seen["command"]            # no "-n auto" without the plugin
+    text = "\n".join(report)
+    assert "pytest-xdist is not installed" in text
+    assert "1 failed" in text and "AssertionError: boom" in text and "(no output)" not in text
+
+
+def test_doctor_reports_a_usage_error_from_stderr(monkeypatch):
+    import subprocess
+    from tinyattn import doctor
+    monkeypatch.setattr(subprocess, "run", lambda command, **kw: subprocess.CompletedProcess(
+        command, 4, stdout="", stderr="ERROR: usage: pytest\npytest: error: unrecognized "
+                                      "arguments: -n\n"))
+    report = []
+    assert doctor._run_tests("strict", report) == 1
+    assert any("unrecognized arguments: -n" in line for line in report)
+
+
+def test_explore_writes_through_no_fixed_temporary(tmp_path):
+    from tinyattn.viz import explore
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    page = tmp_path / "g.html"
+    (tmp_path / "g.html.partial").symlink_to(victim)   # a link planted at the old name
+    x = ta.randn(3, requires_grad=True)
+    explore((x * 2).sum(), str(page))
+    assert victim.read_text() == "keep me"
+    assert page.read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html")
+    explore((x * 3).sum(), str(page))                  # a second run replaces it whole
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith(".tmp")]
+    assert leftovers == []
+
+
+def test_profiler_exports_go_through_the_atomic_writer(tmp_path):
+    from tinyattn.profiler import profile
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    with profile(with_stack=True) as prof:
+        (ta.randn(2, 2) @ ta.randn(2, 2)).sum()
+    prof.export_chrome_trace(str(tmp_path / "trace.json"))
+    prof.export_stacks(str(tmp_path / "stacks.txt"))
+    import json
+    assert json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
+    assert victim.read_text() == "keep me"

@@ -182,16 +182,17 @@ class ScatterNumberReduce(Function):
     torch gives this call no derivative; tinyattn gives this one, which is exact."""
 
     def forward(self, x, positions, value, reduce: str):
-        value = np.asarray(value, dtype=x.dtype)
+        device = backend.device_of(x)
+        value = np.asarray(value, dtype=x.dtype)          # rounded to x's dtype first
         half = x.dtype.itemsize < 4 and x.dtype.kind == "f" or x.dtype.name == "bfloat16"
         work = x.astype(np.float32) if half else x.copy()    # torch: halves add in float32
-        out = _reduce_at(work, positions, value.astype(work.dtype),
+        out = _reduce_at(work, positions, backend.to_device(value.astype(work.dtype), device),
                          "sum" if reduce == "add" else "prod").astype(x.dtype)
         if reduce == "multiply":
             xp = backend.get_array_module(x)
             hits = xp.zeros(x.shape, dtype=np.int64)
             backend.scatter_add(hits, positions, 1)
-            self.save_for_backward((xp.asarray(value, dtype=x.dtype) ** hits).astype(x.dtype))
+            self.save_for_backward((backend.to_device(value, device) ** hits).astype(x.dtype))
         self._reduce = reduce
         return out
 

@@ -14,6 +14,8 @@ import os
 import socket
 from typing import Any, Dict, Iterable, List, Optional
 
+from ..atomic import atomic_write
+
 __all__ = ["Event", "EventList", "FunctionEventAvg", "format_time", "format_memory"]
 
 
@@ -141,7 +143,7 @@ class EventList(list):
         """One line per recorded stack (``with_stack=True``), outermost frame first, then
         the op, and the metric in microseconds: the input of flamegraph.pl."""
         metric = metric.replace("cuda", "device")
-        with open(path, "w", encoding="utf-8") as f:
+        with atomic_write(path, "w") as f:
             for e in self:
                 if e.stack:
                     frames = ";".join(list(reversed(e.stack)) + [e.name])
@@ -241,5 +243,5 @@ def write_chrome_trace(events: Iterable[Event], path: str, record_shapes: bool,
         trace.append(item)
     document = {"schemaVersion": 1, "displayTimeUnit": "ms", "host_name": socket.gethostname(),
                 "traceEvents": trace}
-    with open(path, "w", encoding="utf-8") as f:
+    with atomic_write(path, "w") as f:
         json.dump(document, f)
