@@ -310,3 +310,163 @@ def test_profiler_exports_go_through_the_atomic_writer(tmp_path):
     import json
     assert json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
     assert victim.read_text() == "keep me"
+
+
+# ---- torch.save / torch.load as torch users do ------------------------------------------------
+
+import dataclasses  # noqa: E402
+import io  # noqa: E402
+import os  # noqa: E402
+import pickle  # noqa: E402
+import zipfile  # noqa: E402
+
+from tinyattn.io import torch_file  # noqa: E402
+
+
+@dataclasses.dataclass
+class RunConfig:
+    """A config a build-nanogpt-style script saves beside the weights."""
+    n_layer: int = 2
+    name: str = "tiny"
+
+
+def test_whole_module_and_dataclass_round_trip(tmp_path):
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    path = str(tmp_path / "ckpt.pt")
+    torch_file.save_torch({"model": model, "config": RunConfig(), "step": 7}, path)
+    with pytest.raises(pickle.UnpicklingError, match="add_safe_globals") as refused:
+        ta.load(path)                                   # weights_only=True is the default
+    assert "Sequential" in str(refused.value) and "safe_globals" in str(refused.value)
+    loaded = ta.load(path, weights_only=False)
+    x = ta.randn(2, 3)
+    np.testing.assert_array_equal(loaded["model"](x).detach().numpy(),
+                                  model(x).detach().numpy())
+    assert loaded["config"] == RunConfig() and loaded["step"] == 7
+    with torch_file.safe_globals([RunConfig]):
+        with pytest.raises(pickle.UnpicklingError):    # the module classes are not allowed
+            ta.load(path)
+    torch_file.save_torch({"state": model.state_dict(), "config": RunConfig()}, path)
+    with torch_file.safe_globals([RunConfig]):
+        assert ta.load(path)["config"] == RunConfig()
+    with pytest.raises(pickle.UnpicklingError):      # the context ended: refused again
+        ta.load(path)
+
+
+def test_tinyattn_save_pickles_what_is_not_data(tmp_path):
+    path = str(tmp_path / "c.pt")
+    ta.save({"config": RunConfig(), "w": ta.ones(2)}, path)       # refused before round four
+    assert ta.load(path, weights_only=False)["config"] == RunConfig()
+    ta.save({"w": ta.ones(2)}, path)                              # plain data: NumPy archive
+    assert isinstance(ta.load(path)["w"], np.ndarray)
+
+
+def test_files_interchange_with_torch_both_ways(tmp_path):
+    ours = {"weight": nn.Parameter(ta.randn(3, 2)), "ids": ta.arange(4),
+            "half": ta.ones(2, dtype=ta.float16), "bf": ta.ones(2, dtype=ta.bfloat16),
+            "flags": ta.tensor([True, False]), "empty": ta.zeros(0, 3), "scalar": ta.tensor(2.5),
+            "meta": {"lr": 0.1, "names": ["a", "b"], "t": (1, None)}}
+    path = str(tmp_path / "ours.pt")
+    torch_file.save_torch(ours, path)
+    theirs = torch.load(path)                       # real torch, weights_only=True
+    assert isinstance(theirs["weight"], torch.nn.Parameter)
+    for key in ("weight", "ids", "half", "flags", "empty", "scalar"):
+        np.testing.assert_array_equal(theirs[key].detach().numpy(), ours[key].detach().numpy())
+        assert str(theirs[key].dtype) == f"torch.{ours[key].dtype}"
+    assert theirs["bf"].dtype == torch.bfloat16 and theirs["meta"] == ours["meta"]
+
+    source = {"sd": torch.nn.Linear(3, 2).state_dict(), "p": torch.nn.Parameter(torch.ones(2)),
+              "view": torch.arange(10)[2:9:3], "t": torch.arange(6).reshape(2, 3).t(),
+              "bf": torch.ones(2, dtype=torch.bfloat16), "dtype": torch.float16,
+              "size": torch.Size([2, 3]), "bytes": b"\x00\xff", "set": {1, 2}}
+    path = str(tmp_path / "theirs.pt")
+    torch.save(source, path)
+    back = ta.load(path)
+    np.testing.assert_array_equal(back["sd"]["weight"].numpy(), source["sd"]["weight"].numpy())
+    assert back["p"].requires_grad and isinstance(back["p"], nn.Parameter)
+    assert back["view"].tolist() == [2, 5, 8] and back["t"].tolist() == [[0, 3], [1, 4], [2, 5]]
+    assert back["bf"].dtype == ta.bfloat16 and back["dtype"] == "float16"
+    assert tuple(back["size"]) == (2, 3) and back["bytes"] == b"\x00\xff"
+    assert back["set"] == {1, 2}
+    buffer = io.BytesIO()
+    torch_file.save_torch({"w": ta.ones(2)}, buffer)            # file objects, as torch
+    buffer.seek(0)
+    assert torch.load(buffer)["w"].tolist() == [1.0, 1.0]
+
+
+def _hostile_file(path, payload_module="os", payload_name="system", argument="touch PWNED"):
+    """A torch-format file whose pickle calls ``payload_module.payload_name(argument)``."""
+    body = (b"\x80\x02c" + f"{payload_module}\n{payload_name}\n".encode() + b"X"
+            + len(argument).to_bytes(4, "little") + argument.encode() + b"\x85R.")
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("archive/data.pkl", body)
+        archive.writestr("archive/version", "3\n")
+
+
+def test_a_hostile_file_never_runs_code_under_the_default(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = str(tmp_path / "evil.pt")
+    _hostile_file(path, argument=f"touch {tmp_path / 'PWNED'}")
+    with pytest.raises(pickle.UnpicklingError, match="os.system"):
+        ta.load(path)
+    with pytest.raises(pickle.UnpicklingError, match="weights_only"):
+        torch_file.load_torch(path)
+    assert not (tmp_path / "PWNED").exists()
+    for module, name in (("builtins", "eval"), ("subprocess", "call"), ("posix", "system"),
+                         ("numpy", "load"), ("tinyattn.nn", "Linear")):
+        _hostile_file(path, module, name)
+        with pytest.raises(pickle.UnpicklingError):
+            ta.load(path)
+    assert not (tmp_path / "PWNED").exists()
+    _hostile_file(path, "builtins", "len", "abc")          # negative control: it does run
+    assert ta.load(path, weights_only=False) == 3
+
+
+def test_damaged_torch_files_are_refused_clearly(tmp_path):
+    path = str(tmp_path / "bad.pt")
+    torch.save({"w": torch.ones(4)}, path)
+    with zipfile.ZipFile(path) as archive:
+        members = {n: archive.read(n) for n in archive.namelist()}
+    key = next(n for n in members if "/data/" in n)
+    broken = str(tmp_path / "short.pt")
+    with zipfile.ZipFile(broken, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data[:8] if name == key else data)
+    with pytest.raises(pickle.UnpicklingError, match="declares 4 elements"):
+        ta.load(broken)
+    stride = pickle.dumps  # a tensor whose stride reaches past its storage
+    with pytest.raises(pickle.UnpicklingError, match="reaches past"):
+        torch_file._rebuild_tensor_v2(np.zeros(4, np.float32), 0, (3,), (2,), False, None)
+    with pytest.raises(pickle.UnpicklingError, match="non-negative"):
+        torch_file._rebuild_tensor_v2(np.zeros(4, np.float32), 0, (2,), (-1,), False, None)
+    legacy = str(tmp_path / "legacy.pt")
+    with open(legacy, "wb") as f:
+        pickle.dump({"a": 1}, f, protocol=2)
+    with pytest.raises(ta.CheckpointError, match="legacy"):
+        ta.load(legacy)
+    del stride
+
+
+def test_torch_runner_saves_and_loads_as_torch(tmp_path):
+    import subprocess
+    import sys
+    script = tmp_path / "prog.py"
+    script.write_text(
+        "import dataclasses, torch, torch.nn as nn\n"
+        "@dataclasses.dataclass\n"
+        "class Config:\n    n: int = 2\n"
+        "model = nn.Linear(3, 2)\n"
+        f"path = {str(tmp_path / 'c.pt')!r}\n"
+        "torch.save({'model': model.state_dict(), 'config': Config()}, path)\n"
+        "try:\n    torch.load(path)\nexcept Exception as e:\n    print('refused', type(e).__name__)\n"
+        "torch.serialization.add_safe_globals([Config])\n"
+        "ck = torch.load(path, map_location='cpu')\n"
+        "print(ck['config'].n, sorted(ck['model']))\n"
+        "torch.save(model, path)\n"
+        "print(type(torch.load(path, weights_only=False)).__name__)\n")
+    env = dict(os.environ, PYTHONPATH=os.getcwd())
+    result = subprocess.run([sys.executable, "-m", "tinyattn", "run-torch", str(script)],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "refused UnpicklingError" in result.stdout
+    assert "2 ['bias', 'weight']" in result.stdout and "Linear" in result.stdout
+    assert torch.load(str(tmp_path / "c.pt"), weights_only=False).__class__.__name__ == "Linear"

@@ -80,6 +80,7 @@ MODULES: Dict[str, ModuleSpec] = {
         "FunctionCtx", "VersionCounter", "is_grad_enabled", "run_backward", "unbroadcast",
         "set_backward_hook", "set_current_module", "register_hook", "RemovableHandle"}),
         shim_names.AUTOGRAD_SHIM_NAMES),
+    "torch.serialization": ModuleSpec(None, shim_names=shim_names.SERIALIZATION_SHIM_NAMES),
     "torch.utils": ModuleSpec(None),
     "torch.utils.data": ModuleSpec("tinyattn.utils.data"),
     "torch.utils.data.dataloader": ModuleSpec(None, shim_names=_DATALOADER_NAMES),
