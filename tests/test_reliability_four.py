@@ -470,3 +470,26 @@ def test_torch_runner_saves_and_loads_as_torch(tmp_path):
     assert "refused UnpicklingError" in result.stdout
     assert "2 ['bias', 'weight']" in result.stdout and "Linear" in result.stdout
     assert torch.load(str(tmp_path / "c.pt"), weights_only=False).__class__.__name__ == "Linear"
+
+
+# ---- lazy modules moved before the first forward; torch's printout -----------------------------
+
+@pytest.mark.parametrize("move,dtype", [("to('cpu')", "float32"), ("double()", "float64"),
+                                        ("float()", "float32"), ("half()", "float16")])
+def test_lazy_linear_moves_and_casts_before_the_first_forward(move, dtype):
+    model = nn.Sequential(nn.LazyLinear(3), nn.ReLU())
+    assert eval(f"model.{move}") is model
+    out = model(ta.randn(2, 5, dtype=dtype))
+    assert model[0].weight.shape == (3, 5) and str(model[0].weight.dtype) == dtype
+    assert str(out.dtype) == dtype
+
+
+def test_printout_is_torchs_and_counts_are_in_summary():
+    ours = nn.TransformerEncoderLayer(8, 2, 16, batch_first=False)
+    theirs = torch.nn.TransformerEncoderLayer(8, 2, 16)
+    assert repr(ours) == repr(theirs)
+    ours = nn.Sequential(nn.Linear(2, 3), nn.Dropout(0.2), nn.LayerNorm(3, bias=False))
+    theirs = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.Dropout(0.2),
+                                 torch.nn.LayerNorm(3, bias=False))
+    assert repr(ours) == repr(theirs) and "params" not in repr(ours)
+    assert ours.summary().splitlines()[0] == "Sequential(  # 12 params"

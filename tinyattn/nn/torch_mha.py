@@ -31,7 +31,7 @@ import numpy as np
 from .. import functional as F
 from ..ops.attention import default_scale
 from ..tensor import Tensor, as_tensor
-from .layers import Linear, uniform_parameter
+from .layers import Linear, NonDynamicallyQuantizableLinear, uniform_parameter
 from .module import Module, Parameter
 from ..precision import is_floating
 
@@ -68,7 +68,7 @@ class MultiheadAttention(Module):
         # The random draws come in torch's order (out_proj is built before the input
         # projections are initialised: tests/test_pytorch_programs.py feeds both frameworks
         # one stream of numbers); the attributes keep torch's order (in_proj_*, out_proj).
-        out_proj = Linear(e, e, bias=bias)
+        out_proj = NonDynamicallyQuantizableLinear(e, e, bias=bias)
         if self._qkv_same_embed_dim:        # Xavier-uniform over the packed (3E, E) matrix
             self.in_proj_weight = uniform_parameter((3 * e, e), math.sqrt(6.0 / (4 * e)))
             self.q_proj_weight = self.k_proj_weight = self.v_proj_weight = None
@@ -87,8 +87,7 @@ class MultiheadAttention(Module):
             self.to(device=device, dtype=dtype)
 
     def extra_repr(self) -> str:
-        return (f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, "
-                f"dropout={self.dropout}, batch_first={self.batch_first}")
+        return ""             # torch prints only out_proj: the settings are not in its printout
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Any = None,
                 need_weights: bool = True, attn_mask: Any = None,
