@@ -493,3 +493,14 @@ def test_printout_is_torchs_and_counts_are_in_summary():
                                  torch.nn.LayerNorm(3, bias=False))
     assert repr(ours) == repr(theirs) and "params" not in repr(ours)
     assert ours.summary().splitlines()[0] == "Sequential(  # 12 params"
+
+
+# ---- names programs import ------------------------------------------------------------------
+
+def test_manual_seed_returns_the_default_generator():
+    g = ta.manual_seed(0)
+    assert isinstance(g, ta.Generator) and g.initial_seed() == 0
+    first = ta.randn(3)
+    ta.manual_seed(0)
+    assert ta.randn(3, generator=g).tolist() == first.tolist()   # g is the default stream
+    assert isinstance(torch.manual_seed(0), torch.Generator)      # the oracle's habit

@@ -13,7 +13,7 @@ from . import autograd, viz  # viz: draw_graph, trace_backward (see docs/see_it.
 from . import ao, profiler, quantization  # docs/precision_memory_time.md
 from .autograd import (Function, detect_anomaly, enable_grad, inference_mode, is_grad_enabled,
                        no_grad, set_grad_enabled)
-from .backend import cuda_is_available, get_rng_state, manual_seed, set_rng_state
+from .backend import cuda_is_available, get_rng_state, set_rng_state
 from .gradcheck import GradcheckError, gradcheck, gradcheck_report
 from .factories import (arange, empty, empty_like, eye, full, full_like, linspace, logspace,
                         multinomial, ones, ones_like, rand, rand_like, randint, randint_like,
@@ -35,7 +35,7 @@ from .ops import diag, index_add, meshgrid, scatter, scatter_add, unique, zero_
 from .ops import clamp as clip
 from .ops import (acos, asin, atan, atan2, bincount, cosh, exp2, index_fill, isneginf,
                   isposinf, normal, scatter_reduce, sinh, tan)
-from .generator import Generator
+from .generator import Generator, manual_seed
 from .printing import get_printoptions, set_printoptions
 from .factories import get_default_device, set_default_device
 from .serialization import CheckpointError, load, save
