@@ -504,3 +504,87 @@ def test_manual_seed_returns_the_default_generator():
     ta.manual_seed(0)
     assert ta.randn(3, generator=g).tolist() == first.tolist()   # g is the default stream
     assert isinstance(torch.manual_seed(0), torch.Generator)      # the oracle's habit
+
+
+@pytest.mark.parametrize("name", ["exp_", "sigmoid_", "relu_", "tanh_", "abs_", "sqrt_",
+                                  "rsqrt_", "log_", "ceil_", "floor_", "trunc_", "reciprocal_",
+                                  "square_", "sin_", "cos_", "log1p_", "expm1_"])
+def test_in_place_pointwise_ops_match_torch_with_gradients(name):
+    values = np.array([0.3, 1.7, 2.2, 0.9])
+    ours_leaf = ta.tensor(values, requires_grad=True)
+    theirs_leaf = torch.tensor(values, requires_grad=True)
+    ours, theirs = ours_leaf * 1, theirs_leaf * 1
+    assert getattr(ours, name)() is ours
+    getattr(theirs, name)()
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)
+    ours.sum().backward()
+    theirs.sum().backward()
+    np.testing.assert_allclose(ours_leaf.grad.numpy(), theirs_leaf.grad.numpy(), rtol=1e-12)
+    with pytest.raises(RuntimeError):                   # a leaf that requires grad: refused
+        getattr(ta.tensor(values, requires_grad=True), name)()
+    if hasattr(torch, name):
+        assert getattr(ta, name)(ta.tensor(values)).tolist() == \
+            getattr(torch, name)(torch.tensor(values)).tolist()
+
+
+def test_lerp_in_place_and_signbit():
+    a = ta.tensor([1.0, 2.0])
+    a.lerp_(ta.tensor([3.0, 6.0]), 0.5)
+    assert a.tolist() == [2.0, 4.0]
+    values = [-0.0, 0.0, -1.0, math.nan, -math.inf, 3.0]
+    for dtype in ("float32", "float64", "float16"):
+        assert ta.signbit(ta.tensor(values, dtype=dtype)).tolist() == \
+            torch.signbit(torch.tensor(values, dtype=getattr(torch, dtype))).tolist()
+    assert ta.tensor([-2, 3]).signbit().tolist() == [True, False]
+
+
+@pytest.mark.parametrize("kwargs", [{"bins": 4}, {"bins": 3, "range": (0.0, 3.0)},
+                                    {"bins": 5, "density": True},
+                                    {"bins": "edges", "weight": True, "density": True}])
+def test_histogram_matches_torch(kwargs):
+    values = np.array([1.0, 2.0, 1.0, 4.0, 2.5, 0.5], np.float32)
+    mine, theirs = dict(kwargs), dict(kwargs)
+    if kwargs["bins"] == "edges":
+        mine["bins"], theirs["bins"] = ta.tensor([0.0, 1.0, 2.0, 5.0]), \
+            torch.tensor([0.0, 1.0, 2.0, 5.0])
+    if kwargs.get("weight"):
+        w = np.arange(6, dtype=np.float32)
+        mine["weight"], theirs["weight"] = ta.from_numpy(w), torch.from_numpy(w)
+    ours = ta.histogram(ta.from_numpy(values), **mine)
+    ref = torch.histogram(torch.from_numpy(values), **theirs)
+    np.testing.assert_allclose(ours.hist.numpy(), ref.hist.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(ours.bin_edges.numpy(), ref.bin_edges.numpy(), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="not finite"):
+        ta.histogram(ta.tensor([1.0, math.inf]), bins=2)
+
+
+def test_legacy_initialisers_warn_as_torch_and_initialise():
+    weight = ta.zeros(4, 4)
+    with pytest.warns(FutureWarning, match="kaiming_uniform_"):
+        nn.init.kaiming_uniform(weight)
+    assert weight.abs().sum().item() > 0
+
+
+def test_runner_reaches_the_names_programs_import(tmp_path):
+    import subprocess
+    import sys
+    script = tmp_path / "prog.py"
+    script.write_text(
+        "from torch.nn.modules.linear import NonDynamicallyQuantizableLinear, Linear\n"
+        "from torch.nn.modules.activation import MultiheadAttention, ReLU\n"
+        "from torch.nn.modules.container import Sequential, ModuleList\n"
+        "from torch.nn.modules.dropout import Dropout\n"
+        "from torch.nn.modules.normalization import LayerNorm\n"
+        "from torch.nn.modules.sparse import Embedding\n"
+        "from torch.nn.modules.transformer import TransformerEncoder\n"
+        "from torch.utils.data.dataset import Dataset, TensorDataset\n"
+        "from torch.utils.data.sampler import RandomSampler, Sampler\n"
+        "from torch.utils.data.dataloader import DataLoader\n"
+        "import torch\n"
+        "print(torch.ByteTensor([1, 2]).dtype, torch.LongTensor([1]).dtype)\n"
+        "print(type(torch.manual_seed(0)).__name__)\n")
+    result = subprocess.run([sys.executable, "-m", "tinyattn", "run-torch", str(script)],
+                            capture_output=True, text=True, timeout=120,
+                            env=dict(os.environ, PYTHONPATH=os.getcwd()))
+    assert result.returncode == 0, result.stderr
+    assert "torch.uint8 torch.int64" in result.stdout and "Generator" in result.stdout

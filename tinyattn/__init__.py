@@ -35,6 +35,9 @@ from .ops import diag, index_add, meshgrid, scatter, scatter_add, unique, zero_
 from .ops import clamp as clip
 from .ops import (acos, asin, atan, atan2, bincount, cosh, exp2, index_fill, isneginf,
                   isposinf, normal, scatter_reduce, sinh, tan)
+from .ops import (abs_, ceil_, cos_, exp_, expm1_, floor_, histogram, log1p_, log_,
+                  reciprocal_, relu_, rsqrt_, sigmoid_, signbit, sin_, sqrt_, square_, tanh_,
+                  trunc_)
 from .generator import Generator, manual_seed
 from .printing import get_printoptions, set_printoptions
 from .factories import get_default_device, set_default_device
@@ -84,6 +87,9 @@ __all__ = [
     "floor_divide", "randperm", "diag", "index_add", "meshgrid", "scatter", "scatter_add",
     "unique", "zero_",
     "sinh", "cosh", "tan", "asin", "acos", "atan", "atan2", "exp2", "isposinf", "isneginf",
+    "signbit", "histogram", "exp_", "sigmoid_", "relu_", "tanh_", "abs_", "sqrt_", "rsqrt_",
+    "log_", "ceil_", "floor_", "trunc_", "reciprocal_", "square_", "sin_", "cos_", "log1p_",
+    "expm1_",
     "bincount", "index_fill", "scatter_reduce", "normal", "Generator", "get_default_device",
     "set_default_device", "set_printoptions", "get_printoptions", "testing",
     "float16", "float32", "float64", "half", "double", "float", "int8", "int16", "int32",

@@ -363,7 +363,9 @@ def _legacy(name: str, dtype_name: str) -> type:
 
 _LEGACY = {name: _legacy(name, dtype_name) for name, dtype_name in [
     ("LongTensor", "int64"), ("FloatTensor", "float32"), ("DoubleTensor", "float64"),
-    ("BoolTensor", "bool")]}
+    ("BoolTensor", "bool"), ("ByteTensor", "uint8"), ("CharTensor", "int8"),
+    ("ShortTensor", "int16"), ("IntTensor", "int32"), ("HalfTensor", "float16"),
+    ("BFloat16Tensor", "bfloat16")]}
 
 
 TORCH_SHIM_NAMES = {
