@@ -588,3 +588,31 @@ def test_runner_reaches_the_names_programs_import(tmp_path):
                             env=dict(os.environ, PYTHONPATH=os.getcwd()))
     assert result.returncode == 0, result.stderr
     assert "torch.uint8 torch.int64" in result.stdout and "Generator" in result.stdout
+
+
+# ---- grad_fn prints torch's node names ---------------------------------------------------------
+
+def _grad_fn_cases(m):
+    F = m.nn.functional
+    rng = np.random.default_rng(0)
+    x = m.tensor(rng.standard_normal((2, 3)), requires_grad=True)
+    x3 = m.tensor(rng.standard_normal((5, 2, 3)), requires_grad=True)
+    w = m.tensor(rng.standard_normal((4, 3)), requires_grad=True)
+    b = m.tensor(rng.standard_normal(4), requires_grad=True)
+    return {
+        "add": x + 1, "linear": F.linear(x, w, b), "linear no bias": F.linear(x, w),
+        "linear 3-d": F.linear(x3, w, b), "cross_entropy": F.cross_entropy(x, m.tensor([0, 1])),
+        "layer_norm": F.layer_norm(x, (3,)), "select": x[0], "slice": x[:, 1:],
+        "index": x[[0, 1]], "mask": x[x > 0], "column": x[:, 0], "unsqueeze": x[..., None],
+        "mm": x @ w.T, "cat": m.cat([x, x]), "view": x.reshape(6), "sum": x.sum(),
+        "softmax": F.softmax(x, -1), "batch_norm": m.nn.BatchNorm1d(3).double()(x),
+    }
+
+
+def test_grad_fn_names_are_torchs():
+    ours, theirs = _grad_fn_cases(ta), _grad_fn_cases(torch)
+    for key in theirs:
+        assert ours[key].grad_fn.name() == theirs[key].grad_fn.name(), key
+        assert repr(ours[key].grad_fn).startswith(f"<{theirs[key].grad_fn.name()} object at ")
+        assert f"grad_fn=<{theirs[key].grad_fn.name()}>" in repr(ours[key])
+    assert type(ours["linear"].grad_fn).__name__ == "Linear"   # tinyattn's own Function
