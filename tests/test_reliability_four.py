@@ -616,3 +616,45 @@ def test_grad_fn_names_are_torchs():
         assert repr(ours[key].grad_fn).startswith(f"<{theirs[key].grad_fn.name()} object at ")
         assert f"grad_fn=<{theirs[key].grad_fn.name()}>" in repr(ours[key])
     assert type(ours["linear"].grad_fn).__name__ == "Linear"   # tinyattn's own Function
+
+
+# ---- torch.utils.benchmark, torch.onnx, pad crops -------------------------------------------
+
+def test_benchmark_timer_measures_and_prints_as_torch():
+    from tinyattn.utils.benchmark import Timer
+    timer = Timer(stmt="x @ x", setup="x = ta.randn(8, 8)", globals={"ta": ta})
+    once = timer.timeit(20)
+    assert once.number_per_run == 20 and len(once.times) == 1 and once.mean > 0
+    text = str(once).splitlines()
+    assert text[0].startswith("<torch.utils.benchmark.utils.common.Measurement object at")
+    assert text[1:3] == ["x @ x", "setup: x = ta.randn(8, 8)"]
+    assert text[-1] == "  1 measurement, 20 runs , 1 thread"
+    blocks = timer.blocked_autorange(min_run_time=0.02)
+    assert len(blocks.times) >= 1 and blocks.median > 0 and blocks.iqr >= 0
+    import torch.utils.benchmark  # noqa: F401 - torch loads it on import only
+    theirs = torch.utils.benchmark.Timer(stmt="x @ x", setup="x = torch.randn(8, 8)",
+                                         globals={"torch": torch}).timeit(20)
+    assert str(theirs).splitlines()[-1] == text[-1]
+
+
+def test_onnx_is_importable_and_export_says_what_is_missing(tmp_path):
+    import subprocess
+    import sys
+    script = tmp_path / "prog.py"
+    script.write_text("import torch, torch.onnx\nprint(torch.onnx.is_in_onnx_export())\n"
+                      "torch.onnx.export(torch.nn.Linear(2, 2), torch.randn(1, 2), 'm.onnx')\n")
+    result = subprocess.run([sys.executable, "-m", "tinyattn", "run-torch", str(script)],
+                            capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                            env=dict(os.environ, PYTHONPATH=os.getcwd()))
+    assert "False" in result.stdout and result.returncode != 0
+    assert "torch.onnx.export" in result.stderr and "ONNX" in result.stderr
+    assert not (tmp_path / "m.onnx").exists()
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+@pytest.mark.parametrize("amounts", [(0, -5), (-1, 2), (-2, -2), (2, -1)])
+def test_pad_with_negative_amounts_crops_as_torch(mode, amounts):
+    x = np.arange(12.0).reshape(2, 6)
+    ours = ta.nn.functional.pad(ta.from_numpy(x), amounts, mode=mode)
+    theirs = torch.nn.functional.pad(torch.from_numpy(x), amounts, mode=mode)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())

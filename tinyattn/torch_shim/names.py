@@ -126,6 +126,8 @@ MODULES: Dict[str, ModuleSpec] = {
         "set_backward_hook", "set_current_module", "register_hook", "RemovableHandle"}),
         shim_names.AUTOGRAD_SHIM_NAMES),
     "torch.serialization": ModuleSpec(None, shim_names=shim_names.SERIALIZATION_SHIM_NAMES),
+    "torch.utils.benchmark": ModuleSpec("tinyattn.utils.benchmark"),
+    "torch.onnx": ModuleSpec(None, shim_names=shim_names.ONNX_SHIM_NAMES),
     "torch.utils": ModuleSpec(None),
     "torch.utils.data": ModuleSpec("tinyattn.utils.data"),
     "torch.utils.data.dataloader": ModuleSpec(None, shim_names=_DATALOADER_NAMES),

@@ -403,6 +403,17 @@ TORCH_SHIM_NAMES = {
 
 AUTOGRAD_SHIM_NAMES = {"gradcheck": gradcheck}
 
+def _onnx_export(*args: Any, **kwargs: Any) -> None:
+    raise MissingTorchAttribute(
+        "torch.onnx.export", "tinyattn has no ONNX exporter: it records no TorchScript or "
+        "FX graph of a model and has no ONNX operator set. Save the weights with "
+        "torch.save(model.state_dict(), path) (real PyTorch loads that file) and export from "
+        "real PyTorch")
+
+
+# torch.onnx: importable (models test torch.onnx.is_in_onnx_export()); export says why not
+ONNX_SHIM_NAMES = {"export": _onnx_export, "is_in_onnx_export": lambda: False}
+
 # torch.serialization: save/load and the weights_only allow-list
 SERIALIZATION_SHIM_NAMES = {
     "save": save, "load": load, "add_safe_globals": torch_file.add_safe_globals,
