@@ -658,3 +658,23 @@ def test_pad_with_negative_amounts_crops_as_torch(mode, amounts):
     ours = ta.nn.functional.pad(ta.from_numpy(x), amounts, mode=mode)
     theirs = torch.nn.functional.pad(torch.from_numpy(x), amounts, mode=mode)
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+# ---- printing with set_printoptions(sci_mode=...) ---------------------------------------------
+
+_PRINT_CASES = [[[1.5, 2.0, 300.0], [0.001, 1e5, -7.25]], [1.0, 2.0, 3.0] * 10, 3.5,
+                [1e-10, 1.0, 1e10], [0.0, 0.0], [math.inf, 1.0, -math.nan],
+                [[1e-3, 123456.0], [-2.5, 0.0]], [-1e-5, 3e8], [7.0]]
+
+
+@pytest.mark.parametrize("sci_mode", [True, False, None])
+def test_printing_with_sci_mode_is_torchs(sci_mode):
+    try:
+        for data in _PRINT_CASES:
+            ta.set_printoptions(sci_mode=sci_mode)
+            torch.set_printoptions(sci_mode=sci_mode)
+            assert repr(ta.tensor(data)) == repr(torch.tensor(data)), data
+        assert repr(ta.arange(2000.0) / 7) == repr(torch.arange(2000.0) / 7)
+    finally:
+        ta.set_printoptions(profile="default")
+        torch.set_printoptions(profile="default")
