@@ -678,3 +678,36 @@ def test_printing_with_sci_mode_is_torchs(sci_mode):
     finally:
         ta.set_printoptions(profile="default")
         torch.set_printoptions(profile="default")
+
+
+# ---- a custom autograd.Function with several outputs ---------------------------------------------
+
+def _split_function(m):
+    class Split(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, scale):
+            ctx.save_for_backward(x)
+            ctx.scale = scale
+            index = x.argmax()
+            ctx.mark_non_differentiable(index)
+            return x * scale, x.exp(), index, "label"
+
+        @staticmethod
+        def backward(ctx, g_scaled, g_exp, g_index, g_label=None):
+            (x,) = ctx.saved_tensors
+            return g_scaled * ctx.scale + g_exp * x.exp(), None
+    return Split
+
+
+@pytest.mark.parametrize("use", ["both", "first", "second"])
+def test_custom_function_with_several_outputs_matches_torch(use):
+    grads = []
+    for m in (ta, torch):
+        x = m.tensor([1.0, 2.0, 0.5], requires_grad=True)
+        scaled, exp, index, label = _split_function(m).apply(x, 3.0)
+        assert label == "label" and not index.requires_grad and scaled.requires_grad
+        loss = {"both": scaled.sum() + (exp * 2).sum(), "first": scaled.sum(),
+                "second": exp.sum()}[use]
+        loss.backward()
+        grads.append(x.grad.numpy().copy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)
