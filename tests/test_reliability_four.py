@@ -711,3 +711,27 @@ def test_custom_function_with_several_outputs_matches_torch(use):
         loss.backward()
         grads.append(x.grad.numpy().copy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)
+
+
+# ---- no backward gives -0.0 where torch gives 0.0 ------------------------------------------------
+
+_ZERO_SIGN_OPS = {
+    "max": lambda m, x: x.max(), "min": lambda m, x: x.min(), "amax": lambda m, x: x.amax(0),
+    "relu": lambda m, x: x.relu(), "abs": lambda m, x: x.abs(),
+    "clamp": lambda m, x: x.clamp(-1, 1), "where": lambda m, x: m.where(x > 0, x, 0 * x),
+    "masked_fill": lambda m, x: x.masked_fill(x < 0, 0.0), "getitem": lambda m, x: x[1:3],
+    "pad": lambda m, x: m.nn.functional.pad(x, (1, 1)), "mul0": lambda m, x: x * 0,
+    "hardtanh": lambda m, x: m.nn.functional.hardtanh(x), "std": lambda m, x: x.std(),
+}
+
+
+@pytest.mark.parametrize("name", list(_ZERO_SIGN_OPS))
+def test_backward_zero_signs_are_torchs(name):
+    signs = []
+    for m in (ta, torch):
+        x = m.tensor([-2.0, -0.5, 0.0, 0.5, 2.0], requires_grad=True)
+        y = _ZERO_SIGN_OPS[name](m, x)
+        y.backward(m.tensor(np.full(tuple(y.shape), -1.0)))
+        grad = x.grad.numpy()
+        signs.append(np.signbit(grad) & (grad == 0))
+    np.testing.assert_array_equal(signs[0], signs[1])
