@@ -735,3 +735,35 @@ def test_backward_zero_signs_are_torchs(name):
         grad = x.grad.numpy()
         signs.append(np.signbit(grad) & (grad == 0))
     np.testing.assert_array_equal(signs[0], signs[1])
+
+
+# ---- nn.TransformerEncoder: torch's fast path gives zeros at padded positions -----------------
+
+@pytest.mark.parametrize("batch_first,grad,training", [(True, False, False), (False, False, False),
+                                                       (True, True, False), (True, False, True)])
+def test_transformer_encoder_padded_positions_as_torch(batch_first, grad, training):
+    import warnings
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 4, 8)).astype(np.float32)
+    pad = np.array([[False, False, True, True], [False, False, False, False]])
+    outputs = []
+    for m in (ta, torch):
+        m.manual_seed(0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            layer = m.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=batch_first)
+            encoder = m.nn.TransformerEncoder(layer, 2)
+        encoder.train(training)
+        outputs.append((m, encoder))
+    ours, theirs = outputs[0][1], outputs[1][1]
+    with torch.no_grad():
+        for (name, p), (_, q) in zip(theirs.named_parameters(), ours.named_parameters()):
+            p.copy_(torch.from_numpy(q.detach().numpy()))
+    src = x if batch_first else x.transpose(1, 0, 2)
+    context = (lambda m: m.enable_grad()) if grad else (lambda m: m.no_grad())
+    with context(ta):
+        mine = ours(ta.from_numpy(src), src_key_padding_mask=ta.from_numpy(pad)).detach()
+    with context(torch), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = theirs(torch.from_numpy(src), src_key_padding_mask=torch.from_numpy(pad)).detach()
+    np.testing.assert_allclose(mine.numpy(), ref.numpy(), rtol=1e-4, atol=1e-5)
