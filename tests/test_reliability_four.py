@@ -767,3 +767,32 @@ def test_transformer_encoder_padded_positions_as_torch(batch_first, grad, traini
         warnings.simplefilter("ignore")
         ref = theirs(torch.from_numpy(src), src_key_padding_mask=torch.from_numpy(pad)).detach()
     np.testing.assert_allclose(mine.numpy(), ref.numpy(), rtol=1e-4, atol=1e-5)
+
+
+# ---- nn.MultiheadAttention(add_bias_kv=True, add_zero_attn=True) ---------------------------------
+
+@pytest.mark.parametrize("bias_kv,zero_attn", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("masks", [False, True])
+def test_multihead_attention_bias_kv_and_zero_attn_match_torch(bias_kv, zero_attn, masks):
+    ours = nn.MultiheadAttention(8, 2, add_bias_kv=bias_kv, add_zero_attn=zero_attn,
+                                 batch_first=True)
+    theirs = torch.nn.MultiheadAttention(8, 2, add_bias_kv=bias_kv, add_zero_attn=zero_attn,
+                                         batch_first=True)
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+    with torch.no_grad():
+        for (_, p), (_, q) in zip(theirs.named_parameters(), ours.named_parameters()):
+            p.copy_(torch.from_numpy(q.detach().numpy()))
+    x = np.random.default_rng(6).standard_normal((2, 3, 8)).astype(np.float32)
+    kwargs_ours, kwargs_theirs = {}, {}
+    if masks:
+        pad = np.array([[False, False, True], [False, False, False]])
+        causal = np.triu(np.ones((3, 3), bool), 1)
+        kwargs_ours = {"key_padding_mask": ta.from_numpy(pad), "attn_mask": ta.from_numpy(causal)}
+        kwargs_theirs = {"key_padding_mask": torch.from_numpy(pad),
+                         "attn_mask": torch.from_numpy(causal)}
+    out, weights = ours(ta.from_numpy(x), ta.from_numpy(x), ta.from_numpy(x), **kwargs_ours)
+    ref, ref_weights = theirs(torch.from_numpy(x), torch.from_numpy(x), torch.from_numpy(x),
+                              **kwargs_theirs)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(weights.detach().numpy(), ref_weights.detach().numpy(),
+                               rtol=1e-4, atol=1e-5)
