@@ -796,3 +796,15 @@ def test_multihead_attention_bias_kv_and_zero_attn_match_torch(bias_kv, zero_att
     np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(weights.detach().numpy(), ref_weights.detach().numpy(),
                                rtol=1e-4, atol=1e-5)
+
+
+def test_transformer_encoder_nested_tensor_notice_is_torchs():
+    import warnings
+    for kwargs in ({}, {"batch_first": True, "norm_first": True}, {"batch_first": True}):
+        texts = []
+        for m in (ta, torch):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                m.nn.TransformerEncoder(m.nn.TransformerEncoderLayer(8, 2, **kwargs), 2)
+            texts.append([str(w.message) for w in caught if "nested" in str(w.message)])
+        assert texts[0] == texts[1]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import math
+import warnings
 from typing import Any, Callable, Optional, Union
 
 import numpy as np
@@ -232,6 +233,18 @@ class TransformerDecoderLayer(_FeedForwardMixin, Module):
         return self.norm3(x + self.dropout3(self._ff(x)))
 
 
+def _why_not_nested(layer: Any) -> str:
+    """The first reason torch gives for not using nested tensors, or ""."""
+    if not isinstance(layer, TransformerEncoderLayer):
+        return "encoder_layer was not TransformerEncoderLayer"
+    if layer.norm_first:
+        return "encoder_layer.norm_first was True"
+    if not layer.batch_first:
+        return ("encoder_layer.self_attn.batch_first was not True(use batch_first for better "
+                "inference performance)")
+    return ""
+
+
 class TransformerEncoder(Module):
     """``num_layers`` deep copies of ``encoder_layer``, then an optional final ``norm``."""
 
@@ -241,6 +254,10 @@ class TransformerEncoder(Module):
         self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
         self.num_layers, self.norm = num_layers, norm
         self.enable_nested_tensor = bool(enable_nested_tensor)
+        why = _why_not_nested(encoder_layer) if enable_nested_tensor else ""
+        if why:                               # torch's notice, word for word
+            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False "
+                          f"because {why}", UserWarning, stacklevel=2)
 
     def forward(self, src: Tensor, mask: Any = None, src_key_padding_mask: Any = None,
                 is_causal: Optional[bool] = None) -> Tensor:
