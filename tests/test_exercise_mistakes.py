@@ -280,6 +280,23 @@ MISTAKES = [
     ("train", "train_step", "zero_after_backward",
      "    zero_grad(model.parameters())           # .grad accumulates: start from nothing\n"
      "    backward(loss)\n", "    backward(loss)\n    zero_grad(model.parameters())\n"),
+    # 27 LSTM step
+    ("lstm_cell", "lstm_cell", "gate_derivative", "dc * i * (1 - g * g)", "dc * i * g * (1 - g)"),
+    ("lstm_cell", "lstm_cell", "cell_path", "dc = dc_out + dh * o * (1 - tanh_c ** 2)",
+     "dc = dh * o * (1 - tanh_c ** 2)"),
+    ("lstm_cell", "lstm_cell", "cell_tanh", "dc = dc_out + dh * o * (1 - tanh_c ** 2)",
+     "dc = dc_out + dh * o"),
+    ("lstm_cell", "lstm_cell", "no_carry", "dh_prev = da @ w_hh ",
+     "dh_prev = np.zeros_like(h_prev) "),
+    # 28 GRU step
+    ("gru_cell", "gru_cell", "no_direct", "dh_prev = grad * z + dgates_h @ w_hh",
+     "dh_prev = dgates_h @ w_hh"),
+    ("gru_cell", "gru_cell", "no_carry", "dh_prev = grad * z + dgates_h @ w_hh",
+     "dh_prev = grad * z"),
+    ("gru_cell", "gru_cell", "reset_outside_bias", "            dgates_h.sum(axis=0))",
+     "            np.concatenate([dgates_h.sum(axis=0)[:-r.shape[1]], da_n.sum(axis=0)]))"),
+    ("gru_cell", "gru_cell", "gate_derivative", "da_z = grad * (h_prev - n) * z * (1 - z)",
+     "da_z = grad * (n - h_prev) * z * (1 - z)"),
 ]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -47,6 +48,10 @@ EXCEPTIONS = {
     "torch.tensor": {"pin_memory"},
     "torch.permute": {"dims"}, "Tensor.permute": {"dims"},     # permute(x, *dims) only
     "torch.split": {"tensor"}, "Tensor.split": {"split_size", "tensor"},
+    # torch documents these with torch.split's signature (tensor, split_size_or_sections):
+    # tinyattn takes torch's own parameters (input, split_sizes/split_size, dim)
+    **{f"{k}.{n}": {"split_size_or_sections", "tensor"} for k in ("torch", "Tensor")
+       for n in ("split_with_sizes", "unsafe_split")},
     "Tensor.expand": {"size"}, "Tensor.reshape": {"shape"}, "Tensor.view": {"shape"},
     "torch.reshape": {"shape"}, "Tensor.repeat": {"repeats"},
     "torch.swapdims": {"axis0", "axis1"}, "Tensor.swapdims": {"axis0", "axis1"},
@@ -176,8 +181,13 @@ def test_out_writes_into_the_given_tensor_and_refuses_under_autograd():
     target = ta.zeros(2)
     assert ta.add(a, a, out=target) is target and target.tolist() == [2.0, 4.0]
     resized = ta.zeros(5)
-    ta.exp(ta.zeros(3), out=resized)
+    with pytest.warns(UserWarning, match=r"resized since it had shape \[5\].*shape \[3\]"):
+        ta.exp(ta.zeros(3), out=resized)
     assert resized.tolist() == [1.0, 1.0, 1.0]                  # resized, as torch does
+    empty = ta.zeros(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                            # no warning: out was empty
+        ta.exp(ta.zeros(3), out=empty)
     values, indices = ta.zeros(2), ta.zeros(2, dtype=ta.int64)
     ta.topk(ta.tensor([3.0, 1.0, 2.0]), 2, out=(values, indices))
     assert values.tolist() == [3.0, 2.0] and indices.tolist() == [0, 2]

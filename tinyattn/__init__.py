@@ -38,6 +38,19 @@ from .ops import (acos, asin, atan, atan2, bincount, cosh, exp2, index_fill, isn
 from .ops import (abs_, ceil_, cos_, exp_, expm1_, floor_, histogram, log1p_, log_,
                   reciprocal_, relu_, rsqrt_, sigmoid_, signbit, sin_, sqrt_, square_, tanh_,
                   trunc_)
+# ops/structure.py
+from .ops import (broadcast_shapes, broadcast_to, broadcast_tensors, atleast_1d, atleast_2d,
+                  atleast_3d, hstack, vstack, dstack, column_stack, row_stack, tensor_split,
+                  hsplit, vsplit, dsplit, split_with_sizes, unsafe_split, unsafe_chunk, select,
+                  narrow_copy, fliplr, flipud, rot90, cartesian_prod, combinations, diagflat)
+from .ops import block_diag, index_reduce, nonzero_static, put, take, unravel_index
+from .ops import (select_scatter, slice_scatter, diagonal_scatter, diag_embed, index_copy,
+                  index_put, masked_scatter, masked_select, take_along_dim)
+from .ops import (searchsorted, bucketize, isin, histc, argwhere, unique_consecutive, triu_indices,
+                  tril_indices, bernoulli)
+from .ops import (expand_copy, diagonal_copy, alias_copy, view_copy, permute_copy,
+                  split_with_sizes_copy, unbind_copy, unfold_copy, squeeze_copy, unsqueeze_copy,
+                  transpose_copy, t_copy, ravel, positive, msort, adjoint, renorm)
 from .generator import Generator, manual_seed
 from .printing import get_printoptions, set_printoptions
 from .factories import get_default_device, set_default_device
@@ -48,6 +61,7 @@ from .tensor.memory_format import (channels_last, channels_last_3d, contiguous_f
 from . import amp
 from .amp import autocast
 from .precision import finfo, iinfo
+from .promotion import is_strict_promotion, set_strict_promotion, strict_promotion
 
 # dtype names, as torch's: tinyattn.float is float32, tinyattn.long int64, tinyattn.int int32.
 float16, float32, float64 = "float16", "float32", "float64"
@@ -98,4 +112,17 @@ __all__ = [
     "ao", "profiler", "quantization", "qint8", "quint8",
     "memory_format", "contiguous_format", "preserve_format", "channels_last",
     "channels_last_3d",
+    "broadcast_shapes", "broadcast_to", "broadcast_tensors", "atleast_1d", "atleast_2d",
+    "atleast_3d", "hstack", "vstack", "dstack", "column_stack", "row_stack", "tensor_split",
+    "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split", "unsafe_chunk", "select",
+    "narrow_copy", "fliplr", "flipud", "rot90", "cartesian_prod", "combinations", "diagflat",
+    "block_diag", "index_reduce", "nonzero_static", "put", "take", "unravel_index",
+    "select_scatter", "slice_scatter", "diagonal_scatter", "diag_embed", "index_copy",
+    "index_put", "masked_scatter", "masked_select", "take_along_dim",
+    "searchsorted", "bucketize", "isin", "histc", "argwhere", "unique_consecutive",
+    "triu_indices", "tril_indices", "bernoulli",
+    "expand_copy", "diagonal_copy", "alias_copy", "view_copy", "permute_copy",
+    "split_with_sizes_copy", "unbind_copy", "unfold_copy", "squeeze_copy", "unsqueeze_copy",
+    "transpose_copy", "t_copy", "ravel", "positive", "msort", "adjoint", "renorm",
+    "set_strict_promotion", "is_strict_promotion", "strict_promotion",
 ]

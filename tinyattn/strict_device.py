@@ -158,10 +158,24 @@ for _name in _OPERATORS:
     setattr(StrictArray, f"__{_name}__", _operator(f"__{_name}__"))
 
 
+class _StrideTricks:
+    """``xp.lib.stride_tricks.as_strided`` (convolution's windows): a view of the device
+    data, as CuPy's ``cupy.lib.stride_tricks.as_strided``."""
+
+    @staticmethod
+    def as_strided(x: Any, shape: Any = None, strides: Any = None, **kwargs: Any) -> Any:
+        return _wrap(np.lib.stride_tricks.as_strided(_unwrap(x), shape, strides, **kwargs))
+
+
+class _Lib:
+    stride_tricks = _StrideTricks()
+
+
 class StrictNamespace:
     """The strict device's ``xp``: NumPy's functions, taking and giving StrictArrays."""
 
     __name__ = "tinyattn.strict_device.xp"
+    lib = _Lib()
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(np, name)

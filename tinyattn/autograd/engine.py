@@ -153,7 +153,7 @@ def _backward_call(retain_graph: bool, observer: Any, trace: Any, anomaly: bool
                    ) -> Callable[[Function, Any], Tuple[Any, ...]]:
     """``fn.backward(grad)`` with what the engine checks around it: the saved arrays are
     still there and unchanged, the profiler (``set_op_observer``) and the trace hook
-    (``set_backward_hook``) see the call, the saved arrays are freed after it (unless
+    (``set_backward_hook``) see the call, the saved arrays and the inputs other ops made are freed after it (unless
     ``retain_graph``), each gradient has its input's shape (and, under ``detect_anomaly``,
     no NaN or Inf). Returns one gradient per input, None where none is needed."""
     def call(fn: Function, grad: Any) -> Tuple[Any, ...]:
@@ -170,10 +170,12 @@ def _backward_call(retain_graph: bool, observer: Any, trace: Any, anomaly: bool
             input_grads = _as_tuple(observer.backward(fn, grad))
         if trace is not None:
             trace(fn, grad, input_grads)
+        checked = tuple(_checked(fn, t, g, anomaly) if needed and g is not None else None
+                        for t, needed, g in zip(fn.inputs, fn.needs_input_grad, input_grads))
         if not retain_graph:
             fn.saved = None
-        return tuple(_checked(fn, t, g, anomaly) if needed and g is not None else None
-                     for t, needed, g in zip(fn.inputs, fn.needs_input_grad, input_grads))
+            function.release_inputs(fn)     # the activations it held go now, as in torch
+        return checked
     return call
 
 

@@ -14,12 +14,13 @@ from .course import (DERIVATIONS, Case, EngineMistake, EnginePart, Exercise, Mis
                      Region, Scenario)
 from .engine_track import ENGINE_EXERCISES
 from .ops_track import OP_EXERCISES
+from .rnn_track import RNN_EXERCISES
 from .systems_track import SYSTEMS_EXERCISES
 
 __all__ = ["Case", "Region", "Mistake", "Part", "Scenario", "EngineMistake", "EnginePart",
            "Exercise", "EXERCISES", "TRACKS", "find_exercise", "DERIVATIONS"]
 
-EXERCISES: List[Exercise] = OP_EXERCISES + ENGINE_EXERCISES + SYSTEMS_EXERCISES
+EXERCISES: List[Exercise] = OP_EXERCISES + ENGINE_EXERCISES + SYSTEMS_EXERCISES + RNN_EXERCISES
 TRACKS = {"ops": "write the backward of each op (NumPy)",
           "engine": "build the autograd engine itself",
           "systems": "attention systems: tiled attention, KV cache, loss scaling, checkpointing"}

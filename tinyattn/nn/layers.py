@@ -235,7 +235,7 @@ class Dropout(Module):
         self.p, self.inplace = p, bool(inplace)
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.dropout(x, self.p, training=self.training)
+        return F.dropout(x, self.p, training=self.training, inplace=self.inplace)
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"

@@ -58,6 +58,7 @@ from .stats import logsumexp, norm, std, var
 from .trig import cos, sin
 from .torch_keywords import unwrapped as _op
 from .torch_keywords import with_torch_keywords as _kw
+from .torch_keywords import out_apart
 from .hyperbolic import cosh, exp2, sinh
 from .normal_sample import normal
 from .inverse_trig import acos, asin, atan, atan2, tan
@@ -66,6 +67,25 @@ from .histogram import histogram
 from .inplace_unary import UNARY_IN_PLACE, lerp_
 from .scatter_reduce import (bincount, index_fill, index_fill_, scatter_reduce,
                              scatter_reduce_)
+from .index_writes import block_diag
+from .flat_index import (index_reduce, index_reduce_, nonzero_static, put, put_, take,
+                         unravel_index)
+from .index_writes import (select_scatter, slice_scatter, diagonal_scatter, diag_embed, index_copy,
+                           index_copy_, index_put, index_put_, masked_scatter, masked_scatter_)
+from .picks import masked_select, take_along_dim, unfold
+from .more_activations import (relu6, hardsigmoid, hardswish, hardshrink, softshrink, tanhshrink,
+                               threshold, mish, celu, selu, rrelu, glu, prelu, softmin)
+from .search import (searchsorted, bucketize, isin, histc, argwhere, unique_consecutive,
+                     triu_indices, tril_indices, bernoulli, bernoulli_)
+from .view_copies import (expand_copy, diagonal_copy, alias_copy, view_copy, permute_copy,
+                          split_with_sizes_copy, unbind_copy, unfold_copy, squeeze_copy,
+                          unsqueeze_copy, transpose_copy, t_copy, ravel, positive, msort, H, mH,
+                          adjoint, sum_to_size, renorm, renorm_)
+from .structure import (broadcast_shapes, broadcast_to, broadcast_tensors, atleast_1d, atleast_2d,
+                        atleast_3d, hstack, vstack, dstack, column_stack, row_stack, tensor_split,
+                        hsplit, vsplit, dsplit, split_with_sizes, unsafe_split, unsafe_chunk,
+                        select, narrow_copy, fliplr, flipud, rot90, cartesian_prod, combinations,
+                        diagflat)
 
 __all__ = [
     "add", "sub", "mul", "div", "neg", "pow", "rpow", "exp", "log", "sqrt", "tanh", "relu",
@@ -104,6 +124,28 @@ __all__ = [
     "exp_", "sigmoid_", "relu_", "tanh_", "abs_", "sqrt_", "rsqrt_", "log_", "ceil_", "floor_",
     "trunc_", "reciprocal_", "square_", "sin_", "cos_", "log1p_", "expm1_",
     "scatter_reduce", "scatter_reduce_", "index_fill", "index_fill_", "bincount", "normal",
+    # structure ops made of shape ops (ops/structure.py)
+    "broadcast_shapes", "broadcast_to", "broadcast_tensors", "atleast_1d", "atleast_2d",
+    "atleast_3d", "hstack", "vstack", "dstack", "column_stack", "row_stack", "tensor_split",
+    "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split", "unsafe_chunk", "select",
+    "narrow_copy", "fliplr", "flipud", "rot90", "cartesian_prod", "combinations", "diagflat",
+    # more activations (ops/more_activations.py)
+    "relu6", "hardsigmoid", "hardswish", "hardshrink", "softshrink", "tanhshrink", "threshold",
+    "mish", "celu", "selu", "rrelu", "glu", "prelu", "softmin",
+    # searching and counting (ops/search.py)
+    "searchsorted", "bucketize", "isin", "histc", "argwhere", "unique_consecutive",
+    "triu_indices", "tril_indices", "bernoulli", "bernoulli_",
+    # copies of views and small views (ops/view_copies.py)
+    "expand_copy", "diagonal_copy", "alias_copy", "view_copy", "permute_copy",
+    "split_with_sizes_copy", "unbind_copy", "unfold_copy", "squeeze_copy", "unsqueeze_copy",
+    "transpose_copy", "t_copy", "ravel", "positive", "msort", "H", "mH", "adjoint",
+    "sum_to_size", "renorm", "renorm_",
+    # region writes and picks (ops/index_writes.py, ops/picks.py)
+    "block_diag", "take", "put", "put_", "unravel_index", "nonzero_static", "index_reduce",
+    "index_reduce_",
+    "select_scatter", "slice_scatter", "diagonal_scatter", "diag_embed", "index_copy",
+    "index_copy_", "index_put", "index_put_", "masked_scatter", "masked_scatter_",
+    "masked_select", "take_along_dim", "unfold",
 ]
 
 
@@ -248,6 +290,25 @@ trunc = _kw(trunc, out=True)
 unsqueeze = _kw(unsqueeze, input=True)
 var = _kw(var, input=True, out=True)
 where = _kw(where, out=True)
+
+# torch's out= on the new ops of issue 30 (structure, search, picks, index_writes)
+bernoulli = out_apart(_kw(bernoulli, out=True))
+bucketize = _kw(bucketize, out=True)
+column_stack = _kw(column_stack, out=True)
+dstack = _kw(dstack, out=True)
+histc = _kw(histc, out=True)
+hstack = _kw(hstack, out=True)
+index_copy = _kw(index_copy, out=True)
+masked_select = out_apart(_kw(masked_select, out=True))
+msort = _kw(msort, out=True)
+narrow_copy = _kw(narrow_copy, out=True)
+renorm = _kw(renorm, out=True)
+row_stack = _kw(row_stack, out=True)
+searchsorted = _kw(searchsorted, out=True)
+take_along_dim = _kw(take_along_dim, out=True)
+take = out_apart(_kw(take, out=True))
+index_reduce = _kw(index_reduce, out=True)
+vstack = _kw(vstack, out=True)
 
 # Operators: the functions themselves, not their torch-keyword wrappers (an operator never
 # gets keywords); +, -, * and / of two tensors of one floating dtype go straight to the op
@@ -465,3 +526,52 @@ Tensor.scatter_reduce_ = scatter_reduce_
 Tensor.index_fill = index_fill
 Tensor.index_fill_ = index_fill_
 Tensor.bincount = bincount
+
+# Structure ops, region writes and picks (ops/structure.py, index_writes.py, picks.py).
+Tensor.broadcast_to = broadcast_to
+Tensor.tensor_split = tensor_split
+Tensor.hsplit = hsplit
+Tensor.vsplit = vsplit
+Tensor.dsplit = dsplit
+Tensor.split_with_sizes = split_with_sizes
+Tensor.unsafe_split = unsafe_split
+Tensor.unsafe_chunk = unsafe_chunk
+Tensor.select = select
+Tensor.narrow_copy = narrow_copy
+Tensor.fliplr = fliplr
+Tensor.flipud = flipud
+Tensor.rot90 = rot90
+Tensor.diagflat = diagflat
+Tensor.select_scatter = select_scatter
+Tensor.slice_scatter = slice_scatter
+Tensor.diagonal_scatter = diagonal_scatter
+Tensor.diag_embed = diag_embed
+Tensor.index_copy = index_copy
+Tensor.index_copy_ = index_copy_
+Tensor.index_put = index_put
+Tensor.index_put_ = index_put_
+Tensor.masked_scatter = masked_scatter
+Tensor.masked_scatter_ = masked_scatter_
+Tensor.masked_select = masked_select
+Tensor.take_along_dim = take_along_dim
+Tensor.unfold = unfold
+Tensor.hardshrink = hardshrink
+Tensor.histc = histc
+Tensor.argwhere = argwhere
+Tensor.unique_consecutive = unique_consecutive
+Tensor.bernoulli = bernoulli
+Tensor.bernoulli_ = bernoulli_
+Tensor.ravel = ravel
+Tensor.positive = positive
+Tensor.msort = msort
+Tensor.sum_to_size = sum_to_size
+Tensor.adjoint = adjoint
+Tensor.H = property(H)
+Tensor.mH = property(mH)
+Tensor.renorm = renorm
+Tensor.renorm_ = renorm_
+Tensor.take = take
+Tensor.put = put
+Tensor.put_ = put_
+Tensor.index_reduce = index_reduce
+Tensor.index_reduce_ = index_reduce_

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 from typing import List
 
-from . import (activations, attention, batch_norm, compare, division, dropout, einsum, elementwise,
-               embedding, grids, hyperbolic, indexing, inplace, interleave, inverse_trig, layout,
-               local_attention, loss, masking, matmul, nll, norm, normal_sample, pad, performer,
-               pointwise, pointwise_loss, powers, products, rearrange, reduce, robust_loss, rope,
-               rounding, scatter, scatter_reduce, shape, softmax, stats, tiled_attention, trig,
-               view_writes)
+from . import (activations, attention, batch_norm, channel_dropout, compare, conv, division,
+               dropout, einsum, elementwise, embedding, grids, group_norm, hyperbolic, indexing,
+               inplace, interleave, inverse_trig, layout, local_attention, loss, masking, matmul,
+               nll, norm, normal_sample, pad, performer, pointwise, pointwise_loss, pool, powers,
+               products, rearrange, reduce, rnn, robust_loss, rope, rounding, scatter,
+               scatter_reduce, shape, softmax, stats, tiled_attention, trig, view_writes)
+from . import flat_index, index_writes, more_activations, picks, search, structure, view_copies
 from .spec import OpCase, OpSpec, make_inputs
 
 __all__ = ["OpCase", "OpSpec", "OP_TABLE", "make_inputs", "FAMILIES"]
@@ -34,6 +35,7 @@ FAMILIES = [elementwise, powers, trig, reduce, shape, interleave, matmul, softma
             division, rounding, rearrange, products, activations, stats, robust_loss, compare,
             indexing, layout, pad, einsum, pointwise_loss, nll, hyperbolic, inverse_trig,
             scatter_reduce, scatter, normal_sample, batch_norm, grids, local_attention, performer,
-            view_writes]
+            view_writes, conv, pool, group_norm, channel_dropout, rnn, structure, view_copies,
+            index_writes, picks, more_activations, search, flat_index]
 
 OP_TABLE: List[OpSpec] = [row for family in FAMILIES for row in family.ROWS]

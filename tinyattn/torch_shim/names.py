@@ -43,6 +43,8 @@ _NN_HIDDEN = frozenset({
     "sinusoidal_table", "alibi_slopes", "GPTConfig", "GPT", "Block", "torch_compat",
     "NonFiniteLogitsError",
     "random_block_mask", "global_tokens_mask", "LinformerSelfAttention", "RelativePositionBias",
+    "VisionTransformer", "ViTBlock", "attention_rollout",
+    "AdditiveAttention", "LuongAttention",
 })
 
 _QUANTIZATION_HIDDEN = frozenset({"DynamicQuantizedLinear", "choose_qparams", "quantize_weight",
