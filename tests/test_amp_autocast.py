@@ -41,7 +41,8 @@ def test_every_op_has_torchs_output_dtype_inside_cpu_autocast(low_name):
 _NOT_REACHABLE = {  # Function classes with no torch equivalent to compare in this table
     "_PyTorchStyleNode", "TiledAttention", "PackedSelfAttention", "Rope",
     "LocalAttention", "PerformerAttention",     # docs/long_sequences.md: torch has neither
-    "CheckpointFunction", "_SegmentOutput"}     # checkpoint's wrappers: the ops inside are cast
+    "CheckpointFunction", "_SegmentOutput",     # checkpoint's wrappers: the ops inside are cast
+    "_FunctionOutput"}                          # a custom Function's several outputs
 
 
 def _function_classes():
