@@ -34,6 +34,7 @@ _TOP_HIDDEN = frozenset({
     "functional", "ops",    # torch.functional and torch.ops exist but are other things
     "get_printoptions", "get_default_device", "testing",   # testing: a module of MODULES
     "models",               # tinyattn.models (pretrained BERT, GPT-2): no torch.models
+    "strict_promotion", "set_strict_promotion", "is_strict_promotion",  # tinyattn's opt-in
 })
 
 _NN_HIDDEN = frozenset({
