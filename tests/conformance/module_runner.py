@@ -243,6 +243,7 @@ def check_module_gradients(entry: ModuleEntry, module_input: Any, training: bool
     if torch_loss is None:
         return None
     for t, _ in convert.pairs:          # an input made by an op (x.log()): its gradient too
+        t.grad = None                   # (and nothing left from an earlier check)
         if t.requires_grad and not t.is_leaf:
             t.retain_grad()
     with R.quiet():

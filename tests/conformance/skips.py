@@ -13,7 +13,7 @@ import torch
 
 from .skip_rules import (PENDING_PROMOTION, RANDOM, TIES, UNINITIALISED, Skip, desc_is,
                          empty_tensor, float_dtypes_mix, has_kwarg, has_ties, input_not_tensor,
-                         module_skip, op_skip, predicate, zero_dim)
+                         module_skip, op_skip, optim_skip, predicate, zero_dim)
 
 __all__ = ["TABLE"]
 
@@ -468,6 +468,9 @@ MODULES_AND_OPTIMIZERS: List[Skip] = [
     module_skip("nn.MultiheadAttention", ("values", "gradients"), "to fix: add_bias_kv and "
                 "add_zero_attn are not supported (tinyattn's constructor raises "
                 "NotImplementedError)", when=_extra_kv),
+    *[optim_skip(name, "to fix: a tensor lr (torch.tensor(0.001)) is refused: tinyattn's "
+                 "hyper-parameters are Python numbers", when=desc_is(desc))
+      for name, desc in (("Adagrad", "Tensor lr"), ("SGD", "tensor lr"))],
 ]
 
 TABLE: List[Skip] = CANNOT_COMPARE + ON_PURPOSE + TO_FIX + MODULES_AND_OPTIMIZERS
