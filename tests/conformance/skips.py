@@ -163,9 +163,6 @@ TO_FIX: List[Skip] = [
     op_skip("index_add", "values",
             "to fix: tinyattn raises ValueError: index_add: self is 0-d; use a "
             "tensor with at least one dim"),
-    op_skip("index_fill", "gradients",
-            "to fix: gradient of input tensor 2: Scalars are not close! Expected "
-            "0.9081677812934319 but got 0.2"),
     op_skip("index_fill", "saves",
             "to fix: write to input 1 after the op: torch's backward raises, "
             "tinyattn's does not"),
@@ -418,9 +415,6 @@ TO_FIX: List[Skip] = [
     op_skip("sgn", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
             "tinyattn's does not"),
-    op_skip("stack", "gradients",
-            "to fix: gradient of input tensor 0: Tensor-likes are not close! "
-            "Mismatched elements: 8 / 8 (100.0%"),
     op_skip("std", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
             "tinyattn's does not"),
