@@ -110,27 +110,9 @@ TO_FIX: List[Skip] = [
             "tinyattn's does not"),
     op_skip("cumsum", "values",
             "to fix: output: dtype int64 where torch gives int32", dtypes=('int32',)),
-    op_skip("div.floor_rounding", "gradients",
-            "to fix: tinyattn's forward raises TypeError: div() got an unexpected "
-            "keyword argument 'rounding_mo"),
-    op_skip("div.floor_rounding", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's raises in the forward: "),
-    op_skip("div.floor_rounding", "values",
-            "to fix: tinyattn raises TypeError: div() got an unexpected keyword "
-            "argument 'rounding_mode'"),
     op_skip("div.no_rounding_mode", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
             "tinyattn's does not"),
-    op_skip("div.trunc_rounding", "gradients",
-            "to fix: tinyattn's forward raises TypeError: div() got an unexpected "
-            "keyword argument 'rounding_mo"),
-    op_skip("div.trunc_rounding", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's raises in the forward: "),
-    op_skip("div.trunc_rounding", "values",
-            "to fix: tinyattn raises TypeError: div() got an unexpected keyword "
-            "argument 'rounding_mode'"),
     op_skip("einsum", "saves",
             "to fix: write to input 0 after the op: torch's backward does not "
             "raise, tinyattn's raises"),

@@ -39,7 +39,7 @@ from .matmul import bmm, linear, matmul
 from .norm import layer_norm, rms_norm
 from .pad import pad
 from .products import addmm, cumprod, dot, lerp, mv, outer
-from .division import floor_divide, fmod, remainder
+from .division import divide, floor_divide, fmod, remainder
 from .pointwise import abs, leaky_relu, log2, log10, rsqrt, sigmoid, silu, softplus
 from .pointwise_loss import (binary_cross_entropy, binary_cross_entropy_with_logits, l1_loss,
                              mse_loss)
@@ -154,7 +154,7 @@ cosh = _kw(cosh, out=True)
 cumprod = _kw(cumprod, out=True)
 cumsum = _kw(cumsum, input=True, out=True)
 diag = _kw(diag, out=True)
-div = _kw(div, input=True, other=True, out=True)
+div = _kw(divide, input=True, other=True, out=True)     # rounding_mode= too (division.py)
 dot = _kw(dot, out=True)
 dropout = _kw(dropout, input=True, inplace=True)
 embedding = _kw(embedding, input=True)

@@ -31,7 +31,7 @@ import numpy as np
 from .. import backend
 from ..autograd import Function, is_grad_enabled, no_grad, unbroadcast
 from ..tensor import Tensor
-from .division import floor_divide, fmod, remainder
+from .division import divide, floor_divide, fmod, remainder
 from .elementwise import add, as_operand, clamp, convert, div, mul, neg, pow, sub
 from .masking import masked_fill
 from .view_writes import rebase_views, write_through_view
@@ -221,8 +221,9 @@ def mul_(x: Tensor, other: Any) -> Tensor:
     return _in_place(x, "mul_", lambda t: mul(t, other), (other,))
 
 
-def div_(x: Tensor, other: Any) -> Tensor:
-    return _in_place(x, "div_", lambda t: div(t, other), (other,))
+def div_(x: Tensor, other: Any, *, rounding_mode: Any = None) -> Tensor:
+    return _in_place(x, "div_", lambda t: divide(t, other, rounding_mode=rounding_mode),
+                     (other,))
 
 
 def pow_(x: Tensor, exponent: float) -> Tensor:
