@@ -96,15 +96,6 @@ TO_FIX: List[Skip] = [
     op_skip("cat", "values",
             "to fix: tinyattn raises ValueError: cat: tensor 0 has shape (0,) but "
             "tensor 1 has shape (3, 2, 2);", dtypes=('bfloat16', 'bool', 'int64')),
-    op_skip("clamp", "gradients",
-            "to fix: tinyattn's forward raises TypeError: clamp: min must be a "
-            "number (tensor bounds are not su"),
-    op_skip("clamp", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's raises in the forward: "),
-    op_skip("clamp", "values",
-            "to fix: tinyattn raises TypeError: clamp: min must be a number (tensor "
-            "bounds are not supported), "),
     op_skip("cumprod", "saves",
             "to fix: write to output 0 after the op: torch's backward raises, "
             "tinyattn's does not"),

@@ -19,7 +19,7 @@ from .compare import argmax, argmin, max, maximum, min, minimum, sort, topk
 from .dropout import dropout
 from .einsum import einsum
 from .grids import diag, meshgrid, unique
-from .elementwise import (add, clamp, clone, convert, div, exp, gelu, log, mul, neg, pow, relu,
+from .elementwise import (add, clone, convert, div, exp, gelu, log, mul, neg, pow, relu,
                           rpow, sqrt, sub, tanh)
 from .elementwise import Add, Div, Mul, Sub, binary_operator
 from .embedding import embedding
@@ -40,6 +40,7 @@ from .norm import layer_norm, rms_norm
 from .pad import pad
 from .products import addmm, cumprod, dot, lerp, mv, outer
 from .division import divide, floor_divide, fmod, remainder
+from .clamp_bounds import clamp                 # number bounds, and tensor bounds (torch's)
 from .pointwise import abs, leaky_relu, log2, log10, rsqrt, sigmoid, silu, softplus
 from .pointwise_loss import (binary_cross_entropy, binary_cross_entropy_with_logits, l1_loss,
                              mse_loss)

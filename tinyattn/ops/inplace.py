@@ -31,8 +31,9 @@ import numpy as np
 from .. import backend
 from ..autograd import Function, is_grad_enabled, no_grad, unbroadcast
 from ..tensor import Tensor
+from .clamp_bounds import clamp
 from .division import divide, floor_divide, fmod, remainder
-from .elementwise import add, as_operand, clamp, convert, div, mul, neg, pow, sub
+from .elementwise import add, as_operand, convert, div, mul, neg, pow, sub
 from .masking import masked_fill
 from .view_writes import rebase_views, write_through_view
 from .shape import _index_to_arrays, torch_index_steps

@@ -25,6 +25,7 @@ from . import (activations, attention, batch_norm, compare, division, dropout, e
                pointwise, pointwise_loss, powers, products, rearrange, reduce, robust_loss, rope,
                rounding, scatter, scatter_reduce, shape, softmax, stats, tiled_attention, trig,
                view_writes)
+from . import clamp_bounds          # clamp with tensor bounds
 from .spec import OpCase, OpSpec, make_inputs
 
 __all__ = ["OpCase", "OpSpec", "OP_TABLE", "make_inputs", "FAMILIES"]
@@ -34,6 +35,6 @@ FAMILIES = [elementwise, powers, trig, reduce, shape, interleave, matmul, softma
             division, rounding, rearrange, products, activations, stats, robust_loss, compare,
             indexing, layout, pad, einsum, pointwise_loss, nll, hyperbolic, inverse_trig,
             scatter_reduce, scatter, normal_sample, batch_norm, grids, local_attention, performer,
-            view_writes]
+            view_writes, clamp_bounds]
 
 OP_TABLE: List[OpSpec] = [row for family in FAMILIES for row in family.ROWS]
