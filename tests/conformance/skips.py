@@ -202,12 +202,6 @@ TO_FIX: List[Skip] = [
     op_skip("nan_to_num", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
             "tinyattn's does not"),
-    op_skip("narrow", "gradients",
-            "to fix: tinyattn's forward raises TypeError: narrow: start must be an "
-            "int, got tensor(2)"),
-    op_skip("narrow", "values",
-            "to fix: tinyattn raises TypeError: narrow: start must be an int, got "
-            "tensor(0)"),
     op_skip("nn.functional.batch_norm", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
             "tinyattn's does not"),
@@ -318,9 +312,6 @@ TO_FIX: List[Skip] = [
     op_skip("norm.nuc", "values",
             "to fix: tinyattn raises ValueError: norm: p must be a number or 'fro', "
             "got 'nuc' (matrix norms suc"),
-    op_skip("normal.in_place", "errors",
-            "to fix: tinyattn returns Tensor where torch raises RuntimeError "
-            "matching 'normal expects std >= 0."),
     op_skip("pow", "saves",
             "to fix: write to output 0 after the op: torch's backward raises, "
             "tinyattn's does not"),

@@ -321,6 +321,9 @@ def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -
 
 def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with samples from N(mean, std^2) drawn from the default generator."""
+    if not std >= 0:              # NaN too
+        raise RuntimeError(f"normal_ expects std >= 0.0, but found std {std} (as torch); a "
+                           f"standard deviation is never negative")
     draws = backend.standard_normal(x.shape, x.device, x.dtype, generator)
     return _fill_random(x, draws * std + mean, "normal_")
 
