@@ -411,11 +411,6 @@ MODULES_AND_OPTIMIZERS: List[Skip] = [
     module_skip("nn.BatchNorm1d", ("values", "gradients"), "on purpose: training-mode batch "
                 "norm refuses an empty batch, torch returns an empty output (docs/pytorch.md, "
                 "what differs on purpose)", modes=("train",), when=desc_is("zero_batch")),
-    module_skip("nn.BatchNorm1d", ("values", "gradients"), "to fix: tinyattn's BatchNorm "
-                "takes no bias= (torch's affine weight without a bias)",
-                when=desc_is("affine_not_bias")),
-    module_skip("nn.BatchNorm1d", "errors", "to fix: BatchNorm accepts eps=0, torch raises "
-                "ValueError 'eps must be positive'"),
     module_skip("nn.CrossEntropyLoss", "errors", "to fix: ignore_index with probability "
                 "targets is accepted, torch raises ('not supported for floating point "
                 "target')"),

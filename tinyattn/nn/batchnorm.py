@@ -26,11 +26,12 @@ class BatchNorm1d(Module):
     (``momentum=None``: a cumulative average, 1 / num_batches_tracked), and
     ``num_batches_tracked`` counts the batches. Evaluation (``model.eval()``): the running
     estimates normalise. ``track_running_stats=False``: no buffers, batch statistics always.
+    ``bias=False`` (keyword, torch 2.x): a learnt scale without a shift.
     """
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: Optional[float] = 0.1,
                  affine: bool = True, track_running_stats: bool = True,
-                 device: Optional[str] = None, dtype: Any = None):
+                 device: Optional[str] = None, dtype: Any = None, *, bias: bool = True):
         if isinstance(num_features, bool) or not isinstance(num_features, (int, np.integer)) \
                 or num_features < 1:
             raise ValueError(f"BatchNorm1d: num_features must be a positive integer, got "
@@ -40,7 +41,7 @@ class BatchNorm1d(Module):
         self.num_features, self.eps, self.momentum = int(num_features), float(eps), momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         self.weight = Parameter(ones(num_features)._data) if affine else None
-        self.bias = Parameter(zeros(num_features)._data) if affine else None
+        self.bias = Parameter(zeros(num_features)._data) if affine and bias else None
         if track_running_stats:
             self.register_buffer("running_mean", zeros(num_features))
             self.register_buffer("running_var", ones(num_features))
@@ -80,5 +81,7 @@ class BatchNorm1d(Module):
                             use_batch_stats, momentum, self.eps)
 
     def extra_repr(self) -> str:
+        no_bias = ", bias=False" if self.affine and self.bias is None else ""
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}{no_bias}, "
+                f"track_running_stats={self.track_running_stats}")
