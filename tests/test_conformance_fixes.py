@@ -85,7 +85,7 @@ def test_batch_norm_takes_bias_false_and_refuses_eps_zero_in_training():
     layer = ta.nn.BatchNorm1d(3, bias=False)           # TypeError: no bias=
     assert layer.bias is None and "bias" not in layer.state_dict()
     assert "bias=False" in repr(layer)
-    x = ta.tensor(np.random.default_rng(0).standard_normal((4, 3)))
+    x = ta.tensor(np.random.default_rng(0).standard_normal((4, 3)), dtype="float32")
     assert layer(x).shape == (4, 3)
     with pytest.raises(ValueError, match="eps must be positive during training"):
         ta.nn.BatchNorm1d(3, eps=0.0)(x)                # divided 0 by 0 for equal values
