@@ -90,3 +90,11 @@ def test_batch_norm_takes_bias_false_and_refuses_eps_zero_in_training():
     with pytest.raises(ValueError, match="eps must be positive during training"):
         ta.nn.BatchNorm1d(3, eps=0.0)(x)                # divided 0 by 0 for equal values
     ta.nn.BatchNorm1d(3, eps=0.0).eval()(x)              # eval: allowed, as torch
+
+
+def test_cross_entropy_refuses_ignore_index_with_probability_targets():
+    logits = ta.tensor(np.zeros((2, 3)), dtype="float32")
+    target = ta.tensor(np.full((2, 3), 1 / 3), dtype="float32")
+    ta.nn.functional.cross_entropy(logits, target)                 # the default: fine
+    with pytest.raises(RuntimeError, match="ignore_index is not supported"):
+        ta.nn.functional.cross_entropy(logits, target, ignore_index=1)   # was ignored

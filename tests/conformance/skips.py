@@ -411,9 +411,6 @@ MODULES_AND_OPTIMIZERS: List[Skip] = [
     module_skip("nn.BatchNorm1d", ("values", "gradients"), "on purpose: training-mode batch "
                 "norm refuses an empty batch, torch returns an empty output (docs/pytorch.md, "
                 "what differs on purpose)", modes=("train",), when=desc_is("zero_batch")),
-    module_skip("nn.CrossEntropyLoss", "errors", "to fix: ignore_index with probability "
-                "targets is accepted, torch raises ('not supported for floating point "
-                "target')"),
     module_skip("nn.CrossEntropyLoss", "values", "on purpose: every target ignore_index "
                 "gives 0 with reduction='mean', torch NaN (docs/pytorch.md, what differs on "
                 "purpose)", dtypes=("float64",), modes=("train",),

@@ -78,7 +78,8 @@ class TruncDivide(Function):
         xp = backend.get_array_module(a)
         with np.errstate(divide="ignore", invalid="ignore"):
             if is_floating(a.dtype) or is_floating(b.dtype):
-                return xp.trunc(xp.true_divide(a, b)).astype(xp.result_type(a, b))
+                dtype = a.dtype if is_floating(a.dtype) else b.dtype
+                return xp.trunc(a / b).astype(dtype, copy=False)
             return (a - xp.fmod(a, b)) // b      # exact for integers: a - fmod is b n
 
     def backward(self, grad):
