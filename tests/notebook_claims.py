@@ -137,6 +137,36 @@ _layer0 = _maps(_model, _x[0], "cpu")[0]                               # (h, S, 
 for _i in range(8, _layer0.shape[-1]):                                  # the scored rows
     assert any(int(_np.argmax(_layer0[_h, _i])) == 15 - _i for _h in range(len(_layer0))), _i
 ''',
+    "10_rnn_to_attention": '''
+import numpy as _np
+# figure 1, "the gradient reaching step t from the last output": the plotted curves are
+# |d out[-1] / d x_t|, recomputed here for the RNN with RNNCell steps (another code path);
+# the tanh RNN's fades most
+_lines = {line.get_label(): _np.asarray(line.get_ydata()) for line in _FIGURES[0].axes[0].lines}
+ta.manual_seed(1)
+_rnn = nn.RNN(1, hidden).double()
+_x = ta.randn(steps, 1, 1, dtype=ta.float64, requires_grad=True)     # the notebook's draws
+_cell = nn.RNNCell(1, hidden).double()
+_cell.load_state_dict({k[:-3]: v for k, v in _rnn.state_dict().items()})    # its weights
+_h = None
+for _t in range(steps):
+    _h = _cell(_x[_t], _h)
+_h.sum().backward()
+assert _np.allclose(_lines["RNN (tanh)"], _np.abs(_x.grad.numpy()[:, 0, 0]), rtol=1e-8)
+_ratio = {k: v[0] / v[-1] for k, v in _lines.items()}
+assert _ratio["RNN (tanh)"] < 1e-6
+assert _ratio["RNN (tanh)"] < _ratio["GRU"] and _ratio["RNN (tanh)"] < _ratio["LSTM"]
+# figure 2, "an anti-diagonal", shifted by one as the text says: the drawn image is the
+# model's attention for sequence 0, rows sum to 1, and over the 256 held-out sequences the
+# average weight of target step i >= 1 peaks at source position 6 - i (step 0 at 5), with
+# most of the row's weight there
+_w = _images(_FIGURES[1])[0]
+assert _np.allclose(_w, weights.numpy()[0]) and _np.allclose(_w.sum(axis=1), 1)
+_mean = weights.numpy().mean(axis=0)                                  # (L target, L source)
+_expected = [LENGTH - 1] + [LENGTH - _i for _i in range(1, LENGTH)]
+assert [int(_np.argmax(_row)) for _row in _mean] == _expected, _mean.round(2)
+assert all(_mean[_i, _j] > 0.5 for _i, _j in enumerate(_expected))
+''',
     "09_pretrained_models": '''
 import numpy as _np
 _bars = _FIGURES[-1].axes[0].patches
@@ -158,5 +188,28 @@ for _i, (_height, _label) in enumerate(zip(_heights, _labels)):
 if minilm is not None:
     for _w in _images(_FIGURES[0]):                           # attention rows sum to 1
         assert _np.allclose(_w.sum(axis=1), 1, atol=1e-5)
+''',
+    "11_attention_on_images": '''
+import numpy as _np
+_shown_images = _images(_FIGURES[0])
+assert all(_np.allclose(_a, shown[_i, 0]) for _i, _a in enumerate(_shown_images[:6]))
+with ta.no_grad():
+    _maps = vit.attention_maps(ta.tensor(shown))
+_r = None
+for _m in _maps:                             # the rollout recomputed by hand
+    _a = _m.numpy().astype(_np.float64).mean(axis=1) + _np.eye(17)
+    _a /= _a.sum(axis=-1, keepdims=True)
+    _r = _a if _r is None else _a @ _r
+for _i, _drawn in enumerate(_shown_images[6:12]):   # "the class token's weight on each patch"
+    assert _np.allclose(_drawn, _r[_i, 0, 1:].reshape(4, 4))
+    assert 0 < _drawn.sum() < 1                 # the rest is its own weight
+_tiles = _images(_FIGURES[1])
+_pos = vit.pos_embed.detach().numpy()[0, 1:]
+_u = _pos / _np.linalg.norm(_pos, axis=1, keepdims=True)
+for _p, _tile in enumerate(_tiles):          # tile p is cos(pos[p], pos[q]); itself the max
+    assert _np.allclose(_tile.ravel(), _u[_p] @ _u.T, atol=1e-6)
+    assert int(_np.argmax(_tile.ravel())) == _p
+_w = vit.patch_embed.weight.detach().numpy()[:16, 0]
+assert all(_np.allclose(_f, _w[_i]) for _i, _f in enumerate(_images(_FIGURES[2])))
 ''',
 }

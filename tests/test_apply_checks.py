@@ -22,9 +22,19 @@ def _leaf(dtype="float32", n=4):
 
 @pytest.mark.parametrize("op", [lambda a, b: a * b, lambda a, b: a + b,
                                 lambda a, b: stack([a, b, a])])
-def test_mixed_floating_dtypes_are_refused_on_every_path(op):
-    with pytest.raises(TypeError, match="mix floating dtypes"):
+def test_mixed_floating_dtypes_are_refused_on_every_path_in_strict_mode(op):
+    with ta.strict_promotion(), pytest.raises(TypeError, match="mix floating dtypes"):
         op(_leaf("float32"), _leaf("float64"))
+
+
+@pytest.mark.parametrize("op", [lambda a, b: a * b, lambda a, b: a + b,
+                                lambda a, b: stack([a, b, a])])
+def test_mixed_floating_dtypes_promote_on_every_path(op):
+    a, b = _leaf("float32"), _leaf("float64")
+    out = op(a, b)
+    assert out.dtype == np.float64
+    out.sum().backward()
+    assert a.grad.dtype == np.float32 and b.grad.dtype == np.float64
 
 
 def test_same_dtype_passes_the_check():          # negative control of the test above

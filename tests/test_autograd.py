@@ -165,11 +165,12 @@ def test_numpy_float64_scalar_does_not_upcast():
     assert y.dtype == np.float32
 
 
-def test_mixing_float_dtypes_is_refused_clearly():
+def test_mixing_float_dtypes_is_refused_clearly_in_strict_mode():
     a = ta.randn(3)
     b = ta.randn(3, dtype="float64")
-    with pytest.raises(TypeError, match="float32 and float64.*double"):
+    with ta.strict_promotion(), pytest.raises(TypeError, match="float32 and float64.*double"):
         a + b
+    assert (a + b).dtype == np.float64                     # torch's promotion otherwise
 
 
 def test_manual_seed_reproduces_random_tensors():

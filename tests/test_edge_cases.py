@@ -42,7 +42,9 @@ def test_fully_masked_attention_row_gives_zero_output_and_zero_grads(is_causal):
                for s in [(2, 4, 3), (2, 4, 3), (2, 4, 5)])
     mask = np.ones((4, 4), dtype=bool)
     mask[2] = False                                  # query 2 sees nothing
-    out = F.scaled_dot_product_attention(q, k, v, ta.tensor(mask), is_causal=is_causal)
+    if is_causal:                # torch refuses attn_mask with is_causal: one mask instead
+        mask &= np.tri(4, dtype=bool)
+    out = F.scaled_dot_product_attention(q, k, v, ta.tensor(mask))
     assert np.isfinite(out.numpy()).all()
     np.testing.assert_array_equal(out.numpy()[:, 2], 0.0)
     upstream = rng.standard_normal(out.shape)
@@ -63,7 +65,7 @@ def test_float16_masked_attention_stays_finite():
     assert np.isfinite(out.numpy()).all()
     filled = F.masked_fill(q, ta.tensor(~np.tri(4, 8, dtype=bool)), float("-inf"))
     assert filled.dtype == np.float16
-    assert np.isfinite(F.softmax(filled).numpy()).all()
+    assert np.isfinite(F.softmax(filled, dim=-1).numpy()).all()
 
 
 def test_where_masking_keeps_float16_finite_where_an_additive_mask_would_not():
@@ -110,12 +112,14 @@ def test_max_with_dim_returns_values_and_indices_like_torch():
     np.testing.assert_array_equal(indices.numpy(), [1, 0])
 
 
-def test_cross_entropy_with_every_row_ignored_is_zero_not_nan():
+def test_cross_entropy_with_every_row_ignored_is_nan_with_zero_grads_as_torch():
     logits = ta.tensor(np.zeros((2, 3)), requires_grad=True)
     loss = F.cross_entropy(logits, ta.tensor([-100, -100]))
-    assert loss.item() == 0.0
+    assert np.isnan(loss.item())                                    # torch: 0/0 = NaN
     loss.backward()
-    np.testing.assert_array_equal(logits.grad, 0.0)
+    np.testing.assert_array_equal(logits.grad, 0.0)                 # torch: zeros
+    assert F.cross_entropy(logits, ta.tensor([-100, -100]), reduction="sum").item() == 0.0
+    assert F.cross_entropy(logits, ta.tensor([-100, 0])).item() == pytest.approx(np.log(3))
 
 
 def test_dropout_is_reproducible_and_identity_in_eval():

@@ -158,7 +158,7 @@ def test_gelu_approximate_value():
     (lambda: ta.randn(2, 3).permute(0, 3), ValueError, "not an ordering"),
     (lambda: F.masked_fill(ta.randn(2), ta.tensor([True, False]), ta.ones(2)), ValueError,
      "one-element tensor"),
-    (lambda: (-2.0) ** ta.randn(2), ValueError, "positive number as the base"),
+    (lambda: "2" ** ta.randn(2), TypeError, "the base must be a number"),
 ])
 def test_more_bad_inputs_get_clear_errors(call, error, message):
     with pytest.raises(error, match=message):

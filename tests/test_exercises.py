@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import tinyattn as ta
+from tinyattn.ops.rnn import gru_cell, lstm_cell
 import tinyattn.functional as F
 from tinyattn.ops.softmax import softmax_empty_rows_zero
 from conftest import squash
@@ -163,6 +164,15 @@ def _tinyattn_op(part, tensors, consts):
             return F.rope(t[0], offset=offset, base=base)   # tinyattn's fused op
         rot = _rope_matrix(positions, t[0].shape[-1], base)  # any positions: R x as a matmul
         return ta.matmul(ta.tensor(rot), t[0].unsqueeze(-1)).squeeze(-1)
+    if name == "lstm_cell":                     # tinyattn's step: [h | c] as the exercise
+        x, h_prev, c_prev, w_ih, w_hh, b = t
+        return ta.cat(list(lstm_cell(x, (h_prev, c_prev), w_ih, w_hh, b)), dim=1)
+    if name == "gru_cell":
+        return gru_cell(*t)
+    if name == "conv2d":
+        return F.conv2d(*t, **consts)
+    if name == "max_pool2d":
+        return F.max_pool2d(t[0], **consts)
     raise AssertionError(f"no tinyattn reference for {name}")
 
 

@@ -200,11 +200,12 @@ def test_printing_matches_torch():
     assert ours.split("dtype=")[1] == theirs.split("dtype=torch.")[1]      # NumPy's layout
 
 
-def test_mixing_half_dtypes_is_refused_with_torchs_answer_named():
-    """torch promotes bfloat16 + float16 to float32; tinyattn refuses any floating mix
-    outside autocast (docs/pytorch.md) and says how to convert."""
+def test_mixing_half_dtypes_promotes_as_torch_and_strict_mode_refuses():
+    """torch promotes bfloat16 + float16 to float32; so does tinyattn, and its strict mode
+    refuses the mix and says how to convert."""
     a, b = ta.ones(2, dtype="bfloat16"), ta.ones(2, dtype="float16")
-    with pytest.raises(TypeError, match="bfloat16 and float16"):
+    assert (a + b).dtype == np.float32
+    with ta.strict_promotion(), pytest.raises(TypeError, match="bfloat16 and float16"):
         a + b
     assert (a.float() + b.float()).dtype == np.float32
 

@@ -167,6 +167,32 @@ def test_shared_module_is_visited_once_like_torch():
     ours, theirs = nn.Sequential(lin, lin), tnn.Sequential(tlin, tlin)
     assert [n for n, _ in ours.named_modules()] == [n for n, _ in theirs.named_modules()]
     assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+    assert list(ours.state_dict()) == list(theirs.state_dict())      # ... but saved twice
+
+
+def _tied(lib_nn):
+    class Tied(lib_nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = lib_nn.Embedding(5, 3)
+            self.head = lib_nn.Linear(3, 5, bias=False)
+            self.head.weight = self.emb.weight
+    return Tied()
+
+
+def test_tied_weight_is_in_the_state_dict_under_every_name_as_torch():
+    ours, theirs = _tied(nn), _tied(tnn)
+    assert list(ours.state_dict()) == list(theirs.state_dict()) == ["emb.weight", "head.weight"]
+    sd = ours.state_dict()
+    assert np.shares_memory(sd["emb.weight"].numpy(), sd["head.weight"].numpy())
+    # torch's state dict loads as is, strict (both names), and so does one with one name
+    ours.load_state_dict({k: ta.tensor(v.detach().numpy())
+                          for k, v in theirs.state_dict().items()})
+    np.testing.assert_array_equal(ours.head.weight.numpy(), theirs.emb.weight.detach().numpy())
+    result = _tied(nn).load_state_dict({"emb.weight": ta.ones(5, 3)})
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    with pytest.raises(KeyError, match="missing keys"):                # negative control
+        _tied(nn).load_state_dict({"other": ta.ones(5, 3)})
 
 
 # ------------------------------------------------------------------ containers

@@ -64,11 +64,23 @@ def test_parameter_free_modules_match_torch(name, make, needs):
     _check(make(nn), make(tnn), [x])
 
 
-def test_softmax_without_dim_is_refused_with_advice():
-    with pytest.raises(ValueError, match=r"pass dim explicitly, e.g. Softmax\(dim=-1\)"):
-        nn.Softmax()
-    with pytest.raises(ValueError, match="LogSoftmax"):
-        nn.LogSoftmax()
+@pytest.mark.parametrize("shape", [(), (5,), (2, 5), (2, 3, 5), (2, 3, 4, 5)])
+def test_softmax_without_dim_takes_torchs_implicit_dim_and_warns(shape):
+    """torch's deprecated rule: dim 0 for 0-, 1- and 3-d inputs, dim 1 otherwise (so a 3-d
+    input is NOT normalised over its last dim), with torch's warning."""
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    for ours, theirs in ((nn.Softmax(), torch.nn.Softmax()),
+                         (nn.LogSoftmax(), torch.nn.LogSoftmax()),
+                         (F.softmax, torch.nn.functional.softmax)):
+        with pytest.warns(UserWarning, match="Implicit dimension choice"):
+            got = ours(ta.tensor(x)).numpy()
+        with pytest.warns(UserWarning):
+            expected = theirs(torch.tensor(x)).numpy()
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7)
+    if len(shape) == 3:                                   # negative control: not dim -1
+        assert not np.allclose(nn.Softmax(dim=-1)(ta.tensor(x)).numpy(), got)
+    assert repr(nn.Softmax()) == "Softmax(dim=None)"
 
 
 def test_unflatten_names_the_sizes_that_do_not_fit():
@@ -122,10 +134,14 @@ def test_cross_entropy_weight_is_a_buffer_and_bad_layouts_are_explained():
         F.cross_entropy(ta.randn(2, 3), ta.tensor([0, 1]), weight=ta.ones(3, requires_grad=True))
 
 
-def test_weighted_cross_entropy_with_every_row_ignored_is_zero_not_nan():
+def test_weighted_cross_entropy_with_every_row_ignored_is_nan_as_torch():
     logits = ta.zeros(2, 3, requires_grad=True)
     loss = F.cross_entropy(logits, ta.tensor([-100, -100]), weight=ta.ones(3))
-    assert loss.item() == 0.0
+    assert np.isnan(loss.item())
+    loss.backward()
+    np.testing.assert_array_equal(logits.grad.numpy(), 0.0)
+    logp = F.log_softmax(ta.zeros(2, 3), dim=1)
+    assert np.isnan(F.nll_loss(logp, ta.tensor([-100, -100])).item())
 
 
 def test_weighted_cross_entropy_gradcheck_float64():

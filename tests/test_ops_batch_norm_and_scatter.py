@@ -382,12 +382,10 @@ def test_scatter_errors_name_the_values():
         x.scatter(0, ta.tensor([[0]]), ta.ones(1, 1, dtype="float64"))
     with pytest.raises(IndexError, match="dim 2 is out of range"):
         x.scatter(2, ta.tensor([[0]]), ta.ones(1, 1))
-    with pytest.raises(ValueError, match="0-d"):
-        ta.zeros(()).scatter(0, ta.tensor(0), value=1.0)
+    assert ta.zeros(()).scatter(0, ta.tensor(0), value=1.0).item() == 1.0    # 0-d, as torch
+    assert ta.zeros(()).scatter(0, ta.tensor([0]), value=2.0).item() == 2.0
     with pytest.raises(ValueError, match=r"source has shape \(2, 4\), expected \(3, 4\)"):
         x.index_add(0, ta.tensor([0, 1, 2]), ta.ones(2, 4))
-    with pytest.raises(RuntimeError, match="two values into one element"):
-        ta.zeros(3, requires_grad=True).scatter(0, ta.tensor([1, 1]), ta.ones(2))
     assert x.scatter(0, ta.zeros(0, 4, dtype="int64"), ta.ones(1, 4)).tolist() == x.tolist()
 
 

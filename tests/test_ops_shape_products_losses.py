@@ -231,9 +231,34 @@ def test_activations_match_torch_at_extremes_kinks_and_bounds(name, ours, theirs
     assert out.dtype == (np.int64 if whole_bounds else np.float32)
 
 
-def test_activations_refuse_inplace_and_bad_bounds():
-    with pytest.raises(ValueError, match="elu: inplace=True is not supported"):
-        F.elu(ta.zeros(2), inplace=True)
+@pytest.mark.parametrize("name,call", [
+    ("elu", lambda lib, x: lib.nn.functional.elu(x, 0.5, True)),
+    ("hardtanh", lambda lib, x: lib.nn.functional.hardtanh(x, -0.5, 0.5, inplace=True)),
+    ("silu", lambda lib, x: lib.nn.functional.silu(x, inplace=True)),
+    ("leaky_relu", lambda lib, x: lib.nn.functional.leaky_relu(x, 0.2, True)),
+    ("relu", lambda lib, x: lib.nn.functional.relu(x, inplace=True)),
+    ("ReLU", lambda lib, x: lib.nn.ReLU(inplace=True)(x)),
+    ("LeakyReLU", lambda lib, x: lib.nn.LeakyReLU(0.1, inplace=True)(x)),
+])
+def test_inplace_activations_write_into_the_input_as_torch(name, call):
+    torch = pytest.importorskip("torch")
+    values = np.array([-2.0, -0.25, 0.0, 0.75, 3.0], dtype=np.float32)
+    grads = []
+    for lib in (ta, torch):
+        leaf = lib.tensor(values, requires_grad=True)
+        x = leaf * 1
+        out = call(lib, x)
+        assert out is x, name                            # the input itself, overwritten
+        (out * lib.tensor(values)).sum().backward()
+        grads.append((np.array(x.detach().numpy()), leaf.grad.numpy().copy()))
+    np.testing.assert_allclose(grads[0][0], grads[1][0], rtol=1e-6)
+    np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-6)
+    kept = ta.tensor(values)                             # negative control: out of place
+    F.elu(kept)
+    np.testing.assert_array_equal(kept.numpy(), values)
+
+
+def test_activations_refuse_bad_bounds():
     with pytest.raises(ValueError, match=r"min_val \(1.0\) must not exceed max_val \(0.0\)"):
         F.hardtanh(ta.zeros(2), 1.0, 0.0)
 

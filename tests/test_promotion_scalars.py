@@ -47,8 +47,9 @@ def _same(got, expected):
                                expected.numpy().astype(np.float64), rtol=1e-3)
 
 
-def _refused_by_design(a, b) -> bool:
-    """Two floating tensors of different dtypes with the same rank class."""
+def _refused_when_strict(a, b) -> bool:
+    """Two floating tensors of different dtypes with the same rank class: what the opt-in
+    strict mode (tinyattn.set_strict_promotion) refuses; by default they promote."""
     return (a.dtype != b.dtype and a.dtype.kind == "f" and b.dtype.kind == "f"
             and (a.ndim == 0) == (b.ndim == 0))
 
@@ -64,11 +65,18 @@ def test_tensor_pairs_as_torch(name, ranks):
         assert str(result_type(ta_a, ta_b)) == str(torch.result_type(th_a, th_b))[6:], (da, db)
         expected, torch_error = _run(torch, op, th_a, th_b)
         got, error = _run(ta, op, ta_a, ta_b)
-        if torch_error is not None or _refused_by_design(ta_a, ta_b):
+        if torch_error is not None:
             assert error is not None, (name, da, db, ranks)
             continue
         assert error is None, (name, da, db, ranks, error)
         _same(got, expected)
+        with ta.strict_promotion():
+            strict, strict_error = _run(ta, op, ta_a, ta_b)
+        if _refused_when_strict(ta_a, ta_b):
+            assert isinstance(strict_error, TypeError), (name, da, db, ranks)
+        else:                                     # negative control: the rest is unchanged
+            assert strict_error is None, (name, da, db, ranks, strict_error)
+            _same(strict, expected)
 
 
 @pytest.mark.parametrize("number", NUMBERS, ids=repr)
@@ -112,6 +120,7 @@ def test_zero_dim_float_gradient_flows_in_its_own_dtype():
     np.testing.assert_allclose(w.grad.numpy(), [3.0, 3.0])
 
 
-def test_refused_float_mix_still_refused():
-    with pytest.raises(TypeError, match="floating dtypes"):
+def test_float_mix_refused_in_strict_mode_only():
+    with ta.strict_promotion(), pytest.raises(TypeError, match="floating dtypes"):
         ta.ones(2) + ta.ones(2, dtype=ta.float64)
+    assert (ta.ones(2) + ta.ones(2, dtype=ta.float64)).dtype == np.float64

@@ -46,7 +46,7 @@ FLOAT32 = (2e-5, 1e-6)
 # Programs that compute in float32 (the default); every other one computes in float64.
 FLOAT32_PROGRAMS = {"polynomial_nn.py", "autograd_basics.py", "build_model.py",
                     "nn_from_scratch.py", "nn_refactored.py", "transformer_lm.py",
-                    "transformer_seq2seq.py", "nanogpt.py"}
+                    "transformer_seq2seq.py", "nanogpt.py", "cnn_tutorial.py"}
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])"
                      r"|(?<![\w.])-?(?:nan|inf)(?![\w.])")

@@ -31,11 +31,22 @@ def _qkv(rng, s_q, s_k, batch=(2, 3), d_k=5, d_v=4, dtype=np.float64, k_batch=No
 def _run(arrays, impl, grad=None, **kwargs):
     """Output and (dq, dk, dv) for one implementation; ``grad`` is d loss / d out."""
     q, k, v = (tensor(a.copy(), requires_grad=True) for a in arrays)
+    kwargs = _fold_causal(kwargs, q.shape[-2], k.shape[-2])
     out = F.scaled_dot_product_attention(q, k, v, impl=impl, **kwargs)
     if grad is None:
         grad = np.cos(np.arange(out.data.size)).reshape(out.shape).astype(out.dtype)
     out.backward(grad)
     return out.data, q.grad, k.grad, v.grad
+
+
+def _fold_causal(kwargs, s_q, s_k):
+    """attn_mask with is_causal=True as one mask: torch refuses both at once, and so does
+    tinyattn (test_mask_with_is_causal_is_refused_as_torch)."""
+    mask = kwargs.get("attn_mask")
+    if mask is None or not kwargs.get("is_causal"):
+        return kwargs
+    causal = np.tril(np.ones((s_q, s_k), dtype=bool))        # top-left aligned, as torch's
+    return dict(kwargs, attn_mask=np.asarray(mask) & causal, is_causal=False)
 
 
 def _assert_same_as_plain(arrays, block_size, **kwargs):
@@ -145,8 +156,8 @@ def test_float32_in_float32_out_no_upcast():
     q, k, v = (tensor(a, requires_grad=True) for a in _qkv(rng, 19, 21, dtype=np.float32))
     mask = np.ones((19, 21), dtype=bool)
     mask[3] = False
-    out = F.scaled_dot_product_attention(q, k, v, mask, is_causal=True, impl="tiled",
-                                         block_size=8)
+    mask &= np.tril(np.ones((19, 21), dtype=bool))              # causal, folded in
+    out = F.scaled_dot_product_attention(q, k, v, mask, impl="tiled", block_size=8)
     assert out.dtype == np.float32
     saved_out, saved_lse = out._ctx.saved[4], out._ctx.saved[5]
     assert saved_out.dtype == np.float32 and saved_lse.dtype == np.float32
@@ -194,8 +205,10 @@ def _tiny_inputs(rng):
 def test_gradcheck_full_jacobian(is_causal):
     rng = np.random.default_rng(7)
     (q, k, v), mask = _tiny_inputs(rng)
+    if is_causal:                     # torch refuses mask and is_causal together: fold it in
+        mask = np.asarray(mask) & np.tril(np.ones(np.shape(mask)[-2:], dtype=bool))
     fn = lambda q, k, v: F.scaled_dot_product_attention(  # noqa: E731
-        q, k, v, mask, is_causal=is_causal, impl="tiled", block_size=2)
+        q, k, v, mask, impl="tiled", block_size=2)
     assert gradcheck(fn, [q, k, v], atol=1e-7, rtol=1e-6)
 
 
@@ -314,3 +327,15 @@ def test_values_batched_wider_than_queries_and_keys_match_plain():
         results.append((out.numpy().copy(), q.grad.numpy().copy(), v.grad.numpy().copy()))
     for plain, tiled in zip(*results):
         np.testing.assert_allclose(tiled, plain, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("impl", ["plain", "tiled", "composed"])
+def test_mask_with_is_causal_is_refused_as_torch(impl):
+    """torch documents (and its math kernel raises) that attn_mask and is_causal=True are
+    not given together; tinyattn raises on every path. Negative control: each alone runs."""
+    q, k, v = (tensor(a) for a in _qkv(np.random.default_rng(0), 5, 5))
+    mask = np.ones((5, 5), dtype=bool)
+    with pytest.raises(RuntimeError, match="attn_mask should not be set when is_causal"):
+        F.scaled_dot_product_attention(q, k, v, mask, is_causal=True, impl=impl)
+    F.scaled_dot_product_attention(q, k, v, mask, impl=impl)
+    F.scaled_dot_product_attention(q, k, v, is_causal=True, impl=impl)

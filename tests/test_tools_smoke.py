@@ -23,6 +23,7 @@ BENCHMARKS = {
     "run.py": (["--tiny"], []),
     "memory.py": (["--case", "gpt_tiny"], []),
     "tiled_attention.py": (["--tiny"], []),
+    "conv.py": (["--tiny"], ["torch"]),
     "checkpointing.py": (["--tiny"], []),
     "profiler_overhead.py": (["--tiny"], []),
     "gpt2_generate.py": (["--tiny"], ["torch", "transformers"]),
@@ -48,7 +49,9 @@ RUN_ELSEWHERE = {
     "examples/mixed_precision.py": "test_mixed_precision_example.py",
     "examples/profile_step.py": "test_profiler.py",
     "examples/quantize.py": "test_quantization.py",
+    "examples/rnn_to_attention.py": "test_rnn_to_attention.py",
     "examples/scaling_experiment.py": "test_long_sequences_examples.py",
+    "examples/vision_digits.py": "test_vit.py",
 }
 
 
@@ -91,6 +94,8 @@ def test_a_benchmark_runs_at_a_tiny_size(script, tmp_path):
     if script == "run.py":
         printed = {line.split()[0] for line in result.stdout.splitlines() if line.strip()}
         assert set(_run_py_cases()) <= printed, result.stdout
+        # each library was also timed in a fresh process of its own, with its page faults
+        assert "(own processes)" in result.stdout and "minor faults per step" in result.stdout
 
 
 def _run_py_cases():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -34,7 +35,8 @@ EXCEPTIONS = {
     "Tensor.contiguous": {"memory_format"}, "Tensor.is_contiguous": {"memory_format"},
     **{f"{k}.{n}": {"memory_format"} for k in ("Tensor",) for n in (
         "bool", "cpu", "cuda", "double", "float", "half", "int", "long")},
-    **{f"{k}.{n}": {"out_dtype"} for k in ("torch", "Tensor") for n in ("mm", "bmm", "addmm")},
+    **{f"{k}.{n}": {"out_dtype"} for k in ("torch", "Tensor")
+       for n in ("mm", "bmm", "addmm", "baddbmm")},
     "torch.max": {"other"}, "torch.min": {"other"},            # use torch.maximum/minimum
     "Tensor.max": {"other"}, "Tensor.min": {"other"},
     "torch.save": {"f", "pickle_module", "pickle_protocol", "_use_new_zipfile_serialization",
@@ -47,6 +49,10 @@ EXCEPTIONS = {
     "torch.tensor": {"pin_memory"},
     "torch.permute": {"dims"}, "Tensor.permute": {"dims"},     # permute(x, *dims) only
     "torch.split": {"tensor"}, "Tensor.split": {"split_size", "tensor"},
+    # torch documents these with torch.split's signature (tensor, split_size_or_sections):
+    # tinyattn takes torch's own parameters (input, split_sizes/split_size, dim)
+    **{f"{k}.{n}": {"split_size_or_sections", "tensor"} for k in ("torch", "Tensor")
+       for n in ("split_with_sizes", "unsafe_split")},
     "Tensor.expand": {"size"}, "Tensor.reshape": {"shape"}, "Tensor.view": {"shape"},
     "torch.reshape": {"shape"}, "Tensor.repeat": {"repeats"},
     "torch.swapdims": {"axis0", "axis1"}, "Tensor.swapdims": {"axis0", "axis1"},
@@ -54,7 +60,7 @@ EXCEPTIONS = {
     "Tensor.uniform_": {"from", "to"}, "Tensor.type": {"non_blocking"},
     "Tensor.copy_": {"non_blocking"}, "Tensor.numpy": {"force"},
     "Tensor.type_as": {"tensor"},
-    "Tensor.div_": {"value"}, "Tensor.mul_": {"value"},
+    "Tensor.div_": {"value"}, "Tensor.true_divide_": {"value"}, "Tensor.mul_": {"value"},
     "Tensor.fmod_": {"divisor"}, "Tensor.remainder_": {"divisor"},
     "Tensor.floor_divide_": {"value"},
     **{f"Tensor.new_{n}": {"size", "layout", "pin_memory"} for n in (
@@ -175,8 +181,13 @@ def test_out_writes_into_the_given_tensor_and_refuses_under_autograd():
     target = ta.zeros(2)
     assert ta.add(a, a, out=target) is target and target.tolist() == [2.0, 4.0]
     resized = ta.zeros(5)
-    ta.exp(ta.zeros(3), out=resized)
+    with pytest.warns(UserWarning, match=r"resized since it had shape \[5\].*shape \[3\]"):
+        ta.exp(ta.zeros(3), out=resized)
     assert resized.tolist() == [1.0, 1.0, 1.0]                  # resized, as torch does
+    empty = ta.zeros(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                            # no warning: out was empty
+        ta.exp(ta.zeros(3), out=empty)
     values, indices = ta.zeros(2), ta.zeros(2, dtype=ta.int64)
     ta.topk(ta.tensor([3.0, 1.0, 2.0]), 2, out=(values, indices))
     assert values.tolist() == [3.0, 2.0] and indices.tolist() == [0, 2]

@@ -54,7 +54,7 @@ def scripts(tmp_path_factory):
             import torch
             x = torch.ones(3)
             print("before")
-            y = x.logit()
+            y = x.geqrf()
             """,
         "refused.py": """
             import torch
@@ -150,7 +150,7 @@ def test_a_missing_module_names_it_and_the_script_line(scripts):
 def test_a_missing_tensor_method_names_it_and_the_script_line(scripts):
     result = scripts["missing_method.py"]
     assert result["stdout"] == "before\n"
-    _expect_missing(result, "torch.Tensor.logit", 4)
+    _expect_missing(result, "torch.Tensor.geqrf", 4)
 
 
 def test_refused_names_say_why(scripts):

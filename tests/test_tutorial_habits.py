@@ -60,7 +60,11 @@ def test_joining_integers_with_one_float_dtype_takes_that_dtype():
     joined.sum().backward()
     assert x.grad.tolist() == [1.0]
     assert ta.cat([ta.tensor([1], dtype="int32"), ta.tensor([2])]).dtype == ta.int64
-    with pytest.raises(TypeError, match="mix floating dtypes"):       # two floats: refused
+    # two floats promote as torch's (float16 with float32: float32), the integers with them
+    assert ta.cat([ta.tensor([1.0], dtype="float16"), ta.tensor([2.0])]).dtype == ta.float32
+    assert ta.cat([ta.tensor([1]), ta.tensor([1.0], dtype="bfloat16"),
+                   ta.tensor([2.0], dtype="float16")]).dtype == ta.float32
+    with ta.strict_promotion(), pytest.raises(TypeError, match="mix floating dtypes"):
         ta.cat([ta.tensor([1.0], dtype="float16"), ta.tensor([2.0])])
 
 

@@ -35,6 +35,19 @@ from .ops import diag, index_add, meshgrid, scatter, scatter_add, unique, zero_
 from .ops import clamp as clip
 from .ops import (acos, asin, atan, atan2, bincount, cosh, exp2, index_fill, isneginf,
                   isposinf, normal, scatter_reduce, sinh, tan)
+# ops/structure.py
+from .ops import (broadcast_shapes, broadcast_to, broadcast_tensors, atleast_1d, atleast_2d,
+                  atleast_3d, hstack, vstack, dstack, column_stack, row_stack, tensor_split,
+                  hsplit, vsplit, dsplit, split_with_sizes, unsafe_split, unsafe_chunk, select,
+                  narrow_copy, fliplr, flipud, rot90, cartesian_prod, combinations, diagflat)
+from .ops import block_diag, index_reduce, nonzero_static, put, take, unravel_index
+from .ops import (select_scatter, slice_scatter, diagonal_scatter, diag_embed, index_copy,
+                  index_put, masked_scatter, masked_select, take_along_dim)
+from .ops import (searchsorted, bucketize, isin, histc, argwhere, unique_consecutive, triu_indices,
+                  tril_indices, bernoulli)
+from .ops import (expand_copy, diagonal_copy, alias_copy, view_copy, permute_copy,
+                  split_with_sizes_copy, unbind_copy, unfold_copy, squeeze_copy, unsqueeze_copy,
+                  transpose_copy, t_copy, ravel, positive, msort, adjoint, renorm)
 from .generator import Generator
 from .printing import get_printoptions, set_printoptions
 from .factories import get_default_device, set_default_device
@@ -45,6 +58,7 @@ from .tensor.memory_format import (channels_last, channels_last_3d, contiguous_f
 from . import amp
 from .amp import autocast
 from .precision import finfo, iinfo
+from .promotion import is_strict_promotion, set_strict_promotion, strict_promotion
 
 # dtype names, as torch's: tinyattn.float is float32, tinyattn.long int64, tinyattn.int int32.
 float16, float32, float64 = "float16", "float32", "float64"
@@ -92,4 +106,50 @@ __all__ = [
     "ao", "profiler", "quantization", "qint8", "quint8",
     "memory_format", "contiguous_format", "preserve_format", "channels_last",
     "channels_last_3d",
+    "broadcast_shapes", "broadcast_to", "broadcast_tensors", "atleast_1d", "atleast_2d",
+    "atleast_3d", "hstack", "vstack", "dstack", "column_stack", "row_stack", "tensor_split",
+    "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split", "unsafe_chunk", "select",
+    "narrow_copy", "fliplr", "flipud", "rot90", "cartesian_prod", "combinations", "diagflat",
+    "block_diag", "index_reduce", "nonzero_static", "put", "take", "unravel_index",
+    "select_scatter", "slice_scatter", "diagonal_scatter", "diag_embed", "index_copy",
+    "index_put", "masked_scatter", "masked_select", "take_along_dim",
+    "searchsorted", "bucketize", "isin", "histc", "argwhere", "unique_consecutive",
+    "triu_indices", "tril_indices", "bernoulli",
+    "expand_copy", "diagonal_copy", "alias_copy", "view_copy", "permute_copy",
+    "split_with_sizes_copy", "unbind_copy", "unfold_copy", "squeeze_copy", "unsqueeze_copy",
+    "transpose_copy", "t_copy", "ravel", "positive", "msort", "adjoint", "renorm",
+    "set_strict_promotion", "is_strict_promotion", "strict_promotion",
 ]
+
+# Coverage of torch's ops (issue 30): special functions, and torch.special
+from .ops import (acosh, asinh, atanh, deg2rad, digamma, erf, erfc, erfinv, frac, i0, lgamma,
+                  logit, rad2deg, sinc)
+from . import special
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
+__all__ += ["special", "erf", "erfc", "erfinv", "lgamma", "digamma", "logit", "i0", "sinc",
+            "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "frac", "deg2rad",
+            "rad2deg"]
+from .ops import (addcdiv, addcmul, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
+                  bitwise_right_shift, bitwise_xor, clamp_max, clamp_min, copysign, float_power,
+                  fmax, fmin, gcd, heaviside, hypot, lcm, ldexp, logaddexp, logaddexp2,
+                  nextafter, positive, rsub, signbit, true_divide, xlogy)
+__all__ += ["addcdiv", "addcmul", "bitwise_and", "bitwise_left_shift", "bitwise_not",
+            "bitwise_or", "bitwise_right_shift", "bitwise_xor", "clamp_max", "clamp_min",
+            "copysign", "float_power", "fmax", "fmin", "gcd", "heaviside", "hypot", "lcm",
+            "ldexp", "logaddexp", "logaddexp2", "nextafter", "positive", "rsub", "signbit",
+            "true_divide", "xlogy"]
+from .ops import (addbmm, addmv, addr, baddbmm, cross, inner, kron, matrix_power, tensordot,
+                  vdot)
+from . import linalg
+__all__ += ["linalg", "addbmm", "addmv", "addr", "baddbmm", "cross", "inner", "kron",
+            "matrix_power", "tensordot", "vdot"]
+from .ops import det_older_name as det
+from .ops import inverse
+__all__ += ["det", "inverse"]
+from .ops import (aminmax, cummax, cummin, diff, kthvalue, logcumsumexp, median, nanmean,
+                  nanmedian, nansum, std_mean, var_mean)
+__all__ += ["aminmax", "cummax", "cummin", "diff", "kthvalue", "logcumsumexp", "median",
+            "nanmean", "nanmedian", "nansum", "std_mean", "var_mean"]
+from .ops import logdet
+from .ops import slogdet_older_name as slogdet
+__all__ += ["logdet", "slogdet"]

@@ -12,8 +12,10 @@ test can prove no op leaks to the host.
 """
 from __future__ import annotations
 
+import ctypes
 import importlib
 import os
+import sys
 from types import ModuleType
 from typing import Any, Callable, Dict, Optional
 
@@ -25,7 +27,9 @@ __all__ = [
     "to_host", "cuda_is_available", "erf", "scatter_add", "default_generator", "manual_seed",
     "get_rng_state", "set_rng_state", "register_device", "CUDA_INSTALL_HINT", "uniform",
     "standard_normal", "integers", "cuda_unavailable_reason", "device_info", "synchronize",
-    "erf_is_slow", "memory_bytes", "may_share_memory",
+    "erf_is_slow", "memory_bytes", "may_share_memory", "tune_allocator", "ALLOCATOR_TUNING",
+    "accurate_sum", "accurate_cumsum",
+    "special_module",
 ]
 
 CUDA_INSTALL_HINT = (
@@ -223,10 +227,53 @@ def erf(x: Any) -> Any:
     return scipy.special.erf(x).astype(x.dtype, copy=False)
 
 
+def special_module(x: Any) -> Any:
+    """SciPy's special functions (``erfinv``, ``gammaln``, ``i0e``, ...) for x's device:
+    scipy.special on the CPU, cupyx.scipy.special on CUDA, an extra device's ``xp.special``."""
+    for record in _extra_devices.values():
+        if record.owns(x):
+            return record.xp.special
+    if _cupy_owns(x):
+        import cupyx.scipy.special  # noqa: PLC0415 - only reached with CuPy present
+        return cupyx.scipy.special
+    return scipy.special
+
+
 def erf_is_slow(x: Any) -> bool:
     """True for float32 NumPy arrays, where SciPy's erf runs one element at a time and a
     vectorised polynomial is several times faster (CuPy's erf is one fused kernel)."""
     return type(x) is np.ndarray and x.dtype == np.float32
+
+
+# A float32 sum of n terms accumulated one after another (NumPy does so along every axis but
+# the contiguous last one) loses up to n * eps; torch's kernels sum in cascades. Past this
+# many terms a float32 sum accumulates in float64 and rounds once: as accurate as torch's or
+# more (tests/accuracy_vs_torch.py), for about twice the time of the bare sum.
+WIDE_SUM_TERMS = 64
+
+
+def accurate_sum(array: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """``array.sum(axis, keepdims=...)``, accumulated in float64 when ``array`` is float32
+    and each sum has more than ``WIDE_SUM_TERMS`` terms; the result keeps float32."""
+    if array.dtype != np.float32 or array.size <= WIDE_SUM_TERMS:
+        return array.sum(axis=axis, keepdims=keepdims)
+    terms = array.size
+    if axis is not None:
+        axes = (axis,) if isinstance(axis, (int, np.integer)) else axis
+        terms = 1
+        for a in axes:
+            terms *= array.shape[a]
+    if terms <= WIDE_SUM_TERMS:
+        return array.sum(axis=axis, keepdims=keepdims)
+    return array.sum(axis=axis, keepdims=keepdims, dtype=np.float64).astype(np.float32)
+
+
+def accurate_cumsum(array: Any, axis: int) -> Any:
+    """Running sums along ``axis``, accumulated in float64 for a long float32 axis."""
+    xp = get_array_module(array)
+    if array.dtype == np.float32 and array.shape[axis] > WIDE_SUM_TERMS:
+        return xp.cumsum(array, axis=axis, dtype=np.float64).astype(np.float32)
+    return xp.cumsum(array, axis=axis)
 
 
 def scatter_add(target: Any, indices: Any, values: Any) -> None:
@@ -343,3 +390,42 @@ def set_rng_state(state: Dict[str, Any]) -> None:
     for device, gen_state in state.items():
         if device != "seed":
             default_generator(device).bit_generator.state = gen_state
+
+
+# ---------------------------------------------------------------- the C allocator (Linux)
+# A training step allocates and frees the same large arrays (activations, gradients) every
+# step. With glibc's defaults, arrays above the mmap threshold are mapped afresh each time
+# and freed memory at the heap's top is given back to the system, so every step pays page
+# faults and kernel time for memory it had a moment ago (a medium GPT step: about 6,500
+# faults and 19 ms of kernel time; docs/benchmarks.md#memory-reuse). torch's own allocator
+# keeps such memory; for NumPy's arrays tinyattn asks glibc to, once, at import: arrays up
+# to 32 MiB come from the heap, and up to 128 MiB of freed heap stays in the process for the
+# next step. The process's resident memory after a large computation stays that much
+# higher. It is left alone where the user set either threshold (MALLOC_MMAP_THRESHOLD_,
+# MALLOC_TRIM_THRESHOLD_) or TINYATTN_SYSTEM_MALLOC=1, and off glibc.
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_MMAP_THRESHOLD, _TRIM_THRESHOLD = 32 << 20, 128 << 20
+ALLOCATOR_TUNING: Optional[str] = None      # what tune_allocator set, for doctor and tests
+
+
+def tune_allocator() -> Optional[str]:
+    """Set glibc's mmap and trim thresholds as described above; returns what was set, or
+    None where nothing was (not glibc, or the user chose)."""
+    global ALLOCATOR_TUNING
+    if (not sys.platform.startswith("linux") or os.environ.get("TINYATTN_SYSTEM_MALLOC") == "1"
+            or "MALLOC_MMAP_THRESHOLD_" in os.environ or "MALLOC_TRIM_THRESHOLD_" in os.environ):
+        return None
+    try:
+        libc = ctypes.CDLL(None)
+        libc.gnu_get_libc_version                  # glibc only (musl's mallopt does nothing)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return None
+    if mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD) and mallopt(_M_TRIM_THRESHOLD,
+                                                               _TRIM_THRESHOLD):
+        ALLOCATOR_TUNING = (f"glibc mmap threshold {_MMAP_THRESHOLD >> 20} MiB, trim threshold "
+                            f"{_TRIM_THRESHOLD >> 20} MiB (TINYATTN_SYSTEM_MALLOC=1 turns it off)")
+    return ALLOCATOR_TUNING
+
+
+tune_allocator()

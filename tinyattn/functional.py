@@ -16,6 +16,15 @@ from .ops import rms_norm
 from .ops.rope import rope
 from .ops.local_attention import local_attention
 from .ops.performer import performer_attention
+from .ops.more_activations import (relu6, hardsigmoid, hardswish, hardshrink, softshrink,
+                                   tanhshrink, threshold, mish, celu, selu, rrelu, glu, prelu,
+                                   softmin)
+from .ops.conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,
+                       conv_transpose3d, fold, unfold)
+from .ops.group_norm import group_norm
+from .ops.channel_dropout import dropout1d, dropout2d, dropout3d
+from .ops.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
+                       adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d)
 
 __all__ = ["softmax", "log_softmax", "relu", "gelu", "tanh", "linear", "layer_norm", "dropout",
            "embedding", "cross_entropy", "masked_fill", "where", "scaled_dot_product_attention",
@@ -23,4 +32,10 @@ __all__ = ["softmax", "log_softmax", "relu", "gelu", "tanh", "linear", "layer_no
            "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
            "rms_norm", "normalize", "cosine_similarity", "logsigmoid", "elu", "hardtanh",
            "softsign", "smooth_l1_loss", "huber_loss", "kl_div", "batch_norm",
-           "local_attention", "performer_attention"]
+           "local_attention", "performer_attention",
+           "relu6", "hardsigmoid", "hardswish", "hardshrink", "softshrink", "tanhshrink",
+           "threshold", "mish", "celu", "selu", "rrelu", "glu", "prelu", "softmin",
+           "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+           "conv_transpose3d", "unfold", "fold", "max_pool1d", "max_pool2d", "avg_pool1d",
+           "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
+           "adaptive_max_pool2d", "group_norm", "dropout1d", "dropout2d", "dropout3d"]

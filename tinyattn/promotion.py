@@ -12,14 +12,21 @@ group changes the result only when it is of a higher category (bool < integer < 
     uint8 tensor + tensor(10)      -> uint8     (250 + 10 wraps to 4, as torch)
     int32 tensor + 2.5             -> float32   (a float number brings the default float)
     float16 tensor + tensor(1e9)   -> float16   (same category: the tensor's dtype)
+
+Two floating tensors of different dtypes promote as in torch (``bfloat16 * float32`` is
+float32, ``float32 + float64`` is float64; in place the target keeps its dtype). The opt-in
+strict mode (``set_strict_promotion(True)`` or ``with strict_promotion():``) turns each such
+implicit float promotion into an error that says how to convert: a float64 gradcheck habit
+(no float32 constant sneaking in) or a memory budget (no silent float64 copy) is then checked.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 import numpy as np
 
-__all__ = ["promote_types", "result_type", "operand_tier"]
+__all__ = ["promote_types", "result_type", "operand_tier", "set_strict_promotion",
+           "is_strict_promotion", "strict_promotion", "float_mix_error"]
 
 _DEFAULT_FLOAT = np.dtype(np.float32)
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2}   # "V": ml_dtypes' bfloat16 on old NumPy
@@ -85,3 +92,43 @@ def result_type(*operands: Any) -> np.dtype:
         tier, dtype = operand_tier(value), _dtype_of(value)
         tiers[tier] = dtype if tiers[tier] is None else promote_types(tiers[tier], dtype)
     return _combine(tiers[0], _combine(tiers[1], tiers[2]))
+
+
+# ---------------------------------------------------------------- the opt-in strict mode
+_strict = [False]          # one switch for the process, as torch's set_default_dtype
+
+
+def set_strict_promotion(enabled: bool) -> None:
+    """Turn the strict mode on or off: while on, an op whose floating inputs have different
+    dtypes (float32 with float64, bfloat16 with float32, ...) raises instead of promoting."""
+    _strict[0] = bool(enabled)
+
+
+def is_strict_promotion() -> bool:
+    return _strict[0]
+
+
+class strict_promotion:  # noqa: N801 - a context manager, named like torch's guards
+    """``with tinyattn.strict_promotion():`` the strict mode inside the block (``enabled=False``
+    turns it off inside instead); the previous setting comes back on exit, also on error."""
+
+    def __init__(self, enabled: bool = True):
+        self.enabled = bool(enabled)
+        self.previous = False
+
+    def __enter__(self) -> "strict_promotion":
+        self.previous, _strict[0] = _strict[0], self.enabled
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _strict[0] = self.previous
+
+
+def float_mix_error(op: str, dtypes: Iterable[Any]) -> TypeError:
+    """The strict mode's error for an op whose floating inputs have different dtypes."""
+    names = " and ".join(sorted({str(np.dtype(d)) for d in dtypes}))
+    return TypeError(
+        f"{op}: inputs mix floating dtypes ({names}) and strict promotion is on "
+        f"(tinyattn.set_strict_promotion(True)), so nothing is upcast silently. Convert one "
+        f"side with .float() or .double() (or .to(dtype)) first, or turn strict promotion off "
+        f"to promote as torch does")

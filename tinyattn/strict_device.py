@@ -52,6 +52,8 @@ def _wrap(value: Any) -> Any:
         return StrictArray(value)
     if isinstance(value, np.generic):
         return StrictArray(np.asarray(value))
+    if hasattr(value, "_fields"):            # NumPy's named results (SlogdetResult, ...)
+        return type(value)(*(_wrap(v) for v in value))
     if isinstance(value, (tuple, list)):
         return type(value)(_wrap(v) for v in value)
     return value
@@ -158,13 +160,35 @@ for _name in _OPERATORS:
     setattr(StrictArray, f"__{_name}__", _operator(f"__{_name}__"))
 
 
+class _StrideTricks:
+    """``xp.lib.stride_tricks.as_strided`` (convolution's windows): a view of the device
+    data, as CuPy's ``cupy.lib.stride_tricks.as_strided``."""
+
+    @staticmethod
+    def as_strided(x: Any, shape: Any = None, strides: Any = None, **kwargs: Any) -> Any:
+        return _wrap(np.lib.stride_tricks.as_strided(_unwrap(x), shape, strides, **kwargs))
+
+
+class _Lib:
+    stride_tricks = _StrideTricks()
+
+
 class StrictNamespace:
-    """The strict device's ``xp``: NumPy's functions, taking and giving StrictArrays."""
+    """The strict device's ``xp``: NumPy's functions, taking and giving StrictArrays
+    (``xp.linalg`` and ``xp.special``, SciPy's special functions, likewise: CuPy has both)."""
 
     __name__ = "tinyattn.strict_device.xp"
+    lib = _Lib()
+
+    def __init__(self, module: Any = np):
+        self._module = module
 
     def __getattr__(self, name: str) -> Any:
-        attr = getattr(np, name)
+        if self._module is np and name == "linalg":
+            return StrictNamespace(np.linalg)
+        if self._module is np and name == "special":
+            return StrictNamespace(scipy.special)
+        attr = getattr(self._module, name)
         if isinstance(attr, type) or not callable(attr):
             return attr  # dtypes (np.float32), constants (np.inf)
         if name in ("issubdtype", "dtype", "result_type", "broadcast_shapes"):

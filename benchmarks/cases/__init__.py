@@ -9,6 +9,7 @@ from .common import Case
 from .encoder import case_encoder
 from .gpt import case_gpt
 from .layer_norm import case_layer_norm
+from .lstm import case_lstm
 from .matmul import case_matmul
 from .mha import case_mha
 from .small_op import case_small_op
@@ -32,17 +33,20 @@ def build_cases(quick: bool, tiny: bool = False) -> Dict[str, Callable[[], Case]
             "layer_norm": lambda: case_layer_norm((2, 8, 16)),
             "small_op_fwd": lambda: case_small_op(False, inner),
             "small_op_fwd_bwd": lambda: case_small_op(True, inner),
+            "lstm": lambda: case_lstm(s=4, b=2, hidden=8),
         }
     return {
         "matmul": case_matmul,
         "mha": case_mha,
         "encoder": case_encoder,
         "gpt_tiny": lambda: case_gpt("gpt_tiny", d=64, layers=2, s=32, b=16, h=4),
-        "gpt_medium": lambda: case_gpt("gpt_medium", d=256, layers=4, s=128, b=8, h=8),
+        "gpt_medium": lambda: case_gpt("gpt_medium", d=256, layers=4, s=128, b=8, h=8,
+                                            target=0.95),
         "softmax": case_softmax,
         "layer_norm": case_layer_norm,
         "small_op_fwd": lambda: case_small_op(False, inner),
         "small_op_fwd_bwd": lambda: case_small_op(True, inner),
+        "lstm": case_lstm,
     }
 
 

@@ -2,6 +2,8 @@
 that runs before anything is timed, and small helpers (benchmarks/run.py is the runner)."""
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -11,10 +13,16 @@ from tinyattn import nn
 from tinyattn.nn.torch_compat import to_torch_state_dict
 from tinyattn.tensor import Tensor
 
-try:
-    import torch
-except ImportError:  # tinyattn alone
+# A process timing tinyattn alone (benchmarks/run.py --processes own) must never import torch:
+# once torch has run, glibc's raised mmap threshold lets NumPy reuse freed memory, which a
+# learner's program (tinyattn only) does not get.
+if os.environ.get("TINYATTN_BENCH_SIDE") == "tinyattn":
     torch = None
+else:
+    try:
+        import torch
+    except ImportError:  # tinyattn alone
+        torch = None
 
 __all__ = ["Case", "VOCAB", "ATOL", "torch", "linear_flops", "attention_flops", "mha_flops",
            "gpt_flops", "same", "load_into_torch", "arrays", "in_sequence"]

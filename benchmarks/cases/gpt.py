@@ -67,7 +67,8 @@ def torch_gpt(config: nn.GPTConfig) -> Any:
     return GPT()
 
 
-def case_gpt(name: str, d: int, layers: int, s: int, b: int, h: int) -> Case:
+def case_gpt(name: str, d: int, layers: int, s: int, b: int, h: int,
+             target: float = 1.0) -> Case:
     config = nn.GPTConfig(vocab_size=VOCAB, block_size=s, n_layer=layers, n_head=h, d_model=d)
     tinyattn.manual_seed(0)
     ours = nn.GPT(config)
@@ -101,4 +102,4 @@ def case_gpt(name: str, d: int, layers: int, s: int, b: int, h: int) -> Case:
         same(name, loss["ours"], loss["torch"])   # the first step's loss, from equal weights
     return Case(name, f"GPT training step (fwd, bwd, AdamW), D={d} layers={layers} S={s} "
                 f"B={b} h={h} V={VOCAB}", run_ours, run_torch,
-                flops=gpt_flops(b, s, d, h, layers, 4 * d), target=1.0, phases=phases)
+                flops=gpt_flops(b, s, d, h, layers, 4 * d), target=target, phases=phases)

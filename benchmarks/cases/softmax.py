@@ -32,4 +32,5 @@ def case_softmax(shape: Tuple[int, ...] = (8, 8, 256, 256)) -> Case:
             return out
         run_torch = torch_side
         same("softmax", run_ours(), run_torch())
-    return Case("softmax", f"softmax fwd+bwd over the last dim of {shape}", run_ours, run_torch)
+    return Case("softmax", f"softmax fwd+bwd over the last dim of {shape}", run_ours, run_torch,
+                target=1.5)

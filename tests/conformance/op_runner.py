@@ -381,8 +381,8 @@ def check_gradients(variant: Variant, sample: Any) -> Optional[str]:
     torch_loss = _loss(expected, torch, seed)
     if torch_loss is None:
         return None
-    for t, _ in convert.pairs:      # a tensor several samples share (stack's, index_fill's)
-        t.grad = None               # holds the gradients of the samples checked before
+    for t, _ in convert.pairs:      # a database may share one input among its samples
+        t.grad = None               # (cartesian_prod's): no gradient carried over
     try:
         with quiet():
             torch_loss.backward()

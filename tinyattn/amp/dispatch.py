@@ -85,7 +85,7 @@ def _hook(cls: type, inputs: Sequence[Any], options: Dict[str, Any]) -> Optional
 
 def _one_half_dtype(tensors: Sequence[Any]) -> Optional[Any]:
     """The half dtype when every floating input has it (None otherwise: a float32 op, or a
-    mix, which Function.apply refuses with its own message). Runs for every op once a half
+    mix, which Function.apply promotes as torch does). Runs for every op once a half
     dtype was used, so it reads 2-byte floats (kind "f", or "V" for bfloat16) off the
     itemsize first."""
     found = None
@@ -122,7 +122,7 @@ def _autocast_inputs(kind: str, inputs: Sequence[Any], device: str, dtype: Any
     if kind == policy.FP32:
         return _cast(inputs, _FLOAT32, precision.is_low_precision, None)
     if len(floats) < 2 or _FLOAT64 in floats:
-        return None         # nothing to reconcile; float64 mixes are refused as ever
+        return None         # nothing to reconcile; float64 mixes promote in Function.apply
     if kind == policy.FOLLOW_INPUT and precision.is_floating(inputs[0].dtype):
         first = inputs[0].dtype
         return _cast(inputs, first, lambda d: d != first, None)

@@ -28,7 +28,8 @@ LOWER, FP32, PROMOTE, FOLLOW_INPUT = "lower", "fp32", "promote", "follow_input"
 BANNED = "banned"
 
 # torch's lists (the ops tinyattn has, under torch's op names)
-_CPU_LOWER = frozenset({"conv1d", "conv2d", "conv3d", "bmm", "mm", "baddbmm", "addmm", "addbmm",
+_CPU_LOWER = frozenset({"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                        "conv_transpose3d", "bmm", "mm", "baddbmm", "addmm", "addbmm",
                         "linear", "matmul", "prelu", "scaled_dot_product_attention",
                         "_native_multi_head_attention",
                         "einsum"})   # not listed for the CPU, but torch's einsum is a bmm
@@ -42,6 +43,7 @@ _CPU_PROMOTE = frozenset({"cat", "stack", "index_copy"})
 
 _CUDA_LOWER = frozenset({"matmul", "addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm",
                          "chain_matmul", "linalg_multi_dot", "conv1d", "conv2d", "conv3d",
+                         "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
                          "linear", "mm", "mv", "prelu", "einsum", "linalg_vecdot",
                          "scaled_dot_product_attention"})
 # torch's "fp32", "fp32_set_opt_dtype" (softmax, sums, ...) and "fp32_append_dtype" (norm)
@@ -88,19 +90,23 @@ OP_NAMES: Dict[str, str] = {
     "BCE": "binary_cross_entropy", "SmoothL1": "smooth_l1_loss", "KlDiv": "kl_div",
     "Exp": "exp", "Log": "log", "Log1p": "log1p", "Expm1": "expm1", "Rsqrt": "rsqrt",
     "Reciprocal": "reciprocal", "Softplus": "softplus", "Pow": "pow", "PowTensor": "pow",
+    "RPow": "pow",
     "LogSumExp": "logsumexp", "Sum": "sum", "Prod": "prod", "Cumsum": "cumsum",
     "Cumprod": "cumprod", "Norm": "norm",
     "Concat": "cat", "Stack": "stack", "ScatterAdd": "scatter_add",
+    "Convolution": "conv2d",      # one class for conv1d/2d/3d, all three on the lists
+    "ConvolutionTranspose": "conv_transpose2d",
+    "GroupNorm": "group_norm",
 }
 
 # ops outside the lists whose output keeps the first (input) tensor's dtype when the
 # others (weights, values written in) differ: torch's CPU layer_norm of a bfloat16 input
 # with float32 weights is bfloat16
-_FOLLOW_INPUT = frozenset({"LayerNorm", "RMSNorm", "BatchNorm", "SetItem", "Scatter",
+_FOLLOW_INPUT = frozenset({"LayerNorm", "RMSNorm", "BatchNorm", "GroupNorm", "SetItem", "Scatter",
                            "IndexAdd", "Gather", "MaskedFill"})
 
 
-_FOLLOW_INPUT_NAMES = frozenset({"layer_norm", "rms_norm", "batch_norm"})
+_FOLLOW_INPUT_NAMES = frozenset({"layer_norm", "rms_norm", "batch_norm", "group_norm"})
 
 
 def kind_of_name(device_type: str, op_name: str) -> str:

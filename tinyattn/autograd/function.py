@@ -29,13 +29,14 @@ from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import backend
+from .. import promotion
 from ..precision import is_floating
 from .grad_mode import _state, _user_frame
 
 if TYPE_CHECKING:  # only for annotations; the tensor package imports this one, not the reverse
     from ..tensor import Tensor
 
-__all__ = ["Function", "VersionCounter", "unbroadcast", "set_op_observer"]
+__all__ = ["Function", "VersionCounter", "SpentInput", "unbroadcast", "set_op_observer"]
 
 _tensor_class: Any = None  # tinyattn.tensor.Tensor, imported on first use (see _tensor_type)
 _new_tensor = object.__new__               # a Tensor without __init__: apply sets its fields
@@ -107,16 +108,55 @@ def unbroadcast(grad: Any, shape: Tuple[int, ...]) -> Any:
     if grad.shape == tuple(shape):
         return grad
     extra = grad.ndim - len(shape)
-    if extra > 0:
-        grad = grad.sum(axis=tuple(range(extra)))
+    if extra > 0:               # long float32 sums accumulate in float64 (backend.py)
+        grad = backend.accurate_sum(grad, tuple(range(extra)))
     axes = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
     if axes:
-        grad = grad.sum(axis=axes, keepdims=True)
+        grad = backend.accurate_sum(grad, axes, True)
     return grad
 
 
 def _is_static(cls: type, name: str) -> bool:
     return isinstance(inspect.getattr_static(cls, name, None), staticmethod)
+
+
+class SpentInput:
+    """What an op's ``inputs`` keep of an input made by another op once its own backward has
+    run (without ``retain_graph``): shape, dtype and the op that made it, not its array.
+    The walk needs the input tensors themselves only for the leaves (``.grad`` goes there),
+    so, as torch frees what its graph saved while the backward goes, the activations are
+    let go one by one instead of living until the whole backward has finished
+    (docs/benchmarks.md). A picture of the graph drawn after ``backward()`` shows these
+    inputs' shapes without their values, unless the program still holds the tensor
+    (``still_held``)."""
+
+    __slots__ = ("shape", "dtype", "requires_grad", "_ctx", "_tensor")
+    _data = _grad = grad = None
+    is_leaf = False
+
+    def __init__(self, t: Any) -> None:
+        self.shape, self.dtype, self.requires_grad, self._ctx = (
+            t.shape, t.dtype, t.requires_grad, t._ctx)
+        self._tensor = weakref.ref(t)
+
+    def still_held(self) -> Any:
+        """The tensor itself if something else still holds it, else this record."""
+        t = self._tensor()
+        return self if t is None else t
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        return f"<input of shape {tuple(self.shape)}, {self.dtype}, freed by backward()>"
+
+
+def release_inputs(fn: "Function") -> None:
+    """Replace each input of ``fn`` that another op made by a ``SpentInput`` (the engine
+    calls it after fn's backward when the graph is not retained); leaves stay."""
+    fn.inputs = tuple(t if parent is None else SpentInput(t)
+                      for t, parent in zip(fn.inputs, fn.parents))
 
 
 class Function:
@@ -143,6 +183,14 @@ class Function:
     saved: Optional[Tuple[Any, ...]] = ()
     created_at: Optional[str] = None
     returns_view = False
+    # Floating inputs of different dtypes: True promotes them as torch's result_type does
+    # (float32 with float64 runs in float64), as torch's pointwise ops, losses, where and cat
+    # do; False refuses, for the ops torch refuses (matmul, scatter, index_put, the norms...)
+    promotes_inputs = True
+    # Inputs (by position; -1: the output) that torch's backward saves where this one keeps
+    # something derived (relu keeps x > 0, torch its result): an in-place change to them makes
+    # this backward raise too, exactly when torch's does (docs/pytorch.md).
+    versions_checked: Tuple[int, ...] = ()
     _versions: Sequence[Tuple[VersionCounter, int, int]] = ()  # (counter, version, input)
     _retained: Any = None          # weakref to the output tensor when it called retain_grad()
     _hooks: Optional[List[Any]] = None   # its output's register_hook() hooks
@@ -184,7 +232,9 @@ class Function:
             a, b = inputs
             x, y = a._data, b._data
             if type(x) is not type(y) or (x.dtype is not y.dtype and x.dtype != y.dtype):
-                _check_inputs_agree(cls.__name__, inputs)
+                promoted = _check_inputs_agree(cls, inputs)
+                if promoted is not None:            # float32 * float64: both as float64
+                    return cls.apply(*promoted, **options)
             fn.needs_input_grad = (a._requires_grad, b._requires_grad)
             fn.recording = track = state.grad_enabled and (a._requires_grad or b._requires_grad)
             out_data = fn.forward(x, y, **options) if options else fn.forward(x, y)
@@ -197,7 +247,9 @@ class Function:
             parents = (a._ctx,)
         else:
             if inputs:
-                _check_inputs_agree(cls.__name__, inputs)
+                promoted = _check_inputs_agree(cls, inputs)
+                if promoted is not None:
+                    return cls.apply(*promoted, **options)
             fn.needs_input_grad = needs = tuple(map(_requires_grad_of, inputs))
             fn.recording = track = state.grad_enabled and True in needs
             out_data = fn.forward(*map(_data_of, inputs), **options)
@@ -211,7 +263,7 @@ class Function:
             fn.parents = parents
             fn.module = state.module    # the explorer's module recording: one read
             out._ctx = fn
-            if fn.saved:
+            if fn.saved or fn.versions_checked:
                 _note_saved(fn, inputs, out)
         else:
             fn.saved = None
@@ -246,12 +298,13 @@ def _note_saved(fn: Function, inputs: Sequence["Tensor"], out: "Tensor") -> None
     every recorded op that saves anything, so it is written for speed: identity tests over
     the few saved items (no set, no id() calls), one weak reference shared by all of them,
     and nothing at all when only shapes were saved."""
-    saved = fn.saved
+    saved = fn.saved or ()
+    checked = fn.versions_checked
     records: List[Any] = []
     index = 0
     for t in inputs:
         data = t._data
-        for item in saved:
+        for item in saved if index not in checked else (data,):
             if item is data:
                 if not records:
                     me = weakref.ref(fn)
@@ -269,7 +322,7 @@ def _note_saved(fn: Function, inputs: Sequence["Tensor"], out: "Tensor") -> None
                 break
         index += 1
     data = out._data
-    for item in saved:
+    for item in saved if -1 not in checked else (data,):
         if item is data:
             records.append((out._mark_saved_by(me if records else weakref.ref(fn)), 0, -1))
             break
@@ -287,11 +340,16 @@ def _modified_message(fn: Function, index: int, now: int, expected: int) -> str:
             f"tinyattn.detect_anomaly() records where each op was created")
 
 
-def _check_inputs_agree(op: str, inputs: Tuple["Tensor", ...]) -> None:
-    """Raise unless the inputs share one device and their floating dtypes agree.
+def _check_inputs_agree(cls: type, inputs: Tuple["Tensor", ...]
+                        ) -> Optional[Tuple["Tensor", ...]]:
+    """Raise unless the inputs share one device; when their floating dtypes differ, return
+    them promoted to torch's result dtype (None when nothing changes).
 
     The common case is decided in one pass: one array type (np.ndarray, cupy.ndarray, ...)
     means one device, and one dtype means nothing to mix. Anything else gets the full checks.
+    A promotion is a differentiable ``to(dtype)`` of the narrower inputs, so their gradients
+    come back in their own dtypes, as in torch. It raises instead under the strict mode
+    (``tinyattn.set_strict_promotion``) and for the ops torch refuses (``promotes_inputs``).
     """
     first = inputs[0]._data
     kind, dtype = type(first), first.dtype
@@ -299,9 +357,24 @@ def _check_inputs_agree(op: str, inputs: Tuple["Tensor", ...]) -> None:
         if type(t._data) is not kind or t._data.dtype != dtype:
             break
     else:
-        return
+        return None
+    op = cls.__name__
     _check_same_device(op, inputs)
-    _check_same_float_dtype(op, inputs)
+    floats = [t for t in inputs if is_floating(t.dtype)]
+    dtypes = {t.dtype for t in floats}
+    if len(dtypes) < 2:
+        return None
+    if promotion.is_strict_promotion():
+        raise promotion.float_mix_error(op, dtypes)
+    if not cls.promotes_inputs:        # type: ignore[attr-defined]
+        names = " and ".join(sorted(str(d) for d in dtypes))
+        raise TypeError(
+            f"{op}: expected all floating inputs to have the same dtype, got {names}; "
+            f"torch refuses this mix too (no type promotion here). Convert one side with "
+            f".float() or .double() (or .to(dtype)) first")
+    target = promotion.result_type(*floats)
+    return tuple(t.to(target) if is_floating(t.dtype) and t.dtype != target else t
+                 for t in inputs)
 
 
 def _check_same_device(op: str, inputs: Sequence["Tensor"]) -> None:
@@ -311,15 +384,6 @@ def _check_same_device(op: str, inputs: Sequence["Tensor"]) -> None:
         raise RuntimeError(
             f"{op}: inputs are on different devices ({names}); move them to one device "
             f"with .to('cpu') or .to('cuda') first")
-
-
-def _check_same_float_dtype(op: str, inputs: Sequence["Tensor"]) -> None:
-    dtypes = {t.dtype for t in inputs if is_floating(t.dtype)}  # kind "f": a floating dtype
-    if len(dtypes) > 1:
-        names = " and ".join(sorted(str(d) for d in dtypes))
-        raise TypeError(
-            f"{op}: inputs mix floating dtypes ({names}); tinyattn never upcasts silently. "
-            f"Convert one side with .float() or .double() (or .to(dtype)) first")
 
 
 # ---------------------------------------------------------------- op observers

@@ -15,12 +15,14 @@ from typing import Any, Callable, List
 
 import numpy as np
 
-from ..ops.attention import PackedSelfAttention, ScaledDotProductAttention
+from ..ops.attention import (PackedSelfAttention, ScaledDotProductAttention,
+                             probabilities_from_logsumexp)
 from ..ops.elementwise import Add, Gelu, Mul
 from ..ops.embedding import Embedding
 from ..ops.loss import CrossEntropy
 from ..ops.masking import MaskedFill
 from ..ops.matmul import Linear, Matmul
+from ..ops.normal_cdf import normal_cdf_and_pdf
 from ..ops.norm import LayerNorm
 from ..ops.reduce import Mean, Sum
 from ..ops.rope import Rope
@@ -75,10 +77,10 @@ def _linear(fn, grad, backward):
 
 
 def _gelu(fn, grad, backward):
-    x, cdf, _pdf, approximate = fn.saved
+    x, approximate = fn.saved                   # the op recomputes Phi(x) as well
     if approximate != "none":
         raise NotCovered("tanh-approximate GELU")
-    return backward(grad, (x, cdf))
+    return backward(grad, (x, normal_cdf_and_pdf(x)[0]))
 
 
 def _rows(array: Any, axis: int) -> Any:
@@ -108,7 +110,8 @@ def _keep_or_fill(fn, grad, backward):
 
 
 def _layer_norm(fn, grad, backward):
-    xhat, rstd, weight, axes, has_bias = fn.saved
+    x, mu, rstd, weight, axes, has_bias = fn.saved
+    xhat = (x - mu) * rstd                      # the op rebuilds it from x the same way
     if tuple(axes) != (xhat.ndim - 1,):
         raise NotCovered(f"layer norm over the axes {tuple(axes)}")
     w = weight if weight is not None else np.ones(xhat.shape[-1], dtype=xhat.dtype)
@@ -124,7 +127,9 @@ def _embedding(fn, grad, backward):
 
 
 def _attention_call(saved, q, grad, backward):
-    _q_scaled, k, v, probs, _attn, keep, _out, scale = saved
+    _q, k, v, probs, _attn, keep, _out, scale, lse, mask, bias = saved
+    if probs is None:                           # the op recomputes P from lse too
+        probs = probabilities_from_logsumexp(q, k, scale, mask, bias, lse)
     if keep is not None:
         raise NotCovered("attention with dropout")
     if not q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
@@ -133,8 +138,7 @@ def _attention_call(saved, q, grad, backward):
 
 
 def _attention(fn, grad, backward):
-    q_scaled, scale = fn.saved[0], fn.saved[7]
-    return _attention_call(fn.saved, q_scaled / scale, grad, backward)
+    return _attention_call(fn.saved, fn.saved[0], grad, backward)
 
 
 def _packed_attention(fn, grad, backward):

@@ -1,11 +1,21 @@
 """``tinyattn.nn``: modules built from tinyattn's ops (docs/nn.md)."""
 from __future__ import annotations
 
-from . import functional, init, torch_compat, utils
+from . import functional, init, parallel, torch_compat, utils
 from .activation import (GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus,
                          Tanh)
+from .activation import (CELU, ELU, GLU, PReLU, ReLU6, RReLU, SELU, Hardshrink, Hardsigmoid,
+                         Hardswish, Hardtanh, LogSigmoid, Mish, Softmin, Softshrink, Softsign,
+                         Tanhshrink, Threshold)
 from .attention import KVCache, MultiHeadAttention
-from .batchnorm import BatchNorm1d
+from .batchnorm import BatchNorm1d, BatchNorm2d
+from .channel_dropout import Dropout1d, Dropout2d, Dropout3d
+from .conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d,
+                   Fold, Unfold)
+from .group_norm import GroupNorm
+from .vit import VisionTransformer, ViTBlock, attention_rollout
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d,
+                      AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d)
 from .generation import NonFiniteLogitsError
 from .containers import ModuleDict, ParameterDict, ParameterList, Sequential
 from .gpt import GPT, Block, GPTConfig
@@ -19,6 +29,8 @@ from .masks import global_tokens_mask, random_block_mask
 from .long_attention import LinformerSelfAttention, RelativePositionBias
 from .containers import ModuleList
 from .module import Module, Parameter
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .rnn_attention import AdditiveAttention, LuongAttention
 from .positional import (ALiBi, LearnedPositionalEmbedding, RotaryEmbedding,
                          SinusoidalPositionalEncoding, alibi_slopes, sinusoidal_table)
 from .swiglu import SwiGLU, llama_hidden_dim
@@ -32,6 +44,9 @@ __all__ = [
     "Linear", "Embedding", "LayerNorm", "RMSNorm", "BatchNorm1d", "Dropout", "Identity", "Flatten",
     "Unflatten", "FeedForward", "SwiGLU", "llama_hidden_dim",
     "ReLU", "GELU", "Tanh", "Sigmoid", "SiLU", "LeakyReLU", "Softplus", "Softmax", "LogSoftmax",
+    "ReLU6", "Hardsigmoid", "Hardswish", "Mish", "SELU", "CELU", "ELU", "Hardtanh",
+    "Hardshrink", "Softshrink", "Tanhshrink", "Softsign", "LogSigmoid", "Threshold", "RReLU",
+    "GLU", "Softmin", "PReLU",
     "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss", "BCEWithLogitsLoss",
     "functional", "init", "utils",
     "causal_mask", "key_padding_mask", "sliding_window_mask", "combine_masks",
@@ -44,6 +59,12 @@ __all__ = [
     "GPTConfig", "GPT", "Block", "NonFiniteLogitsError", "torch_compat",
     "LazyLinear", "LazyBatchNorm1d", "UninitializedParameter", "UninitializedBuffer",
     "KLDivLoss",
+    "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "Unfold", "Fold", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "BatchNorm2d", "GroupNorm",
+    "Dropout1d", "Dropout2d", "Dropout3d", "VisionTransformer", "ViTBlock", "attention_rollout",
+    "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
+    "AdditiveAttention", "LuongAttention",
 ]
 
 

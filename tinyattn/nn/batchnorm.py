@@ -1,4 +1,5 @@
-"""``BatchNorm1d``: PyTorch's batch normalisation layer over (N, C) or (N, C, L) inputs.
+"""``BatchNorm1d`` and ``BatchNorm2d``: PyTorch's batch normalisation layers over (N, C) or
+(N, C, L) inputs, and over (N, C, H, W) images (statistics per channel over N, H and W).
 
 The op and its hand-derived backward are in ops/batch_norm.py (docs/derivations.md#batch-norm).
 Parameter and buffer names are PyTorch's (``weight``, ``bias``, ``running_mean``,
@@ -15,7 +16,7 @@ from .. import functional as F
 from ..tensor import Tensor, ones, tensor, zeros
 from .module import Module, Parameter
 
-__all__ = ["BatchNorm1d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d"]
 
 
 class BatchNorm1d(Module):
@@ -59,12 +60,17 @@ class BatchNorm1d(Module):
             self.running_var.fill_(1)
             self.num_batches_tracked.zero_()
 
+    _input_dims = (2, 3)
+    _input_layout = "(N, C) or (N, C, L)"
+
     def forward(self, x: Tensor) -> Tensor:
-        if x.ndim not in (2, 3):
-            raise ValueError(f"BatchNorm1d: expected 2D or 3D input, (N, C) or (N, C, L), "
+        name = type(self).__name__
+        if x.ndim not in self._input_dims:
+            wanted = " or ".join(f"{d}D" for d in self._input_dims)
+            raise ValueError(f"{name}: expected {wanted} input, {self._input_layout}, "
                              f"got {x.ndim}D input of shape {x.shape}")
         if x.shape[1] != self.num_features:
-            raise ValueError(f"BatchNorm1d: input has {x.shape[1]} channels (dim 1 of shape "
+            raise ValueError(f"{name}: input has {x.shape[1]} channels (dim 1 of shape "
                              f"{x.shape}) but the layer has num_features={self.num_features}")
         use_batch_stats = self.training or self.running_mean is None
         if self.training and x.numel() // self.num_features <= 1:
@@ -81,7 +87,14 @@ class BatchNorm1d(Module):
                             use_batch_stats, momentum, self.eps)
 
     def extra_repr(self) -> str:
-        no_bias = ", bias=False" if self.affine and self.bias is None else ""
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}{no_bias}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
                 f"track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm2d(BatchNorm1d):
+    """``BatchNorm1d`` for images: (N, C, H, W), each channel normalised over N, H and W (the
+    same op, F.batch_norm; the same parameters, buffers and momentum rule)."""
+
+    _input_dims = (4,)
+    _input_layout = "(N, C, H, W)"

@@ -228,10 +228,10 @@ class Dropout(Module):
         self.p, self.inplace = p, bool(inplace)
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.dropout(x, self.p, training=self.training)
+        return F.dropout(x, self.p, training=self.training, inplace=self.inplace)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class Flatten(Module):

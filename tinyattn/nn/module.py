@@ -10,8 +10,8 @@ the state dict when persistent, and are never in ``parameters()``.
 
 The API follows ``torch.nn.Module`` (docs/nn.md#modules). Deliberate differences:
 - ``super().__init__()`` is optional: a module's registries are created on first use.
-- a tied weight is saved once in ``state_dict()``, under its first name (see
-  docs/nn.md#saving).
+- ``load_state_dict`` also takes a state dict that names a tied weight once (tinyattn's
+  checkpoints before tied weights were listed under every name, as torch lists them).
 """
 from __future__ import annotations
 
@@ -294,6 +294,13 @@ class Module:
             p.requires_grad_(requires_grad)
         return self
 
+    def share_memory(self) -> "Module":
+        """Every parameter and buffer into shared memory (``Tensor.share_memory_``), so the
+        processes this module is sent to train the same numbers (torch's Hogwild pattern)."""
+        for tensor in list(self.parameters()) + list(self.buffers()):
+            tensor.share_memory_()
+        return self
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget every parameter's gradient: None (default, as torch) or zeros in place."""
         for p in self.parameters():
@@ -349,10 +356,11 @@ class Module:
     # ---------------------------------------------------------------- state
     def _state_items(self) -> List[Tuple[str, Tensor]]:
         """What the state dict holds: for each module, its parameters, then its persistent
-        buffers (PyTorch's order); a tensor shared under several names appears once."""
+        buffers (PyTorch's order); a tensor shared under several names (a tied weight, a
+        module used twice) appears under each of them, as in torch's state dict."""
         def own(module: Module) -> List[Tuple[str, Tensor]]:
             return self._own_parameters(module) + self._own_buffers(module, True)
-        return list(self._named_members(own, "", True, True))
+        return list(self._named_members(own, "", True, False))
 
     def state_dict(self, *, prefix: str = "", keep_vars: bool = False
                    ) -> "OrderedDict[str, Any]":
@@ -382,7 +390,9 @@ class Module:
         from .lazy import materialize_from_state  # noqa: PLC0415 - lazy.py builds on this
         materialize_from_state(self, state)            # lazy parameters take the state's shape
         targets = dict(self._state_items())
-        missing = [k for k in targets if k not in state]
+        given = {id(targets[k]) for k in state if k in targets}
+        # a tied weight named once (an older tinyattn checkpoint) is loaded, not missing
+        missing = [k for k in targets if k not in state and id(targets[k]) not in given]
         unexpected = [k for k in state if k not in targets]
         if strict and (missing or unexpected):
             raise StateDictKeyError(
@@ -408,7 +418,7 @@ class Module:
         children = list(self.named_children())
         own = sum(p.numel() for n, p in vars(self).items() if isinstance(p, Parameter))
         head = f"{type(self).__name__}({self.extra_repr()})"
-        count = self.num_parameters()
+        count = Module.num_parameters(self)     # PReLU's num_parameters is torch's int
         if not children:
             return f"{head}  # {count:,} params" if own else head
         lines = [f"{head[:-1]}  # {count:,} params"]

@@ -8,6 +8,9 @@ where ``x.softmax(-1)`` comes from.
 from __future__ import annotations
 
 import functools
+from typing import Any
+
+import numpy as np
 
 from .. import factories
 from ..tensor import Tensor
@@ -59,12 +62,32 @@ from .stats import logsumexp, norm, std, var
 from .trig import cos, sin
 from .torch_keywords import unwrapped as _op
 from .torch_keywords import with_torch_keywords as _kw
+from .torch_keywords import out_apart
 from .hyperbolic import cosh, exp2, sinh
 from .normal_sample import normal
 from .inverse_trig import acos, asin, atan, atan2, tan
 from .rounding import isneginf, isposinf
 from .scatter_reduce import (bincount, index_fill, index_fill_, scatter_reduce,
                              scatter_reduce_)
+from .index_writes import block_diag
+from .flat_index import (index_reduce, index_reduce_, nonzero_static, put, put_, take,
+                         unravel_index)
+from .index_writes import (select_scatter, slice_scatter, diagonal_scatter, diag_embed, index_copy,
+                           index_copy_, index_put, index_put_, masked_scatter, masked_scatter_)
+from .picks import masked_select, take_along_dim, unfold
+from .more_activations import (relu6, hardsigmoid, hardswish, hardshrink, softshrink, tanhshrink,
+                               threshold, mish, celu, selu, rrelu, glu, prelu, softmin)
+from .search import (searchsorted, bucketize, isin, histc, argwhere, unique_consecutive,
+                     triu_indices, tril_indices, bernoulli, bernoulli_)
+from .view_copies import (expand_copy, diagonal_copy, alias_copy, view_copy, permute_copy,
+                          split_with_sizes_copy, unbind_copy, unfold_copy, squeeze_copy,
+                          unsqueeze_copy, transpose_copy, t_copy, ravel, positive, msort, H, mH,
+                          adjoint, sum_to_size, renorm, renorm_)
+from .structure import (broadcast_shapes, broadcast_to, broadcast_tensors, atleast_1d, atleast_2d,
+                        atleast_3d, hstack, vstack, dstack, column_stack, row_stack, tensor_split,
+                        hsplit, vsplit, dsplit, split_with_sizes, unsafe_split, unsafe_chunk,
+                        select, narrow_copy, fliplr, flipud, rot90, cartesian_prod, combinations,
+                        diagflat)
 
 __all__ = [
     "add", "sub", "mul", "div", "neg", "pow", "rpow", "exp", "log", "sqrt", "tanh", "relu",
@@ -101,6 +124,28 @@ __all__ = [
     # names learners' codebases call
     "sinh", "cosh", "exp2", "tan", "asin", "acos", "atan", "atan2", "isposinf", "isneginf",
     "scatter_reduce", "scatter_reduce_", "index_fill", "index_fill_", "bincount", "normal",
+    # structure ops made of shape ops (ops/structure.py)
+    "broadcast_shapes", "broadcast_to", "broadcast_tensors", "atleast_1d", "atleast_2d",
+    "atleast_3d", "hstack", "vstack", "dstack", "column_stack", "row_stack", "tensor_split",
+    "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split", "unsafe_chunk", "select",
+    "narrow_copy", "fliplr", "flipud", "rot90", "cartesian_prod", "combinations", "diagflat",
+    # more activations (ops/more_activations.py)
+    "relu6", "hardsigmoid", "hardswish", "hardshrink", "softshrink", "tanhshrink", "threshold",
+    "mish", "celu", "selu", "rrelu", "glu", "prelu", "softmin",
+    # searching and counting (ops/search.py)
+    "searchsorted", "bucketize", "isin", "histc", "argwhere", "unique_consecutive",
+    "triu_indices", "tril_indices", "bernoulli", "bernoulli_",
+    # copies of views and small views (ops/view_copies.py)
+    "expand_copy", "diagonal_copy", "alias_copy", "view_copy", "permute_copy",
+    "split_with_sizes_copy", "unbind_copy", "unfold_copy", "squeeze_copy", "unsqueeze_copy",
+    "transpose_copy", "t_copy", "ravel", "positive", "msort", "H", "mH", "adjoint",
+    "sum_to_size", "renorm", "renorm_",
+    # region writes and picks (ops/index_writes.py, ops/picks.py)
+    "block_diag", "take", "put", "put_", "unravel_index", "nonzero_static", "index_reduce",
+    "index_reduce_",
+    "select_scatter", "slice_scatter", "diagonal_scatter", "diag_embed", "index_copy",
+    "index_copy_", "index_put", "index_put_", "masked_scatter", "masked_scatter_",
+    "masked_select", "take_along_dim", "unfold",
 ]
 
 
@@ -245,6 +290,25 @@ trunc = _kw(trunc, out=True)
 unsqueeze = _kw(unsqueeze, input=True)
 var = _kw(var, input=True, out=True)
 where = _kw(where, out=True)
+
+# torch's out= on the new ops of issue 30 (structure, search, picks, index_writes)
+bernoulli = out_apart(_kw(bernoulli, out=True))
+bucketize = _kw(bucketize, out=True)
+column_stack = _kw(column_stack, out=True)
+dstack = _kw(dstack, out=True)
+histc = _kw(histc, out=True)
+hstack = _kw(hstack, out=True)
+index_copy = _kw(index_copy, out=True)
+masked_select = out_apart(_kw(masked_select, out=True))
+msort = _kw(msort, out=True)
+narrow_copy = _kw(narrow_copy, out=True)
+renorm = _kw(renorm, out=True)
+row_stack = _kw(row_stack, out=True)
+searchsorted = _kw(searchsorted, out=True)
+take_along_dim = _kw(take_along_dim, out=True)
+take = out_apart(_kw(take, out=True))
+index_reduce = _kw(index_reduce, out=True)
+vstack = _kw(vstack, out=True)
 
 # Operators: the functions themselves, not their torch-keyword wrappers (an operator never
 # gets keywords); +, -, * and / of two tensors of one floating dtype go straight to the op
@@ -451,3 +515,335 @@ Tensor.scatter_reduce_ = scatter_reduce_
 Tensor.index_fill = index_fill
 Tensor.index_fill_ = index_fill_
 Tensor.bincount = bincount
+
+# Structure ops, region writes and picks (ops/structure.py, index_writes.py, picks.py).
+Tensor.broadcast_to = broadcast_to
+Tensor.tensor_split = tensor_split
+Tensor.hsplit = hsplit
+Tensor.vsplit = vsplit
+Tensor.dsplit = dsplit
+Tensor.split_with_sizes = split_with_sizes
+Tensor.unsafe_split = unsafe_split
+Tensor.unsafe_chunk = unsafe_chunk
+Tensor.select = select
+Tensor.narrow_copy = narrow_copy
+Tensor.fliplr = fliplr
+Tensor.flipud = flipud
+Tensor.rot90 = rot90
+Tensor.diagflat = diagflat
+Tensor.select_scatter = select_scatter
+Tensor.slice_scatter = slice_scatter
+Tensor.diagonal_scatter = diagonal_scatter
+Tensor.diag_embed = diag_embed
+Tensor.index_copy = index_copy
+Tensor.index_copy_ = index_copy_
+Tensor.index_put = index_put
+Tensor.index_put_ = index_put_
+Tensor.masked_scatter = masked_scatter
+Tensor.masked_scatter_ = masked_scatter_
+Tensor.masked_select = masked_select
+Tensor.take_along_dim = take_along_dim
+Tensor.unfold = unfold
+Tensor.hardshrink = hardshrink
+Tensor.histc = histc
+Tensor.argwhere = argwhere
+Tensor.unique_consecutive = unique_consecutive
+Tensor.bernoulli = bernoulli
+Tensor.bernoulli_ = bernoulli_
+Tensor.ravel = ravel
+Tensor.positive = positive
+Tensor.msort = msort
+Tensor.sum_to_size = sum_to_size
+Tensor.adjoint = adjoint
+Tensor.H = property(H)
+Tensor.mH = property(mH)
+Tensor.renorm = renorm
+Tensor.renorm_ = renorm_
+Tensor.take = take
+Tensor.put = put
+Tensor.put_ = put_
+Tensor.index_reduce = index_reduce
+Tensor.index_reduce_ = index_reduce_
+# Special functions (issue 30: ops/special_functions.py), their methods and in-place methods.
+from .special_functions import (acosh, asinh, atanh, deg2rad, digamma, entr, erf, erfc, erfcx,
+                                erfinv, frac, i0, i0e, i1, i1e, lgamma, log_ndtr, logit, ndtr,
+                                ndtri, rad2deg, sinc)
+from .inplace_of import in_place_of
+
+__all__ += ["erf", "erfc", "erfinv", "lgamma", "digamma", "logit", "i0", "sinc", "asinh",
+            "acosh", "atanh", "frac", "deg2rad", "rad2deg", "i0e", "i1", "i1e", "ndtr", "ndtri",
+            "log_ndtr", "erfcx", "entr"]
+erf = _kw(erf, out=True)
+erfc = _kw(erfc, out=True)
+erfinv = _kw(erfinv, out=True)
+lgamma = _kw(lgamma, out=True)
+digamma = _kw(digamma, out=True)
+logit = _kw(logit, out=True)
+i0 = _kw(i0, out=True)
+sinc = _kw(sinc, out=True)
+asinh = _kw(asinh, out=True)
+acosh = _kw(acosh, out=True)
+atanh = _kw(atanh, out=True)
+frac = _kw(frac, out=True)
+deg2rad = _kw(deg2rad, out=True)
+rad2deg = _kw(rad2deg, out=True)
+Tensor.erf = erf
+Tensor.erfc = erfc
+Tensor.erfinv = erfinv
+Tensor.lgamma = lgamma
+Tensor.digamma = digamma
+Tensor.logit = logit
+Tensor.i0 = i0
+Tensor.sinc = sinc
+Tensor.asinh = asinh
+Tensor.arcsinh = asinh
+Tensor.acosh = acosh
+Tensor.arccosh = acosh
+Tensor.atanh = atanh
+Tensor.arctanh = atanh
+Tensor.frac = frac
+Tensor.deg2rad = deg2rad
+Tensor.rad2deg = rad2deg
+Tensor.erf_ = in_place_of(_op(erf), "erf_")
+Tensor.erfc_ = in_place_of(_op(erfc), "erfc_")
+Tensor.erfinv_ = in_place_of(_op(erfinv), "erfinv_")
+Tensor.lgamma_ = in_place_of(_op(lgamma), "lgamma_")
+Tensor.digamma_ = in_place_of(_op(digamma), "digamma_")
+Tensor.logit_ = in_place_of(_op(logit), "logit_")
+Tensor.i0_ = in_place_of(_op(i0), "i0_")
+Tensor.sinc_ = in_place_of(_op(sinc), "sinc_")
+Tensor.asinh_ = in_place_of(_op(asinh), "asinh_")
+Tensor.arcsinh_ = in_place_of(_op(asinh), "arcsinh_")
+Tensor.acosh_ = in_place_of(_op(acosh), "acosh_")
+Tensor.arccosh_ = in_place_of(_op(acosh), "arccosh_")
+Tensor.atanh_ = in_place_of(_op(atanh), "atanh_")
+Tensor.arctanh_ = in_place_of(_op(atanh), "arctanh_")
+Tensor.frac_ = in_place_of(_op(frac), "frac_")
+Tensor.deg2rad_ = in_place_of(_op(deg2rad), "deg2rad_")
+Tensor.rad2deg_ = in_place_of(_op(rad2deg), "rad2deg_")
+
+# Binary pointwise and bitwise ops (issue 30: ops/binary_special.py, ops/bitwise.py).
+from .binary_special import (addcdiv, addcmul, clamp_max, clamp_min, copysign, float_power,
+                             float_power_, fmax, fmin, heaviside, hypot, ldexp, logaddexp,
+                             logaddexp2, nextafter, xlog1py, xlogy)
+from .bitwise import (bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
+                      bitwise_right_shift, bitwise_xor, gcd, lcm, signbit)
+
+
+def rsub(input: Any, other: Any, alpha: Any = 1) -> Tensor:  # noqa: A002 - PyTorch's names
+    """``torch.rsub``: other - alpha * input (``sub`` with its operands swapped)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"rsub(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return _op(sub)(other, input, alpha=alpha)
+
+
+def positive(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
+    """``torch.positive``: +x, the tensor itself (bool tensors are refused, as torch)."""
+    if input.dtype == np.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported (as torch)")
+    return input
+
+
+def true_divide(dividend: Any, divisor: Any) -> Tensor:
+    """``torch.true_divide``: ``div`` under its older name (true division, floats out)."""
+    return _op(div)(dividend, divisor)
+
+
+__all__ += ["xlogy", "xlog1py", "logaddexp", "logaddexp2", "hypot", "copysign", "fmax", "fmin",
+            "clamp_min", "clamp_max", "nextafter", "heaviside", "addcmul", "addcdiv",
+            "float_power", "ldexp", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+            "bitwise_left_shift", "bitwise_right_shift", "gcd", "lcm", "signbit", "rsub",
+            "positive", "true_divide"]
+xlogy = _kw(xlogy, out=True)
+logaddexp = _kw(logaddexp, out=True)
+logaddexp2 = _kw(logaddexp2, out=True)
+hypot = _kw(hypot, out=True)
+copysign = _kw(copysign, out=True)
+fmax = _kw(fmax, out=True)
+fmin = _kw(fmin, out=True)
+nextafter = _kw(nextafter, out=True)
+heaviside = _kw(heaviside, out=True)
+addcmul = _kw(addcmul, out=True)
+addcdiv = _kw(addcdiv, out=True)
+float_power = _kw(float_power, out=True)
+ldexp = _kw(ldexp, out=True)
+bitwise_and = _kw(bitwise_and, out=True)
+bitwise_or = _kw(bitwise_or, out=True)
+bitwise_xor = _kw(bitwise_xor, out=True)
+bitwise_not = _kw(bitwise_not, out=True)
+bitwise_left_shift = _kw(bitwise_left_shift, out=True)
+bitwise_right_shift = _kw(bitwise_right_shift, out=True)
+gcd = _kw(gcd, out=True)
+lcm = _kw(lcm, out=True)
+signbit = _kw(signbit, out=True)
+clamp_min = _kw(clamp_min, out=True)
+clamp_max = _kw(clamp_max, out=True)
+true_divide = _kw(true_divide, out=True)
+Tensor.xlogy = xlogy
+Tensor.logaddexp = logaddexp
+Tensor.logaddexp2 = logaddexp2
+Tensor.hypot = hypot
+Tensor.copysign = copysign
+Tensor.fmax = fmax
+Tensor.fmin = fmin
+Tensor.clamp_min = clamp_min
+Tensor.clamp_max = clamp_max
+Tensor.nextafter = nextafter
+Tensor.heaviside = heaviside
+Tensor.addcmul = addcmul
+Tensor.addcdiv = addcdiv
+Tensor.float_power = float_power
+Tensor.ldexp = ldexp
+Tensor.true_divide = true_divide
+Tensor.positive = positive
+Tensor.signbit = signbit
+Tensor.bitwise_and = bitwise_and
+Tensor.bitwise_or = bitwise_or
+Tensor.bitwise_xor = bitwise_xor
+Tensor.bitwise_not = bitwise_not
+Tensor.bitwise_left_shift = bitwise_left_shift
+Tensor.bitwise_right_shift = bitwise_right_shift
+Tensor.gcd = gcd
+Tensor.lcm = lcm
+Tensor.xlogy_ = in_place_of(_op(xlogy), "xlogy_")
+Tensor.hypot_ = in_place_of(_op(hypot), "hypot_")
+Tensor.copysign_ = in_place_of(_op(copysign), "copysign_")
+Tensor.clamp_min_ = in_place_of(_op(clamp_min), "clamp_min_")
+Tensor.clamp_max_ = in_place_of(_op(clamp_max), "clamp_max_")
+Tensor.nextafter_ = in_place_of(_op(nextafter), "nextafter_")
+Tensor.heaviside_ = in_place_of(_op(heaviside), "heaviside_")
+Tensor.addcmul_ = in_place_of(_op(addcmul), "addcmul_")
+Tensor.addcdiv_ = in_place_of(_op(addcdiv), "addcdiv_")
+Tensor.float_power_ = float_power_
+Tensor.ldexp_ = in_place_of(_op(ldexp), "ldexp_")
+Tensor.true_divide_ = div_
+Tensor.bitwise_and_ = in_place_of(_op(bitwise_and), "bitwise_and_")
+Tensor.bitwise_or_ = in_place_of(_op(bitwise_or), "bitwise_or_")
+Tensor.bitwise_xor_ = in_place_of(_op(bitwise_xor), "bitwise_xor_")
+Tensor.bitwise_not_ = in_place_of(_op(bitwise_not), "bitwise_not_")
+Tensor.bitwise_left_shift_ = in_place_of(_op(bitwise_left_shift), "bitwise_left_shift_")
+Tensor.bitwise_right_shift_ = in_place_of(_op(bitwise_right_shift), "bitwise_right_shift_")
+Tensor.gcd_ = in_place_of(_op(gcd), "gcd_")
+Tensor.lcm_ = in_place_of(_op(lcm), "lcm_")
+Tensor.__and__ = _op(bitwise_and)
+Tensor.__or__ = _op(bitwise_or)
+Tensor.__xor__ = _op(bitwise_xor)
+Tensor.__rand__ = _reflected(_op(bitwise_and))
+Tensor.__ror__ = _reflected(_op(bitwise_or))
+Tensor.__rxor__ = _reflected(_op(bitwise_xor))
+Tensor.__invert__ = _op(bitwise_not)
+Tensor.__lshift__ = _op(bitwise_left_shift)
+Tensor.__rshift__ = _op(bitwise_right_shift)
+Tensor.__rlshift__ = _reflected(_op(bitwise_left_shift))
+Tensor.__rrshift__ = _reflected(_op(bitwise_right_shift))
+Tensor.__iand__ = Tensor.bitwise_and_
+Tensor.__ior__ = Tensor.bitwise_or_
+Tensor.__ixor__ = Tensor.bitwise_xor_
+Tensor.__ilshift__ = Tensor.bitwise_left_shift_
+Tensor.__irshift__ = Tensor.bitwise_right_shift_
+Tensor.__rdiv__ = Tensor.__rtruediv__
+
+# More products (issue 30: ops/blas.py).
+from .blas import (addbmm, addmv, addr, baddbmm, cross, inner, kron, linalg_cross,
+                   matrix_power, multi_dot, tensordot, vdot, vecdot)
+
+__all__ += ["addmv", "addbmm", "baddbmm", "addr", "vdot", "inner", "kron", "tensordot",
+            "cross", "linalg_cross", "vecdot", "multi_dot", "matrix_power"]
+addmv = _kw(addmv, out=True)
+addbmm = _kw(addbmm, out=True)
+baddbmm = _kw(baddbmm, out=True)
+addr = _kw(addr, out=True)
+vdot = _kw(vdot, out=True)
+inner = _kw(inner, out=True)
+kron = _kw(kron, out=True)
+cross = _kw(cross, out=True)
+linalg_cross = _kw(linalg_cross, out=True)
+vecdot = _kw(vecdot, out=True)
+matrix_power = _kw(matrix_power, out=True)
+Tensor.addmv = addmv
+Tensor.addbmm = addbmm
+Tensor.baddbmm = baddbmm
+Tensor.addr = addr
+Tensor.vdot = vdot
+Tensor.inner = inner
+Tensor.kron = kron
+Tensor.cross = cross
+Tensor.matrix_power = matrix_power
+Tensor.addmv_ = in_place_of(_op(addmv), "addmv_")
+Tensor.addbmm_ = in_place_of(_op(addbmm), "addbmm_")
+Tensor.baddbmm_ = in_place_of(_op(baddbmm), "baddbmm_")
+Tensor.addr_ = in_place_of(_op(addr), "addr_")
+from .linalg_ops import det, inv
+
+__all__ += ["det", "inv", "inverse"]
+
+
+def inverse(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
+    """``torch.inverse``: ``linalg.inv`` under its older name."""
+    return inv(input)
+
+
+def _det(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
+    """``torch.det``: ``linalg.det`` under its older name."""
+    return det(input)
+
+
+inverse = _kw(inverse, out=True)
+inv = _kw(inv, out=True)
+det_older_name = _kw(_det)
+Tensor.inverse = inverse
+Tensor.det = det_older_name
+
+# More reductions and scans (issue 30: ops/more_reductions.py).
+from .more_reductions import (aminmax, cummax, cummin, diff, kthvalue, logcumsumexp, median,
+                              nanmean, nanmedian, nansum, std_mean, var_mean)
+
+__all__ += ["nansum", "nanmean", "var_mean", "std_mean", "logcumsumexp", "cummax", "cummin",
+            "diff", "aminmax", "median", "nanmedian", "kthvalue"]
+nansum = _kw(nansum, out=True)
+var_mean = _kw(var_mean, out=True)
+std_mean = _kw(std_mean, out=True)
+nanmean = _kw(nanmean, out=True)
+logcumsumexp = _kw(logcumsumexp, out=True)
+cummax = _kw(cummax, out=True)
+cummin = _kw(cummin, out=True)
+diff = _kw(diff, out=True)
+aminmax = _kw(aminmax, out=True)
+median = _kw(median, out=True)
+nanmedian = _kw(nanmedian, out=True)
+kthvalue = _kw(kthvalue, out=True)
+Tensor.nansum = nansum
+Tensor.nanmean = nanmean
+Tensor.logcumsumexp = logcumsumexp
+Tensor.cummax = cummax
+Tensor.cummin = cummin
+Tensor.diff = diff
+Tensor.aminmax = aminmax
+Tensor.median = median
+Tensor.nanmedian = nanmedian
+Tensor.kthvalue = kthvalue
+
+# More of torch.linalg (issue 30: ops/linalg_ops.py), and vector_norm over stats.norm.
+from .linalg_ops import eigvalsh, logdet, slogdet, solve, svdvals
+
+
+def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None,  # noqa: A002 - torch's names
+                keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """``torch.linalg.vector_norm``: the ord-norm of the elements over ``dim`` (``norm``'s
+    Function, docs/derivations.md#norm); ``dtype`` converts x first."""
+    if dtype is not None:
+        x = x.to(dtype)
+    return norm(x, ord, dim, keepdim)
+
+
+__all__ += ["slogdet", "logdet", "solve", "eigvalsh", "svdvals", "vector_norm"]
+def slogdet_older_name(input: Tensor) -> Any:  # noqa: A002 - PyTorch's name
+    """``torch.slogdet``: ``linalg.slogdet`` under its older name, (sign, logabsdet)."""
+    return slogdet(input)
+
+
+logdet = _kw(logdet)
+vector_norm = _kw(vector_norm, out=True)
+slogdet_older_name = _kw(slogdet_older_name)
+Tensor.logdet = logdet
+Tensor.slogdet = slogdet_older_name

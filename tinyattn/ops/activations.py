@@ -17,7 +17,7 @@ from ..autograd import Function
 from ..tensor import Tensor
 from .elementwise import _as_float, add, clamp, div, mul, sub
 from .layout import expand
-from .pointwise import _no_inplace, stable_sigmoid
+from .pointwise import in_place_op, stable_sigmoid
 from .reduce import sum as _sum
 from .stats import norm
 from ..precision import is_floating
@@ -46,6 +46,8 @@ class Elu(Function):
     first, so g passes unchanged, also as PyTorch). alpha e^x equals out + alpha, but for
     very negative x that sum cancels (out is -alpha to every digit), so e^x is kept."""
 
+    versions_checked = (0,)    # what torch saves: changed in place, backward raises
+
     def forward(self, x, alpha: float):
         xp = backend.get_array_module(x)
         positive = ~(x <= 0)                    # NaN counts as positive, as PyTorch
@@ -64,12 +66,16 @@ class Hardtanh(Function):
     at the bounds themselves PyTorch's hardtanh passes no gradient (clamp passes it). A NaN
     is neither <= low nor >= high, so it passes g, as in PyTorch."""
 
+    versions_checked = (0,)    # what torch saves: changed in place, backward raises
+
     def forward(self, x, low: float, high: float):
-        self.save_for_backward(~((x <= low) | (x >= high)))    # NaN passes g, as PyTorch
+        self.save_for_backward(x, low, high)      # x itself, as torch's hardtanh saves it
         return backend.get_array_module(x).clip(x, low, high)
 
     def backward(self, grad):
-        (inside,) = self.saved     # where, not grad * mask: inf * 0 would be NaN (PyTorch: 0)
+        x, low, high = self.saved
+        inside = ~((x <= low) | (x >= high))       # NaN passes g, as PyTorch
+        # where, not grad * mask: inf * 0 would be NaN (PyTorch: 0)
         return backend.get_array_module(grad).where(inside, grad, 0)
 
 
@@ -95,14 +101,16 @@ def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
     """x for x > 0, alpha * (exp(x) - 1) otherwise (``F.elu``)."""
-    _no_inplace(inplace, "elu")
+    if inplace:
+        return in_place_op(input, "elu", lambda t: elu(t, alpha))
     return Elu.apply(_as_float(input), alpha=float(alpha))
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa: A002
              inplace: bool = False) -> Tensor:
     """x clipped to [min_val, max_val] (``F.hardtanh``); no gradient at the bounds."""
-    _no_inplace(inplace, "hardtanh")
+    if inplace:
+        return in_place_op(input, "hardtanh", lambda t: hardtanh(t, min_val, max_val))
     if float(min_val) > float(max_val):
         raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
     if input.dtype.kind in "iu" and float(min_val).is_integer() and float(max_val).is_integer():

@@ -22,7 +22,7 @@ from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 from .masking import mask_array
 from .matmul import _swap
-from .softmax import safe_row_max, stable_softmax
+from .softmax import safe_row_max
 from .tiled_attention import TiledAttention
 from ..precision import is_floating
 
@@ -47,6 +47,8 @@ class ScaledDotProductAttention(Function):
     The scale multiplies q (and dq), never the (S_q, S_k) arrays: d_k is usually smaller.
     """
 
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
+
     def forward(self, q, k, v, mask, scale: float, dropout_p: float, generator: Any,
                 weights_sink: Optional[List[Any]], bias: Any = None):
         xp = backend.get_array_module(q)
@@ -54,13 +56,8 @@ class ScaledDotProductAttention(Function):
                 and bias is None and q.ndim >= 3 and q.shape[:-2] == k.shape[:-2]
                 and k.shape[:-2] == v.shape[:-2]):
             return _attention_without_graph(q, k, v, mask, scale)
-        q_scaled = q * scale                    # (..., S_q, d_k)
-        scores = q_scaled @ _swap(k)            # (..., S_q, d_k) @ (..., d_k, S_k)
-        if bias is not None:                    # a float mask: a constant added to the scores
-            scores += bias                      # in place: scores is ours alone
-        if mask is not None:
-            xp.copyto(scores, -xp.inf, where=xp.logical_not(mask))  # in place: ours alone
-        probs = stable_softmax(scores, axis=-1, out=scores)  # (..., S_q, S_k), same buffer
+        scores = _scores(q, k, scale, mask, bias)           # (..., S_q, S_k)
+        probs, lse = softmax_and_logsumexp(scores)          # P in scores' buffer
         if weights_sink is not None:
             weights_sink.append(probs)
         attn, keep = probs, None
@@ -71,7 +68,9 @@ class ScaledDotProductAttention(Function):
             keep = keep * probs.dtype.type(scale_keep)
             attn = probs * keep
         out = attn @ v                          # (..., S_q, S_k) @ (..., S_k, d_v)
-        self.save_for_backward(q_scaled, k, v, probs, attn, keep, out, scale)
+        if keep is None and weights_sink is None:
+            probs = attn = None                 # recomputed from lse in the backward
+        self.save_for_backward(q, k, v, probs, attn, keep, out, scale, lse, mask, bias)
         return out
 
     def backward(self, grad):
@@ -86,8 +85,10 @@ def attention_gradients(grad: Any, saved: Tuple[Any, ...], needs: Sequence[bool]
                         out: Sequence[Any] = (None, None, None)) -> Tuple[Any, Any, Any]:
     """dq, dk, dv of ``ScaledDotProductAttention`` (its docstring derives them), before any
     unbroadcast; each is written into the matching ``out`` buffer when one is given."""
-    q_scaled, k, v, probs, attn, keep, attn_out, scale = saved
+    q, k, v, probs, attn, keep, attn_out, scale, lse, mask, bias = saved
     xp = backend.get_array_module(grad)
+    if probs is None:                           # P = exp(S - lse), S recomputed
+        probs = attn = probabilities_from_logsumexp(q, k, scale, mask, bias, lse)
     dq = dk = dv = None
     if needs[2]:
         dv = xp.matmul(_swap(attn), grad, out=out[2])   # (..., S_k, S_q) @ (..., S_q, d_v)
@@ -102,8 +103,47 @@ def attention_gradients(grad: Any, saved: Tuple[Any, ...], needs: Sequence[bool]
             dq = xp.matmul(d_scores, k, out=out[0])              # (..., S_q, S_k) @ (.., d_k)
             dq *= scale
         if needs[1]:
-            dk = xp.matmul(_swap(d_scores), q_scaled, out=out[1])  # (.., S_k, S_q) @ (.., d_k)
+            dk = xp.matmul(_swap(d_scores), q, out=out[1])  # (.., S_k, S_q) @ (.., S_q, d_k)
+            dk *= scale
     return dq, dk, dv
+
+
+def _scores(q: Any, k: Any, scale: float, mask: Any, bias: Any) -> Any:
+    """S = (q * scale) @ k^T + bias, masked entries -inf: a new (..., S_q, S_k) array. The
+    scale multiplies q, never the (S_q, S_k) scores: d_k is usually smaller."""
+    scores = (q * scale) @ _swap(k)         # (..., S_q, d_k) @ (..., d_k, S_k)
+    if bias is not None:                    # a float mask: a constant added to the scores
+        scores += bias                      # in place: scores is ours alone
+    if mask is not None:
+        backend.get_array_module(q).copyto(scores, -np.inf, where=~mask)   # ours alone
+    return scores
+
+
+def softmax_and_logsumexp(scores: Any) -> Tuple[Any, Any]:
+    """P = softmax(S) per row, in S's own buffer, and lse = log sum_j exp(S_ij) (..., S_q, 1),
+    from which the backward recomputes P = exp(S - lse) instead of keeping it (as torch's
+    flash attention does): an (S_q, S_k) array per layer less alive until the backward. A
+    fully masked row gets P = 0 and lse = +inf, so that exp(-inf - lse) is 0 again."""
+    xp = backend.get_array_module(scores)
+    shift = safe_row_max(scores, -1)        # (..., S_q, 1)
+    scores -= shift
+    xp.exp(scores, out=scores)
+    total = scores.sum(axis=-1, keepdims=True)
+    empty = total == 0
+    scores /= xp.where(empty, 1, total)
+    with np.errstate(divide="ignore"):
+        lse = xp.log(total)
+    lse += shift
+    lse[empty] = np.inf
+    return scores, lse
+
+
+def probabilities_from_logsumexp(q: Any, k: Any, scale: float, mask: Any, bias: Any,
+                                 lse: Any) -> Any:
+    """P = exp(S - lse), the forward's probabilities (to float32 round-off)."""
+    scores = _scores(q, k, scale, mask, bias)
+    scores -= lse
+    return backend.get_array_module(q).exp(scores, out=scores)
 
 
 class PackedSelfAttention(ScaledDotProductAttention):
@@ -294,9 +334,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     (..., S_q, S_k), the probabilities before dropout, detached (for plotting);
     ``generator`` for the dropout mask; ``impl``/``block_size`` below. A query whose keys
     are all masked gets an output of zeros and zero gradients (as torch 2.13's CPU kernel
-    does; nn.MultiheadAttention with need_weights=True gives NaN: docs/nn.md#masks). One
-    deliberate difference: ``attn_mask`` may be combined with ``is_causal`` (PyTorch
-    refuses both at once).
+    does; nn.MultiheadAttention with need_weights=True gives NaN: docs/nn.md#masks).
+    ``attn_mask`` together with ``is_causal=True`` is refused, as torch documents (its math
+    kernel and CUDA raise): fold the causal mask into ``attn_mask`` instead.
 
     Why divide by sqrt(d_k): if q and k have independent unit-variance entries, q . k is a sum
     of d_k unit-variance terms, so its variance is d_k. Scaling by 1/sqrt(d_k) brings the
@@ -315,6 +355,11 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     but a graph of it (``tinyattn.viz.explore``) shows every step.
     """
     op = "scaled_dot_product_attention"
+    if attn_mask is not None and is_causal:
+        raise RuntimeError(
+            f"{op}: Explicit attn_mask should not be set when is_causal=True (torch refuses "
+            f"both at once). Combine them into one mask, e.g. attn_mask & "
+            f"ones(S_q, S_k, dtype=bool).tril() for a boolean mask, and pass is_causal=False")
     q, k, v = query, key, value
     if impl is None:                    # the kernel switches (torch.nn.attention.sdpa_kernel)
         impl = kernels.choose_impl(q.device, float(dropout_p), _is_float_mask(attn_mask),

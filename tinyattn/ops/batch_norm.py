@@ -33,6 +33,8 @@ class BatchNorm(Function):
     In both cases dw = sum(g * xhat) and db = sum(g), summed over every axis but the channel.
     """
 
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
+
     def forward(self, x, *affine, mean, var, axes, eps: float, training: bool,
                 has_weight: bool, has_bias: bool):
         xp = backend.get_array_module(x)

@@ -79,8 +79,7 @@ def max(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
         return maximum(x, dim)
     if dim is None:
         return amax(x)
-    values = amax(x, _one_dim(dim, "max"), keepdim)
-    return MaxResult(values, argmax(x, dim, keepdim))
+    return MaxResult(*_values_at_index(x, _one_dim(dim, "max"), keepdim, "argmax"))
 
 
 def min(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
@@ -90,8 +89,21 @@ def min(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
         return minimum(x, dim)
     if dim is None:
         return amin(x)
-    values = amin(x, _one_dim(dim, "min"), keepdim)
-    return MinResult(values, argmin(x, dim, keepdim))
+    return MinResult(*_values_at_index(x, _one_dim(dim, "min"), keepdim, "argmin"))
+
+
+def _values_at_index(x: Tensor, dim: int, keepdim: bool, op: str) -> Any:
+    """max(x, dim) / min(x, dim): the element at the returned index, picked by Gather, so at
+    a tie the gradient goes to that index only (the first tie), as torch's MaxBackward0;
+    it keeps the indices, not x (docs/derivations.md#max). amax/amin split ties evenly."""
+    indices = _arg_extreme(x, dim, True, op)
+    if x.ndim == 0:
+        return Gather.apply(x, index=(), unique=True), indices
+    axis = _single_axis(dim, x.ndim, op)
+    values = Gather.apply(x, index=along_axis_index(indices._data, axis), unique=True)
+    if keepdim:
+        return values, indices
+    return values.squeeze(axis), indices.squeeze(axis)
 
 
 def _one_dim(dim: Any, op: str) -> int:

@@ -42,6 +42,8 @@ class Einsum(Function):
       the distinct letters.
     """
 
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
+
     def forward(self, *arrays, inputs: Tuple[Subscripts, ...], output: Subscripts):
         self.save_for_backward(inputs, output, *arrays)
         out = _contract(arrays, inputs, output)

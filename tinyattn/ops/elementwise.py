@@ -14,11 +14,11 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function, unbroadcast
-from ..promotion import operand_tier, result_type
+from ..promotion import float_mix_error, is_strict_promotion, operand_tier, result_type
 from ..tensor import Tensor
 from ..tensor.memory_format import check_memory_format
-from .normal_cdf import exact_gelu_by_blocks, normal_cdf_and_pdf
-from .powers import pow_tensor
+from .normal_cdf import exact_gelu_by_blocks, gelu_slope_by_blocks, normal_cdf_and_pdf
+from .powers import RPow, integer_power, pow_tensor, scalar_power
 from ..precision import is_floating
 
 __all__ = ["add", "sub", "mul", "div", "binary_operator", "neg", "pow", "rpow", "exp", "log",
@@ -59,7 +59,7 @@ def _as_dtype(value: Any, dtype: np.dtype, like: Tensor) -> Tensor:
         return Tensor._wrap(xp.asarray(wrapped, dtype=dtype))
     if value.dtype == dtype:
         return value
-    if value.dtype.kind == "f" and dtype.kind == "f":
+    if is_floating(value.dtype) and is_floating(dtype):    # bfloat16 included (kind "V")
         return convert(value, dtype=dtype)
     return Tensor._wrap(value._data.astype(dtype))
 
@@ -67,7 +67,7 @@ def _as_dtype(value: Any, dtype: np.dtype, like: Tensor) -> Tensor:
 def _match_dtypes(a: Tensor, b: Tensor) -> Tuple[Tensor, Tensor]:
     """An integer tensor meeting a float one takes the float's dtype, so no float64 appears
     (NumPy would promote int64 with float32 to float64). Two float dtypes are left alone:
-    Function.apply refuses that mix with an explanation."""
+    Function.apply promotes that mix (torch's result_type) or, in strict mode, refuses it."""
     if is_floating(a.dtype) and not is_floating(b.dtype):
         b = Tensor._wrap(b._data.astype(a.dtype))
     elif is_floating(b.dtype) and not is_floating(a.dtype):
@@ -81,7 +81,8 @@ def _binary(fn: type, op: str, a: Any, b: Any) -> Tensor:
     The result dtype is torch's ``result_type`` (tinyattn/promotion.py): a 0-d tensor or a
     Python number does not widen a tensor's dtype within its category (int32 + tensor(5) is
     int32; uint8 + tensor(10) wraps). Two floating tensors of the same kind (both with
-    dimensions, or both 0-d) and different dtypes are refused by Function.apply."""
+    dimensions, or both 0-d) and different dtypes are promoted by Function.apply (refused
+    there under tinyattn.set_strict_promotion)."""
     if (isinstance(a, Tensor) and isinstance(b, Tensor) and a._data.dtype == b._data.dtype
             and (fn is not Div or is_floating(a._data.dtype))):
         pass                                 # the common case: nothing to promote
@@ -159,17 +160,20 @@ class _Shape:
 
 
 class Div(Function):
-    """out = a / b.   da = g / b, db = -g * a / b^2 = -g * out / b (then unbroadcast)."""
+    """out = a / b.   da = g / b, db = -g * a / b^2 (then unbroadcast).
+
+    As torch's DivBackward0 it keeps b, and a only when b needs a gradient; never its output,
+    so writing into the quotient in place (d2l's masked_softmax does) leaves this backward
+    valid, and ``a / 2`` keeps nothing but the constant."""
 
     def forward(self, a, b):
-        out = a / b
-        self.save_for_backward(a.shape, b, out)
-        return out
+        self.save_for_backward(a if self.needs_input_grad[1] else _Shape(a.shape), b)
+        return a / b
 
     def backward(self, grad):
-        a_shape, b, out = self.saved
-        return (unbroadcast(grad / b, a_shape) if self.needs_input_grad[0] else None,
-                unbroadcast(-grad * out / b, b.shape) if self.needs_input_grad[1] else None)
+        a, b = self.saved
+        return (unbroadcast(grad / b, a.shape) if self.needs_input_grad[0] else None,
+                unbroadcast(-grad * a / (b * b), b.shape) if self.needs_input_grad[1] else None)
 
 
 class Neg(Function):
@@ -186,17 +190,18 @@ class Pow(Function):
     """out = x^p for a constant p.   dx = g * p * x^(p-1).
 
     For p = 0, out = 1 everywhere and dx = 0, also at x = 0 (the formula would give
-    0 * 0^(-1) = 0 * inf = NaN there)."""
+    0 * 0^(-1) = 0 * inf = NaN there). Both powers go through ``scalar_power``: x * x * x for
+    p = 3, not NumPy's general float power (ops/powers.py)."""
 
     def forward(self, x, exponent: float):
         self.save_for_backward(x, exponent)
-        return x ** exponent
+        return scalar_power(x, exponent)
 
     def backward(self, grad):
         x, p = self.saved
         if p == 0:
             return backend.get_array_module(grad).zeros_like(grad)
-        return grad * (p * x ** (p - 1))
+        return grad * (p * scalar_power(x, p - 1))
 
 
 class Exp(Function):
@@ -253,6 +258,8 @@ class Tanh(Function):
 class Relu(Function):
     """out = max(x, 0).   dx = g where x > 0, else 0 (we take the subgradient 0 at x = 0)."""
 
+    versions_checked = (-1,)    # what torch saves: changed in place, backward raises
+
     def forward(self, x):
         self.save_for_backward(x > 0)
         return backend.get_array_module(x).maximum(x, 0)
@@ -268,37 +275,36 @@ class Gelu(Function):
     """Gaussian error linear unit (docs/derivations.md#gelu).
 
     exact:  out = x Phi(x) = x (1 + erf(x / sqrt 2)) / 2,   dx = g (Phi(x) + x phi(x)),
-            where phi(x) = exp(-x^2 / 2) / sqrt(2 pi) is the normal density (both from
-            ``normal_cdf_and_pdf`` in the forward, which share one exponential).
+            where phi(x) = exp(-x^2 / 2) / sqrt(2 pi) is the normal density.
     tanh:   u = sqrt(2/pi) (x + 0.044715 x^3),  t = tanh u,  out = x (1 + t) / 2,
             dx = g ((1 + t) / 2 + x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2) / 2).
-    In float32 on NumPy the exact form is max(x, 0) - |x| Phi(-|x|) (``normal_cdf.py``),
-    computed a block at a time, with a graph (also keeping Phi and phi) or without.
+    Saves x alone, as torch does, and recomputes Phi and phi (or t) in the backward: keeping
+    them would hold two more arrays of x's size until then (docs/benchmarks.md). In float32
+    on NumPy the exact form is max(x, 0) - |x| Phi(-|x|) and its slope comes from the same
+    tail Phi(-|x|) (``normal_cdf.py``), a block at a time.
     """
 
     def forward(self, x, approximate: str = "none"):
-        xp = backend.get_array_module(x)
+        self.save_for_backward(x, approximate)
         if approximate == "tanh":
-            t = xp.tanh(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x))
-            self.save_for_backward(x, t, None, approximate)
+            t = backend.get_array_module(x).tanh(
+                _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x))
             return 0.5 * x * (1 + t)
-        if not backend.erf_is_slow(x):
-            cdf, pdf = normal_cdf_and_pdf(x)
-            self.save_for_backward(x, cdf, pdf, approximate)
-            return x * cdf
-        if not self.recording:
+        if backend.erf_is_slow(x):
             return exact_gelu_by_blocks(x)
-        out, cdf, pdf = exact_gelu_by_blocks(x, for_backward=True)
-        self.save_for_backward(x, cdf, pdf, approximate)
-        return out
+        return x * normal_cdf_and_pdf(x)[0]
 
     def backward(self, grad):
-        x, t_or_cdf, pdf, approximate = self.saved
+        x, approximate = self.saved
         if approximate == "tanh":
-            t = t_or_cdf
+            t = backend.get_array_module(x).tanh(
+                _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x))
             du_dx = _SQRT_2_OVER_PI * (1 + 3 * _GELU_CUBIC * x * x)
             return grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du_dx)
-        return grad * (t_or_cdf + x * pdf)
+        if backend.erf_is_slow(x):
+            return grad * gelu_slope_by_blocks(x)       # Phi(x) + x phi(x), by blocks
+        cdf, pdf = normal_cdf_and_pdf(x)
+        return grad * (cdf + x * pdf)
 
 
 class Clone(Function):
@@ -314,6 +320,8 @@ class Clone(Function):
 class Clamp(Function):
     """out = min(max(x, low), high).   dx = g where low <= x <= high, else 0 (a clamped
     element is a constant; at the boundary itself we pass the gradient, as PyTorch does)."""
+
+    versions_checked = (0,)    # what torch saves: changed in place, backward raises
 
     def forward(self, x, low: Optional[float], high: Optional[float]):
         xp = backend.get_array_module(x)
@@ -400,46 +408,56 @@ def neg(x: Tensor) -> Tensor:
 
 
 def pow(x: Tensor, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
-    """x ** exponent. As PyTorch: an integer tensor to a whole power stays an integer tensor
-    (negative powers are refused); to a fractional power it becomes float32. A tensor
-    exponent (other than a 0-d constant, which acts as a number) is elementwise and
-    differentiable too (ops/powers.py). A number to a tensor power, ``torch.pow(2, x)``,
-    is ``rpow``."""
+    """x ** exponent with torch's result dtype (``result_type``: a 0-d tensor or a number
+    does not widen a tensor within its category, so uint8 tensor(3) ** int8 [5, 2] is int8
+    and an int tensor to a 0-d float16 power is float16). Integers to integer powers stay
+    integers and wrap as torch's do (a negative Python power is refused, as torch does). A
+    tensor exponent (other than a 0-d constant, which acts as a number) is elementwise and
+    differentiable too (ops/powers.py). A number to a tensor power, ``torch.pow(2, x)``, is
+    ``rpow``."""
     if not isinstance(x, Tensor) and isinstance(exponent, Tensor):
         return rpow(exponent, x)
-    if isinstance(exponent, Tensor):
-        if exponent.ndim > 0 or exponent.requires_grad:
-            return pow_tensor(x, exponent)
+    if isinstance(exponent, (bool, np.bool_)) or not isinstance(
+            exponent, (Tensor, int, float, np.integer, np.floating)):
+        raise TypeError(f"pow: the exponent must be a number or a tensor, got "
+                        f"{type(exponent).__name__}")
+    target = result_type(x, exponent)
+    if target == np.bool_:
+        raise TypeError("pow: not implemented for bool base and exponent (as torch); convert "
+                        "one with .int() or .float()")
+    if isinstance(exponent, Tensor) and (exponent.ndim > 0 or exponent.requires_grad):
+        if (is_strict_promotion() and x.dtype != exponent.dtype and is_floating(x.dtype)
+                and is_floating(exponent.dtype) and operand_tier(x) == operand_tier(exponent)):
+            raise float_mix_error("pow", (x.dtype, exponent.dtype))
+        return pow_tensor(_as_dtype(x, target, x), _as_dtype(exponent, target, x))
+    if isinstance(exponent, Tensor):                   # a 0-d constant: its number
+        if not is_floating(target):
+            return pow_tensor(_as_dtype(x, target, x), _as_dtype(exponent, target, x))
         exponent = exponent.item()
-    if isinstance(exponent, bool) or not isinstance(exponent, (int, float, np.integer,
-                                                                np.floating)):
-        raise TypeError(f"pow: the exponent must be a number, got {type(exponent).__name__}")
-    if x.dtype.kind in "biu":
-        whole = float(exponent).is_integer() and not isinstance(exponent, (float, np.floating))
-        if whole and exponent < 0:
+    if not is_floating(target):
+        if exponent < 0:
             raise ValueError(f"pow: integer tensors to negative integer powers are not "
                              f"allowed (got exponent {exponent}); use x.float() ** {exponent}")
-        if whole:                               # no gradient for integers; bool -> int64
-            data = x._data.astype(np.int64) if x.dtype == np.bool_ else x._data
-            return Tensor._wrap(data ** int(exponent))
-        x = _as_float(x)
-    return Pow.apply(x, exponent=float(exponent))  # a Python float never upcasts float32
+        data = x._data.astype(target, copy=False)       # no gradient for integers
+        return Tensor._wrap(integer_power(data, np.asarray(exponent, dtype=target)))
+    return Pow.apply(_as_dtype(x, target, x), exponent=float(exponent))
 
 
-def rpow(x: Tensor, base: float) -> Tensor:
-    """``base ** x`` for a positive number ``base``: exp(x ln base), built from exp and mul.
-    An int base to an integer tensor stays an integer, exactly, as in PyTorch (no gradient)."""
-    if x.dtype.kind in "biu" and isinstance(base, (int, np.integer)) and not isinstance(
-            base, (bool, np.bool_)):
-        dtype = np.int64 if x.dtype == np.bool_ else x.dtype
-        data = x._data.astype(dtype)
-        if bool((data < 0).any()):
-            raise ValueError(f"{base} ** tensor: integers to negative integer powers are not "
-                             f"allowed; use {base} ** x.float()")
-        return Tensor._wrap(backend.get_array_module(data).asarray(base, dtype=dtype) ** data)
-    if isinstance(base, Tensor) or not base > 0:
-        raise ValueError(f"base ** tensor needs a positive number as the base, got {base!r}")
-    return Exp.apply(mul(x, math.log(base)))
+def rpow(x: Tensor, base: Any) -> Tensor:
+    """``base ** x`` for a number ``base``, with torch's result dtype: an int base to an
+    integer tensor stays an integer, exactly (no gradient); a float one is a real power
+    (``RPow``, ops/powers.py), also for a negative base (real at whole x, NaN elsewhere)."""
+    if isinstance(base, Tensor):
+        return pow(base, x)
+    if isinstance(base, (bool, np.bool_)) or not isinstance(
+            base, (int, float, np.integer, np.floating)):
+        raise TypeError(f"base ** tensor: the base must be a number, got {type(base).__name__}")
+    target = result_type(x, base)
+    if not is_floating(target):
+        data = x._data.astype(target, copy=False)
+        xp = backend.get_array_module(data)
+        return Tensor._wrap(integer_power(xp.asarray(np.asarray(base).astype(target)), data))
+    return RPow.apply(_as_dtype(x, target, x), base=float(base))
 
 
 def exp(x: Tensor) -> Tensor:

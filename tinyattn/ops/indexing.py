@@ -39,15 +39,17 @@ class Gather(Function):
         dx = zeros like x, then dx[index positions] += g.
     One input element may be picked several times (an index repeating along the axis): the
     contributions are scatter-ADDED. ``unique=True`` (sort and topk, which pick every element
-    at most once) assigns instead, which is faster.
+    at most once) assigns instead, which is faster. ``keep_input`` saves x itself, as
+    torch's gather saves its input (so writing to it before backward raises there too); sort
+    and topk keep only their indices, as torch's do.
     """
 
-    def forward(self, x, index: Tuple[Any, ...], unique: bool):
-        self.save_for_backward(x.shape, x.dtype, index, unique)
+    def forward(self, x, index: Tuple[Any, ...], unique: bool, keep_input: bool = False):
+        self.save_for_backward(x.shape, x.dtype, index, unique, x if keep_input else None)
         return x[index]
 
     def backward(self, grad):
-        shape, dtype, index, unique = self.saved
+        shape, dtype, index, unique, _ = self.saved
         dx = backend.get_array_module(grad).zeros(shape, dtype=dtype)
         if unique:
             dx[index] = grad
@@ -80,7 +82,8 @@ def gather(input: Tensor, dim: int, index: Tensor,  # noqa: A002 - PyTorch's nam
                              f"{input.shape} in dim {d}; only dim {dim} may differ")
     check_index_range(index._data, input.shape[axis], "gather", "index")
     idx = index._data.astype(np.int64)          # a copy: the caller may reuse their index
-    return Gather.apply(input, index=along_axis_index(idx, axis), unique=False)
+    return Gather.apply(input, index=along_axis_index(idx, axis), unique=False,
+                        keep_input=True)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:

@@ -201,10 +201,15 @@ def _keep_original(fn: Optional[Function], before: Tensor) -> None:
     copy of the old values, as PyTorch's in-place ops do; its version record for that input
     goes too, since the copy cannot change. Only such ops pay for the copy. The target read
     as the OTHER operand (``y *= y``) keeps its record, so that backward still raises."""
-    if fn is None or not fn.saved or not any(item is before._data for item in fn.saved):
+    if fn is None or not fn._versions:
         return
-    original = before._data.copy()
-    fn.saved = tuple(original if item is before._data else item for item in fn.saved)
+    kept = bool(fn.saved) and any(item is before._data for item in fn.saved)
+    checked = any(i >= 0 and fn.inputs[i] is before for i in fn.versions_checked)
+    if not (kept or checked):   # versions_checked: it kept only something derived (a mask)
+        return
+    if kept:
+        original = before._data.copy()
+        fn.saved = tuple(original if item is before._data else item for item in fn.saved)
     fn._versions = tuple(record for record in fn._versions
                          if record[2] < 0 or fn.inputs[record[2]] is not before)
 
@@ -276,23 +281,7 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     value = as_operand(value, x)
     if value.dtype != x.dtype:
         value = convert(value, dtype=x.dtype)
-    _check_unique(x, index)
     _in_place(x, "x[index] = value", lambda t: SetItem.apply(t, value, index=index), (value,))
-
-
-def _check_unique(x: Tensor, index: Any) -> None:
-    """While recording, refuse an index that selects an element twice: which write survives
-    is unspecified, so no gradient could say where each value went."""
-    parts = index if isinstance(index, tuple) else (index,)
-    if not any(hasattr(p, "ndim") and p.ndim > 0 for p in parts):
-        return                              # ints and slices select each element once
-    xp = backend.get_array_module(x._data)
-    hits = xp.zeros(x.shape, dtype=np.int64)
-    backend.scatter_add(hits, index, 1)     # the same elements, whatever the layout
-    if hits.size and int(backend.to_host(hits.max())) > 1:
-        raise RuntimeError("x[index] = value: the index selects some element more than once "
-                           "while gradients are recorded; which value lands there is "
-                           "unspecified, so its gradient would be too. Use distinct indices")
 
 
 def zero_(x: Tensor) -> Tensor:

@@ -91,6 +91,8 @@ class LocalAttention(Function):
     Blocks are processed a few at a time (``_block_chunks``) to bound the temporaries.
     """
 
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
+
     def forward(self, q, k, v, window: int, causal: bool, scale: float):
         xp = backend.get_array_module(q)
         s = q.shape[-2]

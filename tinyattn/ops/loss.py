@@ -23,7 +23,7 @@ class CrossEntropy(Function):
         logp = log_softmax(logits),  q = (1 - eps) onehot(target) + eps / C
         loss_n = -sum_c q_c logp[n, c]      (for eps = 0: -logp[n, target_n])
     Rows whose target is ``ignore_index`` count for nothing; "mean" divides by the number of
-    rows that count (0 of them gives a loss of 0, not 0/0).
+    rows that count (0 of them gives 0/0 = NaN with zero gradients, as torch).
 
     Since d logp_c / d logits_j = delta_cj - p_j and sum_c q_c = 1:
         dlogits[n] = (p[n] - q[n]) * w_n,  with w_n = g / count ("mean"), g ("sum"), g_n ("none")
@@ -51,7 +51,9 @@ class CrossEntropy(Function):
         total = losses.sum()
         if reduction == "sum":
             return total
-        return total / xp.maximum(count, 1).astype(logits.dtype)
+        if not count:                      # every target ignored: 0/0, torch's NaN
+            return xp.asarray(np.nan, dtype=logits.dtype)
+        return total / count.astype(logits.dtype)
 
     def backward(self, grad):
         logp, safe_target, valid, count, reduction, eps = self.saved
@@ -193,7 +195,8 @@ def _weighted(logits: Tensor, target: Tensor, weight: Tensor, ignore_index: int,
     if reduction == "sum":
         return total
     weight_sum = row_weight._data.sum()
-    weight_sum = xp.where(weight_sum == 0, 1, weight_sum)     # nothing counted: 0, not 0/0
+    if not weight_sum:          # nothing counted: 0/0, torch's NaN; total is 0 with zero
+        return total + Tensor._wrap(xp.asarray(np.nan, dtype=logits.dtype))   # gradients
     return total / Tensor._wrap(weight_sum.astype(logits.dtype))
 
 
@@ -201,9 +204,8 @@ def _probability_targets(logits: Tensor, target: Tensor, weight: Optional[Tensor
                          reduction: str, eps: float) -> Tensor:
     """Soft targets q of the logits' shape: loss = -sum_c w_c q_c logp_c over the class dim
     (dim 1, or dim 0 unbatched); "mean" averages over the N * d1 * ... positions."""
-    if target.dtype != logits.dtype:
-        raise TypeError(f"cross_entropy: probability targets are {target.dtype} but the logits "
-                        f"are {logits.dtype}; convert one of them")
+    # targets of another floating dtype promote in q * logp below (float32 logits with
+    # float64 targets: a float64 loss, as torch), or raise there under strict promotion
     class_dim = 0 if logits.ndim == 1 else 1
     classes = logits.shape[class_dim]
     logp = log_softmax(logits, dim=class_dim)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .. import backend
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 
@@ -31,6 +32,8 @@ class Matmul(Function):
     (K, B*S) @ (B*S, N) product instead of B products summed afterwards: the batch sum happens
     inside the matrix multiply, and one large BLAS call beats B small ones.
     """
+
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
 
     def forward(self, a, b):
         a2 = a[None, :] if a.ndim == 1 else a   # (K,) -> (1, K)
@@ -77,6 +80,8 @@ class Linear(Function):
         db = sum_n G[n]     (out,)
     """
 
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
+
     def forward(self, x, weight, bias=None):
         self.save_for_backward(x, weight)
         out_features, in_features = weight.shape
@@ -96,7 +101,7 @@ class Linear(Function):
         if self.needs_input_grad[1]:
             dw = g2.T @ x.reshape(-1, in_features)  # (out, N) @ (N, in) -> (out, in)
         if len(self.needs_input_grad) > 2 and self.needs_input_grad[2]:
-            db = g2.sum(axis=0)                 # (N, out) -> (out,)
+            db = backend.accurate_sum(g2, 0)    # (N, out) -> (out,)
         return dx, dw, db
 
 

@@ -25,8 +25,7 @@ class NLLLoss(Function):
         "mean" divides the sum by W = sum_n w_n (the weights, not the rows, as PyTorch).
     Only the picked entries reach the loss, so dlogp is zero except
         dlogp[n, target_n] = -w_n g / W ("mean"),  -w_n g ("sum"),  -w_n g_n ("none").
-    Rows that all count for nothing give a "mean" of 0 (as tinyattn's cross_entropy; PyTorch
-    gives 0/0 = NaN).
+    Rows that all count for nothing give a "mean" of 0/0 = NaN with zero gradients, as torch.
     """
 
     def forward(self, logp, target, class_weight: Any, ignore_index: int, reduction: str):
@@ -43,8 +42,10 @@ class NLLLoss(Function):
         if reduction == "none":
             return losses
         total = losses.sum()
-        return total if reduction == "sum" else total / xp.where(
-            total_weight == 0, 1, total_weight)
+        if reduction == "sum":
+            return total
+        with np.errstate(invalid="ignore"):
+            return total / total_weight                 # 0/0 = NaN when nothing counts
 
     def backward(self, grad):
         shape, safe, w, total_weight, reduction = self.saved

@@ -22,12 +22,17 @@ class LayerNorm(Function):
         mu = mean(x),  var = mean((x - mu)^2),  rstd = 1 / sqrt(var + eps)
         xhat = (x - mu) * rstd,   out = xhat * w + b
 
-    Backward (mean over the N normalised elements; the forward caches xhat and rstd):
+    Backward (mean over the N normalised elements; the forward saves x, mu and rstd, as
+    torch does, and the backward rebuilds xhat = (x - mu) * rstd from them):
         dxhat = g * w
         dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
         dw = sum over the other dims of g * xhat,   db = sum of g
     The two means are the paths through mu and through var; each is one line of the chain rule.
     """
+
+    versions_checked = (0,)    # what torch saves: changed in place, backward raises
+
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
 
     def forward(self, x, *affine, axes, eps: float, has_weight: bool, has_bias: bool):
         xp = backend.get_array_module(x)
@@ -41,22 +46,26 @@ class LayerNorm(Function):
         var = buffer.mean(axis=axes, keepdims=True)
         rstd = 1 / xp.sqrt(var + eps)
         xhat *= rstd
-        self.save_for_backward(xhat, rstd, weight, axes, has_bias)
-        out = xp.multiply(xhat, weight, out=buffer) if has_weight else xhat.copy()
+        self.save_for_backward(x, mu, rstd, weight, axes, has_bias)
+        out = xp.multiply(xhat, weight, out=buffer) if has_weight else xhat
         if has_bias:
             out += bias
         return out
 
     def backward(self, grad):
-        xhat, rstd, weight, axes, has_bias = self.saved
+        x, mu, rstd, weight, axes, has_bias = self.saved
         xp = backend.get_array_module(grad)
+        xhat = x - mu
+        xhat *= rstd                            # as in the forward, to the last bit
         batch_axes = tuple(range(grad.ndim - len(axes)))
         grads = [None]
         scratch = xp.multiply(grad, xhat)       # g * xhat: dw, then reused twice below
         if weight is not None:
-            grads.append(scratch.sum(axis=batch_axes) if self.needs_input_grad[1] else None)
+            grads.append(backend.accurate_sum(scratch, batch_axes)
+                         if self.needs_input_grad[1] else None)
         if has_bias:
-            grads.append(grad.sum(axis=batch_axes) if self.needs_input_grad[-1] else None)
+            grads.append(backend.accurate_sum(grad, batch_axes)
+                         if self.needs_input_grad[-1] else None)
         if self.needs_input_grad[0]:
             # dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), in two buffers
             dx = grad * weight if weight is not None else grad.copy()      # dxhat
@@ -140,6 +149,8 @@ class RMSNorm(Function):
         dx = rstd * (dxhat - xhat * mean(dxhat * xhat)),   dw = sum over the other dims of g * xhat
     Layer norm's formula without the mean path: nothing is centred, so nothing is subtracted.
     """
+
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
 
     def forward(self, x, *weight, axes, eps: float):
         xp = backend.get_array_module(x)

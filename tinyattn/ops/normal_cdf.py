@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import backend
 
-__all__ = ["normal_cdf_and_pdf", "exact_gelu_by_blocks"]
+__all__ = ["normal_cdf_and_pdf", "exact_gelu_by_blocks", "gelu_slope_by_blocks"]
 
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)    # Python floats: they never upcast float32
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -114,3 +114,25 @@ def exact_gelu_by_blocks(x: Any, for_backward: bool = False) -> Any:
     if for_backward:
         return out.reshape(x.shape), cdf.reshape(x.shape), pdf.reshape(x.shape)
     return out.reshape(x.shape)
+
+
+def gelu_slope_by_blocks(x: Any) -> Any:
+    """d (x Phi(x)) / dx = Phi(x) + x phi(x) for a float32 NumPy array, into one new array,
+    ``_GELU_BLOCK`` elements at a time: the backward recomputes it from x (what it saves, as
+    torch's GELU does) instead of keeping Phi and phi from the forward, two arrays of x's
+    size per GELU alive until the backward (docs/benchmarks.md). The same operations as
+    ``normal_cdf_and_pdf`` per element, so the slope is the same to the last bit."""
+    flat = np.ravel(x)
+    slope = np.empty_like(flat)
+    size = min(_GELU_BLOCK, flat.size)
+    a, e, h = np.empty(size, flat.dtype), np.empty(size, flat.dtype), np.empty(size, flat.dtype)
+    cap = np.full_like(a, _TAIL_CAP)
+    with np.errstate(over="ignore"):
+        for start in range(0, flat.size, _GELU_BLOCK):
+            block = slice(start, start + _GELU_BLOCK)
+            n = min(_GELU_BLOCK, flat.size - start)
+            _normal_tail(flat[block], a[:n], e[:n], h[:n], cap[:n])
+            cdf = _cdf_from_tail(flat[block], h[:n], out=slope[block])     # Phi(x)
+            np.multiply(e[:n], _INV_SQRT_2PI, out=e[:n])                     # phi(x)
+            cdf += np.multiply(flat[block], e[:n], out=a[:n])               # + x phi(x)
+    return slope.reshape(x.shape)

@@ -90,6 +90,8 @@ class PerformerAttention(Function):
     Then dq, dk through phi (``_feature_grad``).
     """
 
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
+
     def forward(self, q, k, v, projection: Any, causal: bool, feature_type: str,
                 root_scale: float):
         q_feat = performer_features(q, projection, feature_type, root_scale, True)

@@ -91,6 +91,8 @@ class LeakyRelu(Function):
     """out = x for x > 0, slope * x otherwise.   dx = g for x > 0, slope * g otherwise
     (at x = 0 the slope side, as PyTorch)."""
 
+    versions_checked = (0,)    # what torch saves: changed in place, backward raises
+
     def forward(self, x, slope: float):
         positive = x > 0
         self.save_for_backward(positive, slope)
@@ -125,6 +127,8 @@ class Softplus(Function):
         dx = g * sigmoid(beta x),  and dx = g on the linear part.
     Computed as (max(z, 0) + log1p(e^(-|z|))) / beta with z = beta x: no exp ever overflows.
     """
+
+    versions_checked = (0,)    # what torch saves: changed in place, backward raises
 
     def forward(self, x, beta: float, threshold: float):
         xp = backend.get_array_module(x)
@@ -163,12 +167,14 @@ def rsqrt(x: Tensor) -> Tensor:
 
 
 def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    _no_inplace(inplace, "leaky_relu")
+    if inplace:
+        return in_place_op(x, "leaky_relu", lambda t: leaky_relu(t, negative_slope))
     return LeakyRelu.apply(_as_float(x), slope=float(negative_slope))
 
 
 def silu(x: Tensor, inplace: bool = False) -> Tensor:
-    _no_inplace(inplace, "silu")
+    if inplace:
+        return in_place_op(x, "silu", silu)
     return Silu.apply(_as_float(x))
 
 
@@ -179,7 +185,8 @@ def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     return Softplus.apply(_as_float(x), beta=float(beta), threshold=float(threshold))
 
 
-def _no_inplace(inplace: bool, op: str) -> None:
-    if inplace:
-        raise ValueError(f"{op}: inplace=True is not supported in tinyattn; write "
-                         f"x = F.{op}(x) (the saving is small and the graph stays simple)")
+def in_place_op(x: Tensor, op: str, compute: Any) -> Tensor:
+    """``inplace=True``, as torch: the result is written into x (its version counts one more,
+    and a graph through x takes the op as its history; ops/inplace.py)."""
+    from .inplace import _in_place  # noqa: PLC0415 - inplace.py imports elementwise, as this
+    return _in_place(x, op + "_", compute)

@@ -19,6 +19,7 @@ from ..tensor import Tensor
 from .elementwise import _match_dtypes, as_operand
 from .pointwise import stable_sigmoid
 from ..precision import is_floating
+from ..promotion import is_strict_promotion
 
 __all__ = ["mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "legacy_reduction"]
@@ -51,6 +52,8 @@ def _spread(grad: Any, shape: Tuple[int, ...], reduction: str) -> Any:
 
 class MseLoss(Function):
     """l_i = (x_i - y_i)^2.   dl/dx = 2 (x - y), dl/dy = -2 (x - y); then unbroadcast."""
+
+    versions_checked = (0, 1)    # what torch saves: changed in place, backward raises
 
     def forward(self, x, y, reduction: str):
         diff = x - y
@@ -124,6 +127,8 @@ class BCE(Function):
                                                       denominator, floored as PyTorch)
         dl/dy = w [log(1 - p) - log p]                (not clamped: +-inf at p = 0 or 1)
     """
+
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
 
     def forward(self, p, y, weight: Any, reduction: str):
         xp = backend.get_array_module(p)
@@ -270,6 +275,10 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any,  # noqa: A002
     op = "binary_cross_entropy_with_logits"
     reduction = legacy_reduction(size_average, reduce, reduction, op)
     input, target = _probability_pair(input, target, op)
+    if (input.dtype != target.dtype and is_floating(input.dtype) and is_floating(target.dtype)
+            and not is_strict_promotion()):
+        input = input.to(target.dtype)      # torch's result takes the target's dtype here,
+    # even a narrower one (float32 logits with float16 targets give a float16 loss)
     return BCEWithLogits.apply(input, target, weight=_constant(weight, "weight", op, input),
                                pos_weight=_constant(pos_weight, "pos_weight", op, input),
                                reduction=reduction)

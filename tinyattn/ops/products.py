@@ -35,6 +35,8 @@ class Cumprod(Function):
     which runs backwards as S_j = g_j + x_{j+1} S_{j+1}. No division by x_j, so zeros in x
     give exact gradients (out_i / x_j would be 0/0 there)."""
 
+    versions_checked = (0, -1)    # what torch saves: changed in place, backward raises
+
     def forward(self, x, axis: int):
         self.save_for_backward(x, axis)
         return backend.get_array_module(x).cumprod(x, axis=axis)

@@ -117,8 +117,8 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A00
     ids = index._data.reshape(-1)
     xp = backend.get_array_module(ids)
     low, high = backend.to_host(xp.stack([ids.min(), ids.max()])).tolist() if ids.size \
-        else (0, 0)                               # one transfer: a clear error needs them
-    if low < 0 or high >= size:
+        else (0, -1)                              # one transfer: a clear error needs them
+    if low < 0 or high >= size:                   # an empty index fits even an empty dim
         bad = low if low < 0 else high
         raise IndexError(f"index_select: index {bad} is out of range for dim {dim} of size "
                          f"{size} (valid: 0 to {size - 1})")

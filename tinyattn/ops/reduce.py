@@ -53,7 +53,7 @@ class Sum(Function):
 
     def forward(self, x, axes: Tuple[int, ...], keepdim: bool):
         self.save_for_backward(x.shape, axes, keepdim)
-        return x.sum(axis=axes, keepdims=keepdim)
+        return backend.accurate_sum(x, axes, keepdim)       # long float32 sums: in float64
 
     def backward(self, grad):
         shape, axes, keepdim = self.saved
@@ -66,6 +66,11 @@ class Mean(Function):
 
     def forward(self, x, axes: Tuple[int, ...], keepdim: bool):
         self.save_for_backward(x.shape, axes, keepdim)
+        count = 1
+        for a in axes:
+            count *= x.shape[a]
+        if x.dtype == np.float32 and count > backend.WIDE_SUM_TERMS:
+            return (x.mean(axis=axes, keepdims=keepdim, dtype=np.float64)).astype(np.float32)
         return x.mean(axis=axes, keepdims=keepdim)
 
     def backward(self, grad):
@@ -84,6 +89,8 @@ class Amax(Function):
     k elements share the maximum, each gets g / k (the sum over ties is g, as for any
     subgradient, and the split is symmetric, so it does not depend on element order).
     """
+
+    versions_checked = (0, -1)    # what torch saves: changed in place, backward raises
 
     def forward(self, x, axes: Tuple[int, ...], keepdim: bool):
         out = x.max(axis=axes, keepdims=True)
@@ -116,8 +123,12 @@ class Prod(Function):
     are 0, where the shortcut out / x_i would divide by zero.
     """
 
+    versions_checked = (0, -1)    # what torch saves: changed in place, backward raises
+
     def forward(self, x, axis: int, keepdim: bool):
         self.save_for_backward(x, axis, keepdim)
+        if x.dtype == np.float32:                       # products drift too: in float64
+            return x.prod(axis=axis, keepdims=keepdim, dtype=np.float64).astype(np.float32)
         return x.prod(axis=axis, keepdims=keepdim)
 
     def backward(self, grad):
@@ -145,12 +156,12 @@ class Cumsum(Function):
 
     def forward(self, x, axis: int):
         self.save_for_backward(axis)
-        return backend.get_array_module(x).cumsum(x, axis=axis)
+        return backend.accurate_cumsum(x, axis)
 
     def backward(self, grad):
         (axis,) = self.saved
         xp = backend.get_array_module(grad)
-        return xp.flip(xp.cumsum(xp.flip(grad, axis), axis=axis), axis)
+        return xp.flip(backend.accurate_cumsum(xp.flip(grad, axis), axis), axis)
 
 
 def sum(x: Tensor, dim: Dim = None, keepdim: bool = False, *,  # noqa: A001

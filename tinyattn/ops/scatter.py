@@ -32,8 +32,12 @@ class Scatter(Function):
     The overwritten elements of x never reach the output; every other element passes through;
     each used element of src is copied to one place:
         dx = g with the written positions set to 0,   dsrc[i] = g[index position of i]
-    (dsrc is 0 where src is larger than index: those elements are not used).
+    (dsrc is 0 where src is larger than index: those elements are not used). Where index
+    repeats a position, one of the values lands there (which one is unspecified, in torch
+    too) and every one of them gets that position's gradient: torch's formula exactly.
     """
+
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
 
     def forward(self, x, *src, index: Tuple[Any, ...], region: Tuple[slice, ...], value: Any):
         out = x.copy()
@@ -58,6 +62,8 @@ class ScatterAdd(Function):
         dx = g,   dsrc[i] = g[index position of i]   (0 where src is larger than index).
     """
 
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
+
     def forward(self, x, src, index: Tuple[Any, ...], region: Tuple[slice, ...]):
         out = x.copy()
         backend.scatter_add(out, index, src[region])
@@ -75,6 +81,8 @@ class IndexAdd(Function):
     """out = x, then out[..., ids[i], ...] += alpha * source[..., i, ...] along ``axis``.
         dx = g,   dsource[..., i, ...] = alpha * g[..., ids[i], ...]   (index_select of g).
     """
+
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
 
     def forward(self, x, source, ids, axis: int, alpha: Any):
         out = x.copy()
@@ -142,16 +150,6 @@ def _check_range(op: str, ids: Any, size: int, axis: int) -> None:
                          f"are not allowed, as in PyTorch)")
 
 
-def _refuse_repeats(op: str, shape: Tuple[int, ...], positions: Tuple[Any, ...]) -> None:
-    xp = backend.get_array_module(positions[0])
-    hits = xp.zeros(shape, dtype=np.int64)
-    backend.scatter_add(hits, positions, 1)
-    if hits.size and int(backend.to_host(hits.max())) > 1:
-        raise RuntimeError(f"{op}: index writes two values into one element while gradients "
-                           f"are recorded; which one survives is unspecified, so its gradient "
-                           f"would be too. Use distinct indices along the dim, or scatter_add")
-
-
 # ------------------------------------------------------------------ the ops
 def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None,  # noqa: A002
             *, value: Any = None, reduce: Optional[str] = None) -> Tensor:
@@ -171,6 +169,10 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None,  # noqa: A0
         raise TypeError("scatter: give src or value, not both")
     if src is None and value is None:
         raise TypeError("scatter: missing src (a Tensor) or value (a number)")
+    if isinstance(input, Tensor) and input.ndim == 0 and isinstance(index, Tensor) \
+            and index.ndim <= 1 and dim in (0, -1):       # 0-d: as a 1-element tensor, as torch
+        one = src.reshape(-1) if isinstance(src, Tensor) else src
+        return scatter(input.reshape(1), 0, index.reshape(-1), one, value=value).reshape(())
     tensor_src = src if isinstance(src, Tensor) else None
     if tensor_src is None:
         value = src if value is None else value
@@ -178,9 +180,6 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None,  # noqa: A0
             raise TypeError(f"scatter: value must be a Python number, got "
                             f"{type(value).__name__}")
     positions, region = _index_positions("scatter", input, dim, index, tensor_src)
-    needs_grad = input.requires_grad or (tensor_src is not None and tensor_src.requires_grad)
-    if is_grad_enabled() and needs_grad:
-        _refuse_repeats("scatter", input.shape, positions)
     if tensor_src is None:
         return Scatter.apply(input, index=positions, region=region,
                              value=input.dtype.type(value))

@@ -41,6 +41,8 @@ class ScatterReduce(Function):
               as in PyTorch; the others get 0.
     """
 
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
+
     def forward(self, x, src, positions, region, reduce: str, include_self: bool):
         xp = backend.get_array_module(x)
         values = src[region]

@@ -14,6 +14,7 @@ from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
 from ..precision import is_floating
+from ..promotion import promote_types
 
 __all__ = ["reshape", "permute", "transpose", "swapaxes", "unsqueeze", "squeeze", "flatten",
            "getitem", "cat", "concat", "stack", "split", "chunk"]
@@ -143,7 +144,10 @@ def permute(x: Tensor, *dims: Any) -> Tensor:
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two axes (PyTorch's ``transpose(dim0, dim1)``)."""
     dims = list(range(x.ndim))
-    d0, d1 = _normalize_dim(dim0, x.ndim, "transpose"), _normalize_dim(dim1, x.ndim, "transpose")
+    ndim = max(x.ndim, 1)                  # a 0-d tensor takes dim 0 or -1, as in torch
+    d0, d1 = _normalize_dim(dim0, ndim, "transpose"), _normalize_dim(dim1, ndim, "transpose")
+    if x.ndim == 0:
+        return Permute.apply(x, dims=())
     dims[d0], dims[d1] = dims[d1], dims[d0]
     return Permute.apply(x, dims=tuple(dims))
 
@@ -284,13 +288,15 @@ def _check_join(op: str, tensors: Sequence[Tensor], dim: int, same_shape: bool) 
 
 
 def _floats_win(tensors: Sequence[Tensor]) -> List[Tensor]:
-    """Integer and bool tensors joined with tensors of one floating dtype take that dtype,
-    as in PyTorch (NumPy would make int64 with float32 float64). Two floating dtypes are
-    left to the usual mixed-dtype error."""
-    floats = {t.dtype for t in tensors if is_floating(t.dtype)}
-    if len(floats) != 1 or all(is_floating(t.dtype) for t in tensors):
+    """Integer and bool tensors joined with floating ones take the floats' dtype, as in
+    PyTorch (NumPy would make int64 with float32 float64). Several floating dtypes promote
+    in Function.apply (float32 with float64: float64), so the integers take the widest."""
+    floats = [t.dtype for t in tensors if is_floating(t.dtype)]
+    if not floats or len(floats) == len(tensors):
         return list(tensors)
-    (dtype,) = floats
+    dtype = floats[0]
+    for other in floats[1:]:
+        dtype = promote_types(dtype, other)
     return [t if is_floating(t.dtype) else Tensor._wrap(t._data.astype(dtype)) for t in tensors]
 
 

@@ -1,7 +1,8 @@
 """softmax and log_softmax along one axis, numerically stable (docs/derivations.md#softmax)."""
 from __future__ import annotations
 
-from typing import Any
+import warnings
+from typing import Any, Optional
 
 import numpy as np
 
@@ -114,7 +115,17 @@ def _axis(dim: int, ndim: int, op: str) -> int:
     return dim % max(ndim, 1)
 
 
-def softmax(x: Tensor, dim: int = -1) -> Tensor:
+def implicit_dim(name: str, ndim: int) -> int:
+    """torch's deprecated choice when ``dim`` is not given (``F.softmax(x)``, ``nn.Softmax()``):
+    dim 0 for 0-, 1- and 3-d inputs, dim 1 otherwise, with torch's warning."""
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  f"to include dim=X as an argument.", UserWarning, stacklevel=4)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(x: Tensor, dim: Optional[int] = None) -> Tensor:
+    if dim is None:
+        dim = implicit_dim("softmax", x.ndim)
     axis = _axis(dim, x.ndim, "softmax")
     if x.ndim == 0:                               # a 0-d tensor: softmax of one element is 1
         return reshape(Softmax.apply(reshape(_as_float(x), 1), axis=0), ())
@@ -127,7 +138,9 @@ def softmax_empty_rows_zero(x: Tensor, dim: int = -1) -> Tensor:
     return Softmax.apply(_as_float(x), axis=_axis(dim, x.ndim, "softmax"), empty_rows_zero=True)
 
 
-def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
+def log_softmax(x: Tensor, dim: Optional[int] = None) -> Tensor:
+    if dim is None:
+        dim = implicit_dim("log_softmax", x.ndim)
     axis = _axis(dim, x.ndim, "log_softmax")
     if x.ndim == 0:
         return reshape(LogSoftmax.apply(reshape(_as_float(x), 1), axis=0), ())

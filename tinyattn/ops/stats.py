@@ -31,8 +31,9 @@ def _centered(x: Any, axes: Tuple[int, ...], correction: float) -> Tuple[Any, An
     """x - mean, the sum of squares of that, and the divisor max(N - correction, 0)."""
     n = _count(x.shape, axes)
     with np.errstate(invalid="ignore", divide="ignore"):
-        centered = x - x.sum(axis=axes, keepdims=True) / n if n else x
-    return centered, (centered * centered).sum(axis=axes, keepdims=True), max(n - correction, 0)
+        centered = x - backend.accurate_sum(x, axes, True) / n if n else x
+    squares = backend.accurate_sum(centered * centered, axes, True)
+    return centered, squares, max(n - correction, 0)
 
 
 class Var(Function):
@@ -42,6 +43,8 @@ class Var(Function):
     sum is 0 (deviations from the mean add up to nothing), so
         dx = g * 2 (x - m) / (N - c).
     """
+
+    versions_checked = (0,)    # what torch saves: changed in place, backward raises
 
     def forward(self, x, axes: Tuple[int, ...], correction: float, keepdim: bool):
         centered, squares, dof = _centered(x, axes, correction)
@@ -62,6 +65,8 @@ class Std(Function):
         dx = g * (x - m) / ((N - c) s),
     and 0 where s = 0 (all values equal: PyTorch's choice at the kink of the square root).
     """
+
+    versions_checked = (0, -1)    # what torch saves: changed in place, backward raises
 
     def forward(self, x, axes: Tuple[int, ...], correction: float, keepdim: bool):
         xp = backend.get_array_module(x)
@@ -88,6 +93,8 @@ class LogSumExp(Function):
         dx = g * exp(x - out).
     Where out is infinite this is NaN, as in PyTorch (the function has no slope there).
     """
+
+    versions_checked = (0, -1)    # what torch saves: changed in place, backward raises
 
     def forward(self, x, axes: Tuple[int, ...], keepdim: bool):
         xp = backend.get_array_module(x)
@@ -119,11 +126,13 @@ class Norm(Function):
         other p:   N = (sum |x|^p)^(1/p),    dx = g s |x|^(p-1) / N^(p-1)  (0 where x or N is 0)
     """
 
+    versions_checked = (0, -1)    # what torch saves: changed in place, backward raises
+
     def forward(self, x, p: float, axes: Tuple[int, ...], keepdim: bool):
         xp = backend.get_array_module(x)
         a = xp.abs(x)
         if p == 2:
-            out = xp.sqrt((x * x).sum(axis=axes, keepdims=True))
+            out = xp.sqrt(backend.accurate_sum(x * x, axes, True))
         elif p == 1:
             out = a.sum(axis=axes, keepdims=True)
         elif math.isinf(p):

@@ -77,6 +77,8 @@ class TiledAttention(Function):
         dv_j += P^T g,  dq += dS k_j * scale,  dk_j += dS^T (q * scale).
     """
 
+    promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
+
     def forward(self, q, k, v, mask: Optional[Any], scale: float, is_causal: bool,
                 block_size: int):
         xp = backend.get_array_module(q)

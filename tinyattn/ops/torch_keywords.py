@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from typing import Any, Callable, Dict, List
 
 import numpy as np
@@ -24,7 +25,7 @@ import numpy as np
 from ..autograd import is_grad_enabled
 from ..tensor import Tensor, normalize_dtype
 
-__all__ = ["with_torch_keywords", "write_out", "unwrapped"]
+__all__ = ["with_torch_keywords", "write_out", "unwrapped", "out_apart"]
 
 
 def write_out(name: str, out: Any, result: Any) -> Any:
@@ -46,6 +47,14 @@ def write_out(name: str, out: Any, result: Any) -> Any:
                            f"desired output type {out.dtype} (pass an out= tensor of dtype "
                            f"{result.dtype})")
     if out.shape != result.shape:                 # torch resizes out to the result's shape
+        if out.numel():                           # and warns unless out was empty
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(out.shape)}, which does not match the required output shape "
+                f"{list(result.shape)}. This behavior is deprecated, and in a future PyTorch "
+                f"release outputs will not be resized unless they have zero elements. You can "
+                f"explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+                f"with t.resize_(0).", UserWarning, stacklevel=3)
         out._data = result._data.astype(out.dtype)
     else:
         out._data[...] = result._data
@@ -127,3 +136,30 @@ def _cast_first(args: tuple, kwargs: Dict[str, Any], name: Any, dtype: Any) -> A
     if name in kwargs and isinstance(kwargs[name], Tensor):
         kwargs[name] = kwargs[name].to(want)
     return args, kwargs
+
+
+def out_apart(fn: Callable) -> Callable:
+    """``fn`` (a ``with_torch_keywords`` wrapper taking out=) refusing an ``out=`` tensor that
+    shares memory with a tensor argument, as torch refuses it for ops that read their input
+    while they write (masked_select, bernoulli): the result would read half-written values."""
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        out = kwargs.get("out")
+        if isinstance(out, Tensor):
+            if any(step == 0 and n > 1 for step, n in zip(out._data.strides, out.shape)):
+                raise RuntimeError(f"{fn.__name__}(): unsupported operation: more than one "
+                                   f"element of the written-to tensor refers to a single "
+                                   f"memory location (an expanded tensor). Please clone() "
+                                   f"the tensor before performing the operation.")
+            for value in list(args) + list(kwargs.values()):
+                if isinstance(value, Tensor) and value is not out and \
+                        np.shares_memory(value._data, out._data):
+                    raise RuntimeError(f"{fn.__name__}(): unsupported operation: some elements "
+                                       f"of the input tensor and the written-to tensor refer "
+                                       f"to a single memory location. Please clone() the "
+                                       f"tensor before performing the operation.")
+            if any(value is out for value in args):
+                raise RuntimeError(f"{fn.__name__}(): unsupported operation: the out= tensor "
+                                   f"is also an input; pass a new tensor as out=")
+        return fn(*args, **kwargs)
+    return call

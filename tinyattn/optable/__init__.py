@@ -19,12 +19,14 @@ from __future__ import annotations
 
 from typing import List
 
-from . import (activations, attention, batch_norm, compare, division, dropout, einsum, elementwise,
-               embedding, grids, hyperbolic, indexing, inplace, interleave, inverse_trig, layout,
-               local_attention, loss, masking, matmul, nll, norm, normal_sample, pad, performer,
-               pointwise, pointwise_loss, powers, products, rearrange, reduce, robust_loss, rope,
-               rounding, scatter, scatter_reduce, shape, softmax, stats, tiled_attention, trig,
-               view_writes)
+from . import (activations, attention, batch_norm, channel_dropout, compare, conv, division,
+               dropout, einsum, elementwise, embedding, grids, group_norm, hyperbolic, indexing,
+               inplace, interleave, inverse_trig, layout, local_attention, loss, masking, matmul,
+               nll, norm, normal_sample, pad, performer, pointwise, pointwise_loss, pool, powers,
+               products, rearrange, reduce, rnn, robust_loss, rope, rounding, scatter,
+               scatter_reduce, shape, softmax, stats, tiled_attention, trig, view_writes)
+from . import flat_index, index_writes, more_activations, picks, search, structure, view_copies
+from . import binary_special, blas, linalg_ops, more_reductions, special_functions
 from . import clamp_bounds          # clamp with tensor bounds
 from .spec import OpCase, OpSpec, make_inputs
 
@@ -35,6 +37,9 @@ FAMILIES = [elementwise, powers, trig, reduce, shape, interleave, matmul, softma
             division, rounding, rearrange, products, activations, stats, robust_loss, compare,
             indexing, layout, pad, einsum, pointwise_loss, nll, hyperbolic, inverse_trig,
             scatter_reduce, scatter, normal_sample, batch_norm, grids, local_attention, performer,
-            view_writes, clamp_bounds]
+            view_writes, conv, pool, group_norm, channel_dropout, rnn, structure, view_copies,
+            index_writes, picks, more_activations, search, flat_index, special_functions,
+            binary_special, blas, linalg_ops, more_reductions,
+            clamp_bounds]
 
 OP_TABLE: List[OpSpec] = [row for family in FAMILIES for row in family.ROWS]

@@ -9,7 +9,8 @@ import numpy as np
 from .. import functional as F
 from ..nn.long_attention import linformer_attention
 from ..ops.attention import packed_self_attention
-from .cases import LONG_SEQUENCES_DOC, attention_cases, attention_ref, op_case, softmax_rows
+from .cases import (LONG_SEQUENCES_DOC, attention_cases, attention_ref, causal_mask_or_flag,
+                    op_case, softmax_rows)
 from .spec import Case, OpSpec, from_pairs
 
 
@@ -49,7 +50,8 @@ ROWS: List[OpSpec] = [
            lambda rng: [op_case("qkv (3, 2, 2, 4, 5) causal",
                               rng.standard_normal((3, 2, 2, 4, 5)))], "attention"),
     OpSpec("attention_causal",
-           lambda q, k, v, m=None: F.scaled_dot_product_attention(q, k, v, m, is_causal=True),
+           lambda q, k, v, m=None: F.scaled_dot_product_attention(
+               q, k, v, **causal_mask_or_flag(q, k, m)),
            lambda q, k, v, m=None: attention_ref(
                q, k, v, np.tri(q.shape[-2], k.shape[-2], dtype=bool) if m is None
                else m & np.tri(q.shape[-2], k.shape[-2], dtype=bool)),

@@ -36,6 +36,16 @@ def unary_cases(low: float = None, shapes=((3, 4), (2, 3, 5))):  # type: ignore[
     return make
 
 
+def causal_mask_or_flag(q: Tensor, k: Tensor, mask: Any) -> dict:
+    """The keywords of a causal row: is_causal=True alone, or with a mask the causal
+    triangle folded into it (torch refuses attn_mask together with is_causal)."""
+    if mask is None:
+        return {"is_causal": True}
+    causal = tensor(np.tri(q.shape[-2], k.shape[-2], dtype=bool), device=q.device)
+    mask = mask if isinstance(mask, Tensor) else tensor(mask, device=q.device)
+    return {"attn_mask": mask & causal}                       # on q's device, no host copy
+
+
 def attention_ref(q, k, v, mask=None):
     scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
     if mask is not None:

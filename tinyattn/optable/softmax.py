@@ -20,10 +20,11 @@ def _softmax_ref(x: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 ROWS: List[OpSpec] = [
-    OpSpec("softmax", F.softmax, _softmax_ref,
+    OpSpec("softmax", lambda x: F.softmax(x, dim=-1), _softmax_ref,
            unary_cases(shapes=((3, 4), (2, 3, 5))), "softmax"),
     OpSpec("softmax_dim0", lambda x: F.softmax(x, dim=0), lambda x: _softmax_ref(x, 0),
            unary_cases(shapes=((3, 4),)), "softmax"),
-    OpSpec("log_softmax", F.log_softmax, lambda x: scipy.special.log_softmax(x, axis=-1),
+    OpSpec("log_softmax", lambda x: F.log_softmax(x, dim=-1),
+           lambda x: scipy.special.log_softmax(x, axis=-1),
            unary_cases(), "log-softmax"),
 ]

@@ -7,7 +7,7 @@ from typing import List
 import numpy as np
 
 from .. import functional as F
-from .cases import attention_cases, attention_ref
+from .cases import attention_cases, attention_ref, causal_mask_or_flag
 from .spec import OpSpec
 
 
@@ -22,7 +22,7 @@ ROWS: List[OpSpec] = [
            attention_ref, attention_cases, "tiled_attention.md#4-backward-step-by-step"),
     OpSpec("attention_tiled_causal",
            lambda q, k, v, m=None: F.scaled_dot_product_attention(
-               q, k, v, m, is_causal=True, impl="tiled", block_size=2),
+               q, k, v, **causal_mask_or_flag(q, k, m), impl="tiled", block_size=2),
            lambda q, k, v, m=None: attention_ref(
                q, k, v, np.tri(q.shape[-2], k.shape[-2], dtype=bool) if m is None
                else m & np.tri(q.shape[-2], k.shape[-2], dtype=bool)),

@@ -36,15 +36,14 @@ def check_hyperparameter(name: str, value: Any, low: float = 0.0, high: float = 
     """``value`` as a Python float, or a ValueError that names it and its allowed range.
 
     Python floats keep float32 arrays float32 (a NumPy float64 scalar would not), so every
-    hyperparameter is stored as a Python float. NaN and infinities are refused: PyTorch
-    accepts ``lr=inf`` and the first step then turns every weight into NaN.
+    hyperparameter is stored as a Python float. NaN is refused (as torch's range checks
+    ``0.0 <= lr`` refuse it); an infinity within the range is accepted, as torch accepts
+    ``lr=inf`` (the first step then turns every weight into NaN or inf, there as here).
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r} "
                         f"({type(value).__name__})")
     value = float(value)
-    if math.isinf(value):
-        raise ValueError(f"invalid {name}: {value!r}; it must be a finite number")
     above_high = value > high if high_inclusive else value >= high
     if not value >= low or above_high:  # written so that NaN fails too
         closing = "]" if high_inclusive else ")"

@@ -43,6 +43,8 @@ _NN_HIDDEN = frozenset({
     "sinusoidal_table", "alibi_slopes", "GPTConfig", "GPT", "Block", "torch_compat",
     "NonFiniteLogitsError",
     "random_block_mask", "global_tokens_mask", "LinformerSelfAttention", "RelativePositionBias",
+    "VisionTransformer", "ViTBlock", "attention_rollout",
+    "AdditiveAttention", "LuongAttention",
 })
 
 _QUANTIZATION_HIDDEN = frozenset({"DynamicQuantizedLinear", "choose_qparams", "quantize_weight",
@@ -66,6 +68,8 @@ MODULES: Dict[str, ModuleSpec] = {
                                       frozenset({"masked_fill", "where", "rope",
                                                  "local_attention", "performer_attention"})),
     "torch.nn.init": ModuleSpec("tinyattn.nn.init"),
+    "torch.special": ModuleSpec("tinyattn.special"),
+    "torch.linalg": ModuleSpec("tinyattn.linalg"),
     "torch.nn.utils": ModuleSpec("tinyattn.nn.utils"),
     "torch.nn.utils.rnn": ModuleSpec("tinyattn.nn.utils.rnn"),
     "torch.nn.parameter": ModuleSpec(None, shim_names={"Parameter": Parameter}),
@@ -103,6 +107,11 @@ MODULES: Dict[str, ModuleSpec] = {
     "torch.quantization": ModuleSpec("tinyattn.quantization", _QUANTIZATION_HIDDEN),
     "torch.ao": ModuleSpec(None),
     "torch.ao.quantization": ModuleSpec("tinyattn.quantization", _QUANTIZATION_HIDDEN),
+    # several processes (docs/distributed.md): torch.distributed on MPI, DDP, the sampler
+    "torch.distributed": ModuleSpec("tinyattn.distributed"),
+    "torch.nn.parallel": ModuleSpec("tinyattn.nn.parallel"),
+    "torch.utils.data.distributed": ModuleSpec("tinyattn.utils.data.distributed"),
+    "torch.multiprocessing": ModuleSpec("tinyattn.multiprocessing"),
 }
 
 # Packages built on real PyTorch: they cannot run on the shim, so importing one is refused.

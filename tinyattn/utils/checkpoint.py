@@ -161,6 +161,8 @@ class _SegmentOutput(Function):
     Backward: out_k does not depend on out_0, so out_0 gets 0 (which still makes the engine
     visit the segment's node when only out_k reaches the loss)."""
 
+    promotes_inputs = False    # passes each output through as it is: never cast one
+
     def backward(self, grad: Any) -> Any:
         slots, k, first = self.saved
         slots[k] = grad

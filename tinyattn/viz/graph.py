@@ -29,6 +29,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from .. import backend
+from ..ops.attention import probabilities_from_logsumexp
 from ..tensor import Tensor
 
 __all__ = ["Node", "Graph", "build_graph", "tensor_names", "op_name", "grad_norm",
@@ -163,8 +164,10 @@ def _attention_parts(fn: Any) -> List[Tuple[str, Tuple[int, ...], str]]:
     mask_note, dropout = "where(mask, S, -inf): a mask, if any", False
     saved = getattr(fn, "saved", None)
     if saved:
-        q_scaled, k, _, probs, _, keep = saved[:6]
-        q_scaled, k, probs = (backend.to_host(a) for a in (q_scaled, k, probs))
+        q, k, _, probs, _, keep, _, scale, lse, mask, bias = saved[:11]
+        if probs is None:                       # the op keeps lse, not P: recompute P
+            probs = probabilities_from_logsumexp(q, k, scale, mask, bias, lse)
+        q_scaled, k, probs = (backend.to_host(a) for a in (q * scale, k, probs))
         raw = q_scaled @ np.swapaxes(k, -1, -2)
         raw = np.exp(raw - raw.max(axis=-1, keepdims=True))
         masked = int(((probs == 0) & (raw > 0)).sum())
@@ -222,8 +225,8 @@ def build_graph(root: Tensor, params: Any = None,
     outputs = {id(root._ctx): root}        # id(fn) -> the tensor it made
     for fn in fns:
         for t, parent in zip(fn.inputs, fn.parents):
-            if parent is not None:
-                outputs.setdefault(id(parent), t)
+            if parent is not None:      # after backward(): the tensor, if the program holds it
+                outputs.setdefault(id(parent), getattr(t, "still_held", lambda: t)())
     budget = math.inf if max_nodes is None else max_nodes
     op_nodes: Dict[int, Node] = {}
     leaf_nodes: Dict[int, Node] = {}

@@ -1,0 +1,274 @@
+"""From RNN to attention, measured: a GRU encoder-decoder without attention, with Bahdanau
+(additive) attention, with Luong (dot and general) attention, and a transformer, trained to
+reverse digit sequences of growing length.
+
+    python examples/rnn_to_attention.py                  # a few minutes on a laptop CPU
+    python examples/rnn_to_attention.py --quick          # seconds: a smoke run
+    python examples/rnn_to_attention.py --out-dir runs/rnn_to_attention
+
+What it prints and draws (PNG files in --out-dir when matplotlib is installed):
+
+1. accuracy_vs_length.png: held-out per-token accuracy (teacher forcing) against the
+   sequence length, one line per model. Reversal needs the first source digit for the last
+   target digit: without attention it must survive the whole encoder and decoder in one
+   (B, H) state; with attention the decoder looks it up.
+2. gradient_reach.png: the norm of the gradient that reaches each source position's
+   embedding from the loss on the *last* target token (which depends on source position 0),
+   for the trained models at the longest length. Through the plain RNN it has to travel
+   back through every step; through attention it arrives in one step.
+3. alignment.png: the Bahdanau model's attention weights (target step x source step) on a
+   held-out sequence: reversal shows as the anti-diagonal.
+
+One partial run (--lengths 4 8 12 --steps 150, seed 0, on a 2-core machine shared with
+other jobs, where the full run did not finish in the time it had) printed held-out accuracy
+at L = 4 / 8 / 12: no attention 0.931 / 0.595 / 0.444; Bahdanau 0.986 / 0.811 / 0.633;
+Luong dot 0.989 / 0.906 / 0.843; Luong general 0.985 at L = 4 (the rest and the
+transformer were not reached). 150 steps is short: these say "attention holds up longer",
+not where each model would end.
+
+Shapes: B batch, L sequence length, H hidden width, V = 11 (ten digits and a start token).
+The decoders are teacher-forced (they read the true previous digit); Luong's
+"input feeding" is left out. docs/learn.md's notebook 10 walks through the same story.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+
+import tinyattn as ta
+import tinyattn.functional as F
+from tinyattn import nn
+
+__all__ = ["Seq2Seq", "TransformerSeq2Seq", "make_batch", "train", "accuracy",
+           "gradient_reach", "run", "main"]
+
+DIGITS, START = 10, 10
+VOCAB = 11
+MODELS = ("no attention", "Bahdanau", "Luong dot", "Luong general", "transformer")
+
+
+def make_batch(rng: np.random.Generator, batch: int, length: int):
+    """(source, decoder input, target), each (B, L) int64: target = source reversed."""
+    source = rng.integers(0, DIGITS, size=(batch, length))
+    target = source[:, ::-1].copy()
+    decoder_in = np.concatenate([np.full((batch, 1), START), target[:, :-1]], axis=1)
+    return ta.tensor(source), ta.tensor(decoder_in), ta.tensor(target)
+
+
+class Seq2Seq(nn.Module):
+    """Embedding -> GRU encoder -> GRU decoder (started from the encoder's h_n), with
+    ``attention`` None, "bahdanau" (query: the previous decoder state; the context joins the
+    decoder's input, as Bahdanau et al.), "dot" or "general" (Luong: attend from the new
+    decoder state, then out = W_o tanh(W_c [h_t; context]))."""
+
+    def __init__(self, hidden: int = 32, attention: Optional[str] = None):
+        self.attention_kind, self.hidden = attention, hidden
+        self.embed = nn.Embedding(VOCAB, hidden)
+        self.encoder = nn.GRU(hidden, hidden, batch_first=True)
+        if attention == "bahdanau":
+            self.attention = nn.AdditiveAttention(hidden, hidden, hidden)
+            self.decoder_cell = nn.GRUCell(2 * hidden, hidden)
+        else:
+            self.decoder = nn.GRU(hidden, hidden, batch_first=True)
+            if attention in ("dot", "general"):
+                self.attention = nn.LuongAttention(hidden, hidden, score=attention)
+                self.combine = nn.Linear(2 * hidden, hidden)
+        self.out = nn.Linear(hidden, VOCAB)
+
+    def encode(self, source_embedded: ta.Tensor):
+        return self.encoder(source_embedded)            # (B, L, H), (1, B, H)
+
+    def forward(self, source: ta.Tensor, decoder_in: ta.Tensor,
+                source_embedded: Optional[ta.Tensor] = None) -> ta.Tensor:
+        if source_embedded is None:
+            source_embedded = self.embed(source)         # (B, L) -> (B, L, H)
+        memory, h_n = self.encode(source_embedded)
+        target_embedded = self.embed(decoder_in)          # (B, L, H)
+        if self.attention_kind == "bahdanau":
+            state, outputs = h_n[0], []                   # (B, H)
+            for t in range(decoder_in.shape[1]):
+                context = self.attention(state.unsqueeze(1), memory, memory)  # (B, 1, H)
+                step_in = ta.cat([target_embedded[:, t], context[:, 0]], dim=-1)  # (B, 2H)
+                state = self.decoder_cell(step_in, state)
+                outputs.append(state)
+            return self.out(ta.stack(outputs, dim=1))    # (B, L, H) -> (B, L, V)
+        states, _ = self.decoder(target_embedded, h_n)   # (B, L, H)
+        if self.attention_kind is None:
+            return self.out(states)
+        context = self.attention(states, memory, memory)  # (B, L, H)
+        return self.out(F.tanh(self.combine(ta.cat([states, context], dim=-1))))
+
+
+class TransformerSeq2Seq(nn.Module):
+    """nn.Transformer (one encoder and one decoder layer) with learned positions."""
+
+    def __init__(self, hidden: int = 32, max_length: int = 64):
+        self.embed = nn.Embedding(VOCAB, hidden)
+        self.position = nn.Embedding(max_length, hidden)
+        self.transformer = nn.Transformer(hidden, 4, 1, 1, 2 * hidden, dropout=0.0,
+                                          batch_first=True)
+        self.out = nn.Linear(hidden, VOCAB)
+
+    def forward(self, source: ta.Tensor, decoder_in: ta.Tensor,
+                source_embedded: Optional[ta.Tensor] = None) -> ta.Tensor:
+        length = source.shape[1]
+        positions = self.position(ta.arange(length))      # (L, H)
+        if source_embedded is None:
+            source_embedded = self.embed(source)
+        mask = nn.Transformer.generate_square_subsequent_mask(decoder_in.shape[1])
+        hidden = self.transformer(source_embedded + positions,
+                                  self.embed(decoder_in) + positions, tgt_mask=mask)
+        return self.out(hidden)                           # (B, L, V)
+
+
+def build(name: str, hidden: int) -> nn.Module:
+    kinds = {"no attention": None, "Bahdanau": "bahdanau", "Luong dot": "dot",
+             "Luong general": "general"}
+    return TransformerSeq2Seq(hidden) if name == "transformer" else Seq2Seq(hidden,
+                                                                            kinds[name])
+
+
+def train(model: nn.Module, length: int, steps: int, rng: np.random.Generator,
+          batch: int = 64, lr: float = 3e-3) -> float:
+    optimizer = ta.optim.Adam(model.parameters(), lr=lr)
+    loss = None
+    for _ in range(steps):
+        source, decoder_in, target = make_batch(rng, batch, length)
+        logits = model(source, decoder_in)                # (B, L, V)
+        loss = F.cross_entropy(logits.reshape(-1, VOCAB), target.reshape(-1))
+        optimizer.zero_grad()
+        loss.backward()
+        ta.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+    return float(loss.item()) if loss is not None else float("nan")
+
+
+def accuracy(model: nn.Module, length: int, rng: np.random.Generator,
+             batch: int = 256) -> float:
+    source, decoder_in, target = make_batch(rng, batch, length)
+    with ta.no_grad():
+        predicted = model(source, decoder_in).argmax(dim=-1)
+    return float((predicted.numpy() == target.numpy()).mean())
+
+
+def gradient_reach(model: nn.Module, length: int, rng: np.random.Generator,
+                   batch: int = 64) -> np.ndarray:
+    """|d loss_last / d embedding of source position t|, averaged over the batch, (L,)."""
+    source, decoder_in, target = make_batch(rng, batch, length)
+    embedded = model.embed(source).detach().requires_grad_(True)   # (B, L, H), a leaf
+    logits = model(source, decoder_in, source_embedded=embedded)
+    loss = F.cross_entropy(logits[:, -1], target[:, -1])          # the last target token
+    loss.backward()
+    return np.linalg.norm(embedded.grad.numpy(), axis=-1).mean(axis=0)
+
+
+def run(lengths: Sequence[int], steps: int, hidden: int = 32, seed: int = 0,
+        models: Sequence[str] = MODELS) -> Dict[str, object]:
+    results: Dict[str, object] = {"lengths": list(lengths), "accuracy": {}, "reach": {}}
+    trained: Dict[str, nn.Module] = {}
+    for name in models:
+        accuracies: List[float] = []
+        for length in lengths:
+            ta.manual_seed(seed)
+            rng = np.random.default_rng(seed)
+            model = build(name, hidden)
+            started = time.perf_counter()
+            loss = train(model, length, steps, rng)
+            accuracies.append(accuracy(model, length, np.random.default_rng(seed + 1)))
+            print(f"{name:>14}  L={length:>3}  loss {loss:.3f}  held-out accuracy "
+                  f"{accuracies[-1]:.3f}  ({time.perf_counter() - started:.1f} s)")
+            trained[name] = model
+        results["accuracy"][name] = accuracies
+        results["reach"][name] = gradient_reach(trained[name], lengths[-1],
+                                                np.random.default_rng(seed + 2))
+    if "Bahdanau" in trained:
+        model = trained["Bahdanau"]
+        source, decoder_in, _ = make_batch(np.random.default_rng(seed + 3), 1, lengths[-1])
+        weights = []
+        with ta.no_grad():
+            embedded = model.embed(source)
+            memory, h_n = model.encode(embedded)
+            state, target_embedded = h_n[0], model.embed(decoder_in)
+            for t in range(decoder_in.shape[1]):
+                context = model.attention(state.unsqueeze(1), memory, memory)
+                weights.append(model.attention.attention_weights.numpy()[0, 0])
+                state = model.decoder_cell(ta.cat([target_embedded[:, t], context[:, 0]],
+                                                  dim=-1), state)
+        results["alignment"] = np.stack(weights)          # (L target, L source)
+        results["alignment_source"] = source.numpy()[0]
+    return results
+
+
+def plot(results: Dict[str, object], out_dir: str) -> List[str]:
+    import matplotlib                                      # noqa: PLC0415 - optional extra
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt                        # noqa: PLC0415
+    os.makedirs(out_dir, exist_ok=True)
+    written = []
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, values in results["accuracy"].items():
+        ax.plot(results["lengths"], values, marker="o", label=name)
+    ax.set_xlabel("sequence length L")
+    ax.set_ylabel("held-out token accuracy")
+    ax.set_title("Reversing digit sequences: accuracy against length")
+    ax.set_ylim(0, 1.02)
+    ax.legend()
+    written.append(os.path.join(out_dir, "accuracy_vs_length.png"))
+    fig.tight_layout()
+    fig.savefig(written[-1], dpi=110)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, reach in results["reach"].items():
+        ax.semilogy(np.arange(len(reach)), reach, marker=".", label=name)
+    ax.set_xlabel("source position t (the last target token needs position 0)")
+    ax.set_ylabel("|gradient| at the embedding of position t")
+    ax.set_title("Gradient from the last target token back to each source position")
+    ax.legend()
+    written.append(os.path.join(out_dir, "gradient_reach.png"))
+    fig.tight_layout()
+    fig.savefig(written[-1], dpi=110)
+    plt.close(fig)
+    if "alignment" in results:
+        fig, ax = plt.subplots(figsize=(5, 4.5))
+        image = ax.imshow(results["alignment"], cmap="viridis", vmin=0, vmax=1)
+        ax.set_xlabel("source position")
+        ax.set_ylabel("target step")
+        ax.set_title("Bahdanau attention weights: reversal is the anti-diagonal")
+        fig.colorbar(image, ax=ax)
+        written.append(os.path.join(out_dir, "alignment.png"))
+        fig.tight_layout()
+        fig.savefig(written[-1], dpi=110)
+        plt.close(fig)
+    return written
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lengths", type=int, nargs="+", default=[4, 8, 16])
+    parser.add_argument("--steps", type=int, default=300, help="training steps per model")
+    parser.add_argument("--hidden", type=int, default=32)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quick", action="store_true", help="2 lengths, 5 steps: a smoke run")
+    parser.add_argument("--out-dir", default=os.path.join("runs", "rnn_to_attention"))
+    args = parser.parse_args(argv)
+    lengths, steps = ([3, 5], 5) if args.quick else (args.lengths, args.steps)
+    results = run(lengths, steps, args.hidden, args.seed)
+    print("\ngradient reaching source position 0 / position L-1 (from the last target):")
+    for name, reach in results["reach"].items():
+        print(f"{name:>14}  {reach[0]:.2e} / {reach[-1]:.2e}")
+    try:
+        written = plot(results, args.out_dir)
+    except ImportError:
+        print('matplotlib is not installed, so no plots: pip install "tinyattn[viz]"')
+        return 0
+    print("wrote " + ", ".join(written))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,14 @@
+"""``tinyattn.linalg``: torch.linalg's names for the products tinyattn has (ops/blas.py,
+docs/derivations.md#more-products).
+
+    import tinyattn.linalg
+    tinyattn.linalg.vecdot(x, y); tinyattn.linalg.multi_dot([a, b, c])
+"""
+from __future__ import annotations
+
+from .ops import linalg_cross as cross
+from .ops import (det, eigvalsh, inv, matmul, matrix_power, multi_dot, slogdet, solve,
+                  svdvals, vecdot, vector_norm)
+
+__all__ = ["cross", "det", "eigvalsh", "inv", "matmul", "matrix_power", "multi_dot", "slogdet",
+           "solve", "svdvals", "vecdot", "vector_norm"]

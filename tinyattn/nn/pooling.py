@@ -1,0 +1,127 @@
+"""Pooling layers, as PyTorch's: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d``,
+``AdaptiveMaxPool1d/2d`` (docs/nn.md#convolution-and-pooling). No parameters: each calls one
+op of ops/pool.py, whose backward routes the gradient through the pooling windows."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .. import functional as F
+from ..ops.conv import as_tuple
+from ..tensor import Tensor
+from .module import Module
+
+__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
+           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+
+
+class _MaxPoolNd(Module):
+    _function: Any = None
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 dilation: Any = 1, return_indices: bool = False, ceil_mode: bool = False):
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, input: Tensor) -> Any:  # noqa: A002 - torch's name
+        return type(self)._function(input, self.kernel_size, self.stride, self.padding,
+                                    self.dilation, ceil_mode=self.ceil_mode,
+                                    return_indices=self.return_indices)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool1d(_MaxPoolNd):
+    """(N, C, L) -> (N, C, L_out): the max of each window of kernel_size (stride defaults
+    to kernel_size); ``return_indices=True`` also returns where each max was."""
+    _function = staticmethod(F.max_pool1d)
+
+
+class MaxPool2d(_MaxPoolNd):
+    """(N, C, H, W) -> (N, C, H_out, W_out), H_out = floor((H + 2 padding - dilation
+    (kernel_size - 1) - 1) / stride) + 1 (ceil with ceil_mode=True)."""
+    _function = staticmethod(F.max_pool2d)
+
+
+class AvgPool1d(Module):
+    """(N, C, L) -> (N, C, L_out): the mean of each window."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True):
+        self.kernel_size = as_tuple(kernel_size, 1, "kernel_size", "AvgPool1d")
+        self.stride = as_tuple(stride if stride is not None else kernel_size, 1, "stride",
+                               "AvgPool1d")
+        self.padding = as_tuple(padding, 1, "padding", "AvgPool1d")
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - torch's name
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(Module):
+    """(N, C, H, W) -> (N, C, H_out, W_out): the mean of each window (divided by
+    divisor_override when given; padding counted unless count_include_pad=False)."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True,
+                 divisor_override: Optional[int] = None):
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - torch's name
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class _AdaptivePool(Module):
+    _function: Any = None
+
+    def __init__(self, output_size: Any):
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Any:  # noqa: A002 - torch's name
+        return type(self)._function(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_AdaptivePool):
+    """(N, C, L) -> (N, C, output_size): means over output_size near-equal bins."""
+    _function = staticmethod(F.adaptive_avg_pool1d)
+
+
+class AdaptiveAvgPool2d(_AdaptivePool):
+    """(N, C, H, W) -> (N, C, *output_size); ``AdaptiveAvgPool2d(1)`` is global average
+    pooling, the head of ResNet-style networks."""
+    _function = staticmethod(F.adaptive_avg_pool2d)
+
+
+class _AdaptiveMaxPool(_AdaptivePool):
+    def __init__(self, output_size: Any, return_indices: bool = False):
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input: Tensor) -> Any:  # noqa: A002 - torch's name
+        return type(self)._function(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPool):
+    """(N, C, L) -> (N, C, output_size): maxima over near-equal bins."""
+    _function = staticmethod(F.adaptive_max_pool1d)
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPool):
+    """(N, C, H, W) -> (N, C, *output_size): maxima over near-equal boxes."""
+    _function = staticmethod(F.adaptive_max_pool2d)
