@@ -460,13 +460,10 @@ def _extra_kv(module_input: object) -> bool:
 
 
 MODULES_AND_OPTIMIZERS: List[Skip] = [
-    module_skip("nn.BatchNorm1d", ("values", "gradients"), "on purpose: training-mode batch "
-                "norm refuses an empty batch, torch returns an empty output (docs/pytorch.md, "
-                "what differs on purpose)", modes=("train",), when=desc_is("zero_batch")),
-    module_skip("nn.CrossEntropyLoss", "values", "on purpose: every target ignore_index "
-                "gives 0 with reduction='mean', torch NaN (docs/pytorch.md, what differs on "
-                "purpose)", dtypes=("float64",), modes=("train",),
-                when=desc_is("2d_ignore_index_mean")),
+    *[module_skip(name, ("values", "gradients"), "on purpose: training-mode batch norm "
+                  "refuses an empty batch, torch returns an empty output (docs/pytorch.md, "
+                  "what differs on purpose)", modes=("train",), when=desc_is("zero_batch"))
+      for name in ("nn.BatchNorm1d", "nn.BatchNorm2d")],
     module_skip("nn.MultiheadAttention", ("values", "gradients"), "to fix: add_bias_kv and "
                 "add_zero_attn are not supported (tinyattn's constructor raises "
                 "NotImplementedError)", when=_extra_kv),
