@@ -56,10 +56,18 @@ def _trapezoid_dx(y: Tensor, dx: Any, dim: int, cumulative: bool) -> Tensor:
     """Sum (or running sum) of dx * (y[i] + y[i+1]) / 2 along ``dim``."""
     length = y.shape[dim]
     if length <= 1:                         # no interval: an empty running sum, a zero total
-        return y.narrow(dim, 0, 0) * 1.0 if cumulative else y.sum(dim) * 0.0
+        return _no_interval(y, dim, cumulative)
     left, right = y.narrow(dim, 0, length - 1), y.narrow(dim, 1, length - 1)
     pieces = (left + right) * dx / 2
     return pieces.cumsum(dim) if cumulative else pieces.sum(dim)
+
+
+def _no_interval(y: Tensor, dim: int, cumulative: bool) -> Tensor:
+    """The result for fewer than two samples: an empty running sum, or a total of 0 (NaN for
+    a NaN or infinite sample, as torch's sum(y) - (y[0] + y[-1]) / 2 gives)."""
+    if cumulative:
+        return y.narrow(dim, 0, 0) * 1.0    # * 1.0: integer samples give floats, as torch
+    return y.sum(dim) * 0.0
 
 
 def _trapezoid(y: Tensor, x: Optional[Tensor], dx: Any, dim: int, cumulative: bool,
@@ -73,10 +81,8 @@ def _trapezoid(y: Tensor, x: Optional[Tensor], dx: Any, dim: int, cumulative: bo
         step = 1.0 if x is None and dx is None else (dx if x is None else x)
         return _trapezoid_dx(y, step, dim, cumulative)
     length = y.shape[dim]
-    if length <= 1 and not cumulative:
-        return y.sum(dim) * 0.0
     if length <= 1:
-        return y.narrow(dim, 0, 0) * 1.0
+        return _no_interval(y, dim, cumulative)
     if x.ndim == 1:
         if x.shape[0] != length:
             raise RuntimeError(f"{op}: there must be one x value ({x.shape[0]} given) for each "
@@ -84,10 +90,11 @@ def _trapezoid(y: Tensor, x: Optional[Tensor], dx: Any, dim: int, cumulative: bo
         view = [1] * y.ndim
         view[dim] = length - 1
         spacing = (x[1:] - x[:-1]).reshape(view)
-    else:
-        xdim = dim - y.ndim + x.ndim if dim - y.ndim + x.ndim >= 0 else dim
-        xlen = x.shape[xdim]
-        spacing = x.narrow(xdim, 1, xlen - 1) - x.narrow(xdim, 0, xlen - 1)
+    else:                                   # as torch: x's dim ``dim`` (counted as y's)
+        if x.ndim <= dim or x.shape[dim] != length:
+            raise RuntimeError(f"{op}: x of shape {tuple(x.shape)} must have {length} "
+                               f"samples in dim {dim}, as y of shape {tuple(y.shape)}")
+        spacing = x.narrow(dim, 1, length - 1) - x.narrow(dim, 0, length - 1)
     left, right = y.narrow(dim, 0, length - 1), y.narrow(dim, 1, length - 1)
     pieces = spacing * (left + right) / 2
     return pieces.cumsum(dim) if cumulative else pieces.sum(dim)
@@ -128,9 +135,8 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,  # 
     """``F.hinge_embedding_loss``: x where target == 1, max(0, margin - x) where target == -1
     (torch's formula: the two parts summed, each where target is not the other label)."""
     reduction = legacy_reduction(size_average, reduce, reduction, "hinge_embedding_loss")
-    zeros = input * 0
-    margin_part = where(target != 1, (margin - input).clamp_min(0), zeros)
-    self_part = where(target != -1, input, zeros)
+    margin_part = where(target != 1, (margin - input).clamp_min(0), 0.0)
+    self_part = where(target != -1, input, 0.0)
     return _reduced(margin_part + self_part, reduction)
 
 
@@ -169,9 +175,8 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor,
     squares1 = (input1 * input1).sum(dim) + epsilon
     squares2 = (input2 * input2).sum(dim) + epsilon
     cos = products / (squares1 * squares2).sqrt()
-    zeros = cos * 0
-    positive = where(target == 1, 1 - cos, zeros)
-    negative = where(target == -1, (cos - margin).clamp_min(0), zeros)
+    positive = where(target == 1, 1 - cos, 0.0)
+    negative = where(target == -1, (cos - margin).clamp_min(0), 0.0)
     return _reduced(positive + negative, reduction)
 
 
@@ -258,7 +263,7 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,  # n
     if full:
         safe = where(target > 1, target, target * 0 + 1)
         stirling = safe * safe.log() - safe + 0.5 * (2 * math.pi * safe).log()
-        loss = loss + where(target > 1, stirling, stirling * 0)
+        loss = loss + where(target > 1, stirling, 0.0)
     return _reduced(loss, reduction)
 
 
@@ -282,7 +287,8 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Any,  # noqa: A002
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if bool((var < 0).any()):
         raise ValueError("var has negative entry/entries")
-    clamped = var + (var.clamp_min(eps) - var).detach()
+    # max(var, eps) with the gradient of var itself (torch clamps in place under no_grad)
+    clamped = where(var < eps, var + (eps - var).detach(), var)
     loss = 0.5 * (clamped.log() + (input - target) ** 2 / clamped)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
