@@ -288,7 +288,8 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Any,  # noqa: A002
     if bool((var < 0).any()):
         raise ValueError("var has negative entry/entries")
     # max(var, eps) with the gradient of var itself (torch clamps in place under no_grad)
-    clamped = where(var < eps, var + (eps - var).detach(), var)
+    # (eps - min(var, eps): 0, not inf - inf, where var is inf)
+    clamped = where(var < eps, var + (eps - var.clamp_max(eps)).detach(), var)
     loss = 0.5 * (clamped.log() + (input - target) ** 2 / clamped)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
