@@ -329,7 +329,8 @@ def test_every_paired_op_matches_torch_in_half_precision(dtype_name):
         try:
             want = theirs_fn(*theirs)
         except (RuntimeError, NotImplementedError) as exc:   # no half kernel in torch
-            if "not implemented" not in str(exc):
+            if "not implemented" not in str(exc) and \
+                    "Low precision dtypes not supported" not in str(exc):   # linalg's words
                 failures.append(f"{name}: torch raised {exc}")
             continue
         got = ours_fn(*ours)

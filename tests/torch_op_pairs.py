@@ -249,6 +249,10 @@ OPS = {
     "solve": (ta.linalg.solve, torch.linalg.solve, [("f", (3, 3)), ("f", (3, 2))]),
     "eigvalsh": (ta.linalg.eigvalsh, torch.linalg.eigvalsh, [("f", (3, 3))]),
     "svdvals": (ta.linalg.svdvals, torch.linalg.svdvals, [("f", (3, 2))]),
+    "inv_half": (ta.linalg.inv, torch.linalg.inv, [("h", (3, 3))]),   # float32 in CPU autocast
+    "solve_half": (ta.linalg.solve, torch.linalg.solve, [("h", (3, 3)), ("f", (3, 2))]),
+    "eigvalsh_half": (ta.linalg.eigvalsh, torch.linalg.eigvalsh, [("h", (3, 3))]),
+    "svdvals_half": (ta.linalg.svdvals, torch.linalg.svdvals, [("h", (3, 2))]),
     # activations
     "mish": (F.mish, tF.mish, [("h", (3,))]),
     "celu": (F.celu, tF.celu, [("h", (3,))]),
