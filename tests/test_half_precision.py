@@ -315,7 +315,7 @@ def test_float16_ops_on_the_gpu_stand_in_match_the_cpu_without_host_copies():
 
 @pytest.mark.parametrize("dtype_name", sorted(HALF))
 def test_every_paired_op_matches_torch_in_half_precision(dtype_name):
-    """The 108 tinyattn/torch call pairs of tests/torch_op_pairs.py (every Function class),
+    """The tinyattn/torch call pairs of tests/torch_op_pairs.py (every Function class),
     all floating inputs in the half dtype, outside autocast: torch's output dtype, and
     torch's values within two units of the half precision."""
     torch = pytest.importorskip("torch")
