@@ -49,7 +49,8 @@ _TORCH_HAS_NO_KERNEL = {("lstm", "float16")}  # oneDNN's CPU LSTM has no float16
 _NOT_REACHABLE = {  # Function classes with no torch equivalent to compare in this table
     "_PyTorchStyleNode", "TiledAttention", "PackedSelfAttention", "Rope",
     "LocalAttention", "PerformerAttention",     # docs/long_sequences.md: torch has neither
-    "CheckpointFunction", "_SegmentOutput"}     # checkpoint's wrappers: the ops inside are cast
+    "CheckpointFunction", "_SegmentOutput",     # checkpoint's wrappers: the ops inside are cast
+    "_FunctionOutput"}                          # a custom Function's several outputs
 
 
 def _function_classes():

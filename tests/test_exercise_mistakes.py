@@ -27,6 +27,12 @@ UNMASKED_P = ("    s = q @ np.swapaxes(k, -1, -2) * scale\n"
 TOPO_LOOP = TOPO_END = None                     # set below, from the solution's text
 BACKWARD_ACC = "grads[key] = parent_grad if key not in grads else grads[key] + parent_grad"
 LEAF_ACC = "node.grad = node_grad.copy() if node.grad is None else node.grad + node_grad"
+CONV_DX = 'dxpad[:, :, rows, cols] += np.einsum("nohw,oc->nchw", grad, weight[:, :, kh, kw])'
+CONV_CROP = "dx = dxpad[:, :, ph:ph + x.shape[2], pw:pw + x.shape[3]]"
+BACK_TAPS = "rows, cols = taps(kh, kw, out_hw, stride, dilation)"
+POOL_FIRST = "first = (xpad[:, :, rows, cols] == out) & ~taken"
+POOL_TAPS = "for kh, kw in itertools.product(range(kernel[0]), range(kernel[1])):"
+POOL_ADD = "dxpad[:, :, rows, cols] += np.where(first, grad, 0.0)"
 
 # (exercise, failing part, diagnosis kind or None, old text, new text)
 MISTAKES = [
@@ -297,6 +303,29 @@ MISTAKES = [
      "            np.concatenate([dgates_h.sum(axis=0)[:-r.shape[1]], da_n.sum(axis=0)]))"),
     ("gru_cell", "gru_cell", "gate_derivative", "da_z = grad * (h_prev - n) * z * (1 - z)",
      "da_z = grad * (n - h_prev) * z * (1 - z)"),
+    # 29 conv2d (issue 36)
+    ("conv2d", "conv2d", "flipped_kernel", CONV_DX,
+     CONV_DX.replace("kh, kw])", "-1 - kh, -1 - kw])")),
+    ("conv2d", "conv2d", "flipped_kernel", "dweight[:, :, kh, kw] = ",
+     "dweight[:, :, -1 - kh, -1 - kw] = "),
+    ("conv2d", "conv2d", "conv_stride", BACK_TAPS, BACK_TAPS.replace("stride", "(1, 1)")),
+    ("conv2d", "conv2d", "conv_dilation", BACK_TAPS, BACK_TAPS.replace("dilation", "(1, 1)")),
+    ("conv2d", "conv2d", "padding", CONV_CROP, "dx = dxpad"),
+    ("conv2d", "conv2d", "padding", CONV_CROP, "dx = dxpad[:, :, ph:, pw:]"),
+    ("conv2d", "conv2d", "padding_crop", CONV_CROP, "dx = dxpad[:, :, :x.shape[2], :x.shape[3]]"),
+    ("conv2d", "conv2d", "shape_broadcast", "grad.sum(axis=(0, 2, 3))", "grad.sum(axis=(2, 3))"),
+    ("conv2d", "conv2d", "overlap_overwrite", CONV_DX, CONV_DX.replace("+=", "=")),
+    # 30 max pooling (issue 36)
+    ("max_pool", "max_pool2d", "ties_every", POOL_FIRST, "first = xpad[:, :, rows, cols] == out"),
+    ("max_pool", "max_pool2d", "ties_last", POOL_TAPS,
+     "for kh, kw in list(itertools.product(range(kernel[0]), range(kernel[1])))[::-1]:"),
+    ("max_pool", "max_pool2d", "pool_stride", BACK_TAPS, BACK_TAPS.replace("stride", "(1, 1)")),
+    ("max_pool", "max_pool2d", "pool_dilation", BACK_TAPS,
+     BACK_TAPS.replace("dilation", "(1, 1)")),
+    ("max_pool", "max_pool2d", "overlap_overwrite", POOL_ADD,
+     "dxpad[:, :, rows, cols] = np.where(first, grad, dxpad[:, :, rows, cols])"),
+    ("max_pool", "max_pool2d", "padding", "return dxpad[:, :, ph:ph + x.shape[2], "
+     "pw:pw + x.shape[3]]", "return dxpad"),
 ]
 
 

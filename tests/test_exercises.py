@@ -169,6 +169,10 @@ def _tinyattn_op(part, tensors, consts):
         return ta.cat(list(lstm_cell(x, (h_prev, c_prev), w_ih, w_hh, b)), dim=1)
     if name == "gru_cell":
         return gru_cell(*t)
+    if name == "conv2d":
+        return F.conv2d(*t, **consts)
+    if name == "max_pool2d":
+        return F.max_pool2d(t[0], **consts)
     raise AssertionError(f"no tinyattn reference for {name}")
 
 

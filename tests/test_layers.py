@@ -35,6 +35,8 @@ LAYERS: Dict[str, str] = {
     "amp": "tensor",          # autocast: a dispatch mode of Function.apply, GradScaler
     # ops: one Function per op, and the torch.nn.functional names over them
     "ops": "ops", "functional": "ops", "special": "ops", "linalg": "ops",
+    # several processes: torch.distributed's collectives on MPI, torch.multiprocessing
+    "distributed": "ops", "multiprocessing": "ops",
     # nn: modules, layers, attention, GPT; utils.data (Dataset, DataLoader)
     "nn": "nn", "utils": "nn",
     # checking: gradcheck, the op table that drives it (its rows use nn's attention variants)

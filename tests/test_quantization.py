@@ -147,7 +147,8 @@ def test_multihead_attention_out_proj_stays_float_as_in_torch():
     model.attn = mha
     quantized = quantize_dynamic(model)
     assert isinstance(quantized[0], DynamicQuantizedLinear)
-    assert type(quantized.attn.out_proj) is nn.Linear
+    from tinyattn.nn.layers import NonDynamicallyQuantizableLinear
+    assert type(quantized.attn.out_proj) is NonDynamicallyQuantizableLinear
 
 
 def test_refusals():

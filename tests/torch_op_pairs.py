@@ -167,6 +167,9 @@ OPS = {
     "scatter_reduce": (lambda x, i, s: ta.scatter_reduce(x, 0, i, s, "sum"),
                        lambda x, i, s: torch.scatter_reduce(x, 0, i, s, "sum"),
                        [("h", (3, 4)), ("i", (2, 4), 3), ("h", (2, 4))]),
+    "scatter_value_add": (lambda x, i: x.scatter(0, i, value=1.5, reduce="add"),
+                          lambda x, i: x.scatter(0, i, value=1.5, reduce="add"),
+                          [("h", (3, 4)), ("i", (2, 4), 3)]),
     "normal": (lambda m, sd: ta.normal(m, sd), lambda m, sd: torch.normal(m, sd),
                [("h", (3,)), ("hpos", (3,))]),
     # convolution and pooling (issue 36)

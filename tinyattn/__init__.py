@@ -13,7 +13,7 @@ from . import autograd, viz  # viz: draw_graph, trace_backward (see docs/see_it.
 from . import ao, profiler, quantization  # docs/precision_memory_time.md
 from .autograd import (Function, detect_anomaly, enable_grad, inference_mode, is_grad_enabled,
                        no_grad, set_grad_enabled)
-from .backend import cuda_is_available, get_rng_state, manual_seed, set_rng_state
+from .backend import cuda_is_available, get_rng_state, set_rng_state
 from .gradcheck import GradcheckError, gradcheck, gradcheck_report
 from .factories import (arange, empty, empty_like, eye, full, full_like, linspace, logspace,
                         multinomial, ones, ones_like, rand, rand_like, randint, randint_like,
@@ -35,6 +35,9 @@ from .ops import diag, index_add, meshgrid, scatter, scatter_add, unique, zero_
 from .ops import clamp as clip
 from .ops import (acos, asin, atan, atan2, bincount, cosh, exp2, index_fill, isneginf,
                   isposinf, normal, scatter_reduce, sinh, tan)
+from .ops import (abs_, ceil_, cos_, exp_, expm1_, floor_, histogram, log1p_, log_,
+                  reciprocal_, relu_, rsqrt_, sigmoid_, signbit, sin_, sqrt_, square_, tanh_,
+                  trunc_)
 # ops/structure.py
 from .ops import (broadcast_shapes, broadcast_to, broadcast_tensors, atleast_1d, atleast_2d,
                   atleast_3d, hstack, vstack, dstack, column_stack, row_stack, tensor_split,
@@ -48,7 +51,7 @@ from .ops import (searchsorted, bucketize, isin, histc, argwhere, unique_consecu
 from .ops import (expand_copy, diagonal_copy, alias_copy, view_copy, permute_copy,
                   split_with_sizes_copy, unbind_copy, unfold_copy, squeeze_copy, unsqueeze_copy,
                   transpose_copy, t_copy, ravel, positive, msort, adjoint, renorm)
-from .generator import Generator
+from .generator import Generator, manual_seed
 from .printing import get_printoptions, set_printoptions
 from .factories import get_default_device, set_default_device
 from .serialization import CheckpointError, load, save
@@ -98,6 +101,9 @@ __all__ = [
     "floor_divide", "randperm", "diag", "index_add", "meshgrid", "scatter", "scatter_add",
     "unique", "zero_",
     "sinh", "cosh", "tan", "asin", "acos", "atan", "atan2", "exp2", "isposinf", "isneginf",
+    "signbit", "histogram", "exp_", "sigmoid_", "relu_", "tanh_", "abs_", "sqrt_", "rsqrt_",
+    "log_", "ceil_", "floor_", "trunc_", "reciprocal_", "square_", "sin_", "cos_", "log1p_",
+    "expm1_",
     "bincount", "index_fill", "scatter_reduce", "normal", "Generator", "get_default_device",
     "set_default_device", "set_printoptions", "get_printoptions", "testing",
     "float16", "float32", "float64", "half", "double", "float", "int8", "int16", "int32",

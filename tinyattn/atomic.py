@@ -139,7 +139,8 @@ def atomic_write(path: str, mode: str = "wb") -> Iterator[IO[Any]]:
     handle, tmp_path = tempfile.mkstemp(prefix=temp_prefix(),
                                         suffix=os.path.splitext(target)[1], dir=folder)
     try:
-        with os.fdopen(handle, mode) as f:
+        text = {} if "b" in mode else {"encoding": "utf-8"}     # text is always UTF-8
+        with os.fdopen(handle, mode, **text) as f:
             yield f
             f.flush()
             os.fsync(f.fileno())

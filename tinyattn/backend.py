@@ -327,6 +327,11 @@ def manual_seed(seed: int) -> None:
     _generators.clear()
 
 
+def set_default_generator(device: str, generator: Any) -> None:
+    """Make ``generator`` the default of ``device`` until the next ``manual_seed``."""
+    _generators[normalize_device(device)] = generator
+
+
 def default_generator(device: str = "cpu") -> Any:
     """The default generator of ``device`` (created from the last ``manual_seed``)."""
     device = normalize_device(device)

@@ -13,6 +13,7 @@ strict`` runs the same checks on the CPU-side CuPy stand-in (tinyattn.strict_dev
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import platform
 import statistics
@@ -179,11 +180,42 @@ def _run_tests(device: str, report: List[str]) -> int:
         _line(report, "  test suite: not found next to the package (installed copy); skipped")
         return 0
     env = dict(os.environ, TINYATTN_TEST_DEVICE=device)
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", tests, "-p",
-                             "no:cacheprovider"], env=env, capture_output=True, text=True)
-    tail = (result.stdout.strip().splitlines() or ["(no output)"])[-1]
-    _line(report, f"  pytest tests/ (op table on {device}): {tail}")
+    command = [sys.executable, "-m", "pytest", "-q", tests, "-p", "no:cacheprovider"]
+    if importlib.util.find_spec("xdist") is None:
+        # setup.cfg's addopts ask for pytest-xdist's "-n auto"; without the plugin pytest
+        # would stop at that option, so run the suite in one process instead
+        command += ["-o", "addopts=-q"]
+        _line(report, "  pytest-xdist is not installed: the suite runs in one process "
+                      "(pip install pytest-xdist to use every core)")
+    try:
+        result = subprocess.run(command, env=env, capture_output=True, text=True)
+    except OSError as exc:
+        _line(report, f"  pytest tests/: could not start {sys.executable}: {exc}")
+        return 1
+    _line(report, f"  pytest tests/ (op table on {device}): "
+                  f"{_last_line(result.stdout) or _last_line(result.stderr) or '(no output)'}")
+    if result.returncode != 0:
+        _line(report, f"  pytest exited with status {result.returncode}; why, in its own words:")
+        for text in _why(result.stdout, result.stderr):
+            _line(report, f"    {text}")
     return 0 if result.returncode == 0 else 1
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _why(stdout: str, stderr: str, count: int = 12) -> List[str]:
+    """The lines that say why a sub-step failed: pytest's error lines and failure summary
+    (``ERROR``, ``FAILED``, ``E   ``, ``No module named``, usage errors), else the last lines
+    of its error output, else of its output; never nothing."""
+    lines = (stderr + "\n" + stdout).splitlines()
+    telling = [line for line in lines if line.startswith(("ERROR", "FAILED", "E ", "error:"))
+               or "No module named" in line or "unrecognized arguments" in line]
+    chosen = telling or [line for line in stderr.splitlines() if line.strip()] \
+        or [line for line in stdout.splitlines() if line.strip()]
+    return chosen[-count:] or ["(it printed nothing; run the command above by hand)"]
 
 
 def main(argv: Optional[List[str]] = None) -> int:

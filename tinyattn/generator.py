@@ -16,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Generator", "DEFAULT_SEED"]
+from . import backend
+
+__all__ = ["Generator", "DEFAULT_SEED", "manual_seed"]
 
 DEFAULT_SEED = 67280421310721      # torch.Generator().initial_seed() before manual_seed
 
@@ -64,3 +66,18 @@ class Generator(np.random.Generator):
 
     def __repr__(self) -> str:
         return f"<tinyattn.Generator seeded {self._initial_seed} on {self.device}>"
+
+    __str__ = __repr__
+
+
+def manual_seed(seed: int) -> Generator:
+    """``torch.manual_seed(seed)``: seed every device's default generator, and return the
+    CPU one as a ``Generator`` (torch returns its default generator: ``g =
+    torch.manual_seed(0)``, then ``g.initial_seed()``, ``g.get_state()``, ``generator=g``)."""
+    backend.manual_seed(seed)
+    _DEFAULT_CPU.manual_seed(int(seed))       # the same stream backend would make: one object,
+    backend.set_default_generator("cpu", _DEFAULT_CPU)     # reseeded each time, as torch's
+    return _DEFAULT_CPU
+
+
+_DEFAULT_CPU = Generator("cpu")

@@ -112,13 +112,15 @@ class _Formatter:
             p = options.precision
             if self.int_mode:
                 self.sci_mode = high / low > 1000.0 or high > 1.0e8
-                shown = [f"{v:.{p}e}" if self.sci_mode else f"{v:.0f}." for v in finite]
             else:
                 self.sci_mode = high / low > 1000.0 or high > 1.0e8 or low < 1.0e-4
-                shown = [f"{v:.{p}e}" if self.sci_mode else f"{v:.{p}f}" for v in finite]
-            self.width = max(len(s) for s in shown)
-        if options.sci_mode is not None:
-            self.sci_mode = options.sci_mode
+            if options.sci_mode is not None:       # set_printoptions(sci_mode=...) decides,
+                self.sci_mode = options.sci_mode   # and the width follows the chosen style
+            if self.sci_mode:
+                shown = [f"{v:.{p}e}" for v in finite]
+            else:
+                shown = [f"{v:.0f}." if self.int_mode else f"{v:.{p}f}" for v in finite]
+            self.width = max(len(s) for s in shown)     # (all zeros: "0." even in sci_mode)
 
     def format(self, value: Any) -> str:
         p = options.precision

@@ -10,7 +10,9 @@ File layout: each array is one ``.npy`` member, named by its path of keys joined
 member ``__tinyattn__`` holds a JSON description of the nesting and every non-array leaf;
 ``load`` rebuilds the object from it. Arrays come back as host NumPy arrays (move them with
 ``load_state_dict`` or ``tensor(..., device=...)``). No pickle is used, so loading a file
-never runs code.
+never runs code. (Objects that are not data, and every ``torch.save`` under the torch runner,
+are written in torch's own pickle format instead: ``tinyattn/io/torch_file.py``, which loads
+with torch's ``weights_only`` allow-list.)
 
 Saving writes a temporary file in the destination folder, flushes it to disk, then renames
 it over ``path`` (``os.replace`` is atomic): an interrupted save leaves the old file intact.
@@ -32,12 +34,13 @@ import math
 import os
 import re
 import zipfile
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from . import backend, precision
 from .atomic import atomic_write, remove_stale_temporaries
+from .io.torch_file import describe_legacy, is_torch_file, load_torch, save_torch
 from .tensor import Tensor
 
 __all__ = ["save", "load", "CheckpointError", "atomic_write"]
@@ -164,9 +167,18 @@ def _write_npz(f: Any, members: List[Tuple[str, np.ndarray]]) -> None:
 def save(obj: Any, path: Any) -> None:
     """Write ``obj`` to ``path`` atomically (temporary file in the same folder, then rename),
     or into ``path`` itself when it is a file object open for binary writing (``io.BytesIO``,
-    ``open(name, "wb")``), as ``torch.save`` does."""
+    ``open(name, "wb")``), as ``torch.save`` does.
+
+    Data (the leaves the module docstring lists) is written as tinyattn's NumPy archive.
+    Anything else (a whole module, a config dataclass) is pickled in torch's own format
+    (``tinyattn.io.torch_file``), as ``torch.save`` pickles what it is given; loading such a
+    file with the default ``weights_only=True`` then needs its classes allow-listed."""
     arrays: Dict[str, np.ndarray] = {}
-    tree = _encode(obj, "", arrays)
+    try:
+        tree = _encode(obj, "", arrays)
+    except TypeError:
+        save_torch(obj, path)            # not plain data: pickled, as torch.save does
+        return
     meta = json.dumps({"format": _FORMAT, "version": _VERSION, "tree": tree})
     if hasattr(path, "write"):
         _write_npz(path, [(_META, np.array(meta))] + list(arrays.items()))
@@ -273,6 +285,21 @@ def _parse_meta(path: str, array: np.ndarray) -> Dict[str, Any]:
     return meta
 
 
+def _torch_format(name: str, data: bytes) -> bool:
+    """Whether ``data`` is a torch checkpoint (zip with a data.pkl); a bare pickle (torch's
+    pre-1.6 format) is refused with what to do."""
+    legacy = describe_legacy(data[:2])
+    if legacy:
+        raise CheckpointError(f"load: cannot read {name}: {legacy}")
+    if not data.startswith(b"PK"):
+        return False
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            return is_torch_file(data[:2], archive.namelist())
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError):
+        return False
+
+
 def _read(path: str) -> Tuple[Dict[str, Any], Dict[str, np.ndarray]]:
     if os.path.exists(path) and not os.path.isfile(path):   # a folder, a pipe, a device
         raise CheckpointError(f"load: {path} is not a regular file, so it is not a checkpoint")
@@ -309,20 +336,33 @@ def _read_open(path: str, f: Any, file_size: int
     return meta, arrays
 
 
-def load(path: str) -> Any:
+def load(path: Any, weights_only: Optional[bool] = None) -> Any:
     """Read a checkpoint written by ``save``; arrays come back as NumPy arrays. The file is
     checked as untrusted input (module docstring): a damaged or hostile file raises
-    ``CheckpointError`` quickly, with memory bounded by the file's size."""
+    ``CheckpointError`` quickly, with memory bounded by the file's size.
+
+    A file in torch's format (written by ``torch.save``, real or tinyattn's) is read as
+    ``torch.load`` reads it (``tinyattn.io.torch_file``): tensors come back as Tensors, and
+    ``weights_only`` (default True) refuses every class not allow-listed."""
     if hasattr(path, "read"):              # a file object: read from where it stands
         name = str(getattr(path, "name", "the file object"))
         data = path.read()
         if not isinstance(data, bytes):
             raise TypeError(f"load: {name} is open in text mode; open it with 'rb'")
-        meta, arrays = _read_open(name, io.BytesIO(data), len(data))
-        path = name
     else:
-        remove_stale_temporaries(os.path.dirname(os.path.abspath(path)))
-        meta, arrays = _read(path)
+        name = os.fspath(path)
+        remove_stale_temporaries(os.path.dirname(os.path.abspath(name)))
+        if os.path.exists(name) and not os.path.isfile(name):   # a folder, a pipe, a device
+            raise CheckpointError(f"load: {name} is not a regular file, so it is not a "
+                                  f"checkpoint")
+        with open(name, "rb") as f:
+            data = f.read()
+    torch_file = _torch_format(name, data)
+    if torch_file:
+        return load_torch(io.BytesIO(data), weights_only=weights_only is not False,
+                          where=name)
+    meta, arrays = _read_open(name, io.BytesIO(data), len(data))
+    path = name
     try:
         return _decode(meta.get("tree"), arrays)
     except (_Damaged, TypeError) as exc:

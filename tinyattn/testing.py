@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional, Tuple, Union
 import numpy as np
 
 from . import backend
-from .tensor import Tensor
+from .tensor import Tensor, from_numpy
 
 __all__ = ["assert_close", "default_tolerances"]
 
@@ -50,6 +50,14 @@ def assert_close(actual: Any, expected: Any, *, allow_subclasses: bool = True,
 
 def _compare(actual: Any, expected: Any, rtol: Any, atol: Any, equal_nan: bool,
              check_dtype: bool, msg: Any, where: str) -> None:
+    if actual is None or expected is None:          # torch's NonePair
+        if actual is not expected:
+            _fail(f"None mismatch: {actual} is not {expected}", msg, where)
+        return
+    if isinstance(actual, np.ndarray):              # torch compares NumPy arrays as tensors
+        actual = from_numpy(np.ascontiguousarray(actual))
+    if isinstance(expected, np.ndarray):
+        expected = from_numpy(np.ascontiguousarray(expected))
     if isinstance(actual, dict) and isinstance(expected, dict):
         if set(actual) != set(expected):
             _fail(f"The keys of the mappings do not match:\nactual: {sorted(map(str, actual))}"
@@ -69,6 +77,8 @@ def _compare(actual: Any, expected: Any, rtol: Any, atol: Any, equal_nan: bool,
         _compare_tensors(actual, expected, rtol, atol, equal_nan, check_dtype, msg, where)
         return
     if _number(actual) and _number(expected):
+        if check_dtype and type(actual) is not type(expected):
+            _fail(f"The (d)types do not match: {type(actual)} != {type(expected)}.", msg, where)
         _compare_scalars(actual, expected, rtol, atol, equal_nan, msg, where)
         return
     raise TypeError(f"No comparison pair was able to handle inputs of type "
@@ -97,8 +107,9 @@ def _compare_tensors(actual: Tensor, expected: Tensor, rtol: Any, atol: Any, equ
     bad = ~_close(a, e, rtol, atol, equal_nan)
     if not bad.any():
         return
-    diff = np.abs(a - e) if common.kind == "f" else np.abs(a.astype(np.int64) - e)
-    relative = (diff / np.abs(e)).astype(common if common.kind == "f" else np.float32)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        diff = np.abs(a - e) if common.kind == "f" else np.abs(a.astype(np.int64) - e)
+        relative = (diff / np.abs(e)).astype(common if common.kind == "f" else np.float32)
     exact = rtol == 0 and atol == 0
     lines = [f"Tensor-likes are not {'equal' if exact else 'close'}!", "",
              f"Mismatched elements: {int(bad.sum())} / {bad.size} "
@@ -121,7 +132,8 @@ def _close(a: np.ndarray, e: np.ndarray, rtol: float, atol: float, equal_nan: bo
     if a.dtype.kind != "f":
         return np.abs(a.astype(np.float64) - e) <= atol + rtol * np.abs(e.astype(np.float64))
     with np.errstate(invalid="ignore", over="ignore"):
-        close = (a == e) | (np.abs(a - e) <= atol + rtol * np.abs(e))
+        diff = np.abs(a - e)    # an infinite difference is never within a tolerance (torch)
+        close = (a == e) | (np.isfinite(diff) & (diff <= atol + rtol * np.abs(e)))
     return close | (np.isnan(a) & np.isnan(e)) if equal_nan else close
 
 

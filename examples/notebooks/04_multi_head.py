@@ -42,7 +42,7 @@ B, S, D, h = 2, 6, 16, 4
 d_k = D // h
 mha = nn.MultiHeadAttention(D, h).to(dtype="float64")
 x = ta.randn(B, S, D, dtype="float64")
-print(mha)
+print(mha.summary())
 
 # %% [markdown]
 # ## Step by step

@@ -27,6 +27,16 @@ from .. import backend
 __all__ = ["GradScaler", "OptState"]
 
 
+def _as_scaled_dtype(value: Any) -> Any:
+    """``value`` converted to the dtype of ``value * torch.tensor(scale)`` (scale: 0-d float32)."""
+    dtype = np.dtype(value.dtype)
+    if dtype.kind != "f" and dtype.name != "bfloat16":
+        return value.to(np.float32)          # integer or bool: float32, the float category
+    if value.ndim == 0 and dtype.itemsize < 4:
+        return value.to(np.float32)          # 0-d with 0-d: the wider float wins
+    return value
+
+
 class OptState:
     READY, UNSCALED, STEPPED = 0, 1, 2
 
@@ -63,7 +73,11 @@ class GradScaler:
 
     # ------------------------------------------------------------------ the loop
     def scale(self, outputs: Any) -> Any:
-        """``outputs`` times the scale (a tensor, or a list/tuple/dict of them), same dtype."""
+        """``outputs`` times the scale (a tensor, or a list/tuple/dict of them). torch
+        multiplies by its 0-d float32 scale tensor, so its promotion rule decides the dtype:
+        a 0-d float16/bfloat16 loss (the usual one) or an integer one comes back float32
+        (2.0 * 65536 would be inf in float16), a float16 tensor with dimensions stays
+        float16, float64 stays float64."""
         if not self._enabled:
             return outputs
         if self._scale is None:
@@ -73,7 +87,7 @@ class GradScaler:
 
         def apply(value: Any) -> Any:
             if hasattr(value, "_data"):
-                return value * factor
+                return _as_scaled_dtype(value) * factor
             if isinstance(value, (list, tuple)):
                 return type(value)(apply(v) for v in value)
             if isinstance(value, dict):

@@ -13,7 +13,8 @@ freeing what was saved unless ``retain_graph=True``, the shape and anomaly check
 by ``_with_tensor_hooks`` for ``register_hook`` and ``retain_grad``, and by ``_capturing``
 for ``autograd.grad``) and ``deliver`` (``accumulate_grad``: ``leaf.grad +=`` under a
 lock, so backward passes in several threads add up exactly; leaves with hooks are held
-until the end, so their hooks see the whole gradient once).
+until the end, so their hooks see the whole gradient once; a leaf's post-accumulate hooks
+run as soon as the last op that feeds it has delivered, ``_PendingLeaves``).
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ import numpy as np
 from . import function
 from .function import Function, _is_finite, _tensor_type
 from .grad_mode import _UNKNOWN_LINE, _anomaly_enabled, _state
-from .hooks import _run_hooks
+from .hooks import _post_accumulate_registered, _run_hooks, _run_post_accumulate_hooks
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -131,6 +132,11 @@ def _run_backward_from(starts: Sequence[Tuple["Tensor", Any]], retain_graph: boo
     held: Dict[int, Tuple["Tensor", Any]] = {}     # leaves with hooks: their summed gradient
     roots: List[Function] = []
     deliver = lambda leaf, g: _deliver_or_hold(leaf, g, capture, held)   # noqa: E731
+    pending = None
+    if capture is None and _post_accumulate_registered[0] > 0:
+        pending = _PendingLeaves([r._ctx for r, _ in starts if r._ctx is not None], held,
+                                 deliver)
+        deliver = pending.deliver
     for root, grad in starts:
         if root._ctx is None:
             deliver(root, grad)
@@ -147,6 +153,40 @@ def _run_backward_from(starts: Sequence[Tuple["Tensor", Any]], retain_graph: boo
         backward_walk(roots, grads, call, deliver)
     for leaf, grad in held.values():       # a leaf's hooks see its whole gradient, once
         _deliver(leaf, _run_hooks(leaf._hooks, grad), capture)
+    if pending is not None:
+        pending.finish()
+
+
+class _PendingLeaves:
+    """When is a leaf's gradient complete? When every edge of the graph that leads to it has
+    delivered: the leaves with post-accumulate hooks are counted before the walk, each
+    delivery counts down, and at zero the hooks run (DistributedDataParallel starts
+    averaging there, while the walk goes on). Leaves still waiting at the end (an op that
+    got no gradient, a leaf held for its ``register_hook`` hooks) run theirs then."""
+
+    def __init__(self, roots: Sequence[Function], held: Dict[int, Any],
+                 deliver: Callable[["Tensor", Any], None]):
+        self.left: Dict[int, int] = {}
+        self.received: Dict[int, "Tensor"] = {}
+        self.held, self._deliver = held, deliver
+        for fn in _topological_order(roots):
+            for t, parent, needed in zip(fn.inputs, fn.parents, fn.needs_input_grad):
+                if parent is None and needed and t._post_accumulate_hooks:
+                    self.left[id(t)] = self.left.get(id(t), 0) + 1
+
+    def deliver(self, leaf: "Tensor", grad: Any) -> None:
+        self._deliver(leaf, grad)
+        if not leaf._post_accumulate_hooks:
+            return
+        self.received[id(leaf)] = leaf
+        self.left[id(leaf)] = self.left.get(id(leaf), 1) - 1
+        if self.left[id(leaf)] == 0 and id(leaf) not in self.held:
+            del self.received[id(leaf)]
+            _run_post_accumulate_hooks(leaf)
+
+    def finish(self) -> None:
+        for leaf in self.received.values():
+            _run_post_accumulate_hooks(leaf)
 
 
 def _backward_call(retain_graph: bool, observer: Any, trace: Any, anomaly: bool

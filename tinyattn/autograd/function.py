@@ -24,7 +24,7 @@ from __future__ import annotations
 import inspect
 import operator
 import weakref
-from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -209,6 +209,17 @@ class Function:
 
     def backward(self, grad: Any) -> Any:
         raise NotImplementedError
+
+
+    def name(self) -> str:
+        """torch's name for this node (``y.grad_fn.name()``, and what ``print(y.grad_fn)``
+        and a tensor's ``grad_fn=<...>`` show): ``<Class>Backward0``, or the name torch gives
+        the op where it differs (``torch_node_name``). ``type(y.grad_fn)`` is tinyattn's own
+        Function, whose forward and backward are the ones that ran."""
+        return torch_node_name(self)
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
 
     @classmethod
     def apply(cls, *inputs: Any, **options: Any) -> Any:
@@ -401,3 +412,64 @@ def set_op_observer(observer: Any) -> Any:
     global _op_observer
     previous, _op_observer = _op_observer, observer
     return previous
+
+
+# ------------------------------------------------------------------ torch's node names
+def _linear_name(fn: Function) -> str:
+    """F.linear: addmm (with bias) / mm on 2-D inputs; a view of one product otherwise."""
+    x = fn.inputs[0] if fn.inputs else None
+    with_bias = len(fn.inputs) > 2
+    if x is not None and getattr(x, "ndim", 2) == 2:
+        return "AddmmBackward0" if with_bias else "MmBackward0"
+    return "ViewBackward0" if with_bias else "UnsafeViewBackward0"
+
+
+def _matmul_name(fn: Function) -> str:
+    dims = [getattr(t, "ndim", 2) for t in fn.inputs[:2]]
+    if dims == [1, 1]:
+        return "DotBackward0"
+    if dims == [2, 2]:
+        return "MmBackward0"
+    if dims == [2, 1]:
+        return "MvBackward0"
+    if dims == [3, 3]:
+        return "BmmBackward0"
+    return "UnsafeViewBackward0"
+
+
+def _getitem_name(fn: Function) -> str:
+    """The last indexing step torch takes: an int selects, a slice slices, None unsqueezes,
+    an array or a mask indexes."""
+    try:
+        index = fn.saved[2]
+    except (AttributeError, IndexError, TypeError):
+        return "SliceBackward0"
+    parts = index if isinstance(index, tuple) else (index,)
+    if any(hasattr(p, "shape") and getattr(p, "ndim", 0) > 0 or isinstance(p, list)
+           for p in parts):
+        return "IndexBackward0"
+    for part in reversed(parts):
+        if part is Ellipsis or (isinstance(part, slice) and part == slice(None)):
+            continue
+        if part is None:
+            return "UnsqueezeBackward0"
+        if isinstance(part, slice):
+            return "SliceBackward0"
+        return "SelectBackward0"
+    return "AliasBackward0"
+
+
+_TORCH_NODE_NAMES: Dict[str, Any] = {
+    "Linear": _linear_name, "Matmul": _matmul_name, "GetItem": _getitem_name,
+    "CrossEntropy": "NllLossBackward0", "LayerNorm": "NativeLayerNormBackward0",
+    "BatchNorm": "NativeBatchNormBackward0", "Concat": "CatBackward0",
+    "Reshape": "ViewBackward0", "Dropout": "MulBackward0",
+}
+
+
+def torch_node_name(fn: Function) -> str:
+    """torch's name of ``fn``'s node (see ``Function.name``)."""
+    rule = _TORCH_NODE_NAMES.get(type(fn).__name__)
+    if rule is None:
+        return f"{type(fn).__name__}Backward0"
+    return rule if isinstance(rule, str) else rule(fn)

@@ -12,7 +12,11 @@ from .grad_mode import no_grad
 if TYPE_CHECKING:
     from ..tensor import Tensor
 
-__all__ = ["RemovableHandle", "register_hook"]
+__all__ = ["RemovableHandle", "register_hook", "register_post_accumulate_grad_hook"]
+
+# How many post-accumulate hooks are registered anywhere: the engine counts a leaf's pending
+# gradients (to call its hooks the moment it is complete) only while this is above zero.
+_post_accumulate_registered = [0]
 
 
 class RemovableHandle:
@@ -42,6 +46,46 @@ def register_hook(tensor: "Tensor", hook: Any) -> RemovableHandle:
         owner._hooks = []
     owner._hooks.append(hook)
     return RemovableHandle(owner._hooks, hook)
+
+
+class _PostAccumulateHandle(RemovableHandle):
+    def remove(self) -> None:
+        if any(h is self._hook for h in self._hooks):
+            self._hooks.remove(self._hook)
+            _post_accumulate_registered[0] -= 1
+
+
+def register_post_accumulate_grad_hook(tensor: "Tensor", hook: Any) -> RemovableHandle:
+    """``tensor.register_post_accumulate_grad_hook(hook)`` (PyTorch's): call ``hook(tensor)``
+    once the backward has added this leaf's whole gradient into ``tensor.grad``, during the
+    backward, as soon as no op left in the graph can add to it (data-parallel training
+    starts averaging a gradient there, while the backward goes on). Leaves only; the hook
+    returns None."""
+    if not callable(hook):
+        raise TypeError(f"register_post_accumulate_grad_hook: expected a function, got "
+                        f"{type(hook).__name__}")
+    if not tensor.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient "
+                           "(set requires_grad=True on the leaf first)")
+    if tensor._ctx is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                           "tensors (register it on the leaf, e.g. a parameter)")
+    if tensor._post_accumulate_hooks is None:
+        tensor._post_accumulate_hooks = []
+    tensor._post_accumulate_hooks.append(hook)
+    _post_accumulate_registered[0] += 1
+    return _PostAccumulateHandle(tensor._post_accumulate_hooks, hook)
+
+
+def _run_post_accumulate_hooks(leaf: "Tensor") -> None:
+    for hook in list(leaf._post_accumulate_hooks or ()):
+        with no_grad():
+            result = hook(leaf)
+        if result is not None:
+            name = getattr(hook, "__name__", type(hook).__name__)
+            raise RuntimeError(f"the post accumulate grad hook {name} returned a "
+                               f"{type(result).__name__}; it must return None (change "
+                               f"leaf.grad in place instead)")
 
 
 def _run_hooks(hooks: List[Any], grad: Any) -> Any:

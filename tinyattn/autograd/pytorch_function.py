@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
+from .. import backend
 from . import function
 from .function import Function, VersionCounter, _tensor_type
 from .grad_mode import _state, no_grad
@@ -59,7 +60,9 @@ class FunctionCtx:
             "x.mul_(2)) and return that")
 
     def mark_non_differentiable(self, *tensors: Any) -> None:
-        """Accepted for compatibility: tinyattn's custom functions have one output."""
+        """Outputs that get no gradient (an argmax, a mask): they come back with
+        ``requires_grad=False`` and their backward argument is zeros, as torch's."""
+        self._non_differentiable = {id(t) for t in tensors}
 
     def set_materialize_grads(self, value: bool) -> None:
         """Accepted for compatibility: gradients reaching backward are always arrays."""
@@ -74,10 +77,20 @@ class _PyTorchStyleNode(Function):
     arg_positions: Tuple[int, ...] = ()    # where each tensor input sat among forward's args
     num_args = 0
 
+    slots: Optional[List[Any]] = None      # several outputs: g_k of each (None: none came)
+    output_meta: Tuple[Tuple[Tuple[int, ...], Any], ...] = ()
+
     def backward(self, grad: Any) -> Any:
         tensor_type = _tensor_type()
+        if self.slots is None:
+            grads_out = (tensor_type._wrap(grad),)
+        else:                      # one gradient per output, zeros where none came (torch's)
+            xp = backend.get_array_module(grad)
+            grads_out = tuple(tensor_type._wrap(xp.zeros(shape, dtype=dtype) if g is None else g)
+                              for g, (shape, dtype) in zip(self.slots, self.output_meta))
+            self.slots[:] = [None] * len(self.slots)
         with no_grad():
-            result = self.user_class.backward(self.ctx, tensor_type._wrap(grad))
+            result = self.user_class.backward(self.ctx, *grads_out)
         results = result if isinstance(result, tuple) else (result,)
         name = self.user_class.__name__
         if len(results) > self.num_args and all(g is None for g in results[self.num_args:]):
@@ -115,8 +128,10 @@ def _apply_pytorch_style(cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any
     ctx.needs_input_grad = tuple(isinstance(a, tensor_type) and a.requires_grad for a in args)
     with no_grad():
         out = cls.forward(ctx, *args)
+    if isinstance(out, tuple):
+        return _several_outputs(cls, ctx, args, positions, tensors, out)
     if not isinstance(out, tensor_type):
-        raise TypeError(f"{cls.__name__}.forward must return one Tensor in tinyattn, got "
+        raise TypeError(f"{cls.__name__}.forward must return a Tensor or a tuple of them, got "
                         f"{type(out).__name__}")
     track = _state.grad_enabled and any(t.requires_grad for t in tensors)
     if any(out is t for t in tensors):
@@ -134,6 +149,59 @@ def _apply_pytorch_style(cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any
         node.saved = (ctx,)
         out._ctx = node
     return out
+
+
+class _FunctionOutput(Function):
+    """Output k of a custom Function that returned several tensors: a node reading the
+    call's hidden 0-d anchor, which leaves g_k in the call node's ``slots[k]``. Backward: the
+    anchor gets 0, which still brings the engine to the call node when only out_k is used."""
+
+    def backward(self, grad: Any) -> Any:
+        slots, k, anchor = self.saved
+        slots[k] = grad if slots[k] is None else slots[k] + grad
+        return backend.get_array_module(anchor).zeros_like(anchor)
+
+
+def _several_outputs(cls: type, ctx: FunctionCtx, args: Tuple[Any, ...],
+                     positions: Tuple[int, ...], tensors: Tuple[Any, ...],
+                     outs: Tuple[Any, ...]) -> Tuple[Any, ...]:
+    """``forward`` returned a tuple: each tensor in it is an output with its own gradient,
+    and ``backward(ctx, *grads)`` gets one per output (zeros for an unused one, as torch)."""
+    tensor_type = _tensor_type()
+    track = _state.grad_enabled and any(t.requires_grad for t in tensors)
+    fresh = [tensor_type._wrap(o._data) if isinstance(o, tensor_type) else o for o in outs]
+    if not track:
+        return tuple(fresh)
+    skip = getattr(ctx, "_non_differentiable", set())
+    node = _PyTorchStyleNode()
+    node.user_class, node.ctx, node.arg_positions = cls, ctx, positions
+    node.num_args = len(args)
+    node.inputs = tensors
+    node.parents = tuple(t._ctx for t in tensors)
+    node.needs_input_grad = tuple(t.requires_grad for t in tensors)
+    node.saved = (ctx,)
+    kept = [o for o in outs if isinstance(o, tensor_type)]
+    node.slots = [None] * len(kept)
+    node.output_meta = tuple((o.shape, o._data.dtype) for o in kept)
+    xp = backend.get_array_module(kept[0]._data) if kept else None
+    anchor = tensor_type._wrap(xp.zeros((), dtype=kept[0]._data.dtype)) if kept else None
+    if anchor is not None:
+        anchor._requires_grad, anchor._ctx = True, node
+    result, k = [], 0
+    for original, out in zip(outs, fresh):
+        if not isinstance(original, tensor_type):
+            result.append(out)
+            continue
+        differentiable = id(original) not in skip and out._data.dtype.kind in "fc" or \
+            out._data.dtype.name == "bfloat16" and id(original) not in skip
+        if differentiable:
+            reader = _FunctionOutput()
+            reader.inputs, reader.parents, reader.needs_input_grad = (anchor,), (node,), (True,)
+            reader.saved = (node.slots, k, anchor._data)
+            out._requires_grad, out._ctx = True, reader
+        result.append(out)
+        k += 1
+    return tuple(result)
 
 
 function._pytorch_style_apply = _apply_pytorch_style

@@ -57,6 +57,10 @@ class Case:
     factors: List[Tuple[float, str]] = field(default_factory=list)  # (value, what it is)
     dims: Dict[str, int] = field(default_factory=dict)  # the letters of this case: S_q=2
     nonfinite_hint: str = ""    # why NaN or inf in a gradient here (scores of 1,000: exp)
+    # Non-empty: no finite-difference check here, because the op is not differentiable at
+    # these inputs (a max with tied maxima); every grad is compared with the reference rule
+    # instead, and a wrong answer is explained with this text (which names the rule).
+    exact_rule: str = ""
 
     def describe(self) -> str:
         shapes = ", ".join(f"{k} {v.shape}" for k, v in self.inputs.items())
@@ -86,6 +90,10 @@ class Part:
     diagonal_hint: Optional[str] = None         # set for ops whose rows couple (softmax-like)
     sign_hint: str = "Check the sign of each term of your formula."
     transpose_hint: Optional[str] = None        # which product makes a transposed gradient
+    # (input name, shape returned, right shape, case) -> a Diagnosis for a wrong shape that
+    # this op explains better than the generic rules (convolution's padding left on), or None
+    shape_hint: Optional[Callable[[str, Tuple[int, ...], Tuple[int, ...], "Case"],
+                                  Optional[Diagnosis]]] = None
     kind = "op"
 
     @property

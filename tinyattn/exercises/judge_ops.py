@@ -8,6 +8,8 @@ learner's answers are judged against
 1. finite differences of the reference forward in float64 (the gradient check: every Jacobian
    entry within atol + rtol |numeric|, tinyattn.gradcheck's tolerance), and
 2. the reference backward for the same random gradients (to a relative 1e-6).
+A case with ``exact_rule`` (inputs where the op is not differentiable: a max pooling window
+with tied maxima) skips 1. and compares every gradient, random and one-hot, with 2.
 Only arrays come back from the learner's process; their shapes and dtypes are checked before
 any value is read.
 """
@@ -143,8 +145,10 @@ def _check_arrays(part: Part, prep: PreparedCase, arrays: Dict[str, np.ndarray],
                        Diagnosis("unreadable", ""), where)
         diagnosis = None
         if got.shape[1:] != want:
-            diagnosis = diagnose_shape(name, got.shape[1:], want, part.transpose_hint,
-                                       tuple(prep.out.shape))
+            diagnosis = part.shape_hint and part.shape_hint(name, got.shape[1:], want,
+                                                            prep.case)
+            diagnosis = diagnosis or diagnose_shape(name, got.shape[1:], want,
+                                                    part.transpose_hint, tuple(prep.out.shape))
         elif got.dtype != np.float64:
             diagnosis = diagnose_dtype(name, got.dtype)
         if diagnosis is not None:
@@ -182,6 +186,9 @@ def _judge_values(exercise: Exercise, part: Part, reference: Any, prep: Prepared
     forward = getattr(reference, part.forward_name)
     backward = getattr(reference, part.backward_name)
     count, randoms = len(part.inputs), (1 if once else RANDOM)
+    exact = bool(prep.case.exact_rule)          # not differentiable here: the rule decides
+    if exact:
+        randoms = len(prep.grads)               # every grad against the reference rule
     wants = [_as_list(backward(_readonly(g.copy()), _readonly(prep.cache)), count)
              for g in prep.grads[:randoms]]
     worst = 0.0
@@ -190,7 +197,7 @@ def _judge_values(exercise: Exercise, part: Part, reference: Any, prep: Prepared
     for i, name in enumerate(part.inputs):
         shape = prep.case.inputs[name].shape
         report = None
-        if not once:
+        if not once and not exact:
             rows = stacked[i][randoms:].reshape(prep.out.size, -1)
             report = InputReport(i, shape, rows, numeric_jacobian(forward, prep.case, i),
                                  ATOL, RTOL, False, output_shape=prep.out.shape)
@@ -213,7 +220,11 @@ def _judge_values(exercise: Exercise, part: Part, reference: Any, prep: Prepared
                                         _reference_diagonal(backward, prep, i, count),
                                         np.asarray(ones, dtype=np.float64))
             swapped = _other_input(part, got, wants[r], i)
-            if swapped is not None and diagnosis.kind not in {m.kind for m in part.mistakes}:
+            named = diagnosis.kind in {m.kind for m in part.mistakes}
+            if exact and not named:
+                diagnosis = Diagnosis("exact_rule", f"{prep.case.exact_rule} "
+                                                    f"{diagnosis.message}")
+            elif swapped is not None and not named:
                 diagnosis = Diagnosis("return_order", (
                     f"Your d{name} is exactly the right d{swapped}: the gradients come back "
                     f"in another order. Return them in the forward's input order, "
@@ -227,9 +238,16 @@ def _judge_values(exercise: Exercise, part: Part, reference: Any, prep: Prepared
                       _count_line(report)]
         else:
             diff = float(np.abs(got - want).max())
-            lines.append(wrap(f"for a random grad your d{name} is off by up to {diff:.3g}"
-                              + ("" if once else " (right for each one-hot grad, where the "
-                                                 "incoming gradient is exactly 1)")))
+            if exact:
+                what = "a random grad" if r < RANDOM else "a one-hot grad"
+                lines.append(wrap(f"for {what} your d{name} is off by up to {diff:.3g} (no "
+                                  f"numeric check in this case: the op is not differentiable "
+                                  f"at these inputs, so the reference rule decides)"))
+            else:
+                lines.append(wrap(f"for a random grad your d{name} is off by up to "
+                                  f"{diff:.3g}" + ("" if once else " (right for each one-hot "
+                                                   "grad, where the incoming gradient is "
+                                                   "exactly 1)")))
         lines.append(wrap(f"diagnosis: {diagnosis.message}"))
         diagnoses.append(diagnosis)
     if diagnoses:           # every wrong gradient at once, not one per round of fixing

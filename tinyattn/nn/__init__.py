@@ -1,7 +1,7 @@
 """``tinyattn.nn``: modules built from tinyattn's ops (docs/nn.md)."""
 from __future__ import annotations
 
-from . import functional, init, torch_compat, utils
+from . import functional, init, parallel, torch_compat, utils
 from .activation import (GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus,
                          Tanh)
 from .activation import (CELU, ELU, GLU, PReLU, ReLU6, RReLU, SELU, Hardshrink, Hardsigmoid,

@@ -28,7 +28,8 @@ from ..precision import is_floating
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
-           "trunc_normal_", "orthogonal_"]
+           "trunc_normal_", "orthogonal_", "uniform", "normal", "constant", "eye",
+           "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal", "orthogonal"]
 
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "sigmoid")
@@ -206,3 +207,24 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
     with no_grad():
         tensor.copy_(make_tensor(values, device=tensor.device))
     return tensor
+
+
+def _deprecated(name: str) -> Any:
+    """torch's underscore-less initialisers (still in tutorials): torch's FutureWarning, then
+    the in-place one."""
+    current = globals()[name + "_"]
+
+    def legacy(*args: Any, **kwargs: Any) -> Any:
+        warnings.warn(f"`nn.init.{name}` is now deprecated in favor of `nn.init.{name}_`.",
+                      FutureWarning, stacklevel=2)
+        return current(*args, **kwargs)
+    legacy.__name__ = legacy.__qualname__ = name
+    legacy.__doc__ = f"Deprecated (torch's too): use ``{name}_``."
+    return legacy
+
+
+uniform, normal, constant, eye = (_deprecated(n) for n in ("uniform", "normal", "constant",
+                                                           "eye"))
+xavier_uniform, xavier_normal = _deprecated("xavier_uniform"), _deprecated("xavier_normal")
+kaiming_uniform, kaiming_normal = _deprecated("kaiming_uniform"), _deprecated("kaiming_normal")
+orthogonal = _deprecated("orthogonal")

@@ -31,7 +31,7 @@ from ..tensor import Tensor, ones, rand, randn, zeros
 from .activation import GELU, ReLU
 from .module import Module, Parameter
 
-__all__ = ["Linear", "Embedding", "LayerNorm", "RMSNorm", "Dropout", "Identity", "Flatten",
+__all__ = ["Linear", "NonDynamicallyQuantizableLinear", "Embedding", "LayerNorm", "RMSNorm", "Dropout", "Identity", "Flatten",
            "Unflatten", "GELU", "ReLU", "FeedForward", "uniform_parameter", "normal_parameter",
            "make_activation", "skip_init"]
 
@@ -95,6 +95,12 @@ class Linear(Module):
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """torch's class of ``MultiheadAttention.out_proj``: a Linear that ``quantize_dynamic``
+    leaves in float (its name is what tells it apart; it prints under this name, as
+    torch's)."""
 
 
 class Identity(Module):
@@ -193,7 +199,8 @@ class LayerNorm(Module):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.normalized_shape}, eps={self.eps}"
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.weight is not None}, bias={self.bias is not None}")
 
 
 class RMSNorm(Module):

@@ -32,6 +32,7 @@ class _Uninitialized:
     shape and makes it a plain ``cls_to_become``."""
 
     cls_to_become: type = Tensor
+    _is_uninitialized = True          # Module.to leaves it alone (nothing to move yet)
 
     def __new__(cls, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> Any:
         return Tensor.__new__(cls)
@@ -95,6 +96,18 @@ class _LazyModule(Module):
     """What LazyLinear and LazyBatchNorm1d share: materialise, then become ``cls_to_become``."""
 
     cls_to_become: type = Module
+
+    def _note_lazy_move(self, device: Any, dtype: Any) -> None:
+        """``model.to(device)`` / ``.double()`` before the first forward (torch allows it):
+        the parameters are made there, in that dtype, when the first input comes."""
+        if device is not None and hasattr(self, "_device"):
+            self._device = device
+        if dtype is not None:
+            if hasattr(self, "_dtype"):
+                self._dtype = dtype
+            for value in vars(self).values():
+                if isinstance(value, _Uninitialized):
+                    value._lazy_dtype = np.dtype(dtype)
 
     def has_uninitialized_params(self) -> bool:
         return _has_uninitialized(self)

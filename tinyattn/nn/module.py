@@ -294,6 +294,13 @@ class Module:
             p.requires_grad_(requires_grad)
         return self
 
+    def share_memory(self) -> "Module":
+        """Every parameter and buffer into shared memory (``Tensor.share_memory_``), so the
+        processes this module is sent to train the same numbers (torch's Hogwild pattern)."""
+        for tensor in list(self.parameters()) + list(self.buffers()):
+            tensor.share_memory_()
+        return self
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget every parameter's gradient: None (default, as torch) or zeros in place."""
         for p in self.parameters():
@@ -321,8 +328,11 @@ class Module:
             raise TypeError(f"Module.to only accepts floating-point dtypes, got {dtype}; "
                             f"integer tensors (token ids) are converted one by one")
         for module in self.modules():
+            note = getattr(module, "_note_lazy_move", None)
+            if note is not None:              # a lazy module before its first forward
+                note(device, dtype)
             for value in list(vars(module).values()):
-                if isinstance(value, Tensor):
+                if isinstance(value, Tensor) and not getattr(value, "_is_uninitialized", False):
                     value._data = _moved(value._data, device, dtype)
                     if value._grad is not None:
                         value._grad._data = _moved(value._grad._data, device, dtype)
@@ -408,18 +418,30 @@ class Module:
         return ""
 
     def __repr__(self) -> str:
-        children = list(self.named_children())
-        own = sum(p.numel() for n, p in vars(self).items() if isinstance(p, Parameter))
-        head = f"{type(self).__name__}({self.extra_repr()})"
-        count = Module.num_parameters(self)     # PReLU's num_parameters is torch's int
-        if not children:
-            return f"{head}  # {count:,} params" if own else head
-        lines = [f"{head[:-1]}  # {count:,} params"]
-        for name, child in children:
-            body = repr(child).replace("\n", "\n  ")
-            lines.append(f"  ({name}): {body}")
-        lines.append(")")
-        return "\n".join(lines)
+        """torch's printout, line for line (learners compare the two): extra_repr's lines,
+        then ``(name): child`` for each child, indented by two. The parameter counts are in
+        ``summary()`` and ``num_parameters()``, not here (torch prints none)."""
+        return self._printout(False)
+
+    def summary(self) -> str:
+        """The printout with each module's parameter count: ``Linear(...)  # 6 params``."""
+        return self._printout(True)
+
+    def _printout(self, counts: bool) -> str:
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({name}): " + child._printout(counts).replace("\n", "\n  ")
+                       for name, child in self.named_children()]
+        text = type(self).__name__ + "("
+        if len(extra_lines) == 1 and not child_lines:
+            text += extra_lines[0]
+        elif extra_lines or child_lines:
+            text += "\n  " + "\n  ".join(extra_lines + child_lines) + "\n"
+        text += ")"
+        if counts and Module.num_parameters(self):
+            first, _, rest = text.partition("\n")
+            text = f"{first}  # {Module.num_parameters(self):,} params" + ("\n" + rest if rest else "")
+        return text
 
 
 def _is_device(value: Any) -> bool:

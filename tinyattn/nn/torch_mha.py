@@ -28,10 +28,12 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from .. import backend
 from .. import functional as F
 from ..ops.attention import default_scale
-from ..tensor import Tensor, as_tensor
-from .layers import Linear, uniform_parameter
+from ..ops import cat
+from ..tensor import Tensor, as_tensor, ones, zeros
+from .layers import Linear, NonDynamicallyQuantizableLinear, uniform_parameter
 from .module import Module, Parameter
 from ..precision import is_floating
 
@@ -40,15 +42,14 @@ __all__ = ["MultiheadAttention"]
 
 class MultiheadAttention(Module):
     """PyTorch's ``torch.nn.MultiheadAttention``, with the same constructor, parameters and
-    forward. ``add_bias_kv`` and ``add_zero_attn`` are not supported (refused clearly)."""
+    forward. ``add_bias_kv``: learned ``bias_k``/``bias_v`` (1, 1, E) appended to the keys
+    and values as one more source position; ``add_zero_attn``: a zero key and value appended
+    after the heads are split (both as torch; masks get an allowed column for each)."""
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
                  add_bias_kv: bool = False, add_zero_attn: bool = False,
                  kdim: Optional[int] = None, vdim: Optional[int] = None,
                  batch_first: bool = False, device: Optional[str] = None, dtype: Any = None):
-        if add_bias_kv or add_zero_attn:
-            raise NotImplementedError("MultiheadAttention: add_bias_kv and add_zero_attn are "
-                                      "not supported by tinyattn; build it without them")
         for name, value in (("embed_dim", embed_dim), ("num_heads", num_heads)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"MultiheadAttention: {name} must be a positive int, got "
@@ -68,7 +69,7 @@ class MultiheadAttention(Module):
         # The random draws come in torch's order (out_proj is built before the input
         # projections are initialised: tests/test_pytorch_programs.py feeds both frameworks
         # one stream of numbers); the attributes keep torch's order (in_proj_*, out_proj).
-        out_proj = Linear(e, e, bias=bias)
+        out_proj = NonDynamicallyQuantizableLinear(e, e, bias=bias)
         if self._qkv_same_embed_dim:        # Xavier-uniform over the packed (3E, E) matrix
             self.in_proj_weight = uniform_parameter((3 * e, e), math.sqrt(6.0 / (4 * e)))
             self.q_proj_weight = self.k_proj_weight = self.v_proj_weight = None
@@ -80,6 +81,14 @@ class MultiheadAttention(Module):
             self.v_proj_weight = uniform_parameter((e, self.vdim),
                                                    math.sqrt(6.0 / (e + self.vdim)))
         self.in_proj_bias = Parameter(np.zeros(3 * e, dtype=np.float32)) if bias else None
+        if add_bias_kv:                   # torch: xavier_normal_ over a (1, 1, E) tensor
+            std = math.sqrt(2.0 / (e + e))
+            draw = backend.default_generator("cpu")     # manual_seed makes it repeatable
+            self.bias_k = Parameter((draw.standard_normal((1, 1, e)) * std).astype(np.float32))
+            self.bias_v = Parameter((draw.standard_normal((1, 1, e)) * std).astype(np.float32))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = bool(add_zero_attn)
         self.out_proj = out_proj
         if bias:
             self.out_proj.bias = Parameter(np.zeros(e, dtype=np.float32))
@@ -87,8 +96,7 @@ class MultiheadAttention(Module):
             self.to(device=device, dtype=dtype)
 
     def extra_repr(self) -> str:
-        return (f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, "
-                f"dropout={self.dropout}, batch_first={self.batch_first}")
+        return ""             # torch prints only out_proj: the settings are not in its printout
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Any = None,
                 need_weights: bool = True, attn_mask: Any = None,
@@ -125,6 +133,20 @@ class MultiheadAttention(Module):
         v = v.reshape(n, source, h, d_k).transpose(1, 2)
         mask = _combined_mask(attn_mask, key_padding_mask, is_causal, n, h, length, source,
                               query)
+        extra = []
+        if self.bias_k is not None:       # one more key/value: the learned biases
+            extra.append((self.bias_k.reshape(1, h, 1, d_k).expand(n, h, 1, d_k),
+                          self.bias_v.reshape(1, h, 1, d_k).expand(n, h, 1, d_k)))
+        if self.add_zero_attn:            # and one all-zero key/value
+            zero = k.new_zeros((n, h, 1, d_k))
+            extra.append((zero, zero))
+        for k_more, v_more in extra:
+            k = cat([k, k_more.to(k.dtype)], dim=2)       # (N, h, S, d_k) -> (N, h, S+1, d_k)
+            v = cat([v, v_more.to(v.dtype)], dim=2)
+            if mask is not None:                          # the new column is allowed
+                fill = (ones if mask.dtype == np.bool_ else zeros)(
+                    *(tuple(mask.shape[:-1]) + (1,)), dtype=mask.dtype, device=mask.device)
+                mask = cat([mask, fill], dim=-1)
         p = self.dropout if self.training else 0.0
         if need_weights:
             out, weights = _attention_with_weights(q, k, v, mask, p)

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import copy
 import math
+import warnings
 from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
 from .. import functional as F
-from ..autograd import no_grad
+from ..autograd import is_grad_enabled, no_grad
 from ..tensor import Tensor, as_tensor
 from .layers import Dropout, LayerNorm, Linear
 from .containers import ModuleList
@@ -232,6 +233,18 @@ class TransformerDecoderLayer(_FeedForwardMixin, Module):
         return self.norm3(x + self.dropout3(self._ff(x)))
 
 
+def _why_not_nested(layer: Any) -> str:
+    """The first reason torch gives for not using nested tensors, or ""."""
+    if not isinstance(layer, TransformerEncoderLayer):
+        return "encoder_layer was not TransformerEncoderLayer"
+    if layer.norm_first:
+        return "encoder_layer.norm_first was True"
+    if not layer.batch_first:
+        return ("encoder_layer.self_attn.batch_first was not True(use batch_first for better "
+                "inference performance)")
+    return ""
+
+
 class TransformerEncoder(Module):
     """``num_layers`` deep copies of ``encoder_layer``, then an optional final ``norm``."""
 
@@ -240,6 +253,11 @@ class TransformerEncoder(Module):
                  mask_check: bool = True):
         self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
         self.num_layers, self.norm = num_layers, norm
+        self.enable_nested_tensor = bool(enable_nested_tensor)
+        why = _why_not_nested(encoder_layer) if enable_nested_tensor else ""
+        if why:                               # torch's notice, word for word
+            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False "
+                          f"because {why}", UserWarning, stacklevel=2)
 
     def forward(self, src: Tensor, mask: Any = None, src_key_padding_mask: Any = None,
                 is_causal: Optional[bool] = None) -> Tensor:
@@ -247,7 +265,23 @@ class TransformerEncoder(Module):
         for layer in self.layers:
             x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
                       is_causal=bool(is_causal))
+        if self._nested_fast_path(src, mask, src_key_padding_mask):
+            padded = src_key_padding_mask != 0                      # (N, S) True: padding
+            x = x.masked_fill(padded.reshape(padded.shape + (1,)), 0.0)
         return x if self.norm is None else self.norm(x)
+
+    def _nested_fast_path(self, src: Tensor, mask: Any, padding: Any) -> bool:
+        """Whether torch would take its nested-tensor fast path, which returns zeros at the
+        padded positions (before the final norm): eval mode, no gradient recorded, a
+        batch-first (N, S, E) input with a key padding mask and no attention mask,
+        ``enable_nested_tensor`` and post-norm layers. Elsewhere torch (and tinyattn)
+        computes values there, which nothing downstream should read."""
+        first = self.layers[0] if len(self.layers) else None
+        return (padding is not None and mask is None and not self.training
+                and self.enable_nested_tensor and isinstance(padding, Tensor)
+                and isinstance(first, TransformerEncoderLayer) and first.batch_first
+                and not first.norm_first and src.ndim == 3
+                and not (is_grad_enabled() and any(p.requires_grad for p in self.parameters())))
 
 
 class TransformerDecoder(Module):

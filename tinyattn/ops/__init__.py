@@ -65,7 +65,9 @@ from .torch_keywords import out_apart
 from .hyperbolic import cosh, exp2, sinh
 from .normal_sample import normal
 from .inverse_trig import acos, asin, atan, atan2, tan
-from .rounding import isneginf, isposinf
+from .rounding import isneginf, isposinf, signbit
+from .histogram import histogram
+from .inplace_unary import UNARY_IN_PLACE, lerp_
 from .scatter_reduce import (bincount, index_fill, index_fill_, scatter_reduce,
                              scatter_reduce_)
 from .index_writes import block_diag
@@ -121,7 +123,9 @@ __all__ = [
     "batch_norm", "meshgrid", "diag", "unique", "scatter", "scatter_", "scatter_add",
     "scatter_add_", "index_add", "index_add_", "detach_",
     # names learners' codebases call
-    "sinh", "cosh", "exp2", "tan", "asin", "acos", "atan", "atan2", "isposinf", "isneginf",
+    "sinh", "cosh", "exp2", "tan", "asin", "acos", "atan", "atan2", "isposinf", "isneginf", "signbit", "histogram",
+    "exp_", "sigmoid_", "relu_", "tanh_", "abs_", "sqrt_", "rsqrt_", "log_", "ceil_", "floor_",
+    "trunc_", "reciprocal_", "square_", "sin_", "cos_", "log1p_", "expm1_",
     "scatter_reduce", "scatter_reduce_", "index_fill", "index_fill_", "bincount", "normal",
     # structure ops made of shape ops (ops/structure.py)
     "broadcast_shapes", "broadcast_to", "broadcast_tensors", "atleast_1d", "atleast_2d",
@@ -508,6 +512,17 @@ Tensor.arctan = atan
 Tensor.atan2 = atan2
 Tensor.arctan2 = atan2
 Tensor.isposinf = isposinf
+Tensor.signbit = signbit
+Tensor.histogram = histogram
+Tensor.lerp_ = lerp_
+for _name, _function in UNARY_IN_PLACE.items():      # x.exp_(), x.sigmoid_(), ... (a version)
+    setattr(Tensor, _name, _function)
+exp_, sigmoid_, relu_, tanh_ = (UNARY_IN_PLACE[n] for n in ("exp_", "sigmoid_", "relu_", "tanh_"))
+abs_, sqrt_, rsqrt_, log_ = (UNARY_IN_PLACE[n] for n in ("abs_", "sqrt_", "rsqrt_", "log_"))
+ceil_, floor_, trunc_ = (UNARY_IN_PLACE[n] for n in ("ceil_", "floor_", "trunc_"))
+reciprocal_, square_, sin_, cos_ = (UNARY_IN_PLACE[n] for n in ("reciprocal_", "square_", "sin_",
+                                                                "cos_"))
+log1p_, expm1_ = UNARY_IN_PLACE["log1p_"], UNARY_IN_PLACE["expm1_"]
 Tensor.isneginf = isneginf
 Tensor.scatter_reduce = scatter_reduce
 Tensor.scatter_reduce_ = scatter_reduce_

@@ -78,7 +78,7 @@ def max(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
     if isinstance(dim, Tensor):
         return maximum(x, dim)
     if dim is None:
-        return amax(x)
+        return amax(x, _spread=True)       # torch: +0.0 where the maximum is not
     return MaxResult(*_values_at_index(x, _one_dim(dim, "max"), keepdim, "argmax"))
 
 
@@ -88,7 +88,7 @@ def min(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
     if isinstance(dim, Tensor):
         return minimum(x, dim)
     if dim is None:
-        return amin(x)
+        return amin(x, _spread=True)
     return MinResult(*_values_at_index(x, _one_dim(dim, "min"), keepdim, "argmin"))
 
 

@@ -181,14 +181,16 @@ class RMSNorm(Function):
 def rms_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]],
              weight: Optional[Tensor] = None, eps: Optional[float] = None) -> Tensor:
     """PyTorch's ``F.rms_norm``: x / sqrt(mean(x^2) + eps) * weight over the trailing
-    ``normalized_shape`` dims; ``eps=None`` means the machine epsilon of x's dtype
-    (``torch.finfo(x.dtype).eps``: 1.19e-07 in float32, 2.2e-16 in float64)."""
+    ``normalized_shape`` dims; ``eps=None`` means the machine epsilon of the dtype the
+    sum is computed in, as torch: 2.2e-16 for float64 and float32's 1.19e-07 for float32,
+    float16 and bfloat16 (not the half dtype's own, 9.8e-04 / 7.8e-03, which would swamp
+    small inputs)."""
     axes = _normalized_axes("rms_norm", x, normalized_shape, weight=weight)
     if not is_floating(x.dtype):
         raise TypeError(f"rms_norm: expected a floating-point input, got {x.dtype}; convert "
                         f"with .float()")
     if eps is None:
-        eps = float(np.finfo(x.dtype).eps)
+        eps = float(np.finfo(np.float64 if x.dtype == np.float64 else np.float32).eps)
     elif not float(eps) >= 0:
         raise ValueError(f"rms_norm: eps must be >= 0 (or None), got {eps}")
     weights = () if weight is None else (half_as_float32(weight),)

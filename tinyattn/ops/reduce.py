@@ -88,19 +88,25 @@ class Amax(Function):
     dx = g at the position of the maximum, 0 elsewhere. Ties split the gradient evenly: if
     k elements share the maximum, each gets g / k (the sum over ties is g, as for any
     subgradient, and the split is symmetric, so it does not depend on element order).
+    ``spread=True`` (``max(x)`` without a dim): the others get +0.0 written in, not g * 0
+    (which is -0.0 for a negative g), as torch's evenly_distribute_backward.
     """
 
     versions_checked = (0, -1)    # what torch saves: changed in place, backward raises
 
-    def forward(self, x, axes: Tuple[int, ...], keepdim: bool):
+    def forward(self, x, axes: Tuple[int, ...], keepdim: bool, spread: bool = False):
         out = x.max(axis=axes, keepdims=True)
         self.save_for_backward(x == out, axes, keepdim)
+        self._spread = spread
         return out if keepdim else out.squeeze(axis=axes)
 
     def backward(self, grad):
         is_max, axes, keepdim = self.saved
         grad = _expand_back(grad, is_max.shape, axes, keepdim)
         ties = is_max.sum(axis=axes, keepdims=True)
+        if getattr(self, "_spread", False):
+            xp = backend.get_array_module(grad)
+            return xp.where(is_max, grad / ties.astype(grad.dtype), 0).astype(grad.dtype)
         return grad * is_max / ties.astype(grad.dtype)
 
 
@@ -108,9 +114,10 @@ class Amin(Amax):
     """out = min of x over ``axes``; the backward is amax's (``is_min`` marks the minima,
     ties split the gradient evenly)."""
 
-    def forward(self, x, axes: Tuple[int, ...], keepdim: bool):
+    def forward(self, x, axes: Tuple[int, ...], keepdim: bool, spread: bool = False):
         out = x.min(axis=axes, keepdims=True)
         self.save_for_backward(x == out, axes, keepdim)
+        self._spread = spread
         return out if keepdim else out.squeeze(axis=axes)
 
 
@@ -187,15 +194,21 @@ def _as_int64(x: Tensor) -> Tensor:
     return x.to(np.int64) if x.dtype.kind in "biu" and x.dtype != np.int64 else x
 
 
-def amax(x: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:
+def amax(x: Tensor, dim: Dim = None, keepdim: bool = False, *, _spread: bool = False
+         ) -> Tensor:
     axes = _axes(dim, x.ndim, "amax")
     _check_not_empty(x, axes, "amax")
+    if _spread:
+        return Amax.apply(x, axes=axes, keepdim=keepdim, spread=True)
     return Amax.apply(x, axes=axes, keepdim=keepdim)
 
 
-def amin(x: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:
+def amin(x: Tensor, dim: Dim = None, keepdim: bool = False, *, _spread: bool = False
+         ) -> Tensor:
     axes = _axes(dim, x.ndim, "amin")
     _check_not_empty(x, axes, "amin")
+    if _spread:
+        return Amin.apply(x, axes=axes, keepdim=keepdim, spread=True)
     return Amin.apply(x, axes=axes, keepdim=keepdim)
 
 

@@ -197,6 +197,21 @@ def _test(name: str, input: Tensor, test: str) -> Tensor:
     return Tensor._wrap(xp.asarray(getattr(xp, test)(input._data)))
 
 
+def signbit(input: Tensor) -> Tensor:  # noqa: A002
+    """True where x's sign bit is set: -0.0, negative numbers, -inf and a NaN with its sign
+    bit set (a bool tensor, as torch.signbit; False for unsigned integers)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"signbit: expected a Tensor, got {type(input).__name__}")
+    xp = backend.get_array_module(input._data)
+    data = input._data
+    if data.dtype.kind in "ub":
+        return Tensor._wrap(xp.zeros(data.shape, dtype=bool))
+    if data.dtype.kind == "i":
+        return Tensor._wrap(xp.asarray(data < 0))
+    return Tensor._wrap(xp.asarray(xp.signbit(data.astype(np.float32)
+                                              if data.dtype.itemsize < 4 else data)))
+
+
 def isnan(input: Tensor) -> Tensor:  # noqa: A002
     """True where x is NaN (a bool tensor; always False for integer tensors)."""
     return _test("isnan", input, "isnan")

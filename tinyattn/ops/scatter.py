@@ -12,6 +12,8 @@ does for ``x[index] = value``, because no gradient could say where each value we
 """
 from __future__ import annotations
 
+import math
+
 from typing import Any, Optional, Tuple
 
 import numpy as np
@@ -98,6 +100,29 @@ class IndexAdd(Function):
 
 
 # ------------------------------------------------------------------ checks
+_TORCH_TYPE_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+                     "float64": "double", "int8": "int8_t", "uint8": "uint8_t",
+                     "int16": "int16_t", "int32": "int", "int64": "int64_t"}
+
+
+def checked_fill_value(value: Any, dtype: np.dtype) -> Any:
+    """``value`` as ``dtype`` holds it, or torch's error when it does not fit (1e30 into
+    float16, 1000 into int8): never a silent inf or a wrapped integer."""
+    dtype = np.dtype(dtype)
+    fits = True
+    if dtype.kind in "iu" and not isinstance(value, bool):
+        info = np.iinfo(dtype)
+        fits = math.isfinite(float(value)) and info.min <= float(value) <= info.max
+    elif dtype.kind == "f" or dtype.name == "bfloat16":
+        with np.errstate(over="ignore"):
+            fits = not (math.isfinite(float(value))
+                        and not np.isfinite(np.asarray(value).astype(dtype)))
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type "
+                           f"{_TORCH_TYPE_NAMES.get(dtype.name, dtype.name)} without overflow")
+    return dtype.type(value)
+
+
 def _index_positions(op: str, x: Tensor, dim: int, index: Tensor, src: Optional[Tensor]
                      ) -> Tuple[Tuple[Any, ...], Tuple[slice, ...]]:
     """Check scatter's arguments as PyTorch does; return the positions index writes to
@@ -182,7 +207,7 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None,  # noqa: A0
     positions, region = _index_positions("scatter", input, dim, index, tensor_src)
     if tensor_src is None:
         return Scatter.apply(input, index=positions, region=region,
-                             value=input.dtype.type(value))
+                             value=checked_fill_value(value, input.dtype))
     return Scatter.apply(input, tensor_src, index=positions, region=region, value=None)
 
 

@@ -17,7 +17,7 @@ from ..tensor import Tensor
 from ..precision import is_floating
 from .inplace import _in_place
 from .masking import where
-from .scatter import _index_positions
+from .scatter import _index_positions, checked_fill_value
 from .shape import _normalize_dim
 
 __all__ = ["scatter_reduce", "scatter_reduce_", "scatter_number_reduce", "index_fill",
@@ -173,24 +173,51 @@ def scatter_reduce_(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str
         t, dim, index, src, reduce, include_self=include_self), (src,))
 
 
+class ScatterNumberReduce(Function):
+    """out = x with ``value`` added to (multiplied into) each element once per index that
+    points at it, one after another in index order as torch's CPU kernel: an element no
+    index hits is x's own, untouched (inf, NaN and -0.0 included; never x + 0 * inf). With n
+    the number of hits at an element (float16 and bfloat16 combine in float32 with the value
+    rounded to the dtype first, and round once at the end, as torch's kernel):
+        add:      out = x + v + ... + v,   dout/dx = 1
+        multiply: out = x * v * ... * v,   dout/dx = v ** n  (1 where n = 0)
+    torch gives this call no derivative; tinyattn gives this one, which is exact."""
+
+    def forward(self, x, positions, value, reduce: str):
+        device = backend.device_of(x)
+        value = np.asarray(value, dtype=x.dtype)          # rounded to x's dtype first
+        half = x.dtype.itemsize < 4 and x.dtype.kind == "f" or x.dtype.name == "bfloat16"
+        work = x.astype(np.float32) if half else x.copy()    # torch: halves add in float32
+        out = _reduce_at(work, positions, backend.to_device(value.astype(work.dtype), device),
+                         "sum" if reduce == "add" else "prod").astype(x.dtype)
+        if reduce == "multiply":
+            xp = backend.get_array_module(x)
+            hits = xp.zeros(x.shape, dtype=np.int64)
+            backend.scatter_add(hits, positions, 1)
+            self.save_for_backward((backend.to_device(value, device) ** hits).astype(x.dtype))
+        self._reduce = reduce
+        return out
+
+    def backward(self, grad):
+        if self._reduce == "add":
+            return (grad,)
+        (factor,) = self.saved
+        return (grad * factor,)
+
+
 def scatter_number_reduce(input: Tensor, dim: int, index: Tensor, value: Any,  # noqa: A002
                           reduce: str) -> Tensor:
     """``scatter(input, dim, index, value, reduce="add"|"multiply")`` with a number: each
-    time index points at an element, value is added to it (multiplies it). With n the number
-    of hits: out = x + n * value, or x * value ** n, built from differentiable ops (torch
-    gives this call no derivative)."""
+    time index points at an element, value is added to it (multiplies it), in index order
+    (ScatterNumberReduce); a value the dtype cannot hold is torch's overflow error."""
     if reduce not in ("add", "multiply"):
         raise ValueError(f"scatter: reduce must be 'add' or 'multiply', got {reduce!r} (for "
                          f"sum, prod, mean, amax, amin use scatter_reduce with a src tensor)")
+    if isinstance(value, Tensor) or not isinstance(value, (int, float, bool, np.number)):
+        raise TypeError(f"scatter: value must be a Python number, got {type(value).__name__}")
     positions, _ = _index_positions("scatter", input, dim, index, None)
-    xp = backend.get_array_module(input._data)
-    hits = xp.zeros(input.shape, dtype=np.int64)
-    backend.scatter_add(hits, positions, 1)
-    if reduce == "add":
-        step = Tensor._wrap((hits * value).astype(input.dtype))
-        return input + step
-    factor = Tensor._wrap((xp.asarray(value, dtype=input.dtype) ** hits).astype(input.dtype))
-    return input * factor
+    value = checked_fill_value(value, input.dtype)
+    return ScatterNumberReduce.apply(input, positions=positions, value=value, reduce=reduce)
 
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:  # noqa: A002

@@ -14,6 +14,8 @@ import os
 import socket
 from typing import Any, Dict, Iterable, List, Optional
 
+from ..atomic import atomic_write
+
 __all__ = ["Event", "EventList", "FunctionEventAvg", "format_time", "format_memory"]
 
 
@@ -141,7 +143,7 @@ class EventList(list):
         """One line per recorded stack (``with_stack=True``), outermost frame first, then
         the op, and the metric in microseconds: the input of flamegraph.pl."""
         metric = metric.replace("cuda", "device")
-        with open(path, "w", encoding="utf-8") as f:
+        with atomic_write(path, "w") as f:
             for e in self:
                 if e.stack:
                     frames = ";".join(list(reversed(e.stack)) + [e.name])
@@ -202,7 +204,7 @@ def _table(events: List[Any], sort_by: Optional[str], row_limit: int, name_width
     if header is not None:
         lines += ["=" * line_length, header]
     lines += [separator, row_format.format(*headers), separator]
-    for e in events[:row_limit]:
+    for e in events if row_limit < 0 else events[:row_limit]:   # torch: -1 means all rows
         name = e.key if len(e.key) < name_width_max - 3 else e.key[:name_width_max - 3] + "..."
         row = [name, _share(e.self_cpu_time_total, total), format_time(e.self_cpu_time_total),
                _share(e.cpu_time_total, total), format_time(e.cpu_time_total),
@@ -241,5 +243,5 @@ def write_chrome_trace(events: Iterable[Event], path: str, record_shapes: bool,
         trace.append(item)
     document = {"schemaVersion": 1, "displayTimeUnit": "ms", "host_name": socket.gethostname(),
                 "traceEvents": trace}
-    with open(path, "w", encoding="utf-8") as f:
+    with atomic_write(path, "w") as f:
         json.dump(document, f)

@@ -23,6 +23,7 @@ import warnings
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from .. import autograd
+from ..atomic import atomic_write
 from .events import Event, EventList
 
 __all__ = ["profile", "record_function", "schedule", "tensorboard_trace_handler",
@@ -92,7 +93,8 @@ def tensorboard_trace_handler(dir_name: str, worker_name: Optional[str] = None,
         prof.export_chrome_trace(path)
         if use_gzip:
             import gzip  # noqa: PLC0415 - only when asked for
-            with open(path, "rb") as f, gzip.open(path + ".gz", "wb") as out:
+            with open(path, "rb") as f, atomic_write(path + ".gz", "wb") as raw, \
+                    gzip.GzipFile(fileobj=raw, mode="wb") as out:
                 out.write(f.read())
             os.remove(path)
     return handler

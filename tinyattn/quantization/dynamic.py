@@ -12,8 +12,14 @@ A float x is stored as an integer q with a scale s and a zero point z: x ~ s (q 
   [0, Q] (the zero point closer in error, as fbgemm picks it). Q = 127 on x86 (torch's
   ``reduce_range``: fbgemm's int8 products are summed in pairs into int16 first, and 7-bit
   activations keep those pair sums from overflowing), 255 elsewhere.
+  A scale below 6.1e-5 (an input of about 1e-4 and smaller) is raised to 6.1e-5 and the
+  range widened to match, as torch's ChooseQuantizationParams does.
 - The product, in integers: acc = sum_k (q_x - z_x) q_w, exact in int32, then
   y = s_x s_w acc + b in float32 (the bias stays float).
+- An inf or NaN in the input: the range is taken over the finite values, and the non-finite
+  ones multiply the (dequantized) weights in float, so an inf gives an infinite output and a
+  NaN a NaN, in the rows that hold them. (torch gives inf there too, but its integer path
+  makes every row of that call non-finite and ignores NaN: neither is a value to copy.)
 Nothing here records a graph: quantized layers are for inference, as torch's.
 """
 from __future__ import annotations
@@ -33,6 +39,7 @@ __all__ = ["quantize_dynamic", "DynamicQuantizedLinear", "choose_qparams",
 
 qint8, quint8 = "qint8", "quint8"
 _FLOAT32_EPS = float(np.finfo(np.float32).eps)
+_SMALL_SCALE = float(np.float32(6.1e-5))    # torch's SMALL_SCALE_THRESHOLD (QuantUtils.h)
 
 
 def default_reduce_range() -> bool:
@@ -53,15 +60,24 @@ def quantize_weight(weight: np.ndarray) -> Tuple[np.ndarray, float]:
 def choose_qparams(low: float, high: float, reduce_range: bool) -> Tuple[float, int]:
     """(scale, zero_point) of an activation observed in [low, high], unsigned 8 or 7 bits."""
     q_min, q_max = 0, 127 if reduce_range else 255
-    low, high = min(low, 0.0), max(high, 0.0)
+    low, high = float(np.float32(min(low, 0.0))), float(np.float32(max(high, 0.0)))
     scale = (high - low) / (q_max - q_min)
-    if float(np.float32(scale)) == 0.0 or np.isinf(1.0 / np.float32(scale)):
-        scale = 0.1
+    with np.errstate(divide="ignore", over="ignore"):
+        if float(np.float32(scale)) == 0.0 or np.isinf(np.float32(1.0) / np.float32(scale)):
+            scale = 0.1
+    if scale < _SMALL_SCALE:           # torch cuts small scales off, widening the range
+        scale, amplifier = _SMALL_SCALE, _SMALL_SCALE / scale
+        if low == 0.0:
+            high = _SMALL_SCALE * (q_max - q_min)
+        elif high == 0.0:
+            low = -_SMALL_SCALE * (q_max - q_min)
+        else:
+            low, high = low * amplifier, high * amplifier
     scale = float(np.float32(scale))
     from_low, from_high = q_min - low / scale, q_max - high / scale
-    low_error, high_error = abs(q_min) + abs(low / scale), abs(q_max) + abs(high / scale)
+    low_error, high_error = abs(q_min) - abs(low / scale), abs(q_max) - abs(high / scale)
     zero_point = from_low if low_error < high_error else from_high
-    return scale, int(np.clip(np.rint(zero_point), q_min, q_max))
+    return scale, int(np.clip(np.rint(np.float32(zero_point)), q_min, q_max))
 
 
 class DynamicQuantizedLinear(Module):
@@ -115,14 +131,19 @@ class DynamicQuantizedLinear(Module):
         return Tensor._wrap(to_device(self._compute(data), x.device))
 
     def _compute(self, data: np.ndarray) -> np.ndarray:
-        scale, zero_point = choose_qparams(float(data.min(initial=0.0)),
-                                           float(data.max(initial=0.0)), self.reduce_range)
+        finite = np.isfinite(data)
+        observed = data if finite.all() else np.where(finite, data, 0).astype(np.float32)
+        scale, zero_point = choose_qparams(float(observed.min(initial=0.0)),
+                                           float(observed.max(initial=0.0)), self.reduce_range)
         q_max = 127 if self.reduce_range else 255
         inverse = np.float32(1.0) / np.float32(scale)
-        q_x = np.clip(np.rint(data * inverse) + zero_point, 0, q_max).astype(np.int32)
+        q_x = np.clip(np.rint(observed * inverse) + zero_point, 0, q_max).astype(np.int32)
         q_w = to_host(self.weight._data).astype(np.int32)
         acc = np.matmul(q_x - zero_point, q_w.T)           # (..., in) @ (in, out), int32
         out = acc.astype(np.float32) * np.float32(scale * self.scale.item())
+        if not finite.all():          # inf / NaN inputs: their products, in float, as float
+            with np.errstate(invalid="ignore", over="ignore"):
+                out += np.matmul(np.where(finite, 0, data), self.dequantized_weight().T)
         if self.bias is not None:
             out += to_host(self.bias._data)
         return out

@@ -29,6 +29,8 @@ class Tensor(TensorConversions):
     _ctx: Optional[autograd.Function] = None
     _retains_grad = False
     _hooks: Optional[List[Any]] = None               # register_hook() on a leaf
+    _post_accumulate_hooks: Optional[List[Any]] = None   # after .grad += (a leaf's)
+    _shared_path: Optional[str] = None               # share_memory_(): its /dev/shm file
     _vc: Optional[autograd.VersionCounter] = None   # created on first need; shared by views
     _is_view = False                                 # shares memory with another tensor
     _has_views = False                               # another tensor shares its memory
@@ -241,7 +243,7 @@ class Tensor(TensorConversions):
     def __repr__(self) -> str:
         """As PyTorch prints it (tinyattn/printing.py): ``tensor([1.5000, 2.0000])``,
         ``tensor([1, 2], dtype=int32)``, ``tensor(4., grad_fn=<SumBackward0>)``."""
-        grad_fn = None if self._ctx is None else f"{type(self._ctx).__name__}Backward0"
+        grad_fn = None if self._ctx is None else self._ctx.name()       # torch's node name
         return printing.tensor_repr(backend.to_host(self._data), self.device, grad_fn,
                                     self.requires_grad)
 
@@ -284,6 +286,35 @@ class Tensor(TensorConversions):
         returns replaces the gradient. Returns a handle with ``.remove()``. See
         ``tinyattn.autograd.register_hook``."""
         return autograd.register_hook(self, hook)
+
+    def share_memory_(self) -> "Tensor":
+        """Move the data into shared memory (a no-op if it is there already, or on a GPU),
+        so that processes it is sent to (``tinyattn.multiprocessing``) share its numbers:
+        an in-place change in one is seen by all. Returns self, as torch."""
+        if self._shared_path is None and type(self._data) is np.ndarray:
+            if self._is_view or self._has_views:
+                raise RuntimeError("share_memory_() on a view or a tensor with views: "
+                                   "share the base tensor before taking views of it")
+            from . import shared_memory       # noqa: PLC0415 - only sharing needs mmap
+            self._bump_version()
+            self._data, self._shared_path = shared_memory.to_shared(self._data)
+        return self
+
+    def __getstate__(self) -> dict:
+        """Pickled by value (a copy): the shared file's name is not part of the value
+        (tinyattn.multiprocessing sends shared tensors by that name instead)."""
+        state = dict(self.__dict__)
+        state.pop("_shared_path", None)
+        return state
+
+    def is_shared(self) -> bool:
+        """True after ``share_memory_()`` (and in a process that received such a tensor)."""
+        return self._shared_path is not None
+
+    def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
+        """Call ``hook(self)`` once backward has added this leaf's whole gradient into
+        ``.grad`` (PyTorch's). See ``tinyattn.autograd.hooks``."""
+        return autograd.hooks.register_post_accumulate_grad_hook(self, hook)
 
     @property
     def retains_grad(self) -> bool:

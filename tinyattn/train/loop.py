@@ -37,6 +37,7 @@ from .config import RESUME_FIELDS, ConfigError, TrainConfig, check_memory, final
 from .expectations import warn_if_below_usual
 from .history import record_eval, record_loss
 from .outdir import OutputError
+from .parallel import Ranks
 from .progress import ProgressBar, say
 from .tasks import IGNORE, make_task
 
@@ -152,12 +153,15 @@ class _Run:
     """One training session: the objects, the step, and saving them together."""
 
     def __init__(self, config: TrainConfig, out: str, task: Any,
-                 state: Optional[Dict[str, Any]], change: Optional[Dict[str, int]]):
+                 state: Optional[Dict[str, Any]], change: Optional[Dict[str, int]],
+                 ranks: Optional[Ranks] = None):
         self.config, self.out, self.task = config, out, task
+        self.ranks = ranks if ranks is not None else Ranks(from_environment=False)
         backend.manual_seed(config.seed)
-        self.data_rng = np.random.default_rng(config.seed)
+        self.data_rng = self.ranks.data_rng(config.seed)
         self.eval_x, self.eval_y, self.eval_keys = task.heldout(config.eval_size, config.seed)
         self.model = _model_for(config, len(task.vocab), task.block_size)
+        self.net = self.ranks.wrap(self.model)       # DistributedDataParallel with --nproc
         self.opt = optim.AdamW(self.model.parameters(), lr=config.lr,
                                weight_decay=config.weight_decay, betas=(0.9, 0.98))
         self.sched = optim.WarmupCosineLR(
@@ -186,11 +190,12 @@ class _Run:
     def train_step(self) -> float:
         """One update; raises TrainingDiverged (before updating) on a non-finite value."""
         config = self.config
-        x, y = self.task.sample(self.data_rng, config.batch_size, exclude=self.eval_keys)
-        _, loss = self.model(as_tensor(x, device=config.device),
-                             as_tensor(y, device=config.device),
-                             ignore_index=IGNORE)
-        value = loss.item()
+        x, y = self.task.sample(self.data_rng, self.ranks.batch_size(config.batch_size),
+                                exclude=self.eval_keys)
+        _, loss = self.net(as_tensor(x, device=config.device),
+                           as_tensor(y, device=config.device),
+                           ignore_index=IGNORE)
+        value = self.ranks.mean(loss.item())
         if not math.isfinite(value):
             self._diverged("the training loss", value)
         self.opt.zero_grad()
@@ -275,9 +280,18 @@ def train(config: TrainConfig) -> Dict[str, Any]:
 
 
 def _train_in(config: TrainConfig, held: list) -> Dict[str, Any]:
+    ranks = Ranks()
+    ranks.join(config)
+    try:
+        return _train_ranked(config, held, ranks)
+    finally:
+        ranks.leave()
+
+
+def _train_ranked(config: TrainConfig, held: list, ranks: Ranks) -> Dict[str, Any]:
     out, task, state, change = _prepare(config, held)
     log = (lambda message: None) if config.quiet else say
-    run = _Run(config, out, task, state, change)
+    run = _Run(config, out, task, state, change, ranks)
     if run.step >= config.steps:
         log(f"the run in {out}/ is already at step {run.step} of {config.steps}: nothing to "
             f"train (--steps N with N > {run.step} trains on)")
@@ -310,6 +324,8 @@ def _train_in(config: TrainConfig, held: list) -> Dict[str, Any]:
     if bar is not None:
         bar.close()
     stopped_by = stop.name if run.step < config.steps else None
+    if ranks.rank != 0:                   # rank 0 writes the run's reports
+        return report.metrics(config, task, run.history, run.step, out)
     if stopped_by is not None:
         say(f"\ninterrupted by {_SIGNAL_NAMES[stopped_by]} at step {run.step}: checkpoint "
             f"saved to {os.path.join(out, CHECKPOINT)}; continue with --resume {out}")
@@ -345,6 +361,8 @@ def _loop(run: _Run, bar: Optional[ProgressBar], stop: "_StopOnSignals") -> None
     config = run.config
     while run.step < config.steps and stop.name is None:
         loss = run.train_step()
+        if run.ranks.any_stopped(stop.name is not None) and stop.name is None:
+            stop.name = "SIGINT"              # another rank was signalled: stop here too
         run.watch.after_step(run.model, run.step)
         if run.step % config.eval_every == 0 or run.step == config.steps:
             entry = run.evaluate()

@@ -96,8 +96,14 @@ class CheckpointFunction(Function):
     leaves are u_1..u_n (out' == out bit for bit: same ops, same inputs, same random draws),
     then d loss/d u_i = the backward of that graph from g = d loss/d out. Each u_i gets the
     gradient it would get without checkpointing, because the recomputed graph is that graph.
-    A segment returning several tensors has one node; outputs 1.. hang off output 0 through
-    ``_SegmentOutput`` nodes, which the engine visits first, leaving their g_k in ``slots``.
+    A segment with one output that needs a gradient makes it. One with several makes a hidden
+    0-d anchor tensor, and each of those outputs hangs off the anchor through a
+    ``_SegmentOutput`` node, which the engine visits first, leaving its g_k in ``slots``: the
+    recomputed graph is then walked from exactly the outputs a gradient came to, so a
+    parameter only an unused output reads keeps ``grad=None``, as without checkpointing.
+    (``use_reentrant=True`` gives the outputs no gradient reached a zero one, as torch's
+    reentrant variant: there that parameter gets zeros, as in torch.) An output that needed no
+    gradient in the forward (an argmax, a detached value) comes back detached, as torch's.
     """
 
     function: Callable[..., Any]
@@ -107,7 +113,10 @@ class CheckpointFunction(Function):
     autocast_dtypes: Dict[str, Any] = {}
     watched: Tuple[Tensor, ...] = ()      # the outer inputs and the tensor arguments
     output_meta: Tuple[Tuple[Tuple[int, ...], Any], ...] = ()
-    slots: List[Any] = []                 # g_1.. of outputs 1.. (None: no gradient came)
+    slots: List[Any] = []                 # g_k of outputs k (None: no gradient came)
+    anchor: int = 0                       # the output this node makes (-1: a hidden anchor)
+    needs_grad: Tuple[bool, ...] = ()     # which outputs needed a gradient in the forward
+    zero_fill: bool = False               # use_reentrant=True: unreached outputs get zeros
 
     def backward(self, grad: Any) -> Any:
         for t, version in zip(self.watched, self.saved[0]):
@@ -119,11 +128,16 @@ class CheckpointFunction(Function):
                     f"backward recomputes the segment from it and would get another gradient. "
                     f"Change a copy instead, or update it after backward()")
         outputs = self._recompute()
-        starts = [(outputs[0], grad)] + [(out, g) for out, g in zip(outputs[1:], self.slots[1:])
-                                         if g is not None and out.requires_grad]
-        self.slots[1:] = [None] * (len(self.slots) - 1)
+        if self.anchor >= 0:                  # one output needs a gradient: this node made it
+            self.slots[self.anchor] = grad
+        xp = backend.get_array_module(grad)
+        starts = [(out, xp.zeros(out.shape, dtype=out.dtype) if g is None else g)
+                  for out, g, needed in zip(outputs, self.slots, self.needs_grad)
+                  if needed and (g is not None or self.zero_fill)]
+        self.slots[:] = [None] * len(self.slots)
         capture: Dict[int, Any] = {id(t): None for t in self.inputs}
-        if outputs[0].requires_grad:
+        starts = [(out, g) for out, g in starts if out.requires_grad]
+        if starts:
             autograd._run_backward_from(starts, False, capture, {})
         return tuple(capture[id(t)] for t in self.inputs)
 
@@ -156,17 +170,17 @@ class CheckpointFunction(Function):
 
 
 class _SegmentOutput(Function):
-    """Output k > 0 of a segment that returns several tensors: a node reading the segment's
-    first output, which leaves g_k in the segment node's ``slots[k]``.
-    Backward: out_k does not depend on out_0, so out_0 gets 0 (which still makes the engine
-    visit the segment's node when only out_k reaches the loss)."""
+    """Output k of a segment that returns several tensors needing a gradient: a node reading
+    the segment's hidden 0-d anchor, which leaves g_k in the segment node's ``slots[k]``.
+    Backward: out_k does not depend on the anchor, so the anchor gets 0 (which still makes
+    the engine visit the segment's node when only out_k reaches the loss)."""
 
     promotes_inputs = False    # passes each output through as it is: never cast one
 
     def backward(self, grad: Any) -> Any:
-        slots, k, first = self.saved
-        slots[k] = grad
-        return backend.get_array_module(first).zeros_like(first)
+        slots, k, anchor = self.saved
+        slots[k] = grad if slots[k] is None else slots[k] + grad
+        return backend.get_array_module(anchor).zeros_like(anchor)
 
 
 def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: Any = None,
@@ -211,7 +225,7 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: Any = No
             f"gradients would be wrong. Use dropout 0 in checkpointed segments there, or pass "
             f"preserve_rng_state=False to accept new masks in the backward")
     outer = list(recorder.outer.values())
-    return _link_outputs(result, outer, function, args, kwargs, rng_state)
+    return _link_outputs(result, outer, function, args, kwargs, rng_state, use_reentrant)
 
 
 @contextlib.contextmanager
@@ -228,11 +242,13 @@ def _autocast_as(dtypes: Dict[str, Any]) -> Any:
 
 
 def _link_outputs(result: Any, outer: List[Tensor], function: Callable[..., Any],
-                  args: Tuple[Any, ...], kwargs: Dict[str, Any], rng_state: Any) -> Any:
+                  args: Tuple[Any, ...], kwargs: Dict[str, Any], rng_state: Any,
+                  reentrant: bool = False) -> Any:
     """Replace the segment's output tensors (and their graph) by tensors made by one
     ``CheckpointFunction`` node (and a ``_SegmentOutput`` for each further tensor)."""
     outputs = _tensors_of(result)
-    if not outer or not outputs:
+    needing = [k for k, t in enumerate(outputs) if t.requires_grad]
+    if not outer or not needing:
         return _replace_tensors(result, [t.detach() for t in outputs])
     node = CheckpointFunction()
     node.function, node.args, node.kwargs, node.rng_state = function, args, kwargs, rng_state
@@ -244,10 +260,23 @@ def _link_outputs(result: Any, outer: List[Tensor], function: Callable[..., Any]
     node.watched = tuple(outer) + tuple(a for a in args if isinstance(a, Tensor))
     node.saved = (tuple(t._version_counter().value for t in node.watched),)
     node.slots = [None] * len(outputs)
-    first = Tensor._wrap(outputs[0]._data, requires_grad=True)
+    node.needs_grad = tuple(t.requires_grad for t in outputs)
+    node.zero_fill = bool(reentrant)
+    node.anchor = needing[0] if len(needing) == 1 else -1
+    if node.anchor >= 0:
+        first = Tensor._wrap(outputs[node.anchor]._data, requires_grad=True)
+    else:
+        xp = backend.get_array_module(outputs[needing[0]]._data)
+        first = Tensor._wrap(xp.zeros((), dtype=outputs[needing[0]].dtype), requires_grad=True)
     first._ctx = node
-    linked = [first]
-    for k, t in enumerate(outputs[1:], start=1):
+    linked = []
+    for k, t in enumerate(outputs):
+        if k == node.anchor:
+            linked.append(first)
+            continue
+        if not t.requires_grad:               # no gradient in the forward: none here either
+            linked.append(t.detach())
+            continue
         reader = _SegmentOutput()
         reader.inputs, reader.parents, reader.needs_input_grad = (first,), (node,), (True,)
         reader.saved = (node.slots, k, first._data)
@@ -262,10 +291,13 @@ def _link_outputs(result: Any, outer: List[Tensor], function: Callable[..., Any]
 
 
 def _tensors_of(result: Any) -> List[Tensor]:
+    """The tensors of an output structure (tensor, tuple, list, dict, nested), in order."""
     if isinstance(result, Tensor):
         return [result]
     if isinstance(result, (tuple, list)):
         return [t for item in result for t in _tensors_of(item)]
+    if isinstance(result, dict):
+        return [t for item in result.values() for t in _tensors_of(item)]
     return []
 
 
@@ -276,8 +308,15 @@ def _replace_tensors(result: Any, linked: Sequence[Tensor]) -> Any:
     def swap(item: Any) -> Any:
         if isinstance(item, Tensor):
             return queue.pop(0)
+        if isinstance(item, tuple) and hasattr(item, "_fields"):     # a namedtuple
+            return type(item)(*(swap(x) for x in item))
         if isinstance(item, (tuple, list)):
             return type(item)(swap(x) for x in item)
+        if isinstance(item, dict):
+            copy = item.copy()
+            for key, x in item.items():
+                copy[key] = swap(x)
+            return copy
         return item
     return swap(result)
 

@@ -32,6 +32,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from .. import autograd, backend
+from ..atomic import atomic_write
 from ..tensor import Tensor
 from .graph import op_name, tensor_names
 
@@ -308,8 +309,8 @@ def explore(output: Tensor, path: str = "graph.html", params: Any = None,
                 .replace("{{CSS}}", (_ASSETS / "explorer.css").read_text(encoding="utf-8"))
                 .replace("{{JS}}", (_ASSETS / "explorer.js").read_text(encoding="utf-8"))
                 .replace("{{GRAPH}}", _inline_json(data)))
-    temporary = f"{path}.partial"
-    with open(temporary, "w", encoding="utf-8") as f:
+    # never a half-written page under the real name, and no fixed temporary name (a link
+    # planted there would be written through; two runs on one page would collide)
+    with atomic_write(str(path), "w") as f:
         f.write(page)
-    os.replace(temporary, path)          # never a half-written page under the real name
     return str(path)

@@ -12,14 +12,16 @@ into tuples, lists and dicts). Shuffling draws a new permutation on every pass o
 loader, from ``generator`` (a ``numpy.random.Generator``) or else from tinyattn's default CPU
 generator, so ``tinyattn.manual_seed(s)`` makes the order reproducible.
 
-Deliberate differences from PyTorch: everything runs in the calling process (``num_workers``
-must be 0, and ``pin_memory`` has nothing to pin on a NumPy/CuPy backend), and a
-``generator`` is a NumPy generator, since tinyattn has no ``torch.Generator``.
+With ``num_workers > 0`` the batches are built in worker processes (multiprocess.py and
+worker.py, docs/data_workers.md), the same batches in the same order. Deliberate
+differences from PyTorch: ``pin_memory`` has nothing to pin on a NumPy backend (torch's
+warning), and a ``generator`` is a NumPy generator (``tinyattn.Generator`` is one).
 """
 from __future__ import annotations
 
 import bisect
 import collections.abc
+import hashlib
 import itertools
 import math
 import warnings
@@ -27,13 +29,15 @@ from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, 
 
 import numpy as np
 
-from .. import backend
-from ..ops import stack
-from ..tensor import Tensor, as_tensor, tensor
+from ... import backend
+from ...ops import stack
+from ...tensor import Tensor, as_tensor, tensor
+from .multiprocess import MultiProcessingIter, resolve_context, warn_pin_memory
+from .worker import WorkerInfo, get_worker_info
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
            "random_split", "Sampler", "SequentialSampler", "RandomSampler", "BatchSampler",
-           "DataLoader", "default_collate", "default_convert"]
+           "DataLoader", "default_collate", "default_convert", "get_worker_info"]
 
 
 # ------------------------------------------------------------------ datasets
@@ -304,6 +308,42 @@ def default_convert(data: Any) -> Any:
 
 
 # ------------------------------------------------------------------ the loader
+def _base_seed(generator: Any, passes: int) -> int:
+    """The workers' base seed for this pass, read from the generator's state without
+    drawing from it: the shuffle (and every other draw) stays what it is without workers,
+    and the seed still follows ``manual_seed``, the draws before, and the pass number."""
+    state = repr(generator.bit_generator.state).encode() + passes.to_bytes(8, "little")
+    return int.from_bytes(hashlib.sha256(state).digest()[:8], "little") >> 2
+
+
+def _check_worker_options(num_workers: Any, timeout: Any, prefetch_factor: Any,
+                          persistent_workers: bool, multiprocessing_context: Any) -> None:
+    """torch's checks of the worker options, with torch's messages."""
+    if isinstance(num_workers, bool) or not isinstance(num_workers, int):
+        raise TypeError(f"num_workers must be an int, got {type(num_workers).__name__}")
+    if num_workers < 0:
+        raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
+                         "disable multiprocessing.")
+    if timeout < 0:
+        raise ValueError("timeout option should be non-negative")
+    if num_workers == 0 and prefetch_factor is not None:
+        raise ValueError("prefetch_factor option could only be specified in "
+                         "multiprocessing.let num_workers > 0 to enable multiprocessing, "
+                         "otherwise set prefetch_factor to None.")
+    if prefetch_factor is not None and (isinstance(prefetch_factor, bool) or
+                                        not isinstance(prefetch_factor, int) or
+                                        prefetch_factor < 1):
+        raise ValueError(f"prefetch_factor must be a positive int (batches each worker "
+                         f"prepares ahead), got {prefetch_factor!r}")
+    if persistent_workers and num_workers == 0:
+        raise ValueError("persistent_workers option needs num_workers > 0")
+    if multiprocessing_context is not None:
+        if num_workers == 0:
+            raise ValueError(f"multiprocessing_context can only be used with multi-process "
+                             f"loading (num_workers > 0), but got num_workers={num_workers}")
+        resolve_context(multiprocessing_context)
+
+
 class DataLoader:
     """Batches of ``dataset``, as ``torch.utils.data.DataLoader``.
 
@@ -315,8 +355,13 @@ class DataLoader:
             also with batch_size, drop_last and sampler).
         collate_fn: list of samples -> batch (default ``default_collate``).
         drop_last: drop the last, smaller batch.
-        generator: a ``numpy.random.Generator`` for shuffling (default: tinyattn's).
-        num_workers: must be 0 (loading happens in this process); pin_memory is ignored.
+        generator: a ``numpy.random.Generator`` for shuffling (default: tinyattn's); it also
+            draws the workers' base seed.
+        num_workers: 0 loads in this process; N > 0 starts N worker processes
+            (docs/data_workers.md): the same batches in the same order, with
+            ``worker_init_fn``, ``prefetch_factor`` (default 2), ``persistent_workers``,
+            ``timeout`` (seconds, 0: none), ``multiprocessing_context``.
+        pin_memory: accepted; there is nothing to pin on a CPU (torch's warning).
     """
 
     def __init__(self, dataset: Any, batch_size: Optional[int] = 1,
@@ -325,13 +370,24 @@ class DataLoader:
                  pin_memory: bool = False, drop_last: bool = False, timeout: float = 0,
                  worker_init_fn: Any = None, multiprocessing_context: Any = None,
                  generator: Any = None, **options: Any):
-        if num_workers != 0 or worker_init_fn is not None or multiprocessing_context \
-                is not None or options.get("persistent_workers"):
-            raise ValueError(f"DataLoader: tinyattn loads batches in the calling process, so "
-                             f"num_workers must be 0 (got {num_workers}) and worker options "
-                             f"unset")
+        prefetch_factor = options.pop("prefetch_factor", None)
+        persistent_workers = bool(options.pop("persistent_workers", False))
+        options.pop("pin_memory_device", None)
+        options.pop("in_order", None)
+        if options:
+            raise TypeError(f"DataLoader got unexpected keyword arguments "
+                            f"{sorted(options)}")
+        _check_worker_options(num_workers, timeout, prefetch_factor, persistent_workers,
+                              multiprocessing_context)
+        self.prefetch_factor = (2 if num_workers else None) if prefetch_factor is None \
+            else prefetch_factor
+        self.persistent_workers, self.worker_init_fn = persistent_workers, worker_init_fn
+        self.multiprocessing_context = multiprocessing_context
+        self._iterator: Any = None
+        self._passes = 0
         self.dataset, self.batch_size, self.drop_last = dataset, batch_size, bool(drop_last)
-        self.generator, self.num_workers, self.pin_memory = generator, 0, bool(pin_memory)
+        self.generator, self.num_workers = generator, num_workers
+        self.pin_memory = bool(pin_memory)
         self.timeout = timeout
         iterable = isinstance(dataset, IterableDataset) or (
             not hasattr(dataset, "__getitem__") and hasattr(dataset, "__iter__"))
@@ -368,12 +424,30 @@ class DataLoader:
         self.collate_fn = collate_fn
 
     def __iter__(self) -> Iterator[Any]:
+        if self.pin_memory:
+            warn_pin_memory()
+        if self.num_workers > 0:
+            self._passes += 1
+            return self._worker_iterator(_base_seed(_generator(self.generator),
+                                                    self._passes))
         if self._iterable:
             return self._iterate_stream()
         if self.batch_sampler is not None:
             return (self.collate_fn([self.dataset[i] for i in indices])
                     for indices in self.batch_sampler)
         return (self.collate_fn(self.dataset[i]) for i in self.sampler)
+
+    def _worker_iterator(self, base_seed: int) -> MultiProcessingIter:
+        """Worker processes (multiprocess.py); with persistent_workers one set of them
+        serves every pass."""
+        if self.persistent_workers and self._iterator is not None and \
+                not self._iterator._shutdown:
+            self._iterator._reset()
+            return self._iterator
+        iterator = MultiProcessingIter(self, base_seed)
+        if self.persistent_workers:
+            self._iterator = iterator
+        return iterator
 
     def _iterate_stream(self) -> Iterator[Any]:
         stream = iter(self.dataset)

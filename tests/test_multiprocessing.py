@@ -1,0 +1,75 @@
+"""tinyattn.multiprocessing (torch.multiprocessing): spawn's results and failures with
+torch's exception types and messages, tensors shared with share_memory_() (an in-place
+change in a child is seen by the parent; a tensor not shared is a copy: the negative
+control), Module.share_memory, and pickling by value keeps no shared name."""
+import os
+import pickle
+import signal
+
+import pytest
+
+import tinyattn as ta
+import tinyattn.multiprocessing as mp
+
+
+def _add_rank(rank, shared, copied, model):
+    shared[rank] += rank + 1
+    copied[rank] += 100
+    with ta.no_grad():
+        model.weight.add_(1.0)
+
+
+def _fails(rank, how):
+    if rank == 1 and how == "raise":
+        raise ValueError("rank 1 fails")
+    if rank == 1 and how == "exit":
+        os._exit(7)
+    if rank == 1 and how == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+@pytest.mark.parametrize("start_method", ["fork", "spawn"])
+def test_shared_tensors_are_shared_and_others_copied(start_method):
+    shared = ta.zeros(3).share_memory_()
+    copied = ta.zeros(3)
+    model = ta.nn.Linear(2, 1).share_memory()
+    before = model.weight.tolist()[0]
+    assert shared.is_shared() and model.weight.is_shared() and not copied.is_shared()
+    assert mp.spawn(_add_rank, args=(shared, copied, model), nprocs=2,
+                    start_method=start_method) is None
+    assert shared.tolist() == [1.0, 2.0, 0.0]
+    assert copied.tolist() == [0.0, 0.0, 0.0]                 # negative control: a copy
+    assert model.weight.tolist()[0] == pytest.approx([w + 2 for w in before])
+
+
+def test_spawn_failures_are_raised_as_torchs():
+    with pytest.raises(mp.ProcessRaisedException, match=r"-- Process 1 terminated with the "
+                                                        r"following error:\nTraceback"):
+        mp.spawn(_fails, args=("raise",), nprocs=2, start_method="fork")
+    with pytest.raises(mp.ProcessExitedException, match="process 1 terminated with exit "
+                                                        "code 7") as caught:
+        mp.spawn(_fails, args=("exit",), nprocs=2, start_method="fork")
+    assert caught.value.exit_code == 7 and caught.value.error_index == 1
+    with pytest.raises(mp.ProcessExitedException, match="terminated with signal SIGKILL"):
+        mp.spawn(_fails, args=("kill",), nprocs=2, start_method="fork")
+    context = mp.spawn(_fails, args=("none",), nprocs=2, join=False, start_method="fork")
+    assert len(context.pids()) == 2
+    while not context.join(timeout=30):
+        pass
+
+
+def test_python_multiprocessing_names_and_sharing_strategy():
+    assert mp.Process is __import__("multiprocessing").Process
+    assert mp.get_sharing_strategy() == "file_system"
+    with pytest.raises(ValueError, match="file_system"):
+        mp.set_sharing_strategy("file_descriptor")
+
+
+def test_pickling_by_value_drops_the_shared_name_and_views_are_refused():
+    t = ta.arange(4).float().share_memory_()
+    copy = pickle.loads(pickle.dumps(t))
+    assert copy.tolist() == t.tolist() and not copy.is_shared()
+    base = ta.zeros(4)
+    view = base[1:]
+    with pytest.raises(RuntimeError, match="share the base tensor before taking views"):
+        view.share_memory_()
