@@ -189,6 +189,26 @@ def test_encoder_layer_on_an_unbatched_input_matches_torch(batch_first, length):
 
 
 @pytest.mark.parametrize("batch_first", [False, True])
+def test_multihead_attention_on_an_unbatched_input_matches_torch(batch_first):
+    # batch_first=True put the batch of one in dim 1, reading (L, E) as L batches of one
+    # token: every output was wrong, and a 3-D attn_mask (h, L, S) was refused
+    torch = _torch()
+    torch.manual_seed(0)
+    reference = torch.nn.MultiheadAttention(4, 2, batch_first=batch_first,
+                                            dtype=torch.float64)
+    attention = ta.nn.MultiheadAttention(4, 2, batch_first=batch_first, dtype="float64")
+    _load_from_torch(attention, reference)
+    x = np.random.default_rng(0).standard_normal((3, 4))
+    mask = np.random.default_rng(1).standard_normal((2, 3, 3))
+    expected, expected_weights = reference(*[torch.tensor(x)] * 3,
+                                           attn_mask=torch.tensor(mask))
+    got, weights = attention(*[ta.tensor(x)] * 3, attn_mask=ta.tensor(mask))
+    np.testing.assert_allclose(got.detach().numpy(), expected.detach().numpy(), atol=1e-10)
+    np.testing.assert_allclose(weights.detach().numpy(), expected_weights.detach().numpy(),
+                               atol=1e-10)
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
 def test_decoder_layer_and_transformer_on_unbatched_inputs_match_torch(batch_first):
     torch = _torch()
     torch.manual_seed(0)

@@ -60,8 +60,7 @@ EXCEPTIONS = {
     "Tensor.uniform_": {"from", "to"}, "Tensor.type": {"non_blocking"},
     "Tensor.copy_": {"non_blocking"}, "Tensor.numpy": {"force"},
     "Tensor.type_as": {"tensor"},
-    "Tensor.div": {"rounding_mode"}, "torch.div": {"rounding_mode"},
-    "Tensor.div_": {"value", "rounding_mode"}, "Tensor.true_divide_": {"value"}, "Tensor.mul_": {"value"},
+    "Tensor.div_": {"value"}, "Tensor.true_divide_": {"value"}, "Tensor.mul_": {"value"},
     "Tensor.fmod_": {"divisor"}, "Tensor.remainder_": {"divisor"},
     "Tensor.floor_divide_": {"value"},
     **{f"Tensor.new_{n}": {"size", "layout", "pin_memory"} for n in (

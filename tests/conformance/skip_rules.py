@@ -23,7 +23,7 @@ from typing import Any, Callable, Optional, Tuple
 
 import torch
 
-__all__ = ["Skip", "op_skip", "module_skip", "optim_skip", "zero_dim", "has_kwarg",
+__all__ = ["Skip", "op_skip", "module_skip", "optim_skip", "desc_is", "zero_dim", "has_kwarg",
            "kwarg_is", "float_dtypes_mix", "any_tensor", "tensor_arg_at", "has_ties",
            "input_not_tensor", "empty_tensor", "PENDING_PROMOTION", "RANDOM",
            "UNINITIALISED", "TIES", "predicate"]
@@ -91,14 +91,42 @@ def op_skip(name: str, checks: Any, reason: str, *, dtypes: Tuple[str, ...] = ()
     return Skip("op", name, checks, reason, tuple(dtypes), tuple(variants), when, kind)
 
 
-def module_skip(name: str, reason: str, *, when: Optional[Callable[[Any], bool]] = None,
-                kind: str = "disagrees", dtypes: Tuple[str, ...] = ()) -> Skip:
-    return Skip("module", name, ("module",), reason, tuple(dtypes), (), when, kind)
+MODULE_CHECKS = ("values", "gradients", "errors")
+
+
+def module_skip(name: str, checks: Any, reason: str, *, dtypes: Tuple[str, ...] = (),
+                modes: Tuple[str, ...] = (), when: Optional[Callable[[Any], bool]] = None,
+                kind: str = "disagrees") -> Skip:
+    """A row for module_db entry ``name`` ("nn.Linear"); ``checks`` is one of MODULE_CHECKS
+    or a tuple of them; ``modes`` narrows it to "train" or "eval" (kept in ``variants``);
+    ``when`` is a predicate on torch's ModuleInput (see ``desc_is``)."""
+    if not set(modes) <= {"train", "eval"}:
+        raise ValueError(f"module_skip({name!r}): modes are 'train' and 'eval', got {modes}")
+    checks = (checks,) if isinstance(checks, str) else tuple(checks)
+    for check in checks:
+        if check not in MODULE_CHECKS:
+            raise ValueError(f"module_skip({name!r}): a check is one of {MODULE_CHECKS}, "
+                             f"got {check!r}")
+    if kind not in KINDS:
+        raise ValueError(f"module_skip({name!r}): kind is one of {KINDS}, got {kind!r}")
+    return Skip("module", name, checks, reason, tuple(dtypes), tuple(modes), when, kind)
 
 
 def optim_skip(name: str, reason: str, *, when: Optional[Callable[[Any], bool]] = None,
                kind: str = "disagrees") -> Skip:
+    """A row for optim_db entry ``name`` ("Adam"); ``when`` is a predicate on torch's
+    OptimizerInput (see ``desc_is``)."""
+    if kind not in KINDS:
+        raise ValueError(f"optim_skip({name!r}): kind is one of {KINDS}, got {kind!r}")
     return Skip("optim", name, ("optimizer",), reason, (), (), when, kind)
+
+
+def desc_is(*descs: str) -> Callable[[Any], bool]:
+    """A predicate on a ModuleInput or OptimizerInput: its ``desc`` is one of ``descs``."""
+    def predicate(module_input: Any) -> bool:
+        return module_input.desc in descs
+    predicate.__doc__ = "inputs " + " / ".join(repr(d) for d in descs)
+    return predicate
 
 
 # ------------------------------------------------------------------ sample predicates

@@ -97,3 +97,64 @@ def test_a_different_save_is_caught():
                               lambda x: tinyattn.exp(x.detach()).clone() + 0 * x)
     found = R.check_saves(saves_nothing, sample)
     assert any("write to output 0" in text for text in found), found
+
+
+# ------------------------------------------------------------------ module and optimizer rows
+def _module_and_optim_entries():
+    from .module_cases import module_entries
+    from .optim_cases import optim_entries
+    return ({e.key: e for e in module_entries()}, {e.key: e for e in optim_entries()})
+
+
+@pytest.mark.parametrize("row", [r for r in TABLE if r.db in ("module", "optim")],
+                         ids=lambda r: r.label())
+def test_module_and_optim_rows_name_something_that_exists(row):
+    from . import module_runner as M
+    from . import optim_runner as O
+    modules, optimizers = _module_and_optim_entries()
+    entry = (modules if row.db == "module" else optimizers).get(row.name)
+    assert entry is not None, f"{row.label()}: torch's {row.db}_db has no {row.name!r}"
+    assert entry.present, f"{row.label()}: tinyattn has no {row.name}: delete the row"
+    if row.when is None:
+        return
+    if row.db == "optim":
+        inputs = O.optimizer_inputs(entry.info)
+    else:
+        inputs = [m for training in M.training_modes(entry.info)
+                  for m in M.generate_module_inputs(entry.info, torch.float64, False,
+                                                    training)]
+    assert any(row.when(i) for i in inputs), f"{row.label()}: no input matches: stale row"
+
+
+def test_a_wrong_module_is_caught():
+    from . import module_runner as M
+    modules, _ = _module_and_optim_entries()
+    relu = modules["nn.ReLU"]
+    sample = M.generate_module_inputs(relu.info, torch.float64, True, True)[-1]
+    assert M.check_module_values(relu, sample, torch.float64, True) is None
+    as_sigmoid = M.ModuleEntry(relu.info, relu.key, tinyattn.nn.Sigmoid)
+    assert "not close" in M.check_module_values(as_sigmoid, sample, torch.float64, True)
+
+
+def test_a_wrong_parameter_gradient_is_caught():
+    from . import module_runner as M
+    modules, _ = _module_and_optim_entries()
+    linear = modules["nn.Linear"]
+    sample = M.generate_module_inputs(linear.info, torch.float64, True, True)[0]
+    assert M.check_module_gradients(linear, sample, True) is None
+
+    class FrozenBias(tinyattn.nn.Linear):          # the bias's gradient never arrives
+        def forward(self, input):  # noqa: A002
+            return tinyattn.nn.functional.linear(input, self.weight, self.bias.detach())
+    wrong = M.ModuleEntry(linear.info, linear.key, FrozenBias)
+    assert "parameter bias" in M.check_module_gradients(wrong, sample, True)
+
+
+def test_a_wrong_optimizer_trajectory_is_caught():
+    from . import optim_runner as O
+    _, optimizers = _module_and_optim_entries()
+    adam = optimizers["Adam"]
+    default = O.optimizer_inputs(adam.info)[0]
+    assert O.check_trajectory(adam, default) is None
+    as_adamw = O.OptimEntry(adam.info, adam.key, tinyattn.optim.AdamW)   # weight decay 0.01
+    assert "after step 1" in O.check_trajectory(as_adamw, default)

@@ -27,6 +27,7 @@ class BatchNorm1d(Module):
     (``momentum=None``: a cumulative average, 1 / num_batches_tracked), and
     ``num_batches_tracked`` counts the batches. Evaluation (``model.eval()``): the running
     estimates normalise. ``track_running_stats=False``: no buffers, batch statistics always.
+    ``bias=False`` (keyword, torch 2.x): a learnt scale without a shift.
     """
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: Optional[float] = 0.1,

@@ -85,12 +85,12 @@ class Linear(Module):
         self.bias = uniform_parameter((out_features,), bound) if bias else None
         _factory(self, device, dtype)
 
-    def forward(self, x: Tensor) -> Tensor:
-        if x.shape[-1:] != (self.in_features,):
-            raise ValueError(f"Linear: input has {x.shape[-1] if x.ndim else 0} features "
-                             f"(shape {x.shape}) but the layer expects "
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - torch's name (input=x works)
+        if input.shape[-1:] != (self.in_features,):
+            raise ValueError(f"Linear: input has {input.shape[-1] if input.ndim else 0} "
+                             f"features (shape {input.shape}) but the layer expects "
                              f"in_features={self.in_features}")
-        return F.linear(x, self.weight, self.bias)
+        return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "

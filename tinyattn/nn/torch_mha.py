@@ -109,8 +109,9 @@ class MultiheadAttention(Module):
             if not isinstance(x, Tensor):
                 raise TypeError(f"{name}: {label} must be a Tensor, got {type(x).__name__}")
         unbatched = query.ndim == 2
-        if unbatched:                                   # (L, E) -> one batch of one
-            query, key, value = (x.unsqueeze(1) for x in (query, key, value))
+        batch_dim = 0 if self.batch_first else 1        # where the batch of one goes
+        if unbatched:                                   # (L, E) -> (1, L, E) or (L, 1, E)
+            query, key, value = (x.unsqueeze(batch_dim) for x in (query, key, value))
             if key_padding_mask is not None:
                 key_padding_mask = as_tensor(key_padding_mask).unsqueeze(0)
         for label, x, width in (("query", query, self.embed_dim), ("key", key, self.kdim),
@@ -159,7 +160,7 @@ class MultiheadAttention(Module):
         if weights is not None and average_attn_weights:
             weights = weights.mean(dim=1)                   # (N, h, L, S) -> (N, L, S)
         if unbatched:
-            out = out.squeeze(1)
+            out = out.squeeze(batch_dim)                    # -> (L, E)
             weights = None if weights is None else weights.squeeze(0)
         return out, weights
 

@@ -22,7 +22,7 @@ from .compare import argmax, argmin, max, maximum, min, minimum, sort, topk
 from .dropout import dropout
 from .einsum import einsum
 from .grids import diag, meshgrid, unique
-from .elementwise import (add, clamp, clone, convert, div, exp, gelu, log, mul, neg, pow, relu,
+from .elementwise import (add, clone, convert, div, exp, gelu, log, mul, neg, pow, relu,
                           rpow, sqrt, sub, tanh)
 from .elementwise import Add, Div, Mul, Sub, binary_operator
 from .embedding import embedding
@@ -42,7 +42,8 @@ from .matmul import bmm, linear, matmul
 from .norm import layer_norm, rms_norm
 from .pad import pad
 from .products import addmm, cumprod, dot, lerp, mv, outer
-from .division import floor_divide, fmod, remainder
+from .division import divide, floor_divide, fmod, remainder
+from .clamp_bounds import clamp                 # number bounds, and tensor bounds (torch's)
 from .pointwise import abs, leaky_relu, log2, log10, rsqrt, sigmoid, silu, softplus
 from .pointwise_loss import (binary_cross_entropy, binary_cross_entropy_with_logits, l1_loss,
                              mse_loss)
@@ -203,7 +204,7 @@ cosh = _kw(cosh, out=True)
 cumprod = _kw(cumprod, out=True)
 cumsum = _kw(cumsum, input=True, out=True)
 diag = _kw(diag, out=True)
-div = _kw(div, input=True, other=True, out=True)
+div = _kw(divide, input=True, other=True, out=True)     # rounding_mode= too (division.py)
 dot = _kw(dot, out=True)
 dropout = _kw(dropout, input=True, inplace=True)
 embedding = _kw(embedding, input=True)

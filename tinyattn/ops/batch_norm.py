@@ -115,6 +115,9 @@ def batch_norm(input: Tensor, running_mean: Optional[Tensor],  # noqa: A002 - to
     _check(x, running_mean, running_var, weight, bias, training)
     if not float(eps) >= 0:
         raise ValueError(f"batch_norm: eps must be >= 0, got {eps}")
+    if training and float(eps) == 0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps} "
+                         f"(as torch: a channel of equal values would divide 0 by 0)")
     compute = half_as_float32(x)
     xp = backend.get_array_module(compute._data)
     axes = (0,) + tuple(range(2, x.ndim))                # every axis but the channel

@@ -1,12 +1,13 @@
 """Division with a whole quotient: ``a // b`` (floor_divide), ``a % b`` (remainder, the sign
-of b, as Python's and PyTorch's %) and ``fmod`` (the sign of a, as C's)
-(docs/derivations.md#remainder-fmod-and-floor-divide).
+of b, as Python's and PyTorch's %), ``fmod`` (the sign of a, as C's) and ``div`` with
+``rounding_mode="floor"`` or ``"trunc"`` (docs/derivations.md#remainder-fmod-and-floor-divide).
 
 With q = a / b:  remainder(a, b) = a - b floor(q),   fmod(a, b) = a - b trunc(q).
 floor and trunc are piecewise constant, so away from the jumps
     d remainder / da = 1,   d remainder / db = -floor(q);   fmod: 1 and -trunc(q).
-floor_divide(a, b) = floor(q) is piecewise constant: its gradient is 0 wherever it exists,
-like floor's (PyTorch raises on its backward instead; tinyattn passes the 0, as for floor).
+floor_divide(a, b) = floor(q) and trunc_divide(a, b) = trunc(q) are piecewise constant: their
+gradient is 0 wherever it exists, like floor's (PyTorch passes zeros for div(rounding_mode=)
+and raises on floor_divide's backward; tinyattn passes the zeros for both, as for floor).
 Integer tensors stay integers and refuse a zero divisor, as PyTorch does (NumPy would
 return 0 with a warning).
 """
@@ -19,10 +20,10 @@ import numpy as np
 from .. import backend
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
-from .elementwise import _binary
+from .elementwise import _binary, div
 from ..precision import is_floating
 
-__all__ = ["remainder", "fmod", "floor_divide", "IntegerDivisionByZero"]
+__all__ = ["remainder", "fmod", "floor_divide", "divide", "IntegerDivisionByZero"]
 
 
 class Remainder(Function):
@@ -59,14 +60,32 @@ class FloorDivide(Function):
     """out = floor(a / b).   da = db = 0 (a step function; see the module docstring)."""
 
     def forward(self, a, b):
-        self.save_for_backward(a.shape, b.shape)
+        self.save_for_backward(a, b)        # for their shapes; and what torch's div saves
         with np.errstate(divide="ignore", invalid="ignore"):
             return backend.get_array_module(a).floor_divide(a, b)
 
     def backward(self, grad):
-        a_shape, b_shape = self.saved
+        a, b = self.saved
         xp = backend.get_array_module(grad)
-        return xp.zeros(a_shape, grad.dtype), xp.zeros(b_shape, grad.dtype)
+        return xp.zeros(a.shape, grad.dtype), xp.zeros(b.shape, grad.dtype)
+
+
+class TruncDivide(Function):
+    """out = trunc(a / b), rounding toward 0.   da = db = 0 (a step function)."""
+
+    def forward(self, a, b):
+        self.save_for_backward(a, b)        # for their shapes; and what torch's div saves
+        xp = backend.get_array_module(a)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if is_floating(a.dtype) or is_floating(b.dtype):
+                dtype = a.dtype if is_floating(a.dtype) else b.dtype
+                return xp.trunc(a / b).astype(dtype, copy=False)
+            return (a - xp.fmod(a, b)) // b      # exact for integers: a - fmod is b n
+
+    def backward(self, grad):
+        a, b = self.saved
+        xp = backend.get_array_module(grad)
+        return xp.zeros(a.shape, grad.dtype), xp.zeros(b.shape, grad.dtype)
 
 
 class IntegerDivisionByZero(RuntimeError, ZeroDivisionError):
@@ -101,3 +120,18 @@ def fmod(input: Any, other: Any) -> Tensor:  # noqa: A002
 def floor_divide(input: Any, other: Any) -> Tensor:  # noqa: A002
     """``torch.floor_divide`` / ``a // b``: floor(a / b), rounding toward -inf."""
     return _whole_division(FloorDivide, "floor_divide", input, other)
+
+
+def divide(input: Any, other: Any, *, rounding_mode: Any = None) -> Tensor:  # noqa: A002
+    """``torch.div`` / ``Tensor.div``: true division (``rounding_mode=None``, integers give
+    floats), or the quotient rounded toward -inf (``"floor"``, Python's //) or toward 0
+    (``"trunc"``, C's integer division), keeping integer dtypes; an integer divisor of 0
+    raises, as in PyTorch."""
+    if rounding_mode is None:
+        return div(input, other)
+    if rounding_mode == "floor":
+        return _whole_division(FloorDivide, "div", input, other)
+    if rounding_mode == "trunc":
+        return _whole_division(TruncDivide, "div", input, other)
+    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                     f"found {rounding_mode!r}")

@@ -31,8 +31,9 @@ import numpy as np
 from .. import backend
 from ..autograd import Function, is_grad_enabled, no_grad, unbroadcast
 from ..tensor import Tensor
-from .division import floor_divide, fmod, remainder
-from .elementwise import add, as_operand, clamp, convert, div, mul, neg, pow, sub
+from .clamp_bounds import clamp
+from .division import divide, floor_divide, fmod, remainder
+from .elementwise import add, as_operand, convert, div, mul, neg, pow, sub
 from .masking import masked_fill
 from .view_writes import rebase_views, write_through_view
 from .shape import _index_to_arrays, torch_index_steps
@@ -226,8 +227,9 @@ def mul_(x: Tensor, other: Any) -> Tensor:
     return _in_place(x, "mul_", lambda t: mul(t, other), (other,))
 
 
-def div_(x: Tensor, other: Any) -> Tensor:
-    return _in_place(x, "div_", lambda t: div(t, other), (other,))
+def div_(x: Tensor, other: Any, *, rounding_mode: Any = None) -> Tensor:
+    return _in_place(x, "div_", lambda t: divide(t, other, rounding_mode=rounding_mode),
+                     (other,))
 
 
 def pow_(x: Tensor, exponent: float) -> Tensor:
@@ -308,6 +310,9 @@ def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -
 
 def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with samples from N(mean, std^2) drawn from the default generator."""
+    if not std >= 0:              # NaN too
+        raise RuntimeError(f"normal_ expects std >= 0.0, but found std {std} (as torch); a "
+                           f"standard deviation is never negative")
     draws = backend.standard_normal(x.shape, x.device, x.dtype, generator)
     return _fill_random(x, draws * std + mean, "normal_")
 

@@ -117,6 +117,10 @@ def cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor] = None,
                            "differentiated with respect to them (PyTorch does not either); "
                            "pass weight.detach()")
     if is_floating(target.dtype) and target.shape == logits.shape:
+        if ignore_index != -100:
+            raise RuntimeError(f"cross_entropy: ignore_index is not supported for floating "
+                               f"point target (class probabilities), got ignore_index="
+                               f"{ignore_index}; as torch, give probabilities of 0 instead")
         return _probability_targets(logits, target, weight, reduction, label_smoothing)
     _check_class_target(logits, target)
     xp = backend.get_array_module(target._data)

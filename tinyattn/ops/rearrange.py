@@ -80,11 +80,17 @@ def unbind(input: Tensor, dim: int = 0) -> Tuple[Tensor, ...]:  # noqa: A002 - t
     return tuple(_take(input, axis, i) for i in range(input.shape[axis]))
 
 
-def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:  # noqa: A002
+def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:  # noqa: A002
     """``input`` along ``dim`` from ``start`` for ``length`` elements (a slice; a negative
-    start counts from the end, as PyTorch)."""
+    start counts from the end, as PyTorch). ``start`` may be a 0-d integer tensor, as in
+    torch."""
     if input.ndim == 0:
         raise ValueError("narrow: a 0-d tensor cannot be narrowed")
+    if isinstance(start, Tensor):
+        if start.ndim != 0 or start.dtype.kind not in "iu":
+            raise TypeError(f"narrow: a tensor start must be a 0-d integer tensor (as in "
+                            f"torch), got shape {start.shape} and dtype {start.dtype}")
+        start = int(start.item())
     axis = _normalize_dim(_int(dim, "dim", "narrow"), input.ndim, "narrow")
     start, length, size = _int(start, "start", "narrow"), _int(length, "length", "narrow"), \
         input.shape[axis]

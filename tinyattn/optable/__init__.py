@@ -27,6 +27,7 @@ from . import (activations, attention, batch_norm, channel_dropout, compare, con
                scatter_reduce, shape, softmax, stats, tiled_attention, trig, view_writes)
 from . import flat_index, index_writes, more_activations, picks, search, structure, view_copies
 from . import binary_special, blas, linalg_ops, more_reductions, special_functions
+from . import clamp_bounds          # clamp with tensor bounds
 from .spec import OpCase, OpSpec, make_inputs
 
 __all__ = ["OpCase", "OpSpec", "OP_TABLE", "make_inputs", "FAMILIES"]
@@ -38,6 +39,7 @@ FAMILIES = [elementwise, powers, trig, reduce, shape, interleave, matmul, softma
             scatter_reduce, scatter, normal_sample, batch_norm, grids, local_attention, performer,
             view_writes, conv, pool, group_norm, channel_dropout, rnn, structure, view_copies,
             index_writes, picks, more_activations, search, flat_index, special_functions,
-            binary_special, blas, linalg_ops, more_reductions]
+            binary_special, blas, linalg_ops, more_reductions,
+            clamp_bounds]
 
 OP_TABLE: List[OpSpec] = [row for family in FAMILIES for row in family.ROWS]

@@ -32,4 +32,8 @@ ROWS: List[OpSpec] = from_pairs([
     ("remainder", ops.remainder, np.remainder, _whole_division_cases, _DIVISION),
     ("fmod", ops.fmod, np.fmod, _whole_division_cases, _DIVISION),
     ("floor_divide", ops.floor_divide, np.floor_divide, _whole_division_cases, _DIVISION),
+    ("div_floor", lambda a, b: ops.div(a, b, rounding_mode="floor"), np.floor_divide,
+     _whole_division_cases, _DIVISION),
+    ("div_trunc", lambda a, b: ops.div(a, b, rounding_mode="trunc"),
+     lambda a, b: np.trunc(a / b), _whole_division_cases, _DIVISION),
 ])

@@ -3,7 +3,7 @@
 The updates, exactly as ``torch.optim.RMSprop`` / ``Adagrad`` (docs/optim.md#rmsprop-and-adagrad),
 for gradient g_t of parameter theta::
 
-    RMSprop:  g = g_t + weight_decay * theta
+    RMSprop:  g = g_t + weight_decay * theta     (g_t is -g_t with maximize=True, both)
               s_t = alpha * s_{t-1} + (1 - alpha) * g * g             (s_0 = 0)
               centered: a_t = a_{t-1} + (1 - alpha) * (g - a_{t-1}),   d = sqrt(s_t - a_t^2) + eps
               else:     d = sqrt(s_t) + eps
@@ -29,10 +29,12 @@ class RMSprop(Optimizer):
 
     def __init__(self, params: ParamsT, lr: float = 1e-2, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0.0, momentum: float = 0.0,
-                 centered: bool = False):
+                 centered: bool = False, *, maximize: bool = False):
         defaults = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                        momentum=momentum, centered=centered)
+                        momentum=momentum, centered=centered, maximize=bool(maximize))
         super().__init__(params, defaults)
+
+    _late_defaults = {"maximize": False}      # absent from older checkpoints
 
     def _check_group(self, group: Dict[str, Any]) -> Dict[str, Any]:
         group["lr"] = check_hyperparameter("lr (learning rate)", group["lr"])
@@ -61,7 +63,7 @@ class RMSprop(Optimizer):
                     if group["centered"]:
                         state["grad_avg"] = xp.zeros_like(p._data)
                 state["step"] = int(state["step"]) + 1
-                grad = p.grad._data
+                grad = -p.grad._data if group.get("maximize") else p.grad._data
                 if weight_decay != 0:
                     grad = grad + weight_decay * p._data
                 square_avg = state["square_avg"]
@@ -90,10 +92,13 @@ class Adagrad(Optimizer):
 
     def __init__(self, params: ParamsT, lr: float = 1e-2, lr_decay: float = 0.0,
                  weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
-                 eps: float = 1e-10):
+                 eps: float = 1e-10, *, maximize: bool = False):
         defaults = dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
-                        initial_accumulator_value=initial_accumulator_value, eps=eps)
+                        initial_accumulator_value=initial_accumulator_value, eps=eps,
+                        maximize=bool(maximize))
         super().__init__(params, defaults)
+
+    _late_defaults = {"maximize": False}      # absent from older checkpoints
 
     def _check_group(self, group: Dict[str, Any]) -> Dict[str, Any]:
         for name in ("lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps"):
@@ -115,7 +120,7 @@ class Adagrad(Optimizer):
                     state["step"] = 0
                     state["sum"] = xp.full_like(p._data, group["initial_accumulator_value"])
                 state["step"] = t = int(state["step"]) + 1
-                grad = p.grad._data
+                grad = -p.grad._data if group.get("maximize") else p.grad._data
                 if weight_decay != 0:
                     grad = grad + weight_decay * p._data
                 clr = lr / (1 + (t - 1) * lr_decay)

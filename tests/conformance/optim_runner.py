@@ -1,0 +1,140 @@
+"""One OptimizerInfo entry of torch's optim_db run through torch and tinyattn.
+
+For an optimizer tinyattn has by torch's name (``torch.optim.Adam`` under run-torch), each
+constructor variant of the entry's ``optim_inputs_func`` (its ``kwargs``: ``lr``,
+``weight_decay``, ``amsgrad``, ``maximize``, a tensor ``lr``, ...) builds the optimizer in
+both over the same small model (float64): a weight (3, 4) and a bias (3,), the loss
+``mean((tanh(x W^T + b) - y)^2)`` on fixed data. Each framework computes its own gradients;
+after every one of ``STEPS`` steps the parameters must agree (torch.testing's float64
+tolerances). Where the entry supports parameter groups, one more case puts the weight and
+the bias in two groups, the bias's with its own ``lr`` and ``weight_decay``.
+
+``check_trajectory`` returns None when tinyattn agrees, else a one-line description of the
+first difference (which step, which parameter).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+import torch
+
+import tinyattn
+
+from . import op_runner as R
+from .convert import Converter, Unconvertible, assert_agrees
+from .torch_names import resolve
+
+__all__ = ["OptimEntry", "STEPS", "optimizer_inputs", "check_trajectory", "PARAM_GROUPS"]
+
+STEPS = 6
+PARAM_GROUPS = "two param groups (harness)"   # the desc of the harness's own group case
+
+
+@dataclasses.dataclass
+class OptimEntry:
+    info: Any
+    key: str                          # "Adam"
+    tiny_class: Optional[type]
+
+    @property
+    def present(self) -> bool:
+        return self.tiny_class is not None
+
+    @classmethod
+    def build(cls, info: Any) -> "OptimEntry":
+        name = info.optim_cls.__name__
+        found = resolve(f"optim.{name}")
+        return cls(info, name, found if isinstance(found, type) else None)
+
+
+@dataclasses.dataclass
+class GroupsInput:
+    """The harness's own constructor variant: weight and bias in two parameter groups."""
+    kwargs: Dict[str, Any]
+    desc: str = PARAM_GROUPS
+    params: Any = None
+
+
+def optimizer_inputs(info: Any) -> List[Any]:
+    """torch's constructor variants for the entry (float64), plus the two-group case."""
+    with R.quiet():
+        inputs = list(info.optim_inputs_func(device="cpu", dtype=torch.float64))
+    if info.supports_param_groups:
+        inputs.append(GroupsInput({}))
+    return inputs
+
+
+def _data() -> Dict[str, np.ndarray]:
+    rng = np.random.default_rng(R.SEED)
+    return {"weight": rng.standard_normal((3, 4)), "bias": rng.standard_normal(3),
+            "x": rng.standard_normal((8, 4)), "y": rng.standard_normal((8, 3)) * 0.5}
+
+
+def _loss(weight: Any, bias: Any, x: Any, y: Any) -> Any:
+    out = (x @ weight.transpose(0, 1) + bias).tanh()        # (8, 4) @ (4, 3) -> (8, 3)
+    return ((out - y) ** 2).mean()
+
+
+def _groups(optim_input: Any, weight: Any, bias: Any) -> Any:
+    if isinstance(optim_input, GroupsInput):
+        return [{"params": [weight]},
+                {"params": [bias], "lr": 0.02, "weight_decay": 0.05}]
+    return [weight, bias]
+
+
+def _run(framework: Any, cls: Any, optim_input: Any, kwargs: Dict[str, Any],
+         closure_needed: bool) -> List[List[np.ndarray]]:
+    """The parameters after each step, as float64 arrays."""
+    data = _data()
+    make = (lambda a, grad=False: torch.tensor(a, dtype=torch.float64, requires_grad=grad)) \
+        if framework is torch else \
+        (lambda a, grad=False: tinyattn.tensor(a, dtype="float64", requires_grad=grad))
+    weight, bias = make(data["weight"], True), make(data["bias"], True)
+    x, y = make(data["x"]), make(data["y"])
+    optimizer = cls(_groups(optim_input, weight, bias), **kwargs)
+    trajectory = []
+
+    def closure() -> Any:
+        optimizer.zero_grad()
+        loss = _loss(weight, bias, x, y)
+        loss.backward()
+        return loss
+
+    for _ in range(STEPS):
+        if closure_needed:
+            optimizer.step(closure)
+        else:
+            closure()
+            optimizer.step()
+        trajectory.append([np.array(p.detach().numpy(), dtype=np.float64)
+                           for p in (weight, bias)])
+    return trajectory
+
+
+def check_trajectory(entry: OptimEntry, optim_input: Any) -> Optional[str]:
+    """None when tinyattn's parameters agree with torch's after every step."""
+    closure_needed = bool(entry.info.step_requires_closure)
+    try:
+        kwargs = Converter()(dict(optim_input.kwargs))
+        if getattr(optim_input, "params", None) is not None:
+            raise Unconvertible("an OptimizerInput with its own params")
+    except Unconvertible as exc:
+        return f"the optimizer input holds {exc}"
+    with R.quiet():
+        expected = _run(torch, entry.info.optim_cls, optim_input, dict(optim_input.kwargs),
+                        closure_needed)
+    try:
+        with R.quiet():
+            actual = _run(tinyattn, entry.tiny_class, optim_input, kwargs, closure_needed)
+    except Exception as exc:  # noqa: BLE001
+        return f"tinyattn raises {R._tiny_failure(exc)}"
+    for step, (ours, theirs) in enumerate(zip(actual, expected), start=1):
+        for name, a, e in zip(("weight", "bias"), ours, theirs):
+            try:
+                assert_agrees(tinyattn.tensor(a), torch.from_numpy(e),
+                              f"{name} after step {step}")
+            except AssertionError as exc:
+                return str(exc).strip().replace("\n", " ")[:400]
+    return None
