@@ -315,7 +315,7 @@ def test_float16_ops_on_the_gpu_stand_in_match_the_cpu_without_host_copies():
 
 @pytest.mark.parametrize("dtype_name", sorted(HALF))
 def test_every_paired_op_matches_torch_in_half_precision(dtype_name):
-    """The 108 tinyattn/torch call pairs of tests/torch_op_pairs.py (every Function class),
+    """The tinyattn/torch call pairs of tests/torch_op_pairs.py (every Function class),
     all floating inputs in the half dtype, outside autocast: torch's output dtype, and
     torch's values within two units of the half precision."""
     torch = pytest.importorskip("torch")
@@ -329,7 +329,8 @@ def test_every_paired_op_matches_torch_in_half_precision(dtype_name):
         try:
             want = theirs_fn(*theirs)
         except (RuntimeError, NotImplementedError) as exc:   # no half kernel in torch
-            if "not implemented" not in str(exc):
+            if "not implemented" not in str(exc) and \
+                    "Low precision dtypes not supported" not in str(exc):   # linalg's words
                 failures.append(f"{name}: torch raised {exc}")
             continue
         got = ours_fn(*ours)

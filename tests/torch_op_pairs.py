@@ -203,7 +203,109 @@ OPS = {
                    [("h", (2, 4, 3)), ("f", (4,)), ("f", (4,))]),
     "dropout2d": (lambda x: F.dropout2d(x, 1.0), lambda x: tF.dropout2d(x, 1.0),
                   [("h", (1, 2, 3, 3))]),       # p = 1: every channel dropped, no draws
+    # special functions (issue 30)
+    "erf": (ta.erf, torch.erf, [("h", (3,))]),
+    "erfc": (ta.erfc, torch.erfc, [("h", (3,))]),
+    "erfinv": (ta.erfinv, torch.erfinv, [("hp", (3,))]),
+    "erfcx": (ta.special.erfcx, torch.special.erfcx, [("f", (3,))]),  # no half kernel in torch
+    "lgamma": (ta.lgamma, torch.lgamma, [("hpos", (3,))]),
+    "digamma": (ta.digamma, torch.digamma, [("hpos", (3,))]),
+    "i0": (ta.i0, torch.i0, [("h", (3,))]),
+    "i0e": (ta.special.i0e, torch.special.i0e, [("h", (3,))]),
+    "i1": (ta.special.i1, torch.special.i1, [("h", (3,))]),
+    "i1e": (ta.special.i1e, torch.special.i1e, [("h", (3,))]),
+    "ndtr": (ta.special.ndtr, torch.special.ndtr, [("h", (3,))]),
+    "ndtri": (ta.special.ndtri, torch.special.ndtri, [("p", (3,))]),
+    "log_ndtr": (ta.special.log_ndtr, torch.special.log_ndtr, [("f", (3,))]),
+    "entr": (ta.special.entr, torch.special.entr, [("hp", (3,))]),
+    "logit": (ta.logit, torch.logit, [("hp", (3,))]),
+    "sinc": (ta.sinc, torch.sinc, [("h", (3,))]),
+    "asinh": (ta.asinh, torch.asinh, [("h", (3,))]),
+    "acosh": (lambda x: ta.acosh(x + 1), lambda x: torch.acosh(x + 1), [("hpos", (3,))]),
+    "atanh": (ta.atanh, torch.atanh, [("hp", (3,))]),
+    "frac": (ta.frac, torch.frac, [("h", (3,))]),
+    "deg2rad": (ta.deg2rad, torch.deg2rad, [("h", (3,))]),
+    # pointwise pairs
+    "xlogy": (ta.xlogy, torch.xlogy, [("h", (3,)), ("hpos", (3,))]),
+    "xlog1py": (ta.special.xlog1py, torch.special.xlog1py, [("h", (3,)), ("hpos", (3,))]),
+    "logaddexp": (ta.logaddexp, torch.logaddexp, [("h", (3,)), ("f", (3,))]),
+    "hypot": (ta.hypot, torch.hypot, [("h", (3,)), ("h", (3,))]),
+    "copysign": (ta.copysign, torch.copysign, [("h", (3,)), ("f", (3,))]),
+    "fmax": (ta.fmax, torch.fmax, [("h", (3,)), ("h", (3,))]),
+    "clamp_min": (ta.clamp_min, torch.clamp_min, [("h", (3,)), ("h", (3,))]),
+    "nextafter": (ta.nextafter, torch.nextafter, [("f", (3,)), ("f", (3,))]),
+    "addcmul": (ta.addcmul, torch.addcmul, [("h", (3,)), ("f", (3,)), ("f", (3,))]),
+    "addcdiv": (ta.addcdiv, torch.addcdiv, [("h", (3,)), ("h", (3,)), ("hpos", (3,))]),
+    # reductions
+    "logcumsumexp": (lambda x: ta.logcumsumexp(x, 0), lambda x: torch.logcumsumexp(x, 0),
+                     [("h", (3,))]),
+    "nansum": (ta.nansum, torch.nansum, [("h", (3, 4))]),
+    "nanmean": (ta.nanmean, torch.nanmean, [("h", (3, 4))]),
+    "median": (lambda x: x.median(), lambda x: x.median(), [("h", (3, 4))]),
+    # structure and picks
+    "masked_select": (ta.masked_select, torch.masked_select, [("h", (3,)), ("m", (3,))]),
+    "block_diag": (ta.block_diag, torch.block_diag, [("h", (2, 2)), ("f", (1, 3))]),
+    "diag_embed": (ta.diag_embed, torch.diag_embed, [("h", (2, 3))]),
+    "bernoulli": (lambda p: ta.bernoulli(p.round()), lambda p: torch.bernoulli(p.round()),
+                  [("hp", (3,))]),                 # p in {0, 1}: the draws are certain
+    # linear algebra (torch has no half kernels; its CPU autocast lists some as float32)
+    "inv": (ta.linalg.inv, torch.linalg.inv, [("f", (3, 3))]),
+    "det": (ta.linalg.det, torch.linalg.det, [("f", (3, 3))]),
+    "slogdet_sign": (lambda a: ta.linalg.slogdet(a)[0], lambda a: torch.linalg.slogdet(a)[0],
+                     [("f", (3, 3))]),
+    "slogdet_logabsdet": (lambda a: ta.linalg.slogdet(a)[1],
+                          lambda a: torch.linalg.slogdet(a)[1], [("f", (3, 3))]),
+    "solve": (ta.linalg.solve, torch.linalg.solve, [("f", (3, 3)), ("f", (3, 2))]),
+    "eigvalsh": (ta.linalg.eigvalsh, torch.linalg.eigvalsh, [("f", (3, 3))]),
+    "svdvals": (ta.linalg.svdvals, torch.linalg.svdvals, [("f", (3, 2))]),
+    "inv_half": (ta.linalg.inv, torch.linalg.inv, [("h", (3, 3))]),   # float32 in CPU autocast
+    "solve_half": (ta.linalg.solve, torch.linalg.solve, [("h", (3, 3)), ("f", (3, 2))]),
+    "eigvalsh_half": (ta.linalg.eigvalsh, torch.linalg.eigvalsh, [("h", (3, 3))]),
+    "svdvals_half": (ta.linalg.svdvals, torch.linalg.svdvals, [("h", (3, 2))]),
+    # activations
+    "mish": (F.mish, tF.mish, [("h", (3,))]),
+    "celu": (F.celu, tF.celu, [("h", (3,))]),
+    "selu": (F.selu, tF.selu, [("h", (3,))]),
+    "hardsigmoid": (F.hardsigmoid, tF.hardsigmoid, [("h", (3,))]),
+    "hardswish": (F.hardswish, tF.hardswish, [("h", (3,))]),
+    "hardshrink": (F.hardshrink, tF.hardshrink, [("h", (3,))]),
+    "softshrink": (F.softshrink, tF.softshrink, [("h", (3,))]),
+    "threshold": (lambda x: F.threshold(x, 0.1, 20.0), lambda x: tF.threshold(x, 0.1, 20.0),
+                  [("h", (3,))]),
+    "rrelu": (F.rrelu, tF.rrelu, [("h", (3,))]),     # eval mode: one fixed slope, no draws
+    "prelu": (F.prelu, tF.prelu, [("f", (2, 3)), ("f", (1,))]),
+    "prelu_half": (F.prelu, tF.prelu, [("h", (2, 3)), ("h", (3,))]),
+    # recurrent layers: torch's modules with the same weights (inputs here)
+    "lstm": (lambda x, w_ih, w_hh: _recurrent(ta, "LSTM", x, w_ih, w_hh),
+             lambda x, w_ih, w_hh: _recurrent(torch, "LSTM", x, w_ih, w_hh),
+             [("f", (3, 2, 4)), ("f", (20, 4)), ("f", (20, 5))]),
+    "gru": (lambda x, w_ih, w_hh: _recurrent(ta, "GRU", x, w_ih, w_hh),
+            lambda x, w_ih, w_hh: _recurrent(torch, "GRU", x, w_ih, w_hh),
+            [("f", (3, 2, 4)), ("f", (15, 4)), ("f", (15, 5))]),
+    "rnn": (lambda x, w_ih, w_hh: _recurrent(ta, "RNN", x, w_ih, w_hh),
+            lambda x, w_ih, w_hh: _recurrent(torch, "RNN", x, w_ih, w_hh),
+            [("f", (3, 2, 4)), ("f", (5, 4)), ("f", (5, 5))]),
+    "lstm_cell": (lambda x, w_ih, w_hh: _recurrent(ta, "LSTMCell", x, w_ih, w_hh),
+                  lambda x, w_ih, w_hh: _recurrent(torch, "LSTMCell", x, w_ih, w_hh),
+                  [("f", (2, 4)), ("f", (20, 4)), ("f", (20, 5))]),
+    "gru_cell": (lambda x, w_ih, w_hh: _recurrent(ta, "GRUCell", x, w_ih, w_hh),
+                 lambda x, w_ih, w_hh: _recurrent(torch, "GRUCell", x, w_ih, w_hh),
+                 [("f", (2, 4)), ("f", (15, 4)), ("f", (15, 5))]),
 }
+
+
+def _recurrent(lib, name, x, w_ih, w_hh):
+    """``lib.nn.<name>(4, 5, bias=False)`` run on x with the weights w_ih and w_hh (inputs of
+    the pair, so both frameworks use the same numbers): the output sequence (or h')."""
+    module = getattr(lib.nn, name)(4, 5, bias=False)
+    suffix = "" if name.endswith("Cell") else "_l0"
+    weights = {"weight_ih" + suffix: w_ih, "weight_hh" + suffix: w_hh}
+    if lib is torch:
+        out = torch.func.functional_call(module, weights, (x,))
+    else:
+        module.__dict__.update(weights)     # plain tensors in place of the parameters
+        out = module(x)
+    return out[0] if isinstance(out, tuple) else out
 
 
 def _setitem_view(x, v):

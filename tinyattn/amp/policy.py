@@ -32,20 +32,26 @@ _CPU_LOWER = frozenset({"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_
                         "conv_transpose3d", "bmm", "mm", "baddbmm", "addmm", "addbmm",
                         "linear", "matmul", "prelu", "scaled_dot_product_attention",
                         "_native_multi_head_attention",
+                        "lstm",      # torch's CPU nn.LSTM runs mkldnn_rnn_layer, on this list
+                        "rnn_tanh", "rnn_relu",   # not listed, but each step's two linears
+                        # are, so torch's CPU RNN runs in the low dtype throughout
                         "einsum"})   # not listed for the CPU, but torch's einsum is a bmm
 _CPU_FP32 = frozenset({"binary_cross_entropy", "prod", "trace", "mse_loss", "nll_loss",
                        "smooth_l1_loss", "cross_entropy_loss", "l1_loss", "huber_loss",
                        "kl_div", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
                        "hinge_embedding_loss", "poisson_nll_loss", "margin_ranking_loss",
                        "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss",
-                       "reflection_pad", "replication_pad"})  # torch's *_pad1d/2d/3d
+                       "reflection_pad", "replication_pad",   # torch's *_pad1d/2d/3d
+                       "linalg_inv", "linalg_solve", "linalg_svdvals", "linalg_eigvalsh"})
 _CPU_PROMOTE = frozenset({"cat", "stack", "index_copy"})
 
 _CUDA_LOWER = frozenset({"matmul", "addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm",
                          "chain_matmul", "linalg_multi_dot", "conv1d", "conv2d", "conv3d",
                          "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
                          "linear", "mm", "mv", "prelu", "einsum", "linalg_vecdot",
-                         "scaled_dot_product_attention"})
+                         "scaled_dot_product_attention", "lstm_cell", "gru_cell",
+                         # cuDNN's RNNs: torch's AutocastRNN.cpp casts _cudnn_rnn's inputs
+                         "lstm", "gru", "rnn_tanh", "rnn_relu"})
 # torch's "fp32", "fp32_set_opt_dtype" (softmax, sums, ...) and "fp32_append_dtype" (norm)
 _CUDA_FP32 = frozenset({"acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10",
                         "log2", "log1p", "reciprocal", "rsqrt", "sinh", "tan", "pow",
@@ -97,6 +103,13 @@ OP_NAMES: Dict[str, str] = {
     "Convolution": "conv2d",      # one class for conv1d/2d/3d, all three on the lists
     "ConvolutionTranspose": "conv_transpose2d",
     "GroupNorm": "group_norm",
+    "Prelu": "prelu", "Erfinv": "erfinv", "AddcMul": "addcmul", "AddcDiv": "addcdiv",
+    "Inv": "linalg_inv", "Solve": "linalg_solve", "Svdvals": "linalg_svdvals",
+    "Eigvalsh": "linalg_eigvalsh",
+    # the recurrent layers' sequence ops (one per layer direction) and cells' pointwise halves
+    "LSTMSequence": "lstm", "GRUSequence": "gru", "RNNSequence": "rnn_tanh",  # (or rnn_relu:
+    "LSTMCellUpdate": "lstm_cell",                               # the same lists)
+    "GRUCellUpdate": "gru_cell",
 }
 
 # ops outside the lists whose output keeps the first (input) tensor's dtype when the

@@ -23,6 +23,8 @@ as in PyTorch, after dropout and differentiable, so that path is built from sepa
 """
 from __future__ import annotations
 
+import warnings
+
 import math
 from typing import Any, Optional, Tuple
 
@@ -201,6 +203,10 @@ def _combined_mask(attn_mask: Any, key_padding_mask: Any, is_causal: bool, n: in
     """PyTorch's masks (True = NOT allowed, or float added) as one mask for
     F.scaled_dot_product_attention: boolean True = may attend, or a float bias."""
     parts = []
+    if attn_mask is not None and key_padding_mask is not None and \
+            as_tensor(attn_mask).dtype != as_tensor(key_padding_mask).dtype:
+        warnings.warn("Support for mismatched key_padding_mask and attn_mask is deprecated. "
+                      "Use same type for both instead.", UserWarning, stacklevel=4)  # torch's
     if is_causal and attn_mask is None:
         attn_mask = np.triu(np.ones((length, source), dtype=bool), k=1)   # True above: banned
     if attn_mask is not None:

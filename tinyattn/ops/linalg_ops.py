@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend
+from ..amp.dispatch import cast_args
 from ..autograd import Function
 from ..precision import is_floating
 from ..tensor import Tensor
@@ -204,6 +205,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
         raise NotImplementedError("linalg.solve(left=False) is not implemented; solve "
                                   "A^T X^T = B^T instead")
     _square(A, "linalg.solve")
+    A, B = cast_args("linalg_solve", A, B)    # float32 in CPU autocast, as torch's
     if B.dtype != A.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
                            f"A of type {A.dtype.name} and B of type {B.dtype.name} instead")

@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from .. import backend
+from ..amp.dispatch import cast_args
 from ..autograd import Function
 from ..tensor import Tensor
 from .elementwise import _as_float, convert
@@ -364,7 +365,6 @@ def _unary(fn: type, name: str, doc: str) -> Callable[..., Tensor]:
 
 erf = _unary(Erf, "erf", "The error function, elementwise (``torch.erf``).")
 erfc = _unary(Erfc, "erfc", "1 - erf(x), accurate where erf is near 1 (``torch.erfc``).")
-erfinv = _unary(Erfinv, "erfinv", "The inverse error function on [-1, 1] (``torch.erfinv``).")
 lgamma = _unary(Lgamma, "lgamma", "log |Gamma(x)| (``torch.lgamma``).")
 digamma = _unary(Digamma, "digamma", "psi(x) = d/dx lgamma(x); -inf at 0 (``torch.digamma``).")
 i0 = _unary(I0, "i0", "The modified Bessel function I0 (``torch.i0``).")
@@ -378,6 +378,13 @@ i1e = _unary(I1e, "i1e", "e^-|x| I1(x) (``torch.special.i1e``).")
 log_ndtr = _unary(LogNdtr, "log_ndtr", "log of the normal CDF (``torch.special.log_ndtr``).")
 erfcx = _unary(Erfcx, "erfcx", "The scaled erfc, e^(x^2) erfc(x) (``torch.special.erfcx``).")
 entr = _unary(Entr, "entr", "-x log x, elementwise (``torch.special.entr``).")
+
+
+def erfinv(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
+    """The inverse error function on [-1, 1] (``torch.erfinv``); float32 in CUDA autocast,
+    as torch's (the half-to-float32 round trip below would otherwise hide the cast)."""
+    x, = cast_args("erfinv", input)
+    return unary_in_float32(Erfinv, x)
 
 
 def ndtri(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
