@@ -80,7 +80,9 @@ def test_gaussian_nll_clamps_var_without_cutting_its_gradient():
            lambda a, t, v: TF.gaussian_nll_loss(a, t, v, reduction="none"), A, B, var[:, 0])
     with pytest.raises(ValueError, match="negative"):
         F.gaussian_nll_loss(ta.tensor(A), ta.tensor(B), ta.tensor(-np.abs(B)))
-    with pytest.raises(ValueError, match="does not fit"):
+    _agree(lambda a, t, v: F.gaussian_nll_loss(a, t, v),        # one var per column
+           lambda a, t, v: TF.gaussian_nll_loss(a, t, v), A, B, var[:1] + 1)
+    with pytest.raises(ValueError, match="incorrect size"):
         F.gaussian_nll_loss(ta.tensor(A), ta.tensor(B), ta.tensor(np.ones(4)))
 
 

@@ -272,21 +272,23 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Any,  # noqa: A002
     """``F.gaussian_nll_loss``: (log max(var, eps) + (x - y)^2 / max(var, eps)) / 2 (+ log(2 pi)
     / 2 if full). As torch, the clamp is applied without gradient: var's gradient is computed
     as if var were not clamped."""
-    if not isinstance(var, Tensor):
+    if not isinstance(var, Tensor):             # torch takes a float var (then ones * var)
+        if float(var) < 0:
+            raise ValueError("var has negative entry/entries")
         var = input.new_ones(tuple(input.shape)) * float(var)
-    if var.shape != input.shape:
-        if tuple(input.shape[:-1]) == tuple(var.shape):
-            var = var.unsqueeze(-1)
-        elif (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.ndim
-              and var.shape[-1] == 1):
-            pass
-        else:
-            raise ValueError(f"gaussian_nll_loss: var of shape {tuple(var.shape)} does not fit "
-                             f"input of shape {tuple(input.shape)}")
-    if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    if bool((var < 0).any()):
+    elif bool((var < 0).any()):
         raise ValueError("var has negative entry/entries")
+    in_shape, var_shape = tuple(input.shape), tuple(var.shape)
+    if var_shape != in_shape:
+        if in_shape[:-1] == var_shape:          # one value per row: broadcast over the last dim
+            var = var.unsqueeze(-1)
+        elif not (len(in_shape) == len(var_shape) and sum(
+                v for i, v in zip(in_shape, var_shape) if i != v) == 1):
+            raise ValueError(f"var is of incorrect size: {var_shape} does not fit input of "
+                             f"shape {in_shape} (give input's shape, input's shape without "
+                             f"its last dim, or input's shape with one dim of size 1)")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not valid")
     # max(var, eps) with the gradient of var itself (torch clamps in place under no_grad)
     # (eps - min(var, eps): 0, not inf - inf, where var is inf)
     clamped = where(var < eps, var + (eps - var.clamp_max(eps)).detach(), var)
