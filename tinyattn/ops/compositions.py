@@ -152,9 +152,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     """``F.pairwise_distance``: ||x1 - x2 + eps||_p over the last dim (0-d inputs: |x1 - x2 +
     eps| itself, as torch)."""
     difference = x1 - x2 + eps
-    if difference.ndim == 0 or (x1.ndim == 0 and x2.ndim == 0):
-        return difference.abs()
-    if max(x1.ndim, x2.ndim) == 0:
+    if difference.ndim == 0:
         return difference.abs()
     return norm(difference, p, -1, keepdim)
 
