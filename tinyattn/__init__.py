@@ -159,3 +159,5 @@ __all__ += ["aminmax", "cummax", "cummin", "diff", "kthvalue", "logcumsumexp", "
 from .ops import logdet
 from .ops import slogdet_older_name as slogdet
 __all__ += ["logdet", "slogdet"]
+from .ops import cumulative_trapezoid, dist, isreal, trapezoid, trapz
+__all__ += ["cumulative_trapezoid", "dist", "isreal", "trapezoid", "trapz"]

@@ -25,6 +25,10 @@ from .ops.group_norm import group_norm
 from .ops.channel_dropout import dropout1d, dropout2d, dropout3d
 from .ops.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
                        adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d)
+from .ops.compositions import (channel_shuffle, cosine_embedding_loss, gaussian_nll_loss,
+                                hinge_embedding_loss, margin_ranking_loss,
+                                multilabel_soft_margin_loss, pairwise_distance, pixel_shuffle,
+                                pixel_unshuffle, poisson_nll_loss, soft_margin_loss)
 
 __all__ = ["softmax", "log_softmax", "relu", "gelu", "tanh", "linear", "layer_norm", "dropout",
            "embedding", "cross_entropy", "masked_fill", "where", "scaled_dot_product_attention",
@@ -38,4 +42,8 @@ __all__ = ["softmax", "log_softmax", "relu", "gelu", "tanh", "linear", "layer_no
            "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "unfold", "fold", "max_pool1d", "max_pool2d", "avg_pool1d",
            "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
-           "adaptive_max_pool2d", "group_norm", "dropout1d", "dropout2d", "dropout3d"]
+           "adaptive_max_pool2d", "group_norm", "dropout1d", "dropout2d", "dropout3d",
+           "channel_shuffle", "cosine_embedding_loss", "gaussian_nll_loss",
+           "hinge_embedding_loss", "margin_ranking_loss", "multilabel_soft_margin_loss",
+           "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss",
+           "soft_margin_loss"]

@@ -7,8 +7,9 @@ docs/derivations.md#more-products).
 from __future__ import annotations
 
 from .ops import linalg_cross as cross
+from .ops import linalg_diagonal as diagonal
 from .ops import (det, eigvalsh, inv, matmul, matrix_power, multi_dot, slogdet, solve,
                   svdvals, vecdot, vector_norm)
 
-__all__ = ["cross", "det", "eigvalsh", "inv", "matmul", "matrix_power", "multi_dot", "slogdet",
-           "solve", "svdvals", "vecdot", "vector_norm"]
+__all__ = ["cross", "diagonal", "det", "eigvalsh", "inv", "matmul", "matrix_power", "multi_dot",
+           "slogdet", "solve", "svdvals", "vecdot", "vector_norm"]

@@ -79,3 +79,10 @@ def __getattr__(name: str):
     if name in _REMOVED:
         raise AttributeError(_REMOVED[name])
     raise AttributeError(f"module 'tinyattn.nn' has no attribute {name!r}")
+from .composed import (ChannelShuffle, CosineEmbeddingLoss, GaussianNLLLoss,
+                       HingeEmbeddingLoss, MarginRankingLoss, MultiLabelSoftMarginLoss,
+                       PairwiseDistance, PixelShuffle, PixelUnshuffle, PoissonNLLLoss,
+                       SoftMarginLoss)
+__all__ += ["ChannelShuffle", "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss",
+            "MarginRankingLoss", "MultiLabelSoftMarginLoss", "PairwiseDistance", "PixelShuffle",
+            "PixelUnshuffle", "PoissonNLLLoss", "SoftMarginLoss"]

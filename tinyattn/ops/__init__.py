@@ -862,3 +862,15 @@ vector_norm = _kw(vector_norm, out=True)
 slogdet_older_name = _kw(slogdet_older_name)
 Tensor.logdet = logdet
 Tensor.slogdet = slogdet_older_name
+
+# Compositions of existing ops (issue 30, stream cov30: ops/compositions.py).
+from .compositions import (channel_shuffle, cosine_embedding_loss, cumulative_trapezoid, dist,
+                           gaussian_nll_loss, hinge_embedding_loss, isreal, linalg_diagonal,
+                           margin_ranking_loss, multilabel_soft_margin_loss, pairwise_distance,
+                           pixel_shuffle, pixel_unshuffle, poisson_nll_loss, soft_margin_loss,
+                           trapezoid, trapz)
+
+isreal = _kw(isreal)
+dist = _kw(dist)
+Tensor.isreal = isreal
+Tensor.dist = dist
