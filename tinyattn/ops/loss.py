@@ -130,7 +130,10 @@ def cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor] = None,
                              f"no target class is valid (only rows with target == ignore_index="
                              f"{ignore_index} can be scored against no classes)")
         class_dim = 0 if logits.ndim == 1 else 1            # "none": zeros of target's shape
-        return (logits.sum(dim=class_dim) if reduction == "none" else logits.sum()) * 0.0
+        zeros = (logits.sum(dim=class_dim) if reduction == "none" else logits.sum()) * 0.0
+        if reduction == "mean":         # nothing counted: 0 / 0, torch's NaN (zero gradients)
+            return zeros + Tensor._wrap(xp.asarray(np.nan, dtype=logits.dtype))
+        return zeros
     counted = xp.where(target._data == ignore_index, 0, target._data)  # ignored rows pass
     check_index_range(counted, classes, "cross_entropy", "target class")
     unbatched = logits.ndim == 1
