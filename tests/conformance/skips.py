@@ -420,12 +420,15 @@ COVERAGE_A: List[Skip] = [
     *[op_skip(name, "saves", "to fix: torch keeps the input (and the indices) for backward; "
               "tinyattn's gather keeps the indices only, so a write to the input goes "
               "unnoticed (the gradient does not depend on it)")
-      for name in ("cummax", "cummin", "nanmedian", "aminmax")],
-    *[op_skip(name, "saves", "to fix (as var and std): write to input 0 after the op: "
-              "torch's backward raises, tinyattn's does not")
-      for name in ("var_mean", "var_mean.unbiased", "std_mean", "std_mean.unbiased")],
-    op_skip("linalg.vector_norm", "saves", "to fix (as norm): the norm's output is not always "
-            "kept as the output tensor itself, so a write to the output goes unnoticed"),
+      for name in ("nanmedian",)],
+    op_skip("kthvalue", "saves", "to fix: write to input 0 after the op: torch's backward "
+            "does not raise, tinyattn's raises (it keeps the input, torch only the indices)"),
+    op_skip("round", "values", "to fix: torch.special.round (an alias) refuses integer tensors "
+            "(no integer kernel); tinyattn rounds them (returns them unchanged)",
+            dtypes=("int32", "int64")),
+    op_skip("histogram", "values", "to fix: torch.histogram's bin edges and counts differ "
+            "from tinyattn's for some samples (histogram came with issue 31's names)",
+            dtypes=("float32", "float64")),
     op_skip("linalg.slogdet", "saves", "to fix: torch keeps the sign and log|det| outputs "
             "of one op; tinyattn computes them in two, and the sign's keeps nothing"),
     op_skip("kron", "saves", "to fix: write to input 0 after the op: torch's backward does "
@@ -451,20 +454,11 @@ COVERAGE_A: List[Skip] = [
 
 # ------------------------------------------------------------------ modules and optimizers
 # (module_db and optim_db rows: test_module_db.py, test_optim_db.py; kept in this one block)
-def _extra_kv(module_input: object) -> bool:
-    """inputs built with add_bias_kv=True or add_zero_attn=True"""
-    kwargs = module_input.constructor_input.kwargs
-    return bool(kwargs.get("add_bias_kv") or kwargs.get("add_zero_attn"))
-
-
 MODULES_AND_OPTIMIZERS: List[Skip] = [
     *[module_skip(name, ("values", "gradients"), "on purpose: training-mode batch norm "
                   "refuses an empty batch, torch returns an empty output (docs/pytorch.md, "
                   "what differs on purpose)", modes=("train",), when=desc_is("zero_batch"))
       for name in ("nn.BatchNorm1d", "nn.BatchNorm2d")],
-    module_skip("nn.MultiheadAttention", ("values", "gradients"), "to fix: add_bias_kv and "
-                "add_zero_attn are not supported (tinyattn's constructor raises "
-                "NotImplementedError)", when=_extra_kv),
     *[optim_skip(name, "to fix: a tensor lr (torch.tensor(0.001)) is refused: tinyattn's "
                  "hyper-parameters are Python numbers", when=desc_is(desc))
       for name, desc in (("Adagrad", "Tensor lr"), ("SGD", "tensor lr"))],
