@@ -4,9 +4,10 @@ Each function here is the formula of docs/derivations.md, line for line, in NumP
 ``out=`` buffers, no fast paths, no in-place updates, no special cases for speed. The ops
 run their optimised versions (matmul's batched-weight path, layer norm's two buffers,
 attention's one score buffer, the sorted scatter-add of embedding, cross-entropy's in-place
-p - q, softmax's in-place exp and one-buffer backward); derivations.md quotes the plain version first and the
-optimised one beside it, and tests/test_plain_backwards.py checks, on random and edge-case
-inputs, that each plain function gives what the op's backward gives.
+p - q, softmax's in-place exp and one-buffer backward); derivations.md quotes the plain
+version first and the optimised one beside it, and tests/test_plain_backwards.py checks,
+on random and edge-case inputs, that each plain function gives what the op's backward
+gives.
 """
 from __future__ import annotations
 
