@@ -874,3 +874,5 @@ isreal = _kw(isreal)
 dist = _kw(dist)
 Tensor.isreal = isreal
 Tensor.dist = dist
+from .tensor_extras import register_tensor_extras  # noqa: E402
+register_tensor_extras()
