@@ -157,6 +157,8 @@ from .ops import (aminmax, cummax, cummin, diff, kthvalue, logcumsumexp, median,
 __all__ += ["aminmax", "cummax", "cummin", "diff", "kthvalue", "logcumsumexp", "median",
             "nanmean", "nanmedian", "nansum", "std_mean", "var_mean"]
 from .ops import logdet
+from .ops import can_cast, promote_types, result_type
+__all__ += ["can_cast", "promote_types", "result_type"]
 from .ops import slogdet_older_name as slogdet
 __all__ += ["logdet", "slogdet"]
 from .ops import cumulative_trapezoid, dist, isreal, trapezoid, trapz

@@ -11,7 +11,9 @@ torch asks for a tensor, a dtype torch has no kernel for), tinyattn's answer is 
 extension (docs/pytorch.md) and is not compared.
 
 By default each op draws a fixed sample of its cases (the suite's budget on two cores);
-``TINYATTN_CONFORMANCE=all`` runs all of them (about 16,000 cases, half a minute).
+``TINYATTN_CONFORMANCE=all`` runs all of them (about 30,000 cases, a minute). The in-place
+methods (``x.add_(y)``) are checked the same way: the tensor written into keeps its dtype, and
+only a result of a higher category (a float into an integer tensor) is refused.
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ import torch
 import tinyattn
 
 from .torch_database import op_db
-from .torch_names import resolve
+from .torch_names import resolve, tensor_method
 
 RUN_ALL = os.environ.get("TINYATTN_CONFORMANCE", "") == "all"
 SAMPLE_PER_OP = 12
@@ -70,6 +72,10 @@ def promotion_cases() -> List[PromotionCase]:
         if not op.name.startswith("__"):           # torch.add(2, x): number first
             mine += [(("number", n), ("tensor", a, False)) for a in DTYPES for n in NUMBERS]
         cases += _sample(op.name, mine)
+        in_place = op.name.split(".")[-1] + "_"          # x.add_(y): x keeps its dtype
+        if hasattr(torch.Tensor, in_place) and tensor_method(in_place) is not None:
+            cases += _sample("Tensor." + in_place, [o for o in mine if o[0][0] == "tensor"
+                                                    and not o[0][2]])
     # where(condition, input, other) promotes input and other as a binary op does
     cases += _sample("where", [(("tensor", a, za), ("tensor", b, zb)) for a in DTYPES
                                for b in DTYPES for za, zb in ((False, True), (True, False))]
@@ -109,12 +115,23 @@ def _call(library: Any, function: Callable, operands: Tuple[Operand, ...]):
 
 
 def _torch_op(name: str) -> Callable:
+    if name.startswith("Tensor."):
+        return _returning_self(getattr(torch.Tensor, name[len("Tensor."):]))
     if name == "where":
         return lambda a, b: torch.where(torch.tensor([True, False, True]), a, b)
     return next(op.op for op in op_db() if op.name == name and not op.variant_test_name)
 
 
+def _returning_self(method: Callable) -> Callable:
+    def call(x: Any, *args: Any) -> Any:
+        method(x, *args)
+        return x
+    return call
+
+
 def _tinyattn_op(name: str) -> Callable:
+    if name.startswith("Tensor."):
+        return _returning_self(tensor_method(name[len("Tensor."):]))
     where = resolve("where")
     if name == "where":
         return lambda a, b: where(tinyattn.tensor([True, False, True]), a, b)

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..autograd import is_grad_enabled
 from ..precision import is_floating
+from ..promotion import can_cast
 from ..tensor import Tensor, normalize_dtype
 
 __all__ = ["with_torch_keywords", "write_out", "unwrapped", "out_apart"]
@@ -43,7 +44,7 @@ def write_out(name: str, out: Any, result: Any) -> Any:
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
                            f"automatic differentiation, but one of the arguments requires "
                            f"grad.")
-    if not np.can_cast(result.dtype, out.dtype, casting="same_kind"):
+    if not can_cast(result.dtype, out.dtype):
         raise RuntimeError(f"{name}(): result type {result.dtype} can't be cast to the "
                            f"desired output type {out.dtype} (pass an out= tensor of dtype "
                            f"{result.dtype})")
