@@ -190,3 +190,59 @@ def test_negative_control_a_wrong_alias_is_caught():
     with pytest.raises(AssertionError):
         _same(ta.sub(ta.tensor(X), ta.tensor(Y)), torch.multiply(torch.tensor(X),
                                                                  torch.tensor(Y)))
+
+
+@pytest.mark.parametrize("name,args", [("relu_", ()), ("elu_", (0.5,)), ("leaky_relu_", (0.2,)),
+                                       ("hardtanh_", (-0.5, 0.5)), ("selu_", ()),
+                                       ("celu_", (0.7,)), ("threshold_", (0.1, 9.0)),
+                                       ("rrelu_", ())])
+def test_functional_in_place_activations_as_torch(name, args):
+    import tinyattn.functional as F
+    import torch.nn.functional as TF
+    x, tx = ta.tensor(X), torch.tensor(X)
+    assert getattr(F, name)(x, *args) is x and x._version == 1
+    getattr(TF, name)(tx, *args)
+    _same(x, tx)
+    w, tw = ta.tensor(X, requires_grad=True), torch.tensor(X, requires_grad=True)
+    y, ty = w * 1.0, tw * 1.0
+    getattr(F, name)(y, *args)
+    getattr(TF, name)(ty, *args)
+    (y * ta.tensor(Y)).sum().backward()
+    (ty * torch.tensor(Y)).sum().backward()
+    _same(w.grad, tw.grad)
+
+
+def test_alpha_dropout_keeps_mean_and_variance_and_torch_s_values():
+    import tinyattn.functional as F
+    ta.manual_seed(1)
+    x = ta.randn(200_000, dtype=ta.float64)
+    y = F.alpha_dropout(x, 0.2, True)
+    assert abs(float(y.mean())) < 0.01 and abs(float(y.std()) - 1.0) < 0.01
+    alpha = 1.7580993408473766
+    a = 1 / np.sqrt((alpha ** 2 * 0.2 + 1) * 0.8)
+    kept = np.isclose(y.numpy(), a * x.numpy() + alpha * a * 0.2)
+    dropped = np.isclose(y.numpy(), -alpha * a + alpha * a * 0.2)     # torch's formula
+    assert np.all(kept | dropped) and abs(dropped.mean() - 0.2) < 0.01
+    assert F.alpha_dropout(x, 0.2, False) is x
+    channels = F.feature_alpha_dropout(ta.randn(8, 16, 5), 0.5, True).numpy()
+    per_channel = channels.std(axis=2)
+    assert np.sum(per_channel == 0) > 20          # whole channels set to one value
+    with pytest.raises(ValueError):
+        F.alpha_dropout(x, 1.5, True)
+
+
+def test_gumbel_softmax_samples_the_softmax():
+    import tinyattn.functional as F
+    ta.manual_seed(2)
+    logits = ta.tensor([[0.0, 1.0, 2.0]]).expand(20_000, 3)
+    soft = F.gumbel_softmax(logits, tau=0.5)
+    np.testing.assert_allclose(soft.sum(-1).numpy(), 1.0, rtol=1e-5)
+    hard = F.gumbel_softmax(logits, hard=True)
+    assert set(np.unique(hard.numpy())) == {0.0, 1.0}
+    np.testing.assert_allclose(hard.sum(-1).numpy(), 1.0)
+    frequencies = hard.numpy().mean(0)                    # the Gumbel-max trick
+    expected = torch.softmax(torch.tensor([0.0, 1.0, 2.0]), 0).numpy()
+    np.testing.assert_allclose(frequencies, expected, atol=0.015)
+    leaf = ta.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+    (F.gumbel_softmax(leaf, hard=True) * ta.tensor([[1.0, 0.0, 0.0]])).sum().backward()
+    assert leaf.grad is not None and np.any(leaf.grad.numpy() != 0)   # straight-through
