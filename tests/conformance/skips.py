@@ -38,7 +38,10 @@ CANNOT_COMPARE: List[Skip] = [
     op_skip("nn.functional.dropout", "values", RANDOM, kind="structure"),
     op_skip("nn.functional.dropout", "gradients", RANDOM, kind="skip"),
     *[op_skip(f"nn.functional.{name}", "values", RANDOM, kind="structure")
-      for name in ("dropout2d", "dropout3d")],
+      for name in ("dropout2d", "dropout3d", "alpha_dropout",
+                   "feature_alpha_dropout.with_train")],
+    *[op_skip(f"nn.functional.{name}", "gradients", RANDOM, kind="skip")
+      for name in ("alpha_dropout", "feature_alpha_dropout.with_train")],
     *[op_skip(f"nn.functional.{name}", "gradients", RANDOM, kind="skip")
       for name in ("dropout2d", "dropout3d")],
     op_skip("nn.functional.scaled_dot_product_attention", "values", RANDOM, kind="structure",
