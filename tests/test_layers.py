@@ -50,7 +50,7 @@ LAYERS: Dict[str, str] = {
     # entry points: the package's namespace, the command line, and the torch shim (which
     # presents the whole package as ``torch``)
     "tinyattn": "entry points", "cli": "entry points", "__main__": "entry points",
-    "doctor": "entry points", "torch_shim": "entry points",
+    "doctor": "entry points", "torch_shim": "entry points", "torch_top_level": "entry points",
 }
 
 # (importing module, imported module) -> why an import of a higher layer is right there.
