@@ -1,0 +1,53 @@
+"""Issue 30: the rows that left docs/pytorch.md's table "What differs on purpose" because
+tinyattn now does what torch 2.13 does. Each test compares with torch (the oracle) and failed
+before its fix; the negative controls show the comparison can fail."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tinyattn as ta
+import tinyattn.functional as F
+from tinyattn import nn
+
+torch = pytest.importorskip("torch", reason="torch is the reference for these tests")
+
+
+def _same(ours, theirs, **tol):
+    np.testing.assert_allclose(np.asarray(ours.detach().numpy()),
+                               theirs.detach().numpy(), **(tol or dict(rtol=1e-6, atol=1e-7)))
+
+
+# ------------------------------------------------------------------ 1. BatchNorm, empty batch
+@pytest.mark.parametrize("shape", [(0, 3), (0, 3, 4), (2, 3, 0), (0, 3, 2, 2), (2, 3, 0, 2)])
+@pytest.mark.parametrize("momentum", [0.1, None])
+def test_batch_norm_of_an_empty_batch_in_training_is_torchs(shape, momentum):
+    kind = "BatchNorm2d" if len(shape) == 4 else "BatchNorm1d"
+    theirs = getattr(torch.nn, kind)(3, momentum=momentum)
+    ours = getattr(nn, kind)(3, momentum=momentum)
+    with torch.no_grad():
+        theirs.weight.normal_(), theirs.bias.normal_()
+        theirs.running_mean.normal_(), theirs.running_var.uniform_(1, 2)
+    ours.load_state_dict(theirs.state_dict())
+    xt = torch.zeros(shape, requires_grad=True)
+    xo = ta.zeros(*shape, requires_grad=True)
+    yt, yo = theirs(xt), ours(xo)                # tinyattn refused: "more than 1 value"
+    assert tuple(yo.shape) == tuple(yt.shape) and yo.dtype == np.float32
+    (yt.sum() * 1).backward()
+    (yo.sum() * 1).backward()
+    assert tuple(xo.grad.shape) == shape
+    for name in ("weight", "bias"):
+        _same(getattr(ours, name).grad, getattr(theirs, name).grad)    # zeros, not None
+    for name in ("running_mean", "running_var", "num_batches_tracked"):
+        _same(getattr(ours, name), getattr(theirs, name))               # untouched; count + 1
+    assert int(ours.num_batches_tracked.item()) == 1
+
+
+def test_batch_norm_empty_batch_functional_and_the_batch_of_one_still_refused():
+    out = F.batch_norm(ta.zeros(0, 3), ta.zeros(3), ta.ones(3), training=True)
+    assert tuple(out.shape) == (0, 3)
+    for shape in [(1, 3), (1, 3, 1)]:          # negative control: one value is refused, as torch
+        with pytest.raises(ValueError, match="more than 1 value per channel"):
+            torch.nn.BatchNorm1d(3)(torch.zeros(shape))
+        with pytest.raises(ValueError, match="more than 1 value per channel"):
+            nn.BatchNorm1d(3)(ta.zeros(*shape))
