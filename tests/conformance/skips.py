@@ -12,7 +12,7 @@ from typing import List
 import torch
 
 from .skip_rules import (RANDOM, TIES, UNINITIALISED, Skip, desc_is, empty_tensor, has_kwarg,
-                         has_ties, input_not_tensor, module_skip, op_skip, optim_skip, predicate,
+                         has_ties, input_not_tensor, op_skip, optim_skip, predicate,
                          zero_dim)
 
 __all__ = ["TABLE"]
