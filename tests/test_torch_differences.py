@@ -51,3 +51,32 @@ def test_batch_norm_empty_batch_functional_and_the_batch_of_one_still_refused():
             torch.nn.BatchNorm1d(3)(torch.zeros(shape))
         with pytest.raises(ValueError, match="more than 1 value per channel"):
             nn.BatchNorm1d(3)(ta.zeros(*shape))
+
+
+# ------------------------------------------------------------------ 2. unique requires grad
+_UNIQUE_CALLS = {
+    "unique": lambda m, x: m.unique(x),
+    "unique inverse counts": lambda m, x: m.unique(x, return_inverse=True, return_counts=True),
+    "Tensor.unique unsorted": lambda m, x: x.unique(sorted=False),
+    "unique dim": lambda m, x: m.unique(x, dim=0),
+    "unique_consecutive": lambda m, x: m.unique_consecutive(x, return_counts=True),
+}
+
+
+@pytest.mark.parametrize("call", list(_UNIQUE_CALLS))
+def test_unique_of_a_tensor_that_requires_grad_is_marked_and_refuses_backward(call):
+    results = []
+    for module in (torch, ta):
+        x = module.tensor([3.0, 1.0, 3.0, 2.0], requires_grad=True)
+        out = _UNIQUE_CALLS[call](module, x)
+        outs = out if isinstance(out, tuple) else (out,)
+        flags = [o.requires_grad for o in outs]
+        with pytest.raises(NotImplementedError) as info:
+            (outs[0].sum() + x.sum()).backward()
+        results.append((flags, type(outs[0].grad_fn).__name__ if module is torch else
+                        outs[0].grad_fn.name(), str(info.value)))
+        with module.no_grad():                     # negative control: nothing recorded
+            out = _UNIQUE_CALLS[call](module, x)
+        assert not (out if isinstance(out, tuple) else (out,))[0].requires_grad
+    assert results[0] == results[1]
+    assert results[0][0][0] is True
