@@ -80,3 +80,33 @@ def test_unique_of_a_tensor_that_requires_grad_is_marked_and_refuses_backward(ca
         assert not (out if isinstance(out, tuple) else (out,))[0].requires_grad
     assert results[0] == results[1]
     assert results[0][0][0] is True
+
+
+# ------------------------------------------------------------------ 5. .data writes
+def _data_write_gradient(module, write):
+    a = module.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    b = a.exp()                                    # Exp saves its output for backward
+    loss = (b * b).sum()                           # Mul saves b
+    write(b.data)
+    loss.backward()
+    return a.grad.numpy(), b._version
+
+
+@pytest.mark.parametrize("write", [lambda d: d.__setitem__(0, 5.0), lambda d: d.fill_(0.0)
+                                   if hasattr(d, "fill_") else d.fill(0.0)])
+def test_a_data_write_while_backward_is_pending_lands_as_in_torch(write):
+    ours, our_version = _data_write_gradient(ta, write)     # was SavedDataWriteError
+    theirs, their_version = _data_write_gradient(torch, write)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+    assert our_version == their_version == 0                # not counted, as torch
+    untouched, _ = _data_write_gradient(torch, lambda d: None)
+    assert not np.allclose(untouched, theirs)               # negative control: it mattered
+
+
+def test_anomaly_mode_refuses_the_write_with_advice():
+    a = ta.tensor([0.5, 1.0], requires_grad=True)
+    b = a.exp()
+    with ta.autograd.detect_anomaly():
+        with pytest.raises(ta.SavedDataWriteError, match="anomaly mode.*saved for the backward"):
+            b.data[0] = 5.0
+    b.data[0] = 5.0                                          # outside it: torch's behaviour
