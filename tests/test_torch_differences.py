@@ -110,3 +110,56 @@ def test_anomaly_mode_refuses_the_write_with_advice():
         with pytest.raises(ta.SavedDataWriteError, match="anomaly mode.*saved for the backward"):
             b.data[0] = 5.0
     b.data[0] = 5.0                                          # outside it: torch's behaviour
+
+
+# ------------------------------------------------------------------ 6. optimizer constructors
+_OPTIMIZERS = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam"]
+_OPTIONS = {
+    "lr=inf": lambda m: dict(lr=float("inf")),
+    "lr=nan": lambda m: dict(lr=float("nan")),
+    "lr=-1": lambda m: dict(lr=-1.0),
+    "0-d tensor lr": lambda m: dict(lr=m.tensor(0.001)),
+    "1-element tensor lr": lambda m: dict(lr=m.tensor([0.001])),
+    "tensor lr with foreach": lambda m: dict(lr=m.tensor(0.001), foreach=True),
+    "foreach": lambda m: dict(lr=0.1, foreach=True),
+    "fused": lambda m: dict(lr=0.1, fused=True),
+    "fused and foreach": lambda m: dict(lr=0.1, fused=True, foreach=True),
+    "capturable": lambda m: dict(lr=0.1, capturable=True),
+    "differentiable": lambda m: dict(lr=0.1, differentiable=True),
+}
+
+
+def _optimizer_outcome(module, name, option):
+    """'ok' and the parameters after two steps, or the error's type."""
+    p = module.nn.Parameter(module.tensor([1.0, -2.0]))
+    try:
+        opt = getattr(module.optim, name)([p], **_OPTIONS[option](module))
+        for _ in range(2):
+            p.grad = module.tensor([0.5, 0.25])
+            opt.step()
+    except Exception as exc:                  # noqa: BLE001 - the type is what is compared
+        return type(exc).__name__, None
+    return "ok", p.detach().numpy().copy()
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("option", list(_OPTIONS))
+@pytest.mark.parametrize("name", _OPTIMIZERS)
+def test_optimizer_constructor_options_as_torch(name, option):
+    theirs, their_values = _optimizer_outcome(torch, name, option)
+    ours, our_values = _optimizer_outcome(ta, name, option)
+    assert ours == theirs, (name, option, ours, theirs)
+    if ours == "ok":
+        np.testing.assert_allclose(our_values, their_values, rtol=1e-5, equal_nan=True)
+
+
+def test_a_tensor_lr_is_kept_in_the_group_and_a_scheduler_still_works():
+    lr = ta.tensor(0.5)
+    p = ta.nn.Parameter(ta.tensor([1.0]))
+    opt = ta.optim.SGD([p], lr=lr)
+    assert opt.param_groups[0]["lr"] is lr
+    with pytest.raises(ValueError, match="one element"):   # negative control
+        ta.optim.SGD([p], lr=ta.tensor([0.1, 0.2]))
+    p.grad = ta.tensor([1.0])
+    opt.step()
+    assert p.item() == 0.5

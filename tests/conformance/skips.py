@@ -11,9 +11,8 @@ from typing import List
 
 import torch
 
-from .skip_rules import (RANDOM, TIES, UNINITIALISED, Skip, desc_is, empty_tensor, has_kwarg,
-                         has_ties, input_not_tensor, op_skip, optim_skip, predicate,
-                         zero_dim)
+from .skip_rules import (RANDOM, TIES, UNINITIALISED, Skip, empty_tensor, has_kwarg, has_ties,
+                         input_not_tensor, op_skip, predicate, zero_dim)
 
 __all__ = ["TABLE"]
 
@@ -455,9 +454,6 @@ COVERAGE_A: List[Skip] = [
 # ------------------------------------------------------------------ modules and optimizers
 # (module_db and optim_db rows: test_module_db.py, test_optim_db.py; kept in this one block)
 MODULES_AND_OPTIMIZERS: List[Skip] = [
-    *[optim_skip(name, "to fix: a tensor lr (torch.tensor(0.001)) is refused: tinyattn's "
-                 "hyper-parameters are Python numbers", when=desc_is(desc))
-      for name, desc in (("Adagrad", "Tensor lr"), ("SGD", "tensor lr"))],
 ]
 
 # ------------------------------------------------------------------ compositions (stream cov30)
