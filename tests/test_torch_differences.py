@@ -163,3 +163,28 @@ def test_a_tensor_lr_is_kept_in_the_group_and_a_scheduler_still_works():
     p.grad = ta.tensor([1.0])
     opt.step()
     assert p.item() == 0.5
+
+
+# ------------------------------------------------------------------ 7. scatter_reduce ties
+_TIE_CASES = [  # self, src, index: self equal to the result, ties in src, both, neither
+    ([5.0, 0.0, 7.0], [5.0, 5.0, 3.0], [0, 0, 1]),
+    ([1.0, 0.0, 7.0], [5.0, 5.0, 3.0], [0, 0, 1]),
+    ([9.0, 0.0, 7.0], [5.0, 5.0, 3.0], [0, 0, 1]),
+    ([5.0, 0.0, 7.0], [5.0, 4.0, 3.0], [0, 0, 1]),
+    ([1.0, 3.0, 7.0], [1.0, 1.0, 3.0], [0, 0, 1]),
+]
+
+
+@pytest.mark.parametrize("include_self", [False, True])
+@pytest.mark.parametrize("reduce", ["amax", "amin"])
+@pytest.mark.parametrize("case", range(len(_TIE_CASES)))
+def test_scatter_reduce_amax_amin_gradient_at_ties_is_torchs(case, reduce, include_self):
+    grads = []
+    for module in (torch, ta):
+        selfv, src, index = _TIE_CASES[case]
+        x = module.tensor(selfv, dtype=module.float64, requires_grad=True)
+        s = module.tensor(src, dtype=module.float64, requires_grad=True)
+        out = x.scatter_reduce(0, module.tensor(index), s, reduce, include_self=include_self)
+        out.backward(module.tensor([1.0, 10.0, 100.0], dtype=module.float64))
+        grads.append((out.tolist(), x.grad.tolist(), s.grad.tolist()))
+    assert grads[1] == grads[0]
