@@ -188,3 +188,58 @@ def test_scatter_reduce_amax_amin_gradient_at_ties_is_torchs(case, reduce, inclu
         out.backward(module.tensor([1.0, 10.0, 100.0], dtype=module.float64))
         grads.append((out.tolist(), x.grad.tolist(), s.grad.tolist()))
     assert grads[1] == grads[0]
+
+
+# ------------------------------------------------------------------ 4. MHA, all-masked query
+def _mha_pair(heads=2, **kwargs):
+    theirs = torch.nn.MultiheadAttention(4, heads, **kwargs)
+    ours = nn.MultiheadAttention(4, heads, **kwargs)
+    ours.load_state_dict({k: ta.tensor(v.detach().numpy()) for k, v in
+                          theirs.state_dict().items()})
+    return ours, theirs
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+@pytest.mark.parametrize("mask", ["key_padding_mask", "attn_mask"])
+@pytest.mark.parametrize("mode", ["train", "eval", "eval no_grad", "eval no_grad cross",
+                                  "eval no_grad odd heads", "eval no_grad seq first"])
+def test_multihead_attention_all_masked_query_matches_torch_on_every_path(mode, mask,
+                                                                            need_weights):
+    torch.manual_seed(0)
+    seq_first = "seq first" in mode                      # (L, N, E): torch's slow path
+    ours, theirs = _mha_pair(1 if "odd" in mode else 2, batch_first=not seq_first)
+    for module in (ours, theirs):
+        module.train(mode == "train")
+    x_np = torch.randn(2, 3, 4).numpy()
+    padded = np.array([[False, False, False], [True, True, True]])
+    banned = np.zeros((3, 3), dtype=bool)
+    banned[1] = True
+    outputs = []
+    for lib, module in ((torch, theirs), (ta, ours)):
+        x = lib.tensor(x_np.transpose(1, 0, 2).copy() if seq_first else x_np)
+        y = lib.tensor(x.numpy() + 1.0) if "cross" in mode else x
+        masks = ({"key_padding_mask": lib.tensor(padded)} if mask == "key_padding_mask"
+                 else {"attn_mask": lib.tensor(banned)})
+        with lib.set_grad_enabled("no_grad" not in mode):
+            out, weights = module(x, y, y, need_weights=need_weights, **masks)
+        out = out.transpose(0, 1) if seq_first else out
+        outputs.append((out.detach().numpy(),
+                        None if weights is None else weights.detach().numpy()))
+    (theirs_out, theirs_w), (ours_out, ours_w) = outputs
+    np.testing.assert_allclose(ours_out, theirs_out, rtol=1e-5, atol=1e-6, equal_nan=True)
+    assert np.isnan(ours_out).any() == np.isnan(theirs_out).any()
+    if need_weights:
+        np.testing.assert_allclose(ours_w, theirs_w, rtol=1e-5, atol=1e-6, equal_nan=True)
+    else:
+        assert ours_w is None and theirs_w is None
+
+
+def test_tinyattns_own_multi_head_attention_keeps_zeros_for_an_all_masked_query():
+    """nn.MultiHeadAttention (capital H) is tinyattn's, not a torch name: no NaN rows."""
+    mha = nn.MultiHeadAttention(4, 2).eval()
+    x = ta.randn(1, 3, 4)
+    mask = ta.tensor([[[True, True, True], [False, False, False], [True, True, True]]])
+    with ta.no_grad():
+        out = mha(x, mask=mask)
+    out = out[0] if isinstance(out, tuple) else out
+    assert not np.isnan(out.numpy()).any()
