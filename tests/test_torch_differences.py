@@ -243,3 +243,28 @@ def test_tinyattns_own_multi_head_attention_keeps_zeros_for_an_all_masked_query(
         out = mha(x, mask=mask)
     out = out[0] if isinstance(out, tuple) else out
     assert not np.isnan(out.numpy()).any()
+
+
+# ------------------------------------------------------------------ 3. GELU's far tail
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("length", [1, 64])
+def test_gelu_finite_tail_agrees_with_torch_within_its_tolerance(dtype, approximate, length):
+    x = np.repeat(np.array([-20.0, -12.0, -10.0, -8.0, -5.0, -1e-3, 0.0, 3.0, 50.0]), length)
+    ours = F.gelu(ta.tensor(x, dtype=dtype), approximate=approximate)
+    theirs = torch.nn.functional.gelu(torch.tensor(x, dtype=getattr(torch, dtype)),
+                                      approximate=approximate)
+    torch.testing.assert_close(torch.from_numpy(ours.numpy()), theirs)
+    with pytest.raises(AssertionError):                      # negative control
+        torch.testing.assert_close(torch.from_numpy(ours.numpy()) + 1e-3, theirs)
+
+
+def test_gelu_at_infinities_follows_the_math_where_torch_has_its_documented_bug():
+    """pytorch/pytorch#185770: float32 gelu(-inf) (and +inf on the vectorised path) is NaN in
+    torch 2.13; tinyattn gives the limits. float64 keeps torch's NaN at -inf."""
+    out = F.gelu(ta.tensor([float("inf"), -float("inf")] * 20)).numpy()
+    assert out[0] == np.inf and out[1] == 0.0
+    out64 = F.gelu(ta.tensor([float("inf"), -float("inf")], dtype="float64")).numpy()
+    ref64 = torch.nn.functional.gelu(torch.tensor([float("inf"), -float("inf")],
+                                                  dtype=torch.float64)).numpy()
+    np.testing.assert_array_equal(out64, ref64)
