@@ -268,3 +268,35 @@ def test_gelu_at_infinities_follows_the_math_where_torch_has_its_documented_bug(
     ref64 = torch.nn.functional.gelu(torch.tensor([float("inf"), -float("inf")],
                                                   dtype=torch.float64)).numpy()
     np.testing.assert_array_equal(out64, ref64)
+
+
+# ------------------------------------------------------------------ 10. safetensors.torch
+_SAFETENSORS_SCRIPT = """
+import sys
+import torch
+from safetensors.torch import save_file, load_file, save, load
+w = torch.tensor([1.5, -2.25], dtype=torch.bfloat16)
+save_file({"w": w, "f": torch.ones(2, 3)}, sys.argv[1])
+back = load_file(sys.argv[1])
+print(back["w"].dtype, back["w"].tolist(), back["f"].dtype, tuple(back["f"].shape))
+print(load(save({"w": w}))["w"].dtype)
+"""
+
+
+def test_safetensors_torch_under_run_torch_keeps_bfloat16_as_torch(tmp_path):
+    pytest.importorskip("safetensors", reason="the script imports safetensors.torch")
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "st.py"
+    script.write_text(_SAFETENSORS_SCRIPT)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(ta.__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    outputs = []
+    for runner in ([sys.executable], [sys.executable, "-m", "tinyattn", "run-torch"]):
+        result = subprocess.run(runner + [str(script), str(tmp_path / "w.safetensors")],
+                                capture_output=True, text=True, timeout=300, env=env)
+        assert result.returncode == 0, result.stderr     # was: no torch.complex64
+        outputs.append(result.stdout)
+    assert outputs[0] == outputs[1]
+    assert "torch.bfloat16 [1.5, -2.25] torch.float32 (2, 3)" in outputs[1]
