@@ -195,12 +195,11 @@ def test_pad_modes_refuse_what_torch_refuses():
         F.pad(ta.randn(1, 4), (1, 1), mode="replicate", value=2.0)
 
 
-def test_lazy_parameters_refuse_reads_and_saving_before_the_first_forward(tmp_path):
+def test_lazy_parameters_refuse_reads_and_save_as_torch_before_the_first_forward(tmp_path):
     layer = nn.LazyLinear(3)
     with pytest.raises(RuntimeError, match="uninitialized parameter"):
         layer.weight.numel()
-    with pytest.raises(RuntimeError, match="uninitialized parameter"):
-        ta.save(layer.state_dict(), str(tmp_path / "lazy.npz"))
+    ta.save(layer.state_dict(), str(tmp_path / "lazy.pt"))   # pickled as torch pickles it
     layer(ta.ones(2, 4))
     assert type(layer) is nn.Linear and layer.weight.shape == (3, 4)
 

@@ -300,3 +300,32 @@ def test_safetensors_torch_under_run_torch_keeps_bfloat16_as_torch(tmp_path):
         outputs.append(result.stdout)
     assert outputs[0] == outputs[1]
     assert "torch.bfloat16 [1.5, -2.25] torch.float32 (2, 3)" in outputs[1]
+
+
+# ------------------------------------------------------------------ 8. saving a lazy module
+def _lazy_round_trip(module, path):
+    module.save(module.nn.LazyLinear(3).state_dict(), path)
+    outcome = {}
+    for weights_only in (True, False):
+        try:
+            state = module.load(path, weights_only=weights_only)
+            outcome[weights_only] = {k: type(v).__name__ for k, v in state.items()}
+        except Exception as exc:              # noqa: BLE001 - the type is what is compared
+            outcome[weights_only] = type(exc).__name__
+    fresh = module.nn.LazyLinear(3)
+    fresh.load_state_dict(module.load(path, weights_only=False))   # both lazy: stays lazy
+    fresh(module.ones(2, 4))
+    outcome["after forward"] = tuple(fresh.weight.shape)
+    return outcome
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_saving_a_lazy_modules_state_before_its_first_forward_is_torchs(tmp_path):
+    theirs = _lazy_round_trip(torch, str(tmp_path / "torch.pt"))
+    ours = _lazy_round_trip(ta, str(tmp_path / "ours.pt"))      # was: RuntimeError on save
+    assert ours == theirs
+    assert theirs[True] == "UnpicklingError"                     # weights_only refuses, as torch
+    loaded = torch.load(str(tmp_path / "ours.pt"), weights_only=False)   # torch reads ours
+    assert type(loaded["weight"]).__name__ == "UninitializedParameter"
+    with pytest.raises(RuntimeError, match="uninitialized"):    # negative control
+        nn.Linear(4, 3).load_state_dict(ta.load(str(tmp_path / "ours.pt"), weights_only=False))
