@@ -25,7 +25,8 @@ to do instead (CPU arrays; on a GPU the array is returned).
 The package, by concept: ``core.py`` (the class: data, gradient, versions, autograd),
 ``conversion.py`` (``to``, ``numpy``, ``item``, comparisons), ``creation.py`` (``tensor``,
 ``as_tensor``, ``from_numpy``), ``dtypes.py`` (``normalize_dtype``) and ``saved_data.py``
-(the read-only ``.data`` of a saved array, in anomaly mode). Every name is importable from here, as before.
+(the read-only ``.data`` of a saved array, in anomaly mode). Every name is importable from
+here, as before.
 """
 from __future__ import annotations
 
