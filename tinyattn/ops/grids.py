@@ -97,9 +97,8 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # 
     each input element went: ``out[inverse] == input``) and ``counts`` (int64). ``dim=None``
     flattens; ``dim=d`` finds the distinct slices along d. Not differentiable: as torch, the
     values of an input that requires grad require grad, and backward raises (no_derivative.py).
-    NaNs are each
-    their own value (NaN != NaN), as in PyTorch. ``sorted=False`` is accepted and still sorts
-    (PyTorch leaves that order unspecified)."""
+    NaNs are each their own value (NaN != NaN), as in PyTorch. ``sorted=False`` is accepted
+    and still sorts (PyTorch leaves that order unspecified)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"unique: input must be a Tensor, got {type(input).__name__}")
     data = backend.to_host(input._data)
