@@ -28,7 +28,7 @@ LAYER_ORDER = ["backend", "tensor", "ops", "nn", "checking", "tools",
 LAYERS: Dict[str, str] = {
     # backend: arrays, devices, random generators, files written atomically; no tinyattn
     "backend": "backend", "strict_device": "backend", "atomic": "backend",
-    "console": "backend", "kernels": "backend",
+    "console": "backend", "kernels": "backend", "blas_threads": "backend",
     # tensor and autograd
     "tensor": "tensor", "autograd": "tensor", "factories": "tensor", "precision": "tensor",
     "promotion": "tensor", "printing": "tensor", "generator": "tensor",

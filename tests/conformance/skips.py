@@ -11,9 +11,8 @@ from typing import List
 
 import torch
 
-from .skip_rules import (RANDOM, TIES, UNINITIALISED, Skip, desc_is, empty_tensor, has_kwarg,
-                         has_ties, input_not_tensor, module_skip, op_skip, optim_skip, predicate,
-                         zero_dim)
+from .skip_rules import (RANDOM, TIES, UNINITIALISED, Skip, empty_tensor, has_kwarg, has_ties,
+                         input_not_tensor, op_skip, predicate, zero_dim)
 
 __all__ = ["TABLE"]
 
@@ -457,13 +456,6 @@ COVERAGE_A: List[Skip] = [
 # ------------------------------------------------------------------ modules and optimizers
 # (module_db and optim_db rows: test_module_db.py, test_optim_db.py; kept in this one block)
 MODULES_AND_OPTIMIZERS: List[Skip] = [
-    *[module_skip(name, ("values", "gradients"), "on purpose: training-mode batch norm "
-                  "refuses an empty batch, torch returns an empty output (docs/pytorch.md, "
-                  "what differs on purpose)", modes=("train",), when=desc_is("zero_batch"))
-      for name in ("nn.BatchNorm1d", "nn.BatchNorm2d")],
-    *[optim_skip(name, "to fix: a tensor lr (torch.tensor(0.001)) is refused: tinyattn's "
-                 "hyper-parameters are Python numbers", when=desc_is(desc))
-      for name, desc in (("Adagrad", "Tensor lr"), ("SGD", "tensor lr"))],
 ]
 
 # ------------------------------------------------------------------ compositions (stream cov30)
