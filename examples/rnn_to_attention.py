@@ -33,6 +33,7 @@ The decoders are teacher-forced (they read the true previous digit); Luong's
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -45,7 +46,8 @@ import tinyattn.functional as F
 from tinyattn import nn
 
 __all__ = ["Seq2Seq", "TransformerSeq2Seq", "make_batch", "train", "accuracy",
-           "gradient_reach", "run", "main"]
+           "gradient_reach", "alignment", "save_results", "load_results", "run", "plot",
+           "main"]
 
 DIGITS, START = 10, 10
 VOCAB = 11
@@ -134,10 +136,12 @@ def build(name: str, hidden: int) -> nn.Module:
 
 
 def train(model: nn.Module, length: int, steps: int, rng: np.random.Generator,
-          batch: int = 64, lr: float = 3e-3) -> float:
+          batch: int = 64, lr: float = 3e-3, progress: Optional[str] = None) -> float:
+    """Adam on fresh batches; with ``progress`` (a label) prints the loss every quarter."""
     optimizer = ta.optim.Adam(model.parameters(), lr=lr)
     loss = None
-    for _ in range(steps):
+    every = max(1, steps // 4)
+    for step in range(1, steps + 1):
         source, decoder_in, target = make_batch(rng, batch, length)
         logits = model(source, decoder_in)                # (B, L, V)
         loss = F.cross_entropy(logits.reshape(-1, VOCAB), target.reshape(-1))
@@ -145,6 +149,8 @@ def train(model: nn.Module, length: int, steps: int, rng: np.random.Generator,
         loss.backward()
         ta.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
+        if progress is not None and step % every == 0 and step < steps:
+            print(f"{progress}  step {step}/{steps}  loss {loss.item():.3f}", flush=True)
     return float(loss.item()) if loss is not None else float("nan")
 
 
@@ -167,40 +173,79 @@ def gradient_reach(model: nn.Module, length: int, rng: np.random.Generator,
     return np.linalg.norm(embedded.grad.numpy(), axis=-1).mean(axis=0)
 
 
+def alignment(model: "Seq2Seq", length: int, seed: int):
+    """The Bahdanau model's attention weights on one held-out sequence: (L target, L source),
+    and that source."""
+    source, decoder_in, _ = make_batch(np.random.default_rng(seed), 1, length)
+    weights = []
+    with ta.no_grad():
+        memory, h_n = model.encode(model.embed(source))
+        state, target_embedded = h_n[0], model.embed(decoder_in)
+        for t in range(decoder_in.shape[1]):
+            context = model.attention(state.unsqueeze(1), memory, memory)
+            weights.append(model.attention.attention_weights.numpy()[0, 0])
+            state = model.decoder_cell(ta.cat([target_embedded[:, t], context[:, 0]],
+                                              dim=-1), state)
+    return np.stack(weights), source.numpy()[0]
+
+
+def save_results(results: Dict[str, object], path: str) -> None:
+    """The record the pictures are drawn from, as JSON (written again after every model)."""
+    def plain(value):
+        if isinstance(value, np.ndarray):
+            return value.tolist()
+        if isinstance(value, dict):
+            return {key: plain(item) for key, item in value.items()}
+        return value
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path + ".tmp", "w", encoding="utf-8") as handle:
+        json.dump(plain(results), handle, indent=1)
+    os.replace(path + ".tmp", path)                       # never a half-written record
+
+
+def load_results(path: str) -> Dict[str, object]:
+    with open(path, encoding="utf-8") as handle:
+        results = json.load(handle)
+    results["reach"] = {name: np.asarray(v) for name, v in results["reach"].items()}
+    if "alignment" in results:
+        results["alignment"] = np.asarray(results["alignment"])
+    return results
+
+
 def run(lengths: Sequence[int], steps: int, hidden: int = 32, seed: int = 0,
-        models: Sequence[str] = MODELS) -> Dict[str, object]:
-    results: Dict[str, object] = {"lengths": list(lengths), "accuracy": {}, "reach": {}}
-    trained: Dict[str, nn.Module] = {}
+        models: Sequence[str] = MODELS, record: Optional[str] = None,
+        settings: Optional[Dict[str, object]] = None) -> Dict[str, object]:
+    """Train each model at each length (a fresh model per length), measure; with ``record``
+    (a JSON path) the results so far are written after each model and length, so an
+    interrupted run keeps what it finished."""
+    results: Dict[str, object] = {"lengths": list(lengths), "steps": steps, "hidden": hidden,
+                                  "seed": seed, "settings": dict(settings or {}),
+                                  "accuracy": {}, "seconds": {}, "reach": {}}
+    started_all = time.perf_counter()
     for name in models:
-        accuracies: List[float] = []
+        results["accuracy"][name], results["seconds"][name] = [], []
+        model = None
         for length in lengths:
             ta.manual_seed(seed)
             rng = np.random.default_rng(seed)
             model = build(name, hidden)
             started = time.perf_counter()
-            loss = train(model, length, steps, rng)
-            accuracies.append(accuracy(model, length, np.random.default_rng(seed + 1)))
+            loss = train(model, length, steps, rng, progress=f"{name:>14}  L={length:>3}")
+            results["accuracy"][name].append(accuracy(model, length,
+                                                      np.random.default_rng(seed + 1)))
+            results["seconds"][name].append(round(time.perf_counter() - started, 2))
             print(f"{name:>14}  L={length:>3}  loss {loss:.3f}  held-out accuracy "
-                  f"{accuracies[-1]:.3f}  ({time.perf_counter() - started:.1f} s)")
-            trained[name] = model
-        results["accuracy"][name] = accuracies
-        results["reach"][name] = gradient_reach(trained[name], lengths[-1],
+                  f"{results['accuracy'][name][-1]:.3f}  ({results['seconds'][name][-1]:.1f} s,"
+                  f" {time.perf_counter() - started_all:.0f} s in all)", flush=True)
+            if record:
+                save_results(results, record)
+        results["reach"][name] = gradient_reach(model, lengths[-1],
                                                 np.random.default_rng(seed + 2))
-    if "Bahdanau" in trained:
-        model = trained["Bahdanau"]
-        source, decoder_in, _ = make_batch(np.random.default_rng(seed + 3), 1, lengths[-1])
-        weights = []
-        with ta.no_grad():
-            embedded = model.embed(source)
-            memory, h_n = model.encode(embedded)
-            state, target_embedded = h_n[0], model.embed(decoder_in)
-            for t in range(decoder_in.shape[1]):
-                context = model.attention(state.unsqueeze(1), memory, memory)
-                weights.append(model.attention.attention_weights.numpy()[0, 0])
-                state = model.decoder_cell(ta.cat([target_embedded[:, t], context[:, 0]],
-                                                  dim=-1), state)
-        results["alignment"] = np.stack(weights)          # (L target, L source)
-        results["alignment_source"] = source.numpy()[0]
+        if name == "Bahdanau":
+            results["alignment"], results["alignment_source"] = alignment(
+                model, lengths[-1], seed + 3)
+        if record:
+            save_results(results, record)
     return results
 
 
@@ -211,8 +256,8 @@ def plot(results: Dict[str, object], out_dir: str) -> List[str]:
     os.makedirs(out_dir, exist_ok=True)
     written = []
     fig, ax = plt.subplots(figsize=(6, 4))
-    for name, values in results["accuracy"].items():
-        ax.plot(results["lengths"], values, marker="o", label=name)
+    for name, values in results["accuracy"].items():   # an interrupted run: fewer values
+        ax.plot(results["lengths"][:len(values)], values, marker="o", label=name)
     ax.set_xlabel("sequence length L")
     ax.set_ylabel("held-out token accuracy")
     ax.set_title("Reversing digit sequences: accuracy against length")
@@ -250,14 +295,30 @@ def plot(results: Dict[str, object], out_dir: str) -> List[str]:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lengths", type=int, nargs="+", default=[4, 8, 16])
-    parser.add_argument("--steps", type=int, default=300, help="training steps per model")
+    parser.add_argument("--steps", type=int, default=200, help="training steps per model")
     parser.add_argument("--hidden", type=int, default=32)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="2 lengths, 5 steps: a smoke run")
     parser.add_argument("--out-dir", default=os.path.join("runs", "rnn_to_attention"))
+    parser.add_argument("--plot-only", metavar="RESULTS_JSON",
+                        help="draw the pictures from a recorded results.json, train nothing")
     args = parser.parse_args(argv)
-    lengths, steps = ([3, 5], 5) if args.quick else (args.lengths, args.steps)
-    results = run(lengths, steps, args.hidden, args.seed)
+    record = os.path.join(args.out_dir, "results.json")
+    if args.plot_only:
+        results = load_results(args.plot_only)
+    else:
+        lengths, steps = ([3, 5], 5) if args.quick else (args.lengths, args.steps)
+        print(f"training {len(MODELS)} models x lengths {lengths}, {steps} steps each; "
+              f"results go to {record} as each finishes", flush=True)
+        try:
+            results = run(lengths, steps, args.hidden, args.seed, record=record,
+                          settings={"quick": args.quick})
+        except KeyboardInterrupt:
+            if not os.path.exists(record):
+                print("interrupted before any model finished: nothing to draw")
+                return 130
+            print(f"interrupted: drawing what {record} holds")
+            results = load_results(record)
     print("\ngradient reaching source position 0 / position L-1 (from the last target):")
     for name, reach in results["reach"].items():
         print(f"{name:>14}  {reach[0]:.2e} / {reach[-1]:.2e}")
