@@ -206,7 +206,8 @@ def save_results(results: Dict[str, object], path: str) -> None:
 def load_results(path: str) -> Dict[str, object]:
     with open(path, encoding="utf-8") as handle:
         results = json.load(handle)
-    results["reach"] = {name: np.asarray(v) for name, v in results["reach"].items()}
+    for key in ("reach", "reach_untrained"):
+        results[key] = {name: np.asarray(v) for name, v in results.get(key, {}).items()}
     if "alignment" in results:
         results["alignment"] = np.asarray(results["alignment"])
     return results
@@ -220,7 +221,8 @@ def run(lengths: Sequence[int], steps: int, hidden: int = 32, seed: int = 0,
     interrupted run keeps what it finished."""
     results: Dict[str, object] = {"lengths": list(lengths), "steps": steps, "hidden": hidden,
                                   "seed": seed, "settings": dict(settings or {}),
-                                  "accuracy": {}, "seconds": {}, "reach": {}}
+                                  "accuracy": {}, "seconds": {}, "reach": {},
+                                  "reach_untrained": {}}
     started_all = time.perf_counter()
     for name in models:
         results["accuracy"][name], results["seconds"][name] = [], []
@@ -241,6 +243,9 @@ def run(lengths: Sequence[int], steps: int, hidden: int = 32, seed: int = 0,
                 save_results(results, record)
         results["reach"][name] = gradient_reach(model, lengths[-1],
                                                 np.random.default_rng(seed + 2))
+        ta.manual_seed(seed)                              # the same model as initialised
+        results["reach_untrained"][name] = gradient_reach(
+            build(name, hidden), lengths[-1], np.random.default_rng(seed + 2))
         if name == "Bahdanau":
             results["alignment"], results["alignment_source"] = alignment(
                 model, lengths[-1], seed + 3)
@@ -267,13 +272,19 @@ def plot(results: Dict[str, object], out_dir: str) -> List[str]:
     fig.tight_layout()
     fig.savefig(written[-1], dpi=110)
     plt.close(fig)
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for name, reach in results["reach"].items():
-        ax.semilogy(np.arange(len(reach)), reach, marker=".", label=name)
-    ax.set_xlabel("source position t (the last target token needs position 0)")
-    ax.set_ylabel("|gradient| at the embedding of position t")
-    ax.set_title("Gradient from the last target token back to each source position")
-    ax.legend()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    panels = (("reach_untrained", "as initialised"), ("reach", "trained"))
+    for ax, (key, label) in zip(axes, panels):
+        for name, reach in results.get(key, {}).items():
+            reach = np.asarray(reach, dtype=float)
+            ax.semilogy(np.arange(len(reach)), np.where(reach > 0, reach, np.nan),
+                        marker=".", label=name)
+        ax.set_title(f"{label}, L = {results['lengths'][-1]}", fontsize=10)
+        ax.set_xlabel("source position t (the last target token needs t = 0)")
+    axes[0].set_ylabel("|gradient| at the embedding of position t")
+    axes[1].legend(fontsize=8)
+    fig.suptitle("Gradient from the loss on the last target token back to each source "
+                 "position", fontsize=11)
     written.append(os.path.join(out_dir, "gradient_reach.png"))
     fig.tight_layout()
     fig.savefig(written[-1], dpi=110)
@@ -283,7 +294,8 @@ def plot(results: Dict[str, object], out_dir: str) -> List[str]:
         image = ax.imshow(results["alignment"], cmap="viridis", vmin=0, vmax=1)
         ax.set_xlabel("source position")
         ax.set_ylabel("target step")
-        ax.set_title("Bahdanau attention weights: reversal is the anti-diagonal")
+        ax.set_title("Bahdanau attention weights (trained):\nreversal is the anti-diagonal",
+                     fontsize=10)
         fig.colorbar(image, ax=ax)
         written.append(os.path.join(out_dir, "alignment.png"))
         fig.tight_layout()
@@ -294,8 +306,8 @@ def plot(results: Dict[str, object], out_dir: str) -> List[str]:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--lengths", type=int, nargs="+", default=[4, 8, 16])
-    parser.add_argument("--steps", type=int, default=200, help="training steps per model")
+    parser.add_argument("--lengths", type=int, nargs="+", default=[4, 8, 12])
+    parser.add_argument("--steps", type=int, default=150, help="training steps per model")
     parser.add_argument("--hidden", type=int, default=32)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="2 lengths, 5 steps: a smoke run")

@@ -53,35 +53,53 @@ def test_the_rnn_record_is_a_full_run_of_every_model():
         assert len(record["reach"][name]) == record["lengths"][-1]
 
 
+def band_density_ratio(weights: np.ndarray) -> float:
+    """Mean weight per cell in the band around the anti-diagonal (source positions L-2-t,
+    L-1-t, L-t) over the mean weight per cell outside it: 1 for uniform rows."""
+    weights = np.asarray(weights)
+    length = weights.shape[0]
+    steps = np.arange(length)[:, None]
+    band = np.abs(np.arange(length)[None, :] - (length - 1 - steps)) <= 1
+    return float(weights[band].mean() / max(weights[~band].mean(), 1e-12))
+
+
 def test_alignment_picture_is_anti_diagonal_on_reversal():
-    """rnn_alignment.png's caption: target step t attends to source position L-1-t."""
+    """rnn_alignment.png's caption: target step t attends to the anti-diagonal."""
     weights = np.asarray(_record("rnn_to_attention.json")["alignment"])
     assert weights.shape[0] == weights.shape[1]
     np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-5)   # rows are softmaxes
-    assert anti_diagonal_rows(weights) >= 0.75
-    length = weights.shape[0]
-    steps = np.arange(length)
-    near = weights[steps, length - 1 - steps] + np.where(
-        steps > 0, weights[steps, np.minimum(length - steps, length - 1)], 0.0)
-    assert near.mean() > 0.5 and near.mean() > 4 / length   # uniform rows: 2/L
+    assert anti_diagonal_rows(weights) >= 0.6
+    assert band_density_ratio(weights) >= 2.0
 
 
 def test_negative_control_a_diagonal_or_uniform_alignment_is_not_anti_diagonal():
     assert anti_diagonal_rows(np.eye(6)) < 0.25       # the diagonal crosses it once
     assert anti_diagonal_rows(np.eye(6)[::-1]) == 1.0
-    assert anti_diagonal_rows(np.full((6, 6), 1 / 6)) < 0.75
+    assert anti_diagonal_rows(np.full((6, 6), 1 / 6)) < 0.6
+    assert band_density_ratio(np.full((12, 12), 1 / 12)) == pytest.approx(1.0)
+    assert band_density_ratio(np.eye(12)) < 2.0
+    assert band_density_ratio(np.eye(12)[::-1]) > 10
+
+
+def _decay(reach) -> float:
+    """How much smaller the gradient at position 0 is than at the nearest position L-1."""
+    return float(reach[-1] / reach[0])
 
 
 def test_gradient_reach_fades_without_attention_and_not_with_it():
-    """rnn_gradient_reach.png's caption: from the last target token (which needs source
-    position 0), the plain encoder-decoder's gradient at position 0 is far below its
-    gradient at the nearest position L-1; through attention position 0 is not behind."""
-    reach = {name: np.asarray(v) for name, v in _record("rnn_to_attention.json")["reach"].items()}
-    plain = reach["no attention"]
-    assert plain[0] < plain[-1] / 10
+    """rnn_gradient_reach.png's caption: from the loss on the last target token (which needs
+    source position 0), the plain encoder-decoder's gradient at position 0 is far below its
+    gradient at position L-1 (as initialised: over 10x; trained: still over 2x), while
+    through attention position 0 is not behind."""
+    record = _record("rnn_to_attention.json")
+    untrained = {k: np.asarray(v) for k, v in record["reach_untrained"].items()}
+    trained = {k: np.asarray(v) for k, v in record["reach"].items()}
+    assert _decay(untrained["no attention"]) > 10
+    assert _decay(trained["no attention"]) > 2
     for name in ATTENTION_MODELS:
-        assert reach[name][0] > reach[name][-1], name
-        assert reach[name][0] > 10 * plain[0], name
+        assert _decay(untrained[name]) < 2, name
+        assert untrained[name][0] > 10 * untrained["no attention"][0], name
+        assert _decay(trained[name]) < _decay(trained["no attention"]) / 2, name
 
 
 def test_attention_is_at_least_as_accurate_at_the_longest_length():
@@ -89,9 +107,9 @@ def test_attention_is_at_least_as_accurate_at_the_longest_length():
     beats the model without attention, and the gap grows with the length."""
     accuracy = _record("rnn_to_attention.json")["accuracy"]
     plain = accuracy["no attention"]
-    for name in ATTENTION_MODELS:
+    for name in (*ATTENTION_MODELS, "transformer"):
         assert accuracy[name][-1] >= plain[-1], name
-        assert accuracy[name][-1] - plain[-1] >= accuracy[name][0] - plain[0] - 0.02, name
+        assert accuracy[name][-1] - plain[-1] >= accuracy[name][0] - plain[0], name
 
 
 def test_the_example_draws_what_the_record_holds(tmp_path):
