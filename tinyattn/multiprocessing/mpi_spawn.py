@@ -27,7 +27,7 @@ import traceback
 from multiprocessing.reduction import ForkingPickler
 from typing import Any, Optional, Sequence
 
-__all__ = ["available", "spawn_with_mpi"]
+__all__ = ["available", "payload_bytes", "spawn_with_mpi"]
 
 _PAYLOAD = "payload.pickle"
 
