@@ -33,9 +33,11 @@ _PAYLOAD = "payload.pickle"
 
 
 def available() -> bool:
-    """mpi4py importable (not imported: that would start MPI here) and an mpirun found."""
+    """mpi4py importable (not imported: that would start MPI here), an mpirun found, and
+    this process not itself an MPI rank (an mpirun inside an MPI job is not started)."""
     import importlib.util
-    if importlib.util.find_spec("mpi4py") is None:
+    from ..distributed.engine import launched_by_mpi    # noqa: PLC0415 - same layer
+    if launched_by_mpi() or importlib.util.find_spec("mpi4py") is None:
         return False
     from ..distributed.run import _find_mpirun     # noqa: PLC0415 - same layer
     return _find_mpirun() is not None
