@@ -32,15 +32,14 @@ def _record(name: str) -> dict:
 
 # ------------------------------------------------------------ rnn_alignment.png
 def anti_diagonal_rows(weights: np.ndarray) -> float:
-    """The share of target steps t whose largest weight is on the anti-diagonal: source
-    position L-1-t (the digit step t outputs) or L-t, one to its right (the encoder reads
-    left to right, so its state at position j has just read digit j-1: notebook 10 shows
-    the same shift)."""
+    """The share of target steps t whose largest weight lies on the anti-diagonal, within one
+    position of source position L-1-t (the digit step t outputs). The one to its right is
+    where a left-to-right encoder's state has just read that digit (notebook 10 shows the
+    shift); a model trained for 150 steps is not sharper than one position either way."""
     weights = np.asarray(weights)
     length = weights.shape[0]
     steps = np.arange(length)
-    best = weights.argmax(axis=1)
-    return float(np.mean((best == length - 1 - steps) | (best == length - steps)))
+    return float(np.mean(np.abs(weights.argmax(axis=1) - (length - 1 - steps)) <= 1))
 
 
 def test_the_rnn_record_is_a_full_run_of_every_model():
@@ -68,14 +67,14 @@ def test_alignment_picture_is_anti_diagonal_on_reversal():
     weights = np.asarray(_record("rnn_to_attention.json")["alignment"])
     assert weights.shape[0] == weights.shape[1]
     np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-5)   # rows are softmaxes
-    assert anti_diagonal_rows(weights) >= 0.6
+    assert anti_diagonal_rows(weights) >= 0.75
     assert band_density_ratio(weights) >= 2.0
 
 
 def test_negative_control_a_diagonal_or_uniform_alignment_is_not_anti_diagonal():
-    assert anti_diagonal_rows(np.eye(6)) < 0.25       # the diagonal crosses it once
+    assert anti_diagonal_rows(np.eye(6)) < 0.5        # the diagonal crosses it once
     assert anti_diagonal_rows(np.eye(6)[::-1]) == 1.0
-    assert anti_diagonal_rows(np.full((6, 6), 1 / 6)) < 0.6
+    assert anti_diagonal_rows(np.full((6, 6), 1 / 6)) < 0.5
     assert band_density_ratio(np.full((12, 12), 1 / 12)) == pytest.approx(1.0)
     assert band_density_ratio(np.eye(12)) < 2.0
     assert band_density_ratio(np.eye(12)[::-1]) > 10
