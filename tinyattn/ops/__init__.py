@@ -62,7 +62,7 @@ from .stats import logsumexp, norm, std, var
 from .trig import cos, sin
 from .torch_keywords import unwrapped as _op
 from .torch_keywords import with_torch_keywords as _kw
-from .torch_keywords import out_apart
+from .torch_keywords import out_apart, out_same_dtype
 from .hyperbolic import cosh, exp2, sinh
 from .normal_sample import normal
 from .inverse_trig import acos, asin, atan, atan2, tan
@@ -193,7 +193,7 @@ asin = _kw(asin, out=True)
 atan = _kw(atan, out=True)
 atan2 = _kw(atan2, out=True)
 bmm = _kw(bmm, out=True)
-cat = _kw(cat, out=True)
+cat = out_apart(_kw(cat, out=True))
 ceil = _kw(ceil, out=True)
 chunk = _kw(chunk, input=True)
 clamp = _kw(clamp, input=True, out=True)
@@ -217,12 +217,12 @@ flip = _kw(flip, input=True)
 floor = _kw(floor, out=True)
 floor_divide = _kw(floor_divide, out=True)
 fmod = _kw(fmod, out=True)
-gather = _kw(gather, out=True)
+gather = out_apart(out_same_dtype(_kw(gather, out=True)))
 ge = _kw(ge, out=True)
 gelu = _kw(gelu, input=True)
 gt = _kw(gt, out=True)
 index_add = _kw(index_add, out=True)
-index_select = _kw(index_select, out=True)
+index_select = out_apart(_kw(index_select, out=True))
 isneginf = _kw(isneginf, out=True)
 isposinf = _kw(isposinf, out=True)
 layer_norm = _kw(layer_norm, input=True)

@@ -11,7 +11,8 @@ import numpy as np
 from .. import backend
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
-from .elementwise import _as_float, as_operand, _match_dtypes
+from .compare import both_tensors
+from .elementwise import _as_float, _match_dtypes
 
 __all__ = ["tan", "asin", "acos", "atan", "atan2"]
 
@@ -112,9 +113,10 @@ def atan(input: Tensor) -> Tensor:  # noqa: A002
 
 def atan2(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """``torch.atan2(input, other)``: the angle of the point (other, input) in [-pi, pi],
-    elementwise after broadcasting (input is y, other is x)."""
-    y = input if isinstance(input, Tensor) else as_operand(input, other)
-    x = other if isinstance(other, Tensor) else as_operand(other, y)
+    elementwise after broadcasting (input is y, other is x). Both must be tensors, as in
+    torch (a Python number is a TypeError there)."""
+    both_tensors("atan2", input, other)
+    y, x = input, other
     y, x = _match_dtypes(_as_float(y), _as_float(x))
     try:
         return Atan2.apply(y, x)

@@ -25,7 +25,7 @@ import numpy as np
 from ..autograd import is_grad_enabled
 from ..tensor import Tensor, normalize_dtype
 
-__all__ = ["with_torch_keywords", "write_out", "unwrapped", "out_apart"]
+__all__ = ["with_torch_keywords", "write_out", "unwrapped", "out_apart", "out_same_dtype"]
 
 
 def write_out(name: str, out: Any, result: Any) -> Any:
@@ -151,15 +151,49 @@ def out_apart(fn: Callable) -> Callable:
                                    f"element of the written-to tensor refers to a single "
                                    f"memory location (an expanded tensor). Please clone() "
                                    f"the tensor before performing the operation.")
-            for value in list(args) + list(kwargs.values()):
-                if isinstance(value, Tensor) and value is not out and \
-                        np.shares_memory(value._data, out._data):
+            for value in _tensors_in(list(args) + list(kwargs.values())):
+                if value is not out and np.shares_memory(value._data, out._data):
                     raise RuntimeError(f"{fn.__name__}(): unsupported operation: some elements "
                                        f"of the input tensor and the written-to tensor refer "
                                        f"to a single memory location. Please clone() the "
                                        f"tensor before performing the operation.")
-            if any(value is out for value in args):
+            if any(value is out for value in _tensors_in(args)):
                 raise RuntimeError(f"{fn.__name__}(): unsupported operation: the out= tensor "
                                    f"is also an input; pass a new tensor as out=")
         return fn(*args, **kwargs)
+    return call
+
+
+def _tensors_in(values: Any) -> List[Tensor]:
+    """The tensors among ``values``, looking one level into lists and tuples (cat's list)."""
+    found = []
+    for value in values:
+        if isinstance(value, (list, tuple)):
+            found += [v for v in value if isinstance(v, Tensor)]
+        elif isinstance(value, Tensor):
+            found.append(value)
+    return found
+
+
+_TORCH_TYPE_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+                     "float64": "double", "int8": "signed char", "uint8": "unsigned char",
+                     "int16": "short", "int32": "int", "int64": "long int", "bool": "bool"}
+
+
+def out_same_dtype(fn: Callable) -> Callable:
+    """``fn`` (a ``with_torch_keywords`` wrapper taking out=) refusing an ``out=`` tensor whose
+    dtype is not the result's, as torch's gather refuses it ("Expected out tensor to have
+    dtype float, but got double instead"): most ops cast into out=, these do not."""
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        out = kwargs.get("out")
+        if not isinstance(out, Tensor):
+            return fn(*args, **kwargs)
+        rest = {key: value for key, value in kwargs.items() if key != "out"}
+        result = fn(*args, **rest)
+        if result.dtype != out.dtype:
+            want, got = (_TORCH_TYPE_NAMES.get(d.name, d.name) for d in (result.dtype, out.dtype))
+            raise RuntimeError(f"{fn.__name__}(): Expected out tensor to have dtype {want}, but "
+                               f"got {got} instead (pass an out= tensor of dtype {result.dtype})")
+        return write_out(fn.__name__, out, result)
     return call
