@@ -823,10 +823,10 @@ logcumsumexp = _kw(logcumsumexp, out=True)
 cummax = _kw(cummax, out=True)
 cummin = _kw(cummin, out=True)
 diff = _kw(diff, out=True)
-aminmax = _kw(aminmax, out=True)
+aminmax = out_apart(out_same_dtype(_kw(aminmax, out=True)))
 median = _kw(median, out=True)
 nanmedian = _kw(nanmedian, out=True)
-kthvalue = _kw(kthvalue, out=True)
+kthvalue = out_apart(out_same_dtype(_kw(kthvalue, out=True)))
 Tensor.nansum = nansum
 Tensor.nanmean = nanmean
 Tensor.logcumsumexp = logcumsumexp
