@@ -852,6 +852,8 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None,  # noqa: A002 - torch'
 
 
 __all__ += ["slogdet", "logdet", "solve", "eigvalsh", "svdvals", "vector_norm"]
+from .linalg_norms import linalg_norm, matrix_norm  # noqa: E402 - matrix norms (edge30)
+__all__ += ["linalg_norm", "matrix_norm"]
 def slogdet_older_name(input: Tensor) -> Any:  # noqa: A002 - PyTorch's name
     """``torch.slogdet``: ``linalg.slogdet`` under its older name, (sign, logabsdet)."""
     return slogdet(input)
@@ -859,6 +861,8 @@ def slogdet_older_name(input: Tensor) -> Any:  # noqa: A002 - PyTorch's name
 
 logdet = _kw(logdet)
 vector_norm = _kw(vector_norm, out=True)
+matrix_norm = _kw(matrix_norm, out=True)
+linalg_norm = _kw(linalg_norm, out=True)
 slogdet_older_name = _kw(slogdet_older_name)
 Tensor.logdet = logdet
 Tensor.slogdet = slogdet_older_name
