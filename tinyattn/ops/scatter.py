@@ -13,6 +13,7 @@ does for ``x[index] = value``, because no gradient could say where each value we
 from __future__ import annotations
 
 import math
+import warnings
 
 from typing import Any, Optional, Tuple
 
@@ -211,12 +212,17 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None,  # noqa: A0
     """``torch.scatter(input, dim, index, src)`` or ``(..., value)``: a copy of input with
     src's elements (or the number ``value``) written at the indexed positions along dim."""
     if reduce is not None:
-        if isinstance(src, Tensor):
-            raise NotImplementedError(
-                f"scatter(reduce={reduce!r}) with a Tensor src is not supported (PyTorch "
-                f"deprecates that form); use scatter_add, or scatter_reduce(dim, index, src, "
-                f"'sum'|'prod'|...). With a number, scatter(dim, index, value, reduce=...) "
-                f"works")
+        if reduce not in ("add", "multiply"):
+            raise RuntimeError(f"scatter: reduce argument must be either add or multiply, got "
+                               f"{reduce!r} (scatter_reduce has sum, prod, mean, amax, amin)")
+        if isinstance(src, Tensor):     # torch's deprecated form: scatter_reduce's sum / prod
+            warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated "
+                          "and will be removed in a future PyTorch release. Use "
+                          "torch.scatter_reduce instead for more reduction options.",
+                          UserWarning, stacklevel=2)
+            from .scatter_reduce import scatter_reduce  # noqa: PLC0415 - built on this file
+            return scatter_reduce(input, dim, index, src,
+                                  "sum" if reduce == "add" else "prod", include_self=True)
         from .scatter_reduce import scatter_number_reduce  # noqa: PLC0415 - built on this file
         return scatter_number_reduce(input, dim, index, src if value is None else value,
                                      reduce)
