@@ -211,6 +211,10 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None,  # noqa: A0
             *, value: Any = None, reduce: Optional[str] = None) -> Tensor:
     """``torch.scatter(input, dim, index, src)`` or ``(..., value)``: a copy of input with
     src's elements (or the number ``value``) written at the indexed positions along dim."""
+    flat = flat_when_0d(lambda *a: scatter(*a, value=value, reduce=reduce), "scatter", input,
+                        dim, index, src)
+    if flat is not None:
+        return flat
     if reduce is not None:
         if reduce not in ("add", "multiply"):
             raise RuntimeError(f"scatter: reduce argument must be either add or multiply, got "
@@ -230,10 +234,6 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None,  # noqa: A0
         raise TypeError("scatter: give src or value, not both")
     if src is None and value is None:
         raise TypeError("scatter: missing src (a Tensor) or value (a number)")
-    flat = flat_when_0d(lambda *a: scatter(*a, value=value), "scatter", input, dim, index,
-                        src)
-    if flat is not None:
-        return flat
     tensor_src = src if isinstance(src, Tensor) else None
     if tensor_src is None:
         value = src if value is None else value
