@@ -115,8 +115,9 @@ def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
         return MaskedFill.apply(x, fill, mask=mask.copy(), number=None)
     check_fits(value, x.dtype, "masked_fill")        # -1e9 in float16: torch's error
     if x.dtype.kind in "iu" and isinstance(value, (int, float, np.number)) \
-            and not isinstance(value, bool) and np.isfinite(value) \
-            and not np.iinfo(x.dtype).min <= value <= np.iinfo(x.dtype).max:
+            and not isinstance(value, bool) and (not np.isfinite(value) or not
+                                                 np.iinfo(x.dtype).min <= value
+                                                 <= np.iinfo(x.dtype).max):
         raise RuntimeError(f"masked_fill: value cannot be converted to type {x.dtype} without "
                            f"overflow: {value} is outside {x.dtype}'s range")
     if isinstance(value, complex):
