@@ -295,3 +295,13 @@ def test_negative_control_the_comparison_sees_a_planted_difference():
         _agree(lambda L: L.ones(2) if L is ta else L.ones(3)[5])     # only torch raises
     with pytest.raises(AssertionError):
         _grads_agree(lambda L, x: x * (2.0 if L is ta else 3.0), np.ones(3))
+
+
+def test_zero_norm_gives_no_gradient_as_torch():
+    for lib in (ta, torch):
+        x = lib.tensor([1.5, 0.0, -2.0], requires_grad=True)
+        lib.linalg.vector_norm(x, 0).backward()
+        assert x.grad is None, lib.__name__
+    y = ta.tensor([1.5, 0.0], requires_grad=True)
+    (ta.norm(y, 0) + y.sum()).backward()                  # other paths still reach y
+    assert y.grad.tolist() == [1.0, 1.0]

@@ -122,7 +122,8 @@ class Norm(Function):
         p = 1:     N = sum |x|,              dx = g s               (s = 0 at x = 0)
         p = inf:   N = max |x|,              dx = g s [|x| = N] / (number of ties)
         p = -inf:  N = min |x|,              likewise
-        p = 0:     N = number of x != 0,     dx = 0                 (piecewise constant)
+        p = 0:     N = number of x != 0,     dx: none               (piecewise constant;
+                                                                 torch gives no gradient)
         other p:   N = (sum |x|^p)^(1/p),    dx = g s |x|^(p-1) / N^(p-1)  (0 where x or N is 0)
     """
 
@@ -157,8 +158,8 @@ class Norm(Function):
                 hit = xp.abs(x) == out
                 ties = hit.sum(axis=axes, keepdims=True).astype(x.dtype)
                 return g * xp.sign(x) * hit / ties
-            if p == 0:
-                return xp.zeros(x.shape, dtype=x.dtype)
+            if p == 0:              # no gradient at all, as torch's (x.grad stays None)
+                return None
             a = xp.abs(x)
             slope = xp.where(a == 0, 0, xp.sign(x) * a ** (p - 1))
             return slope * xp.where(out == 0, 0, g / out ** (p - 1))
