@@ -185,9 +185,6 @@ TO_FIX: List[Skip] = [
     op_skip("nn.functional.softsign", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
             "tinyattn's does not"),
-    op_skip("norm.nuc", "saves",
-            "to fix: write to input 0 after the op: torch's backward does not "
-            "raise, tinyattn's raises in the f"),
     op_skip("pow", "saves",
             "to fix: write to output 0 after the op: torch's backward raises, "
             "tinyattn's does not"),
