@@ -40,7 +40,8 @@ class RepeatCounts(Function):
 
     def forward(self, x, counts, dim: int):
         xp = backend.get_array_module(x)
-        owner = xp.repeat(xp.arange(x.shape[dim]), counts)       # (sum(counts),)
+        owner = np.repeat(np.arange(x.shape[dim]), counts)       # (sum(counts),), on the host
+        owner = backend.to_device(owner, backend.device_of(x))
         self.save_for_backward(x.shape, owner, dim)
         return xp.take(x, owner, axis=dim)
 
@@ -99,9 +100,9 @@ def _repeat_counts(input: Tensor, repeats: Tensor, dim: int,  # noqa: A002
         raise NotImplementedError(f"repeat_interleave: repeats must be an integer tensor, got "
                                   f"{repeats.dtype} (torch has no kernel for it either); "
                                   f"convert with .long()")
-    counts = repeats._data.reshape(-1)
+    counts = backend.to_host(repeats._data).reshape(-1)     # a few numbers: on the host
     if counts.shape[0] == 1 and input.shape[dim] != 1:   # one count for every slice
-        counts = backend.get_array_module(counts).full(input.shape[dim], counts[0])
+        counts = np.full(input.shape[dim], counts[0])
     if counts.shape[0] != input.shape[dim]:
         raise RuntimeError(f"repeat_interleave: repeats must have the same size as input along "
                            f"dim, but got repeats.size(0) = {counts.shape[0]} and "

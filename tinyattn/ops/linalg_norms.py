@@ -67,10 +67,6 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: Sequence[int] = (-2, -1),  # n
     if A.shape[rows] == 0 or A.shape[cols] == 0:         # torch: every norm of no entries is 0
         return A.abs().sum((rows, cols), keepdim=keepdim)
     if ord in ("nuc", 2, -2):
-        if str(A.dtype) in ("float16", "bfloat16"):
-            raise RuntimeError(f"linalg.matrix_norm: Low precision dtypes not supported. Got "
-                               f"{'Half' if str(A.dtype) == 'float16' else 'BFloat16'} (the "
-                               f"singular values need float32 or float64: A.float())")
         moved = A.movedim((rows, cols), (-2, -1))         # (..., m, n): svdvals' layout
         s = svdvals(moved)                                # (..., min(m, n)), descending
         out = s.sum(-1) if ord == "nuc" else (amax(s, -1) if ord == 2 else amin(s, -1))

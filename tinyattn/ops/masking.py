@@ -98,9 +98,10 @@ class Where(Function):
 def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
     """Fill ``x`` with ``value`` where ``mask`` is True (PyTorch's ``masked_fill``): x and
     mask broadcast together; value is a number or a 0-d tensor (which gets a gradient)."""
-    data = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+    data = mask._data if isinstance(mask, Tensor) else mask
     try:
-        shape = np.broadcast_shapes(tuple(x.shape), tuple(data.shape))
+        shape = np.broadcast_shapes(tuple(x.shape), tuple(np.shape(data) if not hasattr(
+            data, "shape") else data.shape))
     except ValueError:
         raise ValueError(f"masked_fill: mask of shape {tuple(data.shape)} does not broadcast "
                          f"with the input's shape {x.shape}") from None
