@@ -146,6 +146,8 @@ def out_apart(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         out = kwargs.get("out")
+        if out is None:                 # the common call: nothing to check
+            return fn(*args, **kwargs)
         targets = _tensors_in([out])
         inputs = _tensors_in(list(args) + [v for k, v in kwargs.items() if k != "out"])
         for target in targets:
