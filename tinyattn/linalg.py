@@ -11,5 +11,9 @@ from .ops import linalg_diagonal as diagonal
 from .ops import (det, eigvalsh, inv, matmul, matrix_power, multi_dot, slogdet, solve,
                   svdvals, vecdot, vector_norm)
 
+from .ops import linalg_norm as norm
+from .ops import matrix_norm
+
 __all__ = ["cross", "diagonal", "det", "eigvalsh", "inv", "matmul", "matrix_power", "multi_dot",
            "slogdet", "solve", "svdvals", "vecdot", "vector_norm"]
+__all__ += ["norm", "matrix_norm"]

@@ -62,7 +62,7 @@ from .stats import logsumexp, norm, std, var
 from .trig import cos, sin
 from .torch_keywords import unwrapped as _op
 from .torch_keywords import with_torch_keywords as _kw
-from .torch_keywords import out_apart
+from .torch_keywords import out_apart, out_same_dtype
 from .hyperbolic import cosh, exp2, sinh
 from .normal_sample import normal
 from .inverse_trig import acos, asin, atan, atan2, tan
@@ -193,7 +193,7 @@ asin = _kw(asin, out=True)
 atan = _kw(atan, out=True)
 atan2 = _kw(atan2, out=True)
 bmm = _kw(bmm, out=True)
-cat = _kw(cat, out=True)
+cat = out_apart(_kw(cat, out=True))
 ceil = _kw(ceil, out=True)
 chunk = _kw(chunk, input=True)
 clamp = _kw(clamp, input=True, out=True)
@@ -217,12 +217,12 @@ flip = _kw(flip, input=True)
 floor = _kw(floor, out=True)
 floor_divide = _kw(floor_divide, out=True)
 fmod = _kw(fmod, out=True)
-gather = _kw(gather, out=True)
+gather = out_apart(out_same_dtype(_kw(gather, out=True)))
 ge = _kw(ge, out=True)
 gelu = _kw(gelu, input=True)
 gt = _kw(gt, out=True)
 index_add = _kw(index_add, out=True)
-index_select = _kw(index_select, out=True)
+index_select = out_apart(_kw(index_select, out=True))
 isneginf = _kw(isneginf, out=True)
 isposinf = _kw(isposinf, out=True)
 layer_norm = _kw(layer_norm, input=True)
@@ -823,10 +823,10 @@ logcumsumexp = _kw(logcumsumexp, out=True)
 cummax = _kw(cummax, out=True)
 cummin = _kw(cummin, out=True)
 diff = _kw(diff, out=True)
-aminmax = _kw(aminmax, out=True)
+aminmax = out_apart(out_same_dtype(_kw(aminmax, out=True)))
 median = _kw(median, out=True)
 nanmedian = _kw(nanmedian, out=True)
-kthvalue = _kw(kthvalue, out=True)
+kthvalue = out_apart(out_same_dtype(_kw(kthvalue, out=True)))
 Tensor.nansum = nansum
 Tensor.nanmean = nanmean
 Tensor.logcumsumexp = logcumsumexp
@@ -852,6 +852,8 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None,  # noqa: A002 - torch'
 
 
 __all__ += ["slogdet", "logdet", "solve", "eigvalsh", "svdvals", "vector_norm"]
+from .linalg_norms import linalg_norm, matrix_norm  # noqa: E402 - matrix norms (edge30)
+__all__ += ["linalg_norm", "matrix_norm"]
 def slogdet_older_name(input: Tensor) -> Any:  # noqa: A002 - PyTorch's name
     """``torch.slogdet``: ``linalg.slogdet`` under its older name, (sign, logabsdet)."""
     return slogdet(input)
@@ -859,6 +861,8 @@ def slogdet_older_name(input: Tensor) -> Any:  # noqa: A002 - PyTorch's name
 
 logdet = _kw(logdet)
 vector_norm = _kw(vector_norm, out=True)
+matrix_norm = _kw(matrix_norm, out=True)
+linalg_norm = _kw(linalg_norm, out=True)
 slogdet_older_name = _kw(slogdet_older_name)
 Tensor.logdet = logdet
 Tensor.slogdet = slogdet_older_name

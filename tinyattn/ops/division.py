@@ -113,7 +113,11 @@ def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002 - PyTorch's names
 
 
 def fmod(input: Any, other: Any) -> Tensor:  # noqa: A002
-    """``torch.fmod``: the remainder with the sign of the dividend (C's fmod)."""
+    """``torch.fmod``: the remainder with the sign of the dividend (C's fmod). The dividend
+    must be a tensor, as in torch (which has no ``__rfmod__`` either)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"fmod(): argument 'input' (position 0) must be Tensor, not "
+                        f"{type(input).__name__}; wrap a number as tensor({input!r})")
     return _whole_division(Fmod, "fmod", input, other)
 
 

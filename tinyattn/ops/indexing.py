@@ -3,6 +3,7 @@ and ``one_hot`` (docs/derivations.md#gather).
 """
 from __future__ import annotations
 
+import builtins
 from typing import Any, Tuple
 
 import numpy as np
@@ -67,15 +68,18 @@ def gather(input: Tensor, dim: int, index: Tensor,  # noqa: A002 - PyTorch's nam
     if not isinstance(index, Tensor) or index.dtype.kind not in "iu":
         raise TypeError(f"gather: index must be an integer tensor, got "
                         f"{getattr(index, 'dtype', type(index).__name__)}; convert with .long()")
-    if index.ndim != input.ndim:
-        raise ValueError(f"gather: index has {index.ndim} dims but input has {input.ndim}; "
-                         f"they must have the same number (unsqueeze the index)")
+    axis = _single_axis(dim, builtins.max(input.ndim, 1), "gather")
+    if index.numel() == 0:                      # torch: an empty index gives an empty output
+        return input.reshape(-1)[:0].reshape(index.shape)
     if index.device != input.device:
         raise RuntimeError(f"gather: index is on {index.device} but input is on "
                            f"{input.device}; move it with .to('{input.device}')")
-    axis = _single_axis(dim, input.ndim, "gather")
-    if input.ndim == 0:
-        return Gather.apply(input, index=(), unique=True) if index.numel() == 1 else input
+    if builtins.max(index.ndim, 1) != builtins.max(input.ndim, 1):
+        raise ValueError(f"gather: index has {index.ndim} dims but input has {input.ndim}; "
+                         f"they must have the same number (unsqueeze the index); Index tensor "
+                         f"must have the same number of dimensions as input tensor")
+    if input.ndim == 0 or index.ndim == 0:      # a 0-d tensor counts as 1-d of one element
+        return gather(input.reshape(-1), 0, index.reshape(-1)).reshape(index.shape)
     for d in range(input.ndim):
         if d != axis and index.shape[d] > input.shape[d]:
             raise ValueError(f"gather: index {index.shape} is larger than input "

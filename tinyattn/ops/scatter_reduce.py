@@ -17,7 +17,7 @@ from ..tensor import Tensor
 from ..precision import is_floating
 from .inplace import _in_place
 from .masking import where
-from .scatter import _index_positions, checked_fill_value
+from .scatter import _index_positions, checked_fill_value, flat_when_0d
 from .shape import _normalize_dim
 
 __all__ = ["scatter_reduce", "scatter_reduce_", "scatter_number_reduce", "index_fill",
@@ -59,7 +59,9 @@ class ScatterReduce(Function):
         count = hits + (1 if include_self else 0)
         if reduce == "mean":
             total = out
-            out = xp.where(hit, total / xp.maximum(count, 1), x).astype(x.dtype)
+            mean = total / xp.maximum(count, 1) if is_floating(x.dtype) else \
+                xp.floor_divide(total, xp.maximum(count, 1))      # torch: integers floor
+            out = xp.where(hit, mean, x).astype(x.dtype)
         self.save_for_backward(x, values, src.shape, positions, region, hit, count, out)
         self._reduce, self._include_self = reduce, include_self
         return out
@@ -161,10 +163,14 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor,  # noqa:
     if not isinstance(src, Tensor):
         raise TypeError(f"scatter_reduce: src must be a Tensor, got {type(src).__name__} (for "
                         f"a number use scatter(..., value, reduce='add'))")
+    flat = flat_when_0d(lambda *a: scatter_reduce(*a, reduce, include_self=include_self),
+                        "scatter_reduce", input, dim, index, src)
+    if flat is not None:
+        return flat
     positions, region = _index_positions("scatter_reduce", input, dim, index, src)
-    if reduce == "mean" and not is_floating(input.dtype):
-        raise TypeError(f"scatter_reduce: reduce='mean' needs a float tensor, got "
-                        f"{input.dtype}; convert with .float()")
+    if reduce == "mean" and input.dtype == np.bool_:
+        raise NotImplementedError("scatter_reduce: reduce='mean' is not implemented for "
+                                  "bool (as in torch); convert with .long() or .float()")
     return ScatterReduce.apply(input, src, positions=positions, region=region, reduce=reduce,
                                include_self=bool(include_self))
 
