@@ -1,0 +1,89 @@
+"""What backward saves, against torch: after an op, an in-place write to one of its inputs
+(or to its output) must make the backward raise "modified by an inplace operation" in
+tinyattn exactly when it raises in torch (torch keeps what its derivatives.yaml names; a
+write to anything else must not break a valid program). Issue 30's saves rows; the
+conformance run (tests/conformance) checks the same on op_db's samples, these cases name
+the programs that differed, each one failing before its fix."""
+from __future__ import annotations
+
+from typing import Any, Callable, List, Optional
+
+import numpy as np
+import pytest
+
+import tinyattn as ta
+
+torch = pytest.importorskip("torch", reason="these cases compare with torch")
+
+
+def _make(framework: Any, value: Any, grad: bool) -> Any:
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f" and grad:
+        leaf = (torch.tensor(value, requires_grad=True) if framework is torch
+                else ta.tensor(value, requires_grad=True))
+        return leaf * 1                  # a leaf that requires grad cannot be written to
+    if isinstance(value, np.ndarray):
+        return torch.tensor(value) if framework is torch else ta.tensor(value)
+    return value
+
+
+def _raises(framework: Any, op: Callable[..., Any], values: List[Any], target: Any,
+            grad: Optional[List[bool]] = None) -> bool:
+    """Does the backward raise after an in-place write to ``target`` (an input's position
+    or "out")?"""
+    grad = grad or [True] * len(values)
+    tensors = [_make(framework, v, g) for v, g in zip(values, grad)]
+    out = op(framework, *tensors)
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    written = outs[int(target[3:] or 0)] if isinstance(target, str) else tensors[target]
+    if written.dtype in (torch.bool, ta.bool):
+        written.copy_(written.clone())
+    else:
+        written.mul_(1)
+    loss = sum((o * 1.0).sum() for o in outs if o.requires_grad)
+    try:
+        loss.backward()
+    except RuntimeError as exc:
+        if "modified by an inplace operation" in str(exc):
+            return True
+        raise
+    return False
+
+
+def _agree(op: Callable[..., Any], values: List[Any], targets: List[Any],
+           grad: Optional[List[bool]] = None) -> List[str]:
+    differences = []
+    for target in targets:
+        want = _raises(torch, op, values, target, grad)
+        got = _raises(ta, op, values, target, grad)
+        if want != got:
+            differences.append(f"write to {target}: torch {'raises' if want else 'runs'}, "
+                               f"tinyattn {'raises' if got else 'runs'}")
+    return differences
+
+
+_rng = np.random.default_rng(0)
+
+
+def _randn(*shape: int) -> np.ndarray:
+    return _rng.standard_normal(shape)
+
+
+def test_the_comparison_can_fail():
+    """Negative control: an op that keeps its input (exp keeps its output, mul its inputs)
+    against one that keeps nothing is told apart."""
+    def keeps(framework, x):
+        return x * x if framework is torch else x + x
+    assert _agree(keeps, [_randn(3)], [0]) == ["write to 0: torch raises, tinyattn runs"]
+
+
+EINSUM_CASES = [("ij,jk->ik", [(2, 3), (3, 4)]), ("i->", [(3,)]), ("ij->i", [(2, 3)]),
+                ("ii->i", [(3, 3)]), ("ik,j->ij", [(2, 3), (4,)]),
+                ("...ik,...j->ij", [(1, 2, 3), (3,)]), ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+                ("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]), ("i,i->i", [(1,), (3,)])]
+
+
+@pytest.mark.parametrize("equation, shapes", EINSUM_CASES)
+def test_einsum_keeps_what_torchs_products_keep(equation, shapes):
+    values = [_randn(*s) for s in shapes]
+    op = lambda fw, *ts: fw.einsum(equation, *ts)     # noqa: E731
+    assert _agree(op, values, list(range(len(shapes))) + ["out"]) == []
