@@ -87,3 +87,53 @@ def test_einsum_keeps_what_torchs_products_keep(equation, shapes):
     values = [_randn(*s) for s in shapes]
     op = lambda fw, *ts: fw.einsum(equation, *ts)     # noqa: E731
     assert _agree(op, values, list(range(len(shapes))) + ["out"]) == []
+
+
+_IDS = np.array([[0, 2], [1, 0]])
+
+
+def _index_ops():
+    """(name, op, values, targets, grad): ops that keep an index tensor (or mask) that
+    reaches them beside their differentiable inputs."""
+    x, src = _randn(3, 2), _randn(2, 2)
+    mask = np.array([[True, False], [False, True], [True, True]])
+    flat = np.array([0, 2, 5])
+    return [
+        ("gather", lambda fw, x, i: fw.gather(x, 0, i), [x, _IDS], [0, 1, "out"]),
+        ("scatter", lambda fw, x, i, s: fw.scatter(x, 0, i, s), [x, _IDS, src],
+         [0, 1, 2, "out"]),
+        ("scatter value", lambda fw, x, i: fw.scatter(x, 0, i, 1.5), [x, _IDS], [0, 1]),
+        ("scatter_add", lambda fw, x, i, s: fw.scatter_add(x, 0, i, s), [x, _IDS, src],
+         [0, 1, 2, "out"]),
+        *[(f"scatter_reduce {r}", lambda fw, x, i, s, r=r: fw.scatter_reduce(x, 0, i, s, r),
+           [x, _IDS, src], [0, 1, 2, "out"]) for r in ("sum", "prod", "mean", "amax")],
+        ("index_select", lambda fw, x, i: fw.index_select(x, 0, i), [x, np.array([2, 0])],
+         [0, 1, "out"]),
+        ("index_fill", lambda fw, x, i: fw.index_fill(x, 0, i, -1.0), [x, np.array([1])],
+         [0, 1, "out"]),
+        ("index_add", lambda fw, x, i, s: fw.index_add(x, 0, i, s), [x, np.array([2, 0]),
+                                                                      src], [0, 1, 2, "out"]),
+        *[(f"index_reduce {r}", lambda fw, x, i, s, r=r: fw.index_reduce(x, 0, i, s, r),
+           [x, np.array([2, 0]), src], [0, 1, 2, "out"]) for r in ("prod", "mean", "amin")],
+        ("take", lambda fw, x, i: fw.take(x, i), [x, flat], [0, 1, "out"]),
+        ("where", lambda fw, c, x, y: fw.where(c, x, y), [mask, x, _randn(3, 2)],
+         [0, 1, 2, "out"]),
+        ("masked_fill", lambda fw, x, m: x.masked_fill(m, 0.5), [x, mask], [0, 1, "out"]),
+        ("embedding", lambda fw, i, w: fw.nn.functional.embedding(i, w), [_IDS, x],
+         [0, 1, "out"]),
+    ]
+
+
+@pytest.mark.parametrize("name, op, values, targets", _index_ops(),
+                         ids=[case[0] for case in _index_ops()])
+def test_an_index_or_mask_is_kept_as_torch_keeps_it(name, op, values, targets):
+    assert _agree(op, values, targets) == []
+
+
+def test_keeping_an_index_costs_no_copy_and_names_it():
+    x = ta.tensor(_randn(3, 2), requires_grad=True) * 1
+    index = ta.tensor(_IDS)
+    out = ta.gather(x, 0, index)
+    index.add_(0)
+    with pytest.raises(RuntimeError, match="keeps beside its inputs"):
+        out.sum().backward()

@@ -111,9 +111,6 @@ TO_FIX: List[Skip] = [
     op_skip("gather", "gradients",
             "to fix: tinyattn's forward raises ValueError: gather: index has 1 dims "
             "but input has 0; they must "),
-    op_skip("gather", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("gather", "values",
             "to fix: tinyattn raises ValueError: gather: index has 2 dims but input "
             "has 1; they must have the s"),
@@ -126,15 +123,9 @@ TO_FIX: List[Skip] = [
     op_skip("index_add", "values",
             "to fix: tinyattn raises ValueError: index_add: self is 0-d; use a "
             "tensor with at least one dim"),
-    op_skip("index_fill", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("index_select", "errors",
             "to fix: tinyattn returns Tensor where torch raises RuntimeError "
             "matching 'unsupported operation'"),
-    op_skip("index_select", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("lerp", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 4 / "
             "25 (16.0%) Greatest absolute ", dtypes=('bfloat16', 'float16')),
@@ -159,9 +150,6 @@ TO_FIX: List[Skip] = [
     op_skip("masked_fill", "gradients",
             "to fix: tinyattn's forward raises ValueError: masked_fill: mask of "
             "shape (5, 5) does not broadcast"),
-    op_skip("masked_fill", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("masked_fill", "values",
             "to fix: tinyattn raises ValueError: masked_fill: mask of shape (5, 5) "
             "does not broadcast to the ex", dtypes=('bfloat16', 'bool', 'int32', 'int64')),
@@ -196,9 +184,6 @@ TO_FIX: List[Skip] = [
             "to fix: tinyattn raises ValueError: cosine_similarity: the inputs are "
             "0-d; give at least 1 dim", dtypes=('float16', 'float32', 'float64')),
     op_skip("nn.functional.cross_entropy", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("nn.functional.embedding", "saves",
             "to fix: write to input 1 after the op: torch's backward raises, "
             "tinyattn's does not"),
     op_skip("nn.functional.embedding", "values",
@@ -272,63 +257,39 @@ TO_FIX: List[Skip] = [
     op_skip("repeat_interleave", "values",
             "to fix: tinyattn raises NotImplementedError: repeat_interleave: a "
             "count per slice (repeats of shap"),
-    op_skip("scatter", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("scatter", "values",
             "to fix: tinyattn raises NotImplementedError: scatter(reduce='add') "
             "with a Tensor src is not suppor",
             dtypes=('bool', 'float16', 'float32', 'float64', 'int32', 'int64')),
-    op_skip("scatter_add", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("scatter_add", "values",
             "to fix: tinyattn raises ValueError: scatter_add: self is 0-d; scatter "
             "into a tensor with at least ", dtypes=('bfloat16', 'bool', 'float16', 'float64')),
     op_skip("scatter_reduce.amax", "gradients",
             "to fix: tinyattn's forward raises ValueError: scatter_reduce: self is "
             "0-d; scatter into a tensor w"),
-    op_skip("scatter_reduce.amax", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("scatter_reduce.amax", "values",
             "to fix: tinyattn raises ValueError: scatter_reduce: self is 0-d; "
             "scatter into a tensor with at lea", dtypes=('float16',)),
-    op_skip("scatter_reduce.amin", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("scatter_reduce.amin", "values",
             "to fix: tinyattn raises ValueError: scatter_reduce: self is 0-d; "
             "scatter into a tensor with at lea", dtypes=('bfloat16', 'float32', 'int64')),
-    op_skip("scatter_reduce.mean", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("scatter_reduce.mean", "values",
             "to fix: tinyattn raises TypeError: scatter_reduce: reduce='mean' needs "
             "a float tensor, got int64; ", dtypes=('int32', 'int64')),
     op_skip("scatter_reduce.prod", "gradients",
             "to fix: tinyattn's forward raises ValueError: scatter_reduce: self is "
             "0-d; scatter into a tensor w"),
-    op_skip("scatter_reduce.prod", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("scatter_reduce.prod", "values",
             "to fix: tinyattn raises ValueError: scatter_reduce: self is 0-d; "
             "scatter into a tensor with at lea", dtypes=('float32', 'int64')),
     op_skip("scatter_reduce.sum", "gradients",
             "to fix: tinyattn's forward raises ValueError: scatter_reduce: self is "
             "0-d; scatter into a tensor w"),
-    op_skip("scatter_reduce.sum", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("scatter_reduce.sum", "values",
             "to fix: tinyattn raises ValueError: scatter_reduce: self is 0-d; "
             "scatter into a tensor with at lea", dtypes=('float64', 'int32')),
     op_skip("sgn", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("where", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
             "tinyattn's does not"),
 ]
 
@@ -368,13 +329,6 @@ NEW_OPS_B: List[Skip] = [
     op_skip("take", "errors", "the harness converts torch's out= that is expanded or that "
             "shares memory with the index into a tensor of its own, so the overlap torch "
             "refuses is not there to refuse", kind="skip", when=_out_aliased),
-    op_skip("take", "saves", "to fix: take gathers with a wrapped copy of its index, so the "
-            "index itself is not kept as torch's take keeps it: write to input 1 after the "
-            "op: torch's backward raises, tinyattn's does not"),
-    *[op_skip(f"index_reduce.{reduce}", "saves", "to fix: index_reduce is built of "
-              "scatter_reduce on a spread copy of the index, which does not keep index and "
-              "source as torch's does: write to input 1 or 2 after the op: torch's backward "
-              "raises, tinyattn's does not") for reduce in ("prod", "mean", "amax", "amin")],
     op_skip("index_reduce.mean", "values", "to fix: scatter_reduce (which index_reduce is "
             "built on) refuses an integer mean; torch divides and rounds toward zero",
             dtypes=_INTS),

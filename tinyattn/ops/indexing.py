@@ -8,7 +8,7 @@ from typing import Any, Tuple
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, keep_versions
 from ..tensor import Tensor
 from .embedding import check_index_range
 from .reduce import _single_axis
@@ -82,8 +82,9 @@ def gather(input: Tensor, dim: int, index: Tensor,  # noqa: A002 - PyTorch's nam
                              f"{input.shape} in dim {d}; only dim {dim} may differ")
     check_index_range(index._data, input.shape[axis], "gather", "index")
     idx = index._data.astype(np.int64)          # a copy: the caller may reuse their index
-    return Gather.apply(input, index=along_axis_index(idx, axis), unique=False,
-                        keep_input=True)
+    out = Gather.apply(input, index=along_axis_index(idx, axis), unique=False,
+                       keep_input=True)
+    return keep_versions(out, index)      # torch keeps the index: writing to it raises
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:

@@ -7,7 +7,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import backend
-from ..autograd import Function, is_grad_enabled
+from ..autograd import Function, is_grad_enabled, keep_versions
 from ..tensor import Tensor, as_tensor
 from .embedding import check_index_range
 from .reduce import sum as reduce_sum

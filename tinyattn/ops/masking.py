@@ -16,7 +16,7 @@ from typing import Any, Tuple
 import numpy as np
 
 from .. import backend
-from ..autograd import Function, unbroadcast
+from ..autograd import Function, keep_versions, unbroadcast
 from ..precision import check_fits
 from ..tensor import Tensor
 from .elementwise import _match_dtypes, as_operand
@@ -91,6 +91,7 @@ class Where(Function):
 
 def masked_fill(x: Tensor, mask: Any, value: float) -> Tensor:
     """Fill ``x`` with ``value`` where ``mask`` is True (PyTorch's ``masked_fill``)."""
+    mask_tensor = mask if isinstance(mask, Tensor) else None
     mask = mask_array(mask, "masked_fill", x.shape, x.device)
     if isinstance(value, Tensor):
         if value.numel() != 1:
@@ -98,7 +99,8 @@ def masked_fill(x: Tensor, mask: Any, value: float) -> Tensor:
                              f"got a tensor of shape {value.shape}")
         value = value.item()
     check_fits(value, x.dtype, "masked_fill")        # -1e9 in float16: torch's error
-    return MaskedFill.apply(x, mask=mask.copy(), value=float(value))   # kept for backward
+    out = MaskedFill.apply(x, mask=mask.copy(), value=float(value))   # kept for backward
+    return keep_versions(out, mask_tensor)    # torch keeps the mask: writing to it raises
 
 
 def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa: A002
@@ -135,7 +137,8 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa:
                          f"(shapes {getattr(condition, 'shape', None)}, {input.shape}, "
                          f"{other.shape})") from None
     cond = mask_array(condition, "where", shape, input.device, what="condition")
-    return Where.apply(input, other, condition=cond.copy())   # kept for backward
+    out = Where.apply(input, other, condition=cond.copy())   # kept for backward
+    return keep_versions(out, condition if isinstance(condition, Tensor) else None)
 
 
 def _scalar_dtype(a: Any, b: Any) -> Any:

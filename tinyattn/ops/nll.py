@@ -10,7 +10,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, keep_versions
 from ..tensor import Tensor, as_tensor
 from .embedding import check_index_range
 from .pointwise_loss import legacy_reduction

@@ -12,7 +12,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, keep_versions
 from ..tensor import Tensor
 from ..precision import is_floating
 from .inplace import _in_place
@@ -42,6 +42,9 @@ class ScatterReduce(Function):
     """
 
     promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
+    # torch's one backward for every reduce keeps self, src, index and the result (it keeps
+    # values = src[region] here, a copy): a write to any of them raises, as there
+    versions_checked = (0, 1, -1)
 
     def forward(self, x, src, positions, region, reduce: str, include_self: bool):
         xp = backend.get_array_module(x)
@@ -163,8 +166,9 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor,  # noqa:
     if reduce == "mean" and not is_floating(input.dtype):
         raise TypeError(f"scatter_reduce: reduce='mean' needs a float tensor, got "
                         f"{input.dtype}; convert with .float()")
-    return ScatterReduce.apply(input, src, positions=positions, region=region, reduce=reduce,
-                               include_self=bool(include_self))
+    out = ScatterReduce.apply(input, src, positions=positions, region=region, reduce=reduce,
+                              include_self=bool(include_self))
+    return keep_versions(out, index)      # torch keeps the index: writing to it raises
 
 
 def scatter_reduce_(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
@@ -250,7 +254,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:  #
         value = Tensor._wrap(xp.asarray(value, dtype=input.dtype))
     elif value.dtype != input.dtype:
         value = value.to(input.dtype)
-    return where(mask, value, input)
+    return keep_versions(where(mask, value, input), index)   # torch keeps the index
 
 
 def index_fill_(x: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
