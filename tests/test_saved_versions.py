@@ -137,3 +137,27 @@ def test_keeping_an_index_costs_no_copy_and_names_it():
     index.add_(0)
     with pytest.raises(RuntimeError, match="keeps beside its inputs"):
         out.sum().backward()
+
+
+_SDPA_CASES = [("3-D: matmuls keep v", (2, 3, 8), (2, 6, 8), {}),
+               ("4-D: the fused kernel keeps q, k, v, out", (2, 2, 3, 8), (2, 2, 6, 8), {}),
+               ("4-D causal", (2, 2, 3, 8), (2, 2, 6, 8), {"is_causal": True}),
+               ("4-D, k and v broadcast: copies", (2, 2, 3, 8), (1, 2, 6, 8), {}),
+               ("4-D with dropout: matmuls", (2, 2, 3, 8), (2, 2, 6, 8), {"dropout_p": 0.5}),
+               ("2-D", (3, 8), (6, 8), {})]
+
+
+@pytest.mark.parametrize("name, q_shape, kv_shape, options", _SDPA_CASES,
+                         ids=[case[0] for case in _SDPA_CASES])
+def test_attention_keeps_what_torchs_cpu_attention_keeps(name, q_shape, kv_shape, options):
+    values = [_randn(*q_shape), _randn(*kv_shape), _randn(*kv_shape)]
+    op = lambda fw, q, k, v: fw.nn.functional.scaled_dot_product_attention(  # noqa: E731
+        q, k, v, **options)
+    assert _agree(op, values, [0, 1, 2, "out"]) == []
+
+
+def test_attention_with_a_float_mask_that_needs_a_gradient_scales_q_and_k_as_torch():
+    values = [_randn(2, 2, 3, 8), _randn(2, 2, 6, 8), _randn(2, 2, 6, 8), _randn(3, 6)]
+    op = lambda fw, q, k, v, m: fw.nn.functional.scaled_dot_product_attention(  # noqa: E731
+        q, k, v, attn_mask=m)
+    assert _agree(op, values, [0, 1, 2, 3, "out"]) == []

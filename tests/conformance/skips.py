@@ -227,9 +227,6 @@ TO_FIX: List[Skip] = [
     op_skip("nn.functional.rms_norm", "values",
             "to fix: tinyattn raises ValueError: rms_norm: eps must be >= 0 (or "
             "None), got -0.5", dtypes=('float64',)),
-    op_skip("nn.functional.scaled_dot_product_attention", "saves",
-            "to fix: write to input 1 after the op: torch's backward does not "
-            "raise, tinyattn's raises"),
     op_skip("nn.functional.scaled_dot_product_attention", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 1 / "
             "384 (0.3%) Greatest absolute ", dtypes=('bfloat16', 'float16', 'float32')),
