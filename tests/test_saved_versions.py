@@ -161,3 +161,18 @@ def test_attention_with_a_float_mask_that_needs_a_gradient_scales_q_and_k_as_tor
     op = lambda fw, q, k, v, m: fw.nn.functional.scaled_dot_product_attention(  # noqa: E731
         q, k, v, attn_mask=m)
     assert _agree(op, values, [0, 1, 2, 3, "out"]) == []
+
+
+_PICKS = [("kthvalue", lambda fw, x: fw.kthvalue(x, 2, 1)), ("median", lambda fw, x: fw.median(x, 1)),
+          ("nanmedian", lambda fw, x: fw.nanmedian(x, 1)), ("nanmedian all", lambda fw, x:
+                                                            fw.nanmedian(x)),
+          ("cummax", lambda fw, x: fw.cummax(x, 1)), ("cummax 0-d", lambda fw, x:
+                                                      fw.cummax(x.sum(), 0))]
+
+
+@pytest.mark.parametrize("name, op", _PICKS, ids=[case[0] for case in _PICKS])
+def test_ops_that_pick_elements_keep_their_indices_as_torch(name, op):
+    """kthvalue/median along a dim keep the indices only: a write to the input after the op
+    is allowed (it raised here), a write to the indices is not."""
+    targets = [0, "out0"] + (["out1"] if name not in ("nanmedian all",) else [])
+    assert _agree(op, [_randn(4, 5)], targets) == []

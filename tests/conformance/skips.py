@@ -365,12 +365,6 @@ COVERAGE_A: List[Skip] = [
       for name in ("kthvalue", "median", "nanmedian")],
     *[op_skip(name, "errors", "to fix: out= tuples are not checked for overlap or dtype",
               when=has_kwarg("out")) for name in ("kthvalue", "aminmax")],
-    *[op_skip(name, "saves", "to fix: torch keeps the input (and the indices) for backward; "
-              "tinyattn's gather keeps the indices only, so a write to the input goes "
-              "unnoticed (the gradient does not depend on it)")
-      for name in ("nanmedian",)],
-    op_skip("kthvalue", "saves", "to fix: write to input 0 after the op: torch's backward "
-            "does not raise, tinyattn's raises (it keeps the input, torch only the indices)"),
     op_skip("round", "values", "to fix: torch.special.round (an alias) refuses integer tensors "
             "(no integer kernel); tinyattn rounds them (returns them unchanged)",
             dtypes=("int32", "int64")),

@@ -13,7 +13,7 @@ from ..tensor import Tensor
 from .embedding import check_index_range
 from .reduce import _single_axis
 
-__all__ = ["gather", "one_hot", "along_axis_index", "Gather"]
+__all__ = ["gather", "gather_at_picked", "one_hot", "along_axis_index", "Gather"]
 
 
 def along_axis_index(indices: Any, axis: int) -> Tuple[Any, ...]:
@@ -85,6 +85,15 @@ def gather(input: Tensor, dim: int, index: Tensor,  # noqa: A002 - PyTorch's nam
     out = Gather.apply(input, index=along_axis_index(idx, axis), unique=False,
                        keep_input=True)
     return keep_versions(out, index)      # torch keeps the index: writing to it raises
+
+
+def gather_at_picked(input: Tensor, axis: int, index: Tensor) -> Tensor:  # noqa: A002
+    """``gather(input, axis, index)`` for an index an op picked itself (kthvalue, median,
+    mode along a dim): torch's backward of those keeps the indices only, so the input is not
+    kept (a write to it after the op is allowed) and the index is (a write to it raises)."""
+    idx = index._data.astype(np.int64)
+    out = Gather.apply(input, index=along_axis_index(idx, axis), unique=False)
+    return keep_versions(out, index)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
