@@ -176,3 +176,34 @@ def test_ops_that_pick_elements_keep_their_indices_as_torch(name, op):
     is allowed (it raised here), a write to the indices is not."""
     targets = [0, "out0"] + (["out1"] if name not in ("nanmedian all",) else [])
     assert _agree(op, [_randn(4, 5)], targets) == []
+
+
+_F = "nn.functional"
+_POINTWISE = [
+    ("fmod", lambda fw, a, b: fw.fmod(a, b), 2),
+    ("remainder", lambda fw, a, b: fw.remainder(a, b), 2),
+    ("softsign", lambda fw, x: fw.nn.functional.softsign(x), 1),
+    ("nan_to_num", lambda fw, x: fw.nan_to_num(x), 1),
+    ("sgn", lambda fw, x: fw.sgn(x), 1),
+    ("sign", lambda fw, x: fw.sign(x), 1),
+    ("pow 0-d", lambda fw, a, b: fw.pow(a.sum().abs(), b.sum()), 2),
+    ("huber_loss", lambda fw, a, b: fw.nn.functional.huber_loss(a, b), 2),
+    ("smooth_l1_loss", lambda fw, a, b: fw.nn.functional.smooth_l1_loss(a, b), 2),
+    ("smooth_l1_loss beta=0", lambda fw, a, b: fw.nn.functional.smooth_l1_loss(a, b, beta=0.0),
+     2),
+    ("pad reflect", lambda fw, x: fw.nn.functional.pad(x, (1, 2), mode="reflect"), 1),
+    ("pad replicate", lambda fw, x: fw.nn.functional.pad(x, (1, 2), mode="replicate"), 1),
+    ("pad circular", lambda fw, x: fw.nn.functional.pad(x, (1, 2), mode="circular"), 1),
+    ("pad constant", lambda fw, x: fw.nn.functional.pad(x, (1, 2)), 1),
+    ("layer_norm", lambda fw, x, w, b: fw.nn.functional.layer_norm(x, (4,), w, b), 3),
+    ("rms_norm", lambda fw, x, w: fw.nn.functional.rms_norm(x, (4,), w), 2),
+    ("rms_norm without weight", lambda fw, x: fw.nn.functional.rms_norm(x, (4,)), 1),
+]
+
+
+@pytest.mark.parametrize("name, op, count", _POINTWISE, ids=[case[0] for case in _POINTWISE])
+def test_pointwise_losses_pads_and_norms_keep_what_torch_keeps(name, op, count):
+    shapes = [(3, 4), (4,), (4,)] if name == "layer_norm" else [(3, 4), (4,)] \
+        if name == "rms_norm" else [(3, 4)] * count
+    values = [_randn(*s) + 3.0 for s in shapes]        # away from fmod's jumps
+    assert _agree(op, values, list(range(count)) + ["out"]) == []

@@ -78,12 +78,6 @@ TO_FIX: List[Skip] = [
     op_skip("__rmatmul__", "values",
             "to fix: tinyattn raises ValueError: matmul: batch dims of (5, 5, 0) "
             "and (0, 5) do not broadcast", dtypes=('float32', 'float64', 'int64')),
-    op_skip("__rmod__", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("__rpow__", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's raises in the forward: "),
     op_skip("arange", "values",
             "to fix: output: shape (5,) where torch gives (4,)", dtypes=('int32', 'int64')),
     op_skip("atan2", "errors",
@@ -102,9 +96,6 @@ TO_FIX: List[Skip] = [
     op_skip("fmod", "errors",
             "to fix: tinyattn returns Tensor where torch raises Exception matching "
             "''"),
-    op_skip("fmod", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("gather", "errors",
             "to fix: tinyattn returns Tensor where torch raises RuntimeError "
             "matching 'Expected out tensor to h"),
@@ -168,9 +159,6 @@ TO_FIX: List[Skip] = [
     op_skip("minimum", "errors",
             "to fix: tinyattn returns Tensor where torch raises Exception matching "
             "''"),
-    op_skip("nan_to_num", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("nn.functional.batch_norm", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
             "tinyattn's does not"),
@@ -191,12 +179,6 @@ TO_FIX: List[Skip] = [
             "(renormalising looked-up rows in "),
     op_skip("nn.functional.hardtanh", "values",
             "to fix: output: dtype float32 where torch gives int64", dtypes=('int32', 'int64')),
-    op_skip("nn.functional.huber_loss", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("nn.functional.layer_norm", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("nn.functional.mse_loss", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 1 / 5 "
             "(20.0%) Greatest absolute d", dtypes=('float16',)),
@@ -209,33 +191,15 @@ TO_FIX: List[Skip] = [
     op_skip("nn.functional.normalize", "values",
             "to fix: tinyattn raises ValueError: normalize: a 0-d tensor has no dim "
             "to normalise along", dtypes=('bfloat16', 'float32')),
-    op_skip("nn.functional.pad.reflect", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("nn.functional.pad.replicate", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("nn.functional.pad.replicate_negative", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("nn.functional.rms_norm", "errors",
             "to fix: tinyattn returns Tensor where torch raises RuntimeError "
             "matching 'Expected normalized_shap"),
-    op_skip("nn.functional.rms_norm", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("nn.functional.rms_norm", "values",
             "to fix: tinyattn raises ValueError: rms_norm: eps must be >= 0 (or "
             "None), got -0.5", dtypes=('float64',)),
     op_skip("nn.functional.scaled_dot_product_attention", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 1 / "
             "384 (0.3%) Greatest absolute ", dtypes=('bfloat16', 'float16', 'float32')),
-    op_skip("nn.functional.smooth_l1_loss", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("nn.functional.softsign", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("norm.nuc", "gradients",
             "to fix: tinyattn's forward raises ValueError: norm: p must be a number "
             "or 'fro', got 'nuc' (matrix"),
@@ -245,12 +209,6 @@ TO_FIX: List[Skip] = [
     op_skip("norm.nuc", "values",
             "to fix: tinyattn raises ValueError: norm: p must be a number or 'fro', "
             "got 'nuc' (matrix norms suc"),
-    op_skip("pow", "saves",
-            "to fix: write to output 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("remainder", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("repeat_interleave", "values",
             "to fix: tinyattn raises NotImplementedError: repeat_interleave: a "
             "count per slice (repeats of shap"),
@@ -285,9 +243,6 @@ TO_FIX: List[Skip] = [
     op_skip("scatter_reduce.sum", "values",
             "to fix: tinyattn raises ValueError: scatter_reduce: self is 0-d; "
             "scatter into a tensor with at lea", dtypes=('float64', 'int32')),
-    op_skip("sgn", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
 ]
 
 # ------------------------------------------------------------------ new ops of issue 30 (opsB30)
@@ -390,8 +345,6 @@ COVERAGE_A: List[Skip] = [
       for name in ("__rand__", "__ror__", "__rxor__", "__rdiv__")],
     op_skip("__rdiv__", "saves", "to fix (as div.no_rounding_mode): write to input 0 "
             "after the op: torch's backward raises, tinyattn's does not"),
-    op_skip("float_power", "saves", "to fix (as pow): write to output 0 after the op: "
-            "torch's backward raises, tinyattn's does not"),
 ]
 
 # ------------------------------------------------------------------ modules and optimizers
