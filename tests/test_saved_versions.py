@@ -207,3 +207,18 @@ def test_pointwise_losses_pads_and_norms_keep_what_torch_keeps(name, op, count):
         if name == "rms_norm" else [(3, 4)] * count
     values = [_randn(*s) + 3.0 for s in shapes]        # away from fmod's jumps
     assert _agree(op, values, list(range(count)) + ["out"]) == []
+
+
+_TARGET = np.array([0, 3, 1])
+_LOSSES = [
+    ("cross_entropy", lambda fw, x, t: fw.nn.functional.cross_entropy(x, t), [_randn(3, 4),
+                                                                               _TARGET]),
+    ("nll_loss", lambda fw, x, t: fw.nn.functional.nll_loss(x, t), [_randn(3, 4), _TARGET]),
+    ("nll_loss none", lambda fw, x, t: fw.nn.functional.nll_loss(x, t, reduction="none"),
+     [_randn(3, 4), _TARGET]),
+]
+
+
+@pytest.mark.parametrize("name, op, values", _LOSSES, ids=[case[0] for case in _LOSSES])
+def test_class_losses_keep_the_target_as_torch(name, op, values):
+    assert _agree(op, values, [0, 1, "out"]) == []

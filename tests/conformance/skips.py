@@ -171,9 +171,6 @@ TO_FIX: List[Skip] = [
     op_skip("nn.functional.cosine_similarity", "values",
             "to fix: tinyattn raises ValueError: cosine_similarity: the inputs are "
             "0-d; give at least 1 dim", dtypes=('float16', 'float32', 'float64')),
-    op_skip("nn.functional.cross_entropy", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("nn.functional.embedding", "values",
             "to fix: tinyattn raises NotImplementedError: embedding: max_norm "
             "(renormalising looked-up rows in "),
@@ -182,9 +179,6 @@ TO_FIX: List[Skip] = [
     op_skip("nn.functional.mse_loss", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 1 / 5 "
             "(20.0%) Greatest absolute d", dtypes=('float16',)),
-    op_skip("nn.functional.nll_loss", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("nn.functional.nll_loss", "values",
             "to fix: output: Scalars are not close! Expected -3.19921875 but got "
             "-3.193359375. Absolute differe", dtypes=('float16',)),
