@@ -222,3 +222,14 @@ _LOSSES = [
 @pytest.mark.parametrize("name, op, values", _LOSSES, ids=[case[0] for case in _LOSSES])
 def test_class_losses_keep_the_target_as_torch(name, op, values):
     assert _agree(op, values, [0, 1, "out"]) == []
+
+
+@pytest.mark.parametrize("numerator", [2.0, "tensor"])
+def test_a_number_or_tensor_over_a_tensor_keeps_the_reciprocal_as_torch(numerator):
+    """torch's Tensor.__rdiv__ is reciprocal(x) * other: x itself is not kept."""
+    def op(fw, x, *rest):
+        return (rest[0] if rest else numerator) / x
+    values = [_randn(3) + 3.0] + ([_randn(3)] if numerator == "tensor" else [])
+    assert _agree(op, values, list(range(len(values))) + ["out"]) == []
+    x = ta.tensor([3.0, 7.0])
+    np.testing.assert_array_equal((2.0 / x).numpy(), (2.0 * (1 / np.float32([3, 7]))))

@@ -337,8 +337,6 @@ COVERAGE_A: List[Skip] = [
               "Tensor.__rand__(2, x) by hand, which no program does", kind="skip",
               when=input_not_tensor)
       for name in ("__rand__", "__ror__", "__rxor__", "__rdiv__")],
-    op_skip("__rdiv__", "saves", "to fix (as div.no_rounding_mode): write to input 0 "
-            "after the op: torch's backward raises, tinyattn's does not"),
 ]
 
 # ------------------------------------------------------------------ modules and optimizers
