@@ -233,3 +233,9 @@ def test_a_number_or_tensor_over_a_tensor_keeps_the_reciprocal_as_torch(numerato
     assert _agree(op, values, list(range(len(values))) + ["out"]) == []
     x = ta.tensor([3.0, 7.0])
     np.testing.assert_array_equal((2.0 / x).numpy(), (2.0 * (1 / np.float32([3, 7]))))
+
+
+@pytest.mark.parametrize("shapes", [((2, 3), (4, 5)), ((3,), (4,)), ((2, 2, 2), (3,))])
+def test_kron_keeps_copies_as_torch(shapes):
+    values = [_randn(*s) for s in shapes]
+    assert _agree(lambda fw, a, b: fw.kron(a, b), values, [0, 1, "out"]) == []
