@@ -239,3 +239,9 @@ def test_a_number_or_tensor_over_a_tensor_keeps_the_reciprocal_as_torch(numerato
 def test_kron_keeps_copies_as_torch(shapes):
     values = [_randn(*s) for s in shapes]
     assert _agree(lambda fw, a, b: fw.kron(a, b), values, [0, 1, "out"]) == []
+
+
+def test_slogdet_keeps_its_sign_not_its_log_abs_det_as_torch():
+    a = _randn(4, 4) + 4 * np.eye(4)
+    op = lambda fw, m: tuple(fw.linalg.slogdet(m))      # noqa: E731
+    assert _agree(op, [a], [0, "out0", "out1"]) == []
