@@ -245,3 +245,12 @@ def test_slogdet_keeps_its_sign_not_its_log_abs_det_as_torch():
     a = _randn(4, 4) + 4 * np.eye(4)
     op = lambda fw, m: tuple(fw.linalg.slogdet(m))      # noqa: E731
     assert _agree(op, [a], [0, "out0", "out1"]) == []
+
+
+def test_compositions_keep_their_inputs_as_torchs_single_nodes():
+    """dist and soft_margin_loss are built of several ops here, one node in torch."""
+    values = [_randn(3, 4), _randn(3, 4)]
+    assert _agree(lambda fw, a, b: fw.dist(a, b), values, [0, 1, "out"]) == []
+    target = np.sign(_randn(3, 4))
+    assert _agree(lambda fw, a, t: fw.nn.functional.soft_margin_loss(a, t),
+                  [values[0], target], [0, 1, "out"], grad=[True, False]) == []

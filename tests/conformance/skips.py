@@ -348,16 +348,9 @@ MODULES_AND_OPTIMIZERS: List[Skip] = [
 ]
 
 # ------------------------------------------------------------------ compositions (stream cov30)
-# ops/compositions.py builds these from existing ops; where torch's op is one node that saves
-# its inputs, the composition's nodes save intermediate tensors (input - other, -target * x)
-# instead, so an in-place write to an input after the op does not invalidate the backward.
-# The gradient stays that of the values the op saw; only the refusal torch gives is missing.
-COMPOSITIONS_COV30: List[Skip] = [
-    *[op_skip(name, "saves", "to fix (a composition, ops/compositions.py): write to inputs 0 "
-              "and 1 after the op: torch's backward raises, tinyattn's does not (its nodes "
-              "save intermediates, not the inputs)")
-      for name in ("dist", "nn.functional.soft_margin_loss")],
-]
+# ops/compositions.py builds dist and soft_margin_loss from existing ops; they note their
+# inputs (and dist its result) with autograd.keep_versions, as torch's one node keeps them.
+COMPOSITIONS_COV30: List[Skip] = []
 
 TABLE: List[Skip] = (CANNOT_COMPARE + ON_PURPOSE + TO_FIX + NEW_OPS_B + COVERAGE_A
                      + MODULES_AND_OPTIMIZERS + COMPOSITIONS_COV30)
