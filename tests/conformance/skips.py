@@ -78,34 +78,13 @@ ON_PURPOSE: List[Skip] = [
 TO_FIX: List[Skip] = [
     op_skip("normal.number_mean", ("values", "gradients"), "tinyattn's factories take no "
             "layout= (every tensor is strided)", when=has_kwarg("layout")),
-    op_skip("__rmod__", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("__rpow__", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's raises in the forward: "),
     op_skip("arange", "values",
             "to fix: output: shape (5,) where torch gives (4,)", dtypes=('int32', 'int64')),
-    op_skip("einsum", "saves",
-            "to fix: write to input 0 after the op: torch's backward does not "
-            "raise, tinyattn's raises"),
     op_skip("einsum", "values",
             "to fix: output: dtype int32 where torch gives int64", dtypes=('int32',)),
-    op_skip("fmod", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("gather", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("index_add", "saves",
             "to fix: write to input 0 after the op: torch's backward does not "
             "raise, tinyattn's raises in the f"),
-    op_skip("index_fill", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("index_select", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("lerp", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 4 / "
             "25 (16.0%) Greatest absolute ", dtypes=('bfloat16', 'float16')),
@@ -124,12 +103,6 @@ TO_FIX: List[Skip] = [
     op_skip("logspace.tensor_overload", "values",
             "to fix: output: Tensor-likes are not equal! Mismatched elements: 1 / 2 "
             "(50.0%) Greatest absolute d", dtypes=('int64',)),
-    op_skip("masked_fill", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("nan_to_num", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("nn.functional.batch_norm", "saves",
             "to fix: write to input 0 after the op: torch's backward raises, "
             "tinyattn's does not"),
@@ -139,83 +112,17 @@ TO_FIX: List[Skip] = [
     op_skip("nn.functional.binary_cross_entropy_with_logits", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 5 / "
             "25 (20.0%) Greatest absolute ", dtypes=('bfloat16', 'float16')),
-    op_skip("nn.functional.cross_entropy", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("nn.functional.embedding", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("nn.functional.hardtanh", "values",
             "to fix: output: dtype float32 where torch gives int64", dtypes=('int32', 'int64')),
-    op_skip("nn.functional.huber_loss", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("nn.functional.layer_norm", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("nn.functional.mse_loss", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 1 / 5 "
             "(20.0%) Greatest absolute d", dtypes=('float16',)),
-    op_skip("nn.functional.nll_loss", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("nn.functional.nll_loss", "values",
             "to fix: output: Scalars are not close! Expected -3.19921875 but got "
             "-3.193359375. Absolute differe", dtypes=('float16',)),
-    op_skip("nn.functional.pad.reflect", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("nn.functional.pad.replicate", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("nn.functional.pad.replicate_negative", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("nn.functional.rms_norm", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("nn.functional.scaled_dot_product_attention", "saves",
-            "to fix: write to input 1 after the op: torch's backward does not "
-            "raise, tinyattn's raises"),
     op_skip("nn.functional.scaled_dot_product_attention", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 1 / "
             "384 (0.3%) Greatest absolute ", dtypes=('bfloat16', 'float16', 'float32')),
-    op_skip("nn.functional.smooth_l1_loss", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("nn.functional.softsign", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("pow", "saves",
-            "to fix: write to output 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("remainder", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("scatter", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("scatter_add", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("scatter_reduce.amax", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("scatter_reduce.amin", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("scatter_reduce.mean", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("scatter_reduce.prod", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("scatter_reduce.sum", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("sgn", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
     op_skip("where", "saves",
             "to fix: write to input 1 after the op: torch's backward raises, "
             "tinyattn's does not"),
@@ -260,13 +167,6 @@ NEW_OPS_B: List[Skip] = [
     op_skip("take", "errors", "the harness converts torch's out= that is expanded or that "
             "shares memory with the index into a tensor of its own, so the overlap torch "
             "refuses is not there to refuse", kind="skip", when=_out_aliased),
-    op_skip("take", "saves", "to fix: take gathers with a wrapped copy of its index, so the "
-            "index itself is not kept as torch's take keeps it: write to input 1 after the "
-            "op: torch's backward raises, tinyattn's does not"),
-    *[op_skip(f"index_reduce.{reduce}", "saves", "to fix: index_reduce is built of "
-              "scatter_reduce on a spread copy of the index, which does not keep index and "
-              "source as torch's does: write to input 1 or 2 after the op: torch's backward "
-              "raises, tinyattn's does not") for reduce in ("prod", "mean", "amax", "amin")],
     op_skip("index_reduce.mean", "values", "to fix: the half-precision mean differs from "
             "torch's in the last bit for a few elements (torch sums and divides in float32 and "
             "rounds once)", dtypes=_HALF),
@@ -301,22 +201,12 @@ COVERAGE_A: List[Skip] = [
     *[op_skip(name, "values", "not unique: which of equal elements (ties) is the k-th or "
               "the median is unspecified; its index differs", kind="structure", when=has_ties)
       for name in ("kthvalue", "median", "nanmedian")],
-    *[op_skip(name, "saves", "to fix: torch keeps the input (and the indices) for backward; "
-              "tinyattn's gather keeps the indices only, so a write to the input goes "
-              "unnoticed (the gradient does not depend on it)")
-      for name in ("nanmedian",)],
-    op_skip("kthvalue", "saves", "to fix: write to input 0 after the op: torch's backward "
-            "does not raise, tinyattn's raises (it keeps the input, torch only the indices)"),
     op_skip("round", "values", "to fix: torch.special.round (an alias) refuses integer tensors "
             "(no integer kernel); tinyattn rounds them (returns them unchanged)",
             dtypes=("int32", "int64")),
     op_skip("histogram", "values", "to fix: torch.histogram's bin edges and counts differ "
             "from tinyattn's for some samples (histogram came with issue 31's names)",
             dtypes=("float32", "float64")),
-    op_skip("linalg.slogdet", "saves", "to fix: torch keeps the sign and log|det| outputs "
-            "of one op; tinyattn computes them in two, and the sign's keeps nothing"),
-    op_skip("kron", "saves", "to fix: write to input 0 after the op: torch's backward does "
-            "not raise, tinyattn's (a reshape and a mul of the inputs) raises"),
     op_skip("ldexp", "saves", "to fix: write to input 0 after the op: torch's backward does "
             "not raise, tinyattn's (x * exp2(y): Mul keeps x) raises"),
     op_skip("special.erfcx", "values", "torch's float32 erfcx is off by up to 4e-6 relative "
@@ -330,10 +220,6 @@ COVERAGE_A: List[Skip] = [
               "Tensor.__rand__(2, x) by hand, which no program does", kind="skip",
               when=input_not_tensor)
       for name in ("__rand__", "__ror__", "__rxor__", "__rdiv__")],
-    op_skip("__rdiv__", "saves", "to fix (as div.no_rounding_mode): write to input 0 "
-            "after the op: torch's backward raises, tinyattn's does not"),
-    op_skip("float_power", "saves", "to fix (as pow): write to output 0 after the op: "
-            "torch's backward raises, tinyattn's does not"),
 ]
 
 # ------------------------------------------------------------------ modules and optimizers
@@ -342,16 +228,9 @@ MODULES_AND_OPTIMIZERS: List[Skip] = [
 ]
 
 # ------------------------------------------------------------------ compositions (stream cov30)
-# ops/compositions.py builds these from existing ops; where torch's op is one node that saves
-# its inputs, the composition's nodes save intermediate tensors (input - other, -target * x)
-# instead, so an in-place write to an input after the op does not invalidate the backward.
-# The gradient stays that of the values the op saw; only the refusal torch gives is missing.
-COMPOSITIONS_COV30: List[Skip] = [
-    *[op_skip(name, "saves", "to fix (a composition, ops/compositions.py): write to inputs 0 "
-              "and 1 after the op: torch's backward raises, tinyattn's does not (its nodes "
-              "save intermediates, not the inputs)")
-      for name in ("dist", "nn.functional.soft_margin_loss")],
-]
+# ops/compositions.py builds dist and soft_margin_loss from existing ops; they note their
+# inputs (and dist its result) with autograd.keep_versions, as torch's one node keeps them.
+COMPOSITIONS_COV30: List[Skip] = []
 
 # ------------------------------------------------------------------ out= aliasing (edge30)
 def _out_overlaps_an_input(sample: object) -> bool:

@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # only for annotations; the tensor package imports this one, 
     from ..tensor import Tensor
 
 __all__ = ["Function", "VersionCounter", "InputRecord", "held_input", "is_input", "unbroadcast",
-           "set_op_observer"]
+           "set_op_observer", "keep_versions"]
 
 _tensor_class: Any = None  # tinyattn.tensor.Tensor, imported on first use (see _tensor_type)
 _new_tensor = object.__new__               # a Tensor without __init__: apply sets its fields
@@ -340,6 +340,8 @@ class Function:
         name = type(self).__name__
         if index < 0:
             return f"the output of {name}"
+        if index >= len(self.inputs):
+            return f"a tensor {name} keeps beside its inputs (an index: keep_versions)"
         t = self.inputs[index]
         return f"input {index} of {name} (a tensor of shape {t.shape}, {t.dtype})"
 
@@ -380,6 +382,26 @@ def _note_saved(fn: Function, inputs: Sequence["Tensor"], out: "Tensor") -> None
             break
     if records:
         fn._versions = records
+
+
+def keep_versions(out: "Tensor", *tensors: Any) -> "Tensor":
+    """Note the versions of ``tensors`` (not None) in the Function that made ``out``, as if
+    it had saved them: tensors that reach the op as arrays or options, not as inputs (the
+    index of gather, scatter, index_select; a mask), which torch's backward keeps. An
+    in-place change to one of them after the op then makes the backward raise, as torch's
+    does. It keeps a reference to each version counter, no copy; nothing when ``out`` is not
+    recorded. Returns ``out``."""
+    fn = out._ctx
+    if fn is None or fn.saved is None or not out._requires_grad:
+        return out
+    records = list(fn._versions)
+    start = len(fn.inputs)
+    for k, t in enumerate(tensors):
+        if t is not None and hasattr(t, "_version_counter"):
+            counter = t._version_counter()
+            records.append((counter, counter.value, start + k))
+    fn._versions = records
+    return out
 
 
 def _modified_message(fn: Function, index: int, now: int, expected: int) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import factories
+from ..precision import is_floating as _is_floating
 from ..tensor import Tensor
 from .activations import cosine_similarity, elu, hardtanh, logsigmoid, normalize, softsign
 from .attention import scaled_dot_product_attention
@@ -324,7 +325,18 @@ Tensor.__rsub__ = _reflected(_op(sub))
 Tensor.__mul__ = binary_operator(Mul, _op(mul))
 Tensor.__rmul__ = _reflected(_op(mul))
 Tensor.__truediv__ = binary_operator(Div, _op(div))
-Tensor.__rtruediv__ = _reflected(_op(div))
+def _number_over_tensor(self, other):
+    """``other / x`` (``x.__rtruediv__(other)``) as torch's Tensor.__rdiv__ computes it for a
+    floating x: ``reciprocal(x) * other``. Its backward keeps 1/x (an intermediate) and
+    other, not x, so a write to x after the op is allowed, as in torch; the values are
+    torch's too (other * (1/x), rounded twice, not other / x)."""
+    if _is_floating(self.dtype) and not isinstance(other, (bool, np.bool_)) and (
+            isinstance(other, (int, float, np.integer, np.floating, Tensor))):
+        return mul(reciprocal(self), other)
+    return div(other, self)
+
+
+Tensor.__rtruediv__ = _number_over_tensor
 Tensor.__neg__ = _op(neg)
 Tensor.__pow__ = _op(pow)
 Tensor.__rpow__ = rpow

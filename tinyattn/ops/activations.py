@@ -83,6 +83,8 @@ class Softsign(Function):
     """out = x / (1 + |x|).   Quotient rule (d|x|/dx = sign x, and |x| - x sign x = 0):
     f'(x) = ((1 + |x|) - x sign x) / (1 + |x|)^2 = 1 / (1 + |x|)^2."""
 
+    versions_checked = (0,)     # what torch saves: changed in place, backward raises
+
     def forward(self, x):
         denominator = 1 + backend.get_array_module(x).abs(x)
         self.save_for_backward(denominator)

@@ -29,6 +29,8 @@ __all__ = ["remainder", "fmod", "floor_divide", "divide", "IntegerDivisionByZero
 class Remainder(Function):
     """out = a - b floor(a / b).   da = g,  db = -g floor(a / b)."""
 
+    versions_checked = (0, 1)   # what torch saves: changed in place, backward raises
+
     def forward(self, a, b):
         xp = backend.get_array_module(a)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -43,6 +45,8 @@ class Remainder(Function):
 
 class Fmod(Function):
     """out = a - b trunc(a / b).   da = g,  db = -g trunc(a / b)."""
+
+    versions_checked = (0, 1)   # what torch saves: changed in place, backward raises
 
     def forward(self, a, b):
         xp = backend.get_array_module(a)

@@ -6,7 +6,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, keep_versions
 from ..tensor import Tensor
 
 __all__ = ["embedding", "check_index_range", "normalize_padding_idx",
@@ -104,8 +104,9 @@ def embedding(ids: Tensor, weight: Tensor, padding_idx: Optional[int] = None,
     # The op keeps the ids for its backward: its own copy (a few bytes per token), so a
     # caller who reuses the id buffer after the forward cannot change the gradient.
     padding_idx = normalize_padding_idx(padding_idx, weight.shape[0])
-    return Embedding.apply(weight, ids=ids_data.copy(), padding_idx=padding_idx,
-                           scale_grad_by_freq=bool(scale_grad_by_freq))
+    out = Embedding.apply(weight, ids=ids_data.copy(), padding_idx=padding_idx,
+                          scale_grad_by_freq=bool(scale_grad_by_freq))
+    return keep_versions(out, ids if isinstance(ids, Tensor) else None)   # as torch keeps them
 
 
 def normalize_padding_idx(padding_idx: Optional[int], num_embeddings: int) -> Optional[int]:

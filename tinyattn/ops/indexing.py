@@ -9,12 +9,12 @@ from typing import Any, Tuple
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, keep_versions
 from ..tensor import Tensor
 from .embedding import check_index_range
 from .reduce import _single_axis
 
-__all__ = ["gather", "one_hot", "along_axis_index", "Gather"]
+__all__ = ["gather", "gather_at_picked", "one_hot", "along_axis_index", "Gather"]
 
 
 def along_axis_index(indices: Any, axis: int) -> Tuple[Any, ...]:
@@ -86,8 +86,18 @@ def gather(input: Tensor, dim: int, index: Tensor,  # noqa: A002 - PyTorch's nam
                              f"{input.shape} in dim {d}; only dim {dim} may differ")
     check_index_range(index._data, input.shape[axis], "gather", "index")
     idx = index._data.astype(np.int64)          # a copy: the caller may reuse their index
-    return Gather.apply(input, index=along_axis_index(idx, axis), unique=False,
-                        keep_input=True)
+    out = Gather.apply(input, index=along_axis_index(idx, axis), unique=False,
+                       keep_input=True)
+    return keep_versions(out, index)      # torch keeps the index: writing to it raises
+
+
+def gather_at_picked(input: Tensor, axis: int, index: Tensor) -> Tensor:  # noqa: A002
+    """``gather(input, axis, index)`` for an index an op picked itself (kthvalue, median,
+    mode along a dim): torch's backward of those keeps the indices only, so the input is not
+    kept (a write to it after the op is allowed) and the index is (a write to it raises)."""
+    idx = index._data.astype(np.int64)
+    out = Gather.apply(input, index=along_axis_index(idx, axis), unique=False)
+    return keep_versions(out, index)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:

@@ -213,7 +213,8 @@ def _keep_original(fn: Optional[Function], before: Tensor) -> None:
         original = before._data.copy()
         fn.saved = tuple(original if item is before._data else item for item in fn.saved)
     fn._versions = tuple(record for record in fn._versions
-                         if record[2] < 0 or not is_input(fn.inputs[record[2]], before))
+                         if not 0 <= record[2] < len(fn.inputs)
+                         or not is_input(fn.inputs[record[2]], before))
 
 
 # ------------------------------------------------------------------ the ops

@@ -16,7 +16,7 @@ from typing import Any, Tuple
 import numpy as np
 
 from .. import backend
-from ..autograd import Function, unbroadcast
+from ..autograd import Function, keep_versions, unbroadcast
 from ..precision import check_fits, is_floating
 from ..promotion import operand_tier, result_type
 from ..tensor import Tensor
@@ -99,6 +99,7 @@ class Where(Function):
 def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
     """Fill ``x`` with ``value`` where ``mask`` is True (PyTorch's ``masked_fill``): x and
     mask broadcast together; value is a number or a 0-d tensor (which gets a gradient)."""
+    mask_tensor = mask if isinstance(mask, Tensor) else None
     data = mask._data if isinstance(mask, Tensor) else mask
     try:
         shape = np.broadcast_shapes(tuple(x.shape), tuple(np.shape(data) if not hasattr(
@@ -125,7 +126,8 @@ def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
     if isinstance(value, complex):
         raise RuntimeError(f"masked_fill: value cannot be converted to type {x.dtype} without "
                            f"overflow (a complex value)")
-    return MaskedFill.apply(x, mask=mask.copy(), number=value)   # mask kept for backward
+    out = MaskedFill.apply(x, mask=mask.copy(), number=value)   # mask kept for backward
+    return keep_versions(out, mask_tensor)    # torch keeps the mask: writing to it raises
 
 
 def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa: A002
@@ -165,7 +167,8 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa:
                          f"(shapes {getattr(condition, 'shape', None)}, {input.shape}, "
                          f"{other.shape})") from None
     cond = mask_array(condition, "where", shape, input.device, what="condition")
-    return Where.apply(input, other, condition=cond.copy())   # kept for backward
+    out = Where.apply(input, other, condition=cond.copy())   # kept for backward
+    return keep_versions(out, condition if isinstance(condition, Tensor) else None)
 
 
 def _scalar_dtype(a: Any, b: Any) -> Any:

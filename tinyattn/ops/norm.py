@@ -7,7 +7,7 @@ from typing import Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, keep_versions
 from ..tensor import Tensor
 from .elementwise import convert, half_as_float32
 from ..amp.dispatch import cast_args
@@ -141,7 +141,8 @@ def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]],
     affine = [half_as_float32(p) for p in (weight, bias) if p is not None]
     out = LayerNorm.apply(half_as_float32(x), *affine, axes=axes, eps=float(eps),
                           has_weight=weight is not None, has_bias=bias is not None)
-    return convert(out, dtype=x.dtype)      # float16 is normalised in float32, as PyTorch
+    out = convert(out, dtype=x.dtype)      # float16 is normalised in float32, as PyTorch
+    return keep_versions(out, bias)        # torch's native_layer_norm keeps bias too
 
 
 class RMSNorm(Function):
@@ -165,7 +166,9 @@ class RMSNorm(Function):
         xhat = x * rstd
         w = weight[0] if weight else None
         self.save_for_backward(xhat, rstd, w, axes)
-        return xhat * w if w is not None else xhat
+        # without a weight the output is a copy: torch keeps x, not the output, so a write
+        # to the output is allowed and must not change the kept xhat
+        return xhat * w if w is not None else xhat.copy()
 
     def backward(self, grad):
         xhat, rstd, weight, axes = self.saved
@@ -200,4 +203,5 @@ def rms_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]],
         eps = float(np.finfo(np.float64 if x.dtype == np.float64 else np.float32).eps)
     weights = () if weight is None else (half_as_float32(weight),)
     out = RMSNorm.apply(half_as_float32(x), *weights, axes=axes, eps=float(eps))
-    return convert(out, dtype=x.dtype)      # float16 in float32, as layer_norm
+    out = convert(out, dtype=x.dtype)      # float16 in float32, as layer_norm
+    return keep_versions(out, x)           # torch's rms_norm (x * rsqrt(...)) keeps x

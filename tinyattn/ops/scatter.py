@@ -20,7 +20,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from .. import backend
-from ..autograd import Function, is_grad_enabled
+from ..autograd import Function, is_grad_enabled, keep_versions
 from ..tensor import Tensor
 from .indexing import along_axis_index
 from .inplace import _in_place
@@ -86,6 +86,8 @@ class IndexAdd(Function):
     """
 
     promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
+    # torch's backward keeps source (its dsource is expand_as(source)): a write raises there
+    versions_checked = (1,)
 
     def forward(self, x, source, ids, axis: int, alpha: Any):
         out = x.copy()
@@ -242,9 +244,11 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None,  # noqa: A0
                             f"{type(value).__name__}")
     positions, region = _index_positions("scatter", input, dim, index, tensor_src)
     if tensor_src is None:
-        return Scatter.apply(input, index=positions, region=region,
-                             value=checked_fill_value(value, input.dtype))
-    return Scatter.apply(input, tensor_src, index=positions, region=region, value=None)
+        out = Scatter.apply(input, index=positions, region=region,
+                            value=checked_fill_value(value, input.dtype))
+    else:
+        out = Scatter.apply(input, tensor_src, index=positions, region=region, value=None)
+    return keep_versions(out, index)      # torch keeps the index: writing to it raises
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:  # noqa: A002
@@ -256,7 +260,8 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor: 
     if flat is not None:
         return flat
     positions, region = _index_positions("scatter_add", input, dim, index, src)
-    return ScatterAdd.apply(input, src, index=positions, region=region)
+    out = ScatterAdd.apply(input, src, index=positions, region=region)
+    return keep_versions(out, index)      # torch keeps the index: writing to it raises
 
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor,  # noqa: A002
@@ -290,8 +295,9 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor,  # noqa: A
     if input.dtype.kind in "iub" and not float(alpha).is_integer():
         raise TypeError(f"index_add: alpha {alpha} must be a whole number for {input.dtype}")
     _check_range("index_add", ids, input.shape[axis], axis)
-    return IndexAdd.apply(input, source, ids=ids.astype(np.int64), axis=axis,
-                          alpha=_alpha_for(alpha, input.dtype))
+    out = IndexAdd.apply(input, source, ids=ids.astype(np.int64), axis=axis,
+                         alpha=_alpha_for(alpha, input.dtype))
+    return keep_versions(out, index)      # torch keeps the index: writing to it raises
 
 
 def _alpha_for(alpha: Any, dtype: np.dtype) -> Any:

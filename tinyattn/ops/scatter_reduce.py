@@ -12,7 +12,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, keep_versions
 from ..tensor import Tensor
 from ..precision import is_floating
 from .inplace import _in_place
@@ -44,6 +44,9 @@ class ScatterReduce(Function):
     """
 
     promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
+    # torch's one backward for every reduce keeps self, src, index and the result (it keeps
+    # values = src[region] here, a copy): a write to any of them raises, as there
+    versions_checked = (0, 1, -1)
 
     def forward(self, x, src, positions, region, reduce: str, include_self: bool):
         xp = backend.get_array_module(x)
@@ -171,8 +174,9 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor,  # noqa:
     if reduce == "mean" and input.dtype == np.bool_:
         raise NotImplementedError("scatter_reduce: reduce='mean' is not implemented for "
                                   "bool (as in torch); convert with .long() or .float()")
-    return ScatterReduce.apply(input, src, positions=positions, region=region, reduce=reduce,
-                               include_self=bool(include_self))
+    out = ScatterReduce.apply(input, src, positions=positions, region=region, reduce=reduce,
+                              include_self=bool(include_self))
+    return keep_versions(out, index)      # torch keeps the index: writing to it raises
 
 
 def scatter_reduce_(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
@@ -258,7 +262,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:  #
         value = Tensor._wrap(xp.asarray(value, dtype=input.dtype))
     elif value.dtype != input.dtype:
         value = value.to(input.dtype)
-    return where(mask, value, input)
+    return keep_versions(where(mask, value, input), index)   # torch keeps the index
 
 
 def index_fill_(x: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
