@@ -159,5 +159,9 @@ __all__ += ["aminmax", "cummax", "cummin", "diff", "kthvalue", "logcumsumexp", "
 from .ops import logdet
 from .ops import slogdet_older_name as slogdet
 __all__ += ["logdet", "slogdet"]
+from .ops import cholesky_older_name as cholesky
+from .ops import qr_older_name as qr
+from .ops import svd_older_name as svd
+__all__ += ["cholesky", "qr", "svd"]
 from .ops import cumulative_trapezoid, dist, isreal, trapezoid, trapz
 __all__ += ["cumulative_trapezoid", "dist", "isreal", "trapezoid", "trapz"]

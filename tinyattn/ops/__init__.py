@@ -874,3 +874,27 @@ isreal = _kw(isreal)
 dist = _kw(dist)
 Tensor.isreal = isreal
 Tensor.dist = dist
+
+# Matrix decompositions (issue 30, stream linalg30: ops/decompositions.py).
+from .decompositions import (LinAlgError, cholesky, cholesky_ex, cholesky_older_name, eigh, qr,
+                             svd, svd_older_name)
+
+
+def qr_older_name(input: Tensor, some: bool = True) -> Any:  # noqa: A002 - torch's names
+    """``torch.qr`` (deprecated in torch): ``linalg.qr`` with ``some=False`` for "complete"."""
+    return qr(input, mode="reduced" if some else "complete")
+
+
+__all__ += ["LinAlgError", "cholesky", "cholesky_ex", "cholesky_older_name", "eigh", "qr",
+            "qr_older_name", "svd", "svd_older_name"]
+cholesky = _kw(cholesky, out=True)
+cholesky_ex = _kw(cholesky_ex, out=True)
+cholesky_older_name = _kw(cholesky_older_name, out=True)
+eigh = _kw(eigh, out=True)
+qr = _kw(qr, out=True)
+qr_older_name = _kw(qr_older_name, out=True)
+svd = _kw(svd, out=True)
+svd_older_name = _kw(svd_older_name, out=True)
+Tensor.cholesky = cholesky_older_name
+Tensor.qr = qr_older_name
+Tensor.svd = svd_older_name
