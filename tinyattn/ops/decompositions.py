@@ -202,13 +202,15 @@ class QR(Function):
     def forward(self, a, mode: str):
         xp = backend.get_array_module(a)
         q, r = xp.linalg.qr(a, mode="complete" if mode == "complete" else "reduced")
-        self.save_for_backward(q, r, mode)
         batch = a.shape[:-2]
         self.shapes = [q.shape[len(batch):], r.shape[len(batch):]]
-        return _pack([q, r], batch)
+        out = _pack([q, r], batch)
+        self.save_for_backward(out, mode)               # Q and R: as torch keeps them
+        return out
 
     def backward(self, grad):
-        q, r, mode = self.saved
+        out, mode = self.saved
+        q, r = _split(out, out.shape[:-1], self.shapes)
         m, n = q.shape[-2], r.shape[-1]
         if mode == "r":
             raise RuntimeError("The derivative of linalg.qr depends on Q, which is not "
@@ -218,7 +220,7 @@ class QR(Function):
         if mode == "complete" and m > n:
             raise RuntimeError("The QR decomposition is not differentiable when "
                                "mode='complete' and nrows > ncols.")
-        gq, gr = _split(grad, q.shape[:-2], self.shapes)
+        gq, gr = _split(grad, out.shape[:-1], self.shapes)
         if m >= n:
             return _qr_tall_backward(q, r, gq, gr)
         x_r, v = r[..., :, :m], r[..., :, m:]
@@ -265,14 +267,17 @@ class Eigh(Function):
     def forward(self, a, uplo: str):
         xp = backend.get_array_module(a)
         w, v = xp.linalg.eigh(a, UPLO=uplo)
-        self.save_for_backward(w, v)
-        return _pack([w, v], a.shape[:-2])
+        out = _pack([w, v], a.shape[:-2])
+        self.n = a.shape[-1]
+        self.save_for_backward(out)                     # w and V: as torch keeps them
+        return out
 
     def backward(self, grad):
-        w, v = self.saved
-        n = w.shape[-1]
-        xp = backend.get_array_module(grad)
-        gw, gv = _split(grad, w.shape[:-1], [(n,), (n, n)])
+        (out,) = self.saved
+        batch = out.shape[:-1]
+        n = self.n
+        w, v = _split(out, batch, [(n,), (n, n)])
+        gw, gv = _split(grad, batch, [(n,), (n, n)])
         vt_gv = _mT(v) @ gv
         idx = np.arange(n)
         gap = w[..., None, :] - w[..., :, None]
@@ -307,13 +312,16 @@ class SVD(Function):
         u, s, vh = xp.linalg.svd(a, full_matrices=full_matrices)
         batch = a.shape[:-2]
         self.shapes = [u.shape[len(batch):], s.shape[len(batch):], vh.shape[len(batch):]]
-        self.save_for_backward(u, s, vh)
-        return _pack([u, s, vh], batch)
+        out = _pack([u, s, vh], batch)
+        self.save_for_backward(out)                     # U, S and Vh: as torch keeps them
+        return out
 
     def backward(self, grad):
-        u, s, vh = self.saved
+        (out,) = self.saved
+        batch = out.shape[:-1]
+        u, s, vh = _split(out, batch, self.shapes)
         k = s.shape[-1]
-        gu, gs, gvh = _split(grad, s.shape[:-1], self.shapes)
+        gu, gs, gvh = _split(grad, batch, self.shapes)
         return svd_backward(u[..., :, :k], s, vh[..., :k, :], gu[..., :, :k], gs,
                             gvh[..., :k, :])
 
