@@ -17,6 +17,7 @@ from typing import Any, List, Sequence, Tuple
 import numpy as np
 
 from .. import backend
+from ..amp.dispatch import cast_args
 from ..autograd import Function
 from ..precision import is_floating
 from ..tensor import Tensor
@@ -154,6 +155,7 @@ def _not_pd_message(op: str, info: Any) -> str:
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803 - torch's name
     """L with A = L L^T (``torch.linalg.cholesky``; ``upper=True``: U with A = U^T U).
     Raises ``LinAlgError`` where A is not positive-definite."""
+    (A,) = cast_args("linalg_cholesky", A)      # float32 in CPU autocast, as torch's
     check_square(A, "linalg.cholesky", "cholesky_cpu")
     return Cholesky.apply(A, upper=bool(upper))
 
@@ -175,6 +177,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False,  # noqa: N803 - torch's names
                 check_errors: bool = False) -> CholeskyExResult:
     """(L, info) (``torch.linalg.cholesky_ex``): info is 0 where A is positive-definite, else
     the order of its first leading minor that is not; ``check_errors=True`` raises there."""
+    (A,) = cast_args("linalg_cholesky_ex", A)
     check_square(A, "linalg.cholesky_ex", "cholesky_cpu")
     report: list = []                   # forward puts info here
     out = CholeskyEx.apply(A, upper=bool(upper), report=report)
@@ -187,6 +190,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False,  # noqa: N803 - torch's names
 def cholesky_older_name(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
     """``torch.cholesky`` (deprecated in torch): ``linalg.cholesky`` with ``upper`` as a
     positional argument."""
+    (input,) = cast_args("cholesky", input)
     check_square(input, "cholesky", "cholesky_cpu")
     return Cholesky.apply(input, upper=bool(upper))
 
@@ -246,6 +250,7 @@ def qr(A: Tensor, mode: str = "reduced") -> QRResult:  # noqa: N803 - torch's na
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            f"'reduced' (default), 'r', or 'complete'")
+    (A,) = cast_args("linalg_qr", A)
     check_matrix(A, "linalg.qr", "geqrf_cpu")
     packed = QR.apply(A, mode=mode)
     batch = tuple(A.shape[:-2])
@@ -291,6 +296,7 @@ class Eigh(Function):
 def eigh(A: Tensor, UPLO: str = "L") -> EighResult:  # noqa: N803 - torch's names
     """(eigenvalues ascending, eigenvectors as columns) of a symmetric matrix
     (``torch.linalg.eigh``). Each eigenvector's sign is arbitrary, as in torch."""
+    (A,) = cast_args("linalg_eigh", A)
     check_square(A, "linalg.eigh", "linalg_eigh_cpu")
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
@@ -353,6 +359,7 @@ def svd(A: Tensor, full_matrices: bool = True, *,  # noqa: N803 - torch's names
     """(U, S, Vh) with A = U diag(S) Vh, S descending (``torch.linalg.svd``); full_matrices
     gives U (m, m) and Vh (n, n). Singular vectors' signs are arbitrary, as in torch.
     ``driver`` is for CUDA in torch (None required on the CPU)."""
+    (A,) = cast_args("linalg_svd", A)
     check_matrix(A, "linalg.svd", "linalg_svd_cpu")
     if driver is not None:
         raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on "
@@ -369,6 +376,7 @@ def svd_older_name(input: Tensor, some: bool = True,  # noqa: A002 - torch's nam
                    compute_uv: bool = True) -> OlderSVDResult:
     """``torch.svd`` (deprecated in torch): (U, S, V) with V, not Vh; ``some=False`` gives
     the full matrices; ``compute_uv=False`` gives zero U (m, m) and V (n, n)."""
+    (input,) = cast_args("svd", input)
     check_matrix(input, "linalg.svd", "linalg_svd_cpu")
     if not compute_uv:
         s = svd(input, full_matrices=False).S
