@@ -12,7 +12,9 @@ from .ops import linalg_diagonal as diagonal
 from .ops import (det, eigvalsh, inv, matmul, matrix_power, multi_dot, slogdet, solve,
                   svdvals, vecdot, vector_norm)
 from .ops import LinAlgError, cholesky, cholesky_ex, eigh, qr, svd
+from .ops import cond, lstsq, matrix_exp, matrix_rank, pinv, solve_triangular, vander
 
 __all__ = ["cross", "diagonal", "det", "eigvalsh", "inv", "matmul", "matrix_power", "multi_dot",
            "slogdet", "solve", "svdvals", "vecdot", "vector_norm"]
-__all__ += ["LinAlgError", "cholesky", "cholesky_ex", "eigh", "qr", "svd"]
+__all__ += ["LinAlgError", "cholesky", "cholesky_ex", "eigh", "qr", "svd", "cond", "lstsq",
+            "matrix_exp", "matrix_rank", "pinv", "solve_triangular", "vander"]

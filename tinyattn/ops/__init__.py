@@ -898,3 +898,22 @@ svd_older_name = _kw(svd_older_name, out=True)
 Tensor.cholesky = cholesky_older_name
 Tensor.qr = qr_older_name
 Tensor.svd = svd_older_name
+
+# Solvers, pseudo-inverse, matrix exponential (issue 30, stream linalg30: ops/linalg_solvers.py).
+from .linalg_solvers import (cond, lstsq, matrix_exp, matrix_rank, pinv, pinverse,
+                             solve_triangular, triangular_solve, vander)
+
+__all__ += ["cond", "lstsq", "matrix_exp", "matrix_rank", "pinv", "pinverse",
+            "solve_triangular", "triangular_solve", "vander"]
+cond = _kw(cond, out=True)
+lstsq = _kw(lstsq)
+matrix_exp = _kw(matrix_exp)
+matrix_rank = _kw(matrix_rank, out=True)
+pinv = _kw(pinv, out=True)
+pinverse = _kw(pinverse)
+solve_triangular = _kw(solve_triangular, out=True)
+triangular_solve = _kw(triangular_solve, out=True)
+vander = _kw(vander)
+Tensor.matrix_exp = matrix_exp
+Tensor.pinverse = pinverse
+Tensor.triangular_solve = triangular_solve
