@@ -78,14 +78,17 @@ class SolveTriangular(Function):
     dA is then kept to T's triangle (without the diagonal when unitriangular), since only
     those entries of A are read. A and X are kept, as torch."""
 
-    def forward(self, a, b, upper: bool, left: bool, unitriangular: bool):
+    def forward(self, a, b, upper: bool, left: bool, unitriangular: bool,
+                keep_b: bool = False):
         t = _triangle(a, upper, unitriangular)
         out = _solve(t, b, upper) if left else _mT(_solve(_mT(t), _mT(b), not upper))
-        self.save_for_backward(a, out, upper, left, unitriangular, b.shape)
+        # torch.triangular_solve keeps b too (keep_b): a write to b makes its backward raise
+        self.save_for_backward(a, out, upper, left, unitriangular, b.shape,
+                               b if keep_b else None)
         return out
 
     def backward(self, grad):
-        a, x, upper, left, unitriangular, b_shape = self.saved
+        a, x, upper, left, unitriangular, b_shape, _ = self.saved
         xp = backend.get_array_module(grad)
         t = _triangle(a, upper, unitriangular)
         if left:
@@ -100,7 +103,8 @@ class SolveTriangular(Function):
 
 
 def solve_triangular(A: Tensor, B: Tensor, *, upper: bool,  # noqa: N803 - torch's names
-                     left: bool = True, unitriangular: bool = False) -> Tensor:
+                     left: bool = True, unitriangular: bool = False,
+                     _keep_b: bool = False) -> Tensor:
     """X with A X = B (``left=False``: X A = B) for triangular A (``torch.linalg.
     solve_triangular``): only the upper (``upper=True``) or lower triangle of A is read, and
     with ``unitriangular=True`` its diagonal is taken to be ones. A (..., n, n), B (..., n, k)
@@ -117,7 +121,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool,  # noqa: N803 - torch
                            f"equation {'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{n} "
                            f"and {B.shape[-2]}x{B.shape[-1]})")
     return SolveTriangular.apply(A, B, upper=bool(upper), left=bool(left),
-                                 unitriangular=bool(unitriangular))
+                                 unitriangular=bool(unitriangular), keep_b=_keep_b)
 
 
 def triangular_solve(b: Tensor, A: Tensor, upper: bool = True,  # noqa: N803 - torch's names
@@ -131,7 +135,7 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True,  # noqa: N803 - t
     batch = np.broadcast_shapes(tuple(A.shape[:-2]), tuple(b.shape[:-2]))
     coefficient = A.mT if transpose else A
     solution = solve_triangular(coefficient, b, upper=bool(upper) != bool(transpose),
-                                unitriangular=unitriangular)
+                                unitriangular=unitriangular, _keep_b=True)
     cloned = A.expand(*batch, *A.shape[-2:]).clone()
     return TriangularSolveResult(solution, cloned)
 
@@ -254,11 +258,11 @@ class LstsqSolution(Function):
         self.pinv = Pinv()
         p = self.pinv.forward(a, None, rcond, False)
         out = p @ b
-        self.save_for_backward(a, b, p)
+        self.save_for_backward(a, b, p, out)            # X too, as torch keeps it
         return out
 
     def backward(self, grad):
-        a, b, p = self.saved
+        a, b, p, _ = self.saved
         self.pinv.saved = (a, p)
         ga = _sum_to(self.pinv.backward(grad @ _mT(b)), a.shape) \
             if self.needs_input_grad[0] else None
@@ -301,15 +305,15 @@ def lstsq(A: Tensor, B: Tensor, rcond: Optional[float] = None, *,  # noqa: N803
                      max(m, n), None, rcond)
     rank = (s > cut[..., None]).sum(-1).astype(np.int64)
     empty = xp.zeros((0,), dtype=A.dtype)
-    residuals = empty
+    residuals = solution.reshape(-1)[:0]       # empty; in the graph, as torch's
     if driver != "gelsy" and m > n and bool((rank == n).all()):
-        misfit = A._data @ solution._data - b._data
+        misfit = A @ solution - b               # differentiable, as torch's residuals
         residuals = (misfit * misfit).sum(-2)
     rank_out = rank if driver != "gels" else xp.zeros((0,), dtype=np.int64)
     values = s if driver in ("gelsd", "gelss") else empty
     if vector:
         solution = solution.squeeze(-1)
-    return LstsqResult(solution, Tensor._wrap(residuals), Tensor._wrap(rank_out),
+    return LstsqResult(solution, residuals, Tensor._wrap(rank_out),
                        Tensor._wrap(xp.ascontiguousarray(values)))
 
 
@@ -410,10 +414,14 @@ def vander(x: Tensor, N: Optional[int] = None) -> Tensor:  # noqa: N803 - torch'
     if name in ("bool", "float16", "bfloat16"):
         raise RuntimeError(f"linalg.vander supports floating point, complex, and integer "
                            f"tensors, but got {_TORCH_NAMES.get(name, name)}")
-    n = (x.shape[-1] if x.ndim else 0) if N is None else int(N)
-    if n <= 1 or x.ndim == 0:
+    if x.ndim == 0:
+        x = x.reshape(1)                                # torch reads a 0-d x as (1,)
+    n = x.shape[-1] if N is None else int(N)
+    if n <= 1:
         raise RuntimeError("N must be greater than 1.")
     if not is_floating(x.dtype):
         x = x.to("int64")                               # as torch's cumprod of integers
-    powers = ops.cumprod(x.unsqueeze(-1).expand(*x.shape, n - 1), -1)
-    return ops.cat([ops.ones_like(x).unsqueeze(-1), powers], -1)
+    xp = backend.get_array_module(x._data)
+    powers = ops.cumprod(x.unsqueeze(-1).expand(*x.shape, n - 1), -1)   # x^1 ... x^(N-1)
+    ones = Tensor._wrap(xp.ones(x.shape + (1,), dtype=x.dtype))
+    return ops.cat([ones, powers], -1)
