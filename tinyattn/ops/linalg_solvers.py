@@ -228,6 +228,7 @@ def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *,  # noqa:
     matrix_rank``), int64, per matrix of the batch; pinv's tolerance rule. ``tol`` is torch's
     older name for atol (with rtol 0). No gradient (an integer)."""
     (A,) = cast_args("linalg_matrix_rank", A)
+    _refuse_half(A)
     check_matrix(A, "linalg.matrix_rank", "linalg_svd_cpu")
     if tol is not None:
         atol, rtol = tol, 0.0 if rtol is None else rtol
@@ -243,6 +244,12 @@ def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *,  # noqa:
         s_max = s[..., 0]
     cut = _tolerance(xp, s_max, A.dtype, max(m, n), _array_or_none(atol), _array_or_none(rtol))
     return Tensor._wrap((s > cut[..., None]).sum(-1).astype(np.int64))
+
+
+def _refuse_half(a: Any) -> None:
+    if isinstance(a, Tensor) and is_floating(a.dtype) and np.dtype(a.dtype).itemsize < 4:
+        raise RuntimeError(f"This function doesn't handle types other than float and double "
+                           f"(as torch; got {a.dtype}): convert with .float() first")
 
 
 # ------------------------------------------------------------------ least squares
@@ -279,6 +286,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: Optional[float] = None, *,  # noqa: N803
     singular values with gelsd and gelss; empty tensors otherwise). Gradients flow through
     the solution only, as in torch."""
     (A, B) = cast_args("linalg_lstsq", A, B)
+    _refuse_half(A)
     check_matrix(A, "torch.linalg.lstsq", "linalg_lstsq_cpu")
     if driver is None:
         driver = "gelsy"
