@@ -20,7 +20,7 @@ from ..precision import is_floating
 from ..tensor import Tensor
 from .decompositions import check_matrix, check_square
 
-__all__ = ["solve_triangular", "triangular_solve", "lstsq", "pinv", "pinverse", "matrix_rank",
+__all__ = ["CoefficientCopy", "solve_triangular", "triangular_solve", "lstsq", "pinv", "pinverse", "matrix_rank",
            "cond", "matrix_exp", "vander"]
 
 TriangularSolveResult = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
@@ -136,8 +136,24 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True,  # noqa: N803 - t
     coefficient = A.mT if transpose else A
     solution = solve_triangular(coefficient, b, upper=bool(upper) != bool(transpose),
                                 unitriangular=unitriangular, _keep_b=True)
-    cloned = A.expand(*batch, *A.shape[-2:]).clone()
+    cloned = CoefficientCopy.apply(A, b, shape=batch + tuple(A.shape[-2:]))
     return TriangularSolveResult(solution, cloned)
+
+
+class CoefficientCopy(Function):
+    """triangular_solve's cloned_coefficient: a copy of A broadcast to the batch. torch makes
+    it in the same node as the solution, so b gets a (zero) gradient from it: dA = g summed
+    to A's shape, db = 0."""
+
+    def forward(self, a, b, shape):
+        xp = backend.get_array_module(a)
+        self.save_for_backward(a.shape, b.shape)
+        return xp.array(xp.broadcast_to(a, shape))
+
+    def backward(self, grad):
+        a_shape, b_shape = self.saved
+        xp = backend.get_array_module(grad)
+        return _sum_to(grad, a_shape), xp.zeros(b_shape, dtype=grad.dtype)
 
 
 # ------------------------------------------------------------------ pseudo-inverse
@@ -347,11 +363,11 @@ class MatrixExp(Function):
 
 
 def _expm(a: Any) -> Any:
-    """exp of each matrix (SciPy's Pade approximation with scaling and squaring, on the host);
-    half dtypes are computed in float32 and rounded once."""
+    """exp of each matrix (SciPy's Pade approximation with scaling and squaring, on the host)
+    computed in float64 and rounded once to the input's dtype."""
     import scipy.linalg  # noqa: PLC0415 - SciPy's linalg loads only when used
     host = backend.to_host(a)
-    work = host.astype(np.float32) if host.dtype.itemsize < 4 else host
+    work = host.astype(np.float64)
     if work.size == 0:
         out = work.copy()
     else:
@@ -392,9 +408,11 @@ def cond(A: Tensor, p: Any = None) -> Tensor:  # noqa: N803 - torch's names
     if p not in ("fro", "nuc", float("inf"), float("-inf"), 1, -1):
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
     check_square(A, f"linalg.cond(ord={p})", "linalg_svd_cpu")
+    if p == "nuc":                                  # as torch: sum(s) * sum(1 / s)
+        s = svdvals(A)
+        return s.sum(-1) * (1 / s).sum(-1)
     xp = backend.get_array_module(A._data)
-    singular = xp.linalg.matrix_rank(A._data) < A.shape[-1] if A.numel() else \
-        xp.zeros(A.shape[:-2], dtype=bool)
+    singular = _exactly_singular(xp, A._data)
     if bool(xp.any(singular)):
         safe = A + Tensor._wrap(xp.where(singular[..., None, None],
                                          xp.eye(A.shape[-1], dtype=A.dtype), 0))
@@ -403,12 +421,26 @@ def cond(A: Tensor, p: Any = None) -> Tensor:  # noqa: N803 - torch's names
     return _matrix_norm(A, p) * _matrix_norm(inv(A), p)
 
 
+def _exactly_singular(xp: Any, a: Any) -> Any:
+    """Per matrix: does LU meet an exactly zero pivot (torch's test, through inv_ex's info)?"""
+    try:
+        xp.linalg.inv(a)
+        return xp.zeros(a.shape[:-2], dtype=bool)
+    except np.linalg.LinAlgError:
+        pass
+    flat = a.reshape((-1,) + a.shape[-2:])
+    found = np.zeros(flat.shape[0], dtype=bool)
+    for i, matrix in enumerate(flat):
+        try:
+            xp.linalg.inv(matrix)
+        except np.linalg.LinAlgError:
+            found[i] = True
+    return xp.asarray(found.reshape(a.shape[:-2]))
+
+
 def _matrix_norm(a: Tensor, p: Any) -> Tensor:
-    from .linalg_ops import svdvals  # noqa: PLC0415 - same layer, avoids a cycle
     if p == "fro":
         return (a * a).sum((-2, -1)).sqrt()
-    if p == "nuc":
-        return svdvals(a).sum(-1)
     along = -1 if abs(p) == float("inf") else -2        # rows for inf, columns for 1
     sums = a.abs().sum(along)
     return sums.amax(-1) if p > 0 else sums.amin(-1)

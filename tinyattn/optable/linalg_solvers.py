@@ -87,6 +87,10 @@ ROWS: List[OpSpec] = from_pairs([
      lambda a, b: ops.triangular_solve(b, ops.triu(a), transpose=True).solution,
      lambda a, b: np.linalg.solve(np.swapaxes(np.triu(a), -1, -2), b), _triangular_cases,
      _SECTION),
+    ("triangular_solve_copy",
+     lambda a, b: ops.triangular_solve(b, a).cloned_coefficient * 2,
+     lambda a, b: 2 * np.broadcast_to(a, np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+                                      + a.shape[-2:]), _triangular_cases, _SECTION),
     ("pinv", ops.pinv, np.linalg.pinv, _full_rank_cases, _SECTION),
     ("pinv_hermitian", lambda a: ops.pinv(_sym_t(a), hermitian=True),
      lambda a: np.linalg.pinv(0.5 * (a + np.swapaxes(a, -1, -2))), _spd_cases, _SECTION),
