@@ -165,5 +165,7 @@ from .ops import svd_older_name as svd
 __all__ += ["cholesky", "qr", "svd"]
 from .ops import matrix_exp, pinverse, triangular_solve
 __all__ += ["matrix_exp", "pinverse", "triangular_solve"]
+from .ops import corrcoef, cov
+__all__ += ["corrcoef", "cov"]
 from .ops import cumulative_trapezoid, dist, isreal, trapezoid, trapz
 __all__ += ["cumulative_trapezoid", "dist", "isreal", "trapezoid", "trapz"]

@@ -917,3 +917,12 @@ vander = _kw(vander)
 Tensor.matrix_exp = matrix_exp
 Tensor.pinverse = pinverse
 Tensor.triangular_solve = triangular_solve
+
+# Covariance and correlation (issue 30, stream linalg30: ops/statistics.py).
+from .statistics import corrcoef, cov
+
+__all__ += ["corrcoef", "cov"]
+cov = _kw(cov)
+corrcoef = _kw(corrcoef)
+Tensor.cov = cov
+Tensor.corrcoef = corrcoef

@@ -30,6 +30,7 @@ from . import binary_special, blas, linalg_ops, more_reductions, special_functio
 from . import clamp_bounds          # clamp with tensor bounds
 from . import decompositions        # cholesky, qr, eigh, svd
 from . import linalg_solvers        # triangular and least-squares solves, pinv, matrix_exp
+from . import statistics            # cov, corrcoef
 from .spec import OpCase, OpSpec, make_inputs
 
 __all__ = ["OpCase", "OpSpec", "OP_TABLE", "make_inputs", "FAMILIES"]
@@ -42,6 +43,6 @@ FAMILIES = [elementwise, powers, trig, reduce, shape, interleave, matmul, softma
             view_writes, conv, pool, group_norm, channel_dropout, rnn, structure, view_copies,
             index_writes, picks, more_activations, search, flat_index, special_functions,
             binary_special, blas, linalg_ops, more_reductions,
-            clamp_bounds, decompositions, linalg_solvers]
+            clamp_bounds, decompositions, linalg_solvers, statistics]
 
 OP_TABLE: List[OpSpec] = [row for family in FAMILIES for row in family.ROWS]
