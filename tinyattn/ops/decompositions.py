@@ -84,7 +84,10 @@ def _split(packed: Any, batch: Tuple[int, ...], shapes: Sequence[Tuple[int, ...]
     parts, start = [], 0
     for shape in shapes:
         size = int(np.prod(shape, dtype=np.int64))
-        parts.append(packed[..., start:start + size].reshape(batch + tuple(shape)))
+        part = packed[..., start:start + size].reshape(batch + tuple(shape))
+        if isinstance(part, Tensor) and part.numel() == 0 and not part._is_view:
+            part._share_memory_with(packed)     # an empty slice is a view too (one version)
+        parts.append(part)
         start += size
     return parts
 
