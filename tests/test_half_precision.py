@@ -350,13 +350,17 @@ def test_every_paired_op_matches_torch_in_half_precision(dtype_name):
             want = theirs_fn(*theirs)
         except (RuntimeError, NotImplementedError) as exc:   # no half kernel in torch
             if "not implemented" not in str(exc) and \
-                    "Low precision dtypes not supported" not in str(exc):   # linalg's words
+                    "Low precision dtypes not supported" not in str(exc) and \
+                    "float and double" not in str(exc) and \
+                    "float, double" not in str(exc):   # linalg's words
                 failures.append(f"{name}: torch raised {exc}")
             continue
         got = ours_fn(*ours)
         if str(got.dtype) != str(want.dtype).replace("torch.", ""):
             failures.append(f"{name}: {got.dtype} vs {want.dtype}")
             continue
+        if name == "matrix_exp_half":     # torch's half CPU kernel is far off (NaN, 1e30:
+            continue                      # tests/conformance/skips.py); dtype compared only
         a, b = got.detach().float().numpy(), want.detach().float().numpy()
         tol = 2 * eps * max(1.0, float(np.nanmax(np.abs(b))) if b.size else 1.0)
         if not np.allclose(a, b, rtol=2 * eps, atol=tol, equal_nan=True):
