@@ -170,3 +170,16 @@ def test_negative_control_a_wrong_gradient_is_caught():
                      lambda x: torch.linalg.eigh(x)[0].sum()
                      + (torch.linalg.eigh(x)[1].abs() * torch.tensor(gv)).sum() * 0.5,
                      a)
+
+
+@pytest.mark.parametrize("name", ["cholesky", "eigh", "svd", "svdvals", "eigvalsh", "pinv",
+                                  "matrix_rank"])
+def test_nan_input_raises_linalg_error_as_torch(name):
+    nan = np.full((3, 3), np.nan)
+    with pytest.raises(torch.linalg.LinAlgError):
+        getattr(torch.linalg, name)(torch.tensor(nan))
+    with pytest.raises(ta.linalg.LinAlgError):
+        getattr(ta.linalg, name)(ta.tensor(nan))
+    if name == "cholesky":
+        assert ta.linalg.cholesky_ex(ta.tensor(nan)).info.item() == \
+            torch.linalg.cholesky_ex(torch.tensor(nan)).info.item() == 1

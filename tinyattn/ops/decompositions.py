@@ -22,7 +22,7 @@ from ..autograd import Function
 from ..precision import is_floating
 from ..tensor import Tensor
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cholesky_older_name", "qr", "eigh",
+__all__ = ["LinAlgError", "converged", "cholesky", "cholesky_ex", "cholesky_older_name", "qr", "eigh",
            "svd", "svd_older_name", "check_matrix", "check_square"]
 
 CholeskyExResult = namedtuple("linalg_cholesky_ex", ["L", "info"])
@@ -39,6 +39,17 @@ class LinAlgError(RuntimeError):
 
 def _mT(a: Any) -> Any:
     return backend.get_array_module(a).swapaxes(a, -1, -2)
+
+
+def converged(op: str, what: str, compute: Any, *args: Any, **kwargs: Any) -> Any:
+    """``compute(*args, **kwargs)`` (an eigen- or singular value solver), with LAPACK's failure
+    to converge (NaN or inf input) raised as torch raises it: a LinAlgError."""
+    try:
+        return compute(*args, **kwargs)
+    except np.linalg.LinAlgError:
+        raise LinAlgError(f"{op}: The algorithm failed to converge because the input matrix is "
+                          f"ill-conditioned or has too many repeated {what} (as torch; check "
+                          f"the input for NaN or inf)") from None
 
 
 _TORCH_DTYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16"}
@@ -122,7 +133,14 @@ def _cholesky_lower(xp: Any, a: Any) -> Tuple[Any, Any]:
     """(L, None) or (partial result, info): info is the order of the first leading minor that
     is not positive definite (1-based, per matrix; 0 where it is)."""
     try:
-        return xp.asarray(xp.linalg.cholesky(a)), None
+        lower = xp.asarray(xp.linalg.cholesky(a))
+        diagonal = xp.diagonal(lower, axis1=-2, axis2=-1)
+        if not bool(xp.isnan(diagonal).any()):
+            return lower, None
+        # NaN in A: LAPACK's pivot test fails at the first NaN pivot, as in torch
+        first = xp.argmax(xp.isnan(diagonal), axis=-1)
+        info = xp.where(xp.isnan(diagonal).any(-1), first + 1, 0).astype(np.int32)
+        return lower, backend.to_host(info)
     except np.linalg.LinAlgError:
         pass
     batch = a.shape[:-2]
@@ -274,7 +292,7 @@ class Eigh(Function):
 
     def forward(self, a, uplo: str):
         xp = backend.get_array_module(a)
-        w, v = xp.linalg.eigh(a, UPLO=uplo)
+        w, v = converged("linalg.eigh", "eigenvalues", xp.linalg.eigh, a, UPLO=uplo)
         out = _pack([w, v], a.shape[:-2])
         self.n = a.shape[-1]
         self.save_for_backward(out)                     # w and V: as torch keeps them
@@ -318,7 +336,8 @@ class SVD(Function):
 
     def forward(self, a, full_matrices: bool):
         xp = backend.get_array_module(a)
-        u, s, vh = xp.linalg.svd(a, full_matrices=full_matrices)
+        u, s, vh = converged("linalg.svd", "singular values", xp.linalg.svd, a,
+                             full_matrices=full_matrices)
         batch = a.shape[:-2]
         self.shapes = [u.shape[len(batch):], s.shape[len(batch):], vh.shape[len(batch):]]
         out = _pack([u, s, vh], batch)

@@ -18,7 +18,7 @@ from ..amp.dispatch import cast_args
 from ..autograd import Function
 from ..precision import is_floating
 from ..tensor import Tensor
-from .decompositions import check_matrix, check_square
+from .decompositions import check_matrix, check_square, converged
 
 __all__ = ["CoefficientCopy", "solve_triangular", "triangular_solve", "lstsq", "pinv", "pinverse", "matrix_rank",
            "cond", "matrix_exp", "vander"]
@@ -184,13 +184,14 @@ class Pinv(Function):
         if a.size == 0:
             out = xp.zeros(a.shape[:-2] + (n, m), dtype=a.dtype)
         elif hermitian:
-            w, v = xp.linalg.eigh(a)
+            w, v = converged("linalg.eigh", "eigenvalues", xp.linalg.eigh, a)
             tol = _tolerance(xp, xp.abs(w).max(-1), a.dtype, n, atol, rtol)
             keep = xp.abs(w) > tol[..., None]
             inv_w = xp.where(keep, 1 / xp.where(keep, w, 1), 0)
             out = (v * inv_w[..., None, :]) @ _mT(v)
         else:
-            u, s, vh = xp.linalg.svd(a, full_matrices=False)
+            u, s, vh = converged("linalg.svd", "singular values", xp.linalg.svd, a,
+                                 full_matrices=False)
             tol = _tolerance(xp, s[..., 0], a.dtype, max(m, n), atol, rtol)
             keep = s > tol[..., None]
             inv_s = xp.where(keep, 1 / xp.where(keep, s, 1), 0)
@@ -253,10 +254,11 @@ def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *,  # noqa:
     if A.numel() == 0:
         return Tensor._wrap(xp.zeros(A.shape[:-2], dtype=np.int64))
     if hermitian:
-        s = xp.abs(xp.linalg.eigvalsh(A._data))
+        s = xp.abs(converged("linalg.eigh", "eigenvalues", xp.linalg.eigvalsh, A._data))
         s_max = s.max(-1)
     else:
-        s = xp.linalg.svd(A._data, compute_uv=False)
+        s = converged("linalg.svd", "singular values", xp.linalg.svd, A._data,
+                      compute_uv=False)
         s_max = s[..., 0]
     cut = _tolerance(xp, s_max, A.dtype, max(m, n), _array_or_none(atol), _array_or_none(rtol))
     return Tensor._wrap((s > cut[..., None]).sum(-1).astype(np.int64))
@@ -322,7 +324,8 @@ def lstsq(A: Tensor, B: Tensor, rcond: Optional[float] = None, *,  # noqa: N803
     xp = backend.get_array_module(A._data)
     m, n = A.shape[-2], A.shape[-1]
     batch = tuple(solution.shape[:-2])
-    s = xp.linalg.svd(A._data, compute_uv=False) if A.numel() else \
+    s = converged("linalg.svd", "singular values", xp.linalg.svd, A._data,
+                  compute_uv=False) if A.numel() else \
         xp.zeros(A.shape[:-2] + (min(m, n),), dtype=A.dtype)
     s = xp.broadcast_to(s, batch + s.shape[-1:])
     cut = _tolerance(xp, s[..., 0] if s.shape[-1] else xp.zeros(batch, A.dtype), A.dtype,
