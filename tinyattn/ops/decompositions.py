@@ -22,8 +22,8 @@ from ..autograd import Function
 from ..precision import is_floating
 from ..tensor import Tensor
 
-__all__ = ["LinAlgError", "converged", "cholesky", "cholesky_ex", "cholesky_older_name", "qr", "eigh",
-           "svd", "svd_older_name", "check_matrix", "check_square"]
+__all__ = ["LinAlgError", "converged", "cholesky", "cholesky_ex", "cholesky_older_name",
+           "qr", "eigh", "svd", "svd_older_name", "check_matrix", "check_square"]
 
 CholeskyExResult = namedtuple("linalg_cholesky_ex", ["L", "info"])
 QRResult = namedtuple("linalg_qr", ["Q", "R"])

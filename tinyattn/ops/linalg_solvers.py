@@ -20,8 +20,8 @@ from ..precision import is_floating
 from ..tensor import Tensor
 from .decompositions import check_matrix, check_square, converged
 
-__all__ = ["CoefficientCopy", "solve_triangular", "triangular_solve", "lstsq", "pinv", "pinverse", "matrix_rank",
-           "cond", "matrix_exp", "vander"]
+__all__ = ["CoefficientCopy", "solve_triangular", "triangular_solve", "lstsq", "pinv",
+           "pinverse", "matrix_rank", "cond", "matrix_exp", "vander"]
 
 TriangularSolveResult = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
 LstsqResult = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
