@@ -129,20 +129,21 @@ class Cholesky(Function):
         return _mT(inv_lower) @ p @ inv_lower
 
 
-def _cholesky_lower(xp: Any, a: Any) -> Tuple[Any, Any]:
+def _cholesky_lower(xp: Any, a: Any, validate: bool = True) -> Tuple[Any, Any]:
     """(L, None) or (partial result, info): info is the order of the first leading minor that
-    is not positive definite (1-based, per matrix; 0 where it is)."""
+    is not positive definite (1-based, per matrix; 0 where it is). ``validate=False``
+    (cholesky_ex) returns info as a device array always, without reading it on the host."""
     try:
         lower = xp.asarray(xp.linalg.cholesky(a))
-        diagonal = xp.diagonal(lower, axis1=-2, axis2=-1)
-        if not bool(xp.isnan(diagonal).any()):
-            return lower, None
-        # NaN in A: LAPACK's pivot test fails at the first NaN pivot, as in torch
-        first = xp.argmax(xp.isnan(diagonal), axis=-1)
-        info = xp.where(xp.isnan(diagonal).any(-1), first + 1, 0).astype(np.int32)
-        return lower, backend.to_host(info)
     except np.linalg.LinAlgError:
-        pass
+        lower = None
+    if lower is not None:
+        # a NaN in A: LAPACK's pivot test fails at the first NaN pivot, as in torch
+        bad = xp.isnan(xp.diagonal(lower, axis1=-2, axis2=-1))
+        info = xp.where(bad.any(-1), xp.argmax(bad, axis=-1) + 1, 0).astype(np.int32)
+        if not validate:
+            return lower, info
+        return (lower, None) if not bool(bad.any()) else (lower, backend.to_host(info))
     batch = a.shape[:-2]
     flat = a.reshape((-1,) + a.shape[-2:])
     lower = xp.zeros_like(flat)
@@ -187,8 +188,8 @@ class CholeskyEx(Cholesky):
 
     def forward(self, a, upper: bool, report: list):
         xp = backend.get_array_module(a)
-        lower, info = _cholesky_lower(xp, a)
-        report.append(np.zeros(a.shape[:-2], dtype=np.int32) if info is None else info)
+        lower, info = _cholesky_lower(xp, a, validate=False)
+        report.append(info)
         out = xp.ascontiguousarray(_mT(lower)) if upper else lower
         self.save_for_backward(out, upper)
         return out
@@ -203,9 +204,12 @@ def cholesky_ex(A: Tensor, *, upper: bool = False,  # noqa: N803 - torch's names
     report: list = []                   # forward puts info here
     out = CholeskyEx.apply(A, upper=bool(upper), report=report)
     info = report[0]
-    if check_errors and np.any(info):
-        raise LinAlgError(_not_pd_message("linalg.cholesky_ex", info))
-    return CholeskyExResult(out, Tensor._wrap(backend.to_device(np.asarray(info), A.device)))
+    if check_errors and bool(info.any()):           # reads info on the host, as torch
+        info_host = backend.to_host(info)
+        raise LinAlgError(_not_pd_message("linalg.cholesky_ex", info_host))
+    if isinstance(info, np.ndarray):          # the host's per-matrix path (LAPACK refused)
+        info = backend.to_device(info, A.device)
+    return CholeskyExResult(out, Tensor._wrap(info))
 
 
 def cholesky_older_name(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
@@ -305,7 +309,8 @@ class Eigh(Function):
         w, v = _split(out, batch, [(n,), (n, n)])
         gw, gv = _split(grad, batch, [(n,), (n, n)])
         vt_gv = _mT(v) @ gv
-        idx = np.arange(n)
+        xp = backend.get_array_module(grad)
+        idx = xp.arange(n)
         gap = w[..., None, :] - w[..., :, None]
         gap[..., idx, idx] = 1          # repeated eigenvalues divide by 0 (inf), as torch
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -361,7 +366,7 @@ def svd_backward(u: Any, s: Any, vh: Any, gu: Any, gs: Any, gvh: Any) -> Any:
     ut_gu, vt_gv = _mT(u) @ gu, _mT(v) @ gv
     skew_u, skew_v = ut_gu - _mT(ut_gu), vt_gv - _mT(vt_gv)
     s2 = s * s
-    idx = np.arange(s.shape[-1])
+    idx = backend.get_array_module(s).arange(s.shape[-1])
     gap = s2[..., None, :] - s2[..., :, None]
     gap[..., idx, idx] = 1              # repeated singular values divide by 0, as torch
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -47,7 +47,7 @@ def _triangle(a: Any, upper: bool, unitriangular: bool) -> Any:
     if unitriangular:
         n = a.shape[-1]
         t = t.copy()
-        t[..., np.arange(n), np.arange(n)] = 1
+        t[..., xp.arange(n), xp.arange(n)] = 1
     return t
 
 
