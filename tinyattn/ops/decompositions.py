@@ -140,7 +140,10 @@ def _cholesky_lower(xp: Any, a: Any, validate: bool = True) -> Tuple[Any, Any]:
     if lower is not None:
         # a NaN in A: LAPACK's pivot test fails at the first NaN pivot, as in torch
         bad = xp.isnan(xp.diagonal(lower, axis1=-2, axis2=-1))
-        info = xp.where(bad.any(-1), xp.argmax(bad, axis=-1) + 1, 0).astype(np.int32)
+        if a.shape[-1] == 0:                            # 0 x 0 matrices: nothing can fail
+            info = xp.zeros(a.shape[:-2], dtype=np.int32)
+        else:
+            info = xp.where(bad.any(-1), xp.argmax(bad, axis=-1) + 1, 0).astype(np.int32)
         if not validate:
             return lower, info
         return (lower, None) if not bool(bad.any()) else (lower, backend.to_host(info))
