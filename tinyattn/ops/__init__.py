@@ -926,3 +926,7 @@ cov = _kw(cov)
 corrcoef = _kw(corrcoef)
 Tensor.cov = cov
 Tensor.corrcoef = corrcoef
+
+from .dtype_rules import can_cast, promote_types, result_type  # noqa: E402
+from .tensor_extras import register_tensor_extras  # noqa: E402
+register_tensor_extras()
