@@ -255,5 +255,22 @@ OUT_ALIASING: List[Skip] = [
       for name in ("gather", "index_select", "cat")],
 ]
 
+# ------------------------------------------------------------------ linalg30's ops
+_MATRIX_EXP = ("on purpose: tinyattn's matrix_exp computes in float64 (SciPy's expm) and rounds "
+               "once; torch's float32 kernel is less accurate (on op_db's 5x5 samples: error "
+               "5.4e-7 of the largest entry against float64, tinyattn's 2.0e-8), so small "
+               "entries differ by more than the float32 tolerance. torch's float16/bfloat16 "
+               "CPU kernel is far off (NaN on these samples; about -1.3e30 on the diagonal "
+               "for exp(0.3 * randn(3, 3)) in bfloat16), tinyattn's is the float64 result "
+               "rounded")
+LINALG30: List[Skip] = [
+    op_skip("matrix_exp", "values", _MATRIX_EXP, dtypes=("float32",) + _HALF),
+    op_skip("linalg.pinv.singular", "saves", "to fix (matmul, not pinv): the sample is "
+            "pinv(a @ b.mT) with a and b of shape (3, 0); tinyattn's matmul with an empty "
+            "inner dimension keeps nothing, so a write to b after it does not make backward "
+            "raise; torch's does", when=empty_tensor),
+]
+
 TABLE: List[Skip] = (CANNOT_COMPARE + ON_PURPOSE + TO_FIX + NEW_OPS_B + COVERAGE_A
-                     + MODULES_AND_OPTIMIZERS + COMPOSITIONS_COV30 + OUT_ALIASING)
+                     + MODULES_AND_OPTIMIZERS + COMPOSITIONS_COV30 + OUT_ALIASING
+                     + LINALG30)

@@ -891,6 +891,58 @@ dist = _kw(dist)
 Tensor.isreal = isreal
 Tensor.dist = dist
 
+# Matrix decompositions (issue 30, stream linalg30: ops/decompositions.py).
+from .decompositions import (LinAlgError, cholesky, cholesky_ex, cholesky_older_name, eigh, qr,
+                             svd, svd_older_name)
+
+
+def qr_older_name(input: Tensor, some: bool = True) -> Any:  # noqa: A002 - torch's names
+    """``torch.qr`` (deprecated in torch): ``linalg.qr`` with ``some=False`` for "complete"."""
+    return qr(input, mode="reduced" if some else "complete")
+
+
+__all__ += ["LinAlgError", "cholesky", "cholesky_ex", "cholesky_older_name", "eigh", "qr",
+            "qr_older_name", "svd", "svd_older_name"]
+cholesky = _kw(cholesky, out=True)
+cholesky_ex = _kw(cholesky_ex, out=True)
+cholesky_older_name = _kw(cholesky_older_name, out=True)
+eigh = _kw(eigh, out=True)
+qr = _kw(qr, out=True)
+qr_older_name = _kw(qr_older_name, out=True)
+svd = _kw(svd, out=True)
+svd_older_name = _kw(svd_older_name, out=True)
+Tensor.cholesky = cholesky_older_name
+Tensor.qr = qr_older_name
+Tensor.svd = svd_older_name
+
+# Solvers, pseudo-inverse, matrix exponential (issue 30, stream linalg30: ops/linalg_solvers.py).
+from .linalg_solvers import (cond, lstsq, matrix_exp, matrix_rank, pinv, pinverse,
+                             solve_triangular, triangular_solve, vander)
+
+__all__ += ["cond", "lstsq", "matrix_exp", "matrix_rank", "pinv", "pinverse",
+            "solve_triangular", "triangular_solve", "vander"]
+cond = _kw(cond, out=True)
+lstsq = _kw(lstsq)
+matrix_exp = _kw(matrix_exp)
+matrix_rank = _kw(matrix_rank, out=True)
+pinv = _kw(pinv, out=True)
+pinverse = _kw(pinverse)
+solve_triangular = _kw(solve_triangular, out=True)
+triangular_solve = _kw(triangular_solve, out=True)
+vander = _kw(vander)
+Tensor.matrix_exp = matrix_exp
+Tensor.pinverse = pinverse
+Tensor.triangular_solve = triangular_solve
+
+# Covariance and correlation (issue 30, stream linalg30: ops/statistics.py).
+from .statistics import corrcoef, cov
+
+__all__ += ["corrcoef", "cov"]
+cov = _kw(cov)
+corrcoef = _kw(corrcoef)
+Tensor.cov = cov
+Tensor.corrcoef = corrcoef
+
 from .dtype_rules import can_cast, promote_types, result_type  # noqa: E402
 from .tensor_extras import register_tensor_extras  # noqa: E402
 register_tensor_extras()

@@ -14,6 +14,7 @@ from ..amp.dispatch import cast_args
 from ..autograd import Function, keep_versions
 from ..precision import is_floating
 from ..tensor import Tensor
+from .decompositions import converged
 
 __all__ = ["inv", "det", "slogdet", "logdet", "solve", "eigvalsh", "svdvals"]
 
@@ -123,7 +124,7 @@ class Eigvalsh(Function):
 
     def forward(self, a, uplo: str):
         xp = backend.get_array_module(a)
-        w, v = xp.linalg.eigh(a, UPLO=uplo)
+        w, v = converged("linalg.eigh", "eigenvalues", xp.linalg.eigh, a, UPLO=uplo)
         w = xp.asarray(w)
         self.save_for_backward(v, w)                    # w: as torch keeps it
         return w
@@ -139,7 +140,8 @@ class Svdvals(Function):
 
     def forward(self, a):
         xp = backend.get_array_module(a)
-        u, s, vt = xp.linalg.svd(a, full_matrices=False)
+        u, s, vt = converged("linalg.svd", "singular values", xp.linalg.svd, a,
+                             full_matrices=False)
         s = xp.asarray(s)
         self.save_for_backward(u, vt, s)                # s: as torch keeps it
         return s

@@ -29,6 +29,9 @@ from . import flat_index, index_writes, more_activations, picks, search, structu
 from . import binary_special, blas, linalg_ops, more_reductions, special_functions
 from . import clamp_bounds          # clamp with tensor bounds
 from . import linalg_norms          # matrix norms
+from . import decompositions        # cholesky, qr, eigh, svd
+from . import linalg_solvers        # triangular and least-squares solves, pinv, matrix_exp
+from . import statistics            # cov, corrcoef
 from .spec import OpCase, OpSpec, make_inputs
 
 __all__ = ["OpCase", "OpSpec", "OP_TABLE", "make_inputs", "FAMILIES"]
@@ -41,6 +44,6 @@ FAMILIES = [elementwise, powers, trig, reduce, shape, interleave, matmul, softma
             view_writes, conv, pool, group_norm, channel_dropout, rnn, structure, view_copies,
             index_writes, picks, more_activations, search, flat_index, special_functions,
             binary_special, blas, linalg_ops, more_reductions,
-            clamp_bounds, linalg_norms]
+            clamp_bounds, linalg_norms, decompositions, linalg_solvers, statistics]
 
 OP_TABLE: List[OpSpec] = [row for family in FAMILIES for row in family.ROWS]
