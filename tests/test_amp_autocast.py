@@ -50,7 +50,9 @@ _NOT_REACHABLE = {  # Function classes with no torch equivalent to compare in th
     "_PyTorchStyleNode", "TiledAttention", "PackedSelfAttention", "Rope",
     "LocalAttention", "PerformerAttention",     # docs/long_sequences.md: torch has neither
     "CheckpointFunction", "_SegmentOutput",     # checkpoint's wrappers: the ops inside are cast
-    "_FunctionOutput"}                          # a custom Function's several outputs
+    "_FunctionOutput",                          # a custom Function's several outputs
+    "NoDerivative", "Unique2", "UniqueDim",     # unique's nodes: values already computed,
+    "UniqueConsecutive"}                        # a backward that raises (no_derivative.py)
 
 
 # decompositions and solvers: on torch's CPU float32 list, on neither CUDA list, and without
