@@ -246,3 +246,17 @@ def test_gumbel_softmax_samples_the_softmax():
     leaf = ta.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
     (F.gumbel_softmax(leaf, hard=True) * ta.tensor([[1.0, 0.0, 0.0]])).sum().backward()
     assert leaf.grad is not None and np.any(leaf.grad.numpy() != 0)   # straight-through
+
+
+def test_pickling_a_non_leaf_gives_a_leaf_as_torch():
+    """torch pickles a tensor that an op made (the graph stays behind); tinyattn's pickle
+    tried to take the graph's weak references along and failed."""
+    import pickle
+    x = ta.ones(2, requires_grad=True)
+    made = x * 2
+    again = pickle.loads(pickle.dumps(made))
+    theirs = pickle.loads(pickle.dumps(torch.ones(2, requires_grad=True) * 2))
+    assert again.requires_grad == theirs.requires_grad and again.is_leaf == theirs.is_leaf
+    assert again.grad_fn is None and again.tolist() == theirs.tolist()
+    (again * 3).sum().backward()
+    assert again.grad.tolist() == [3.0, 3.0] and x.grad is None

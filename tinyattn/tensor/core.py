@@ -308,7 +308,11 @@ class Tensor(TensorConversions):
         (tinyattn.multiprocessing sends shared tensors by that name instead)."""
         state = dict(self.__dict__)
         state.pop("_shared_path", None)
-        state.pop("_input_record", None)       # weak references: this process's graph only
+        # the graph is this process's (weak references, nodes): as in torch, an unpickled
+        # tensor is a leaf that keeps requires_grad, with versions and views of its own
+        for graph_part in ("_input_record", "_ctx", "_vc", "_base", "_view_refs", "_is_view",
+                           "_has_views", "_retains_grad"):
+            state.pop(graph_part, None)
         return state
 
     def is_shared(self) -> bool:
