@@ -47,3 +47,6 @@ __all__ = ["softmax", "log_softmax", "relu", "gelu", "tanh", "linear", "layer_no
            "hinge_embedding_loss", "margin_ranking_loss", "multilabel_soft_margin_loss",
            "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss",
            "soft_margin_loss"]
+from .ops.bilinear import bilinear                                        # noqa: E402
+from .ops.margin_loss import multi_margin_loss, multilabel_margin_loss      # noqa: E402
+__all__ += ["bilinear", "multi_margin_loss", "multilabel_margin_loss"]
