@@ -46,7 +46,7 @@ class _Loss(Module):
         return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
 
     def extra_repr(self) -> str:
-        return f"reduction={self.reduction!r}"
+        return ""              # torch prints a loss without its options: ``MSELoss()``
 
 
 class CrossEntropyLoss(_Loss):

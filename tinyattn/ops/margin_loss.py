@@ -101,8 +101,8 @@ class MultiLabelMargin(Function):
 def _reduce(loss: Tensor, reduction: str) -> Tensor:
     if reduction == "none":
         return loss
-    if reduction == "sum" or loss.numel() == 0:      # torch: the mean of no rows is 0
-        return loss.sum()
+    if reduction == "sum":
+        return loss.sum()           # the mean of no rows: NaN (torch's kernel returns garbage)
     return loss.mean()
 
 
