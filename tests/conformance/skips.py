@@ -459,9 +459,16 @@ MODULES_AND_OPTIMIZERS: List[Skip] = [
                   "refuses an empty batch, torch returns an empty output (docs/pytorch.md, "
                   "what differs on purpose)", modes=("train",), when=desc_is("zero_batch"))
       for name in ("nn.BatchNorm1d", "nn.BatchNorm2d")],
-    *[optim_skip(name, "to fix: a tensor lr (torch.tensor(0.001)) is refused: tinyattn's "
-                 "hyper-parameters are Python numbers", when=desc_is(desc))
-      for name, desc in (("Adagrad", "Tensor lr"), ("SGD", "tensor lr"))],
+    optim_skip("Rprop", "on purpose: a parameter group holding a hyperparameter the optimizer "
+               "does not have (the harness's weight_decay, which Rprop lacks) is refused; torch "
+               "ignores it silently (docs/pytorch.md, what differs on purpose)",
+               when=desc_is("two param groups (harness)")),
+    optim_skip("LBFGS", "not comparable: once L-BFGS nears the minimum, y = g_(k+1) - g_k "
+               "is a difference of nearly equal gradients, so the 1e-16 round-off in which the "
+               "two frameworks' gradients differ grows to 1e-3 within one 20-iteration step "
+               "(torch against itself started 1 ulp apart differs by 1.4e-3 after step 2); "
+               "tests/test_optim_more.py compares short runs", kind="skip",
+               when=desc_is("default", "tolerance_grad")),
 ]
 
 # ------------------------------------------------------------------ compositions (stream cov30)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import math
 import numbers
-from typing import Any, Callable, Dict, Iterable, List, Optional, Union
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Union
 
 import numpy as np
 
@@ -40,6 +40,10 @@ def check_hyperparameter(name: str, value: Any, low: float = 0.0, high: float = 
     ``0.0 <= lr`` refuse it); an infinity within the range is accepted, as torch accepts
     ``lr=inf`` (the first step then turns every weight into NaN or inf, there as here).
     """
+    if isinstance(value, Tensor):          # torch's tensor lr: one element, read as a number
+        if value.numel() != 1:
+            raise ValueError(f"Tensor {name} must be 1-element, got shape {value.shape}")
+        value = value.item()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r} "
                         f"({type(value).__name__})")
@@ -62,6 +66,9 @@ class Optimizer:
     # Hyperparameters added after checkpoints were written; a state dict without them
     # loads with these values (as torch's __setstate__ fills in "maximize" and others).
     _late_defaults: Dict[str, Any] = {}
+    # State entries whose shape is not the parameter's (Adafactor's row and column factors,
+    # LBFGS's flat vectors): load_state_dict does not compare their shape with it.
+    _shapeless_state: FrozenSet[str] = frozenset()
 
     def __init__(self, params: ParamsT, defaults: Dict[str, Any]):
         if isinstance(params, Tensor) or isinstance(params, dict):
@@ -202,6 +209,8 @@ class Optimizer:
                                  f"which none of its parameter groups lists")
             p = by_index[saved_index]
             for name, value in entries.items():
+                if name in self._shapeless_state:
+                    continue
                 if _is_array(value) and tuple(value.shape) != p.shape:
                     raise ValueError(f"state {name!r} of parameter {saved_index} has shape "
                                      f"{tuple(value.shape)} in the state dict but the "
