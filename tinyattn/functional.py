@@ -50,3 +50,6 @@ __all__ = ["softmax", "log_softmax", "relu", "gelu", "tanh", "linear", "layer_no
 from .ops.bilinear import bilinear                                        # noqa: E402
 from .ops.margin_loss import multi_margin_loss, multilabel_margin_loss      # noqa: E402
 __all__ += ["bilinear", "multi_margin_loss", "multilabel_margin_loss"]
+from .ops.interpolate import (interpolate, upsample, upsample_bilinear,  # noqa: E402
+                              upsample_nearest)
+__all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]

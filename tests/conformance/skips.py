@@ -13,7 +13,7 @@ import torch
 
 from .skip_rules import (RANDOM, TIES, UNINITIALISED, Skip, desc_is, empty_tensor, has_kwarg,
                          has_ties, input_not_tensor, module_skip, op_skip, optim_skip, predicate,
-                         zero_dim)
+                         kwarg_is, zero_dim)
 
 __all__ = ["TABLE"]
 
@@ -483,5 +483,28 @@ COMPOSITIONS_COV30: List[Skip] = [
       for name in ("dist", "nn.functional.soft_margin_loss")],
 ]
 
+# ------------------------------------------------------------------ interpolate (stream mods30)
+INTERPOLATE_MODS30: List[Skip] = [
+    *[op_skip(f"nn.functional.interpolate.{mode}", "values", "to fix: antialias=True is not "
+              "implemented (tinyattn raises NotImplementedError, pointing to antialias=False)",
+              when=kwarg_is("antialias", True), dtypes=("float64",))
+      for mode in ("bicubic",)],
+    *[op_skip(name, "values", "to fix: a uint8 input to an interpolating mode is not "
+              "implemented (tinyattn raises NotImplementedError: convert with .float())",
+              dtypes=("uint8",))
+      for name in ("nn.functional.interpolate.bilinear", "nn.functional.interpolate.bicubic",
+                   "nn.functional.upsample_bilinear")],
+    *[op_skip(f"nn.functional.interpolate.{mode}", "values", "to fix: in float16/bfloat16 "
+              "torch's CPU kernel rounds differently from tinyattn's float32 compute with one "
+              "rounding (a few elements differ by one or two units of the half dtype's last "
+              "place); its order of operations is not reproduced yet",
+              dtypes=("float16", "bfloat16"))
+      for mode in ("linear", "trilinear", "bicubic")],
+    op_skip("nn.functional.interpolate.area", "values", "to fix: in float16/bfloat16 torch's "
+            "adaptive average pooling rounds differently from tinyattn's float32 compute with "
+            "one rounding (a few elements differ by one unit of the half dtype's last place)",
+            dtypes=("bfloat16",)),
+]
+
 TABLE: List[Skip] = (CANNOT_COMPARE + ON_PURPOSE + TO_FIX + NEW_OPS_B + COVERAGE_A
-                     + MODULES_AND_OPTIMIZERS + COMPOSITIONS_COV30)
+                     + MODULES_AND_OPTIMIZERS + COMPOSITIONS_COV30 + INTERPOLATE_MODS30)

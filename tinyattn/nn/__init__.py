@@ -99,3 +99,5 @@ __all__ += ["Bilinear", "Softmax2d", "HuberLoss", "SmoothL1Loss", "MultiMarginLo
             "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",
             "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
             "CircularPad1d", "CircularPad2d", "CircularPad3d"]
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402
+__all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
