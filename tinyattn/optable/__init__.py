@@ -28,7 +28,7 @@ from . import (activations, attention, batch_norm, channel_dropout, compare, con
 from . import flat_index, index_writes, more_activations, picks, search, structure, view_copies
 from . import binary_special, blas, linalg_ops, more_reductions, special_functions
 from . import clamp_bounds          # clamp with tensor bounds
-from . import bilinear, margin_loss
+from . import bilinear, interpolate, margin_loss
 from .spec import OpCase, OpSpec, make_inputs
 
 __all__ = ["OpCase", "OpSpec", "OP_TABLE", "make_inputs", "FAMILIES"]
@@ -41,6 +41,6 @@ FAMILIES = [elementwise, powers, trig, reduce, shape, interleave, matmul, softma
             view_writes, conv, pool, group_norm, channel_dropout, rnn, structure, view_copies,
             index_writes, picks, more_activations, search, flat_index, special_functions,
             binary_special, blas, linalg_ops, more_reductions,
-            clamp_bounds, bilinear, margin_loss]
+            clamp_bounds, bilinear, margin_loss, interpolate]
 
 OP_TABLE: List[OpSpec] = [row for family in FAMILIES for row in family.ROWS]
