@@ -89,6 +89,10 @@ _NN_MODULE_FILES = {
                "AdaptiveMaxPool1d AdaptiveMaxPool2d",
     "rnn": "RNNBase RNN LSTM GRU RNNCellBase RNNCell LSTMCell GRUCell",
     "lazy": "LazyModuleMixin",
+    "padding": "CircularPad1d CircularPad2d CircularPad3d ConstantPad1d ConstantPad2d "
+               "ConstantPad3d ZeroPad1d ZeroPad2d ZeroPad3d ReflectionPad1d ReflectionPad2d "
+               "ReflectionPad3d ReplicationPad1d ReplicationPad2d ReplicationPad3d",
+    "upsampling": "Upsample UpsamplingNearest2d UpsamplingBilinear2d",
 }
 
 
