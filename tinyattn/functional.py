@@ -53,3 +53,5 @@ __all__ += ["bilinear", "multi_margin_loss", "multilabel_margin_loss"]
 from .ops.interpolate import (interpolate, upsample, upsample_bilinear,  # noqa: E402
                               upsample_nearest)
 __all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
+from .nn.instancenorm import instance_norm                                 # noqa: E402
+__all__ += ["instance_norm"]

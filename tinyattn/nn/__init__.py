@@ -101,3 +101,6 @@ __all__ += ["Bilinear", "Softmax2d", "HuberLoss", "SmoothL1Loss", "MultiMarginLo
             "CircularPad1d", "CircularPad2d", "CircularPad3d"]
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402
 __all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
+from .batchnorm import BatchNorm3d                                        # noqa: E402
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: E402
+__all__ += ["BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
