@@ -186,3 +186,33 @@ def test_bilinear_errors():
         F.bilinear(ta.zeros(2, 4), ta.zeros(2, 2), ta.zeros(5, 3, 2))
     with pytest.raises(RuntimeError, match="batch dimensions do not match"):
         F.bilinear(ta.zeros(2, 3), ta.zeros(3, 2), ta.zeros(5, 3, 2))
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+@pytest.mark.parametrize("affine,track", [(False, False), (True, True), (True, False)])
+def test_instance_norm_modules(dims, affine, track):
+    name = f"InstanceNorm{dims}d"
+    ours = getattr(nn, name)(3, momentum=0.3, affine=affine, track_running_stats=track).double()
+    theirs = getattr(torch.nn, name)(3, momentum=0.3, affine=affine,
+                                     track_running_stats=track).double()
+    assert repr(ours) == repr(theirs)
+    x = np.random.default_rng(dims).standard_normal((2, 3) + (4,) * dims)
+    for training in (True, False):
+        ours.train(training), theirs.train(training)
+        _check_module(ours, theirs, x)
+        if track:
+            np.testing.assert_allclose(ours.running_mean.numpy(),
+                                       theirs.running_mean.numpy(), **TOL)
+            np.testing.assert_allclose(ours.running_var.numpy(), theirs.running_var.numpy(),
+                                       **TOL)
+    with pytest.raises(ValueError, match=f"expected {dims + 1}D or {dims + 2}D input"):
+        ours(ta.zeros(*(2,) * (dims + 3)))
+
+
+def test_batch_norm_3d():
+    ours, theirs = nn.BatchNorm3d(3).double(), torch.nn.BatchNorm3d(3).double()
+    assert repr(ours) == repr(theirs)
+    _check_module(ours, theirs, np.random.default_rng(0).standard_normal((2, 3, 2, 3, 2)))
+    np.testing.assert_allclose(ours.running_var.numpy(), theirs.running_var.numpy(), **TOL)
+    with pytest.raises(ValueError):
+        ours(ta.zeros(2, 3, 4, 4))
