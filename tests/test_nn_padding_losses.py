@@ -216,3 +216,20 @@ def test_batch_norm_3d():
     np.testing.assert_allclose(ours.running_var.numpy(), theirs.running_var.numpy(), **TOL)
     with pytest.raises(ValueError):
         ours(ta.zeros(2, 3, 4, 4))
+
+
+@pytest.mark.parametrize("name,shape", [("LazyConv1d", (2, 3, 9)), ("LazyConv2d", (2, 3, 6, 7)),
+                                        ("LazyConv3d", (3, 5, 5, 4)),
+                                        ("LazyConvTranspose2d", (2, 3, 4, 5))])
+def test_lazy_convolutions(name, shape):
+    ours = getattr(nn, name)(4, 3, stride=2)
+    theirs = getattr(torch.nn, name)(4, 3, stride=2)
+    assert repr(ours) == repr(theirs)               # in_channels 0 until the first input
+    assert len(list(ours.parameters())) == 2        # an optimizer can be made now
+    x = np.random.default_rng(0).standard_normal(shape)
+    with torch.no_grad():
+        theirs.double()(torch.tensor(x))
+    ours.double()(ta.tensor(x))
+    assert repr(ours) == repr(theirs) and type(ours).__name__ == type(theirs).__name__
+    ours.load_state_dict({k: ta.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    _check_module(ours, theirs, x)

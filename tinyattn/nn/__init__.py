@@ -104,3 +104,7 @@ __all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 from .batchnorm import BatchNorm3d                                        # noqa: E402
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: E402
 __all__ += ["BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+from .lazy_conv import (LazyConv1d, LazyConv2d, LazyConv3d,              # noqa: E402
+                        LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d)
+__all__ += ["LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+            "LazyConvTranspose2d", "LazyConvTranspose3d"]
