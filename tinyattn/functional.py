@@ -53,5 +53,7 @@ __all__ += ["bilinear", "multi_margin_loss", "multilabel_margin_loss"]
 from .ops.interpolate import (interpolate, upsample, upsample_bilinear,  # noqa: E402
                               upsample_nearest)
 __all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
-from .nn.instancenorm import instance_norm                                 # noqa: E402
+from .ops.instance_norm import instance_norm                               # noqa: E402
 __all__ += ["instance_norm"]
+from .ops.lp_pool import lp_pool1d, lp_pool2d                            # noqa: E402
+__all__ += ["lp_pool1d", "lp_pool2d"]

@@ -108,3 +108,5 @@ from .lazy_conv import (LazyConv1d, LazyConv2d, LazyConv3d,              # noqa:
                         LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d)
 __all__ += ["LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
             "LazyConvTranspose2d", "LazyConvTranspose3d"]
+from .pooling import LPPool1d, LPPool2d                                   # noqa: E402
+__all__ += ["LPPool1d", "LPPool2d"]
