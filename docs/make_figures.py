@@ -14,6 +14,7 @@ one the README describes, so they are what a learner's first run draws. Needs ma
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -32,6 +33,10 @@ from tinyattn.train import TrainConfig, train  # noqa: E402
 from tinyattn.train.plot_positional import positional_figure  # noqa: E402
 from tinyattn.viz import draw_graph  # noqa: E402
 
+RESULTS = os.path.join(HERE, "results")       # the records figures are drawn from
+RNN_FIGURES = {"rnn_accuracy_vs_length.png": "accuracy_vs_length.png",
+               "rnn_gradient_reach.png": "gradient_reach.png",
+               "rnn_alignment.png": "alignment.png"}
 TRAINING_FIGURES = ("loss.png", "attention.png", "attention_evolution.png",
                     "attention_evolution.gif", "positional.png")
 
@@ -140,11 +145,56 @@ def training(out: str, quick: bool) -> None:
             shutil.copyfile(os.path.join(run, name), os.path.join(out, name))
 
 
+def _example(name: str):
+    """Import examples/<name>.py (examples/ is not a package)."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(HERE), "examples", name + ".py")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def rnn_to_attention(out: str, quick: bool) -> None:
+    """examples/rnn_to_attention.py's default run (a few minutes; --quick: its smoke run);
+    the record it draws from goes to docs/results/rnn_to_attention.json (full runs only)."""
+    with tempfile.TemporaryDirectory() as run:
+        code = _example("rnn_to_attention").main(["--out-dir", run]
+                                                 + (["--quick"] if quick else []))
+        if code != 0:
+            raise RuntimeError(f"examples/rnn_to_attention.py exited with {code}")
+        for name, made in RNN_FIGURES.items():
+            shutil.copyfile(os.path.join(run, made), os.path.join(out, name))
+        if not quick:
+            os.makedirs(RESULTS, exist_ok=True)
+            shutil.copyfile(os.path.join(run, "results.json"),
+                            os.path.join(RESULTS, "rnn_to_attention.json"))
+
+
+def ddp_timeline(out: str, quick: bool) -> None:
+    """A real 2-process DDP run's timeline (docs/measure_distributed.py --timeline-only; needs
+    mpi4py and an MPI runtime); its record goes to docs/results/ddp_timeline.json. With
+    --quick the picture is drawn again from that record, without starting processes."""
+    sys.path.insert(0, HERE)
+    import measure_distributed  # noqa: PLC0415 - docs/ is not a package
+    record = os.path.join(RESULTS, "ddp_timeline.json")
+    if not quick:
+        import subprocess
+        os.makedirs(RESULTS, exist_ok=True)
+        subprocess.run([sys.executable, os.path.join(HERE, "measure_distributed.py"),
+                        "--timeline-only", "--record", record], check=True, timeout=1200)
+    with open(record, encoding="utf-8") as handle:
+        measure_distributed.draw_timeline(json.load(handle),
+                                          os.path.join(out, "ddp_timeline.png"))
+
+
 MAKERS: Dict[str, Callable[[str, bool], None]] = {
     "graph_values.png": graph_values, "graph_attention.png": graph_attention,
     "graph_gpt.png": graph_gpt, "positional_rope.png": positional_kinds,
     "positional_alibi.png": positional_kinds, "tiled_blocks.png": tiled_blocks,
     **{name: training for name in TRAINING_FIGURES},
+    **{name: rnn_to_attention for name in RNN_FIGURES},
+    "ddp_timeline.png": ddp_timeline,
 }
 
 
@@ -161,7 +211,11 @@ def main(argv: List[str] = None) -> int:
     parser.add_argument("--only", choices=("figures", "notebooks"), default=None,
                         help="only the figures, or only the executed notebooks (docs/"
                              "notebooks/, about 3 minutes on two cores)")
+    parser.add_argument("--figures", nargs="+", metavar="NAME", choices=sorted(MAKERS),
+                        help="make only these figures (and those their maker draws too)")
     args = parser.parse_args(argv)
+    if args.figures and args.only is None:
+        args.only = "figures"
     if args.only != "figures" and not args.quick:
         sys.path.insert(0, HERE)
         import notebook_pages  # noqa: PLC0415 - docs/ is not a package
@@ -173,16 +227,17 @@ def main(argv: List[str] = None) -> int:
     import matplotlib
     matplotlib.use("Agg")
     done = set()
-    for maker in MAKERS.values():
+    chosen = args.figures or expected_files()
+    for maker in (MAKERS[name] for name in chosen):
         if maker not in done:
             maker(args.out, args.quick)
             done.add(maker)
-    missing = [name for name in expected_files()
+    missing = [name for name in chosen
                if not os.path.exists(os.path.join(args.out, name))]
     if missing:
         print(f"error: not written: {', '.join(missing)}", file=sys.stderr)
         return 1
-    print(f"wrote {len(expected_files())} figures to {args.out}")
+    print(f"wrote {len(chosen)} figures to {args.out}")
     return 0
 
 

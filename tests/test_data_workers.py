@@ -96,6 +96,30 @@ def test_batches_really_come_from_worker_processes_with_their_seeds():
     assert [s[2:] for s in DataLoader(Pids(), batch_size=None, num_workers=2)] != again
 
 
+class BlasThreads(Dataset):
+    """Sample i: the largest BLAS thread count threadpoolctl sees in this process."""
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        import threadpoolctl
+        return max([pool["num_threads"] for pool in threadpoolctl.threadpool_info()
+                    if pool["user_api"] == "blas"] or [0])
+
+
+def test_workers_run_numpys_blas_on_one_thread_as_torch_runs_one_intra_op_thread():
+    """torch's worker loop calls torch.set_num_threads(1); a worker with a full-width BLAS
+    would fight the training loop for the cores."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    if not any(p["user_api"] == "blas" for p in threadpoolctl.threadpool_info()):
+        pytest.skip("threadpoolctl finds no BLAS in this NumPy")
+    with threadpoolctl.threadpool_limits(limits=2):   # the control: more than 1 here
+        assert BlasThreads()[0] == 2 or os.cpu_count() < 2
+        threads = [int(t) for t in DataLoader(BlasThreads(), batch_size=None, num_workers=2)]
+    assert threads == [1, 1, 1, 1]
+
+
 def test_worker_info_and_worker_init_fn():
     assert get_worker_info() is None
 

@@ -189,3 +189,30 @@ def _alive(pid):
             return f.read().split(")")[-1].split()[0] != "Z"
     except OSError:
         return True
+
+
+@pytest.mark.parametrize("lib", ["torch", "tinyattn"])
+def test_spawned_processes_form_a_group_as_in_torchs_tutorials(tmp_path, lib):
+    """mp.spawn(worker, nprocs=2) and init_process_group(rank=i, world_size=2) in each: the
+    Annotated Transformer's and pytorch/examples' DDP path. tinyattn starts the spawned
+    processes as one MPI job; torch (the oracle) rendezvouses through MASTER_PORT. A
+    worker's exception reaches the parent as torch's ProcessRaisedException."""
+    if lib == "torch":
+        pytest.importorskip("torch", reason="torch is the oracle")
+        runner = []
+    else:
+        runner = ["-m", "tinyattn", "run-torch"]
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = str(tmp_path / "run")
+    done = subprocess.run([sys.executable, *runner, os.path.join(PROGRAMS, "spawn_group.py"),
+                           out, str(_free_port())], capture_output=True, text=True,
+                          timeout=300, env=env, cwd=str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    ranks = [json.loads((tmp_path / f"run.{r}.json").read_text()) for r in range(2)]
+    for rank, result in enumerate(ranks):
+        assert result == {"rank": rank, "world_size": 2, "summed": [3.0, 10.0],
+                          "gathered": [0.0, 1.0]}
+    caught = json.loads((tmp_path / "run.parent.json").read_text())
+    assert caught["type"] == "ProcessRaisedException" and caught["error_index"] == 1
+    assert "-- Process 1 terminated with the following error:" in caught["message"]
+    assert "rank 1 fails on purpose" in caught["message"]

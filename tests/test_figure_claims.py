@@ -28,6 +28,14 @@ CHECKED_ELSEWHERE = {
                                "attention_changes; test_plots.py (each block is the map)",
     "attention_evolution.gif": "test_plots.py::test_attention_history_records_the_model_at_"
                                "each_planned_step (one frame per chosen step)",
+    "ddp_timeline.png": "test_figure_records.py::test_ddp_record_shows_all_reduce_overlapping_"
+                        "the_backward (from the run's record docs/results/ddp_timeline.json)",
+    "rnn_alignment.png": "test_figure_records.py::test_alignment_picture_is_anti_diagonal_on_"
+                         "reversal (from docs/results/rnn_to_attention.json)",
+    "rnn_gradient_reach.png": "test_figure_records.py::test_gradient_reach_fades_without_"
+                              "attention_and_not_with_it",
+    "rnn_accuracy_vs_length.png": "test_figure_records.py::test_attention_is_at_least_as_"
+                                  "accurate_at_the_longest_length",
     "loss.png": "notebook_claims.py, 08 (the loss from ~log(10) to near 0, from the run's "
                 "own history)",
 }

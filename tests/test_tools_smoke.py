@@ -25,6 +25,7 @@ BENCHMARKS = {
     "tiled_attention.py": (["--tiny"], []),
     "conv.py": (["--tiny"], ["torch"]),
     "checkpointing.py": (["--tiny"], []),
+    "data_workers.py": (["--tiny"], []),
     "profiler_overhead.py": (["--tiny"], []),
     "gpt2_generate.py": (["--tiny"], ["torch", "transformers"]),
     "sentence_embedding.py": (["--tiny"], ["torch", "sentence_transformers",

@@ -157,7 +157,17 @@ from .ops import (aminmax, cummax, cummin, diff, kthvalue, logcumsumexp, median,
 __all__ += ["aminmax", "cummax", "cummin", "diff", "kthvalue", "logcumsumexp", "median",
             "nanmean", "nanmedian", "nansum", "std_mean", "var_mean"]
 from .ops import logdet
+from .ops import can_cast, promote_types, result_type
+__all__ += ["can_cast", "promote_types", "result_type"]
 from .ops import slogdet_older_name as slogdet
 __all__ += ["logdet", "slogdet"]
 from .ops import cumulative_trapezoid, dist, isreal, trapezoid, trapz
 __all__ += ["cumulative_trapezoid", "dist", "isreal", "trapezoid", "trapz"]
+
+# torch's second names and top-level forms of ops above (torch.multiply, torch.conv2d,
+# torch.embedding(weight, indices), ...): tinyattn/torch_top_level.py
+from . import torch_top_level as _torch_top_level
+for _name, _value in _torch_top_level.names().items():
+    if _name not in globals():
+        globals()[_name] = _value
+        __all__.append(_name)

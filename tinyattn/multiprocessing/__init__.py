@@ -171,8 +171,18 @@ class ProcessContext:
 def start_processes(fn: Any, args: Sequence[Any] = (), nprocs: int = 1, join: bool = True,
                     daemon: bool = False, start_method: str = "spawn"
                     ) -> Optional[ProcessContext]:
-    """``fn(i, *args)`` in ``nprocs`` new processes (i = 0 .. nprocs-1)."""
+    """``fn(i, *args)`` in ``nprocs`` new processes (i = 0 .. nprocs-1). With
+    ``start_method="spawn"``, ``join=True`` and several processes, they are started as one
+    MPI job when mpi4py and mpirun are here (``mpi_spawn.py``), so that they can form a
+    ``torch.distributed`` group, as torch's tutorials expect; otherwise (or when ``args``
+    hold a Queue or Lock, which only Python-started processes can receive) by Python."""
     _register_tensor_types()
+    if start_method == "spawn" and join and nprocs > 1 and not daemon:
+        from . import mpi_spawn             # noqa: PLC0415 - mpi4py only when it is used
+        payload = mpi_spawn.payload_bytes(fn, args) if mpi_spawn.available() else None
+        if payload is not None:
+            mpi_spawn.spawn_with_mpi(payload, nprocs)
+            return None
     context = get_context(start_method)
     processes, error_queues = [], []
     for index in range(nprocs):

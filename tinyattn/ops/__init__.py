@@ -874,3 +874,7 @@ isreal = _kw(isreal)
 dist = _kw(dist)
 Tensor.isreal = isreal
 Tensor.dist = dist
+
+from .dtype_rules import can_cast, promote_types, result_type  # noqa: E402
+from .tensor_extras import register_tensor_extras  # noqa: E402
+register_tensor_extras()

@@ -157,6 +157,18 @@ def _seed_everything(seed: int, base_seed: int, worker_id: int) -> None:
     np.random.seed(np.random.SeedSequence([base_seed, worker_id]).generate_state(1)[0])
 
 
+def _one_blas_thread() -> Any:
+    """torch runs each worker with one intra-op thread (``torch.set_num_threads(1)``): N
+    workers with a full-width BLAS each would fight over the cores with each other and with
+    the training loop. NumPy's BLAS is limited through threadpoolctl when it is installed
+    (not a tinyattn dependency); the limit object is kept for the worker's life."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return None
+    return threadpool_limits(limits=1)
+
+
 def worker_loop(dataset: Any, index_queue: Any, result_queue: Any, done_event: Any,
                 auto_collation: bool, collate_fn: Any, drop_last: bool, batch_size: Any,
                 iterable: bool, base_seed: int, init_fn: Any, worker_id: int,
@@ -165,6 +177,7 @@ def worker_loop(dataset: Any, index_queue: Any, result_queue: Any, done_event: A
     event, or its parent gone)."""
     global _worker_info
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the main process's to handle
+    blas_limit = _one_blas_thread()                  # noqa: F841 - kept alive on purpose
     seed = base_seed + worker_id
     _seed_everything(seed, base_seed, worker_id)
     _worker_info = WorkerInfo(worker_id, num_workers, seed, dataset)
