@@ -487,11 +487,6 @@ INTERPOLATE_MODS30: List[Skip] = [
               "implemented (tinyattn raises NotImplementedError, pointing to antialias=False)",
               when=kwarg_is("antialias", True), dtypes=("float64",))
       for mode in ("bicubic",)],
-    *[op_skip(name, "values", "to fix: a uint8 input to an interpolating mode is not "
-              "implemented (tinyattn raises NotImplementedError: convert with .float())",
-              dtypes=("uint8",))
-      for name in ("nn.functional.interpolate.bilinear", "nn.functional.interpolate.bicubic",
-                   "nn.functional.upsample_bilinear")],
     *[op_skip(f"nn.functional.interpolate.{mode}", "values", "to fix: in float16/bfloat16 "
               "torch's CPU kernel rounds differently from tinyattn's float32 compute with one "
               "rounding (a few elements differ by one or two units of the half dtype's last "
