@@ -459,7 +459,7 @@ COVERAGE_A: List[Skip] = [
 MODULES_AND_OPTIMIZERS: List[Skip] = [
     optim_skip("Rprop", "on purpose: a parameter group holding a hyperparameter the optimizer "
                "does not have (the harness's weight_decay, which Rprop lacks) is refused; torch "
-               "ignores it silently (docs/pytorch.md, what differs on purpose)",
+               "ignores it silently (docs/pytorch.md, refused loudly)",
                when=desc_is("two param groups (harness)")),
     optim_skip("LBFGS", "not comparable: once L-BFGS nears the minimum, y = g_(k+1) - g_k "
                "is a difference of nearly equal gradients, so the 1e-16 round-off in which the "
