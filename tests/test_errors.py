@@ -156,8 +156,8 @@ def test_gelu_approximate_value():
     (lambda: ta.randn(2).to("cuda:1"), ValueError, "one GPU"),
     (lambda: ta.zeros(-1), ValueError, "negative sizes"),
     (lambda: ta.randn(2, 3).permute(0, 3), ValueError, "not an ordering"),
-    (lambda: F.masked_fill(ta.randn(2), ta.tensor([True, False]), ta.ones(2)), ValueError,
-     "one-element tensor"),
+    (lambda: F.masked_fill(ta.randn(2), ta.tensor([True, False]), ta.ones(1)), RuntimeError,
+     "only supports a 0-dimensional value tensor"),
     (lambda: "2" ** ta.randn(2), TypeError, "the base must be a number"),
 ])
 def test_more_bad_inputs_get_clear_errors(call, error, message):

@@ -10,6 +10,8 @@ import pytest
 import tinyattn as ta
 import tinyattn.functional as F
 from tinyattn.optable import OP_TABLE, make_inputs
+from tinyattn.optable import decompositions as optable_decompositions
+from tinyattn.optable import linalg_solvers as optable_linalg_solvers
 from tinyattn.precision import BFLOAT16
 
 HALF = {"bfloat16": BFLOAT16, "float16": np.dtype(np.float16)}
@@ -22,6 +24,20 @@ def _eps(dtype: np.dtype) -> float:
 # ------------------------------------------------------------------ the op table
 TORCH_WIDENS = {"bincount_weights": np.dtype(np.float64)}   # torch.bincount: half weights
                                                             # give float64 counts
+# rows whose op torch refuses in float16 and bfloat16 on the CPU ("cholesky_cpu" not
+# implemented for 'Half', "doesn't handle types other than float and double"): tinyattn
+# refuses them too, and these tests check that it does
+TORCH_REFUSES_HALF = {spec.name for spec in optable_decompositions.ROWS
+                      + optable_linalg_solvers.ROWS if not spec.name.startswith("matrix_exp")}
+
+
+def _refuses_half(spec, inputs) -> bool:
+    if spec.name not in TORCH_REFUSES_HALF:
+        return False
+    with pytest.raises(RuntimeError, match="Half|BFloat16|float and double|float, double"):
+        spec.fn(*inputs)
+    return True
+
 @pytest.mark.parametrize("dtype_name", sorted(HALF))
 @pytest.mark.parametrize("spec", OP_TABLE, ids=[s.name for s in OP_TABLE])
 def test_every_op_table_op_runs_in_half_precision(spec, dtype_name):
@@ -31,6 +47,8 @@ def test_every_op_table_op_runs_in_half_precision(spec, dtype_name):
     eps = _eps(dtype)
     for case in spec.cases(np.random.default_rng(0)):
         inputs = make_inputs(case, dtype=dtype)
+        if _refuses_half(spec, inputs):
+            continue
         out = spec.fn(*inputs)
         assert out.dtype == TORCH_WIDENS.get(spec.name, dtype), (spec.name, case.label,
                                                                   out.dtype)
@@ -303,6 +321,8 @@ def test_float16_ops_on_the_gpu_stand_in_match_the_cpu_without_host_copies():
     for spec in OP_TABLE:
         for case in spec.cases(np.random.default_rng(0)):
             xs = make_inputs(case, dtype=np.float16, device=strict_device.DEVICE)
+            if _refuses_half(spec, xs):
+                continue
             strict_device.SYNCS.clear()
             out = spec.fn(*xs)
             out.backward(ta.ones(out.shape, dtype=out.dtype, device=strict_device.DEVICE))
@@ -330,13 +350,17 @@ def test_every_paired_op_matches_torch_in_half_precision(dtype_name):
             want = theirs_fn(*theirs)
         except (RuntimeError, NotImplementedError) as exc:   # no half kernel in torch
             if "not implemented" not in str(exc) and \
-                    "Low precision dtypes not supported" not in str(exc):   # linalg's words
+                    "Low precision dtypes not supported" not in str(exc) and \
+                    "float and double" not in str(exc) and \
+                    "float, double" not in str(exc):   # linalg's words
                 failures.append(f"{name}: torch raised {exc}")
             continue
         got = ours_fn(*ours)
         if str(got.dtype) != str(want.dtype).replace("torch.", ""):
             failures.append(f"{name}: {got.dtype} vs {want.dtype}")
             continue
+        if name == "matrix_exp_half":     # torch's half CPU kernel is far off (NaN, 1e30:
+            continue                      # tests/conformance/skips.py); dtype compared only
         a, b = got.detach().float().numpy(), want.detach().float().numpy()
         tol = 2 * eps * max(1.0, float(np.nanmax(np.abs(b))) if b.size else 1.0)
         if not np.allclose(a, b, rtol=2 * eps, atol=tol, equal_nan=True):

@@ -150,10 +150,11 @@ def test_assert_close_defaults_per_dtype_equal_nan_check_dtype_and_containers():
 
 
 # ------------------------------------------------------------------ refusals and differences
-def test_scatter_reduce_with_a_tensor_src_names_the_way_that_works():
-    with pytest.raises(NotImplementedError, match="scatter_reduce"):
-        ta.zeros(3).scatter(0, ta.tensor([0]), ta.ones(1), reduce="add")
-    with pytest.raises(ValueError, match="'add' or 'multiply'"):
+def test_scatter_with_reduce_and_a_tensor_src_is_scatter_reduce_and_warns_as_torch():
+    with pytest.warns(UserWarning, match="deprecated"):
+        out = ta.zeros(3).scatter(0, ta.tensor([0, 0]), ta.ones(2), reduce="add")
+    assert out.tolist() == [2.0, 0.0, 0.0]
+    with pytest.raises(RuntimeError, match="add or multiply"):
         ta.zeros(3).scatter(0, ta.tensor([0]), 1.0, reduce="mean")
     with pytest.raises(ValueError, match="sum, prod, mean, amax, amin"):
         ta.zeros(3).scatter_reduce(0, ta.tensor([0]), ta.ones(1), "max")

@@ -245,8 +245,8 @@ def test_embedding_padding_idx_row_is_zero_and_never_trained_like_torch():
     assert not ours.weight.grad.numpy()[4].any() and ours.weight.grad.numpy()[1].any()
     with pytest.raises(ValueError, match="padding_idx 6 is out of range"):
         nn.Embedding(6, 3, padding_idx=6)
-    with pytest.raises(NotImplementedError, match="max_norm"):
-        nn.Embedding(6, 3, max_norm=1.0)
+    with pytest.raises(NotImplementedError, match="sparse"):
+        nn.Embedding(6, 3, sparse=True)             # a sparse gradient: no such layout here
 
 
 def test_embedding_from_pretrained_shares_memory_and_freezes():

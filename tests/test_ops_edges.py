@@ -340,7 +340,8 @@ def test_integer_inputs_follow_torch():
      ValueError, "detach"),
     (lambda: F.mse_loss(ta.randn(2), ta.randn(3)), ValueError, "do not broadcast"),
     (lambda: F.l1_loss(ta.randn(2), ta.randn(2), reduction="avg"), ValueError, "reduction"),
-    (lambda: ta.randn(2, 3).norm(p="nuc"), ValueError, "not implemented"),
+    (lambda: ta.randn(2, 3, 4).norm(p="nuc"), RuntimeError, "dim must be a 2-tuple"),
+    (lambda: ta.randn(2, 3).norm(p="abc"), ValueError, "'fro' or 'nuc'"),
     (lambda: ta.randn(2).var(unbiased=True, correction=1), ValueError, "not both"),
     (lambda: ta.randn(2).topk(3), ValueError, "from 0 to 2"),
     (lambda: ta.randn(2).cumsum((0,)), TypeError, "one int"),
@@ -376,9 +377,9 @@ def test_negative_control_gradcheck_catches_a_missing_einsum_diagonal(monkeypatc
     x = ta.tensor(np.random.default_rng(0).standard_normal((3, 3)), requires_grad=True)
     assert ta.gradcheck(lambda t: ta.einsum("ii->i", t) * 2.0, [x])
 
-    def no_diagonal(part, target, distinct, subs, x):      # forget the repeated letters
+    def no_diagonal(part, target, distinct, subs, shape, dtype):   # forget repeated letters
         return einsum_module.backend.get_array_module(part).broadcast_to(
-            part.reshape(-1, 1), x.shape) if len(distinct) < len(subs) else part
+            part.reshape(-1, 1), shape) if len(distinct) < len(subs) else part
     monkeypatch.setattr(einsum_module, "_place", no_diagonal)
     assert not ta.gradcheck(lambda t: ta.einsum("ii->i", t) * 2.0, [x],
                             raise_exception=False)

@@ -107,10 +107,12 @@ def test_repeat_interleave_matches_torch(shape, repeats, dim):
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-15)
 
 
-def test_repeat_interleave_refuses_per_slice_counts_and_bad_arguments():
-    x = ta.ones(2, 3)
-    with pytest.raises(NotImplementedError, match="a count per slice"):
-        x.repeat_interleave(ta.tensor([1, 2]), dim=0)
+def test_repeat_interleave_takes_per_slice_counts_and_refuses_bad_arguments():
+    x = ta.tensor(np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(x.repeat_interleave(ta.tensor([1, 2]), dim=0).numpy(),
+                                  np.repeat(x.numpy(), [1, 2], axis=0))
+    with pytest.raises(RuntimeError, match="repeats must have the same size"):
+        x.repeat_interleave(ta.tensor([1, 2, 3]), dim=0)
     with pytest.raises(ValueError, match="repeats must be an int >= 0"):
         x.repeat_interleave(-1, dim=0)
     with pytest.raises(IndexError, match="dim 2 is out of range"):

@@ -282,8 +282,9 @@ def test_normalize_matches_torch(name, kwargs):
 def test_normalize_errors():
     with pytest.raises(TypeError, match="must be a floating-point tensor, got int64"):
         F.normalize(ta.tensor([3, 4]), dim=0)
-    with pytest.raises(ValueError, match="0-d tensor"):
-        F.normalize(ta.tensor(3.0))
+    with pytest.raises(IndexError, match="out of range for a 0-d tensor"):
+        F.normalize(ta.tensor(3.0))                 # dim=1 on a 0-d tensor, as torch
+    assert F.normalize(ta.tensor(-3.0), dim=0).item() == -1.0     # one element along dim 0
 
 
 @pytest.mark.parametrize("shapes,dim", [(((3, 4), (3, 4)), 1), (((2, 3, 4), (4,)), -1),

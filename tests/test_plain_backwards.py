@@ -9,7 +9,7 @@ import tinyattn as ta
 import tinyattn.functional as F
 from tinyattn.ops import plain
 from tinyattn.ops.normal_cdf import normal_cdf_and_pdf
-from tinyattn.ops.softmax import stable_softmax
+from tinyattn.ops.softmax import softmax_empty_rows_zero, stable_softmax
 
 RNG = np.random.default_rng(35)
 
@@ -38,6 +38,19 @@ def test_softmax_with_a_fully_masked_row():
     np.testing.assert_allclose(plain.softmax(x), stable_softmax(x.copy(), axis=-1),
                                rtol=1e-14, atol=0)
     np.testing.assert_array_equal(plain.softmax(x)[1], 0.0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("axis", [-1, 1])
+def test_softmax_backward_bit_for_bit(dtype, axis):
+    x = RNG.standard_normal((3, 4, 5)) * 4
+    x[0, 0] = -np.inf                          # fully masked rows give y = 0 and dx = 0
+    g = RNG.standard_normal(x.shape).astype(dtype)
+    X = ta.tensor(x.astype(dtype), requires_grad=True)
+    out = softmax_empty_rows_zero(X, axis)
+    out.backward(ta.tensor(g))
+    y = out.detach().numpy()
+    np.testing.assert_array_equal(plain.softmax_backward(g, y, axis), X.grad.numpy())
 
 
 @pytest.mark.parametrize("affine", [True, False])

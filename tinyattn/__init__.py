@@ -161,6 +161,14 @@ from .ops import can_cast, promote_types, result_type
 __all__ += ["can_cast", "promote_types", "result_type"]
 from .ops import slogdet_older_name as slogdet
 __all__ += ["logdet", "slogdet"]
+from .ops import cholesky_older_name as cholesky
+from .ops import qr_older_name as qr
+from .ops import svd_older_name as svd
+__all__ += ["cholesky", "qr", "svd"]
+from .ops import matrix_exp, pinverse, triangular_solve
+__all__ += ["matrix_exp", "pinverse", "triangular_solve"]
+from .ops import corrcoef, cov
+__all__ += ["corrcoef", "cov"]
 from .ops import cumulative_trapezoid, dist, isreal, trapezoid, trapz
 __all__ += ["cumulative_trapezoid", "dist", "isreal", "trapezoid", "trapz"]
 

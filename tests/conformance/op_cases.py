@@ -123,7 +123,8 @@ def _run_values(case: OpCase) -> List[str]:
         samples = R.generate(info, kind, dtype, requires_grad=False)
         for variant, sample in _pairs(case, samples, R.samples_per_case(kind),
                                       kind, dtype_name(dtype)):
-            result = R.check_values(variant, sample, values=values)
+            result = R.check_values(variant, sample, values=values,
+                                    gauge=case.entry.key in R.SIGN_GAUGE_ENTRIES)
             if result is not None:
                 failures.append(f"{variant.kind}({R.describe(sample)}): {result}")
     return failures

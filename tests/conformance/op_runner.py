@@ -38,9 +38,14 @@ from .torch_names import TORCH_TEST_MODULES, rebind, resolve, tensor_method
 __all__ = ["Variant", "OpEntry", "entry_key", "tested_dtypes", "reference_dtypes",
            "select_samples",
            "check_values", "check_gradients", "check_error", "check_saves", "SEED", "quiet",
-           "samples_per_case", "RUN_ALL"]
+           "samples_per_case", "RUN_ALL", "SIGN_GAUGE_ENTRIES"]
 
 SEED = 20240530
+# Entries whose outputs are unique only up to a sign (gauge) per eigen- or singular vector:
+# their values are compared as torch's own tests compare their gradients, through the
+# sample's output_process_fn_grad (|V|, |U|, U Vh, S: invariant under those signs), after
+# the raw outputs' structure, shapes and dtypes.
+SIGN_GAUGE_ENTRIES = frozenset({"linalg.eigh", "linalg.svd", "svd"})
 RUN_ALL = os.environ.get("TINYATTN_CONFORMANCE", "") == "all"
 
 
@@ -287,9 +292,12 @@ def _clone(value: Any) -> Any:
 
 
 # ------------------------------------------------------------------ the checks
-def check_values(variant: Variant, sample: Any, values: bool = True) -> Optional[str]:
+def check_values(variant: Variant, sample: Any, values: bool = True,
+                 gauge: bool = False) -> Optional[str]:
     """None when tinyattn's forward agrees with torch's on ``sample`` (with ``values=False``
-    the values themselves are not compared: random numbers, uninitialised memory)."""
+    the values themselves are not compared: random numbers, uninitialised memory; with
+    ``gauge=True`` they are compared through the sample's output_process_fn_grad, which
+    removes the vectors' arbitrary signs: SIGN_GAUGE_ENTRIES)."""
     try:
         _, inp, args, kwargs = _convert(sample)
     except Unconvertible as exc:
@@ -310,7 +318,10 @@ def check_values(variant: Variant, sample: Any, values: bool = True) -> Optional
     if torch_error is not None:
         return f"torch raises {_error_text(torch_error)}; tinyattn returns {_kind(actual)}"
     try:
-        assert_agrees(actual, expected, values=values)
+        assert_agrees(actual, expected, values=values and not gauge)
+        if gauge and values:
+            assert_agrees(_process(sample)(actual), _process(sample)(expected),
+                          "output with the vectors' signs removed (output_process_fn_grad)")
         if variant.in_place:
             if actual is not inp:
                 return "the in-place variant does not return its input"

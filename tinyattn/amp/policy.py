@@ -42,7 +42,11 @@ _CPU_FP32 = frozenset({"binary_cross_entropy", "prod", "trace", "mse_loss", "nll
                        "hinge_embedding_loss", "poisson_nll_loss", "margin_ranking_loss",
                        "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss",
                        "reflection_pad", "replication_pad",   # torch's *_pad1d/2d/3d
-                       "linalg_inv", "linalg_solve", "linalg_svdvals", "linalg_eigvalsh"})
+                       "linalg_inv", "linalg_solve", "linalg_svdvals", "linalg_eigvalsh",
+                       # ops/decompositions.py, ops/linalg_solvers.py (as torch's CPU list)
+                       "linalg_cholesky", "linalg_cholesky_ex", "cholesky", "linalg_qr", "qr",
+                       "linalg_eigh", "linalg_svd", "svd", "pinverse", "linalg_matrix_rank",
+                       "triangular_solve", "linalg_lstsq", "linalg_cond"})
 _CPU_PROMOTE = frozenset({"cat", "stack", "index_copy"})
 
 _CUDA_LOWER = frozenset({"matmul", "addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm",

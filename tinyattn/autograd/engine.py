@@ -18,6 +18,7 @@ run as soon as the last op that feeds it has delivered, ``_PendingLeaves``).
 """
 from __future__ import annotations
 
+import sys
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -66,13 +67,14 @@ def _as_array(grad: Any) -> Any:
     return np.asarray(grad) if isinstance(grad, np.generic) else grad
 
 
-def accumulate_grad(leaf: "Tensor", grad: Any) -> None:
-    """``leaf.grad += grad`` (or a copy of grad when there is none yet), thread-safely."""
+def accumulate_grad(leaf: "Tensor", grad: Any, unshared: bool = False) -> None:
+    """``leaf.grad += grad``, thread-safely. When the leaf has no gradient yet, ``.grad``
+    becomes grad itself if ``unshared`` (nothing else refers to it: torch's AccumulateGrad
+    takes such a gradient over too), else a copy, so two leaves never share one gradient
+    array (in-place clipping or an optimizer writing into one must not change the other)."""
     with _grad_lock:
         if leaf._grad is None:
-            # A copy, so two leaves never share one gradient array (in-place clipping or an
-            # optimizer writing into one must not change the other).
-            leaf._grad = _tensor_type()._wrap(grad.copy())
+            leaf._grad = _tensor_type()._wrap(grad if unshared else grad.copy())
         elif _writable(leaf._grad._data):
             leaf._grad._data += grad
             leaf._grad._bump_version()
@@ -193,7 +195,7 @@ def _backward_call(retain_graph: bool, observer: Any, trace: Any, anomaly: bool
                    ) -> Callable[[Function, Any], Tuple[Any, ...]]:
     """``fn.backward(grad)`` with what the engine checks around it: the saved arrays are
     still there and unchanged, the profiler (``set_op_observer``) and the trace hook
-    (``set_backward_hook``) see the call, the saved arrays and the inputs other ops made are freed after it (unless
+    (``set_backward_hook``) see the call, the saved arrays are freed after it (unless
     ``retain_graph``), each gradient has its input's shape (and, under ``detect_anomaly``,
     no NaN or Inf). Returns one gradient per input, None where none is needed."""
     def call(fn: Function, grad: Any) -> Tuple[Any, ...]:
@@ -214,7 +216,8 @@ def _backward_call(retain_graph: bool, observer: Any, trace: Any, anomaly: bool
                         for t, needed, g in zip(fn.inputs, fn.needs_input_grad, input_grads))
         if not retain_graph:
             fn.saved = None
-            function.release_inputs(fn)     # the activations it held go now, as in torch
+            if fn.keeps_input_tensors:      # built outside apply: its inputs go now
+                function.release_inputs(fn)
         return checked
     return call
 
@@ -296,10 +299,31 @@ def _leading_to_captured(order: Sequence[Function], capture: Dict[int, Any],
 
 def _deliver(leaf: "Tensor", grad: Any, capture: Optional[Dict[int, Any]]) -> None:
     if capture is None:
-        accumulate_grad(leaf, grad)
+        accumulate_grad(leaf, grad, _unshared(grad))
     elif id(leaf) in capture:
         previous = capture[id(leaf)]
         capture[id(leaf)] = grad if previous is None else previous + grad
+
+
+# How many references a gradient that nothing else holds has when _unshared counts them on
+# the walk's usual path: the tuple call() returned, zip's result tuple and the loop variable
+# in backward_walk, the deliver lambda, _deliver_or_hold, _deliver (and its argument already
+# pushed for accumulate_grad), _unshared, getrefcount's own argument. Measured, and checked by
+# tests/test_autograd_memory.py (a gradient taken over, shared ones copied). CPython before
+# 3.14 only: 3.14 borrows references on its stack, so there the count would prove nothing
+# and every first gradient is copied, as before.
+_UNSHARED_REFS = 9 if sys.implementation.name == "cpython" and sys.version_info < (3, 14) \
+    else -1
+
+
+def _unshared(grad: Any) -> bool:
+    """May ``.grad`` take this array over instead of a copy? Only a writable, C-contiguous
+    NumPy array that owns its memory (not a view: a view's base may be shared) and that
+    nothing outside the engine's own call chain refers to: not a tensor, not an array an op
+    saved (a retained graph), not another leaf's share of the same gradient, not a cache.
+    Any other path to here holds more references, so it gets a copy, which is always safe."""
+    return (type(grad) is np.ndarray and grad.base is None and grad.flags.writeable
+            and grad.flags.c_contiguous and sys.getrefcount(grad) == _UNSHARED_REFS)
 
 
 def refuse_create_graph(create_graph: bool) -> None:

@@ -36,7 +36,8 @@ from .grad_mode import _state, _user_frame
 if TYPE_CHECKING:  # only for annotations; the tensor package imports this one, not the reverse
     from ..tensor import Tensor
 
-__all__ = ["Function", "VersionCounter", "SpentInput", "unbroadcast", "set_op_observer"]
+__all__ = ["Function", "VersionCounter", "InputRecord", "held_input", "is_input", "unbroadcast",
+           "set_op_observer", "keep_versions"]
 
 _tensor_class: Any = None  # tinyattn.tensor.Tensor, imported on first use (see _tensor_type)
 _new_tensor = object.__new__               # a Tensor without __init__: apply sets its fields
@@ -120,24 +121,36 @@ def _is_static(cls: type, name: str) -> bool:
     return isinstance(inspect.getattr_static(cls, name, None), staticmethod)
 
 
-class SpentInput:
-    """What an op's ``inputs`` keep of an input made by another op once its own backward has
-    run (without ``retain_graph``): shape, dtype and the op that made it, not its array.
-    The walk needs the input tensors themselves only for the leaves (``.grad`` goes there),
-    so, as torch frees what its graph saved while the backward goes, the activations are
-    let go one by one instead of living until the whole backward has finished
-    (docs/benchmarks.md). A picture of the graph drawn after ``backward()`` shows these
-    inputs' shapes without their values, unless the program still holds the tensor
-    (``still_held``)."""
+class InputRecord:
+    """How a node holds an input that another op made: its shape, dtype and maker (the
+    ``Function`` that made it), not the tensor. As in torch, where a node keeps its parents'
+    nodes and only what its backward saved, an activation no backward saved (the output of
+    ``out_proj`` read only by the residual ``Add``) is freed in the forward as soon as the
+    program lets go of it, instead of living until the backward (docs/benchmarks.md). The
+    walk needs input tensors only for the leaves (``.grad`` goes there), which are kept.
 
-    __slots__ = ("shape", "dtype", "requires_grad", "_ctx", "_tensor")
-    _data = _grad = grad = None
+    Pictures of the graph still show values where the array lives on (an op saved it, or the
+    program holds it): ``_data`` is the array if still alive, else None; ``still_held()`` is
+    the tensor itself while the program holds it. One record per tensor and maker, shared by
+    every op that reads it (``held_input``), so a drawing finds one node per tensor."""
+
+    __slots__ = ("shape", "dtype", "requires_grad", "_ctx", "_tensor", "_array")
+    _grad = grad = None
     is_leaf = False
 
     def __init__(self, t: Any) -> None:
         self.shape, self.dtype, self.requires_grad, self._ctx = (
-            t.shape, t.dtype, t.requires_grad, t._ctx)
+            t.shape, t.dtype, t._requires_grad, t._ctx)
         self._tensor = weakref.ref(t)
+        try:
+            self._array: Any = weakref.ref(t._data)
+        except TypeError:           # an array type without weak references: no values
+            self._array = _no_array
+
+    @property
+    def _data(self) -> Any:
+        """The tensor's array while something (a saved copy, the program) keeps it; else None."""
+        return self._array()
 
     def still_held(self) -> Any:
         """The tensor itself if something else still holds it, else this record."""
@@ -149,13 +162,34 @@ class SpentInput:
         return len(self.shape)
 
     def __repr__(self) -> str:
-        return f"<input of shape {tuple(self.shape)}, {self.dtype}, freed by backward()>"
+        return f"<input of shape {tuple(self.shape)}, {self.dtype}, made by another op>"
+
+
+def _no_array() -> None:
+    return None
+
+
+def held_input(t: Any) -> Any:
+    """What a node keeps of input ``t``: ``t`` itself for a leaf (parent None), else its
+    ``InputRecord`` (made once per tensor and maker, kept on the tensor)."""
+    if t._ctx is None or type(t) is InputRecord:
+        return t
+    record = t._input_record
+    if record is None or record._ctx is not t._ctx:    # new, or t was changed in place since
+        record = t._input_record = InputRecord(t)
+    return record
+
+
+def is_input(held: Any, t: Any) -> bool:
+    """Is ``held`` (an entry of a node's ``inputs``) tensor ``t`` or its record?"""
+    return held is t or (type(held) is InputRecord and held._tensor() is t)
 
 
 def release_inputs(fn: "Function") -> None:
-    """Replace each input of ``fn`` that another op made by a ``SpentInput`` (the engine
-    calls it after fn's backward when the graph is not retained); leaves stay."""
-    fn.inputs = tuple(t if parent is None else SpentInput(t)
+    """Nodes built outside ``Function.apply`` (PyTorch-style Functions, checkpoint) hold
+    their input tensors until their backward has run; then (without ``retain_graph``) the
+    engine replaces the ones other ops made by their records; leaves stay."""
+    fn.inputs = tuple(t if parent is None else held_input(t)
                       for t, parent in zip(fn.inputs, fn.parents))
 
 
@@ -196,6 +230,10 @@ class Function:
     _hooks: Optional[List[Any]] = None   # its output's register_hook() hooks
     _pytorch_style = False
     module: Any = None             # the nn.Module whose forward created it (tinyattn.viz.explore)
+    # apply() keeps records of the inputs other ops made (InputRecord); a node built by hand
+    # with the tensors themselves (checkpoint, PyTorch-style Functions) says so here, and the
+    # engine swaps them for records once its backward has run (release_inputs).
+    keeps_input_tensors = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -270,7 +308,10 @@ class Function:
         out = _new_tensor(_tensor_class or _tensor_type())
         out._data, out._requires_grad = out_data, track
         if track:
-            fn.inputs = inputs
+            # Leaves as they are; inputs other ops made as records (InputRecord): a node
+            # keeps its parents' nodes, not their outputs, so what no backward saved is freed.
+            fn.inputs = inputs if parents.count(None) == len(parents) else \
+                tuple(map(held_input, inputs))
             fn.parents = parents
             fn.module = state.module    # the explorer's module recording: one read
             out._ctx = fn
@@ -299,6 +340,8 @@ class Function:
         name = type(self).__name__
         if index < 0:
             return f"the output of {name}"
+        if index >= len(self.inputs):
+            return f"a tensor {name} keeps beside its inputs (an index: keep_versions)"
         t = self.inputs[index]
         return f"input {index} of {name} (a tensor of shape {t.shape}, {t.dtype})"
 
@@ -339,6 +382,26 @@ def _note_saved(fn: Function, inputs: Sequence["Tensor"], out: "Tensor") -> None
             break
     if records:
         fn._versions = records
+
+
+def keep_versions(out: "Tensor", *tensors: Any) -> "Tensor":
+    """Note the versions of ``tensors`` (not None) in the Function that made ``out``, as if
+    it had saved them: tensors that reach the op as arrays or options, not as inputs (the
+    index of gather, scatter, index_select; a mask), which torch's backward keeps. An
+    in-place change to one of them after the op then makes the backward raise, as torch's
+    does. It keeps a reference to each version counter, no copy; nothing when ``out`` is not
+    recorded. Returns ``out``."""
+    fn = out._ctx
+    if fn is None or fn.saved is None or not out._requires_grad:
+        return out
+    records = list(fn._versions)
+    start = len(fn.inputs)
+    for k, t in enumerate(tensors):
+        if t is not None and hasattr(t, "_version_counter"):
+            counter = t._version_counter()
+            records.append((counter, counter.value, start + k))
+    fn._versions = records
+    return out
 
 
 def _modified_message(fn: Function, index: int, now: int, expected: int) -> str:

@@ -76,6 +76,7 @@ class _PyTorchStyleNode(Function):
     ctx: FunctionCtx
     arg_positions: Tuple[int, ...] = ()    # where each tensor input sat among forward's args
     num_args = 0
+    keeps_input_tensors = True             # built here, not by apply (see Function)
 
     slots: Optional[List[Any]] = None      # several outputs: g_k of each (None: none came)
     output_meta: Tuple[Tuple[Tuple[int, ...], Any], ...] = ()

@@ -105,7 +105,9 @@ def _cross_entropy(fn, grad, backward):
 
 
 def _keep_or_fill(fn, grad, backward):
-    (mask,) = fn.saved                          # tinyattn's mask: True = fill
+    mask, x_shape, has_value = fn.saved         # tinyattn's mask: True = fill
+    if has_value or tuple(x_shape) != tuple(grad.shape):
+        raise NotCovered("masked_fill with a tensor value or an input smaller than the mask")
     return backward(grad, (np.logical_not(mask),))
 
 

@@ -132,6 +132,7 @@ class Embedding(Module):
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx = normalize_padding_idx(padding_idx, num_embeddings)
         self.max_norm, self.scale_grad_by_freq, self.sparse = max_norm, scale_grad_by_freq, sparse
+        self.norm_type = norm_type
         if _weight is None:
             self.weight = normal_parameter((num_embeddings, embedding_dim), 1.0)
             if self.padding_idx is not None:
@@ -165,8 +166,8 @@ class Embedding(Module):
 
     def forward(self, ids: Any) -> Tensor:
         return F.embedding(ids, self.weight, padding_idx=self.padding_idx,
-                           max_norm=self.max_norm, scale_grad_by_freq=self.scale_grad_by_freq,
-                           sparse=self.sparse)
+                           max_norm=self.max_norm, norm_type=self.norm_type,
+                           scale_grad_by_freq=self.scale_grad_by_freq, sparse=self.sparse)
 
     def extra_repr(self) -> str:
         extra = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import factories
+from ..precision import is_floating as _is_floating
 from ..tensor import Tensor
 from .activations import cosine_similarity, elu, hardtanh, logsigmoid, normalize, softsign
 from .attention import scaled_dot_product_attention
@@ -62,7 +63,7 @@ from .stats import logsumexp, norm, std, var
 from .trig import cos, sin
 from .torch_keywords import unwrapped as _op
 from .torch_keywords import with_torch_keywords as _kw
-from .torch_keywords import out_apart
+from .torch_keywords import out_apart, out_same_dtype
 from .hyperbolic import cosh, exp2, sinh
 from .normal_sample import normal
 from .inverse_trig import acos, asin, atan, atan2, tan
@@ -193,7 +194,7 @@ asin = _kw(asin, out=True)
 atan = _kw(atan, out=True)
 atan2 = _kw(atan2, out=True)
 bmm = _kw(bmm, out=True)
-cat = _kw(cat, out=True)
+cat = out_apart(_kw(cat, out=True))
 ceil = _kw(ceil, out=True)
 chunk = _kw(chunk, input=True)
 clamp = _kw(clamp, input=True, out=True)
@@ -217,12 +218,12 @@ flip = _kw(flip, input=True)
 floor = _kw(floor, out=True)
 floor_divide = _kw(floor_divide, out=True)
 fmod = _kw(fmod, out=True)
-gather = _kw(gather, out=True)
+gather = out_apart(out_same_dtype(_kw(gather, out=True)))
 ge = _kw(ge, out=True)
 gelu = _kw(gelu, input=True)
 gt = _kw(gt, out=True)
 index_add = _kw(index_add, out=True)
-index_select = _kw(index_select, out=True)
+index_select = out_apart(_kw(index_select, out=True))
 isneginf = _kw(isneginf, out=True)
 isposinf = _kw(isposinf, out=True)
 layer_norm = _kw(layer_norm, input=True)
@@ -324,7 +325,18 @@ Tensor.__rsub__ = _reflected(_op(sub))
 Tensor.__mul__ = binary_operator(Mul, _op(mul))
 Tensor.__rmul__ = _reflected(_op(mul))
 Tensor.__truediv__ = binary_operator(Div, _op(div))
-Tensor.__rtruediv__ = _reflected(_op(div))
+def _number_over_tensor(self, other):
+    """``other / x`` (``x.__rtruediv__(other)``) as torch's Tensor.__rdiv__ computes it for a
+    floating x: ``reciprocal(x) * other``. Its backward keeps 1/x (an intermediate) and
+    other, not x, so a write to x after the op is allowed, as in torch; the values are
+    torch's too (other * (1/x), rounded twice, not other / x)."""
+    if _is_floating(self.dtype) and not isinstance(other, (bool, np.bool_)) and (
+            isinstance(other, (int, float, np.integer, np.floating, Tensor))):
+        return mul(reciprocal(self), other)
+    return div(other, self)
+
+
+Tensor.__rtruediv__ = _number_over_tensor
 Tensor.__neg__ = _op(neg)
 Tensor.__pow__ = _op(pow)
 Tensor.__rpow__ = rpow
@@ -823,10 +835,10 @@ logcumsumexp = _kw(logcumsumexp, out=True)
 cummax = _kw(cummax, out=True)
 cummin = _kw(cummin, out=True)
 diff = _kw(diff, out=True)
-aminmax = _kw(aminmax, out=True)
+aminmax = out_apart(out_same_dtype(_kw(aminmax, out=True)))
 median = _kw(median, out=True)
 nanmedian = _kw(nanmedian, out=True)
-kthvalue = _kw(kthvalue, out=True)
+kthvalue = out_apart(out_same_dtype(_kw(kthvalue, out=True)))
 Tensor.nansum = nansum
 Tensor.nanmean = nanmean
 Tensor.logcumsumexp = logcumsumexp
@@ -852,6 +864,8 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None,  # noqa: A002 - torch'
 
 
 __all__ += ["slogdet", "logdet", "solve", "eigvalsh", "svdvals", "vector_norm"]
+from .linalg_norms import linalg_norm, matrix_norm  # noqa: E402 - matrix norms (edge30)
+__all__ += ["linalg_norm", "matrix_norm"]
 def slogdet_older_name(input: Tensor) -> Any:  # noqa: A002 - PyTorch's name
     """``torch.slogdet``: ``linalg.slogdet`` under its older name, (sign, logabsdet)."""
     return slogdet(input)
@@ -859,6 +873,8 @@ def slogdet_older_name(input: Tensor) -> Any:  # noqa: A002 - PyTorch's name
 
 logdet = _kw(logdet)
 vector_norm = _kw(vector_norm, out=True)
+matrix_norm = _kw(matrix_norm, out=True)
+linalg_norm = _kw(linalg_norm, out=True)
 slogdet_older_name = _kw(slogdet_older_name)
 Tensor.logdet = logdet
 Tensor.slogdet = slogdet_older_name
@@ -874,6 +890,58 @@ isreal = _kw(isreal)
 dist = _kw(dist)
 Tensor.isreal = isreal
 Tensor.dist = dist
+
+# Matrix decompositions (issue 30, stream linalg30: ops/decompositions.py).
+from .decompositions import (LinAlgError, cholesky, cholesky_ex, cholesky_older_name, eigh, qr,
+                             svd, svd_older_name)
+
+
+def qr_older_name(input: Tensor, some: bool = True) -> Any:  # noqa: A002 - torch's names
+    """``torch.qr`` (deprecated in torch): ``linalg.qr`` with ``some=False`` for "complete"."""
+    return qr(input, mode="reduced" if some else "complete")
+
+
+__all__ += ["LinAlgError", "cholesky", "cholesky_ex", "cholesky_older_name", "eigh", "qr",
+            "qr_older_name", "svd", "svd_older_name"]
+cholesky = _kw(cholesky, out=True)
+cholesky_ex = _kw(cholesky_ex, out=True)
+cholesky_older_name = _kw(cholesky_older_name, out=True)
+eigh = _kw(eigh, out=True)
+qr = _kw(qr, out=True)
+qr_older_name = _kw(qr_older_name, out=True)
+svd = _kw(svd, out=True)
+svd_older_name = _kw(svd_older_name, out=True)
+Tensor.cholesky = cholesky_older_name
+Tensor.qr = qr_older_name
+Tensor.svd = svd_older_name
+
+# Solvers, pseudo-inverse, matrix exponential (issue 30, stream linalg30: ops/linalg_solvers.py).
+from .linalg_solvers import (cond, lstsq, matrix_exp, matrix_rank, pinv, pinverse,
+                             solve_triangular, triangular_solve, vander)
+
+__all__ += ["cond", "lstsq", "matrix_exp", "matrix_rank", "pinv", "pinverse",
+            "solve_triangular", "triangular_solve", "vander"]
+cond = _kw(cond, out=True)
+lstsq = _kw(lstsq)
+matrix_exp = _kw(matrix_exp)
+matrix_rank = _kw(matrix_rank, out=True)
+pinv = _kw(pinv, out=True)
+pinverse = _kw(pinverse)
+solve_triangular = _kw(solve_triangular, out=True)
+triangular_solve = _kw(triangular_solve, out=True)
+vander = _kw(vander)
+Tensor.matrix_exp = matrix_exp
+Tensor.pinverse = pinverse
+Tensor.triangular_solve = triangular_solve
+
+# Covariance and correlation (issue 30, stream linalg30: ops/statistics.py).
+from .statistics import corrcoef, cov
+
+__all__ += ["corrcoef", "cov"]
+cov = _kw(cov)
+corrcoef = _kw(corrcoef)
+Tensor.cov = cov
+Tensor.corrcoef = corrcoef
 
 from .dtype_rules import can_cast, promote_types, result_type  # noqa: E402
 from .tensor_extras import register_tensor_extras  # noqa: E402

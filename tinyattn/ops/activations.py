@@ -83,6 +83,8 @@ class Softsign(Function):
     """out = x / (1 + |x|).   Quotient rule (d|x|/dx = sign x, and |x| - x sign x = 0):
     f'(x) = ((1 + |x|) - x sign x) / (1 + |x|)^2 = 1 / (1 + |x|)^2."""
 
+    versions_checked = (0,)     # what torch saves: changed in place, backward raises
+
     def forward(self, x):
         denominator = 1 + backend.get_array_module(x).abs(x)
         self.save_for_backward(denominator)
@@ -140,8 +142,11 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  
     if out is not None:
         raise ValueError("normalize: out= is not supported in tinyattn; use the return value")
     _float(input, "normalize", "input")
-    if input.ndim == 0:
-        raise ValueError("normalize: a 0-d tensor has no dim to normalise along")
+    if input.ndim == 0:             # torch: a 0-d tensor is normalised as one element
+        if not -1 <= dim <= 0:
+            raise IndexError(f"normalize: dim {dim} is out of range for a 0-d tensor "
+                             f"(valid: -1 to 0)")
+        return normalize(input.reshape(1), p, 0, eps).reshape(())
     return div(input, clamp(norm(input, p, dim=dim, keepdim=True), min=eps))
 
 
@@ -167,11 +172,12 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     except ValueError:
         raise ValueError(f"cosine_similarity: shapes {x1.shape} and {x2.shape} do not "
                          f"broadcast") from None
-    if not shape:
-        raise ValueError("cosine_similarity: the inputs are 0-d; give at least 1 dim")
-    if not -len(shape) <= dim < len(shape):
+    rank = max(len(shape), 1)       # torch: 0-d inputs are one element along dim 0 or -1
+    if not -rank <= dim < rank:
         raise IndexError(f"cosine_similarity: dim {dim} is out of range for {len(shape)}-d "
-                         f"inputs (valid: {-len(shape)} to {len(shape) - 1})")
+                         f"inputs (valid: {-rank} to {rank - 1})")
+    if not shape:
+        return cosine_similarity(x1.reshape(1), x2.reshape(1), 0, eps).reshape(())
     x1 = expand(x1, shape) if x1.shape != shape else x1
     x2 = expand(x2, shape) if x2.shape != shape else x2
     return _sum(mul(div(x1, _clamped_norm(x1, dim, eps)), div(x2, _clamped_norm(x2, dim, eps))),

@@ -45,6 +45,7 @@ class ScaledDotProductAttention(Function):
              instead of an (S_q, S_k) one
         dq = dS @ k * scale,   dk = dS^T @ (q * scale)
     The scale multiplies q (and dq), never the (S_q, S_k) arrays: d_k is usually smaller.
+    What it keeps of q, k, v and the output follows torch (``_kept_as_torch_keeps``).
     """
 
     promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
@@ -70,7 +71,10 @@ class ScaledDotProductAttention(Function):
         out = attn @ v                          # (..., S_q, S_k) @ (..., S_k, d_v)
         if keep is None and weights_sink is None:
             probs = attn = None                 # recomputed from lse in the backward
-        self.save_for_backward(q, k, v, probs, attn, keep, out, scale, lse, mask, bias)
+        if self.recording:
+            q_kept, k_kept, v_kept, out_kept = _kept_as_torch_keeps(q, k, v, out, dropout_p)
+            self.save_for_backward(q_kept, k_kept, v_kept, probs, attn, keep, out_kept, scale,
+                                   lse, mask, bias)
         return out
 
     def backward(self, grad):
@@ -79,6 +83,23 @@ class ScaledDotProductAttention(Function):
         return (None if dq is None else unbroadcast(dq, q.shape),
                 None if dk is None else unbroadcast(dk, k.shape),
                 None if dv is None else unbroadcast(dv, v.shape))
+
+
+def _kept_as_torch_keeps(q: Any, k: Any, v: Any, out: Any, dropout_p: float) -> Tuple[Any, ...]:
+    """q, k, v and the output as the backward keeps them: the arrays themselves where torch's
+    attention keeps them (an in-place write to one after the op makes backward raise), own
+    copies where torch keeps something else (a write is allowed and the gradient stays that
+    of the values the op saw). torch's CPU attention takes its fused kernel for 4-D q, k, v
+    with the same batch dims and no dropout, which keeps all four; otherwise it is built of
+    matmuls and a softmax: q and k are kept scaled (copies), the output is not kept, and v is
+    kept unless it had to be broadcast (expanded and copied) to the other batch dims."""
+    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    empty = 0 in q.shape or 0 in k.shape or 0 in v.shape
+    if q.ndim == k.ndim == v.ndim == 4 and dropout_p == 0.0 and not empty \
+            and q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
+        return q, k, v, out
+    v_kept = v if v.shape[:-2] == batch and not empty else v.copy()
+    return q.copy(), k.copy(), v_kept, out.copy()
 
 
 def attention_gradients(grad: Any, saved: Tuple[Any, ...], needs: Sequence[bool],
@@ -486,7 +507,9 @@ def _attention_from_ops(q: Tensor, k: Tensor, v: Tensor, mask: Any, is_causal: b
     from .masking import masked_fill    # noqa: PLC0415
     from .matmul import matmul          # noqa: PLC0415
     from .softmax import softmax_empty_rows_zero  # noqa: PLC0415
-    scores = matmul(q, k.transpose(-2, -1)) * scale  # (..., S_q, d_k) @ (..., d_k, S_k)
+    root = math.sqrt(scale)     # as torch's math path: q and k each scaled by sqrt(scale),
+    scores = matmul(q * root, k.transpose(-2, -1) * root)    # so the matmul keeps those
+    # (..., S_q, d_k) @ (..., d_k, S_k): a write to q or k after the op is allowed
     if bias is not None:
         scores = scores + bias
     keep = attention_mask_array(q, k, mask, is_causal, "scaled_dot_product_attention")

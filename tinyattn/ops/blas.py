@@ -181,7 +181,9 @@ def kron(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
     b_shape = (1,) * (ndim - other.ndim) + tuple(other.shape)
     a = reshape(input, tuple(s for n in a_shape for s in (n, 1)))   # (a0, 1, a1, 1, ...)
     b = reshape(other, tuple(s for n in b_shape for s in (1, n)))   # (1, b0, 1, b1, ...)
-    return reshape(mul(a, b), tuple(x * y for x, y in zip(a_shape, b_shape)))
+    # the product keeps copies: torch's kron keeps copies too (its reshapes of permuted
+    # inputs), so a write to input or other after the op is allowed, as there
+    return reshape(mul(a.clone(), b.clone()), tuple(x * y for x, y in zip(a_shape, b_shape)))
 
 
 def _dims_pair(dims: Any, a: Tensor, b: Tensor) -> Tuple[list, list]:

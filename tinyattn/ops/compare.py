@@ -63,11 +63,22 @@ class Minimum(Function):
                 unbroadcast(xp.where(a < b, 0, shared), b.shape))
 
 
+def both_tensors(op: str, input: Any, other: Any) -> None:  # noqa: A002 - PyTorch's names
+    """torch's ``maximum``/``minimum``/``atan2`` take two tensors; a Python number is a
+    TypeError there (wrap it: torch.tensor(2)), so it is one here too."""
+    for position, (name, value) in enumerate((("input", input), ("other", other))):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{op}(): argument '{name}' (position {position}) must be Tensor, "
+                            f"not {type(value).__name__}; wrap a number as tensor({value!r})")
+
+
 def maximum(input: Any, other: Any) -> Tensor:  # noqa: A002 - PyTorch's name
+    both_tensors("maximum", input, other)
     return _binary(Maximum, "maximum", input, other)
 
 
 def minimum(input: Any, other: Any) -> Tensor:  # noqa: A002
+    both_tensors("minimum", input, other)
     return _binary(Minimum, "minimum", input, other)
 
 
@@ -75,6 +86,9 @@ def minimum(input: Any, other: Any) -> Tensor:  # noqa: A002
 def max(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
     """Like ``torch.max``: ``max(x)`` the overall maximum; ``max(x, dim)`` a (values,
     indices) pair; ``max(x, other_tensor)`` the elementwise ``maximum``."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"max(): argument 'input' (position 0) must be Tensor, not "
+                        f"{type(x).__name__}")
     if isinstance(dim, Tensor):
         return maximum(x, dim)
     if dim is None:
@@ -85,6 +99,9 @@ def max(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
 def min(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
     """Like ``torch.min``: ``min(x)``, ``min(x, dim)`` -> (values, indices), or
     ``min(x, other_tensor)``, the elementwise ``minimum``."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"min(): argument 'input' (position 0) must be Tensor, not "
+                        f"{type(x).__name__}")
     if isinstance(dim, Tensor):
         return minimum(x, dim)
     if dim is None:

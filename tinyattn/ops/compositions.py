@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
+from ..autograd import keep_versions
 from ..tensor import Tensor
 from .masking import where
 from .pointwise_loss import legacy_reduction
@@ -49,7 +50,9 @@ def linalg_diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2,  # noqa: N803
 def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:  # noqa: A002
     """``torch.dist``: the p-norm of ``input - other`` over all elements (sub, then ``norm``;
     both differentiable)."""
-    return norm(input - other, p)
+    # torch's dist is one node that keeps input, other and the result: so does this one
+    out = norm(input - other, p)
+    return keep_versions(out, input, other, out)
 
 
 def _trapezoid_dx(y: Tensor, dx: Any, dim: int, cumulative: bool) -> Tensor:
@@ -144,7 +147,8 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None,  #
                      reduce: Any = None, reduction: str = "mean") -> Tensor:
     """``F.soft_margin_loss``: log(1 + exp(-target x)), reduced."""
     reduction = legacy_reduction(size_average, reduce, reduction, "soft_margin_loss")
-    return _reduced((-target * input).exp().log1p(), reduction)
+    # torch's soft_margin_loss is one node that keeps input and target: so does this one
+    return keep_versions(_reduced((-target * input).exp().log1p(), reduction), input, target)
 
 
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,

@@ -29,6 +29,8 @@ __all__ = ["remainder", "fmod", "floor_divide", "divide", "IntegerDivisionByZero
 class Remainder(Function):
     """out = a - b floor(a / b).   da = g,  db = -g floor(a / b)."""
 
+    versions_checked = (0, 1)   # what torch saves: changed in place, backward raises
+
     def forward(self, a, b):
         xp = backend.get_array_module(a)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -43,6 +45,8 @@ class Remainder(Function):
 
 class Fmod(Function):
     """out = a - b trunc(a / b).   da = g,  db = -g trunc(a / b)."""
+
+    versions_checked = (0, 1)   # what torch saves: changed in place, backward raises
 
     def forward(self, a, b):
         xp = backend.get_array_module(a)
@@ -113,7 +117,11 @@ def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002 - PyTorch's names
 
 
 def fmod(input: Any, other: Any) -> Tensor:  # noqa: A002
-    """``torch.fmod``: the remainder with the sign of the dividend (C's fmod)."""
+    """``torch.fmod``: the remainder with the sign of the dividend (C's fmod). The dividend
+    must be a tensor, as in torch (which has no ``__rfmod__`` either)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"fmod(): argument 'input' (position 0) must be Tensor, not "
+                        f"{type(input).__name__}; wrap a number as tensor({input!r})")
     return _whole_division(Fmod, "fmod", input, other)
 
 

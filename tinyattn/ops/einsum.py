@@ -45,27 +45,52 @@ class Einsum(Function):
     promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
 
     def forward(self, *arrays, inputs: Tuple[Subscripts, ...], output: Subscripts):
-        self.save_for_backward(inputs, output, *arrays)
         out = _contract(arrays, inputs, output)
         if any(backend.may_share_memory(out, a) for a in arrays):
             out = out.copy()                    # "ij->ji" is a transposed view in NumPy
+        if self.recording:
+            kept = _kept_for_backward(arrays, inputs, output)
+            self.save_for_backward(inputs, output, [(a.shape, a.dtype) for a in arrays],
+                                   [s for s, _ in kept], *[a for _, a in kept])
         return out
 
     def backward(self, grad):
-        inputs, output, *arrays = self.saved
+        inputs, output, layouts, kept_subs, *kept_arrays = self.saved
+        kept = list(zip(kept_subs, kept_arrays))
         grads = []
-        for k, (x, subs) in enumerate(zip(arrays, inputs)):
+        for k, ((shape, dtype), subs) in enumerate(zip(layouts, inputs)):
             if not self.needs_input_grad[k]:
                 grads.append(None)
                 continue
-            others = [(output, grad)] + [(inputs[j], arrays[j]) for j in range(len(arrays))
-                                         if j != k]
+            others = [(output, grad)] + [kept[j] for j in range(len(kept)) if j != k]
             present = {letter for s, _ in others for letter in s}
             distinct = tuple(dict.fromkeys(subs))               # s_k without repeats
             target = tuple(c for c in distinct if c in present)
             part = _contract([a for _, a in others], [s for s, _ in others], target)
-            grads.append(_place(part, target, distinct, subs, x))
+            grads.append(_place(part, target, distinct, subs, shape, dtype))
         return tuple(grads)
+
+
+def _kept_for_backward(arrays: Sequence[Any], inputs: Sequence[Subscripts],
+                       output: Subscripts) -> List[Any]:
+    """What the backward keeps of each operand: the gradient of operand k needs the others
+    only, so one operand keeps nothing. Of several, an operand with a letter of size > 1
+    used nowhere else (neither in the output nor in another operand) keeps its sum over those
+    letters, a new array, as torch's einsum sums such dims before it multiplies; any other
+    operand is kept itself, so an in-place change to it after the einsum makes the backward
+    raise, as torch's (whose products keep views of it) does (docs/derivations.md#einsum)."""
+    if len(arrays) == 1:
+        return []
+    kept = []
+    for k, (a, subs) in enumerate(zip(arrays, inputs)):
+        elsewhere = set(output).union(*(s for j, s in enumerate(inputs) if j != k))
+        solo = {c for c, n in zip(subs, a.shape) if c not in elsewhere and n > 1}
+        if not solo:
+            kept.append((subs, a))
+            continue
+        target = tuple(c for c in dict.fromkeys(subs) if c not in solo)
+        kept.append((target, _contract([a], [subs], target).copy()))
+    return kept
 
 
 def _contract(arrays: Sequence[Any], inputs: Sequence[Subscripts], output: Subscripts) -> Any:
@@ -74,16 +99,17 @@ def _contract(arrays: Sequence[Any], inputs: Sequence[Subscripts], output: Subsc
     return xp.einsum(equation, *arrays, optimize=len(arrays) > 1)
 
 
-def _place(part: Any, target: Subscripts, distinct: Subscripts, subs: Subscripts, x: Any) -> Any:
-    """Broadcast ``part`` (letters ``target``) along the letters only x has, then put it on
-    the diagonals of x's repeated letters."""
+def _place(part: Any, target: Subscripts, distinct: Subscripts, subs: Subscripts,
+           shape: Tuple[int, ...], dtype: Any) -> Any:
+    """Broadcast ``part`` (letters ``target``) along the letters only operand x (of
+    ``shape``) has, then put it on the diagonals of x's repeated letters."""
     xp = backend.get_array_module(part)
-    size = {c: n for c, n in zip(subs, x.shape)}
-    shape = tuple(size[c] if c in target else 1 for c in distinct)
-    full = xp.broadcast_to(part.reshape(shape), tuple(size[c] for c in distinct))
+    size = {c: n for c, n in zip(subs, shape)}
+    kept_shape = tuple(size[c] if c in target else 1 for c in distinct)
+    full = xp.broadcast_to(part.reshape(kept_shape), tuple(size[c] for c in distinct))
     if len(distinct) == len(subs):
         return full
-    dx = xp.zeros(x.shape, dtype=x.dtype)
+    dx = xp.zeros(shape, dtype=dtype)
     index = []
     for c in subs:                              # position of every letter among the distinct
         where = [1] * len(distinct)

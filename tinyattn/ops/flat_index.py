@@ -14,6 +14,7 @@ from typing import Any, Tuple
 import numpy as np
 
 from .. import backend
+from ..autograd import keep_versions
 from ..tensor import Tensor
 from .index_writes import WriteRegion, _whole
 from .indexing import gather
@@ -44,7 +45,8 @@ def take(input: Tensor, index: Tensor) -> Tensor:  # noqa: A002 - torch's names
     index's shape. Built of reshape and gather."""
     flat = reshape(input, (-1,))
     ids = _flat_index(index, flat.shape[0], "take")
-    return reshape(gather(flat, 0, reshape(ids, (-1,))), index.shape)
+    out = reshape(gather(flat, 0, reshape(ids, (-1,))), index.shape)
+    return keep_versions(out, index, input)   # torch's take keeps index and input (put_)
 
 
 def put(input: Tensor, index: Tensor, source: Tensor,  # noqa: A002
@@ -127,15 +129,16 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor,  # noqa
         one = scatter_reduce(reshape(input, (1,)), 0,
                              Tensor._wrap(index._data.reshape(1).astype(np.int64) % 1),
                              reshape(source, (1,)), reduce, include_self=include_self)
-        return reshape(one, ())
+        return keep_versions(reshape(one, ()), index, source)
     if source.ndim != input.ndim or source.shape[axis] != index.numel():
         raise IndexError(f"index_reduce_(): source {source.shape} must have input's dims "
                          f"{input.shape} with {index.numel()} slices along dim {axis}")
     view = [1] * input.ndim
     view[axis] = index.numel()
     spread = expand(reshape(index, tuple(view)), source.shape)        # index per source elt
-    return scatter_reduce(input, axis, Tensor._wrap(spread._data.astype(np.int64).copy()),
-                          source, reduce, include_self=include_self)
+    out = scatter_reduce(input, axis, Tensor._wrap(spread._data.astype(np.int64).copy()),
+                         source, reduce, include_self=include_self)
+    return keep_versions(out, index)      # torch keeps index (and source): writing raises
 
 
 def index_reduce_(x: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,

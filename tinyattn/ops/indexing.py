@@ -3,17 +3,18 @@ and ``one_hot`` (docs/derivations.md#gather).
 """
 from __future__ import annotations
 
+import builtins
 from typing import Any, Tuple
 
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, keep_versions
 from ..tensor import Tensor
 from .embedding import check_index_range
 from .reduce import _single_axis
 
-__all__ = ["gather", "one_hot", "along_axis_index", "Gather"]
+__all__ = ["gather", "gather_at_picked", "one_hot", "along_axis_index", "Gather"]
 
 
 def along_axis_index(indices: Any, axis: int) -> Tuple[Any, ...]:
@@ -67,23 +68,36 @@ def gather(input: Tensor, dim: int, index: Tensor,  # noqa: A002 - PyTorch's nam
     if not isinstance(index, Tensor) or index.dtype.kind not in "iu":
         raise TypeError(f"gather: index must be an integer tensor, got "
                         f"{getattr(index, 'dtype', type(index).__name__)}; convert with .long()")
-    if index.ndim != input.ndim:
-        raise ValueError(f"gather: index has {index.ndim} dims but input has {input.ndim}; "
-                         f"they must have the same number (unsqueeze the index)")
+    axis = _single_axis(dim, builtins.max(input.ndim, 1), "gather")
+    if index.numel() == 0:                      # torch: an empty index gives an empty output
+        return input.reshape(-1)[:0].reshape(index.shape)
     if index.device != input.device:
         raise RuntimeError(f"gather: index is on {index.device} but input is on "
                            f"{input.device}; move it with .to('{input.device}')")
-    axis = _single_axis(dim, input.ndim, "gather")
-    if input.ndim == 0:
-        return Gather.apply(input, index=(), unique=True) if index.numel() == 1 else input
+    if builtins.max(index.ndim, 1) != builtins.max(input.ndim, 1):
+        raise ValueError(f"gather: index has {index.ndim} dims but input has {input.ndim}; "
+                         f"they must have the same number (unsqueeze the index); Index tensor "
+                         f"must have the same number of dimensions as input tensor")
+    if input.ndim == 0 or index.ndim == 0:      # a 0-d tensor counts as 1-d of one element
+        return gather(input.reshape(-1), 0, index.reshape(-1)).reshape(index.shape)
     for d in range(input.ndim):
         if d != axis and index.shape[d] > input.shape[d]:
             raise ValueError(f"gather: index {index.shape} is larger than input "
                              f"{input.shape} in dim {d}; only dim {dim} may differ")
     check_index_range(index._data, input.shape[axis], "gather", "index")
     idx = index._data.astype(np.int64)          # a copy: the caller may reuse their index
-    return Gather.apply(input, index=along_axis_index(idx, axis), unique=False,
-                        keep_input=True)
+    out = Gather.apply(input, index=along_axis_index(idx, axis), unique=False,
+                       keep_input=True)
+    return keep_versions(out, index)      # torch keeps the index: writing to it raises
+
+
+def gather_at_picked(input: Tensor, axis: int, index: Tensor) -> Tensor:  # noqa: A002
+    """``gather(input, axis, index)`` for an index an op picked itself (kthvalue, median,
+    mode along a dim): torch's backward of those keeps the indices only, so the input is not
+    kept (a write to it after the op is allowed) and the index is (a write to it raises)."""
+    idx = index._data.astype(np.int64)
+    out = Gather.apply(input, index=along_axis_index(idx, axis), unique=False)
+    return keep_versions(out, index)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:

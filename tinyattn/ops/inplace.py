@@ -30,6 +30,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function, is_grad_enabled, no_grad, unbroadcast
+from ..autograd.function import is_input
 from ..tensor import Tensor
 from .clamp_bounds import clamp
 from .division import divide, floor_divide, fmod, remainder
@@ -205,14 +206,15 @@ def _keep_original(fn: Optional[Function], before: Tensor) -> None:
     if fn is None or not fn._versions:
         return
     kept = bool(fn.saved) and any(item is before._data for item in fn.saved)
-    checked = any(i >= 0 and fn.inputs[i] is before for i in fn.versions_checked)
+    checked = any(i >= 0 and is_input(fn.inputs[i], before) for i in fn.versions_checked)
     if not (kept or checked):   # versions_checked: it kept only something derived (a mask)
         return
     if kept:
         original = before._data.copy()
         fn.saved = tuple(original if item is before._data else item for item in fn.saved)
     fn._versions = tuple(record for record in fn._versions
-                         if record[2] < 0 or fn.inputs[record[2]] is not before)
+                         if not 0 <= record[2] < len(fn.inputs)
+                         or not is_input(fn.inputs[record[2]], before))
 
 
 # ------------------------------------------------------------------ the ops

@@ -13,7 +13,8 @@ from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 from ..precision import is_floating
 from ..promotion import operand_tier, result_type
-from .elementwise import _as_dtype, _as_float, as_operand
+from .compare import both_tensors
+from .elementwise import _as_dtype, _as_float
 
 __all__ = ["tan", "asin", "acos", "atan", "atan2"]
 
@@ -114,9 +115,10 @@ def atan(input: Tensor) -> Tensor:  # noqa: A002
 
 def atan2(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """``torch.atan2(input, other)``: the angle of the point (other, input) in [-pi, pi],
-    elementwise after broadcasting (input is y, other is x)."""
-    y = input if isinstance(input, Tensor) else as_operand(input, other)
-    x = other if isinstance(other, Tensor) else as_operand(other, y)
+    elementwise after broadcasting (input is y, other is x). Both must be tensors, as in
+    torch (a Python number is a TypeError there)."""
+    both_tensors("atan2", input, other)
+    y, x = input, other
     if not (is_floating(y.dtype) and is_floating(x.dtype)      # two floats of one tier:
             and operand_tier(y) == operand_tier(x)):             # Function.apply promotes
         target = result_type(y, x)       # torch's: an int tensor and a float 0-d: the 0-d's

@@ -11,9 +11,10 @@ import numpy as np
 
 from .. import backend
 from ..amp.dispatch import cast_args
-from ..autograd import Function
+from ..autograd import Function, keep_versions
 from ..precision import is_floating
 from ..tensor import Tensor
+from .decompositions import converged
 
 __all__ = ["inv", "det", "slogdet", "logdet", "solve", "eigvalsh", "svdvals"]
 
@@ -70,7 +71,7 @@ class LogAbsDet(Function):
         out = xp.asarray(out)
         if nan_if_negative:
             out = xp.asarray(xp.where(sign < 0, np.nan, out).astype(a.dtype))
-        self.save_for_backward(a, None if nan_if_negative else out)  # as torch keeps them
+        self.save_for_backward(a, None)    # A, as torch (slogdet keeps the sign: below)
         return out
 
     def backward(self, grad):
@@ -123,7 +124,7 @@ class Eigvalsh(Function):
 
     def forward(self, a, uplo: str):
         xp = backend.get_array_module(a)
-        w, v = xp.linalg.eigh(a, UPLO=uplo)
+        w, v = converged("linalg.eigh", "eigenvalues", xp.linalg.eigh, a, UPLO=uplo)
         w = xp.asarray(w)
         self.save_for_backward(v, w)                    # w: as torch keeps it
         return w
@@ -139,7 +140,8 @@ class Svdvals(Function):
 
     def forward(self, a):
         xp = backend.get_array_module(a)
-        u, s, vt = xp.linalg.svd(a, full_matrices=False)
+        u, s, vt = converged("linalg.svd", "singular values", xp.linalg.svd, a,
+                             full_matrices=False)
         s = xp.asarray(s)
         self.save_for_backward(u, vt, s)                # s: as torch keeps it
         return s
@@ -189,7 +191,11 @@ def slogdet(A: Tensor) -> SignLogAbsDet:  # noqa: N803 - torch.linalg's name
     """(sign, log |det A|) of a square matrix or a batch (``torch.linalg.slogdet``); the
     sign has no gradient."""
     _square(A, "linalg.slogdet")
-    return SignLogAbsDet(DetSign.apply(A), LogAbsDet.apply(A, nan_if_negative=False))
+    sign = DetSign.apply(A)
+    logabsdet = LogAbsDet.apply(A, nan_if_negative=False)
+    # torch's one node keeps A and the sign output, not log|det|: a write to the sign after
+    # the op makes backward raise, a write to log|det| does not
+    return SignLogAbsDet(sign, keep_versions(logabsdet, sign))
 
 
 def logdet(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name

@@ -7,7 +7,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import backend
-from ..autograd import Function, is_grad_enabled
+from ..autograd import Function, is_grad_enabled, keep_versions
 from ..tensor import Tensor, as_tensor
 from .embedding import check_index_range
 from .reduce import sum as reduce_sum
@@ -102,6 +102,7 @@ def cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor] = None,
         raise TypeError(f"cross_entropy: input must be a Tensor of logits, got "
                         f"{type(logits).__name__}")
     target = target if isinstance(target, Tensor) else as_tensor(np.asarray(target))
+    given_target = target
     if target.device != logits.device:
         raise RuntimeError(f"cross_entropy: logits are on {logits.device} but target is on "
                            f"{target.device}; move them to one device")
@@ -151,7 +152,7 @@ def cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor] = None,
                          float(label_smoothing))
     if reduction == "none" and (extra or unbatched):
         loss = loss.reshape(input.shape[:1] + extra if not unbatched else ())
-    return loss
+    return keep_versions(loss, given_target, weight)   # torch's nll keeps target, weight
 
 
 def _check_class_target(logits: Tensor, target: Tensor) -> None:

@@ -16,7 +16,7 @@ from typing import Any, Tuple
 import numpy as np
 
 from .. import backend
-from ..autograd import Function, unbroadcast
+from ..autograd import Function, keep_versions, unbroadcast
 from ..precision import check_fits, is_floating
 from ..promotion import operand_tier, result_type
 from ..tensor import Tensor
@@ -57,18 +57,24 @@ def mask_array(mask: Any, op: str, target_shape: Tuple[int, ...], device: str,
 
 
 class MaskedFill(Function):
-    """out = value where mask, else x.   dx = g where not mask, else 0 (filled slots are
-    constants; nothing flows back through them)."""
+    """out = value where mask, else x, at the shape x and mask broadcast to (torch's
+    out-of-place masked_fill broadcasts both). The filled slots hold the value, the others x:
+        dx = unbroadcast(g where not mask, else 0),   dvalue = sum of g where mask
+    (value is a number, or a 0-d tensor with its own gradient, cast to x's dtype as torch)."""
 
-    def forward(self, x, mask, value: float):
+    def forward(self, x, *value, mask, number: Any):
         xp = backend.get_array_module(x)
-        self.save_for_backward(mask)
-        return xp.where(mask, xp.asarray(value, dtype=x.dtype), x)
+        fill = value[0] if value else xp.asarray(number).astype(x.dtype)
+        self.save_for_backward(mask, x.shape, bool(value))
+        return xp.where(mask, fill, x)
 
     def backward(self, grad):
-        (mask,) = self.saved
+        mask, x_shape, has_value = self.saved
         xp = backend.get_array_module(grad)
-        return xp.where(mask, 0, grad)
+        dx = unbroadcast(xp.where(mask, 0, grad), x_shape)
+        if not has_value:
+            return dx
+        return dx, xp.where(mask, grad, 0).sum()
 
 
 class Where(Function):
@@ -90,16 +96,38 @@ class Where(Function):
         return da, db
 
 
-def masked_fill(x: Tensor, mask: Any, value: float) -> Tensor:
-    """Fill ``x`` with ``value`` where ``mask`` is True (PyTorch's ``masked_fill``)."""
-    mask = mask_array(mask, "masked_fill", x.shape, x.device)
+def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
+    """Fill ``x`` with ``value`` where ``mask`` is True (PyTorch's ``masked_fill``): x and
+    mask broadcast together; value is a number or a 0-d tensor (which gets a gradient)."""
+    mask_tensor = mask if isinstance(mask, Tensor) else None
+    data = mask._data if isinstance(mask, Tensor) else mask
+    try:
+        shape = np.broadcast_shapes(tuple(x.shape), tuple(np.shape(data) if not hasattr(
+            data, "shape") else data.shape))
+    except ValueError:
+        raise ValueError(f"masked_fill: mask of shape {tuple(data.shape)} does not broadcast "
+                         f"with the input's shape {x.shape}") from None
+    mask = mask_array(mask, "masked_fill", shape, x.device)
     if isinstance(value, Tensor):
-        if value.numel() != 1:
-            raise ValueError(f"masked_fill: value must be a number or a one-element tensor, "
-                             f"got a tensor of shape {value.shape}")
-        value = value.item()
+        if value.ndim != 0:
+            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
+                               f"got tensor with {value.ndim} dimension(s); pass value[0] or "
+                               f"value.item() for a one-element tensor")
+        check_fits(value.item(), x.dtype, "masked_fill")
+        fill = value if value.dtype == x.dtype else value.to(x.dtype)   # x's dtype, as torch
+        return MaskedFill.apply(x, fill, mask=mask.copy(), number=None)
     check_fits(value, x.dtype, "masked_fill")        # -1e9 in float16: torch's error
-    return MaskedFill.apply(x, mask=mask.copy(), value=float(value))   # kept for backward
+    if x.dtype.kind in "iu" and isinstance(value, (int, float, np.number)) \
+            and not isinstance(value, bool) and (not np.isfinite(value) or not
+                                                 np.iinfo(x.dtype).min <= value
+                                                 <= np.iinfo(x.dtype).max):
+        raise RuntimeError(f"masked_fill: value cannot be converted to type {x.dtype} without "
+                           f"overflow: {value} is outside {x.dtype}'s range")
+    if isinstance(value, complex):
+        raise RuntimeError(f"masked_fill: value cannot be converted to type {x.dtype} without "
+                           f"overflow (a complex value)")
+    out = MaskedFill.apply(x, mask=mask.copy(), number=value)   # mask kept for backward
+    return keep_versions(out, mask_tensor)    # torch keeps the mask: writing to it raises
 
 
 def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa: A002
@@ -139,7 +167,8 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa:
                          f"(shapes {getattr(condition, 'shape', None)}, {input.shape}, "
                          f"{other.shape})") from None
     cond = mask_array(condition, "where", shape, input.device, what="condition")
-    return Where.apply(input, other, condition=cond.copy())   # kept for backward
+    out = Where.apply(input, other, condition=cond.copy())   # kept for backward
+    return keep_versions(out, condition if isinstance(condition, Tensor) else None)
 
 
 def _scalar_dtype(a: Any, b: Any) -> Any:

@@ -21,6 +21,15 @@ def _swap(x):
     return x.swapaxes(-1, -2)
 
 
+def _rows(x, width: int):
+    """x (..., width) as a (rows, width) matrix; reshape(-1, 0) cannot infer the rows of a
+    tensor with no columns, so they are counted."""
+    rows = 1
+    for n in x.shape[:-1]:
+        rows *= n
+    return x.reshape(rows, width)
+
+
 class Matmul(Function):
     """out = a @ b.
 
@@ -40,7 +49,7 @@ class Matmul(Function):
         b2 = b[:, None] if b.ndim == 1 else b   # (K,) -> (K, 1)
         if b2.ndim == 2 and a2.ndim > 2:        # fold batch dims into rows: one BLAS call
             k, n = b2.shape
-            out = (a2.reshape(-1, k) @ b2).reshape(a2.shape[:-1] + (n,))  # (B*M, K) @ (K, N)
+            out = (_rows(a2, k) @ b2).reshape(a2.shape[:-1] + (n,))  # (B*M, K) @ (K, N)
         else:
             out = a2 @ b2                       # (..., M, K) @ (..., K, N) -> (..., M, N)
         self.save_for_backward(a, b, a2, b2, out.shape)
@@ -57,13 +66,13 @@ class Matmul(Function):
         if self.needs_input_grad[0]:
             if b2.ndim == 2 and a2.ndim > 2:
                 k, n = b2.shape
-                da = (g.reshape(-1, n) @ b2.T).reshape(a.shape)  # (B*M, N) @ (N, K)
+                da = (_rows(g, n) @ b2.T).reshape(a.shape)  # (B*M, N) @ (N, K)
             else:
                 da = unbroadcast(g @ _swap(b2), a2.shape).reshape(a.shape)  # (..., M, K)
         if self.needs_input_grad[1]:
             if b2.ndim == 2 and a2.ndim > 2:
                 k, n = b2.shape
-                db = a2.reshape(-1, k).T @ g.reshape(-1, n)  # (K, B*S) @ (B*S, N) -> (K, N)
+                db = _rows(a2, k).T @ _rows(g, n)  # (K, B*S) @ (B*S, N) -> (K, N)
             else:
                 db = unbroadcast(_swap(a2) @ g, b2.shape)    # (..., K, N)
             db = db.reshape(b.shape)
@@ -85,7 +94,7 @@ class Linear(Function):
     def forward(self, x, weight, bias=None):
         self.save_for_backward(x, weight)
         out_features, in_features = weight.shape
-        x2 = x.reshape(-1, in_features)         # (..., in) -> (N, in): one BLAS call
+        x2 = _rows(x, in_features)         # (..., in) -> (N, in): one BLAS call
         out = x2 @ weight.T                     # (N, in) @ (in, out) -> (N, out)
         if bias is not None:
             out += bias
@@ -94,12 +103,12 @@ class Linear(Function):
     def backward(self, grad):
         x, weight = self.saved
         out_features, in_features = weight.shape
-        g2 = grad.reshape(-1, out_features)     # (..., out) -> (N, out)
+        g2 = _rows(grad, out_features)     # (..., out) -> (N, out)
         dx = dw = db = None
         if self.needs_input_grad[0]:
             dx = (g2 @ weight).reshape(x.shape)  # (N, out) @ (out, in) -> (..., in)
         if self.needs_input_grad[1]:
-            dw = g2.T @ x.reshape(-1, in_features)  # (out, N) @ (N, in) -> (out, in)
+            dw = g2.T @ _rows(x, in_features)  # (out, N) @ (N, in) -> (out, in)
         if len(self.needs_input_grad) > 2 and self.needs_input_grad[2]:
             db = backend.accurate_sum(g2, 0)    # (N, out) -> (out,)
         return dx, dw, db

@@ -12,11 +12,11 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, keep_versions
 from ..precision import is_floating
 from ..tensor import Tensor
 from .elementwise import sub
-from .indexing import gather
+from .indexing import gather, gather_at_picked
 from .reduce import Dim, _axes, _check_not_empty, _expand_back, _single_axis, amax, amin, mean
 from .reduce import sum as plain_sum
 from .shape import cat, squeeze
@@ -220,8 +220,9 @@ def _cumulative_extreme(input: Tensor, dim: int, larger: bool, op: str  # noqa: 
     axis = _single_axis(dim, input.ndim, op)
     if input.ndim == 0:
         xp = backend.get_array_module(input._data)
-        return ValuesIndices(input.clone() if hasattr(input, "clone") else input,
-                             Tensor._wrap(xp.asarray(0, dtype=np.int64)))
+        index = Tensor._wrap(xp.asarray(0, dtype=np.int64))
+        values = keep_versions(input.clone(), input, index)   # torch keeps self and indices
+        return ValuesIndices(values, index)
     index = Tensor._wrap(_running_index(input._data, axis, larger))
     return ValuesIndices(gather(input, axis, index), index)
 
@@ -303,7 +304,7 @@ def _pick(input: Tensor, dim: Any, keepdim: bool, k: Optional[int], ignore_nan: 
     if input.shape[axis] == 0:
         raise IndexError(f"{op}(): Expected reduction dim {axis} to have non-zero size.")
     index = Tensor._wrap(_order_index(input._data, axis, k, ignore_nan))
-    values = gather(input, axis, index)
+    values = gather_at_picked(input, axis, index)    # keeps the indices, as torch's does
     if not keepdim:
         values, index = squeeze(values, axis), squeeze(index, axis)
     return ValuesIndices(values, index)
@@ -328,7 +329,8 @@ def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # 
         if input.numel() == 0:
             xp = backend.get_array_module(input._data)
             return Tensor._wrap(xp.asarray(np.nan, dtype=input.dtype))
-        return squeeze(_pick(flat, 0, True, None, True, "nanmedian").values, 0)
+        out = squeeze(_pick(flat, 0, True, None, True, "nanmedian").values, 0)
+        return keep_versions(out, input, out)   # torch keeps the input and the result
     return _pick(input, dim, keepdim, None, True, "nanmedian")
 
 

@@ -10,7 +10,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, keep_versions
 from ..tensor import Tensor, as_tensor
 from .embedding import check_index_range
 from .pointwise_loss import legacy_reduction
@@ -94,4 +94,5 @@ def nll_loss(input: Tensor, target: Any, weight: Optional[Tensor] = None,  # noq
         logp = input.permute(order).reshape(-1, classes)
     loss = NLLLoss.apply(logp, target.reshape(-1), class_weight=class_weight,
                          ignore_index=int(ignore_index), reduction=reduction)
-    return loss.reshape(target.shape) if reduction == "none" else loss
+    loss = loss.reshape(target.shape) if reduction == "none" else loss
+    return keep_versions(loss, input, target, weight)   # as torch's nll_loss keeps them

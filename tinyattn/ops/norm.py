@@ -7,7 +7,7 @@ from typing import Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, keep_versions
 from ..tensor import Tensor
 from .elementwise import convert, half_as_float32
 from ..amp.dispatch import cast_args
@@ -118,6 +118,11 @@ def _normalized_axes(op: str, x: Tensor, normalized_shape: Union[int, Sequence[i
     """The trailing axes named by ``normalized_shape``, checked against x and the params."""
     shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) \
         else tuple(normalized_shape)
+    if not shape:
+        raise RuntimeError(f"{op}: Expected normalized_shape to be at least 1-dimensional, "
+                           f"i.e., containing at least one element, but got normalized_shape "
+                           f"= []; pass the trailing dims to normalise over, e.g. "
+                           f"({x.shape[-1] if x.ndim else 1},)")
     if len(shape) > x.ndim or tuple(x.shape[x.ndim - len(shape):]) != shape:
         raise ValueError(f"{op}: normalized_shape {shape} must equal the last dims of the "
                          f"input, whose shape is {x.shape}")
@@ -136,7 +141,8 @@ def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]],
     affine = [half_as_float32(p) for p in (weight, bias) if p is not None]
     out = LayerNorm.apply(half_as_float32(x), *affine, axes=axes, eps=float(eps),
                           has_weight=weight is not None, has_bias=bias is not None)
-    return convert(out, dtype=x.dtype)      # float16 is normalised in float32, as PyTorch
+    out = convert(out, dtype=x.dtype)      # float16 is normalised in float32, as PyTorch
+    return keep_versions(out, bias)        # torch's native_layer_norm keeps bias too
 
 
 class RMSNorm(Function):
@@ -155,11 +161,14 @@ class RMSNorm(Function):
     def forward(self, x, *weight, axes, eps: float):
         xp = backend.get_array_module(x)
         mean_square = xp.multiply(x, x).mean(axis=axes, keepdims=True)
-        rstd = 1 / xp.sqrt(mean_square + eps)
+        with np.errstate(invalid="ignore", divide="ignore"):     # eps < 0 may give NaN, as
+            rstd = 1 / xp.sqrt(mean_square + eps)              # torch's (which accepts it)
         xhat = x * rstd
         w = weight[0] if weight else None
         self.save_for_backward(xhat, rstd, w, axes)
-        return xhat * w if w is not None else xhat
+        # without a weight the output is a copy: torch keeps x, not the output, so a write
+        # to the output is allowed and must not change the kept xhat
+        return xhat * w if w is not None else xhat.copy()
 
     def backward(self, grad):
         xhat, rstd, weight, axes = self.saved
@@ -181,7 +190,8 @@ class RMSNorm(Function):
 def rms_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]],
              weight: Optional[Tensor] = None, eps: Optional[float] = None) -> Tensor:
     """PyTorch's ``F.rms_norm``: x / sqrt(mean(x^2) + eps) * weight over the trailing
-    ``normalized_shape`` dims; ``eps=None`` means the machine epsilon of the dtype the
+    ``normalized_shape`` dims (a negative eps is taken as given, as torch takes it: NaN where
+    mean(x^2) + eps < 0); ``eps=None`` means the machine epsilon of the dtype the
     sum is computed in, as torch: 2.2e-16 for float64 and float32's 1.19e-07 for float32,
     float16 and bfloat16 (not the half dtype's own, 9.8e-04 / 7.8e-03, which would swamp
     small inputs)."""
@@ -191,8 +201,7 @@ def rms_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]],
                         f"with .float()")
     if eps is None:
         eps = float(np.finfo(np.float64 if x.dtype == np.float64 else np.float32).eps)
-    elif not float(eps) >= 0:
-        raise ValueError(f"rms_norm: eps must be >= 0 (or None), got {eps}")
     weights = () if weight is None else (half_as_float32(weight),)
     out = RMSNorm.apply(half_as_float32(x), *weights, axes=axes, eps=float(eps))
-    return convert(out, dtype=x.dtype)      # float16 in float32, as layer_norm
+    out = convert(out, dtype=x.dtype)      # float16 in float32, as layer_norm
+    return keep_versions(out, x)           # torch's rms_norm (x * rsqrt(...)) keeps x

@@ -10,7 +10,7 @@ from typing import Any, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, keep_versions
 from ..tensor import Tensor
 from ..amp.dispatch import composite as autocast_as
 
@@ -129,7 +129,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",  # noqa: A002
         if mode == "circular":     # torch builds it from slices and cat: no autocast rule
             return _pad_by_index(input, _amounts(pad), mode)
         with autocast_as(f"{'reflection' if mode == 'reflect' else 'replication'}_pad"):
-            return _pad_by_index(input, _amounts(pad), mode)   # float32 in CPU autocast
+            out = _pad_by_index(input, _amounts(pad), mode)   # float32 in CPU autocast
+        return keep_versions(out, input)   # torch's reflection/replication pads keep it
     if mode != "constant":
         raise ValueError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', "
                          f"got {mode!r}")

@@ -4,9 +4,10 @@ Each function here is the formula of docs/derivations.md, line for line, in NumP
 ``out=`` buffers, no fast paths, no in-place updates, no special cases for speed. The ops
 run their optimised versions (matmul's batched-weight path, layer norm's two buffers,
 attention's one score buffer, the sorted scatter-add of embedding, cross-entropy's in-place
-p - q, softmax's in-place exp); derivations.md quotes the plain version first and the
-optimised one beside it, and tests/test_plain_backwards.py checks, on random and edge-case
-inputs, that each plain function gives what the op's backward gives.
+p - q, softmax's in-place exp and one-buffer backward); derivations.md quotes the plain
+version first and the optimised one beside it, and tests/test_plain_backwards.py checks,
+on random and edge-case inputs, that each plain function gives what the op's backward
+gives.
 """
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-__all__ = ["unbroadcast", "matmul_backward", "softmax", "layer_norm_backward",
+__all__ = ["unbroadcast", "matmul_backward", "softmax", "softmax_backward",
+           "layer_norm_backward",
            "attention_backward", "embedding_backward", "cross_entropy_backward",
            "normal_cdf"]
 
@@ -43,6 +45,11 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     e = np.exp(x - m)
     total = e.sum(axis=axis, keepdims=True)
     return e / np.where(total == 0, 1.0, total)
+
+
+def softmax_backward(grad: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    """y = softmax(x) along ``axis``:  dx = y * (g - sum_i g_i y_i)."""
+    return y * (grad - (grad * y).sum(axis=axis, keepdims=True))
 
 
 def layer_norm_backward(grad: np.ndarray, xhat: np.ndarray, rstd: np.ndarray,

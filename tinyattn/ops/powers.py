@@ -23,8 +23,8 @@ class PowTensor(Function):
     then each is summed over the axes its input was broadcast along."""
 
     def forward(self, x, p):
-        out = x ** p
-        self.save_for_backward(x, p, out)
+        out = backend.get_array_module(x).asarray(x ** p)  # 0-d: an array, so that the
+        self.save_for_backward(x, p, out)                # output is the one kept (torch's)
         return out
 
     def backward(self, grad):
@@ -51,7 +51,7 @@ class RPow(Function):
     def forward(self, x, base: float):
         xp = backend.get_array_module(x)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            out = xp.power(xp.asarray(base, dtype=x.dtype), x)
+            out = xp.asarray(xp.power(xp.asarray(base, dtype=x.dtype), x))   # 0-d: an array
         self.save_for_backward(x, out, base)
         return out
 

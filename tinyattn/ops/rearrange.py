@@ -13,7 +13,7 @@ from typing import Any, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, keep_versions
 from ..tensor import Tensor
 from .layout import repeat, view
 from .reduce import sum as _sum
@@ -126,8 +126,10 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A00
         if ids.size != 1:
             raise IndexError(f"index_select: a 0-d input has one value, so index must hold "
                              f"exactly one entry (0); got {ids.size} (as PyTorch)")
-        return reshape(getitem(reshape(input, 1), (ids,)), ())     # 0-d, as PyTorch
-    return _take(input, axis, ids)
+        out = reshape(getitem(reshape(input, 1), (ids,)), ())     # 0-d, as PyTorch
+    else:
+        out = _take(input, axis, ids)
+    return keep_versions(out, index)      # torch keeps the index: writing to it raises
 
 
 def roll(input: Tensor, shifts: Dims, dims: Optional[Dims] = None) -> Tensor:  # noqa: A002

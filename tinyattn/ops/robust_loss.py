@@ -26,11 +26,15 @@ class SmoothL1(Function):
     dl/dd = scale * (d / beta inside, sign(d) outside): the two pieces meet with equal value
     and slope at |d| = beta. dx = w dl/dd, dy = -w dl/dd (then unbroadcast)."""
 
+    versions_checked = (0, 1)   # what torch saves: changed in place, backward raises
+
     def forward(self, x, y, beta: float, scale: float, reduction: str):
         xp = backend.get_array_module(x)
         d = x - y
         inside = xp.abs(d) < beta
         safe = beta if beta > 0 else 1.0           # beta = 0: nothing is inside (plain L1)
+        if beta == 0:           # torch computes l1_loss then, which keeps x - y, not x, y
+            self.versions_checked = ()
         slope = scale * xp.where(inside, d / safe, xp.sign(d))
         self.save_for_backward(slope, x.shape, y.shape, reduction)
         losses = xp.where(inside, 0.5 * d * d / safe, xp.abs(d) - 0.5 * beta)

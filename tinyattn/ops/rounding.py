@@ -13,7 +13,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, keep_versions
 from ..tensor import Tensor
 from .elementwise import _as_float
 from ..precision import finfo, is_floating
@@ -94,6 +94,8 @@ class NanToNum(Function):
     """out = x where x is finite, else the replacement (a constant).
     dx = g where x is finite, 0 where it was replaced (as PyTorch: ``grad * isfinite(x)``)."""
 
+    versions_checked = (0,)     # what torch saves: changed in place, backward raises
+
     def forward(self, x, nan: float, posinf: float, neginf: float):
         xp = backend.get_array_module(x)
         self.save_for_backward(xp.isfinite(x))
@@ -142,7 +144,12 @@ def sign(input: Tensor) -> Tensor:  # noqa: A002
     return Step.apply(input, fn=_sign)
 
 
-sgn = sign          # PyTorch's sgn is sign for real tensors (tinyattn has no complex ones)
+def sgn(input: Tensor) -> Tensor:  # noqa: A002
+    """``torch.sgn``: ``sign`` for real tensors (tinyattn has no complex ones). torch's sgn
+    keeps its input and result for backward (its formula serves complex numbers), sign keeps
+    nothing: a write to either after sgn makes backward raise, as there."""
+    out = sign(input)
+    return keep_versions(out, input, out)
 
 
 def _step(name: str, input: Tensor, fn: Any) -> Tensor:

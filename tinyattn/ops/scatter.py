@@ -13,13 +13,14 @@ does for ``x[index] = value``, because no gradient could say where each value we
 from __future__ import annotations
 
 import math
+import warnings
 
 from typing import Any, Optional, Tuple
 
 import numpy as np
 
 from .. import backend
-from ..autograd import Function, is_grad_enabled
+from ..autograd import Function, is_grad_enabled, keep_versions
 from ..tensor import Tensor
 from .indexing import along_axis_index
 from .inplace import _in_place
@@ -85,11 +86,13 @@ class IndexAdd(Function):
     """
 
     promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
+    # torch's backward keeps source (its dsource is expand_as(source)): a write raises there
+    versions_checked = (1,)
 
     def forward(self, x, source, ids, axis: int, alpha: Any):
         out = x.copy()
         where = (slice(None),) * axis + (ids,)
-        backend.scatter_add(out, where, source * alpha if alpha != 1 else source)
+        backend.scatter_add(out, where, _scaled(source, alpha))
         self.save_for_backward(where, alpha)
         return out
 
@@ -97,6 +100,17 @@ class IndexAdd(Function):
         where, alpha = self.saved
         dsource = grad[where]
         return grad, (dsource * alpha if alpha != 1 else dsource)
+
+
+def _scaled(source: Any, alpha: Any) -> Any:
+    """alpha * source in source's dtype (integers wrap around, as torch's kernel)."""
+    if alpha is True or (alpha == 1 and source.dtype.kind != "b"):
+        return source
+    if source.dtype.kind == "b":
+        return source & bool(alpha)
+    if source.dtype.kind in "iu":
+        return (source.astype(np.int64) * int(alpha)).astype(source.dtype)
+    return source * alpha
 
 
 # ------------------------------------------------------------------ checks
@@ -133,11 +147,8 @@ def _index_positions(op: str, x: Tensor, dim: int, index: Tensor, src: Optional[
         raise TypeError(f"{op}(): Expected dtype int64 (or int32) for index, got "
                         f"{getattr(index, 'dtype', type(index).__name__)}; convert with "
                         f".long()")
-    if x.ndim == 0:
-        raise ValueError(f"{op}: self is 0-d; scatter into a tensor with at least one dim "
-                         f"(x.unsqueeze(0))")
-    axis = _normalize_dim(int(dim), x.ndim, op)
-    if index.ndim != x.ndim:
+    axis = _normalize_dim(int(dim), max(x.ndim, 1), op)
+    if index.ndim != x.ndim or x.ndim == 0:
         raise ValueError(f"{op}: index has {index.ndim} dims but self has {x.ndim}; they must "
                          f"have the same number (Index tensor must have the same number of "
                          f"dimensions as self tensor)")
@@ -164,6 +175,28 @@ def _index_positions(op: str, x: Tensor, dim: int, index: Tensor, src: Optional[
     return along_axis_index(ids.copy(), axis), region
 
 
+def flat_when_0d(call: Any, op: str, input: Any, dim: Any, index: Any,  # noqa: A002
+                 src: Any) -> Any:
+    """torch counts a 0-d self, index or src as 1-d of one element: when one of them is 0-d
+    and none has more than one dim, run ``call(input, dim, index, src)`` on 1-d views and
+    give the result input's shape. An empty index writes nothing whatever its shape (and
+    src's): the call runs with both made empty with input's dims. None otherwise."""
+    tensors = [t for t in (input, index, src) if isinstance(t, Tensor)]
+    if not isinstance(input, Tensor) or not isinstance(index, Tensor):
+        return None
+    empty = (0,) * input.ndim
+    canonical = index.shape == empty and (not isinstance(src, Tensor) or src.shape == empty)
+    if index.numel() == 0 and input.ndim > 0 and not canonical:   # torch: nothing is written
+        _normalize_dim(int(dim), input.ndim, op)
+        no_src = src.reshape(-1)[:0].reshape(empty) if isinstance(src, Tensor) else src
+        return call(input, dim, Tensor._wrap(index._data.reshape(empty)), no_src)
+    if all(t.ndim > 0 for t in tensors) or any(t.ndim > 1 for t in tensors):
+        return None
+    _normalize_dim(int(dim), 1, op)                     # dim must be 0 or -1
+    flat_src = src.reshape(-1) if isinstance(src, Tensor) else src
+    return call(input.reshape(-1), 0, index.reshape(-1), flat_src).reshape(input.shape)
+
+
 def _check_range(op: str, ids: Any, size: int, axis: int) -> None:
     if ids.size == 0:
         return
@@ -180,13 +213,22 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None,  # noqa: A0
             *, value: Any = None, reduce: Optional[str] = None) -> Tensor:
     """``torch.scatter(input, dim, index, src)`` or ``(..., value)``: a copy of input with
     src's elements (or the number ``value``) written at the indexed positions along dim."""
+    flat = flat_when_0d(lambda *a: scatter(*a, value=value, reduce=reduce), "scatter", input,
+                        dim, index, src)
+    if flat is not None:
+        return flat
     if reduce is not None:
-        if isinstance(src, Tensor):
-            raise NotImplementedError(
-                f"scatter(reduce={reduce!r}) with a Tensor src is not supported (PyTorch "
-                f"deprecates that form); use scatter_add, or scatter_reduce(dim, index, src, "
-                f"'sum'|'prod'|...). With a number, scatter(dim, index, value, reduce=...) "
-                f"works")
+        if reduce not in ("add", "multiply"):
+            raise RuntimeError(f"scatter: reduce argument must be either add or multiply, got "
+                               f"{reduce!r} (scatter_reduce has sum, prod, mean, amax, amin)")
+        if isinstance(src, Tensor):     # torch's deprecated form: scatter_reduce's sum / prod
+            warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated "
+                          "and will be removed in a future PyTorch release. Use "
+                          "torch.scatter_reduce instead for more reduction options.",
+                          UserWarning, stacklevel=2)
+            from .scatter_reduce import scatter_reduce  # noqa: PLC0415 - built on this file
+            return scatter_reduce(input, dim, index, src,
+                                  "sum" if reduce == "add" else "prod", include_self=True)
         from .scatter_reduce import scatter_number_reduce  # noqa: PLC0415 - built on this file
         return scatter_number_reduce(input, dim, index, src if value is None else value,
                                      reduce)
@@ -194,10 +236,6 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None,  # noqa: A0
         raise TypeError("scatter: give src or value, not both")
     if src is None and value is None:
         raise TypeError("scatter: missing src (a Tensor) or value (a number)")
-    if isinstance(input, Tensor) and input.ndim == 0 and isinstance(index, Tensor) \
-            and index.ndim <= 1 and dim in (0, -1):       # 0-d: as a 1-element tensor, as torch
-        one = src.reshape(-1) if isinstance(src, Tensor) else src
-        return scatter(input.reshape(1), 0, index.reshape(-1), one, value=value).reshape(())
     tensor_src = src if isinstance(src, Tensor) else None
     if tensor_src is None:
         value = src if value is None else value
@@ -206,9 +244,11 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None,  # noqa: A0
                             f"{type(value).__name__}")
     positions, region = _index_positions("scatter", input, dim, index, tensor_src)
     if tensor_src is None:
-        return Scatter.apply(input, index=positions, region=region,
-                             value=checked_fill_value(value, input.dtype))
-    return Scatter.apply(input, tensor_src, index=positions, region=region, value=None)
+        out = Scatter.apply(input, index=positions, region=region,
+                            value=checked_fill_value(value, input.dtype))
+    else:
+        out = Scatter.apply(input, tensor_src, index=positions, region=region, value=None)
+    return keep_versions(out, index)      # torch keeps the index: writing to it raises
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:  # noqa: A002
@@ -216,8 +256,12 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor: 
     positions along dim (repeated positions add up)."""
     if not isinstance(src, Tensor):
         raise TypeError(f"scatter_add: src must be a Tensor, got {type(src).__name__}")
+    flat = flat_when_0d(scatter_add, "scatter_add", input, dim, index, src)
+    if flat is not None:
+        return flat
     positions, region = _index_positions("scatter_add", input, dim, index, src)
-    return ScatterAdd.apply(input, src, index=positions, region=region)
+    out = ScatterAdd.apply(input, src, index=positions, region=region)
+    return keep_versions(out, index)      # torch keeps the index: writing to it raises
 
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor,  # noqa: A002
@@ -232,10 +276,15 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor,  # noqa: A
         raise TypeError(f"index_add_(): Expected a 1-D int64 or int32 index, got "
                         f"{getattr(index, 'dtype', type(index).__name__)} of shape "
                         f"{getattr(index, 'shape', '?')}")
-    if input.ndim == 0:
-        raise ValueError("index_add: self is 0-d; use a tensor with at least one dim")
-    axis = _normalize_dim(int(dim), input.ndim, "index_add")
+    axis = _normalize_dim(int(dim), max(input.ndim, 1), "index_add")
     ids = index._data.reshape(-1)
+    if input.ndim == 0:             # torch: one element, one index, a 0-d source
+        if source.ndim != 0 or ids.size != 1:
+            raise ValueError(f"index_add: source tensor shape must match self tensor shape, "
+                             f"excluding the specified dimension. Got self.shape = [] "
+                             f"source.shape = {list(source.shape)} (and {ids.size} indices)")
+        return index_add(input.reshape(1), 0, index.reshape(1), source.reshape(1),
+                         alpha=alpha).reshape(())
     expected = input.shape[:axis] + (ids.size,) + input.shape[axis + 1:]
     if source.shape != expected:
         raise ValueError(f"index_add: source has shape {source.shape}, expected {expected} "
@@ -246,8 +295,24 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor,  # noqa: A
     if input.dtype.kind in "iub" and not float(alpha).is_integer():
         raise TypeError(f"index_add: alpha {alpha} must be a whole number for {input.dtype}")
     _check_range("index_add", ids, input.shape[axis], axis)
-    return IndexAdd.apply(input, source, ids=ids.astype(np.int64), axis=axis,
-                          alpha=input.dtype.type(alpha))
+    out = IndexAdd.apply(input, source, ids=ids.astype(np.int64), axis=axis,
+                         alpha=_alpha_for(alpha, input.dtype))
+    return keep_versions(out, index)      # torch keeps the index: writing to it raises
+
+
+def _alpha_for(alpha: Any, dtype: np.dtype) -> Any:
+    """alpha as index_add multiplies by it: the dtype's own number for floats; a Python int
+    for integers (torch's uint8 alpha=-1 subtracts, wrapping around as uint8 does), refused
+    where torch refuses it (outside the dtype's range, a negative one counting for unsigned)."""
+    if dtype.kind == "b":
+        return bool(alpha)
+    if dtype.kind not in "iu":
+        return dtype.type(alpha)
+    info = np.iinfo(dtype)
+    low = -int(info.max) - 1 if dtype.kind == "u" else int(info.min)
+    if not low <= int(alpha) <= int(info.max):
+        checked_fill_value(alpha, dtype)                 # torch's overflow error
+    return int(alpha)
 
 
 def scatter_(x: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None,

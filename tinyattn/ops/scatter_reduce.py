@@ -12,12 +12,12 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, keep_versions
 from ..tensor import Tensor
 from ..precision import is_floating
 from .inplace import _in_place
 from .masking import where
-from .scatter import _index_positions, checked_fill_value
+from .scatter import _index_positions, checked_fill_value, flat_when_0d
 from .shape import _normalize_dim
 
 __all__ = ["scatter_reduce", "scatter_reduce_", "scatter_number_reduce", "index_fill",
@@ -44,6 +44,9 @@ class ScatterReduce(Function):
     """
 
     promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
+    # torch's one backward for every reduce keeps self, src, index and the result (it keeps
+    # values = src[region] here, a copy): a write to any of them raises, as there
+    versions_checked = (0, 1, -1)
 
     def forward(self, x, src, positions, region, reduce: str, include_self: bool):
         xp = backend.get_array_module(x)
@@ -59,7 +62,9 @@ class ScatterReduce(Function):
         count = hits + (1 if include_self else 0)
         if reduce == "mean":
             total = out
-            out = xp.where(hit, total / xp.maximum(count, 1), x).astype(x.dtype)
+            mean = total / xp.maximum(count, 1) if is_floating(x.dtype) else \
+                xp.floor_divide(total, xp.maximum(count, 1))      # torch: integers floor
+            out = xp.where(hit, mean, x).astype(x.dtype)
         self.save_for_backward(x, values, src.shape, positions, region, hit, count, out)
         self._reduce, self._include_self = reduce, include_self
         return out
@@ -161,12 +166,17 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor,  # noqa:
     if not isinstance(src, Tensor):
         raise TypeError(f"scatter_reduce: src must be a Tensor, got {type(src).__name__} (for "
                         f"a number use scatter(..., value, reduce='add'))")
+    flat = flat_when_0d(lambda *a: scatter_reduce(*a, reduce, include_self=include_self),
+                        "scatter_reduce", input, dim, index, src)
+    if flat is not None:
+        return flat
     positions, region = _index_positions("scatter_reduce", input, dim, index, src)
-    if reduce == "mean" and not is_floating(input.dtype):
-        raise TypeError(f"scatter_reduce: reduce='mean' needs a float tensor, got "
-                        f"{input.dtype}; convert with .float()")
-    return ScatterReduce.apply(input, src, positions=positions, region=region, reduce=reduce,
-                               include_self=bool(include_self))
+    if reduce == "mean" and input.dtype == np.bool_:
+        raise NotImplementedError("scatter_reduce: reduce='mean' is not implemented for "
+                                  "bool (as in torch); convert with .long() or .float()")
+    out = ScatterReduce.apply(input, src, positions=positions, region=region, reduce=reduce,
+                              include_self=bool(include_self))
+    return keep_versions(out, index)      # torch keeps the index: writing to it raises
 
 
 def scatter_reduce_(x: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
@@ -252,7 +262,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:  #
         value = Tensor._wrap(xp.asarray(value, dtype=input.dtype))
     elif value.dtype != input.dtype:
         value = value.to(input.dtype)
-    return where(mask, value, input)
+    return keep_versions(where(mask, value, input), index)   # torch keeps the index
 
 
 def index_fill_(x: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:

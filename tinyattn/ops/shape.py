@@ -300,9 +300,35 @@ def _floats_win(tensors: Sequence[Tensor]) -> List[Tensor]:
     return [t if is_floating(t.dtype) else Tensor._wrap(t._data.astype(dtype)) for t in tensors]
 
 
+def _check_tensor_list(op: str, tensors: Any) -> List[Tensor]:
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {type(tensors).__name__}; pass a list: {op}([a, b])")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}(): expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
+    return list(tensors)
+
+
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
-    axis = _check_join("cat", tensors, dim, same_shape=False)
-    return Concat.apply(*_floats_win(tensors), axis=axis)
+    """``torch.cat``. As torch does for old code, a 1-D empty tensor (shape (0,)) joins any
+    list: it is left out of the shape checks (it still counts for the result's dtype and
+    gets its (empty) gradient); a list of only such tensors gives one of shape (0,)."""
+    tensors = _check_tensor_list("cat", tensors)
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"cat: zero-dimensional tensor (at position {i}) cannot be "
+                               f"concatenated; unsqueeze(0) it, or use stack")
+    legacy = [t.shape == (0,) for t in tensors]
+    kept = [t for t, skip in zip(tensors, legacy) if not skip]
+    if not kept or not any(legacy):
+        axis = _check_join("cat", tensors, dim if kept else 0, same_shape=False)
+        return Concat.apply(*_floats_win(tensors), axis=axis)
+    axis = _check_join("cat", kept, dim, same_shape=False)
+    empty_shape = kept[0].shape[:axis] + (0,) + kept[0].shape[axis + 1:]
+    joined = [t.reshape(empty_shape) if skip else t for t, skip in zip(tensors, legacy)]
+    return Concat.apply(*_floats_win(joined), axis=axis)
 
 
 concat = cat

@@ -79,7 +79,14 @@ class Softmax(Function):
 
     def backward(self, grad):
         y, axis = self.saved
-        return y * (grad - (grad * y).sum(axis=axis, keepdims=True))
+        # plain (tinyattn/ops/plain.py: softmax_backward), three fresh arrays:
+        #     return y * (grad - (grad * y).sum(axis=axis, keepdims=True))
+        # the same products and sums, bit for bit, in one buffer (docs/benchmarks.md):
+        dx = grad * y
+        row = dx.sum(axis=axis, keepdims=True)      # sum_i g_i y_i, one per row
+        backend.get_array_module(dx).subtract(grad, row, out=dx)
+        dx *= y
+        return dx
 
 
 class LogSoftmax(Function):

@@ -122,7 +122,8 @@ class Norm(Function):
         p = 1:     N = sum |x|,              dx = g s               (s = 0 at x = 0)
         p = inf:   N = max |x|,              dx = g s [|x| = N] / (number of ties)
         p = -inf:  N = min |x|,              likewise
-        p = 0:     N = number of x != 0,     dx = 0                 (piecewise constant)
+        p = 0:     N = number of x != 0,     dx: none               (piecewise constant;
+                                                                 torch gives no gradient)
         other p:   N = (sum |x|^p)^(1/p),    dx = g s |x|^(p-1) / N^(p-1)  (0 where x or N is 0)
     """
 
@@ -157,8 +158,8 @@ class Norm(Function):
                 hit = xp.abs(x) == out
                 ties = hit.sum(axis=axes, keepdims=True).astype(x.dtype)
                 return g * xp.sign(x) * hit / ties
-            if p == 0:
-                return xp.zeros(x.shape, dtype=x.dtype)
+            if p == 0:              # no gradient at all, as torch's (x.grad stays None)
+                return None
             a = xp.abs(x)
             slope = xp.where(a == 0, 0, xp.sign(x) * a ** (p - 1))
             return slope * xp.where(out == 0, 0, g / out ** (p - 1))
@@ -216,16 +217,19 @@ def logsumexp(x: Tensor, dim: Dim, keepdim: bool = False) -> Tensor:
 def norm(x: Tensor, p: Any = "fro", dim: Dim = None, keepdim: bool = False,
          dtype: Any = None) -> Tensor:
     """The vector p-norm of the elements over ``dim`` (all by default), as ``torch.norm``:
-    p = "fro" or 2 (default), 1, inf, -inf, 0 or any other number. Matrix norms ("nuc") are
-    not supported."""
+    p = "fro" or 2 (default), 1, inf, -inf, 0 or any other number; p = "nuc" is the nuclear
+    norm of a matrix (ops/linalg_norms.py)."""
     if dtype is not None:
         raise TypeError("norm: dtype= is not supported; convert the input with .to(dtype)")
     _float_input(x, "norm")
     if p == "fro":
         p = 2
+    if p == "nuc":                      # a matrix norm: sum of the singular values
+        from .linalg_norms import nuclear_norm  # noqa: PLC0415 - built on this file's norm
+        return nuclear_norm(x, dim, keepdim)
     if isinstance(p, (str, bool)) or not isinstance(p, (int, float, np.number)):
-        raise ValueError(f"norm: p must be a number or 'fro', got {p!r} (matrix norms such "
-                         f"as 'nuc' are not implemented)")
+        raise ValueError(f"norm: p must be a number, 'fro' or 'nuc', got {p!r} (other matrix "
+                         f"norms: tinyattn.linalg.matrix_norm)")
     axes = _axes(dim, x.ndim, "norm")
     if math.isinf(p):
         _check_not_empty(x, axes, f"norm with p={p}")

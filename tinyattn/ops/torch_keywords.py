@@ -27,7 +27,7 @@ from ..precision import is_floating
 from ..promotion import can_cast
 from ..tensor import Tensor, normalize_dtype
 
-__all__ = ["with_torch_keywords", "write_out", "unwrapped", "out_apart"]
+__all__ = ["with_torch_keywords", "write_out", "unwrapped", "out_apart", "out_same_dtype"]
 
 
 def write_out(name: str, out: Any, result: Any) -> Any:
@@ -147,27 +147,72 @@ def _cast_first(args: tuple, kwargs: Dict[str, Any], name: Any, dtype: Any,
 
 
 def out_apart(fn: Callable) -> Callable:
-    """``fn`` (a ``with_torch_keywords`` wrapper taking out=) refusing an ``out=`` tensor that
-    shares memory with a tensor argument, as torch refuses it for ops that read their input
-    while they write (masked_select, bernoulli): the result would read half-written values."""
+    """``fn`` (a ``with_torch_keywords`` wrapper taking out=) refusing an ``out=`` tensor (or
+    tuple of them) that shares memory with a tensor argument, as torch refuses it for ops that
+    read their input while they write (masked_select, gather, cat, kthvalue): the result would
+    read half-written values."""
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         out = kwargs.get("out")
-        if isinstance(out, Tensor):
-            if any(step == 0 and n > 1 for step, n in zip(out._data.strides, out.shape)):
+        if out is None:                 # the common call: nothing to check
+            return fn(*args, **kwargs)
+        targets = _tensors_in([out])
+        inputs = _tensors_in(list(args) + [v for k, v in kwargs.items() if k != "out"])
+        for target in targets:
+            if any(step == 0 and n > 1 for step, n in zip(target._data.strides, target.shape)):
                 raise RuntimeError(f"{fn.__name__}(): unsupported operation: more than one "
                                    f"element of the written-to tensor refers to a single "
                                    f"memory location (an expanded tensor). Please clone() "
                                    f"the tensor before performing the operation.")
-            for value in list(args) + list(kwargs.values()):
-                if isinstance(value, Tensor) and value is not out and \
-                        np.shares_memory(value._data, out._data):
+            if any(value is target for value in inputs):
+                raise RuntimeError(f"{fn.__name__}(): unsupported operation: the out= tensor "
+                                   f"is also an input; pass a new tensor as out=")
+            for value in inputs:
+                if np.shares_memory(value._data, target._data):
                     raise RuntimeError(f"{fn.__name__}(): unsupported operation: some elements "
                                        f"of the input tensor and the written-to tensor refer "
                                        f"to a single memory location. Please clone() the "
                                        f"tensor before performing the operation.")
-            if any(value is out for value in args):
-                raise RuntimeError(f"{fn.__name__}(): unsupported operation: the out= tensor "
-                                   f"is also an input; pass a new tensor as out=")
         return fn(*args, **kwargs)
+    return call
+
+
+def _tensors_in(values: Any) -> List[Tensor]:
+    """The tensors among ``values``, looking one level into lists and tuples (cat's list)."""
+    found = []
+    for value in values:
+        if isinstance(value, (list, tuple)):
+            found += [v for v in value if isinstance(v, Tensor)]
+        elif isinstance(value, Tensor):
+            found.append(value)
+    return found
+
+
+_TORCH_TYPE_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+                     "float64": "double", "int8": "signed char", "uint8": "unsigned char",
+                     "int16": "short", "int32": "int", "int64": "long int", "bool": "bool"}
+
+
+def out_same_dtype(fn: Callable) -> Callable:
+    """``fn`` (a ``with_torch_keywords`` wrapper taking out=) refusing an ``out=`` tensor (or
+    a tuple's tensor) whose dtype is not the result's, as torch's gather and aminmax refuse it ("Expected out tensor to have
+    dtype float, but got double instead"): most ops cast into out=, these do not."""
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        out = kwargs.get("out")
+        if out is None:
+            return fn(*args, **kwargs)
+        rest = {key: value for key, value in kwargs.items() if key != "out"}
+        result = fn(*args, **rest)
+        pairs = zip(out, result) if isinstance(out, (tuple, list)) and \
+            isinstance(result, tuple) else [(out, result)]
+        for target, value in pairs:
+            if isinstance(target, Tensor) and isinstance(value, Tensor) \
+                    and value.dtype != target.dtype:
+                want, got = (_TORCH_TYPE_NAMES.get(d.name, d.name)
+                             for d in (value.dtype, target.dtype))
+                raise RuntimeError(f"{fn.__name__}(): Expected out tensor to have dtype {want}, "
+                                   f"but got {got} instead (pass an out= tensor of dtype "
+                                   f"{value.dtype})")
+        return write_out(fn.__name__, out, result)
     return call

@@ -28,6 +28,10 @@ from . import (activations, attention, batch_norm, channel_dropout, compare, con
 from . import flat_index, index_writes, more_activations, picks, search, structure, view_copies
 from . import binary_special, blas, linalg_ops, more_reductions, special_functions
 from . import clamp_bounds          # clamp with tensor bounds
+from . import linalg_norms          # matrix norms
+from . import decompositions        # cholesky, qr, eigh, svd
+from . import linalg_solvers        # triangular and least-squares solves, pinv, matrix_exp
+from . import statistics            # cov, corrcoef
 from . import bilinear, interpolate, margin_loss
 from .spec import OpCase, OpSpec, make_inputs
 
@@ -41,6 +45,7 @@ FAMILIES = [elementwise, powers, trig, reduce, shape, interleave, matmul, softma
             view_writes, conv, pool, group_norm, channel_dropout, rnn, structure, view_copies,
             index_writes, picks, more_activations, search, flat_index, special_functions,
             binary_special, blas, linalg_ops, more_reductions,
-            clamp_bounds, bilinear, margin_loss, interpolate]
+            clamp_bounds, linalg_norms, decompositions, linalg_solvers, statistics,
+            bilinear, margin_loss, interpolate]
 
 OP_TABLE: List[OpSpec] = [row for family in FAMILIES for row in family.ROWS]

@@ -36,6 +36,7 @@ class Tensor(TensorConversions):
     _has_views = False                               # another tensor shares its memory
     _base: Optional["Tensor"] = None                 # a view's root base (view ops only)
     _view_refs: Optional[List[Any]] = None           # weak references to a base's views
+    _input_record: Any = None       # what the nodes that read it keep (autograd.held_input)
 
     def __init__(self, *args: Any, requires_grad: bool = False, dtype: DTypeLike = None,
                  device: Optional[str] = None):
@@ -307,6 +308,7 @@ class Tensor(TensorConversions):
         (tinyattn.multiprocessing sends shared tensors by that name instead)."""
         state = dict(self.__dict__)
         state.pop("_shared_path", None)
+        state.pop("_input_record", None)       # weak references: this process's graph only
         return state
 
     def is_shared(self) -> bool:

@@ -116,6 +116,7 @@ class CheckpointFunction(Function):
     slots: List[Any] = []                 # g_k of outputs k (None: no gradient came)
     anchor: int = 0                       # the output this node makes (-1: a hidden anchor)
     needs_grad: Tuple[bool, ...] = ()     # which outputs needed a gradient in the forward
+    keeps_input_tensors = True            # its backward reruns the segment from them
     zero_fill: bool = False               # use_reentrant=True: unreached outputs get zeros
 
     def backward(self, grad: Any) -> Any:

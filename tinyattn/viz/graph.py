@@ -1,8 +1,9 @@
 """The computation graph of a tensor as plain data: nodes, edges and layers, for drawing.
 
 The autograd graph is a graph of Functions (tinyattn/autograd/): ``t._ctx`` is the Function
-that made ``t``; ``fn.inputs[i]`` is its i-th input tensor and ``fn.parents[i]`` the Function
-that made that input (None for a leaf: a parameter, data, a constant). ``build_graph`` walks
+that made ``t``; ``fn.inputs[i]`` is its i-th input (a leaf's tensor, or the
+``InputRecord`` of a tensor another op made) and ``fn.parents[i]`` the Function that made
+that input (None for a leaf: a parameter, data, a constant). ``build_graph`` walks
 it from the output back and returns one node per Function ("op"), per leaf that requires a
 gradient ("leaf": a parameter), per leaf that does not ("input": data, targets, a mask), and,
 when the graph has more than ``max_nodes`` nodes or is deeper than ``max_depth`` ops, one

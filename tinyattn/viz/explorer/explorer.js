@@ -192,8 +192,13 @@
   const fmt = (v) => (v === null || v === undefined ? "\u2014" : Math.abs(v) >= 1e4 || (Math.abs(v) < 1e-3 && v !== 0)
     ? v.toExponential(3) : (+v.toPrecision(4)).toString());
 
-  function summaryTable(title, s) {
-    if (!s) return `<p><b>${title}</b>: none</p>`;
+  // An intermediate whose array no backward saved is freed in the forward (as in torch):
+  // the page then has no value for it (docs/see_it.md).
+  const FREED = "not kept: no backward needs it, so it was freed in the forward, as in " +
+    "torch (hold the tensor in your program to see its value)";
+
+  function summaryTable(title, s, missing) {
+    if (!s) return `<p><b>${title}</b>: ${missing || "none"}</p>`;
     const bad = s.nonfinite ? `<tr><td>NaN/inf</td><td>${s.nonfinite}</td></tr>` : "";
     return `<p><b>${title}</b></p><table class="summary">` +
       ["min", "max", "mean", "norm"].map((k) => `<tr><td>${k}</td><td>${fmt(s[k])}</td></tr>`).join("") +
@@ -247,7 +252,7 @@
     if (n.kind === "function") {
       h += `<p>inputs: ${(inputsOf.get(id) || []).map(link).join(", ")}<br>output: ` +
            `${(outputsOf.get(id) || []).map(link).join(", ")}</p>`;
-      h += summaryTable("value of its output", n.value_summary);
+      h += summaryTable("value of its output", n.value_summary, FREED);
       h += summaryTable("gradient of its output", n.grad_summary);
       if (n.derivation) {
         const href = data.docs ? data.docs + "/" + n.derivation.slice(5) : n.derivation;
@@ -256,7 +261,7 @@
       h += `<pre class="formula">${esc(n.formula || "(no docstring)")}</pre>`;
       details.innerHTML = h;
     } else {
-      h += summaryTable("value", n.value_summary);
+      h += summaryTable("value", n.value_summary, FREED);
       details.innerHTML = h;
       details.appendChild(heatmap(n.values, false, "value"));
       details.insertAdjacentHTML("beforeend", summaryTable("gradient", n.grad_summary));

@@ -1,0 +1,470 @@
+"""Triangular and least-squares solves, the pseudo-inverse and the matrix exponential, with
+hand-derived backwards (docs/derivations.md#solvers-pseudo-inverse-and-matrix-exponential):
+torch.linalg.solve_triangular and torch.triangular_solve, linalg.lstsq, linalg.pinv and
+torch.pinverse, linalg.matrix_exp (torch.matrix_exp); and, composed from ops with their own
+backwards, linalg.matrix_rank, linalg.cond and linalg.vander. Batches (..., m, n) broadcast as
+in torch. linalg.eig / eigvals are absent: their results are complex, and tinyattn has no
+complex dtype.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Any, Optional
+
+import numpy as np
+
+from .. import backend
+from ..amp.dispatch import cast_args
+from ..autograd import Function
+from ..precision import is_floating
+from ..tensor import Tensor
+from .decompositions import check_matrix, check_square, converged
+
+__all__ = ["CoefficientCopy", "solve_triangular", "triangular_solve", "lstsq", "pinv",
+           "pinverse", "matrix_rank", "cond", "matrix_exp", "vander"]
+
+TriangularSolveResult = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
+LstsqResult = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+
+
+def _mT(a: Any) -> Any:
+    return backend.get_array_module(a).swapaxes(a, -1, -2)
+
+
+def _sum_to(grad: Any, shape: Any) -> Any:
+    """grad summed over the batch dims that broadcasting added or widened."""
+    extra = grad.ndim - len(shape)
+    if extra > 0:
+        grad = grad.sum(axis=tuple(range(extra)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    return grad.sum(axis=axes, keepdims=True) if axes else grad
+
+
+# ------------------------------------------------------------------ triangular solve
+def _triangle(a: Any, upper: bool, unitriangular: bool) -> Any:
+    xp = backend.get_array_module(a)
+    t = xp.triu(a) if upper else xp.tril(a)
+    if unitriangular:
+        n = a.shape[-1]
+        t = t.copy()
+        t[..., xp.arange(n), xp.arange(n)] = 1
+    return t
+
+
+def _solve(t: Any, b: Any, upper: bool) -> Any:
+    """T^-1 b for triangular T (LAPACK through NumPy's solve); a zero on T's diagonal gives
+    inf/NaN by substitution, as torch's triangular solver does."""
+    xp = backend.get_array_module(t)
+    shape = np.broadcast_shapes(t.shape[:-2], b.shape[:-2]) + b.shape[-2:]
+    if t.shape[-1] == 0 or b.shape[-1] == 0:
+        return xp.zeros(shape, dtype=b.dtype)
+    try:
+        return xp.linalg.solve(t, xp.broadcast_to(b, shape))
+    except np.linalg.LinAlgError:
+        pass
+    x = xp.zeros(shape, dtype=b.dtype)
+    n = t.shape[-1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i in (range(n - 1, -1, -1) if upper else range(n)):
+            done = slice(i + 1, n) if upper else slice(0, i)
+            rest = (t[..., i:i + 1, done] @ x[..., done, :])[..., 0, :]
+            x[..., i, :] = (b[..., i, :] - rest) / t[..., i, i, None]
+    return x
+
+
+class SolveTriangular(Function):
+    """X with T X = B (left) or X T = B, T the upper or lower triangle of A (unit diagonal
+    with unitriangular). Left: dB = T^-T g, dA = -dB X^T; right: dB = g T^-T, dA = -X^T dB;
+    dA is then kept to T's triangle (without the diagonal when unitriangular), since only
+    those entries of A are read. A and X are kept, as torch."""
+
+    def forward(self, a, b, upper: bool, left: bool, unitriangular: bool,
+                keep_b: bool = False):
+        t = _triangle(a, upper, unitriangular)
+        out = _solve(t, b, upper) if left else _mT(_solve(_mT(t), _mT(b), not upper))
+        # torch.triangular_solve keeps b too (keep_b): a write to b makes its backward raise
+        self.save_for_backward(a, out, upper, left, unitriangular, b.shape,
+                               b if keep_b else None)
+        return out
+
+    def backward(self, grad):
+        a, x, upper, left, unitriangular, b_shape, _ = self.saved
+        xp = backend.get_array_module(grad)
+        t = _triangle(a, upper, unitriangular)
+        if left:
+            gb = _solve(_mT(t), grad, not upper)
+            ga = -(gb @ _mT(x))
+        else:
+            gb = _mT(_solve(t, _mT(grad), upper))
+            ga = -(_mT(x) @ gb)
+        ga = xp.triu(ga, int(unitriangular)) if upper else xp.tril(ga, -int(unitriangular))
+        return (_sum_to(ga, a.shape) if self.needs_input_grad[0] else None,
+                _sum_to(gb, b_shape) if self.needs_input_grad[1] else None)
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool,  # noqa: N803 - torch's names
+                     left: bool = True, unitriangular: bool = False,
+                     _keep_b: bool = False) -> Tensor:
+    """X with A X = B (``left=False``: X A = B) for triangular A (``torch.linalg.
+    solve_triangular``): only the upper (``upper=True``) or lower triangle of A is read, and
+    with ``unitriangular=True`` its diagonal is taken to be ones. A (..., n, n), B (..., n, k)
+    (left) or (..., k, n); batches broadcast."""
+    check_square(A, "linalg.solve_triangular", "triangular_solve_cpu")
+    check_matrix(B, "linalg.solve_triangular", "triangular_solve_cpu")
+    if B.dtype != A.dtype:
+        raise RuntimeError(f"linalg.solve_triangular: Expected A and B to have the same "
+                           f"dtype, but found A of type {A.dtype.name} and B of type "
+                           f"{B.dtype.name} instead")
+    n = A.shape[-1]
+    if (B.shape[-2] if left else B.shape[-1]) != n:
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
+                           f"equation {'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{n} "
+                           f"and {B.shape[-2]}x{B.shape[-1]})")
+    return SolveTriangular.apply(A, B, upper=bool(upper), left=bool(left),
+                                 unitriangular=bool(unitriangular), keep_b=_keep_b)
+
+
+def triangular_solve(b: Tensor, A: Tensor, upper: bool = True,  # noqa: N803 - torch's names
+                     transpose: bool = False, unitriangular: bool = False
+                     ) -> TriangularSolveResult:
+    """``torch.triangular_solve`` (deprecated in torch): (X, a copy of A) with A X = b, or
+    A^T X = b with ``transpose=True``; note b comes first and ``upper`` defaults to True."""
+    (b, A) = cast_args("triangular_solve", b, A)
+    check_square(A, "triangular_solve", "triangular_solve_cpu")
+    check_matrix(b, "triangular_solve", "triangular_solve_cpu")
+    batch = np.broadcast_shapes(tuple(A.shape[:-2]), tuple(b.shape[:-2]))
+    coefficient = A.mT if transpose else A
+    solution = solve_triangular(coefficient, b, upper=bool(upper) != bool(transpose),
+                                unitriangular=unitriangular, _keep_b=True)
+    cloned = CoefficientCopy.apply(A, b, shape=batch + tuple(A.shape[-2:]))
+    return TriangularSolveResult(solution, cloned)
+
+
+class CoefficientCopy(Function):
+    """triangular_solve's cloned_coefficient: a copy of A broadcast to the batch. torch makes
+    it in the same node as the solution, so b gets a (zero) gradient from it: dA = g summed
+    to A's shape, db = 0."""
+
+    def forward(self, a, b, shape):
+        xp = backend.get_array_module(a)
+        self.save_for_backward(a.shape, b.shape)
+        return xp.array(xp.broadcast_to(a, shape))
+
+    def backward(self, grad):
+        a_shape, b_shape = self.saved
+        xp = backend.get_array_module(grad)
+        return _sum_to(grad, a_shape), xp.zeros(b_shape, dtype=grad.dtype)
+
+
+# ------------------------------------------------------------------ pseudo-inverse
+def _tolerance(xp: Any, s_max: Any, dtype: Any, size: int, atol: Any, rtol: Any) -> Any:
+    """torch's rule: max(atol, rtol * s_max); rtol defaults to eps * max(m, n) unless
+    atol > 0 is given, then to 0."""
+    eps = float(np.finfo(dtype).eps)
+    if rtol is None:
+        rtol = eps * size if atol is None or (np.ndim(atol) == 0 and float(atol) <= 0) \
+            else 0.0
+    atol = 0.0 if atol is None else atol
+    return xp.maximum(xp.asarray(atol, dtype=dtype), xp.asarray(rtol, dtype=dtype) * s_max)
+
+
+def _array_or_none(value: Any) -> Any:
+    return value._data if isinstance(value, Tensor) else value
+
+
+class Pinv(Function):
+    """P = A^+ (singular values at or below the tolerance dropped). At constant rank
+    (Golub and Pereyra): dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P, whose
+    adjoint is dA = -P^T g P^T + (I - A P) g^T P P^T + P^T P g^T (I - P A), computed with
+    the smaller of the (m, m) and (n, n) products (A and P are kept, as torch)."""
+
+    def forward(self, a, atol: Any, rtol: Any, hermitian: bool):
+        xp = backend.get_array_module(a)
+        m, n = a.shape[-2], a.shape[-1]
+        if a.size == 0:
+            out = xp.zeros(a.shape[:-2] + (n, m), dtype=a.dtype)
+        elif hermitian:
+            w, v = converged("linalg.eigh", "eigenvalues", xp.linalg.eigh, a)
+            tol = _tolerance(xp, xp.abs(w).max(-1), a.dtype, n, atol, rtol)
+            keep = xp.abs(w) > tol[..., None]
+            inv_w = xp.where(keep, 1 / xp.where(keep, w, 1), 0)
+            out = (v * inv_w[..., None, :]) @ _mT(v)
+        else:
+            u, s, vh = converged("linalg.svd", "singular values", xp.linalg.svd, a,
+                                 full_matrices=False)
+            tol = _tolerance(xp, s[..., 0], a.dtype, max(m, n), atol, rtol)
+            keep = s > tol[..., None]
+            inv_s = xp.where(keep, 1 / xp.where(keep, s, 1), 0)
+            out = (_mT(vh) * inv_s[..., None, :]) @ _mT(u)
+        out = xp.ascontiguousarray(out.astype(a.dtype, copy=False))
+        self.save_for_backward(a, out)
+        return out
+
+    def backward(self, grad):
+        a, p = self.saved
+        m, n = a.shape[-2], a.shape[-1]
+        pt, gt = _mT(p), _mT(grad)
+        if m <= n:
+            k = gt @ p
+            k_pt = k @ pt
+            return -_mT(p @ k) + k_pt - (a @ p) @ k_pt + (pt @ p) @ (gt - k @ a)
+        k = p @ gt
+        pt_k = pt @ k
+        return -_mT(k @ p) + (gt - a @ k) @ p @ pt + pt_k - pt_k @ p @ a
+
+
+def pinv(A: Tensor, rcond: Any = None, hermitian: bool = False, *,  # noqa: N803
+         atol: Any = None, rtol: Any = None) -> Tensor:
+    """The Moore-Penrose pseudo-inverse (``torch.linalg.pinv``) of (..., m, n): singular
+    values at most max(atol, rtol * largest) count as zero (rtol defaults to eps * max(m, n),
+    or 0 when atol > 0 is given; ``rcond`` is torch's older name for rtol).
+    ``hermitian=True`` reads the lower triangle of a symmetric A and uses its eigenvalues."""
+    (A,) = cast_args("linalg_pinv", A)
+    if not isinstance(A, Tensor) or A.ndim < 2 or not is_floating(A.dtype) \
+            or np.dtype(A.dtype).itemsize < 4:
+        raise RuntimeError(f"linalg.pinv({getattr(A, 'dtype', type(A).__name__)}"
+                           f"{list(getattr(A, 'shape', ()))}): expected a tensor with 2 or "
+                           f"more dimensions of float, double, cfloat or cdouble types")
+    if rcond is not None:
+        if rtol is not None:
+            raise RuntimeError("linalg.pinv: pass rtol= or the older rcond=, not both")
+        rtol = rcond
+    return Pinv.apply(A, atol=_array_or_none(atol), rtol=_array_or_none(rtol),
+                      hermitian=bool(hermitian))
+
+
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:  # noqa: A002 - torch's names
+    """``torch.pinverse``: ``linalg.pinv`` with ``rcond`` (default 1e-15) as rtol."""
+    (input,) = cast_args("pinverse", input)
+    return pinv(input, rtol=rcond)
+
+
+def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *,  # noqa: N803
+                atol: Any = None, rtol: Any = None) -> Tensor:
+    """The number of singular values above max(atol, rtol * largest) (``torch.linalg.
+    matrix_rank``), int64, per matrix of the batch; pinv's tolerance rule. ``tol`` is torch's
+    older name for atol (with rtol 0). No gradient (an integer)."""
+    (A,) = cast_args("linalg_matrix_rank", A)
+    _refuse_half(A)
+    check_matrix(A, "linalg.matrix_rank", "linalg_svd_cpu")
+    if tol is not None:
+        atol, rtol = tol, 0.0 if rtol is None else rtol
+    xp = backend.get_array_module(A._data)
+    m, n = A.shape[-2], A.shape[-1]
+    if A.numel() == 0:
+        return Tensor._wrap(xp.zeros(A.shape[:-2], dtype=np.int64))
+    if hermitian:
+        s = xp.abs(converged("linalg.eigh", "eigenvalues", xp.linalg.eigvalsh, A._data))
+        s_max = s.max(-1)
+    else:
+        s = converged("linalg.svd", "singular values", xp.linalg.svd, A._data,
+                      compute_uv=False)
+        s_max = s[..., 0]
+    cut = _tolerance(xp, s_max, A.dtype, max(m, n), _array_or_none(atol), _array_or_none(rtol))
+    return Tensor._wrap((s > cut[..., None]).sum(-1).astype(np.int64))
+
+
+def _refuse_half(a: Any) -> None:
+    if isinstance(a, Tensor) and is_floating(a.dtype) and np.dtype(a.dtype).itemsize < 4:
+        raise RuntimeError(f"This function doesn't handle types other than float and double "
+                           f"(as torch; got {a.dtype}): convert with .float() first")
+
+
+# ------------------------------------------------------------------ least squares
+_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+class LstsqSolution(Function):
+    """X = A^+ B, the least-squares (minimum-norm) solution. As a function of B it is linear:
+    dB = A^+T g; as a function of A it is pinv's backward applied to g B^T, the gradient that
+    A^+ receives (A and B are kept, as torch)."""
+
+    def forward(self, a, b, rcond: Any):
+        self.pinv = Pinv()
+        p = self.pinv.forward(a, None, rcond, False)
+        out = p @ b
+        self.save_for_backward(a, b, p, out)            # X too, as torch keeps it
+        return out
+
+    def backward(self, grad):
+        a, b, p, _ = self.saved
+        self.pinv.saved = (a, p)
+        ga = _sum_to(self.pinv.backward(grad @ _mT(b)), a.shape) \
+            if self.needs_input_grad[0] else None
+        gb = _sum_to(_mT(p) @ grad, b.shape) if self.needs_input_grad[1] else None
+        return ga, gb
+
+
+def lstsq(A: Tensor, B: Tensor, rcond: Optional[float] = None, *,  # noqa: N803
+          driver: Optional[str] = None) -> LstsqResult:
+    """(solution, residuals, rank, singular_values) of min ||A X - B|| (``torch.linalg.
+    lstsq``): A (..., m, n), B (..., m, k) or (..., m). Every driver ("gelsy", the CPU
+    default, "gels", "gelsd", "gelss") gives the minimum-norm solution; what else each
+    returns follows torch (residuals for m > n except with gelsy, rank except with gels,
+    singular values with gelsd and gelss; empty tensors otherwise). Gradients flow through
+    the solution only, as in torch."""
+    (A, B) = cast_args("linalg_lstsq", A, B)
+    _refuse_half(A)
+    check_matrix(A, "torch.linalg.lstsq", "linalg_lstsq_cpu")
+    if driver is None:
+        driver = "gelsy"
+    if driver not in _DRIVERS:
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of "
+                           "(gels, gelsy, gelsd, gelss)")
+    if not isinstance(B, Tensor) or B.dtype != A.dtype:
+        raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
+                           f"dtype, but got input's dtype {A.dtype} and other's dtype "
+                           f"{getattr(B, 'dtype', type(B).__name__)}")
+    vector = B.ndim == A.ndim - 1
+    b = B.unsqueeze(-1) if vector else B
+    if b.shape[-2] != A.shape[-2]:
+        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2) "
+                           f"({A.shape[-2]} and {b.shape[-2]})")
+    solution = LstsqSolution.apply(A, b, rcond=rcond)
+    xp = backend.get_array_module(A._data)
+    m, n = A.shape[-2], A.shape[-1]
+    batch = tuple(solution.shape[:-2])
+    s = converged("linalg.svd", "singular values", xp.linalg.svd, A._data,
+                  compute_uv=False) if A.numel() else \
+        xp.zeros(A.shape[:-2] + (min(m, n),), dtype=A.dtype)
+    s = xp.broadcast_to(s, batch + s.shape[-1:])
+    cut = _tolerance(xp, s[..., 0] if s.shape[-1] else xp.zeros(batch, A.dtype), A.dtype,
+                     max(m, n), None, rcond)
+    rank = (s > cut[..., None]).sum(-1).astype(np.int64)
+    empty = xp.zeros((0,), dtype=A.dtype)
+    residuals = solution.reshape(-1)[:0]       # empty; in the graph, as torch's
+    if driver != "gelsy" and m > n and bool((rank == n).all()):
+        misfit = A @ solution - b               # differentiable, as torch's residuals
+        residuals = (misfit * misfit).sum(-2)
+    rank_out = rank if driver != "gels" else xp.zeros((0,), dtype=np.int64)
+    values = s if driver in ("gelsd", "gelss") else empty
+    if vector:
+        solution = solution.squeeze(-1)
+    return LstsqResult(solution, residuals, Tensor._wrap(rank_out),
+                       Tensor._wrap(xp.ascontiguousarray(values)))
+
+
+# ------------------------------------------------------------------ matrix exponential
+class MatrixExp(Function):
+    """E = exp(A) = sum A^k / k!. Its derivative in direction dA is the upper-right block of
+    exp([[A, dA], [0, A]]) (Mathias' block trick); the adjoint is the same with A^T:
+    dA = upper-right block of exp([[A^T, g], [0, A^T]]) (A is kept, as torch)."""
+
+    def forward(self, a):
+        self.save_for_backward(a)
+        return _expm(a)
+
+    def backward(self, grad):
+        (a,) = self.saved
+        xp = backend.get_array_module(grad)
+        n = a.shape[-1]
+        block = xp.zeros(a.shape[:-2] + (2 * n, 2 * n), dtype=a.dtype)
+        block[..., :n, :n] = _mT(a)
+        block[..., n:, n:] = _mT(a)
+        block[..., :n, n:] = grad
+        return _expm(block)[..., :n, n:]
+
+
+def _expm(a: Any) -> Any:
+    """exp of each matrix (SciPy's Pade approximation with scaling and squaring, on the host)
+    computed in float64 and rounded once to the input's dtype."""
+    import scipy.linalg  # noqa: PLC0415 - SciPy's linalg loads only when used
+    host = backend.to_host(a)
+    work = host.astype(np.float64)
+    if work.size == 0:
+        out = work.copy()
+    else:
+        out = scipy.linalg.expm(work)
+    return backend.to_device(np.ascontiguousarray(out.astype(host.dtype)),
+                             backend.device_of(a))
+
+
+def matrix_exp(A: Tensor) -> Tensor:  # noqa: N803 - torch's name
+    """exp(A) of a square matrix or a batch (``torch.linalg.matrix_exp``,
+    ``torch.matrix_exp``); float16 and bfloat16 too, as torch's CPU kernel."""
+    if not isinstance(A, Tensor) or A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        shape = getattr(A, "shape", ())
+        raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but "
+                           f"they are {shape[-2] if len(shape) > 1 else '?'} by "
+                           f"{shape[-1] if shape else '?'} matrices")
+    if not is_floating(A.dtype):
+        raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor "
+                           f"as input. Got {A.dtype.name.capitalize()}")
+    return MatrixExp.apply(A)
+
+
+# ------------------------------------------------------------------ compositions
+_TORCH_NAMES = {"bool": "Bool", "float16": "Half", "bfloat16": "BFloat16"}
+
+
+def cond(A: Tensor, p: Any = None) -> Tensor:  # noqa: N803 - torch's names
+    """The condition number (``torch.linalg.cond``): p None or 2: s_max / s_min, -2:
+    s_min / s_max (any shape, through svdvals); "fro", "nuc", inf, -inf, 1, -1:
+    norm(A) * norm(A^-1) for square A, inf where A is singular (as torch)."""
+    from .linalg_ops import inv, svdvals  # noqa: PLC0415 - same layer, avoids a cycle
+    (A,) = cast_args("linalg_cond", A)
+    check_matrix(A, "linalg.cond", "linalg_svd_cpu")
+    if p is None or p == 2 or p == -2:
+        s = svdvals(A)
+        big, small = s[..., 0], s[..., -1]
+        return small / big if p == -2 else big / small
+    if p not in ("fro", "nuc", float("inf"), float("-inf"), 1, -1):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    check_square(A, f"linalg.cond(ord={p})", "linalg_svd_cpu")
+    if p == "nuc":                                  # as torch: sum(s) * sum(1 / s)
+        s = svdvals(A)
+        return s.sum(-1) * (1 / s).sum(-1)
+    xp = backend.get_array_module(A._data)
+    singular = _exactly_singular(xp, A._data)
+    if bool(xp.any(singular)):
+        safe = A + Tensor._wrap(xp.where(singular[..., None, None],
+                                         xp.eye(A.shape[-1], dtype=A.dtype), 0))
+        value = _matrix_norm(A, p) * _matrix_norm(inv(safe), p)
+        return value.masked_fill(Tensor._wrap(singular), float("inf"))
+    return _matrix_norm(A, p) * _matrix_norm(inv(A), p)
+
+
+def _exactly_singular(xp: Any, a: Any) -> Any:
+    """Per matrix: does LU meet an exactly zero pivot (torch's test, through inv_ex's info)?"""
+    try:
+        xp.linalg.inv(a)
+        return xp.zeros(a.shape[:-2], dtype=bool)
+    except np.linalg.LinAlgError:
+        pass
+    flat = a.reshape((-1,) + a.shape[-2:])
+    found = np.zeros(flat.shape[0], dtype=bool)
+    for i, matrix in enumerate(flat):
+        try:
+            xp.linalg.inv(matrix)
+        except np.linalg.LinAlgError:
+            found[i] = True
+    return xp.asarray(found.reshape(a.shape[:-2]))
+
+
+def _matrix_norm(a: Tensor, p: Any) -> Tensor:
+    if p == "fro":
+        return (a * a).sum((-2, -1)).sqrt()
+    along = -1 if abs(p) == float("inf") else -2        # rows for inf, columns for 1
+    sums = a.abs().sum(along)
+    return sums.amax(-1) if p > 0 else sums.amin(-1)
+
+
+def vander(x: Tensor, N: Optional[int] = None) -> Tensor:  # noqa: N803 - torch's names
+    """The Vandermonde matrix (``torch.linalg.vander``): columns x^0, x^1, ..., x^(N-1) for
+    x (..., n), N = n by default; built from cumprod, whose gradient is exact at x = 0."""
+    from .. import ops  # noqa: PLC0415 - the package's composed ops, same layer
+    name = np.dtype(x.dtype).name
+    if name in ("bool", "float16", "bfloat16"):
+        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer "
+                           f"tensors, but got {_TORCH_NAMES.get(name, name)}")
+    if x.ndim == 0:
+        x = x.reshape(1)                                # torch reads a 0-d x as (1,)
+    n = x.shape[-1] if N is None else int(N)
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    if not is_floating(x.dtype):
+        x = x.to("int64")                               # as torch's cumprod of integers
+    xp = backend.get_array_module(x._data)
+    powers = ops.cumprod(x.unsqueeze(-1).expand(*x.shape, n - 1), -1)   # x^1 ... x^(N-1)
+    ones = Tensor._wrap(xp.ones(x.shape + (1,), dtype=x.dtype))
+    return ops.cat([ones, powers], -1)
