@@ -55,3 +55,13 @@ __all__ += ["relu_", "elu_", "leaky_relu_", "hardtanh_", "selu_", "celu_", "thre
             "rrelu_"]
 from .ops.alpha_dropout import alpha_dropout, feature_alpha_dropout, gumbel_softmax  # noqa: E402
 __all__ += ["alpha_dropout", "feature_alpha_dropout", "gumbel_softmax"]
+from .ops.bilinear import bilinear                                        # noqa: E402
+from .ops.margin_loss import multi_margin_loss, multilabel_margin_loss      # noqa: E402
+__all__ += ["bilinear", "multi_margin_loss", "multilabel_margin_loss"]
+from .ops.interpolate import (interpolate, upsample, upsample_bilinear,  # noqa: E402
+                              upsample_nearest)
+__all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
+from .ops.instance_norm import instance_norm                               # noqa: E402
+__all__ += ["instance_norm"]
+from .ops.lp_pool import lp_pool1d, lp_pool2d                            # noqa: E402
+__all__ += ["lp_pool1d", "lp_pool2d"]

@@ -131,6 +131,12 @@ def _build(entry: ModuleEntry, module_input: Any, dtype: torch.dtype, training: 
     if isinstance(tiny_module, tinyattn.nn.Module):
         tiny_module.to(numpy_dtype(dtype))
         tiny_module.train(training)
+        if getattr(torch_module, "has_uninitialized_params", lambda: False)():
+            # a lazy module has no state to copy until a forward shapes it: torch's runs one
+            # (no grad); tinyattn's takes its shapes from the copied state dict
+            forward = module_input.forward_input
+            with torch.no_grad(), R.quiet():
+                torch_module(*forward.args, **forward.kwargs)
         _copy_state(torch_module, tiny_module)
     return torch_module, tiny_module
 

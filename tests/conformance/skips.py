@@ -11,8 +11,9 @@ from typing import List
 
 import torch
 
-from .skip_rules import (RANDOM, TIES, UNINITIALISED, Skip, empty_tensor, has_kwarg, has_ties,
-                         input_not_tensor, kwarg_is, op_skip, predicate, zero_dim)
+from .skip_rules import (RANDOM, TIES, UNINITIALISED, Skip, desc_is, empty_tensor, has_kwarg,
+                         has_ties, input_not_tensor, kwarg_is, module_skip, op_skip,
+                         optim_skip, predicate, zero_dim)
 
 __all__ = ["TABLE"]
 
@@ -225,6 +226,16 @@ COVERAGE_A: List[Skip] = [
 # ------------------------------------------------------------------ modules and optimizers
 # (module_db and optim_db rows: test_module_db.py, test_optim_db.py; kept in this one block)
 MODULES_AND_OPTIMIZERS: List[Skip] = [
+    optim_skip("Rprop", "on purpose: a parameter group holding a hyperparameter the optimizer "
+               "does not have (the harness's weight_decay, which Rprop lacks) is refused; torch "
+               "ignores it silently (docs/pytorch.md, refused loudly)",
+               when=desc_is("two param groups (harness)")),
+    optim_skip("LBFGS", "not comparable: once L-BFGS nears the minimum, y = g_(k+1) - g_k "
+               "is a difference of nearly equal gradients, so the 1e-16 round-off in which the "
+               "two frameworks' gradients differ grows to 1e-3 within one 20-iteration step "
+               "(torch against itself started 1 ulp apart differs by 1.4e-3 after step 2); "
+               "tests/test_optim_more.py compares short runs", kind="skip",
+               when=desc_is("default", "tolerance_grad")),
 ]
 
 # ------------------------------------------------------------------ compositions (stream cov30)
@@ -271,6 +282,41 @@ LINALG30: List[Skip] = [
             "raise; torch's does", when=empty_tensor),
 ]
 
+# ------------------------------------------------------------------ interpolate (stream mods30)
+INTERPOLATE_MODS30: List[Skip] = [
+    *[op_skip(f"nn.functional.interpolate.{mode}", "values", "to fix: antialias=True is not "
+              "implemented (tinyattn raises NotImplementedError, pointing to antialias=False)",
+              when=kwarg_is("antialias", True), dtypes=("float64",))
+      for mode in ("bicubic",)],
+    *[op_skip(f"nn.functional.interpolate.{mode}", "values", "to fix: in float16/bfloat16 "
+              "torch's CPU kernel rounds differently from tinyattn's float32 compute with one "
+              "rounding (a few elements differ by one or two units of the half dtype's last "
+              "place); its order of operations is not reproduced yet",
+              dtypes=("float16", "bfloat16"))
+      for mode in ("linear", "trilinear", "bicubic")],
+    op_skip("nn.functional.interpolate.area", "values", "to fix: in bfloat16 (and float16 in "
+            "some samples of the full run) torch's "
+            "adaptive average pooling rounds differently from tinyattn's float32 compute with "
+            "one rounding (a few elements differ by one unit of the half dtype's last place)",
+            dtypes=("bfloat16",)),
+]
+
+# F.instance_norm (stream mods30) is batch norm of the input viewed as (1, N C, *), as torch's
+INSTANCE_NORM_MODS30: List[Skip] = [  # and LPPool (a composition, ops/lp_pool.py)
+    op_skip("nn.functional.instance_norm", "values", "to fix: in float16/bfloat16 torch "
+            "computes the statistics and the normalisation in float32 inside one kernel; "
+            "tinyattn's batch norm over the (1, N C, *) view rounds the half output differently "
+            "at a few elements", dtypes=("float16", "bfloat16")),
+    *[module_skip(name, ("gradients",), "to fix: where a window's x^p is NaN (p = 1.5, a "
+                  "negative input), torch's gradient is NaN for the whole window and "
+                  "tinyattn's is 0 at the other elements: relu's backward at a NaN input passes "
+                  "the gradient in torch (threshold_backward tests x <= 0) and zeroes it in "
+                  "tinyattn (it tests x > 0)") for name in ("nn.LPPool1d", "nn.LPPool2d")],
+    op_skip("nn.functional.instance_norm", "saves", "to fix: write to input 0 after the op: "
+            "torch's backward raises, tinyattn's does not (batch norm saved the (1, N C, *) "
+            "reshaped copy, not the input)"),
+]
+
 TABLE: List[Skip] = (CANNOT_COMPARE + ON_PURPOSE + TO_FIX + NEW_OPS_B + COVERAGE_A
                      + MODULES_AND_OPTIMIZERS + COMPOSITIONS_COV30 + OUT_ALIASING
-                     + LINALG30)
+                     + LINALG30 + INTERPOLATE_MODS30 + INSTANCE_NORM_MODS30)

@@ -86,3 +86,27 @@ from .composed import (ChannelShuffle, CosineEmbeddingLoss, GaussianNLLLoss,
 __all__ += ["ChannelShuffle", "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss",
             "MarginRankingLoss", "MultiLabelSoftMarginLoss", "PairwiseDistance", "PixelShuffle",
             "PixelUnshuffle", "PoissonNLLLoss", "SoftMarginLoss"]
+from .bilinear import Bilinear                                           # noqa: E402
+from .activation import Softmax2d                                        # noqa: E402
+from .loss import (HuberLoss, MultiLabelMarginLoss, MultiMarginLoss,     # noqa: E402
+                   SmoothL1Loss)
+from .padding import (CircularPad1d, CircularPad2d, CircularPad3d,       # noqa: E402
+                      ConstantPad1d, ConstantPad2d, ConstantPad3d, ReflectionPad1d,
+                      ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
+                      ReplicationPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d)
+__all__ += ["Bilinear", "Softmax2d", "HuberLoss", "SmoothL1Loss", "MultiMarginLoss",
+            "MultiLabelMarginLoss", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d",
+            "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",
+            "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
+            "CircularPad1d", "CircularPad2d", "CircularPad3d"]
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402
+__all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
+from .batchnorm import BatchNorm3d                                        # noqa: E402
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: E402
+__all__ += ["BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+from .lazy_conv import (LazyConv1d, LazyConv2d, LazyConv3d,              # noqa: E402
+                        LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d)
+__all__ += ["LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+            "LazyConvTranspose2d", "LazyConvTranspose3d"]
+from .pooling import LPPool1d, LPPool2d                                   # noqa: E402
+__all__ += ["LPPool1d", "LPPool2d"]

@@ -21,7 +21,7 @@ from .module import Module, Parameter
 __all__ = ["ReLU", "GELU", "Tanh", "Sigmoid", "SiLU", "LeakyReLU", "Softplus", "Softmax",
            "LogSoftmax", "ReLU6", "Hardsigmoid", "Hardswish", "Mish", "SELU", "CELU", "ELU",
            "Hardtanh", "Hardshrink", "Softshrink", "Tanhshrink", "Softsign", "LogSigmoid",
-           "Threshold", "RReLU", "GLU", "Softmin", "PReLU"]
+           "Threshold", "RReLU", "GLU", "Softmin", "PReLU", "Softmax2d"]
 
 
 class _Activation(Module):
@@ -120,6 +120,17 @@ class Softmax(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of every spatial position: (N, C, H, W) or (C, H, W),
+    along dim -3."""
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - torch's name
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D "
+                             f"instead")
+        return F.softmax(input, dim=-3)
 
 
 class LogSoftmax(Module):

@@ -16,7 +16,7 @@ from .. import functional as F
 from ..tensor import Tensor, ones, tensor, zeros
 from .module import Module, Parameter
 
-__all__ = ["BatchNorm1d", "BatchNorm2d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
 
 
 class BatchNorm1d(Module):
@@ -98,3 +98,11 @@ class BatchNorm2d(BatchNorm1d):
 
     _input_dims = (4,)
     _input_layout = "(N, C, H, W)"
+
+
+class BatchNorm3d(BatchNorm1d):
+    """``BatchNorm1d`` for volumes: (N, C, D, H, W), each channel normalised over N, D, H
+    and W."""
+
+    _input_dims = (5,)
+    _input_layout = "(N, C, D, H, W)"

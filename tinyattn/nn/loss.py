@@ -17,7 +17,8 @@ from ..tensor import Tensor
 from .module import Module
 
 __all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss", "BCEWithLogitsLoss",
-           "KLDivLoss"]
+           "KLDivLoss", "HuberLoss", "SmoothL1Loss", "MultiMarginLoss",
+           "MultiLabelMarginLoss"]
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -45,7 +46,7 @@ class _Loss(Module):
         return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
 
     def extra_repr(self) -> str:
-        return f"reduction={self.reduction!r}"
+        return ""              # torch prints a loss without its options: ``MSELoss()``
 
 
 class CrossEntropyLoss(_Loss):
@@ -151,3 +152,59 @@ class KLDivLoss(_Loss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class SmoothL1Loss(_Loss):
+    """``F.smooth_l1_loss``: 0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere."""
+
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                 beta: float = 1.0):
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """``F.huber_loss``: 0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere."""
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0):
+        if isinstance(delta, bool) or not isinstance(delta, (int, float)):
+            raise TypeError(f"delta must be a float or int, got: {type(delta)}")
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class MultiMarginLoss(_Loss):
+    """``F.multi_margin_loss``: the multi-class hinge loss of scores (N, C) or (C,) at class
+    ids (N,) or (): sum over i != y of max(0, margin - x[y] + x[i])^p / C."""
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight: Optional[Tensor] = None,
+                 size_average: Any = None, reduce: Any = None, reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and isinstance(weight, Tensor) and weight.ndim != 1:
+            raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got "
+                             f"{weight.ndim}D instead")
+        self._register_weight("weight", weight)
+        self.p, self.margin = p, margin
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin,
+                                   weight=self.weight, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """``F.multilabel_margin_loss``: target rows hold class ids ended by the first -1; the
+    loss sums max(0, 1 - (x[j] - x[i])) over target classes j and non-target classes i, / C."""
+
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)

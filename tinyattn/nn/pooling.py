@@ -11,7 +11,7 @@ from ..tensor import Tensor
 from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d"]
 
 
 class _MaxPoolNd(Module):
@@ -125,3 +125,31 @@ class AdaptiveMaxPool1d(_AdaptiveMaxPool):
 class AdaptiveMaxPool2d(_AdaptiveMaxPool):
     """(N, C, H, W) -> (N, C, *output_size): maxima over near-equal boxes."""
     _function = staticmethod(F.adaptive_max_pool2d)
+
+
+class _LPPoolNd(Module):
+    _function: Any = None
+
+    def __init__(self, norm_type: float, kernel_size: Any, stride: Any = None,
+                 ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type, self.kernel_size = norm_type, kernel_size
+        self.stride, self.ceil_mode = stride, ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - torch's name
+        return type(self)._function(input, float(self.norm_type), self.kernel_size,
+                                    self.stride, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    """(N, C, L) -> the p-norm (sum of x^p)^(1/p) of each window; p = inf is max pooling."""
+    _function = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    """(N, C, H, W) -> the p-norm of each window."""
+    _function = staticmethod(F.lp_pool2d)

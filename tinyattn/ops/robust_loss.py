@@ -118,14 +118,18 @@ def smooth_l1_loss(input: Tensor, target: Any, size_average: Any = None,  # noqa
 def huber_loss(input: Tensor, target: Any, reduction: str = "mean",  # noqa: A002
                delta: float = 1.0, weight: Any = None) -> Tensor:
     """0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere (``F.huber_loss``)."""
-    if weight is not None:
-        raise ValueError("huber_loss: weight= is not supported in tinyattn; multiply "
-                         "huber_loss(..., reduction='none') by the weights")
     if float(delta) <= 0:
         raise ValueError(f"huber_loss: delta must be > 0, got {delta}")
     input, target = _checked_pair(input, target, "huber_loss", _REDUCTIONS, reduction)
-    return SmoothL1.apply(input, target, beta=float(delta), scale=float(delta),
-                          reduction=reduction)
+    if weight is None:
+        return SmoothL1.apply(input, target, beta=float(delta), scale=float(delta),
+                              reduction=reduction)
+    if tuple(weight.shape) != tuple(input.shape):    # torch 2.13: weight times the loss
+        raise ValueError("Weights and input must have the same size.")
+    weighted = SmoothL1.apply(input, target, beta=float(delta), scale=float(delta),
+                              reduction="none") * weight
+    return weighted if reduction == "none" else (
+        weighted.sum() if reduction == "sum" else weighted.mean())
 
 
 def kl_div(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,  # noqa

@@ -32,6 +32,7 @@ from . import linalg_norms          # matrix norms
 from . import decompositions        # cholesky, qr, eigh, svd
 from . import linalg_solvers        # triangular and least-squares solves, pinv, matrix_exp
 from . import statistics            # cov, corrcoef
+from . import bilinear, interpolate, margin_loss
 from .spec import OpCase, OpSpec, make_inputs
 
 __all__ = ["OpCase", "OpSpec", "OP_TABLE", "make_inputs", "FAMILIES"]
@@ -44,6 +45,7 @@ FAMILIES = [elementwise, powers, trig, reduce, shape, interleave, matmul, softma
             view_writes, conv, pool, group_norm, channel_dropout, rnn, structure, view_copies,
             index_writes, picks, more_activations, search, flat_index, special_functions,
             binary_special, blas, linalg_ops, more_reductions,
-            clamp_bounds, linalg_norms, decompositions, linalg_solvers, statistics]
+            clamp_bounds, linalg_norms, decompositions, linalg_solvers, statistics,
+            bilinear, margin_loss, interpolate]
 
 OP_TABLE: List[OpSpec] = [row for family in FAMILIES for row in family.ROWS]

@@ -24,6 +24,9 @@ from .lr_scheduler import (ChainedScheduler, ConstantLR, CosineAnnealingLR,
 from .optimizer import Optimizer
 from .rmsprop import Adagrad, RMSprop
 from .sgd import SGD
+from .adafactor import Adafactor
+from .classic import ASGD, Adadelta, Rprop
+from .lbfgs import LBFGS
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "NAdam", "RAdam", "Adamax", "RMSprop",
            "Adagrad", "clip_grad_norm_",
@@ -31,4 +34,5 @@ __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "NAdam", "RAdam", "Adamax", "RMS
            "LRScheduler", "LambdaLR", "WarmupCosineLR", "NoamLR", "StepLR", "MultiStepLR",
            "ExponentialLR", "CosineAnnealingLR", "LinearLR", "OneCycleLR", "ReduceLROnPlateau",
            "ConstantLR", "PolynomialLR", "SequentialLR", "ChainedScheduler",
-           "CosineAnnealingWarmRestarts", "CyclicLR"]
+           "CosineAnnealingWarmRestarts", "CyclicLR", "Adadelta", "Rprop", "ASGD", "Adafactor",
+           "LBFGS"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import math
 import numbers
-from typing import Any, Callable, Dict, Iterable, List, Optional, Union
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Union
 
 import numpy as np
 
@@ -72,6 +72,9 @@ class Optimizer:
     # Hyperparameters added after checkpoints were written; a state dict without them
     # loads with these values (as torch's __setstate__ fills in "maximize" and others).
     _late_defaults: Dict[str, Any] = {}
+    # State entries whose shape is not the parameter's (Adafactor's row and column factors,
+    # LBFGS's flat vectors): load_state_dict does not compare their shape with it.
+    _shapeless_state: FrozenSet[str] = frozenset()
 
     def __init__(self, params: ParamsT, defaults: Dict[str, Any]):
         if isinstance(params, Tensor) or isinstance(params, dict):
@@ -229,6 +232,8 @@ class Optimizer:
                                  f"which none of its parameter groups lists")
             p = by_index[saved_index]
             for name, value in entries.items():
+                if name in self._shapeless_state:
+                    continue
                 if _is_array(value) and tuple(value.shape) != p.shape:
                     raise ValueError(f"state {name!r} of parameter {saved_index} has shape "
                                      f"{tuple(value.shape)} in the state dict but the "

@@ -73,6 +73,7 @@ _NN_MODULE_FILES = {
     "dropout": "Dropout Dropout1d Dropout2d Dropout3d AlphaDropout FeatureAlphaDropout",
     "linear": "Identity Linear Bilinear LazyLinear NonDynamicallyQuantizableLinear",
     "normalization": "LocalResponseNorm CrossMapLRN2d LayerNorm GroupNorm RMSNorm",
+    "instancenorm": "InstanceNorm1d InstanceNorm2d InstanceNorm3d",
     "sparse": "Embedding EmbeddingBag",
     "transformer": "Transformer TransformerEncoder TransformerDecoder "
                    "TransformerEncoderLayer TransformerDecoderLayer",
@@ -84,11 +85,16 @@ _NN_MODULE_FILES = {
     "batchnorm": "BatchNorm1d BatchNorm2d BatchNorm3d LazyBatchNorm1d LazyBatchNorm2d "
                  "SyncBatchNorm",
     "flatten": "Flatten Unflatten",
-    "conv": "Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d",
+    "conv": "Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d LazyConv1d "
+            "LazyConv2d LazyConv3d LazyConvTranspose1d LazyConvTranspose2d LazyConvTranspose3d",
     "pooling": "MaxPool1d MaxPool2d AvgPool1d AvgPool2d AdaptiveAvgPool1d AdaptiveAvgPool2d "
-               "AdaptiveMaxPool1d AdaptiveMaxPool2d",
+               "AdaptiveMaxPool1d AdaptiveMaxPool2d LPPool1d LPPool2d",
     "rnn": "RNNBase RNN LSTM GRU RNNCellBase RNNCell LSTMCell GRUCell",
     "lazy": "LazyModuleMixin",
+    "padding": "CircularPad1d CircularPad2d CircularPad3d ConstantPad1d ConstantPad2d "
+               "ConstantPad3d ZeroPad1d ZeroPad2d ZeroPad3d ReflectionPad1d ReflectionPad2d "
+               "ReflectionPad3d ReplicationPad1d ReplicationPad2d ReplicationPad3d",
+    "upsampling": "Upsample UpsamplingNearest2d UpsamplingBilinear2d",
 }
 
 

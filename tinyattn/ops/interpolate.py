@@ -1,0 +1,292 @@
+"""``F.interpolate``: resizing the spatial dims of (N, C, *spatial) inputs
+(docs/derivations.md#interpolate).
+
+Every mode resizes each spatial dim on its own (separably), and along one dim every output
+element is a fixed weighted sum of input elements: out = M x along that axis, with M an
+(out, in) matrix built from torch's index and weight rules:
+
+- ``nearest``: src = min(floor(dst * scale), in - 1) in float32 (out == in: the identity;
+  out == 2 in: dst // 2, torch's shortcuts); ``nearest-exact``: floor((dst + 0.5) * scale).
+- ``linear``/``bilinear``/``trilinear``: src = scale (dst + 0.5) - 0.5, clamped at 0
+  (align_corners=False, half-pixel centres) or src = dst (in - 1) / (out - 1)
+  (align_corners=True); weights 1 - l and l on floor(src) and the next element (the same one
+  at the last edge).
+- ``bicubic``: the same src, not clamped; Keys' cubic convolution with A = -0.75 on the four
+  elements floor(src) - 1 .. floor(src) + 2, indices clamped into [0, in - 1].
+- ``area``: adaptive average pooling: mean over [floor(i in / out), ceil((i + 1) in / out)).
+scale = in / out, or 1 / scale_factor when a scale factor is given and not recomputed.
+Weights are computed in the input's precision (float32 for float32 and half inputs), as
+torch's kernels compute them.
+
+The backward of out = M x is dx = M^T g along the same axis: each output gradient is
+scattered back to the inputs it read, with the same weights (the adjoint).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .. import backend
+from ..autograd import Function
+from ..tensor import Tensor
+from .pad import PadByIndex
+
+__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
+
+_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
+_LINEAR_DIMS = {"linear": 3, "bilinear": 4, "trilinear": 5, "bicubic": 4}
+
+
+class Resample(Function):
+    """out = x with M_k applied along spatial axis k, for each (axis, M_k) (M_k: (out, in)).
+
+    Each step is linear, out[..., o, ...] = sum_i M[o, i] x[..., i, ...], so its adjoint
+    gives the gradient: dx[..., i, ...] = sum_o M[o, i] g[..., o, ...], i.e. M^T applied
+    along the same axis, the steps taken in reverse order.
+    """
+
+    def forward(self, x, maps: Tuple[Tuple[int, Any], ...]):
+        xp = backend.get_array_module(x)
+        self.save_for_backward(maps)
+        for axis, matrix in maps:
+            x = xp.moveaxis(xp.tensordot(xp.asarray(matrix, dtype=x.dtype), x,
+                                         axes=([1], [axis])), 0, axis)   # (.., in, ..) -> (.., out, ..)
+        return x
+
+    def backward(self, grad):
+        (maps,) = self.saved
+        xp = backend.get_array_module(grad)
+        for axis, matrix in reversed(maps):
+            grad = xp.moveaxis(xp.tensordot(xp.asarray(matrix, dtype=grad.dtype).T, grad,
+                                            axes=([1], [axis])), 0, axis)
+        return grad
+
+
+class ResampleArea(Resample):
+    """Resample for mode "area" (torch's adaptive average pooling, whose backward saves the
+    input): an in-place write to the input before backward raises, as in torch."""
+    versions_checked = (0,)
+
+
+def _scale(in_size: int, out_size: int, scale_factor: Optional[float], dtype: Any) -> Any:
+    """torch's compute_scales_value: 1 / scale_factor when given (> 0), else in / out."""
+    if scale_factor is not None and scale_factor > 0:
+        return dtype(1.0 / scale_factor)
+    return dtype(in_size) / dtype(out_size)
+
+
+def _nearest_index(in_size: int, out_size: int, scale_factor: Optional[float],
+                   exact: bool) -> np.ndarray:
+    dst = np.arange(out_size)
+    if not exact and out_size == in_size:
+        return dst
+    if not exact and out_size == 2 * in_size:
+        return dst >> 1
+    scale = _scale(in_size, out_size, scale_factor, np.float32)
+    offset = np.float32(0.5 if exact else 0.0)
+    src = np.floor((dst.astype(np.float32) + offset) * scale).astype(np.int64)
+    return np.minimum(src, in_size - 1)
+
+
+def _source(in_size: int, out_size: int, scale_factor: Optional[float], align_corners: bool,
+            cubic: bool, dtype: Any) -> np.ndarray:
+    """torch's area_pixel_compute_source_index for every output position."""
+    dst = np.arange(out_size).astype(dtype)
+    if align_corners:
+        scale = dtype(in_size - 1) / dtype(out_size - 1) if out_size > 1 else dtype(0)
+        return scale * dst
+    # scale (dst + 0.5) - 0.5 is one fused multiply-add in torch's compiled float32 kernel:
+    # the product is not rounded before the subtraction (float64 holds it exactly)
+    scale = np.float64(_scale(in_size, out_size, scale_factor, dtype))
+    src = (scale * (dst.astype(np.float64) + 0.5) - 0.5).astype(dtype)
+    return src if cubic else np.maximum(src, dtype(0))
+
+
+def _guarded(src: np.ndarray, in_size: int) -> Tuple[np.ndarray, np.ndarray]:
+    """torch's guard_index_and_lambda: the floor index (at most in - 1) and l in [0, 1]."""
+    index = np.minimum(np.floor(src).astype(np.int64), in_size - 1)
+    return index, np.clip(src - index, 0, 1).astype(src.dtype)
+
+
+def _linear_matrix(in_size: int, out_size: int, scale_factor: Optional[float],
+                   align_corners: bool, dtype: Any) -> np.ndarray:
+    index, lam = _guarded(_source(in_size, out_size, scale_factor, align_corners, False, dtype),
+                          in_size)
+    following = index + (index < in_size - 1)
+    matrix = np.zeros((out_size, in_size), dtype=dtype)
+    rows = np.arange(out_size)
+    np.add.at(matrix, (rows, index), dtype(1) - lam)
+    np.add.at(matrix, (rows, following), lam)
+    return matrix
+
+
+def _cubic_weights(t: np.ndarray) -> List[np.ndarray]:
+    """Keys' cubic convolution (A = -0.75) at distances 1 + t, t, 1 - t, 2 - t."""
+    a = t.dtype.type(-0.75)
+
+    def near(x: np.ndarray) -> np.ndarray:       # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x: np.ndarray) -> np.ndarray:        # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    one = t.dtype.type(1)
+    return [far(t + one), near(t), near(one - t), far(one - t + one)]
+
+
+def _cubic_matrix(in_size: int, out_size: int, scale_factor: Optional[float],
+                  align_corners: bool, dtype: Any) -> np.ndarray:
+    index, t = _guarded(_source(in_size, out_size, scale_factor, align_corners, True, dtype),
+                        in_size)
+    matrix = np.zeros((out_size, in_size), dtype=dtype)
+    rows = np.arange(out_size)
+    for k, weight in enumerate(_cubic_weights(t)):
+        np.add.at(matrix, (rows, np.clip(index - 1 + k, 0, in_size - 1)), weight)
+    return matrix
+
+
+def _area_matrix(in_size: int, out_size: int, dtype: Any) -> np.ndarray:
+    matrix = np.zeros((out_size, in_size), dtype=dtype)
+    for i in range(out_size):
+        start, end = (i * in_size) // out_size, -((-(i + 1) * in_size) // out_size)
+        matrix[i, start:end] = dtype(1) / dtype(end - start)
+    return matrix
+
+
+def _sizes(input: Tensor, size: Any, scale_factor: Any, mode: str,  # noqa: A002
+           recompute_scale_factor: Optional[bool]
+           ) -> Tuple[List[int], List[Optional[float]]]:
+    """torch's rules: exactly one of size / scale_factor, one per spatial dim (or one for
+    all); the output size and the scale factors the kernels see."""
+    dim = input.ndim - 2
+    spatial = list(input.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    scales: List[Optional[float]] = [None] * dim
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(f"Input and output must have the same number of spatial "
+                                 f"dimensions, but got input with spatial dimensions of "
+                                 f"{spatial} and output size of {size}. Please provide input "
+                                 f"tensor in (N, C, d1, d2, ...,dK) format and output size in "
+                                 f"(o1, o2, ...,oK) format.")
+            if not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool)
+                       for s in size):
+                raise TypeError(f"expected size to be one of int or Tuple[int] or Tuple[int, "
+                                f"int] or Tuple[int, int, int], but got size with types "
+                                f"{[type(s) for s in size]}")
+            output = [int(s) for s in size]
+        else:
+            output = [int(size)] * dim
+        if recompute_scale_factor:
+            raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+        return output, scales
+    if scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    if isinstance(scale_factor, (list, tuple)):
+        if len(scale_factor) != dim:
+            raise ValueError(f"Input and scale_factor must have the same number of spatial "
+                             f"dimensions, but got input with spatial dimensions of {spatial} "
+                             f"and scale_factor of shape {scale_factor}. Please provide input "
+                             f"tensor in (N, C, d1, d2, ...,dK) format and scale_factor in "
+                             f"(s1, s2, ...,sK) format.")
+        factors = [float(f) for f in scale_factor]
+    else:
+        factors = [float(scale_factor)] * dim
+    output = [math.floor(float(n) * f) for n, f in zip(spatial, factors)]
+    if mode == "area" or recompute_scale_factor:
+        return output, scales            # the kernels recompute scale = in / out
+    return output, list(factors)
+
+
+def _check_mode(input: Tensor, mode: str, align_corners: Optional[bool],  # noqa: A002
+                antialias: bool) -> None:
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating "
+                             "modes: linear | bilinear | bicubic | trilinear")
+    if antialias:
+        if not (mode in ("bilinear", "bicubic") and input.ndim == 4):
+            raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and "
+                             "lanczos modes and requires a 4-D tensor as input")
+        raise NotImplementedError("interpolate: antialias=True is not implemented in "
+                                  "tinyattn; use antialias=False (the default)")
+    needed = _LINEAR_DIMS.get(mode)
+    if mode in _MODES and input.ndim in (3, 4, 5) and (needed is None or needed == input.ndim):
+        return
+    if needed is not None and input.ndim in (3, 4, 5) and mode != "bicubic":
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {needed}D "
+                                  f"input")
+    raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+                              f"{input.ndim}D) for the modes: nearest | linear | bilinear | "
+                              f"bicubic | trilinear | lanczos | area | nearest-exact (got "
+                              f"{mode})")
+
+
+def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # noqa: A002
+                mode: str = "nearest", align_corners: Optional[bool] = None,
+                recompute_scale_factor: Optional[bool] = None,
+                antialias: bool = False) -> Tensor:
+    """``F.interpolate``: resize the spatial dims of (N, C, L), (N, C, H, W) or
+    (N, C, D, H, W) to ``size`` or by ``scale_factor`` (the output size is
+    floor(in * scale_factor)); modes nearest, nearest-exact, linear (3-D), bilinear and
+    bicubic (4-D), trilinear (5-D) and area; ``align_corners`` for the interpolating modes."""
+    _check_mode(input, mode, align_corners, antialias)
+    output, scales = _sizes(input, size, scale_factor, mode, recompute_scale_factor)
+    spatial = list(input.shape[2:])
+    if any(n <= 0 for n in spatial) or (mode != "area" and any(o <= 0 for o in output)):
+        names = ("D", "H", "W")[-len(spatial):]       # area (adaptive pooling) may give 0
+        shown = [", ".join(f"{k}: {v}" for k, v in zip(names, sizes))
+                 for sizes in (spatial, output)]
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({shown[0]}) output ({shown[1]})")
+    axes = range(2, input.ndim)
+    if mode in ("nearest", "nearest-exact"):
+        xp = backend.get_array_module(input._data)
+        reads = tuple((axis, xp.asarray(_nearest_index(n, o, s, mode == "nearest-exact")))
+                      for axis, n, o, s in zip(axes, spatial, output, scales))
+        return PadByIndex.apply(input, reads=reads)
+    if input.dtype.kind not in "fV":
+        raise NotImplementedError(f"interpolate: mode {mode!r} of an integer ({input.dtype}) "
+                                  f"input is not implemented in tinyattn (torch takes uint8); "
+                                  f"convert it with .float() first")
+    dtype = np.float64 if input.dtype == np.float64 else np.float32
+    corners = bool(align_corners)
+    if mode == "area":
+        maps = [_area_matrix(n, o, dtype) for n, o in zip(spatial, output)]
+    elif mode == "bicubic":
+        maps = [_cubic_matrix(n, o, s, corners, dtype) for n, o, s in zip(spatial, output, scales)]
+    else:
+        maps = [_linear_matrix(n, o, s, corners, dtype) for n, o, s in zip(spatial, output, scales)]
+    function = ResampleArea if mode == "area" else Resample
+    return function.apply(input, maps=tuple(zip(axes, maps)))
+
+
+def upsample(input: Tensor, size: Any = None, scale_factor: Any = None,  # noqa: A002
+             mode: str = "nearest", align_corners: Optional[bool] = None) -> Tensor:
+    """``F.upsample``: deprecated in torch in favour of ``interpolate`` (and warns)."""
+    import warnings
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size: Any = None,  # noqa: A002
+                     scale_factor: Any = None) -> Tensor:
+    """``F.upsample_nearest``: deprecated; ``interpolate(..., mode="nearest")``."""
+    import warnings
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size: Any = None,  # noqa: A002
+                      scale_factor: Any = None) -> Tensor:
+    """``F.upsample_bilinear``: deprecated; ``interpolate(..., mode="bilinear",
+    align_corners=True)``."""
+    import warnings
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
