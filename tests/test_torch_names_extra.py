@@ -260,3 +260,14 @@ def test_pickling_a_non_leaf_gives_a_leaf_as_torch():
     assert again.grad_fn is None and again.tolist() == theirs.tolist()
     (again * 3).sum().backward()
     assert again.grad.tolist() == [3.0, 3.0] and x.grad is None
+
+
+def test_relu_gradient_at_nan_passes_as_torch():
+    """torch's relu backward zeroes where the output is <= 0; a NaN input's NaN output is not,
+    so its gradient passes (tinyattn gave 0; LPPool's NaN windows showed it)."""
+    values = [float("nan"), -1.0, 0.0, 2.0]
+    x = ta.tensor(values, requires_grad=True)
+    t = torch.tensor(values, requires_grad=True)
+    ta.relu(x).sum().backward()
+    torch.relu(t).sum().backward()
+    assert x.grad.tolist() == t.grad.tolist() == [1.0, 0.0, 0.0, 1.0]

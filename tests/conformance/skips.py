@@ -302,16 +302,11 @@ INTERPOLATE_MODS30: List[Skip] = [
 ]
 
 # F.instance_norm (stream mods30) is batch norm of the input viewed as (1, N C, *), as torch's
-INSTANCE_NORM_MODS30: List[Skip] = [  # and LPPool (a composition, ops/lp_pool.py)
+INSTANCE_NORM_MODS30: List[Skip] = [
     op_skip("nn.functional.instance_norm", "values", "to fix: in float16/bfloat16 torch "
             "computes the statistics and the normalisation in float32 inside one kernel; "
             "tinyattn's batch norm over the (1, N C, *) view rounds the half output differently "
             "at a few elements", dtypes=("float16", "bfloat16")),
-    *[module_skip(name, ("gradients",), "to fix: where a window's x^p is NaN (p = 1.5, a "
-                  "negative input), torch's gradient is NaN for the whole window and "
-                  "tinyattn's is 0 at the other elements: relu's backward at a NaN input passes "
-                  "the gradient in torch (threshold_backward tests x <= 0) and zeroes it in "
-                  "tinyattn (it tests x > 0)") for name in ("nn.LPPool1d", "nn.LPPool2d")],
     op_skip("nn.functional.instance_norm", "saves", "to fix: write to input 0 after the op: "
             "torch's backward raises, tinyattn's does not (batch norm saved the (1, N C, *) "
             "reshaped copy, not the input)"),

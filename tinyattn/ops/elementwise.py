@@ -256,12 +256,13 @@ class Tanh(Function):
 
 
 class Relu(Function):
-    """out = max(x, 0).   dx = g where x > 0, else 0 (we take the subgradient 0 at x = 0)."""
+    """out = max(x, 0).   dx = g where x > 0, else 0 (we take the subgradient 0 at x = 0).
+    As torch, "else" means x <= 0: at a NaN input (out is NaN) the gradient passes."""
 
     versions_checked = (-1,)    # what torch saves: changed in place, backward raises
 
     def forward(self, x):
-        self.save_for_backward(x > 0)
+        self.save_for_backward(~(x <= 0))
         return backend.get_array_module(x).maximum(x, 0)
 
     def backward(self, grad):
