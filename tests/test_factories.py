@@ -209,3 +209,19 @@ def test_multinomial_generator_reproduces_and_errors_are_clear():
             call()
     with pytest.raises(TypeError, match="floating"):
         ta.multinomial(ta.tensor([1, 2]), 1)
+
+
+def test_arange_with_an_integer_dtype_truncates_as_torch():
+    """torch converts start and step (and, for int64, the end) to the integer dtype before
+    counting: arange(3.1, dtype=int64) is [0, 1, 2]; arange(-0.9, 2.1, 2.0, dtype=int32) is
+    [0, 2]. tinyattn counted in floats and gave one element more (a silent difference)."""
+    torch = pytest.importorskip("torch", reason="torch is the oracle")
+    cases = [(3.1,), (0.0, -8.000001, -4.0), (1.0, 5.000001, 2.0), (-0.9, 2.1, 2.0),
+             (2.1, -2.9, -1.0), (0.1, -7.9, -4.0), (0.5, 3.7, 1.5), (0, 10.01, 1.5)]
+    for name in ("int64", "int32", "int16", "int8", "float32"):
+        for args in cases:
+            want = torch.arange(*args, dtype=getattr(torch, name))
+            got = ta.arange(*args, dtype=getattr(ta, name))
+            assert got.tolist() == want.tolist(), (name, args)
+    with pytest.raises(ValueError, match="non-zero"):       # torch repeats start instead
+        ta.arange(0, 3, 0.5, dtype=ta.int32)

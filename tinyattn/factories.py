@@ -174,6 +174,13 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: DTypeLike = Non
         is_int = all(isinstance(v, int) for v in (start, end, step))
         want = np.dtype(np.int64) if is_int else np.dtype(np.float32)
     count = max(0, math.ceil((end - start) / step))
+    if want.kind in "iu":   # torch's integer kernels take start and step toward zero (3.1 ->
+        if want == np.int64:            # 3); int64 also the end, before counting the values
+            count = max(0, math.ceil((int(end) - int(start)) / int(step))) if int(step) else 0
+        start, step = int(start), int(step)
+        if step == 0:
+            raise ValueError(f"arange: step must be non-zero, and {dtype} turns it into 0 "
+                             f"(torch converts start and step to the integer dtype first)")
     xp = backend.array_module_for(_device(device))
     values = start + step * xp.arange(count, dtype=np.float64 if is_floating(want) else np.int64)
     return _leaf(values.astype(want), requires_grad)

@@ -79,8 +79,6 @@ ON_PURPOSE: List[Skip] = [
 TO_FIX: List[Skip] = [
     op_skip("normal.number_mean", ("values", "gradients"), "tinyattn's factories take no "
             "layout= (every tensor is strided)", when=has_kwarg("layout")),
-    op_skip("arange", "values",
-            "to fix: output: shape (5,) where torch gives (4,)", dtypes=('int32', 'int64')),
     op_skip("einsum", "values",
             "to fix: output: dtype int32 where torch gives int64", dtypes=('int32',)),
     op_skip("index_add", "saves",
