@@ -32,3 +32,54 @@ def test_element_size_itemsize_nbytes_follow_torch(dtype):
 def test_element_size_negative_control():
     assert ta.zeros(3, dtype=ta.bfloat16).element_size() == 2
     assert ta.zeros(3, dtype=ta.float64).element_size() == 8
+
+
+# d2l's helpers call x.argmax(axis=2) and reductions with axis=/keepdims=; torch's argument
+# parser takes NumPy's names for dim/keepdim on every op and method that has them.
+AXIS_CALLS = [
+    ("argmax", lambda t, x: x.argmax(axis=1)),
+    ("sum keepdims", lambda t, x: t.sum(x, axis=0, keepdims=True)),
+    ("mean", lambda t, x: x.mean(axis=1)),
+    ("max values", lambda t, x: t.max(x, axis=1)[0]),
+    ("max indices", lambda t, x: t.max(x, axis=1)[1]),
+    ("cat", lambda t, x: t.cat([x, x], axis=0)),
+    ("stack", lambda t, x: t.stack([x, x], axis=1)),
+    ("softmax", lambda t, x: x.softmax(axis=1)),
+    ("log_softmax", lambda t, x: t.log_softmax(x, axis=0)),
+    ("squeeze", lambda t, x: x[None].squeeze(axis=0)),
+    ("unsqueeze", lambda t, x: x.unsqueeze(axis=0)),
+    ("cumsum", lambda t, x: x.cumsum(axis=1)),
+    ("std keepdims", lambda t, x: x.std(axis=1, keepdims=True)),
+    ("topk", lambda t, x: x.topk(2, axis=0)[0]),
+    ("argsort", lambda t, x: x.argsort(axis=1, descending=True)),
+    ("unbind", lambda t, x: t.unbind(x, axis=1)[2]),
+    ("logsumexp", lambda t, x: t.logsumexp(x, axis=1, keepdims=True)),
+    ("any", lambda t, x: (x > 3).any(axis=0)),
+    ("size", lambda t, x: t.tensor(x.size(axis=1))),
+]
+
+
+@pytest.mark.parametrize("name,call", AXIS_CALLS, ids=[c[0] for c in AXIS_CALLS])
+def test_numpy_spellings_axis_keepdims_follow_torch(name, call):
+    torch = _torch()
+    values = np.array([[0.5, -1.0, 2.0], [3.0, 0.25, -2.5]])
+    ours = call(ta, ta.tensor(values))
+    theirs = call(torch, torch.tensor(values))
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+
+
+def test_numpy_spelling_and_torch_name_together_are_refused_as_torch_does():
+    torch = _torch()
+    with pytest.raises(TypeError):
+        torch.ones(2, 3).sum(dim=0, axis=0)
+    with pytest.raises(TypeError, match="axis= and dim="):
+        ta.ones(2, 3).sum(dim=0, axis=0)
+
+
+def test_numpy_spelling_negative_control():
+    # the alias must reach dim: axis=1 and axis=0 give different answers
+    x = ta.tensor([[1.0, 5.0], [4.0, 2.0]])
+    assert x.argmax(axis=1).tolist() == [1, 0]
+    assert x.argmax(axis=0).tolist() == [1, 0] and x.sum(axis=0).tolist() == [5.0, 7.0]
+    assert x.sum(axis=1).tolist() == [6.0, 6.0]

@@ -161,3 +161,6 @@ from .ops import slogdet_older_name as slogdet
 __all__ += ["logdet", "slogdet"]
 from .ops import cumulative_trapezoid, dist, isreal, trapezoid, trapz
 __all__ += ["cumulative_trapezoid", "dist", "isreal", "trapezoid", "trapz"]
+# methods other modules gave Tensor after ops/: NumPy's axis=/keepdims= on them too
+from .ops.torch_keywords import numpy_spellings_on as _numpy_spellings_on
+_numpy_spellings_on({}, (), Tensor)

@@ -874,3 +874,9 @@ isreal = _kw(isreal)
 dist = _kw(dist)
 Tensor.isreal = isreal
 Tensor.dist = dist
+
+# NumPy's axis=/keepdims= wherever an op or method takes dim/keepdim, as torch's argument
+# parser accepts them (ops/torch_keywords.py).
+from .torch_keywords import numpy_spellings_on as _numpy_spellings_on  # noqa: E402
+
+_numpy_spellings_on(globals(), __all__, Tensor)
