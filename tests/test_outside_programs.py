@@ -83,3 +83,31 @@ def test_numpy_spelling_negative_control():
     assert x.argmax(axis=1).tolist() == [1, 0]
     assert x.argmax(axis=0).tolist() == [1, 0] and x.sum(axis=0).tolist() == [5.0, 7.0]
     assert x.sum(axis=1).tolist() == [6.0, 6.0]
+
+
+def test_module_own_member_dicts_follow_torch():
+    # d2l's init_seq2seq: for name in gru._flat_weights_names: xavier_uniform_(
+    # gru._parameters[name]); other code walks model._modules and _buffers
+    torch = _torch()
+    ours, theirs = ta.nn.GRU(3, 4, 2), torch.nn.GRU(3, 4, 2)
+    assert list(ours._parameters) == list(theirs._parameters)
+    for name in ours._flat_weights_names:
+        assert ours._parameters[name] is getattr(ours, name)
+    seq_ours = ta.nn.Sequential(ta.nn.Linear(2, 3), ta.nn.ReLU())
+    seq_theirs = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.ReLU())
+    assert list(seq_ours._modules) == list(seq_theirs._modules) == ["0", "1"]
+    bn_ours, bn_theirs = ta.nn.BatchNorm1d(3), torch.nn.BatchNorm1d(3)
+    assert sorted(bn_ours._buffers) == sorted(bn_theirs._buffers)
+
+
+def test_module_parameters_dict_writes_reach_the_module():
+    layer = ta.nn.Linear(2, 2)
+    ta.nn.init.zeros_(layer._parameters["weight"])          # in place through the view
+    assert layer.weight.abs().sum().item() == 0.0
+    replacement = ta.nn.Parameter(ta.ones(2, 2))
+    layer._parameters["weight"] = replacement
+    assert layer.weight is replacement and any(p is replacement for p in layer.parameters())
+    with pytest.raises(TypeError):                          # a plain tensor would not train
+        layer._parameters["weight"] = ta.ones(2, 2)
+    with pytest.raises(KeyError):
+        layer._parameters["missing"]                        # negative control
