@@ -111,3 +111,28 @@ def test_module_parameters_dict_writes_reach_the_module():
         layer._parameters["weight"] = ta.ones(2, 2)
     with pytest.raises(KeyError):
         layer._parameters["missing"]                        # negative control
+
+
+def test_whole_model_with_functional_activation_saves_and_loads(tmp_path):
+    # word_language_model's main.py: torch.save(model, f) of a model whose
+    # TransformerEncoderLayer keeps F.relu as its activation, then torch.load(f)
+    torch = _torch()
+    for framework in (torch, ta):
+        layer = framework.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)
+        path = tmp_path / f"{framework.__name__}.pt"
+        framework.save(layer, str(path))
+        loaded = framework.load(str(path), weights_only=False)
+        assert loaded.activation is layer.activation is framework.nn.functional.relu
+
+
+def test_every_public_function_pickles_by_reference():
+    import pickle
+    import types
+    import tinyattn.functional as F
+    for module in (ta, F):
+        for name in dir(module):
+            value = getattr(module, name)
+            if isinstance(value, types.FunctionType) and not name.startswith("_"):
+                assert pickle.loads(pickle.dumps(value)) is value, f"{module.__name__}.{name}"
+    with pytest.raises(Exception):                   # negative control: a lambda cannot
+        pickle.dumps(lambda x: x)

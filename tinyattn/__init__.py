@@ -164,3 +164,9 @@ __all__ += ["cumulative_trapezoid", "dist", "isreal", "trapezoid", "trapz"]
 # methods other modules gave Tensor after ops/: NumPy's axis=/keepdims= on them too
 from .ops.torch_keywords import numpy_spellings_on as _numpy_spellings_on
 _numpy_spellings_on({}, (), Tensor)
+# pickle finds each public function where it is public (torch.save of a model that keeps
+# F.relu as an attribute): functional first, then the top level
+from .ops.torch_keywords import picklable_under as _picklable_under
+_picklable_under(functional)
+_picklable_under(ops)
+_picklable_under(__import__("sys").modules[__name__])

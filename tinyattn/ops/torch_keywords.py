@@ -215,3 +215,21 @@ def numpy_spellings_on(namespace: Dict[str, Any], names: Any, cls: Any = None) -
         for name, value in list(vars(cls).items()):
             if inspect.isfunction(value) and not name.startswith("__"):
                 setattr(cls, name, spelled(value))
+
+
+def picklable_under(module: Any) -> None:
+    """Every public function of ``module`` that pickle cannot find by its own ``__module__``
+    and ``__qualname__`` (a wrapper that copied its inner function's names) is named by
+    where it is public, so ``torch.save(model)`` of a layer that keeps ``F.relu`` as its
+    activation pickles it, as torch's does."""
+    import sys                                      # noqa: PLC0415
+    for name in dir(module):
+        value = getattr(module, name, None)
+        if name.startswith("_") or not inspect.isfunction(value):
+            continue
+        home = sys.modules.get(value.__module__)
+        found = home
+        for part in value.__qualname__.split("."):
+            found = getattr(found, part, None)
+        if found is not value:
+            value.__module__, value.__qualname__ = module.__name__, name
