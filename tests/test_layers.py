@@ -28,7 +28,7 @@ LAYER_ORDER = ["backend", "tensor", "ops", "nn", "checking", "tools",
 LAYERS: Dict[str, str] = {
     # backend: arrays, devices, random generators, files written atomically; no tinyattn
     "backend": "backend", "strict_device": "backend", "atomic": "backend",
-    "console": "backend", "kernels": "backend",
+    "console": "backend", "kernels": "backend", "blas_threads": "backend",
     # tensor and autograd
     "tensor": "tensor", "autograd": "tensor", "factories": "tensor", "precision": "tensor",
     "promotion": "tensor", "printing": "tensor", "generator": "tensor",
@@ -50,7 +50,7 @@ LAYERS: Dict[str, str] = {
     # entry points: the package's namespace, the command line, and the torch shim (which
     # presents the whole package as ``torch``)
     "tinyattn": "entry points", "cli": "entry points", "__main__": "entry points",
-    "doctor": "entry points", "torch_shim": "entry points",
+    "doctor": "entry points", "torch_shim": "entry points", "torch_top_level": "entry points",
 }
 
 # (importing module, imported module) -> why an import of a higher layer is right there.

@@ -172,16 +172,18 @@ def test_scatter_reduce_prod_with_zero_factors_has_the_product_of_the_others():
                                                             "prod"), [src])
 
 
-def test_scatter_reduce_amin_without_self_gives_the_whole_gradient_to_the_winner():
-    """A deliberate difference: torch splits it with self when self equals the result,
-    even with include_self=False (its gradient then sums to 0.5); the gradcheck says 1."""
+def test_scatter_reduce_amin_without_self_splits_with_an_equal_self_as_torch():
+    """torch counts self among the ties when it equals the result, even with
+    include_self=False (the src gradient then sums to 0.5); tinyattn follows torch. Where
+    self differs from the result, the gradcheck holds."""
     src = ta.tensor([1.0, 4.0], dtype="float64", requires_grad=True)
     x = ta.tensor([1.0], dtype="float64")
     out = x.scatter_reduce(0, ta.tensor([0, 0]), src, "amin", include_self=False)
     out.sum().backward()
-    assert src.grad.tolist() == [1.0, 0.0]
-    assert ta.gradcheck(lambda s: x.scatter_reduce(0, ta.tensor([0, 0]), s, "amin",
-                                                   include_self=False), [src])
+    assert src.grad.tolist() == [0.5, 0.0]
+    away = ta.tensor([7.0], dtype="float64")
+    assert ta.gradcheck(lambda s: away.scatter_reduce(0, ta.tensor([0, 0]), s, "amin",
+                                                      include_self=False), [src])
 
 
 def test_pad_modes_refuse_what_torch_refuses():
@@ -193,12 +195,11 @@ def test_pad_modes_refuse_what_torch_refuses():
         F.pad(ta.randn(1, 4), (1, 1), mode="replicate", value=2.0)
 
 
-def test_lazy_parameters_refuse_reads_and_saving_before_the_first_forward(tmp_path):
+def test_lazy_parameters_refuse_reads_and_save_as_torch_before_the_first_forward(tmp_path):
     layer = nn.LazyLinear(3)
     with pytest.raises(RuntimeError, match="uninitialized parameter"):
         layer.weight.numel()
-    with pytest.raises(RuntimeError, match="uninitialized parameter"):
-        ta.save(layer.state_dict(), str(tmp_path / "lazy.npz"))
+    ta.save(layer.state_dict(), str(tmp_path / "lazy.pt"))   # pickled as torch pickles it
     layer(ta.ones(2, 4))
     assert type(layer) is nn.Linear and layer.weight.shape == (3, 4)
 

@@ -1,6 +1,7 @@
-"""``torch.set_num_threads`` / ``get_num_threads`` under ``run-torch``: with threadpoolctl
-installed they set and read NumPy's BLAS threads; without it, setting says on stderr that it
-has no effect and how to set OMP_NUM_THREADS, and reading reports the environment. And a
+"""``torch.set_num_threads`` / ``get_num_threads`` under ``run-torch``: they set and read
+NumPy's BLAS threads through ctypes (or threadpoolctl); where neither finds the BLAS, setting
+says on stderr that it has no effect and how to set OMP_NUM_THREADS, and reading reports the
+environment. And a
 tutorial-style script with the optimizers and schedulers the outside probe missed."""
 import os
 import subprocess
@@ -25,8 +26,25 @@ def test_with_threadpoolctl_the_blas_threads_follow():
                    if p.get("user_api") == "blas")
 
 
-def test_without_threadpoolctl_setting_says_it_has_no_effect(monkeypatch, capsys):
+def test_without_threadpoolctl_ctypes_sets_and_reads_the_blas_threads(monkeypatch):
+    from tinyattn import blas_threads
+    if blas_threads.find() is None:
+        pytest.skip("no OpenBLAS/MKL/BLIS thread control found in this process")
     monkeypatch.setattr(shim_names, "_threadpoolctl", lambda: None)
+    before = blas_threads.get_threads()
+    try:
+        for n in (1, 2, 1):
+            shim_names.set_num_threads(n)
+            assert shim_names.get_num_threads() == n == blas_threads.get_threads()
+    finally:
+        blas_threads.set_threads(before)
+    assert blas_threads.get_threads() == before          # negative control: it restores
+
+
+def test_without_any_blas_control_setting_says_it_has_no_effect(monkeypatch, capsys):
+    from tinyattn import blas_threads
+    monkeypatch.setattr(shim_names, "_threadpoolctl", lambda: None)
+    monkeypatch.setattr(blas_threads, "find", lambda: None)
     shim_names.set_num_threads(3)
     err = capsys.readouterr().err
     assert "set_num_threads(3) has no effect" in err and "OMP_NUM_THREADS=3" in err

@@ -157,13 +157,24 @@ from .ops import (aminmax, cummax, cummin, diff, kthvalue, logcumsumexp, median,
 __all__ += ["aminmax", "cummax", "cummin", "diff", "kthvalue", "logcumsumexp", "median",
             "nanmean", "nanmedian", "nansum", "std_mean", "var_mean"]
 from .ops import logdet
+from .ops import can_cast, promote_types, result_type
+__all__ += ["can_cast", "promote_types", "result_type"]
 from .ops import slogdet_older_name as slogdet
 __all__ += ["logdet", "slogdet"]
 from .ops import cumulative_trapezoid, dist, isreal, trapezoid, trapz
 __all__ += ["cumulative_trapezoid", "dist", "isreal", "trapezoid", "trapz"]
-# methods other modules gave Tensor after ops/: NumPy's axis=/keepdims= on them too
+
+# torch's second names and top-level forms of ops above (torch.multiply, torch.conv2d,
+# torch.embedding(weight, indices), ...): tinyattn/torch_top_level.py
+from . import torch_top_level as _torch_top_level
+for _name, _value in _torch_top_level.names().items():
+    if _name not in globals():
+        globals()[_name] = _value
+        __all__.append(_name)
+
+# names and methods added after ops/ (torch_top_level, other modules): NumPy's axis=/keepdims=
 from .ops.torch_keywords import numpy_spellings_on as _numpy_spellings_on
-_numpy_spellings_on({}, (), Tensor)
+_numpy_spellings_on(globals(), __all__, Tensor)
 # pickle finds each public function where it is public (torch.save of a model that keeps
 # F.relu as an attribute): functional first, then the top level
 from .ops.torch_keywords import picklable_under as _picklable_under

@@ -47,3 +47,11 @@ __all__ = ["softmax", "log_softmax", "relu", "gelu", "tanh", "linear", "layer_no
            "hinge_embedding_loss", "margin_ranking_loss", "multilabel_soft_margin_loss",
            "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss",
            "soft_margin_loss"]
+
+# the in-place activations (F.relu_(x), F.elu_(x), ...) and the noise ops built of others
+from .ops.activation_in_place import (celu_, elu_, hardtanh_, leaky_relu_, relu_,  # noqa: E402
+                                      rrelu_, selu_, threshold_)
+__all__ += ["relu_", "elu_", "leaky_relu_", "hardtanh_", "selu_", "celu_", "threshold_",
+            "rrelu_"]
+from .ops.alpha_dropout import alpha_dropout, feature_alpha_dropout, gumbel_softmax  # noqa: E402
+__all__ += ["alpha_dropout", "feature_alpha_dropout", "gumbel_softmax"]

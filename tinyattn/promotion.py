@@ -25,7 +25,7 @@ from typing import Any, Iterable, Optional
 
 import numpy as np
 
-__all__ = ["promote_types", "result_type", "operand_tier", "set_strict_promotion",
+__all__ = ["promote_types", "result_type", "can_cast", "operand_tier", "set_strict_promotion",
            "is_strict_promotion", "strict_promotion", "float_mix_error"]
 
 _DEFAULT_FLOAT = np.dtype(np.float32)
@@ -55,6 +55,15 @@ def promote_types(a: Any, b: Any) -> np.dtype:
     if a.name == "bfloat16" or b.name == "bfloat16":
         return a if a.itemsize > b.itemsize else b if b.itemsize > a.itemsize else a
     return np.promote_types(a, b)
+
+
+def can_cast(from_: Any, to: Any) -> bool:
+    """torch.can_cast on NumPy dtypes: may a result of dtype ``from_`` be written into a
+    tensor of dtype ``to`` (in place, or through out=)? Only a narrowing of *category* is
+    refused: a float into an integer or bool, an integer into a bool. Within a category
+    torch writes (int16 into uint8 wraps, float64 into float16 rounds), where NumPy's
+    "same_kind" would also refuse signed into unsigned."""
+    return _category(np.dtype(from_)) <= _category(np.dtype(to))
 
 
 def operand_tier(value: Any) -> int:

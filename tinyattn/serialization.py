@@ -84,6 +84,8 @@ def _encode(obj: Any, path: str, arrays: Dict[str, np.ndarray], depth: int = 0) 
                        for i, v in enumerate(obj)]}
     if not _is_array(obj) and (obj is None or isinstance(obj, (bool, int, float, str))):
         return {"value": obj}
+    if getattr(obj, "_is_uninitialized", False):     # a lazy parameter: no array to write;
+        raise TypeError("an uninitialized parameter")   # pickled in torch's format, as torch
     if _is_array(obj):
         data = obj._data if isinstance(obj, Tensor) else obj
         host = np.asarray(backend.to_host(data)) if not isinstance(data, np.generic) else data

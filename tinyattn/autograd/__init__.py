@@ -22,12 +22,14 @@ from .engine import (_run_backward_from, accumulate_grad, grad, refuse_create_gr
                      run_backward)
 from .function import (Function, VersionCounter, _check_inputs_agree, _check_same_device,
                        set_op_observer, unbroadcast)
-from .grad_mode import (_state, detect_anomaly, enable_grad, inference_mode, is_grad_enabled,
-                        no_grad, set_backward_hook, set_current_module, set_grad_enabled)
+from .grad_mode import (_state, detect_anomaly, enable_grad, inference_mode, is_anomaly_enabled,
+                        is_grad_enabled, no_grad, set_backward_hook, set_current_module,
+                        set_detect_anomaly, set_grad_enabled)
 from .hooks import RemovableHandle, register_hook
 from .pytorch_function import FunctionCtx
 
 __all__ = ["Function", "FunctionCtx", "no_grad", "enable_grad", "inference_mode",
-           "set_grad_enabled", "is_grad_enabled", "detect_anomaly", "run_backward", "grad",
+           "set_grad_enabled", "is_grad_enabled", "detect_anomaly", "set_detect_anomaly",
+           "is_anomaly_enabled", "run_backward", "grad",
            "unbroadcast", "VersionCounter", "set_backward_hook", "set_current_module",
            "register_hook", "RemovableHandle"]

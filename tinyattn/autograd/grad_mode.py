@@ -14,7 +14,8 @@ import traceback
 from typing import Any, Iterator, List
 
 __all__ = ["no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "is_grad_enabled",
-           "detect_anomaly", "set_backward_hook", "set_current_module"]
+           "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "set_backward_hook",
+           "set_current_module"]
 
 
 class _ThreadState(threading.local):
@@ -100,13 +101,41 @@ class set_grad_enabled(_GradMode):  # noqa: N801 - PyTorch's name
         _state.grad_enabled = self.previous.pop()
 
 
+def is_anomaly_enabled() -> bool:
+    """``torch.is_anomaly_enabled()``: whether anomaly detection is on in this thread."""
+    return _state.anomaly
+
+
+class set_detect_anomaly:  # noqa: N801 - torch's name: a function that is also a context
+    """``torch.autograd.set_detect_anomaly(mode)``: switch anomaly detection on or off now
+    (as a call) or for a block (as a context manager, restoring the previous mode)."""
+
+    def __init__(self, mode: bool, check_nan: bool = True):
+        if not check_nan:
+            raise NotImplementedError("set_detect_anomaly(check_nan=False) is not implemented: "
+                                      "tinyattn's anomaly mode always checks for NaN/Inf")
+        self.previous = _state.anomaly
+        _state.anomaly = bool(mode)
+
+    def __enter__(self) -> None:
+        pass                      # already switched by __init__, as torch's does
+
+    def __exit__(self, *exc: Any) -> None:
+        _state.anomaly = self.previous
+
+
 @contextlib.contextmanager
-def detect_anomaly() -> Iterator[None]:
+def detect_anomaly(check_nan: bool = True) -> Iterator[None]:
     """Raise at the first op whose forward or backward makes NaN or Inf.
 
     The error names the op and the line of user code that created it. Slower: it checks
-    every array and records a stack for every op, so use it while debugging only.
+    every array and records a stack for every op, so use it while debugging only. It also
+    makes ``.data`` of an array a pending backward saved read-only (tensor/saved_data.py):
+    a write there, silent in torch, would make that gradient wrong.
     """
+    if not check_nan:
+        raise NotImplementedError("detect_anomaly(check_nan=False) is not implemented: "
+                                  "tinyattn's anomaly mode always checks for NaN/Inf")
     previous = _anomaly_enabled()
     _state.anomaly = True
     try:

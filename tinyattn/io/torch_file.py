@@ -39,7 +39,7 @@ import numpy as np
 
 from .. import backend, precision
 from ..atomic import atomic_write
-from ..nn import Parameter
+from ..nn import Parameter, UninitializedBuffer, UninitializedParameter
 from ..tensor import Tensor
 
 __all__ = ["save_torch", "load_torch", "is_torch_file", "add_safe_globals",
@@ -150,6 +150,9 @@ class _Pickler(pickle._Pickler):       # the Python pickler: it lets GLOBALs be 
         return None
 
     def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, (UninitializedParameter, UninitializedBuffer)):   # as torch's:
+            return (_torch_name("torch.nn.parameter", type(obj).__name__),    # no data yet
+                    (bool(obj.requires_grad),))
         if isinstance(obj, Parameter):
             plain = Tensor._wrap(obj._data)
             return (_torch_name("torch._utils", "_rebuild_parameter"),
@@ -275,6 +278,8 @@ def _device(kind: Any, index: Any = None) -> str:
     return str(kind) if index is None else f"{kind}:{int(index)}"
 
 
+_LAZY: Dict[str, Any] = {"torch.nn.parameter.UninitializedParameter": UninitializedParameter,
+                         "torch.nn.parameter.UninitializedBuffer": UninitializedBuffer}
 _ALLOWED: Dict[str, Any] = {
     "torch._utils._rebuild_tensor_v2": _rebuild_tensor_v2,
     "torch._utils._rebuild_parameter": _rebuild_parameter,
@@ -308,6 +313,8 @@ class _Unpickler(pickle.Unpickler):
         for obj, safe_name in reversed(_safe):
             if safe_name == full:
                 return obj
+        if not self.weights_only and full in _LAZY:          # trusted file: as torch, which
+            return _LAZY[full]                                # refuses them in weights_only
         if not self.weights_only:
             return super().find_class(module, name)        # trusted file: anything
         raise UnpicklingError(_WEIGHTS_ONLY_TEXT.format(

@@ -73,7 +73,7 @@ class BatchNorm1d(Module):
             raise ValueError(f"{name}: input has {x.shape[1]} channels (dim 1 of shape "
                              f"{x.shape}) but the layer has num_features={self.num_features}")
         use_batch_stats = self.training or self.running_mean is None
-        if self.training and x.numel() // self.num_features <= 1:
+        if self.training and x.shape[0] * int(np.prod(x.shape[2:])) == 1:   # torch's check
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {x.shape}; use a batch of 2 or more, or model.eval()")
         momentum = 0.0 if self.momentum is None else self.momentum

@@ -84,7 +84,8 @@ def materialize_from_state(module: Module, state: Dict[str, Any]) -> None:
     for prefix, sub in module.named_modules():
         for name, value in list(vars(sub).items()):
             key = f"{prefix}.{name}" if prefix else name
-            if isinstance(value, _Uninitialized) and key in state:
+            if isinstance(value, _Uninitialized) and key in state \
+                    and not isinstance(state[key], _Uninitialized):   # both lazy: kept lazy
                 entry = state[key]
                 array = entry._data if isinstance(entry, Tensor) else np.asarray(entry)
                 value.materialize(np.shape(array), dtype=value._lazy_dtype)

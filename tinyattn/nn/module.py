@@ -460,15 +460,18 @@ class Module:
             raise StateDictKeyError(
                 f"load_state_dict: missing keys {missing}, unexpected keys {unexpected} "
                 f"(pass strict=False to load the keys that match)")
+        both_lazy = {k for k in state if k in targets and
+                     getattr(state[k], "_is_uninitialized", False) and
+                     getattr(targets[k], "_is_uninitialized", False)}   # nothing to copy yet
         for key, value in state.items():
-            if key in targets:
+            if key in targets and key not in both_lazy:
                 shape = tuple(np.shape(value._data if isinstance(value, Tensor) else value))
                 if shape != targets[key].shape:
                     raise StateDictShapeError(
                         f"load_state_dict: {key} has shape {shape} in the state dict but "
                         f"{targets[key].shape} in the model")
         for key, value in state.items():
-            if key in targets:
+            if key in targets and key not in both_lazy:
                 _copy_into(targets[key], value)
         return IncompatibleKeys(missing, unexpected)
 

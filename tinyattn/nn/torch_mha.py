@@ -16,10 +16,11 @@ forward returns ``(attn_output, attn_weights)``, the weights averaged over heads
 
 The computation is tinyattn's: three linear projections (slices of ``in_proj_weight``, so
 their gradients land in the right rows), ``F.scaled_dot_product_attention`` (one fused op with
-a hand-derived backward), the output projection. The one deliberate difference: a query whose
-keys are all masked gets an output of zeros and zero gradients, where PyTorch gives NaN (with
-need_weights=True, and on its inference fast path). With need_weights=True the weights come,
-as in PyTorch, after dropout and differentiable, so that path is built from separate ops.
+a hand-derived backward), the output projection. A query whose keys are all masked gets what
+PyTorch gives: NaN with need_weights=True and on PyTorch's inference fast path (the conditions
+in ``_torch_fast_path``: eval, no gradient needed, batch_first, self-attention, boolean masks,
+...), and zeros from the fused op otherwise. With need_weights=True the weights come, as in
+PyTorch, after dropout and differentiable, so that path is built from separate ops.
 """
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ import numpy as np
 
 from .. import backend
 from .. import functional as F
+from ..amp.autocast_mode import is_autocast_enabled
+from ..autograd import is_grad_enabled
 from ..ops.attention import default_scale
 from ..ops import cat
 from ..tensor import Tensor, as_tensor, ones, zeros
@@ -110,6 +113,7 @@ class MultiheadAttention(Module):
         for label, x in (("query", query), ("key", key), ("value", value)):
             if not isinstance(x, Tensor):
                 raise TypeError(f"{name}: {label} must be a Tensor, got {type(x).__name__}")
+        fast_path = self._torch_fast_path(query, key, value, attn_mask, key_padding_mask)
         unbatched = query.ndim == 2
         batch_dim = 0 if self.batch_first else 1        # where the batch of one goes
         if unbatched:                                   # (L, E) -> (1, L, E) or (L, 1, E)
@@ -151,8 +155,9 @@ class MultiheadAttention(Module):
                     *(tuple(mask.shape[:-1]) + (1,)), dtype=mask.dtype, device=mask.device)
                 mask = cat([mask, fill], dim=-1)
         p = self.dropout if self.training else 0.0
-        if need_weights:
+        if need_weights or fast_path:     # softmax over no key: NaN, as torch's both paths
             out, weights = _attention_with_weights(q, k, v, mask, p)
+            weights = weights if need_weights else None
         else:
             out, weights = F.scaled_dot_product_attention(q, k, v, mask, dropout_p=p), None
         out = out.transpose(1, 2).reshape(n, length, e)   # (N, h, L, d_k) -> (N, L, E)
@@ -165,6 +170,27 @@ class MultiheadAttention(Module):
             out = out.squeeze(batch_dim)                    # -> (L, E)
             weights = None if weights is None else weights.squeeze(0)
         return out, weights
+
+    def _torch_fast_path(self, query: Tensor, key: Tensor, value: Tensor, attn_mask: Any,
+                         key_padding_mask: Any) -> bool:
+        """Whether torch's forward takes its inference fast path (its ``why_not_fast_path``
+        checks, in its order), where a query with every key masked gives NaN even with
+        need_weights=False. The values are the same elsewhere; only that row differs."""
+        masks = [as_tensor(m) for m in (attn_mask, key_padding_mask) if m is not None]
+        if any(is_floating(m.dtype) for m in masks):
+            return False
+        if query.ndim != 3 or query is not key or key is not value:
+            return False
+        if self.in_proj_weight is None or self.in_proj_bias is None or \
+                query.dtype != self.in_proj_weight.dtype:
+            return False
+        if self.training or self.num_heads % 2 or not self.batch_first or \
+                self.bias_k is not None or self.add_zero_attn or is_autocast_enabled():
+            return False
+        needs_grad = (query, self.in_proj_weight, self.in_proj_bias, self.out_proj.weight,
+                      self.out_proj.bias)
+        return not (is_grad_enabled() and any(t is not None and t.requires_grad
+                                              for t in needs_grad))
 
     def _project(self, query: Tensor, key: Tensor, value: Tensor
                  ) -> Tuple[Tensor, Tensor, Tensor]:

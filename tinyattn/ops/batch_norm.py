@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
+import numpy as np
+
 from .. import backend
 from ..autograd import Function, no_grad
 from ..tensor import Tensor
@@ -95,8 +97,8 @@ def _check(x: Tensor, running_mean: Optional[Tensor], running_var: Optional[Tens
         raise RuntimeError("batch_norm: training=False normalises with running_mean and "
                            "running_var, so both must be given (pass training=True to use "
                            "the batch's own statistics)")
-    per_channel = x.numel() // max(channels, 1)
-    if training and per_channel <= 1:
+    per_channel = x.shape[0] * int(np.prod(x.shape[2:]))     # torch's check: exactly one
+    if training and per_channel == 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input "
                          f"size {x.shape}: the variance of one value is 0 and its unbiased "
                          f"estimate divides by 0. Use a batch of 2 or more, or eval mode")
@@ -118,6 +120,8 @@ def batch_norm(input: Tensor, running_mean: Optional[Tensor],  # noqa: A002 - to
     if training and float(eps) == 0:
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps} "
                          f"(as torch: a channel of equal values would divide 0 by 0)")
+    if x.numel() == 0:
+        return _empty_batch_norm(x, weight, bias)
     compute = half_as_float32(x)
     xp = backend.get_array_module(compute._data)
     axes = (0,) + tuple(range(2, x.ndim))                # every axis but the channel
@@ -135,6 +139,19 @@ def batch_norm(input: Tensor, running_mean: Optional[Tensor],  # noqa: A002 - to
                           eps=float(eps), training=bool(training),
                           has_weight=weight is not None, has_bias=bias is not None)
     return convert(out, dtype=x.dtype)      # float16 is normalised in float32, as PyTorch
+
+
+def _empty_batch_norm(x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor]) -> Tensor:
+    """An empty input (N = 0, or a zero-length axis), in training or evaluation: as torch,
+    the running estimates stay as they are and the output is ``x * weight[0] + bias[0]``
+    (a copy of x without them), so the graph reaches x and the parameters, whose gradients
+    are zeros: no element was normalised."""
+    out = x.clone()
+    if weight is not None:
+        out = out * weight[0]
+    if bias is not None:
+        out = out + bias[0]
+    return out
 
 
 def _update_running(running_mean: Optional[Tensor], running_var: Optional[Tensor],

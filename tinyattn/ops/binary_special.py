@@ -330,8 +330,10 @@ def fmin(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
 
 def _clamp_bound(x: Tensor, bound: Any, upper: bool, op: str) -> Tensor:
     _tensors_only(op, x)
+    if isinstance(bound, (bool, np.bool_)):        # torch: clamp_max(x, True) is 1
+        bound = int(bound)
     if not isinstance(bound, Tensor):
-        if isinstance(bound, bool) or not isinstance(bound, (int, float, np.number)):
+        if not isinstance(bound, (int, float, np.number)):
             raise TypeError(f"{op}: the bound must be a number or a tensor, got "
                             f"{type(bound).__name__}")
         return clamp(x, max=bound) if upper else clamp(x, min=bound)

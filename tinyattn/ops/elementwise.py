@@ -417,7 +417,11 @@ def pow(x: Tensor, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
     ``rpow``."""
     if not isinstance(x, Tensor) and isinstance(exponent, Tensor):
         return rpow(exponent, x)
-    if isinstance(exponent, (bool, np.bool_)) or not isinstance(
+    if isinstance(exponent, (bool, np.bool_)):     # torch: x ** True is x ** 1
+        if isinstance(x, Tensor) and x.dtype == np.bool_:   # bool ** bool stays bool
+            return pow(x, int(exponent)).to(np.bool_)
+        exponent = int(exponent)
+    if not isinstance(
             exponent, (Tensor, int, float, np.integer, np.floating)):
         raise TypeError(f"pow: the exponent must be a number or a tensor, got "
                         f"{type(exponent).__name__}")
@@ -449,7 +453,9 @@ def rpow(x: Tensor, base: Any) -> Tensor:
     (``RPow``, ops/powers.py), also for a negative base (real at whole x, NaN elsewhere)."""
     if isinstance(base, Tensor):
         return pow(base, x)
-    if isinstance(base, (bool, np.bool_)) or not isinstance(
+    if isinstance(base, (bool, np.bool_)):         # torch: True ** x is 1 ** x
+        base = int(base)
+    if not isinstance(
             base, (int, float, np.integer, np.floating)):
         raise TypeError(f"base ** tensor: the base must be a number, got {type(base).__name__}")
     target = result_type(x, base)

@@ -12,6 +12,7 @@ import numpy as np
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
+from .no_derivative import record_without_derivative
 from .layout import expand
 from .rearrange import diagonal as diagonal_of
 from .shape import _normalize_dim, reshape
@@ -94,9 +95,10 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # 
            ) -> Union[Tensor, Tuple[Tensor, ...]]:
     """``torch.unique``: the distinct values (sorted), and optionally ``inverse`` (int64, where
     each input element went: ``out[inverse] == input``) and ``counts`` (int64). ``dim=None``
-    flattens; ``dim=d`` finds the distinct slices along d. Not differentiable. NaNs are each
-    their own value (NaN != NaN), as in PyTorch. ``sorted=False`` is accepted and still sorts
-    (PyTorch leaves that order unspecified)."""
+    flattens; ``dim=d`` finds the distinct slices along d. Not differentiable: as torch, the
+    values of an input that requires grad require grad, and backward raises (no_derivative.py).
+    NaNs are each their own value (NaN != NaN), as in PyTorch. ``sorted=False`` is accepted
+    and still sorts (PyTorch leaves that order unspecified)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"unique: input must be a Tensor, got {type(input).__name__}")
     data = backend.to_host(input._data)
@@ -114,7 +116,8 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # 
             values, inverse, counts = np.unique(data, return_inverse=True, return_counts=True,
                                                 axis=axis, equal_nan=False)
         inverse = inverse.reshape(-1)
-    out: List[Tensor] = [_wrap(values, input)]
+    out: List[Tensor] = [record_without_derivative("_unique2" if dim is None else "unique_dim",
+                                                   _wrap(values, input), input)]
     if return_inverse:
         out.append(_wrap(inverse.astype(np.int64), input))
     if return_counts:

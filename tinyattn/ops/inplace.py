@@ -38,6 +38,7 @@ from .masking import masked_fill
 from .view_writes import rebase_views, write_through_view
 from .shape import _index_to_arrays, torch_index_steps
 from ..precision import check_fits, is_floating
+from ..promotion import can_cast
 
 __all__ = ["add_", "sub_", "mul_", "div_", "pow_", "neg_", "clamp_", "masked_fill_", "zero_",
            "fill_", "copy_", "uniform_", "normal_", "setitem", "remainder_", "fmod_",
@@ -125,12 +126,12 @@ def _write(target: Tensor, result: Tensor, name: str) -> None:
                            f"updated in place has shape {target.shape}; an in-place op cannot "
                            f"change a tensor's shape (the other operand must broadcast to "
                            f"{target.shape})")
-    if not np.can_cast(result.dtype, target.dtype, casting="same_kind"):
+    if not can_cast(result.dtype, target.dtype):
         raise RuntimeError(f"{name}: the result is {result.dtype}, which cannot be stored in "
                            f"this {target.dtype} tensor in place; convert the tensor first "
                            f"(x = x.float()) or use the out-of-place op")
     _store(target, lambda array: backend.get_array_module(array).copyto(
-        array, result._data, casting="same_kind"), name)
+        array, result._data, casting="unsafe"), name)   # can_cast said it may: torch's rule
 
 
 def _store(target: Tensor, write: Callable[[Any], None], name: str) -> None:

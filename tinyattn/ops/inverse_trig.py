@@ -11,7 +11,9 @@ import numpy as np
 from .. import backend
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
-from .elementwise import _as_float, as_operand, _match_dtypes
+from ..precision import is_floating
+from ..promotion import operand_tier, result_type
+from .elementwise import _as_dtype, _as_float, as_operand
 
 __all__ = ["tan", "asin", "acos", "atan", "atan2"]
 
@@ -115,7 +117,11 @@ def atan2(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     elementwise after broadcasting (input is y, other is x)."""
     y = input if isinstance(input, Tensor) else as_operand(input, other)
     x = other if isinstance(other, Tensor) else as_operand(other, y)
-    y, x = _match_dtypes(_as_float(y), _as_float(x))
+    if not (is_floating(y.dtype) and is_floating(x.dtype)      # two floats of one tier:
+            and operand_tier(y) == operand_tier(x)):             # Function.apply promotes
+        target = result_type(y, x)       # torch's: an int tensor and a float 0-d: the 0-d's
+        target = target if is_floating(target) else np.dtype(np.float32)
+        y, x = _as_dtype(y, target, y), _as_dtype(x, target, x)   # (or refuses, if strict)
     try:
         return Atan2.apply(y, x)
     except ValueError as exc:

@@ -17,9 +17,10 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function, unbroadcast
-from ..precision import check_fits
+from ..precision import check_fits, is_floating
+from ..promotion import operand_tier, result_type
 from ..tensor import Tensor
-from .elementwise import _match_dtypes, as_operand
+from .elementwise import _as_dtype, as_operand
 
 __all__ = ["masked_fill", "where", "mask_array"]
 
@@ -123,8 +124,11 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa:
     if not isinstance(input, Tensor):
         input = as_operand(input, other)
     other = as_operand(other, input)
-    if input.dtype != other.dtype:
-        input, other = _match_dtypes(input, other)
+    if input.dtype != other.dtype and not (     # two float tensors: Function.apply promotes
+            is_floating(input.dtype) and is_floating(other.dtype)
+            and operand_tier(input) == operand_tier(other)):
+        target = result_type(input, other)      # torch's: a 0-d does not widen a tensor
+        input, other = _as_dtype(input, target, input), _as_dtype(other, target, other)
     try:
         shape = np.broadcast_shapes(input.shape, other.shape)
         cond = condition._data if isinstance(condition, Tensor) else condition

@@ -142,7 +142,7 @@ def nansum(input: Tensor, dim: Dim = None, keepdim: bool = False, *,  # noqa: A0
         input = input.to(dtype)
     axes = _reduce_axes(input, dim, "nansum")
     if not is_floating(input.dtype):
-        return plain_sum(input, dim, keepdim)
+        return plain_sum(input, dim, keepdim, dtype=dtype)
     return NanSum.apply(input, axes=axes, keepdim=keepdim)
 
 

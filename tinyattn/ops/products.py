@@ -17,7 +17,7 @@ from ..tensor import Tensor
 from .elementwise import add, mul, sub
 from .masking import masked_fill
 from .matmul import matmul
-from .reduce import _single_axis
+from .reduce import _single_axis, in_integer_dtype, refuse_bool_running
 from .shape import reshape
 from ..amp.dispatch import cast_args, composite as autocast_as
 from ..precision import is_floating
@@ -58,9 +58,10 @@ class Cumprod(Function):
 
 def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
     """Running products along ``dim`` (required, as PyTorch); integer and bool tensors give
-    int64, as PyTorch; ``dtype`` converts first."""
+    int64, as PyTorch; ``dtype`` converts first and is the result's dtype."""
     if dtype is not None:
-        input = input.to(dtype)
+        refuse_bool_running(dtype, "cumprod")
+        return in_integer_dtype(cumprod(input.to(dtype), dim), dtype)
     axis = _single_axis(dim, input.ndim, "cumprod")
     if input.ndim == 0:
         return reshape(cumprod(reshape(input, 1), 0), ())

@@ -14,6 +14,7 @@ import numpy as np
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
+from ..tensor.dtypes import normalize_dtype
 from .shape import reshape
 
 __all__ = ["sum", "mean", "amax", "amin", "prod", "cumsum"]
@@ -174,9 +175,12 @@ class Cumsum(Function):
 def sum(x: Tensor, dim: Dim = None, keepdim: bool = False, *,  # noqa: A001
         dtype: Any = None) -> Tensor:
     """The sum over ``dim`` (all by default). As PyTorch: integer and bool tensors give int64
-    (NumPy would give uint8 tensors uint64); ``dtype`` converts x first."""
-    x = x.to(dtype) if dtype is not None else _as_int64(x)
-    return Sum.apply(x, axes=_axes(dim, x.ndim, "sum"), keepdim=keepdim)
+    (NumPy would give uint8 tensors uint64); ``dtype`` converts x first, and an integer or
+    bool ``dtype`` is the result's too (wrapping on overflow as PyTorch's integer sum does;
+    the bool sum is "any")."""
+    x = x.to(dtype) if dtype is not None else x
+    out = Sum.apply(_as_int64(x), axes=_axes(dim, x.ndim, "sum"), keepdim=keepdim)
+    return in_integer_dtype(out, dtype)
 
 
 def mean(x: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
@@ -184,6 +188,10 @@ def mean(x: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any = None
     tensors give float32, the default float (PyTorch refuses them without dtype=; NumPy would
     give float64, which tinyattn never makes behind your back)."""
     if dtype is not None:
+        if normalize_dtype(dtype).kind in "biu":
+            raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be "
+                               f"either a floating point or complex dtype. Got: {dtype} (as "
+                               "torch; pass a float dtype, or none)")
         x = x.to(dtype)
     elif x.dtype.kind in "biu":
         x = x.to(np.float32)
@@ -192,6 +200,16 @@ def mean(x: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any = None
 
 def _as_int64(x: Tensor) -> Tensor:
     return x.to(np.int64) if x.dtype.kind in "biu" and x.dtype != np.int64 else x
+
+
+def in_integer_dtype(out: Tensor, dtype: Any) -> Tensor:
+    """An integer reduction computed in int64, given the integer or bool ``dtype`` asked for.
+    Sums and products modulo 2**bits agree whether they wrap at each step or once at the end,
+    so the int64 result cast to int8/int16/int32/uint8 is PyTorch's; cast to bool it is
+    "any nonzero" (sum) or "all nonzero" (prod), PyTorch's bool sum and product."""
+    if dtype is None or out.dtype.kind not in "biu":
+        return out
+    return out.to(dtype)
 
 
 def amax(x: Tensor, dim: Dim = None, keepdim: bool = False, *, _spread: bool = False
@@ -222,9 +240,10 @@ def _check_not_empty(x: Tensor, axes: Tuple[int, ...], op: str) -> None:
 def prod(x: Tensor, dim: Optional[int] = None, keepdim: bool = False, *,
          dtype: Any = None) -> Tensor:
     """The product of all elements, or along one ``dim``. Integer and bool tensors give
-    int64 (no gradient), as PyTorch; ``dtype`` converts x first."""
+    int64 (no gradient), as PyTorch; ``dtype`` converts x first, and an integer or bool
+    ``dtype`` is the result's too."""
     if dtype is not None:
-        x = x.to(dtype)
+        return in_integer_dtype(prod(x.to(dtype), dim, keepdim), dtype)
     if dim is None or x.ndim == 0:
         axis = None if dim is None else _single_axis(dim, x.ndim, "prod")
         out = prod(reshape(x, -1), 0)                  # every element, as one row
@@ -239,9 +258,10 @@ def prod(x: Tensor, dim: Optional[int] = None, keepdim: bool = False, *,
 
 def cumsum(x: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running sums along ``dim`` (required, as in PyTorch). Integer and bool tensors give
-    int64, as PyTorch; ``dtype`` converts x first."""
+    int64, as PyTorch; ``dtype`` converts x first and is the result's dtype."""
     if dtype is not None:
-        x = x.to(dtype)
+        refuse_bool_running(dtype, "cumsum")
+        return in_integer_dtype(cumsum(x.to(dtype), dim), dtype)
     axis = _single_axis(dim, x.ndim, "cumsum")
     if x.ndim == 0:
         return reshape(cumsum(reshape(x, 1), 0), ())
@@ -249,6 +269,13 @@ def cumsum(x: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
         return Tensor._wrap(backend.get_array_module(x._data).cumsum(x._data, axis=axis,
                                                                      dtype=np.int64))
     return Cumsum.apply(x, axis=axis)
+
+
+def refuse_bool_running(dtype: Any, op: str) -> None:
+    """PyTorch has no bool kernel for running sums and products (cumsum(x, 0, dtype=bool))."""
+    if dtype is not None and normalize_dtype(dtype) == np.bool_:
+        raise RuntimeError(f'"{op}_out_cpu" not implemented for \'Bool\' (as torch): a '
+                           f"running {op[3:]} of bools has no kernel; pass dtype=torch.int64")
 
 
 def _single_axis(dim: int, ndim: int, op: str) -> int:

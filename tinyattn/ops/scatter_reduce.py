@@ -38,7 +38,9 @@ class ScatterReduce(Function):
               dx = g * out / x,  dsrc[i] = g[p] * out[p] / src[i]  (computed without the
               division where a factor is 0)
         amax, amin: the gradient is shared equally by the values equal to out[p] (ties),
-              as in PyTorch; the others get 0.
+              as in PyTorch; the others get 0. As torch, x[p] equal to out[p] counts as a
+              tie even without include_self (it then gets 0, so the src share sums to less
+              than g: torch's rule, followed exactly).
     """
 
     promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
@@ -75,7 +77,7 @@ class ScatterReduce(Function):
         else:
             ties = xp.zeros(x.shape, dtype=np.int64)
             backend.scatter_add(ties, positions, (values == out[positions]).astype(np.int64))
-            self_tie = (x == out) & with_self
+            self_tie = x == out                 # counted even without self, as torch
             ties = ties + self_tie
             share = grad / xp.maximum(ties, 1).astype(grad.dtype)
             dx_hit = xp.where(self_tie, share, 0)

@@ -13,6 +13,7 @@ from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor, normalize_dtype
 from .logic import nonzero
+from .no_derivative import record_without_derivative
 from .shape import _normalize_dim
 
 __all__ = ["searchsorted", "bucketize", "isin", "histc", "argwhere", "unique_consecutive",
@@ -199,7 +200,8 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False,  # noqa: A00
         values = np.moveaxis(moved[starts], 0, axis)
         inverse_shape = (moved.shape[0],)
     runs = np.cumsum(starts) - 1
-    out: List[Tensor] = [_on(np.asarray(values), input)]
+    out: List[Tensor] = [record_without_derivative("unique_consecutive",
+                                                   _on(np.asarray(values), input), input)]
     if return_inverse:
         out.append(_on(runs.reshape(inverse_shape).astype(np.int64), input))
     if return_counts:

@@ -27,6 +27,8 @@ from typing import Any, Callable, Dict, List
 import numpy as np
 
 from ..autograd import is_grad_enabled
+from ..precision import is_floating
+from ..promotion import can_cast
 from ..tensor import Tensor, normalize_dtype
 
 __all__ = ["with_torch_keywords", "write_out", "unwrapped", "out_apart", "numpy_spellings",
@@ -50,7 +52,7 @@ def write_out(name: str, out: Any, result: Any) -> Any:
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
                            f"automatic differentiation, but one of the arguments requires "
                            f"grad.")
-    if not np.can_cast(result.dtype, out.dtype, casting="same_kind"):
+    if not can_cast(result.dtype, out.dtype):
         raise RuntimeError(f"{name}(): result type {result.dtype} can't be cast to the "
                            f"desired output type {out.dtype} (pass an out= tensor of dtype "
                            f"{result.dtype})")
@@ -119,7 +121,8 @@ def with_torch_keywords(fn: Callable, input: bool = False, other: bool = False, 
         cast = kwargs.pop("dtype", None) if dtype else None
         in_place = kwargs.pop("inplace", False) if inplace else False
         if cast is not None:
-            args, kwargs = _cast_first(args, kwargs, rename.get(first, first), cast)
+            args, kwargs = _cast_first(args, kwargs, rename.get(first, first), cast,
+                                           fn.__name__)
         if in_place:
             from .inplace import _in_place  # noqa: PLC0415 - inplace.py imports this layer
             x, rest = (args[0], args[1:]) if args else (kwargs.pop(rename.get(first, first)),
@@ -161,8 +164,13 @@ def unwrapped(fn: Callable) -> Callable:
     return getattr(fn, "__wrapped__", fn)
 
 
-def _cast_first(args: tuple, kwargs: Dict[str, Any], name: Any, dtype: Any) -> Any:
+def _cast_first(args: tuple, kwargs: Dict[str, Any], name: Any, dtype: Any,
+                op: str = "") -> Any:
     want = normalize_dtype(dtype)
+    if not is_floating(want):   # softmax and log_softmax: torch has no integer kernel
+        raise NotImplementedError(f'"{op}_lastdim_kernel_impl" not implemented for '
+                                  f"'{want.name}' (as torch): {op}(..., dtype=) takes a "
+                                  f"floating dtype, e.g. dtype=torch.float32")
     if args:
         x = args[0]
         return (x.to(want) if isinstance(x, Tensor) else x,) + tuple(args[1:]), kwargs

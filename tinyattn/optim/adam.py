@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 from .. import backend
 from .optimizer import Optimizer, ParamsT, check_hyperparameter
+from ..tensor import Tensor
 
 __all__ = ["Adam", "AdamW", "check_adam_group"]
 
@@ -62,10 +63,15 @@ class Adam(Optimizer):
     def __init__(self, params: ParamsT, lr: float = 1e-3,
                  betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, amsgrad: bool = False, *, maximize: bool = False,
-                 foreach: Optional[bool] = None, fused: Optional[bool] = None):
+                 foreach: Optional[bool] = None, capturable: bool = False,
+                 differentiable: bool = False, fused: Optional[bool] = None):
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         amsgrad=bool(amsgrad), maximize=bool(maximize))
+        if foreach and not capturable and isinstance(lr, Tensor):
+            raise ValueError("lr as a Tensor is not supported for capturable=False and "
+                             "foreach=True")
         super().__init__(params, defaults)
+        self._kernel_options(foreach, fused, capturable, differentiable)
 
     _late_defaults = {"amsgrad": False, "maximize": False}  # absent from older checkpoints
 
@@ -125,6 +131,8 @@ class AdamW(Adam):
     def __init__(self, params: ParamsT, lr: float = 1e-3,
                  betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
-                 foreach: Optional[bool] = None, fused: Optional[bool] = None):
+                 foreach: Optional[bool] = None, capturable: bool = False,
+                 differentiable: bool = False, fused: Optional[bool] = None):
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                         amsgrad=amsgrad, maximize=maximize)
+                         amsgrad=amsgrad, maximize=maximize, foreach=foreach,
+                         capturable=capturable, differentiable=differentiable, fused=fused)

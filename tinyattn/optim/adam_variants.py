@@ -64,11 +64,13 @@ class NAdam(Optimizer):
                  betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, momentum_decay: float = 4e-3,
                  decoupled_weight_decay: bool = False, *, foreach: Optional[bool] = None,
-                 maximize: bool = False):
+                 maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False):
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         momentum_decay=momentum_decay,
                         decoupled_weight_decay=decoupled_weight_decay, maximize=maximize)
         super().__init__(params, defaults)
+        self._kernel_options(foreach, None, capturable, differentiable)
 
     def _check_group(self, group: Dict[str, Any]) -> Dict[str, Any]:
         group["momentum_decay"] = check_hyperparameter("momentum_decay",
@@ -110,10 +112,12 @@ class RAdam(Optimizer):
     def __init__(self, params: ParamsT, lr: float = 1e-3,
                  betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, decoupled_weight_decay: bool = False, *,
-                 foreach: Optional[bool] = None, maximize: bool = False):
+                 foreach: Optional[bool] = None, maximize: bool = False,
+                 capturable: bool = False, differentiable: bool = False):
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         decoupled_weight_decay=decoupled_weight_decay, maximize=maximize)
         super().__init__(params, defaults)
+        self._kernel_options(foreach, None, capturable, differentiable)
 
     def _check_group(self, group: Dict[str, Any]) -> Dict[str, Any]:
         return check_adam_group(group)
@@ -156,10 +160,12 @@ class Adamax(Optimizer):
     def __init__(self, params: ParamsT, lr: float = 2e-3,
                  betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, foreach: Optional[bool] = None, *,
-                 maximize: bool = False):
+                 maximize: bool = False, differentiable: bool = False,
+                 capturable: bool = False):
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         maximize=maximize)
         super().__init__(params, defaults)
+        self._kernel_options(foreach, None, capturable, differentiable)
 
     def _check_group(self, group: Dict[str, Any]) -> Dict[str, Any]:
         return check_adam_group(group)

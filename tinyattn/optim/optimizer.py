@@ -32,18 +32,28 @@ ParamsT = Union[Iterable[Tensor], Iterable[Dict[str, Any]]]
 
 
 def check_hyperparameter(name: str, value: Any, low: float = 0.0, high: float = math.inf,
-                         high_inclusive: bool = True) -> float:
+                         high_inclusive: bool = True, nan_ok: bool = False) -> float:
     """``value`` as a Python float, or a ValueError that names it and its allowed range.
 
     Python floats keep float32 arrays float32 (a NumPy float64 scalar would not), so every
     hyperparameter is stored as a Python float. NaN is refused (as torch's range checks
     ``0.0 <= lr`` refuse it); an infinity within the range is accepted, as torch accepts
     ``lr=inf`` (the first step then turns every weight into NaN or inf, there as here).
+    A learning rate may be a one-element Tensor, as in torch: it is checked and kept (each
+    step reads ``float(group["lr"])``).
     """
+    if name.startswith("lr") and not name.startswith("lr_") and isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise ValueError(f"{name} as a Tensor must hold one element, got shape "
+                             f"{value.shape}")
+        check_hyperparameter(name, float(value.item()), low, high, high_inclusive, nan_ok)
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r} "
                         f"({type(value).__name__})")
     value = float(value)
+    if nan_ok and math.isnan(value):      # torch's SGD checks `lr < 0.0`, which NaN passes
+        return value
     above_high = value > high if high_inclusive else value >= high
     if not value >= low or above_high:  # written so that NaN fails too
         closing = "]" if high_inclusive else ")"
@@ -128,9 +138,26 @@ class Optimizer:
         """Update every parameter that has a gradient (subclasses)."""
         raise NotImplementedError(f"{type(self).__name__} must implement step()")
 
-    @staticmethod
-    def _evaluate(closure: Optional[Callable[[], Any]]) -> Any:
+    def _kernel_options(self, foreach: Optional[bool] = None, fused: Optional[bool] = None,
+                        capturable: bool = False, differentiable: bool = False) -> None:
+        """torch's choices of kernel (``foreach``, ``fused``, ``capturable``): the same
+        arithmetic, so accepted, with torch's checks. ``capturable=True`` (CUDA graphs) and
+        ``differentiable=True`` (a step recorded in the graph) fail at ``step()`` as torch's
+        do for CPU leaf parameters; tinyattn has no CUDA graphs or higher-order autograd."""
+        if fused and foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        self._capturable, self._differentiable = bool(capturable), bool(differentiable)
+
+    def _evaluate(self, closure: Optional[Callable[[], Any]]) -> Any:
         """Run the closure (which recomputes the loss and calls backward), as torch does."""
+        if getattr(self, "_differentiable", False):
+            raise RuntimeError(f"{type(self).__name__}(differentiable=True) is not implemented: "
+                               f"tinyattn has no higher-order autograd (torch's step also "
+                               f"refuses leaf parameters that require grad); drop it")
+        if getattr(self, "_capturable", False):
+            raise AssertionError(f"{type(self).__name__}(capturable=True) is for CUDA graphs, "
+                                 f"which tinyattn does not have (torch's step also refuses CPU "
+                                 f"parameters); drop it")
         if closure is None:
             return None
         with enable_grad():

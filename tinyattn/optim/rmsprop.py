@@ -29,10 +29,13 @@ class RMSprop(Optimizer):
 
     def __init__(self, params: ParamsT, lr: float = 1e-2, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0.0, momentum: float = 0.0,
-                 centered: bool = False, *, maximize: bool = False):
+                 centered: bool = False, capturable: bool = False,
+                 foreach: Optional[bool] = None, maximize: bool = False,
+                 differentiable: bool = False):
         defaults = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                         momentum=momentum, centered=centered, maximize=bool(maximize))
         super().__init__(params, defaults)
+        self._kernel_options(foreach, None, capturable, differentiable)
 
     _late_defaults = {"maximize": False}      # absent from older checkpoints
 
@@ -92,11 +95,14 @@ class Adagrad(Optimizer):
 
     def __init__(self, params: ParamsT, lr: float = 1e-2, lr_decay: float = 0.0,
                  weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
-                 eps: float = 1e-10, *, maximize: bool = False):
+                 eps: float = 1e-10, foreach: Optional[bool] = None, *,
+                 maximize: bool = False, differentiable: bool = False,
+                 fused: Optional[bool] = None):
         defaults = dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, eps=eps,
                         maximize=bool(maximize))
         super().__init__(params, defaults)
+        self._kernel_options(foreach, fused, differentiable=differentiable)
 
     _late_defaults = {"maximize": False}      # absent from older checkpoints
 

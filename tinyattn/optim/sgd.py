@@ -44,17 +44,19 @@ class SGD(Optimizer):
     def __init__(self, params: ParamsT, lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
                  *, maximize: bool = False, foreach: Optional[bool] = None,
-                 fused: Optional[bool] = None):
+                 differentiable: bool = False, fused: Optional[bool] = None):
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
                         weight_decay=weight_decay, nesterov=nesterov, maximize=bool(maximize))
         super().__init__(params, defaults)
+        self._kernel_options(foreach, fused, differentiable=differentiable)
 
     def _check_group(self, group: Dict[str, Any]) -> Dict[str, Any]:
-        group["lr"] = check_hyperparameter("lr (learning rate)", group["lr"])
-        group["momentum"] = check_hyperparameter("momentum", group["momentum"])
+        group["lr"] = check_hyperparameter("lr (learning rate)", group["lr"], nan_ok=True)
+        group["momentum"] = check_hyperparameter("momentum", group["momentum"], nan_ok=True)
         group["dampening"] = check_hyperparameter("dampening", group["dampening"],
                                                   low=-float("inf"))
-        group["weight_decay"] = check_hyperparameter("weight_decay", group["weight_decay"])
+        group["weight_decay"] = check_hyperparameter("weight_decay", group["weight_decay"],
+                                                     nan_ok=True)
         group["nesterov"] = bool(group["nesterov"])
         group["maximize"] = bool(group["maximize"])
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):

@@ -17,14 +17,16 @@ dtype policy: float32 unless asked otherwise; float64 fully supported; no op eve
 float32 tensor into a float64 one. Python numbers combined with a tensor take its dtype.
 
 Library code reads a tensor's array as ``t._data``. User code reads ``t.data``, which is the
-same array, except while an op has saved it for a backward that has not run yet: then ``.data``
-is a read-only view, so that writing into it (which would make that backward silently wrong)
-raises an error that says what to do instead (CPU arrays; on a GPU the array is returned).
+same array; writes into it are not counted, as in torch (a pending backward uses what is
+there). Under ``detect_anomaly()`` (opt-in), while an op has saved the array for a backward
+that has not run yet, ``.data`` is a read-only view whose writes raise an error that says what
+to do instead (CPU arrays; on a GPU the array is returned).
 
 The package, by concept: ``core.py`` (the class: data, gradient, versions, autograd),
 ``conversion.py`` (``to``, ``numpy``, ``item``, comparisons), ``creation.py`` (``tensor``,
 ``as_tensor``, ``from_numpy``), ``dtypes.py`` (``normalize_dtype``) and ``saved_data.py``
-(the read-only ``.data`` of a saved array). Every name is importable from here, as before.
+(the read-only ``.data`` of a saved array, in anomaly mode). Every name is importable from
+here, as before.
 """
 from __future__ import annotations
 

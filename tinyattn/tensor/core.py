@@ -69,16 +69,18 @@ class Tensor(TensorConversions):
     # ------------------------------------------------------------------ data and grad
     @property
     def data(self) -> Any:
-        """The array (NumPy on the CPU, CuPy on a GPU), shared, not copied. Read-only while a
-        pending backward needs it (see the module docstring)."""
+        """The array (NumPy on the CPU, CuPy on a GPU), shared, not copied. Writes into it
+        are not counted, as in torch (a pending backward uses what is there); under
+        ``detect_anomaly()`` it is read-only while a pending backward needs it."""
         return self._user_array()
 
     def _user_array(self) -> Any:
-        """What ``.data`` hands out (``numpy()`` and ``__array__`` too): the array, or a
-        read-only view of it while a pending backward needs it. A method of its own so that
-        ``python -m tinyattn run-torch`` can give ``.data`` PyTorch's meaning (a Tensor)."""
-        if self._vc is not None and self._vc.savers is not None and \
-                type(self._data) is np.ndarray:
+        """What ``.data`` hands out (``numpy()`` and ``__array__`` too): the array, or, in
+        anomaly mode (opt-in, stricter than torch), a read-only view of it while a pending
+        backward needs it. A method of its own so that ``python -m tinyattn run-torch`` can
+        give ``.data`` PyTorch's meaning (a Tensor)."""
+        if autograd._state.anomaly and self._vc is not None and \
+                self._vc.savers is not None and type(self._data) is np.ndarray:
             op = self._live_saver()
             if op is not None:
                 return _read_only_view(self._data, op)

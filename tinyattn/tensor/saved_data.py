@@ -38,7 +38,8 @@ class _SavedArray(np.ndarray):
 
     def _refuse(self, *args: Any, **kwargs: Any) -> None:
         raise SavedDataWriteError(
-            f"this tensor's array is saved for the backward of {self._owner_op}, which has not "
+            f"(anomaly mode) this tensor's array is saved for the backward of {self._owner_op}, "
+            f"which has not "
             f"run yet; writing into .data now would make that gradient silently wrong. Update "
             f"it with an in-place op that tinyattn counts, e.g. `with tinyattn.no_grad(): "
             f"x.sub_(delta)` or `x[...] = value` (a backward through the old graph then raises "

@@ -122,6 +122,8 @@ class TorchFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             raise MissingTorchModule(fullname, f"{root} is built on real PyTorch; tinyattn "
                                                f"provides torch, torch.nn, torch.optim, "
                                                f"torch.autograd and torch.utils.data")
+        if fullname == "safetensors.torch":     # the real one needs torch's complex dtypes
+            return importlib.util.spec_from_loader(fullname, _SafetensorsTorchLoader())
         if root != "torch":
             return None
         if fullname not in MODULES:
@@ -133,6 +135,17 @@ class TorchFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module: types.ModuleType) -> None:
         """Nothing to run: names are resolved on first use."""
+
+
+class _SafetensorsTorchLoader(importlib.abc.Loader):
+    """``import safetensors.torch``: tinyattn's own (torch_shim/safetensors_torch.py)."""
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        from . import safetensors_torch      # noqa: PLC0415 - only scripts that import it
+        return safetensors_torch
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        """Already run: it is tinyattn's module."""
 
 
 _finder: Optional[TorchFinder] = None

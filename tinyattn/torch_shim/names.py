@@ -128,6 +128,7 @@ MODULES: Dict[str, ModuleSpec] = {
     "torch.optim.lr_scheduler": ModuleSpec("tinyattn.optim.lr_scheduler", _SCHEDULERS),
     "torch.autograd": ModuleSpec("tinyattn.autograd", frozenset({
         "FunctionCtx", "VersionCounter", "is_grad_enabled", "run_backward", "unbroadcast",
+        "is_anomaly_enabled",
         "set_backward_hook", "set_current_module", "register_hook", "RemovableHandle"}),
         shim_names.AUTOGRAD_SHIM_NAMES),
     "torch.serialization": ModuleSpec(None, shim_names=shim_names.SERIALIZATION_SHIM_NAMES),

@@ -16,7 +16,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import amp, backend, factories, functional, printing, serialization
-from .. import kernels
+from .. import blas_threads, kernels
 from ..io import torch_file
 from .. import precision
 from .. import profiler as _profiler
@@ -183,12 +183,15 @@ def _threadpoolctl() -> Any:
 
 def set_num_threads(n: int) -> None:
     """``torch.set_num_threads(n)``. tinyattn has no thread pool of its own: its threads are
-    those of NumPy's BLAS (matrix products). With threadpoolctl installed, its limit is set to
-    ``n``, which has the effect torch's call has; without it, the BLAS decides its threads when
-    NumPy loads, so the call says on stderr that it changes nothing and how to set them."""
+    those of NumPy's BLAS (matrix products), whose count is set to ``n`` through ctypes
+    (tinyattn/blas_threads.py), which has the effect torch's call has. Where no BLAS control is
+    found there, threadpoolctl (when installed) sets it; else one line on stderr says that the
+    call changes nothing and how to set the threads."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise RuntimeError(f"torch.set_num_threads: the number of threads must be a positive "
                            f"integer, got {n!r}")
+    if blas_threads.set_threads(n):
+        return
     module = _threadpoolctl()
     if module is not None:
         module.threadpool_limits(limits=n)
@@ -199,9 +202,13 @@ def set_num_threads(n: int) -> None:
 
 
 def get_num_threads() -> int:
-    """``torch.get_num_threads()``: the BLAS's thread count (threadpoolctl's report when it is
-    installed; otherwise the first of OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, MKL_NUM_THREADS
-    that is set, else the number of CPUs, the BLAS libraries' default)."""
+    """``torch.get_num_threads()``: the BLAS's thread count (read through ctypes, or
+    threadpoolctl's report; where neither finds the BLAS, the first of OMP_NUM_THREADS,
+    OPENBLAS_NUM_THREADS, MKL_NUM_THREADS that is set, else the number of CPUs, the BLAS
+    libraries' default)."""
+    threads = blas_threads.get_threads()
+    if threads is not None:
+        return threads
     module = _threadpoolctl()
     if module is not None:
         counts = [pool["num_threads"] for pool in module.threadpool_info()
