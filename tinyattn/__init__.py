@@ -179,3 +179,13 @@ for _name, _value in _torch_top_level.names().items():
     if _name not in globals():
         globals()[_name] = _value
         __all__.append(_name)
+
+# names and methods added after ops/ (torch_top_level, other modules): NumPy's axis=/keepdims=
+from .ops.torch_keywords import numpy_spellings_on as _numpy_spellings_on
+_numpy_spellings_on(globals(), __all__, Tensor)
+# pickle finds each public function where it is public (torch.save of a model that keeps
+# F.relu as an attribute): functional first, then the top level
+from .ops.torch_keywords import picklable_under as _picklable_under
+_picklable_under(functional)
+_picklable_under(ops)
+_picklable_under(__import__("sys").modules[__name__])

@@ -16,6 +16,7 @@ The API follows ``torch.nn.Module`` (docs/nn.md#modules). Deliberate differences
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import MutableMapping
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Set,
                     Tuple)
 
@@ -76,6 +77,52 @@ def _check_name(kind: str, name: Any) -> None:
         raise TypeError(f"{kind} name should be a string, got {type(name).__name__}")
     if name == "" or "." in name:
         raise KeyError(f"{kind} name can't be empty or contain '.', got {name!r}")
+
+
+class _OwnMembers(MutableMapping):
+    """``module._parameters``, ``_buffers``, ``_modules``: PyTorch's dicts of a module's own
+    members (d2l's ``init_seq2seq`` reads ``gru._parameters[name]``), as a live view of the
+    attributes tinyattn keeps them in. Writes go through the module's own checks."""
+
+    def __init__(self, module: "Module", kind: str) -> None:
+        self._module, self._kind = module, kind
+
+    def _names(self) -> List[str]:
+        module = self._module
+        if self._kind == "buffers":
+            return [n for n, _ in Module._own_buffers(module)]
+        wanted = Parameter if self._kind == "parameters" else Module
+        return [n for n, v in vars(module).items() if isinstance(v, wanted)]
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._names():
+            raise KeyError(name)
+        return self._module.__dict__[name]
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        module = self._module
+        if name in self._names() or value is None:
+            setattr(module, name, value)
+        elif self._kind == "parameters":
+            module.register_parameter(name, value)
+        elif self._kind == "buffers":
+            module.register_buffer(name, value)
+        else:
+            module.add_module(name, value)
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self._names():
+            raise KeyError(name)
+        delattr(self._module, name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
 
 
 class Module:
@@ -176,6 +223,18 @@ class Module:
         setattr(self, name, module)
 
     register_module = add_module
+
+    @property
+    def _parameters(self) -> _OwnMembers:
+        return _OwnMembers(self, "parameters")
+
+    @property
+    def _buffers(self) -> _OwnMembers:
+        return _OwnMembers(self, "buffers")
+
+    @property
+    def _modules(self) -> _OwnMembers:
+        return _OwnMembers(self, "modules")
 
     # ---------------------------------------------------------------- traversal
     def named_children(self) -> Iterator[Tuple[str, "Module"]]:

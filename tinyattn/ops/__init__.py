@@ -946,3 +946,9 @@ Tensor.corrcoef = corrcoef
 from .dtype_rules import can_cast, promote_types, result_type  # noqa: E402
 from .tensor_extras import register_tensor_extras  # noqa: E402
 register_tensor_extras()
+
+# NumPy's axis=/keepdims= wherever an op or method takes dim/keepdim, as torch's argument
+# parser accepts them (ops/torch_keywords.py).
+from .torch_keywords import numpy_spellings_on as _numpy_spellings_on  # noqa: E402
+
+_numpy_spellings_on(globals(), __all__, Tensor)

@@ -12,6 +12,10 @@ tests/test_torch_keywords.py checks every public function against torch's own si
 - ``dtype=``: the input is cast to that dtype before the op (torch's rule for softmax,
   sum, mean, prod, ...).
 - ``inplace=True`` (F.relu, F.dropout, ...): the result is written into the input.
+- NumPy's spellings ``axis=`` and ``keepdims=`` for ``dim=`` and ``keepdim=``, as torch's
+  argument parser accepts them on every op and method that has those (d2l writes
+  ``x.argmax(axis=2)``, ``x.sum(axis=1, keepdims=True)``); ``numpy_spellings`` gives them
+  to the ops that need no other torch keyword.
 """
 from __future__ import annotations
 
@@ -27,7 +31,11 @@ from ..precision import is_floating
 from ..promotion import can_cast
 from ..tensor import Tensor, normalize_dtype
 
-__all__ = ["with_torch_keywords", "write_out", "unwrapped", "out_apart", "out_same_dtype"]
+__all__ = ["with_torch_keywords", "write_out", "unwrapped", "out_apart", "out_same_dtype",
+           "numpy_spellings", "NUMPY_SPELLINGS"]
+
+# torch's argument parser takes NumPy's names too (torch/csrc/utils/python_arg_parser.cpp)
+NUMPY_SPELLINGS = {"axis": "dim", "keepdims": "keepdim"}
 
 
 def write_out(name: str, out: Any, result: Any) -> Any:
@@ -93,6 +101,11 @@ def with_torch_keywords(fn: Callable, input: bool = False, other: bool = False, 
     if other and len(own) > 1 and own[1] != "other":
         rename["other"] = own[1]
     first = "input" if input else (own[0] if own else None)
+    everything = _parameter_names(fn)
+    for numpy_name, torch_name in NUMPY_SPELLINGS.items():
+        if torch_name in everything and numpy_name not in everything \
+                and numpy_name not in rename:
+            rename[numpy_name] = rename.get(torch_name, torch_name)
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -119,10 +132,30 @@ def with_torch_keywords(fn: Callable, input: bool = False, other: bool = False, 
         return result if target is None else write_out(fn.__name__, target, result)
 
     extra = [n for n, on in (("out", out), ("dtype", dtype), ("inplace", inplace)) if on]
-    signature = _renamed_signature(fn, rename, extra)
+    signature = _renamed_signature(fn, {k: v for k, v in rename.items()
+                                        if k not in NUMPY_SPELLINGS}, extra)
     if signature is not None:
         call.__signature__ = signature
+    call._torch_keywords = True
     return call
+
+
+def _parameter_names(fn: Callable) -> set:
+    try:
+        return set(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return set()
+
+
+def numpy_spellings(fn: Any) -> Any:
+    """``fn`` also called with ``axis=``/``keepdims=`` when it takes ``dim``/``keepdim``
+    (and is not a ``with_torch_keywords`` wrapper already, which takes them); else ``fn``."""
+    if not inspect.isfunction(fn) or getattr(fn, "_torch_keywords", False):
+        return fn
+    names = _parameter_names(fn)
+    if not any(t in names and n not in names for n, t in NUMPY_SPELLINGS.items()):
+        return fn
+    return with_torch_keywords(fn)
 
 
 def unwrapped(fn: Callable) -> Callable:
@@ -216,3 +249,40 @@ def out_same_dtype(fn: Callable) -> Callable:
                                    f"{value.dtype})")
         return write_out(fn.__name__, out, result)
     return call
+
+
+def numpy_spellings_on(namespace: Dict[str, Any], names: Any, cls: Any = None) -> None:
+    """``numpy_spellings`` on the functions ``names`` of ``namespace`` (a module's globals)
+    and on every method of ``cls``; one function bound under two names gets one wrapper."""
+    done: Dict[int, Any] = {}
+
+    def spelled(fn: Any) -> Any:
+        if id(fn) not in done:
+            done[id(fn)] = (fn, numpy_spellings(fn))
+        return done[id(fn)][1]
+
+    for name in names:
+        if name in namespace:
+            namespace[name] = spelled(namespace[name])
+    if cls is not None:
+        for name, value in list(vars(cls).items()):
+            if inspect.isfunction(value) and not name.startswith("__"):
+                setattr(cls, name, spelled(value))
+
+
+def picklable_under(module: Any) -> None:
+    """Every public function of ``module`` that pickle cannot find by its own ``__module__``
+    and ``__qualname__`` (a wrapper that copied its inner function's names) is named by
+    where it is public, so ``torch.save(model)`` of a layer that keeps ``F.relu`` as its
+    activation pickles it, as torch's does."""
+    import sys                                      # noqa: PLC0415
+    for name in dir(module):
+        value = getattr(module, name, None)
+        if name.startswith("_") or not inspect.isfunction(value):
+            continue
+        home = sys.modules.get(value.__module__)
+        found = home
+        for part in value.__qualname__.split("."):
+            found = getattr(found, part, None)
+        if found is not value:
+            value.__module__, value.__qualname__ = module.__name__, name

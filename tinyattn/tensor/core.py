@@ -208,6 +208,19 @@ class Tensor(TensorConversions):
 
     nelement = numel                # PyTorch's older name, still common in tutorials
 
+    def element_size(self) -> int:
+        """Bytes per element (2 for bfloat16), as PyTorch's; memory estimates use it."""
+        return int(self._data.dtype.itemsize)
+
+    @property
+    def itemsize(self) -> int:
+        return int(self._data.dtype.itemsize)
+
+    @property
+    def nbytes(self) -> int:
+        """numel * element_size, as PyTorch's (a view counts its own elements)."""
+        return int(self._data.size) * int(self._data.dtype.itemsize)
+
     def dim(self) -> int:
         return self._data.ndim
 
