@@ -70,6 +70,9 @@ EXCEPTIONS = {
     "torch.where": {"x", "y"},       # the overrides table's outdated names (input, other work)
     "torch.set_num_threads": {"int"}, "torch.set_default_dtype": {"d"},   # positional in use
     "torch.dropout": {"inplace"},    # torch.dropout(input, p, train): F.dropout has inplace=
+    "Tensor.divide_": {"value"}, "Tensor.multiply_": {"value"},   # as div_ and mul_
+    "Tensor.swapaxes_": {"axis0", "axis1"},     # as Tensor.swapaxes: transpose_'s dim0, dim1
+    "Tensor.random_": {"from"},                 # as uniform_: `from` is Python's keyword
 }
 
 

@@ -165,8 +165,8 @@ from .ops import cholesky_older_name as cholesky
 from .ops import qr_older_name as qr
 from .ops import svd_older_name as svd
 __all__ += ["cholesky", "qr", "svd"]
-from .ops import matrix_exp, pinverse, triangular_solve
-__all__ += ["matrix_exp", "pinverse", "triangular_solve"]
+from .ops import pinverse, triangular_solve     # matrix_exp: torch_top_level.py
+__all__ += ["pinverse", "triangular_solve"]
 from .ops import corrcoef, cov
 __all__ += ["corrcoef", "cov"]
 from .ops import cumulative_trapezoid, dist, isreal, trapezoid, trapz

@@ -29,8 +29,8 @@ ALIASES = {
     "absolute": "abs", "arccos": "acos", "arcsin": "asin", "arctan": "atan",
     "arctan2": "atan2", "multiply": "mul", "divide": "div", "subtract": "sub",
     "greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le",
-    "not_equal": "ne", "negative": "neg", "fix": "trunc", "swapaxes": "transpose",
-    "moveaxis": "movedim", "concatenate": "cat", "ger": "outer",
+    "not_equal": "ne", "negative": "neg", "fix": "trunc",
+    "moveaxis": "movedim", "ger": "outer",
 }
 
 # nn.functional ops torch also has at the top level, with the same arguments
@@ -42,10 +42,26 @@ SAME_AS_FUNCTIONAL = (
 )
 
 
+def concatenate(tensors: Any, axis: int = 0, *, out: Optional[Tensor] = None) -> Tensor:
+    """``torch.concatenate(tensors, axis=0)``: ``torch.cat`` under NumPy's names."""
+    return ops.cat(tensors, axis, out=out) if out is not None else ops.cat(tensors, axis)
+
+
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:  # noqa: A002
+    """``torch.swapaxes(input, axis0, axis1)``: ``torch.transpose`` under NumPy's names."""
+    return ops.transpose(input, axis0, axis1)
+
+
+def matrix_exp(input: Tensor) -> Tensor:  # noqa: A002
+    """``torch.matrix_exp(input)``: ``torch.linalg.matrix_exp`` (ops/linalg_solvers.py)."""
+    return ops.matrix_exp(input)
+
+
 def layer_norm(input: Tensor, normalized_shape: Any, weight: Optional[Tensor] = None,  # noqa: A002
                bias: Optional[Tensor] = None, eps: float = 1e-5,
-               cudnn_enable: bool = True) -> Tensor:
-    """``torch.layer_norm``: F.layer_norm (cudnn_enable is accepted and changes nothing)."""
+               cudnn_enable: bool = True, *, cudnn_enabled: bool = True) -> Tensor:
+    """``torch.layer_norm``: F.layer_norm (cudnn_enable, or the overrides table's
+    cudnn_enabled, is accepted and changes nothing)."""
     return F.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
@@ -65,11 +81,13 @@ def batch_norm(input: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], 
                         eps)
 
 
-def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,
-              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
-    """``torch.embedding(weight, indices)``: the table first (F.embedding takes the indices
+def embedding(weight: Tensor, input: Tensor, padding_idx: int = -1,  # noqa: A002
+              scale_grad_by_freq: bool = False, sparse: bool = False,
+              max_norm: Optional[float] = None, norm_type: float = 2.0) -> Tensor:
+    """``torch.embedding(weight, input)``: the table first (F.embedding takes the indices
     first); padding_idx -1 means none, as in torch's top-level op."""
-    return F.embedding(indices, weight, padding_idx=None if padding_idx == -1 else padding_idx,
+    return F.embedding(input, weight, padding_idx=None if padding_idx == -1 else padding_idx,
+                       max_norm=max_norm, norm_type=norm_type,
                        scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
 
 
@@ -112,5 +130,6 @@ def names() -> dict:
     table.update({name: getattr(F, name) for name in SAME_AS_FUNCTIONAL})
     table.update({f.__name__: f for f in (layer_norm, group_norm, batch_norm, embedding,
                                           dropout, is_floating_point, is_complex, is_nonzero,
-                                          is_signed, is_same_size, t, detach)})
+                                          is_signed, is_same_size, t, detach, concatenate,
+                                          swapaxes, matrix_exp)})
     return table

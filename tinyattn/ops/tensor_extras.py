@@ -10,6 +10,7 @@ in-place shape change is the view op whose result x becomes, and a random fill i
 """
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any, Callable, Dict, Optional
 
@@ -74,6 +75,10 @@ def _reshape_in_place(name: str) -> Callable[..., Tensor]:
         return self
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"``x.{name}(...)``: x becomes ``x.{view_name}(...)`` (in place)."
+    try:                                  # torch's parameter names: the view op's own
+        method.__signature__ = inspect.signature(getattr(Tensor, view_name))  # type: ignore
+    except (TypeError, ValueError):
+        pass
     return method
 
 
@@ -186,10 +191,6 @@ def storage_offset(x: Tensor) -> int:
     return (_address(x._data) - _address(_root_array(x._data))) // x._data.itemsize
 
 
-def element_size(x: Tensor) -> int:
-    return int(x._data.itemsize)
-
-
 def is_signed(x: Tensor) -> bool:
     return np.dtype(x.dtype).kind in "if" or is_floating(x.dtype)
 
@@ -215,9 +216,9 @@ def get_device(x: Tensor) -> int:
     return -1 if x.device == "cpu" else int(str(x.device).partition(":")[2] or 0)
 
 
-def where_method(x: Tensor, condition: Any, y: Any) -> Tensor:
-    """``x.where(condition, y)`` is ``torch.where(condition, x, y)``."""
-    return where(condition, x, y)
+def where_method(x: Tensor, condition: Any, other: Any) -> Tensor:
+    """``x.where(condition, other)`` is ``torch.where(condition, x, other)``."""
+    return where(condition, x, other)
 
 
 def register_tensor_extras() -> None:
@@ -235,7 +236,7 @@ def register_tensor_extras() -> None:
         if not hasattr(Tensor, alias) and hasattr(Tensor, name):
             setattr(Tensor, alias, getattr(Tensor, name))
     for function in (exponential_, log_normal_, cauchy_, geometric_, random_, stride,
-                     data_ptr, storage_offset, element_size, is_signed, is_complex,
+                     data_ptr, storage_offset, is_signed, is_complex,
                      is_nonzero, is_same_size, get_device):
         setattr(Tensor, function.__name__, function)
     Tensor.where = where_method
