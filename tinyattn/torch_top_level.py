@@ -42,8 +42,11 @@ SAME_AS_FUNCTIONAL = (
 )
 
 
-def concatenate(tensors: Any, axis: int = 0, *, out: Optional[Tensor] = None) -> Tensor:
-    """``torch.concatenate(tensors, axis=0)``: ``torch.cat`` under NumPy's names."""
+def concatenate(tensors: Any, axis: int = 0, *, dim: Optional[int] = None,
+                out: Optional[Tensor] = None) -> Tensor:
+    """``torch.concatenate(tensors, axis=0)``: ``torch.cat`` under NumPy's names (torch's
+    parser takes ``dim=`` too)."""
+    axis = axis if dim is None else dim
     return ops.cat(tensors, axis, out=out) if out is not None else ops.cat(tensors, axis)
 
 
