@@ -319,6 +319,19 @@ OPS = {
     "gru_cell": (lambda x, w_ih, w_hh: _recurrent(ta, "GRUCell", x, w_ih, w_hh),
                  lambda x, w_ih, w_hh: _recurrent(torch, "GRUCell", x, w_ih, w_hh),
                  [("f", (2, 4)), ("f", (15, 4)), ("f", (15, 5))]),
+    # mods30's ops: bilinear, the margin losses, interpolate (Resample, ResampleArea)
+    "bilinear": (F.bilinear, tF.bilinear,
+                 [("h", (3, 4)), ("h", (3, 5)), ("h", (6, 4, 5)), ("h", (6,))]),
+    "multi_margin_loss": (F.multi_margin_loss, tF.multi_margin_loss,
+                          [("h", (4, 5)), ("i", (4,), 5)]),
+    "multilabel_margin_loss": (F.multilabel_margin_loss, tF.multilabel_margin_loss,
+                               [("h", (4, 5)), ("i", (4, 5), 5)]),
+    "interpolate_bilinear": (lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"),
+                             lambda x: tF.interpolate(x, scale_factor=2, mode="bilinear"),
+                             [("h", (1, 2, 3, 4))]),
+    "interpolate_area": (lambda x: F.interpolate(x, size=(2, 3), mode="area"),
+                         lambda x: tF.interpolate(x, size=(2, 3), mode="area"),
+                         [("h", (1, 2, 4, 6))]),
 }
 
 

@@ -81,8 +81,6 @@ TO_FIX: List[Skip] = [
             "layout= (every tensor is strided)", when=has_kwarg("layout")),
     op_skip("einsum", "values",
             "to fix: output: dtype int32 where torch gives int64", dtypes=('int32',)),
-    op_skip("index_add", "saves",
-            "to fix: write to input 0 after the op: torch's backward does not "
             "raise, tinyattn's raises in the f"),
     op_skip("lerp", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 4 / "
@@ -122,8 +120,6 @@ TO_FIX: List[Skip] = [
     op_skip("nn.functional.scaled_dot_product_attention", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 1 / "
             "384 (0.3%) Greatest absolute ", dtypes=('bfloat16', 'float16', 'float32')),
-    op_skip("where", "saves",
-            "to fix: write to input 1 after the op: torch's backward raises, "
             "tinyattn's does not"),
     op_skip("nn.functional.embedding", "values", "to fix: sparse=True (a sparse gradient "
             "layout) is refused: tinyattn's gradients are dense arrays",

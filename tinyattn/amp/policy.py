@@ -41,6 +41,7 @@ _CPU_FP32 = frozenset({"binary_cross_entropy", "prod", "trace", "mse_loss", "nll
                        "kl_div", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
                        "hinge_embedding_loss", "poisson_nll_loss", "margin_ranking_loss",
                        "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss",
+                       "multilabel_margin_loss",
                        "reflection_pad", "replication_pad",   # torch's *_pad1d/2d/3d
                        "linalg_inv", "linalg_solve", "linalg_svdvals", "linalg_eigvalsh",
                        # ops/decompositions.py, ops/linalg_solvers.py (as torch's CPU list)
@@ -114,6 +115,7 @@ OP_NAMES: Dict[str, str] = {
     "LSTMSequence": "lstm", "GRUSequence": "gru", "RNNSequence": "rnn_tanh",  # (or rnn_relu:
     "LSTMCellUpdate": "lstm_cell",                               # the same lists)
     "GRUCellUpdate": "gru_cell",
+    "MultiMargin": "multi_margin_loss", "MultiLabelMargin": "multilabel_margin_loss",
 }
 
 # ops outside the lists whose output keeps the first (input) tensor's dtype when the
