@@ -183,18 +183,19 @@ def _threadpoolctl() -> Any:
 
 def set_num_threads(n: int) -> None:
     """``torch.set_num_threads(n)``. tinyattn has no thread pool of its own: its threads are
-    those of NumPy's BLAS (matrix products), whose count is set to ``n`` through ctypes
-    (tinyattn/blas_threads.py), which has the effect torch's call has. Where no BLAS control is
-    found there, threadpoolctl (when installed) sets it; else one line on stderr says that the
-    call changes nothing and how to set the threads."""
+    those of the BLAS libraries (matrix products), whose count is set to ``n``: through
+    threadpoolctl when it is installed (every BLAS in the process: NumPy's and SciPy's), else
+    NumPy's through ctypes (tinyattn/blas_threads.py); which has the effect torch's call has.
+    Where neither finds a BLAS, one line on stderr says that the call changes nothing and
+    how to set the threads."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise RuntimeError(f"torch.set_num_threads: the number of threads must be a positive "
                            f"integer, got {n!r}")
-    if blas_threads.set_threads(n):
-        return
     module = _threadpoolctl()
-    if module is not None:
+    if module is not None:              # every BLAS in the process (NumPy's and SciPy's)
         module.threadpool_limits(limits=n)
+        return
+    if blas_threads.set_threads(n):     # else NumPy's, through ctypes
         return
     print(f"tinyattn: torch.set_num_threads({n}) has no effect here (NumPy's BLAS fixes its "
           f"threads when it loads, and threadpoolctl is not installed); run the script with "
