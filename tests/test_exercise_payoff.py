@@ -224,3 +224,31 @@ def test_the_payoff_runs_attention_from_separate_ops_so_softmax_and_mul_are_your
     assert code == 0 and "attention is computed from separate ops" not in fused
     assert "not called by this model" in fused and "Softmax" in fused.split(
         "not called by this model")[1]
+
+
+@pytest.mark.parametrize("options", [dict(padding_idx=0), dict(scale_grad_by_freq=True)])
+def test_the_embedding_adapter_hands_options_the_exercise_lacks_back_to_tinyattn(options):
+    """Exercise 10's backward is the plain scatter-add: with padding_idx or
+    scale_grad_by_freq the adapter says NotCovered (tinyattn's own backward runs) instead
+    of returning the plain gradient, which would be silently wrong for those options."""
+    import tinyattn as ta
+    import tinyattn.functional as F
+    from tinyattn.exercises.adapters import NotCovered
+    from tinyattn.exercises.payoff import _ReadOnlySaved
+    swap = next(s for s in SWAPS if s.op.__name__ == "Embedding")
+    w = ta.tensor(np.ones((4, 3)), requires_grad=True)
+    ids = ta.tensor(np.array([[0, 2, 0], [3, 3, 1]]))
+    learner = load_solution_backward(swap)
+    grad = np.ones((2, 3, 3))
+    plain = F.embedding(ids, w)._ctx             # negative control: the plain call is covered
+    np.testing.assert_allclose(swap.adapter(_ReadOnlySaved(plain), grad, learner),
+                               plain.backward(grad))
+    fn = F.embedding(ids, w, **options)._ctx
+    with pytest.raises(NotCovered, match=next(iter(options))):
+        swap.adapter(_ReadOnlySaved(fn), grad, learner)
+
+
+def load_solution_backward(swap):
+    from tinyattn.exercises import load_file
+    module = load_file(SOLUTIONS_DIR / find_exercise(swap.exercise).filename)
+    return getattr(module, f"{swap.part}_backward")

@@ -122,9 +122,11 @@ def _layer_norm(fn, grad, backward):
 
 
 def _embedding(fn, grad, backward):
-    ids, shape, padding_idx = fn.saved
+    ids, shape, padding_idx, scale_grad_by_freq = fn.saved     # the op's saved fields
     if padding_idx is not None:
         raise NotCovered("embedding with a padding_idx")
+    if scale_grad_by_freq:
+        raise NotCovered("embedding with scale_grad_by_freq=True")
     return backward(grad, (ids, shape))
 
 
