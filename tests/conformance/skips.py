@@ -81,7 +81,6 @@ TO_FIX: List[Skip] = [
             "layout= (every tensor is strided)", when=has_kwarg("layout")),
     op_skip("einsum", "values",
             "to fix: output: dtype int32 where torch gives int64", dtypes=('int32',)),
-            "raise, tinyattn's raises in the f"),
     op_skip("lerp", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 4 / "
             "25 (16.0%) Greatest absolute ", dtypes=('bfloat16', 'float16')),
@@ -120,7 +119,6 @@ TO_FIX: List[Skip] = [
     op_skip("nn.functional.scaled_dot_product_attention", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 1 / "
             "384 (0.3%) Greatest absolute ", dtypes=('bfloat16', 'float16', 'float32')),
-            "tinyattn's does not"),
     op_skip("nn.functional.embedding", "values", "to fix: sparse=True (a sparse gradient "
             "layout) is refused: tinyattn's gradients are dense arrays",
             when=kwarg_is("sparse", True)),
