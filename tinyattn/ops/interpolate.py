@@ -51,8 +51,9 @@ class Resample(Function):
         xp = backend.get_array_module(x)
         self.save_for_backward(maps)
         for axis, matrix in maps:
+            # (.., in, ..) -> (.., out, ..)
             x = xp.moveaxis(xp.tensordot(xp.asarray(matrix, dtype=x.dtype), x,
-                                         axes=([1], [axis])), 0, axis)   # (.., in, ..) -> (.., out, ..)
+                                         axes=([1], [axis])), 0, axis)
         return x
 
     def backward(self, grad):
