@@ -51,8 +51,9 @@ class Resample(Function):
         xp = backend.get_array_module(x)
         self.save_for_backward(maps)
         for axis, matrix in maps:
+            # (.., in, ..) -> (.., out, ..)
             x = xp.moveaxis(xp.tensordot(xp.asarray(matrix, dtype=x.dtype), x,
-                                         axes=([1], [axis])), 0, axis)   # (.., in, ..) -> (.., out, ..)
+                                         axes=([1], [axis])), 0, axis)
         return x
 
     def backward(self, grad):
@@ -77,81 +78,92 @@ def _scale(in_size: int, out_size: int, scale_factor: Optional[float], dtype: An
     return dtype(in_size) / dtype(out_size)
 
 
-def _nearest_index(in_size: int, out_size: int, scale_factor: Optional[float],
-                   exact: bool) -> np.ndarray:
-    dst = np.arange(out_size)
+def _nearest_index(xp: Any, in_size: int, out_size: int, scale_factor: Optional[float],
+                   exact: bool) -> Any:
+    """torch's nearest / nearest-exact source index of every output position, built by ``xp``
+    (the input's array module) so that it is born on the input's device."""
+    dst = xp.arange(out_size)
     if not exact and out_size == in_size:
         return dst
     if not exact and out_size == 2 * in_size:
         return dst >> 1
     scale = _scale(in_size, out_size, scale_factor, np.float32)
     offset = np.float32(0.5 if exact else 0.0)
-    src = np.floor((dst.astype(np.float32) + offset) * scale).astype(np.int64)
-    return np.minimum(src, in_size - 1)
+    src = xp.floor((dst.astype(np.float32) + offset) * scale).astype(np.int64)
+    return xp.minimum(src, in_size - 1)
 
 
-def _source(in_size: int, out_size: int, scale_factor: Optional[float], align_corners: bool,
-            cubic: bool, dtype: Any) -> np.ndarray:
+def _source(xp: Any, in_size: int, out_size: int, scale_factor: Optional[float],
+            align_corners: bool, cubic: bool, dtype: Any) -> Any:
     """torch's area_pixel_compute_source_index for every output position."""
-    dst = np.arange(out_size).astype(dtype)
+    dst = xp.arange(out_size).astype(dtype)
     if align_corners:
         scale = dtype(in_size - 1) / dtype(out_size - 1) if out_size > 1 else dtype(0)
-        return scale * dst
+        return dst * scale
     # scale (dst + 0.5) - 0.5 is one fused multiply-add in torch's compiled float32 kernel:
     # the product is not rounded before the subtraction (float64 holds it exactly)
     scale = np.float64(_scale(in_size, out_size, scale_factor, dtype))
-    src = (scale * (dst.astype(np.float64) + 0.5) - 0.5).astype(dtype)
-    return src if cubic else np.maximum(src, dtype(0))
+    src = ((dst.astype(np.float64) + 0.5) * scale - 0.5).astype(dtype)
+    return src if cubic else xp.maximum(src, dtype(0))
 
 
-def _guarded(src: np.ndarray, in_size: int) -> Tuple[np.ndarray, np.ndarray]:
+def _guarded(xp: Any, src: Any, in_size: int) -> Tuple[Any, Any]:
     """torch's guard_index_and_lambda: the floor index (at most in - 1) and l in [0, 1]."""
-    index = np.minimum(np.floor(src).astype(np.int64), in_size - 1)
-    return index, np.clip(src - index, 0, 1).astype(src.dtype)
+    index = xp.minimum(xp.floor(src).astype(np.int64), in_size - 1)
+    return index, xp.clip(src - index, 0, 1).astype(src.dtype)
 
 
-def _linear_matrix(in_size: int, out_size: int, scale_factor: Optional[float],
-                   align_corners: bool, dtype: Any) -> np.ndarray:
-    index, lam = _guarded(_source(in_size, out_size, scale_factor, align_corners, False, dtype),
-                          in_size)
+def _one_hot(xp: Any, index: Any, in_size: int, dtype: Any) -> Any:
+    """(out, in): 1 at [o, index[o]], 0 elsewhere. Adding w * _one_hot(...) gives the same
+    sums, rounded the same, as a scatter-add of w at index (w * 0 and 0 + w are exact), with
+    no scatter, which CuPy lacks as ``ufunc.at``."""
+    return (index[:, None] == xp.arange(in_size)[None, :]).astype(dtype)
+
+
+def _linear_matrix(xp: Any, in_size: int, out_size: int, scale_factor: Optional[float],
+                   align_corners: bool, dtype: Any) -> Any:
+    index, lam = _guarded(xp, _source(xp, in_size, out_size, scale_factor, align_corners,
+                                      False, dtype), in_size)
     following = index + (index < in_size - 1)
-    matrix = np.zeros((out_size, in_size), dtype=dtype)
-    rows = np.arange(out_size)
-    np.add.at(matrix, (rows, index), dtype(1) - lam)
-    np.add.at(matrix, (rows, following), lam)
-    return matrix
+    matrix = (1 - lam)[:, None] * _one_hot(xp, index, in_size, dtype)
+    return matrix + lam[:, None] * _one_hot(xp, following, in_size, dtype)
 
 
-def _cubic_weights(t: np.ndarray) -> List[np.ndarray]:
-    """Keys' cubic convolution (A = -0.75) at distances 1 + t, t, 1 - t, 2 - t."""
-    a = t.dtype.type(-0.75)
+def _cubic_weights(t: Any) -> List[Any]:
+    """Keys' cubic convolution (A = -0.75) at distances 1 + t, t, 1 - t, 2 - t. The
+    constants are Python floats (a, a + 2, ... are exact in float32), which take t's dtype
+    and, unlike NumPy scalars on the left, never call NumPy on a device array."""
+    a = -0.75
 
-    def near(x: np.ndarray) -> np.ndarray:       # |x| <= 1
+    def near(x: Any) -> Any:       # |x| <= 1
         return ((a + 2) * x - (a + 3)) * x * x + 1
 
-    def far(x: np.ndarray) -> np.ndarray:        # 1 < |x| < 2
+    def far(x: Any) -> Any:        # 1 < |x| < 2
         return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-    one = t.dtype.type(1)
+    one = 1.0
     return [far(t + one), near(t), near(one - t), far(one - t + one)]
 
 
-def _cubic_matrix(in_size: int, out_size: int, scale_factor: Optional[float],
-                  align_corners: bool, dtype: Any) -> np.ndarray:
-    index, t = _guarded(_source(in_size, out_size, scale_factor, align_corners, True, dtype),
-                        in_size)
-    matrix = np.zeros((out_size, in_size), dtype=dtype)
-    rows = np.arange(out_size)
-    for k, weight in enumerate(_cubic_weights(t)):
-        np.add.at(matrix, (rows, np.clip(index - 1 + k, 0, in_size - 1)), weight)
+def _cubic_matrix(xp: Any, in_size: int, out_size: int, scale_factor: Optional[float],
+                  align_corners: bool, dtype: Any) -> Any:
+    index, t = _guarded(xp, _source(xp, in_size, out_size, scale_factor, align_corners,
+                                    True, dtype), in_size)
+    matrix = xp.zeros((out_size, in_size), dtype=dtype)
+    for k, weight in enumerate(_cubic_weights(t)):      # taps clipped at the edges add up
+        taps = xp.clip(index - 1 + k, 0, in_size - 1)
+        matrix = matrix + weight[:, None] * _one_hot(xp, taps, in_size, dtype)
     return matrix
 
 
-def _area_matrix(in_size: int, out_size: int, dtype: Any) -> np.ndarray:
-    matrix = np.zeros((out_size, in_size), dtype=dtype)
-    for i in range(out_size):
-        start, end = (i * in_size) // out_size, -((-(i + 1) * in_size) // out_size)
-        matrix[i, start:end] = dtype(1) / dtype(end - start)
-    return matrix
+def _area_matrix(xp: Any, in_size: int, out_size: int, dtype: Any) -> Any:
+    """Adaptive average pooling: output o averages inputs [floor(o in / out),
+    ceil((o + 1) in / out))."""
+    rows = xp.arange(out_size)
+    start, end = (rows * in_size) // out_size, -((-(rows + 1) * in_size) // out_size)
+    cols = xp.arange(in_size)[None, :]
+    inside = (cols >= start[:, None]) & (cols < end[:, None])
+    weight = 1 / (end - start).astype(dtype)
+    return xp.where(inside, weight[:, None], dtype(0)).astype(dtype)
 
 
 def _sizes(input: Tensor, size: Any, scale_factor: Any, mode: str,  # noqa: A002
@@ -245,7 +257,7 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # no
     axes = range(2, input.ndim)
     if mode in ("nearest", "nearest-exact"):
         xp = backend.get_array_module(input._data)
-        reads = tuple((axis, xp.asarray(_nearest_index(n, o, s, mode == "nearest-exact")))
+        reads = tuple((axis, _nearest_index(xp, n, o, s, mode == "nearest-exact"))
                       for axis, n, o, s in zip(axes, spatial, output, scales))
         return PadByIndex.apply(input, reads=reads)
     if input.dtype.kind not in "fV":
@@ -254,12 +266,15 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # no
                                   f"convert it with .float() first")
     dtype = np.float64 if input.dtype == np.float64 else np.float32
     corners = bool(align_corners)
+    xp = backend.get_array_module(input._data)       # the weights are born on input's device
     if mode == "area":
-        maps = [_area_matrix(n, o, dtype) for n, o in zip(spatial, output)]
+        maps = [_area_matrix(xp, n, o, dtype) for n, o in zip(spatial, output)]
     elif mode == "bicubic":
-        maps = [_cubic_matrix(n, o, s, corners, dtype) for n, o, s in zip(spatial, output, scales)]
+        maps = [_cubic_matrix(xp, n, o, s, corners, dtype)
+                for n, o, s in zip(spatial, output, scales)]
     else:
-        maps = [_linear_matrix(n, o, s, corners, dtype) for n, o, s in zip(spatial, output, scales)]
+        maps = [_linear_matrix(xp, n, o, s, corners, dtype)
+                for n, o, s in zip(spatial, output, scales)]
     function = ResampleArea if mode == "area" else Resample
     return function.apply(input, maps=tuple(zip(axes, maps)))
 

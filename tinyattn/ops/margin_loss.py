@@ -93,9 +93,9 @@ class MultiLabelMargin(Function):
         s = (grad / classes)[:, None]                                              # (N, 1)
         dx = counts.sum(1).astype(grad.dtype) * s                                  # as other i
         as_target = counts.sum(2).astype(grad.dtype) * s                           # (N, C_j)
-        for n in range(dx.shape[0]):                   # repeated ids add up: a scatter-add
-            xp.add.at(dx[n], picked[n], -as_target[n])
-        return dx, None
+        # repeated ids add up: a scatter-add over j, done as a one-hot sum on any device
+        is_class = picked[:, :, None] == xp.arange(classes)[None, None, :]        # (N, C_j, C_i)
+        return dx - (as_target[:, :, None] * is_class).sum(1).astype(grad.dtype), None
 
 
 def _reduce(loss: Tensor, reduction: str) -> Tensor:
@@ -152,14 +152,16 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Any = No
     if ids.size and (ids.min() < -1 or ids.max() >= classes):
         raise RuntimeError(f"multilabel_margin_loss: argument #2 'target' is out of range: "
                            f"ids must be in [-1, {classes}), got {ids.reshape(-1).tolist()}")
-    rows = ids.reshape(frames, classes)
-    counted = np.cumprod(rows >= 0, axis=1).astype(bool)     # before the first -1
-    is_target = np.zeros((frames, classes), dtype=bool)
-    for n, j in zip(*np.nonzero(counted)):
-        is_target[n, rows[n, j]] = True
+    # The masks are built from target's own array with input's array module, so they are born
+    # on the device (the host copy ids above serves only the error messages, as in torch's
+    # checks); nothing host-made is mixed into device math.
     xp = backend.get_array_module(input._data)
-    pairs = xp.asarray(counted[:, :, None] & ~is_target[:, None, :])         # (N, C_j, C_i)
-    picked = xp.asarray(np.where(counted, rows, 0))
+    rows = target._data.reshape(frames, classes).astype(np.int64)
+    counted = xp.cumprod(rows >= 0, axis=1).astype(bool)      # before the first -1 (N, C_j)
+    is_class = rows[:, :, None] == xp.arange(classes)[None, None, :]          # (N, C_j, C_i)
+    is_target = (counted[:, :, None] & is_class).any(1)                      # (N, C_i)
+    pairs = counted[:, :, None] & ~is_target[:, None, :]                     # (N, C_j, C_i)
+    picked = xp.where(counted, rows, 0)
     loss = MultiLabelMargin.apply(input.reshape(frames, classes), target.reshape(frames, classes),
                                   pairs=pairs, picked=picked)
     loss = loss.reshape(tuple(input.shape[:-1]) if input.ndim == 2 else ())
