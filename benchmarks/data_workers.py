@@ -107,10 +107,15 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--samples", type=int, default=256)
+    parser.add_argument("--samples", type=int, default=1024)
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=8,
                         help="arithmetic passes per sample (about 2 ms of CPU at 8)")
+    parser.add_argument("--blas-threads", default="1",
+                        help="BLAS threads of the training process (OPENBLAS/OMP/MKL_NUM_THREADS"
+                             "; 'default' leaves them alone). 1, as the other benchmarks: an "
+                             "idle OpenBLAS thread spins for a while after each matrix product "
+                             "and takes the core a worker needs")
     parser.add_argument("--tiny", action="store_true", help="a smoke run: 1 round, 32 samples")
     parser.add_argument("--json", help="write every measurement here")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)   # a child's configuration
@@ -124,6 +129,9 @@ def main(argv=None) -> int:
     load_before = os.getloadavg()
     runs: Dict[int, List[Dict]] = {n: [] for n in args.workers}
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    if args.blas_threads != "default":
+        env.update({name: args.blas_threads for name in (
+            "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
     for round_number in range(args.rounds):
         shift = round_number % len(args.workers)
         for num_workers in args.workers[shift:] + args.workers[:shift]:     # alternate
@@ -138,7 +146,8 @@ def main(argv=None) -> int:
     load_after = os.getloadavg()
     first = runs[args.workers[0]][0]
     print(f"\nCPU: {cpu_name()}, {os.cpu_count()} logical cores; load average "
-          f"{load_before[0]:.1f} before, {load_after[0]:.1f} after")
+          f"{load_before[0]:.1f} before, {load_after[0]:.1f} after; BLAS threads of the "
+          f"training process: {args.blas_threads}")
     print(f"{args.samples} samples, batch {args.batch_size}: a sample takes "
           f"{np.median([r['sample_ms'] for rs in runs.values() for r in rs]):.1f} ms of CPU, "
           f"a training step {np.median([r['step_ms'] for rs in runs.values() for r in rs]):.1f}"
