@@ -340,3 +340,19 @@ def test_train_nproc_is_taken_off_each_ranks_command_line():
     assert without_nproc(["--steps", "4", "--nproc", "2", "--quiet"]) == ["--steps", "4",
                                                                           "--quiet"]
     assert without_nproc(["--nproc=4", "--out", "x"]) == ["--out", "x"]
+
+
+def test_the_launcher_gives_each_process_one_thread_as_torchrun(monkeypatch, capsys):
+    """torchrun sets OMP_NUM_THREADS=1 for each of several processes when it is unset (and
+    says so); the launcher does too (and the BLAS's own variables), and leaves a value the
+    user set, and a single process, alone."""
+    from tinyattn.distributed import run
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    env = run._one_thread_each(2)
+    assert env["OMP_NUM_THREADS"] == env["OPENBLAS_NUM_THREADS"] == "1"
+    assert "Setting OMP_NUM_THREADS" in capsys.readouterr().err
+    assert "OMP_NUM_THREADS" not in run._one_thread_each(1)          # negative control
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    assert run._one_thread_each(4)["OMP_NUM_THREADS"] == "2"
+    assert "Setting" not in capsys.readouterr().err

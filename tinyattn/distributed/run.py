@@ -95,14 +95,30 @@ def main(argv: Optional[List[str]] = None) -> int:
     except RuntimeError as exc:
         print(f"tinyattn.distributed.run: {exc}", file=sys.stderr)
         return 1
-    return _run_and_forward_signals(command)
+    return _run_and_forward_signals(command, _one_thread_each(args.nproc_per_node))
 
 
-def _run_and_forward_signals(command: List[str]) -> int:
+def _one_thread_each(nproc: int) -> dict:
+    """torchrun's default: with several processes on one machine and OMP_NUM_THREADS unset,
+    each process gets one thread (and says so), since N processes of N-threaded BLAS on N
+    cores overload it (an idle OpenBLAS thread spins). Here the BLAS's own variables too."""
+    env = dict(os.environ)
+    if nproc > 1 and "OMP_NUM_THREADS" not in env:
+        print("*****************************************\n"
+              "Setting OMP_NUM_THREADS environment variable for each process to be 1 in "
+              "default, to avoid your system being overloaded, please further tune the "
+              "variable for optimal performance in your application as needed. \n"
+              "*****************************************", file=sys.stderr)
+        for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            env.setdefault(name, "1")
+    return env
+
+
+def _run_and_forward_signals(command: List[str], env: Optional[dict] = None) -> int:
     """Run mpirun; a Ctrl-C or SIGTERM to the launcher goes on to mpirun, which stops every
     rank, and the launcher waits for that (a terminal's Ctrl-C reaches mpirun directly too).
     mpirun is never killed outright: it could not stop its ranks then."""
-    process = subprocess.Popen(command)
+    process = subprocess.Popen(command, env=env)
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: process.send_signal(
         signal.SIGTERM))
     try:
