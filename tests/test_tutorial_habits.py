@@ -108,7 +108,7 @@ def test_log2_log10_nelement_and_keepdims():
     p = ta.ones(2, 3)
     assert p.sum(1, keepdims=True).shape == (2, 1) == ta.mean(p, 1, keepdims=True).shape
     assert p.max(1, keepdims=True).values.shape == (2, 1) == p.std(1, keepdims=True).shape
-    with pytest.raises(TypeError, match="keepdim or keepdims"):
+    with pytest.raises(TypeError, match="both keepdims= and keepdim="):   # one name only
         p.sum(1, keepdim=True, keepdims=True)
 
 
