@@ -209,9 +209,9 @@ def test_spawned_processes_form_a_group_as_in_torchs_tutorials(tmp_path, lib):
                           timeout=300, env=env, cwd=str(tmp_path))
     assert done.returncode == 0, done.stdout + done.stderr
     ranks = [json.loads((tmp_path / f"run.{r}.json").read_text()) for r in range(2)]
-    for rank, result in enumerate(ranks):
+    for rank, result in enumerate(ranks):      # each worker ran on the library asked for
         assert result == {"rank": rank, "world_size": 2, "summed": [3.0, 10.0],
-                          "gathered": [0.0, 1.0]}
+                          "gathered": [0.0, 1.0], "tensor_from": lib}
     caught = json.loads((tmp_path / "run.parent.json").read_text())
     assert caught["type"] == "ProcessRaisedException" and caught["error_index"] == 1
     assert "-- Process 1 terminated with the following error:" in caught["message"]

@@ -22,7 +22,8 @@ def worker(rank, world_size, out):
     dist.all_gather(gathered, torch.tensor([float(rank * rank)]))
     with open(f"{out}.{rank}.json", "w") as handle:
         json.dump({"rank": dist.get_rank(), "world_size": dist.get_world_size(),
-                   "summed": summed.tolist(), "gathered": [g.item() for g in gathered]},
+                   "summed": summed.tolist(), "gathered": [g.item() for g in gathered],
+                   "tensor_from": type(summed).__module__.partition(".")[0]},
                   handle)
     dist.destroy_process_group()
 

@@ -52,6 +52,14 @@ def payload_bytes(fn: Any, args: Sequence[Any]) -> Optional[bytes]:
         return None
 
 
+def _under_run_torch() -> bool:
+    """Whether ``import torch`` in this process is answered by tinyattn (run-torch): then the
+    workers must answer it so too (torch_shim/spawn_child.py installs that first). Read from
+    the torch module itself, since this layer does not import the shim."""
+    torch = sys.modules.get("torch")
+    return torch is not None and type(torch).__module__.startswith("tinyattn.")
+
+
 def spawn_with_mpi(fn_args: bytes, nprocs: int) -> None:
     """Run the pickled ``(fn, args)`` on ``nprocs`` MPI processes; raise torch's
     ProcessRaisedException / ProcessExitedException as ``spawn`` does."""
@@ -63,7 +71,8 @@ def spawn_with_mpi(fn_args: bytes, nprocs: int) -> None:
         with open(os.path.join(folder, _PAYLOAD), "wb") as handle:
             pickle.dump(preparation, handle)
             handle.write(fn_args)
-        command = mpirun_command(nprocs, [sys.executable, "-m", __name__, folder], [])
+        entry = "tinyattn.torch_shim.spawn_child" if _under_run_torch() else __name__
+        command = mpirun_command(nprocs, [sys.executable, "-m", entry, folder], [])
         code = subprocess.run(command).returncode
         for index in range(nprocs):
             error = os.path.join(folder, f"error-{index}")
