@@ -73,3 +73,30 @@ def test_pickling_by_value_drops_the_shared_name_and_views_are_refused():
     view = base[1:]
     with pytest.raises(RuntimeError, match="share the base tensor before taking views"):
         view.share_memory_()
+
+
+def test_spawn_started_children_under_run_torch_run_on_tinyattn(tmp_path):
+    """A process started by the "spawn" method re-imports the script, whose `import torch`
+    must be tinyattn's there too: before, it imported real PyTorch where that was installed
+    (silently computing with torch) and failed where it was not."""
+    import subprocess
+    import sys as _sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    script = tmp_path / "spawned.py"
+    script.write_text(
+        "import torch, torch.multiprocessing as mp\n"
+        "def f(q):\n"
+        "    q.put(type(torch.ones(1)).__module__)\n"
+        "if __name__ == '__main__':\n"
+        "    ctx = mp.get_context('spawn')\n"
+        "    q = ctx.Queue()\n"
+        "    p = ctx.Process(target=f, args=(q,))\n"
+        "    p.start()\n"
+        "    print('child', q.get(timeout=120))\n"
+        "    p.join()\n")
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([_sys.executable, "-m", "tinyattn", "run-torch", str(script)],
+                          capture_output=True, text=True, timeout=300, env=env,
+                          cwd=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "child tinyattn." in done.stdout, done.stdout        # not real torch's Tensor

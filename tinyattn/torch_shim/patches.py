@@ -10,6 +10,8 @@ works the same either way.
 """
 from __future__ import annotations
 
+import multiprocessing.spawn
+
 from typing import Any, Dict
 
 from .. import printing
@@ -62,6 +64,24 @@ def apply() -> None:
     Tensor.device = property(_torch_device)
     Tensor.__getattr__ = _missing_attribute
     printing.options.torch_names = True        # torch.Size([2, 3]), dtype=torch.float64
+    _saved["spawn_command"] = multiprocessing.spawn.get_command_line
+    multiprocessing.spawn.get_command_line = _spawn_command_with_the_shim
+
+
+_SHIM_FIRST = "from tinyattn.torch_shim.finder import install; install(); "
+
+
+def _spawn_command_with_the_shim(**kwds):
+    """Python's spawn command line (``python -c 'from multiprocessing.spawn import
+    spawn_main; ...'``) with the shim installed first: a process started by the "spawn" method
+    (``mp.get_context("spawn").Process``, ``DataLoader(multiprocessing_context="spawn")``)
+    re-imports the script's ``__main__``, whose ``import torch`` must be tinyattn's there too
+    (else it would import real PyTorch, or fail where it is absent)."""
+    command = list(_saved["spawn_command"](**kwds))
+    if "-c" in command:
+        at = command.index("-c") + 1
+        command[at] = _SHIM_FIRST + command[at]
+    return command
 
 
 def restore() -> None:
@@ -72,3 +92,4 @@ def restore() -> None:
     Tensor.dtype = _saved.pop("dtype")
     del Tensor.__getattr__
     printing.options.torch_names = False
+    multiprocessing.spawn.get_command_line = _saved.pop("spawn_command")
