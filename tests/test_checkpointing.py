@@ -89,8 +89,13 @@ def _held_bytes(n_layer, checkpointing):
 
 
 def test_gpt_holds_much_less_after_the_forward():
+    """A checkpointed forward keeps the blocks' inputs, not their insides. Since the engine
+    frees intermediates no backward saved (speed34b), the plain forward holds less too, so the
+    ratio is about 0.34; a warm-up run first keeps one-time allocations (caches filled on
+    first use) out of either figure."""
+    _held_bytes(4, True)
     plain, ckpt = _held_bytes(4, False), _held_bytes(4, True)
-    assert ckpt < 0.35 * plain, (ckpt, plain)
+    assert ckpt < 0.4 * plain, (ckpt, plain)
 
 
 @pytest.mark.parametrize("dropout", [0.0, 0.1])
