@@ -14,8 +14,8 @@ What it prints and draws (PNG files in --out-dir when matplotlib is installed):
    (B, H) state; with attention the decoder looks it up.
 2. gradient_reach.png: the norm of the gradient that reaches each source position's
    embedding from the loss on the *last* target token (which depends on source position 0),
-   for the models as initialised and trained, at the longest length. Through the plain RNN it has to travel
-   back through every step; through attention it arrives in one step.
+   for the models as initialised and trained, at the longest length. Through the plain RNN
+   it has to travel back through every step; through attention it arrives in one step.
 3. alignment.png: the Bahdanau model's attention weights (target step x source step) on a
    held-out sequence: reversal shows as the anti-diagonal.
 

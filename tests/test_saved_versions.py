@@ -163,7 +163,8 @@ def test_attention_with_a_float_mask_that_needs_a_gradient_scales_q_and_k_as_tor
     assert _agree(op, values, [0, 1, 2, 3, "out"]) == []
 
 
-_PICKS = [("kthvalue", lambda fw, x: fw.kthvalue(x, 2, 1)), ("median", lambda fw, x: fw.median(x, 1)),
+_PICKS = [("kthvalue", lambda fw, x: fw.kthvalue(x, 2, 1)),
+          ("median", lambda fw, x: fw.median(x, 1)),
           ("nanmedian", lambda fw, x: fw.nanmedian(x, 1)), ("nanmedian all", lambda fw, x:
                                                             fw.nanmedian(x)),
           ("cummax", lambda fw, x: fw.cummax(x, 1)), ("cummax 0-d", lambda fw, x:

@@ -1,4 +1,5 @@
-"""``InstanceNorm1d/2d/3d`` and ``F.instance_norm``, as PyTorch's (docs/nn.md#convolution-and-pooling).
+"""``InstanceNorm1d/2d/3d`` and ``F.instance_norm``, as PyTorch's
+(docs/nn.md#convolution-and-pooling).
 
 Instance norm normalises each (sample, channel) pair over its own spatial positions. As in
 torch, ``F.instance_norm`` is batch norm of the input viewed as one sample with N * C

@@ -31,7 +31,8 @@ from ..tensor import Tensor, ones, rand, randn, zeros
 from .activation import GELU, ReLU
 from .module import Module, Parameter
 
-__all__ = ["Linear", "NonDynamicallyQuantizableLinear", "Embedding", "LayerNorm", "RMSNorm", "Dropout", "Identity", "Flatten",
+__all__ = ["Linear", "NonDynamicallyQuantizableLinear", "Embedding", "LayerNorm", "RMSNorm",
+           "Dropout", "Identity", "Flatten",
            "Unflatten", "GELU", "ReLU", "FeedForward", "uniform_parameter", "normal_parameter",
            "make_activation", "skip_init"]
 

@@ -502,7 +502,8 @@ class Module:
         text += ")"
         if counts and Module.num_parameters(self):
             first, _, rest = text.partition("\n")
-            text = f"{first}  # {Module.num_parameters(self):,} params" + ("\n" + rest if rest else "")
+            text = (f"{first}  # {Module.num_parameters(self):,} params"
+                    + ("\n" + rest if rest else ""))
         return text
 
 

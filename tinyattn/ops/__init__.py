@@ -125,7 +125,8 @@ __all__ = [
     "batch_norm", "meshgrid", "diag", "unique", "scatter", "scatter_", "scatter_add",
     "scatter_add_", "index_add", "index_add_", "detach_",
     # names learners' codebases call
-    "sinh", "cosh", "exp2", "tan", "asin", "acos", "atan", "atan2", "isposinf", "isneginf", "signbit", "histogram",
+    "sinh", "cosh", "exp2", "tan", "asin", "acos", "atan", "atan2", "isposinf", "isneginf",
+    "signbit", "histogram",
     "exp_", "sigmoid_", "relu_", "tanh_", "abs_", "sqrt_", "rsqrt_", "log_", "ceil_", "floor_",
     "trunc_", "reciprocal_", "square_", "sin_", "cos_", "log1p_", "expm1_",
     "scatter_reduce", "scatter_reduce_", "index_fill", "index_fill_", "bincount", "normal",

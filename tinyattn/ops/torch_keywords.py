@@ -228,8 +228,9 @@ _TORCH_TYPE_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float
 
 def out_same_dtype(fn: Callable) -> Callable:
     """``fn`` (a ``with_torch_keywords`` wrapper taking out=) refusing an ``out=`` tensor (or
-    a tuple's tensor) whose dtype is not the result's, as torch's gather and aminmax refuse it ("Expected out tensor to have
-    dtype float, but got double instead"): most ops cast into out=, these do not."""
+    a tuple's tensor) whose dtype is not the result's, as torch's gather and aminmax refuse
+    it ("Expected out tensor to have dtype float, but got double instead"): most ops cast into
+    out=, these do not."""
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         out = kwargs.get("out")

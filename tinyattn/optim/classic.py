@@ -1,4 +1,5 @@
-"""``Adadelta``, ``Rprop`` and ``ASGD``, exactly as ``torch.optim``'s (docs/optim.md#adadelta-rprop-and-asgd).
+"""``Adadelta``, ``Rprop`` and ``ASGD``, exactly as ``torch.optim``'s
+(docs/optim.md#adadelta-rprop-and-asgd).
 
 For gradient g_t of parameter theta (g_t is -g_t with maximize=True)::
 
