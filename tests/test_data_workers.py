@@ -284,23 +284,30 @@ def _is_mapped(array):
 
 
 def _our_shm_files():
-    return [f for f in os.listdir("/dev/shm") if f.startswith("tinyattn-loader-")] \
+    return [f for f in os.listdir("/dev/shm") if f.startswith("tinyattn-")] \
         if os.path.isdir("/dev/shm") else []
 
 
-def test_large_batches_travel_through_shared_memory_and_leave_nothing():
-    before = _our_shm_files()
+def test_batches_travel_through_shared_memory_and_leave_nothing():
+    """As torch's: every batch tensor arrives in shared memory (``is_shared()``), mapped,
+    not unpickled; a batch nobody reads (an early break) leaves no file and no descriptor
+    (tests/test_multiprocessing_sharing.py tests each way a process can end)."""
+    from tinyattn.tensor import shared_memory
+    before, descriptors = _our_shm_files(), shared_memory.open_descriptors()
     batches = list(DataLoader(Big(), batch_size=4, num_workers=2))
     assert [b.shape for b in batches] == [(4, 64, 64), (2, 64, 64)]
     np.testing.assert_array_equal(batches[0].numpy()[:, 0, 0], [0, 1, 2, 3])
-    if os.path.isdir("/dev/shm"):
-        assert _is_mapped(batches[0]._data)          # 128 KiB: mapped, not unpickled
-        small = next(iter(DataLoader(Big(), batch_size=1, num_workers=1)))
-        assert not _is_mapped(small._data)           # 32 KiB: pickled (cheaper)
+    assert _is_mapped(batches[0]._data) and batches[0].is_shared()
+    small = next(iter(DataLoader(Big(), batch_size=1, num_workers=1)))
+    assert _is_mapped(small._data) and small.is_shared()        # torch shares them all
+    assert not next(iter(DataLoader(Big(), batch_size=1))).is_shared()     # in-process
+    assert shared_memory.open_descriptors() > descriptors        # the check can see them
     for _ in DataLoader(Big(), batch_size=4, num_workers=2, prefetch_factor=4):
         break
+    del batches, small, _
     gc.collect()
     assert _our_shm_files() == before
+    assert shared_memory.open_descriptors() == descriptors
 
 
 def test_option_errors_and_the_pin_memory_warning_match_torch():

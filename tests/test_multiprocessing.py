@@ -1,7 +1,8 @@
 """tinyattn.multiprocessing (torch.multiprocessing): spawn's results and failures with
-torch's exception types and messages, tensors shared with share_memory_() (an in-place
-change in a child is seen by the parent; a tensor not shared is a copy: the negative
-control), Module.share_memory, and pickling by value keeps no shared name."""
+torch's exception types and messages, tensors shared with share_memory_() or by being sent
+(an in-place change in a child is seen by the parent; a fork child's inherited tensor that
+was never shared is a copy: the negative control), Module.share_memory, and pickling by
+value shares nothing. tests/test_multiprocessing_sharing.py holds the rest of the sharing."""
 import os
 import pickle
 import signal
@@ -29,7 +30,10 @@ def _fails(rank, how):
 
 
 @pytest.mark.parametrize("start_method", ["fork", "spawn"])
-def test_shared_tensors_are_shared_and_others_copied(start_method):
+def test_shared_tensors_are_shared_and_sent_ones_too(start_method):
+    """As torch: with "spawn" the arguments are sent (pickled), which moves every tensor
+    into shared memory; with "fork" they are inherited, so a tensor not shared before is
+    the child's copy (copy-on-write)."""
     shared = ta.zeros(3).share_memory_()
     copied = ta.zeros(3)
     model = ta.nn.Linear(2, 1).share_memory()
@@ -38,7 +42,10 @@ def test_shared_tensors_are_shared_and_others_copied(start_method):
     assert mp.spawn(_add_rank, args=(shared, copied, model), nprocs=2,
                     start_method=start_method) is None
     assert shared.tolist() == [1.0, 2.0, 0.0]
-    assert copied.tolist() == [0.0, 0.0, 0.0]                 # negative control: a copy
+    if start_method == "fork":
+        assert copied.tolist() == [0.0, 0.0, 0.0] and not copied.is_shared()   # a copy
+    else:
+        assert copied.tolist() == [100.0, 100.0, 0.0] and copied.is_shared()   # sent
     assert model.weight.tolist()[0] == pytest.approx([w + 2 for w in before])
 
 
@@ -60,19 +67,30 @@ def test_spawn_failures_are_raised_as_torchs():
 
 def test_python_multiprocessing_names_and_sharing_strategy():
     assert mp.Process is __import__("multiprocessing").Process
-    assert mp.get_sharing_strategy() == "file_system"
-    with pytest.raises(ValueError, match="file_system"):
+    assert mp.get_sharing_strategy() == "file_descriptor"           # torch's on Linux
+    assert mp.get_all_sharing_strategies() == {"file_descriptor", "file_system"}
+    try:
+        mp.set_sharing_strategy("file_system")
+        assert mp.get_sharing_strategy() == "file_system"
+    finally:
         mp.set_sharing_strategy("file_descriptor")
+    with pytest.raises(ValueError, match="file_descriptor"):
+        mp.set_sharing_strategy("shared_files")
 
 
-def test_pickling_by_value_drops_the_shared_name_and_views_are_refused():
+def test_pickling_copies_and_share_memory_of_a_view_moves_its_base():
     t = ta.arange(4).float().share_memory_()
     copy = pickle.loads(pickle.dumps(t))
     assert copy.tolist() == t.tolist() and not copy.is_shared()
+    copy.add_(1)
+    assert t.tolist() == [0.0, 1.0, 2.0, 3.0]                 # pickle's is a copy
     base = ta.zeros(4)
-    view = base[1:]
-    with pytest.raises(RuntimeError, match="share the base tensor before taking views"):
-        view.share_memory_()
+    view, alias = base[1:], base.detach()
+    assert view.share_memory_() is view                       # as torch: the whole memory
+    assert base.is_shared() and view.is_shared() and alias.is_shared()
+    view[0] = 5.0
+    alias[3] = 7.0
+    assert base.tolist() == [0.0, 5.0, 0.0, 7.0]              # still one memory
 
 
 def test_spawn_started_children_under_run_torch_run_on_tinyattn(tmp_path):

@@ -11,6 +11,9 @@ from . import models  # registers GPT-2's checkpoint format for nn.GPT.from_pret
 from . import testing
 from . import autograd, viz  # viz: draw_graph, trace_backward (see docs/see_it.md)
 from . import ao, profiler, quantization  # docs/precision_memory_time.md
+# tensors sent to other processes travel through shared memory, registered at import as
+# import torch registers torch's (multiprocessing/reductions.py)
+from . import multiprocessing
 from .autograd import (Function, detect_anomaly, enable_grad, inference_mode, is_grad_enabled,
                        no_grad, set_grad_enabled)
 from .backend import cuda_is_available, get_rng_state, set_rng_state

@@ -3,14 +3,16 @@ with tensors that can be shared, and ``spawn`` (docs/data_workers.md#torchmultip
 
     def train(rank, model):                    # runs in each process
         ...                                    # model's parameters: the same memory
-    model.share_memory()                       # parameters into shared memory
+    model.share_memory()                       # parameters into shared memory (optional:
+                                               # sending them moves them there too)
     tinyattn.multiprocessing.spawn(train, args=(model,), nprocs=2)
 
 Everything of Python's ``multiprocessing`` is here (``Process``, ``Queue``, ``Pool``,
-``get_context``, ``set_start_method``, ...). A tensor on which ``share_memory_()`` was
-called travels between processes by the name of its shared memory, so an in-place change in
-one process is seen in all; any other tensor travels by value (a copy). (torch moves every
-tensor it sends into shared memory; tinyattn shares only what you asked to share.)
+``get_context``, ``set_start_method``, ...). As in torch, a CPU tensor sent to another
+process (a Queue, a Pipe, a Pool, the arguments of a spawned Process) is moved into shared
+memory first, in the sender, and arrives as the same memory: an in-place change in one
+process is seen in the other (reductions.py says how; ``import tinyattn`` registers it
+with Python's multiprocessing, as ``import torch`` does).
 """
 from __future__ import annotations
 
@@ -24,51 +26,24 @@ from multiprocessing import (Barrier, Condition, Event, JoinableQueue, Lock, Man
                              active_children, cpu_count, current_process,
                              get_all_start_methods, get_context, get_start_method,
                              set_start_method)
-from multiprocessing.reduction import ForkingPickler
 from typing import Any, List, Optional, Sequence
 
-from ..tensor import Tensor
-from ..tensor import shared_memory as _shared
+from .reductions import init_reductions
 
 __all__ = ["Process", "Queue", "SimpleQueue", "JoinableQueue", "Pool", "Pipe", "Event",
            "Lock", "RLock", "Semaphore", "Condition", "Barrier", "Value", "Manager",
            "get_context", "set_start_method", "get_start_method", "get_all_start_methods",
            "cpu_count", "current_process", "active_children", "spawn", "start_processes",
            "ProcessContext", "ProcessRaisedException", "ProcessExitedException",
-           "set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_strategies"]
+           "set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_strategies",
+           "init_reductions"]
 
 
 # ------------------------------------------------------------------ sharing tensors
-def _rebuild_shared(cls: type, path: str, dtype: str, shape: tuple,
-                    requires_grad: bool) -> Tensor:
-    out = cls._wrap(_shared.from_shared(path, dtype, shape), requires_grad)
-    out._shared_path = path
-    return out
+init_reductions()          # again here: a Tensor subclass defined since import tinyattn
 
-
-def _reduce_tensor(t: Tensor) -> Any:
-    """A shared CPU leaf travels by its file name; anything else by value."""
-    if t._shared_path is not None and t._ctx is None:
-        return (_rebuild_shared, (type(t), t._shared_path, t._data.dtype.str,
-                                  tuple(t._data.shape), t.requires_grad))
-    return t.__reduce_ex__(4)
-
-
-def _register_tensor_types() -> None:
-    """Tensor and its subclasses (nn.Parameter: loaded by ``import tinyattn``, and by the
-    time anything is sent) travel through ``_reduce_tensor`` in multiprocessing's pickler
-    (its table is looked up by exact type)."""
-    todo = [Tensor]
-    while todo:
-        cls = todo.pop()
-        ForkingPickler.register(cls, _reduce_tensor)
-        todo.extend(cls.__subclasses__())
-
-
-_register_tensor_types()
-
-_SHARING_STRATEGIES = ("file_system",)
-_strategy = ["file_system"]
+_SHARING_STRATEGIES = ("file_descriptor", "file_system")
+_strategy = ["file_descriptor"]
 
 
 def get_all_sharing_strategies() -> set:
@@ -80,10 +55,13 @@ def get_sharing_strategy() -> str:
 
 
 def set_sharing_strategy(strategy: str) -> None:
-    """torch's switch; tinyattn shares through files of /dev/shm ("file_system") only."""
+    """torch's switch between its two ways of passing shared memory. Both share the same
+    way as seen from Python; tinyattn always passes the memory's file descriptor (torch's
+    "file_descriptor", its Linux default: no file name exists, so none can be left behind)
+    and records the choice, so that ``get_sharing_strategy()`` answers as torch's."""
     if strategy not in _SHARING_STRATEGIES:
-        raise ValueError(f"sharing strategy {strategy!r}: tinyattn shares tensors through "
-                         f"files of /dev/shm, 'file_system' only")
+        raise ValueError(f"sharing strategy {strategy!r} is not one of "
+                         f"{sorted(_SHARING_STRATEGIES)}")
     _strategy[0] = strategy
 
 
@@ -176,7 +154,7 @@ def start_processes(fn: Any, args: Sequence[Any] = (), nprocs: int = 1, join: bo
     MPI job when mpi4py and mpirun are here (``mpi_spawn.py``), so that they can form a
     ``torch.distributed`` group, as torch's tutorials expect; otherwise (or when ``args``
     hold a Queue or Lock, which only Python-started processes can receive) by Python."""
-    _register_tensor_types()
+    init_reductions()
     if start_method == "spawn" and join and nprocs > 1 and not daemon:
         from . import mpi_spawn             # noqa: PLC0415 - mpi4py only when it is used
         payload = mpi_spawn.payload_bytes(fn, args) if mpi_spawn.available() else None

@@ -10,7 +10,8 @@ singletons fails without a running PMIx server). So spawn starts the N processes
 made. The parent itself never starts MPI.
 
 What travels: ``fn`` and ``args`` pickled as Python's spawn pickles them (by reference for
-functions, tensors shared with ``share_memory_()`` by the name of their memory), and the
+functions, tensors by their shared memory, reopened through ``/proc/<parent>/fd``: the
+parent holds them while the job runs), and the
 parent's ``__main__`` is prepared in each child as Python's spawn prepares it. Results come
 back through files in a temporary folder: ``error-<i>`` holds a failing process's traceback,
 ``done-<i>`` marks a process whose ``fn`` returned.
@@ -46,8 +47,10 @@ def available() -> bool:
 def payload_bytes(fn: Any, args: Sequence[Any]) -> Optional[bytes]:
     """``(fn, args)`` pickled, or None when they cannot travel to an MPI-started process
     (a multiprocessing Queue or Lock: those only pass to processes Python starts)."""
+    from .reductions import sharing_by_proc_path    # noqa: PLC0415 - same package
     try:
-        return ForkingPickler.dumps((fn, tuple(args)))
+        with sharing_by_proc_path():       # tensors: by /proc/<this pid>/fd, for N readers
+            return ForkingPickler.dumps((fn, tuple(args)))
     except (RuntimeError, pickle.PicklingError, TypeError, AttributeError):
         return None
 
@@ -99,8 +102,8 @@ def _child(folder: str) -> int:
     try:
         with open(os.path.join(folder, _PAYLOAD), "rb") as handle:
             multiprocessing.spawn.prepare(pickle.load(handle))
-            from . import _register_tensor_types
-            _register_tensor_types()
+            from .reductions import init_reductions
+            init_reductions()
             fn, args = pickle.load(handle)
         fn(rank, *args)
     except KeyboardInterrupt:

@@ -30,12 +30,12 @@ class Tensor(TensorConversions):
     _retains_grad = False
     _hooks: Optional[List[Any]] = None               # register_hook() on a leaf
     _post_accumulate_hooks: Optional[List[Any]] = None   # after .grad += (a leaf's)
-    _shared_path: Optional[str] = None               # share_memory_(): its /dev/shm file
     _vc: Optional[autograd.VersionCounter] = None   # created on first need; shared by views
     _is_view = False                                 # shares memory with another tensor
     _has_views = False                               # another tensor shares its memory
     _base: Optional["Tensor"] = None                 # a view's root base (view ops only)
     _view_refs: Optional[List[Any]] = None           # weak references to a base's views
+    _alias_refs: Optional[List[Any]] = None          # ... to other tensors on its memory
     _input_record: Any = None       # what the nodes that read it keep (autograd.held_input)
 
     def __init__(self, *args: Any, requires_grad: bool = False, dtype: DTypeLike = None,
@@ -101,7 +101,7 @@ class Tensor(TensorConversions):
         self._bump_version()
         self._data = value
         self._vc, self._is_view, self._has_views = None, False, False
-        self._base = self._view_refs = None
+        self._base = self._view_refs = self._alias_refs = None
 
     @property
     def grad(self) -> Optional["Tensor"]:
@@ -163,15 +163,26 @@ class Tensor(TensorConversions):
         self._vc = base._version_counter()
         self._is_view = True
         base._has_views = True
+        root = base if base._base is None else base._base
         if view:
-            root = base if base._base is None else base._base
             self._base = root
-            refs = root._view_refs
-            if refs is None:
-                refs = root._view_refs = []
-            elif len(refs) % 64 == 0:        # a parameter viewed every step: drop dead ones
-                refs[:] = [ref for ref in refs if ref() is not None]
-            refs.append(weakref.ref(self))
+            root._view_refs = _add_weak(root._view_refs, self)
+        else:        # detach(): not a view for autograd, but share_memory_() must move it
+            root._alias_refs = _add_weak(root._alias_refs, self)
+
+    def _tensors_on_memory(self) -> List["Tensor"]:
+        """Every live tensor whose array lies in this tensor's memory, the root base first
+        (its array holds every element of the others' arrays)."""
+        root = self if self._base is None else self._base
+        tensors = [root]
+        for refs in (root._view_refs, root._alias_refs):
+            for ref in refs or ():
+                tensor = ref()
+                if tensor is not None and tensor is not root and \
+                        type(tensor._data) is np.ndarray and \
+                        np.may_share_memory(tensor._data, root._data):
+                    tensors.append(tensor)
+        return tensors
 
     # ------------------------------------------------------------------ properties
     @property
@@ -304,33 +315,38 @@ class Tensor(TensorConversions):
         return autograd.register_hook(self, hook)
 
     def share_memory_(self) -> "Tensor":
-        """Move the data into shared memory (a no-op if it is there already, or on a GPU),
-        so that processes it is sent to (``tinyattn.multiprocessing``) share its numbers:
-        an in-place change in one is seen by all. Returns self, as torch."""
-        if self._shared_path is None and type(self._data) is np.ndarray:
-            if self._is_view or self._has_views:
-                raise RuntimeError("share_memory_() on a view or a tensor with views: "
-                                   "share the base tensor before taking views of it")
+        """Move the data into shared memory (a no-op if it is there already, on a GPU, or
+        for an empty tensor), so that processes it is sent to (``tinyattn.multiprocessing``)
+        share its numbers: an in-place change in one is seen by all. As torch's, it moves
+        the whole memory: the base and every view and ``detach()`` of it keep sharing it
+        (the values are copied once; the version stays). Returns self."""
+        if type(self._data) is np.ndarray and self._data.size and not self.is_shared():
             from . import shared_memory       # noqa: PLC0415 - only sharing needs mmap
-            self._bump_version()
-            self._data, self._shared_path = shared_memory.to_shared(self._data)
+            tensors = self._tensors_on_memory()
+            moved = shared_memory.move_to_shared([t._data for t in tensors])
+            for tensor, array in zip(tensors, moved):
+                tensor._data = array
         return self
 
     def __getstate__(self) -> dict:
-        """Pickled by value (a copy): the shared file's name is not part of the value
-        (tinyattn.multiprocessing sends shared tensors by that name instead)."""
+        """Pickled by value (a copy), as ``torch.save`` and ``pickle`` do;
+        tinyattn.multiprocessing sends tensors through shared memory instead."""
         state = dict(self.__dict__)
-        state.pop("_shared_path", None)
         # the graph is this process's (weak references, nodes): as in torch, an unpickled
         # tensor is a leaf that keeps requires_grad, with versions and views of its own
         for graph_part in ("_input_record", "_ctx", "_vc", "_base", "_view_refs", "_is_view",
-                           "_has_views", "_retains_grad"):
+                           "_has_views", "_retains_grad", "_alias_refs"):
             state.pop(graph_part, None)
         return state
 
     def is_shared(self) -> bool:
-        """True after ``share_memory_()`` (and in a process that received such a tensor)."""
-        return self._shared_path is not None
+        """True when the data lies in shared memory: after ``share_memory_()``, after the
+        tensor (or one sharing its memory) was sent to another process, and in a process
+        that received it."""
+        if type(self._data) is not np.ndarray:
+            return False
+        from . import shared_memory           # noqa: PLC0415
+        return shared_memory.storage_of(self._data) is not None
 
     def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
         """Call ``hook(self)`` once backward has added this leaf's whole gradient into
@@ -408,6 +424,16 @@ class Tensor(TensorConversions):
 
 
 # ---------------------------------------------------------------------- data to arrays
+def _add_weak(refs: Optional[List[Any]], tensor: "Tensor") -> List[Any]:
+    """``refs`` (a list of weak references, made if None) with one to ``tensor`` added."""
+    if refs is None:
+        refs = []
+    elif len(refs) % 64 == 0:            # a parameter viewed every step: drop dead ones
+        refs[:] = [ref for ref in refs if ref() is not None]
+    refs.append(weakref.ref(tensor))
+    return refs
+
+
 def _host_array(data: Any) -> np.ndarray:
     """np.asarray with errors a learner can act on (ragged lists, strings, objects)."""
     if isinstance(data, (list, tuple)) and _holds_tensor(data):

@@ -31,7 +31,7 @@ import numpy as np
 
 from ... import backend
 from ...ops import stack
-from ...tensor import Tensor, as_tensor, tensor
+from ...tensor import Tensor, as_tensor, shared_memory, tensor
 from .multiprocess import MultiProcessingIter, resolve_context, warn_pin_memory
 from .worker import WorkerInfo, get_worker_info
 
@@ -250,6 +250,26 @@ class BatchSampler(Sampler):
 
 
 # ------------------------------------------------------------------ collation
+def _stack_into_shared_memory(batch: Sequence[Tensor]) -> Optional[Tensor]:
+    """In a worker, as torch's ``default_collate``: the stacked batch is written straight
+    into shared memory, so that sending it to the main process copies nothing more (one
+    copy of the bytes in all: the stacking). None where that does not apply (a sample on a
+    GPU or that requires grad, mixed dtypes, no shared memory): then ``stack`` does it."""
+    first = batch[0]
+    if not shared_memory.available() or any(
+            type(t._data) is not np.ndarray or t.requires_grad or t.dtype != first.dtype
+            for t in batch):
+        return None
+    shape = (len(batch),) + tuple(first.shape)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * first.dtype.itemsize
+    if nbytes == 0:
+        return None
+    _, mapping = shared_memory.new_storage(nbytes)
+    out = np.ndarray(shape, dtype=first.dtype, buffer=mapping)
+    np.stack([t._data for t in batch], out=out)
+    return Tensor._wrap(out)
+
+
 def default_collate(batch: Sequence[Any]) -> Any:
     """Turn a list of samples into a batch, as ``torch.utils.data.default_collate``: tensors
     and NumPy arrays are stacked along a new dim 0, Python floats become a float64 tensor and
@@ -262,6 +282,10 @@ def default_collate(batch: Sequence[Any]) -> Any:
             raise RuntimeError(f"default_collate: stack expects each tensor to be equal size, "
                                f"got shapes {sorted(shapes)}; pad the samples to one length or "
                                f"pass a collate_fn")
+        if get_worker_info() is not None:
+            shared = _stack_into_shared_memory(batch)
+            if shared is not None:
+                return shared
         return stack(list(batch))
     if isinstance(elem, np.ndarray) or isinstance(elem, np.generic):
         if np.asarray(elem).dtype.kind not in "biuf":

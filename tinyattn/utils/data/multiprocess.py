@@ -20,8 +20,7 @@ import signal
 import warnings
 from typing import Any, Dict, List
 
-from .worker import (ExceptionWrapper, _IterableStop, _SharedArray,
-                     shared_memory_available, unpack, worker_loop)
+from .worker import ExceptionWrapper, _IterableStop, worker_loop
 
 __all__ = ["MultiProcessingIter", "resolve_context"]
 
@@ -46,21 +45,6 @@ def resolve_context(context: Any) -> Any:
     return context
 
 
-def _discard(value: Any) -> None:
-    """Remove the shared-memory files of a batch nobody will read."""
-    if isinstance(value, _SharedArray):
-        try:
-            os.unlink(value.path)
-        except OSError:
-            pass
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            _discard(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _discard(v)
-
-
 class MultiProcessingIter:
     """One pass over a DataLoader with ``num_workers > 0`` (reused across passes with
     ``persistent_workers``)."""
@@ -78,7 +62,6 @@ class MultiProcessingIter:
         self.done_event = context.Event()
         self.index_queues: List[Any] = []
         self.workers: List[Any] = []
-        shared = shared_memory_available()
         auto_collation = loader.batch_sampler is not None or (
             self.iterable and loader.batch_size is not None)
         for worker_id in range(self.num_workers):
@@ -89,7 +72,7 @@ class MultiProcessingIter:
                 args=(loader.dataset, index_queue, self.result_queue, self.done_event,
                       auto_collation, loader.collate_fn, loader.drop_last, loader.batch_size,
                       self.iterable, base_seed, loader.worker_init_fn, worker_id,
-                      self.num_workers, shared, os.getpid()))
+                      self.num_workers, os.getpid()))
             worker.start()
             self.index_queues.append(index_queue)
             self.workers.append(worker)
@@ -164,14 +147,13 @@ class MultiProcessingIter:
                 self._send_task()
                 if isinstance(batch, ExceptionWrapper):
                     batch.reraise()
-                return unpack(batch)
+                return batch
             epoch, send_index, batch = self._get()
             if epoch is None and isinstance(batch, ExceptionWrapper):
                 self.shutdown()                      # worker_init_fn failed
                 batch.reraise()
             if epoch != self.epoch:
-                _discard(batch)                      # a task of an abandoned pass
-                continue
+                continue                             # a task of an abandoned pass
             if isinstance(batch, _IterableStop):
                 self.active[batch.worker_id] = False
                 self._send_task()
@@ -187,6 +169,11 @@ class MultiProcessingIter:
                 return self.result_queue.get(timeout=max(step, 1e-3))
             except queue.Empty:
                 waited += step
+            except (OSError, EOFError):
+                # a batch's shared memory is fetched from its worker as it is unpickled:
+                # a worker that died after sending cannot hand it over
+                if all(w.is_alive() for w in self.workers):
+                    raise
             dead = [w for w in self.workers if not w.is_alive()]
             if dead:
                 self.shutdown()
@@ -219,14 +206,14 @@ class MultiProcessingIter:
             if worker.is_alive():
                 worker.terminate()
                 worker.join(timeout=5)
-        for batch in self.arrived.values():
-            _discard(batch)
-        self.arrived.clear()
-        while True:
-            try:
-                _discard(self.result_queue.get(timeout=0.05))
-            except (queue.Empty, OSError, ValueError, EOFError):
+        self.arrived.clear()             # batches nobody reads: their memory goes with them
+        for _ in range(self.in_flight + 2 * self.num_workers + 1):   # empty the pipe (a
+            try:                 # stopped worker's batch cannot be unpickled: nothing to read)
+                self.result_queue.get(timeout=0.05)
+            except queue.Empty:
                 break
+            except (OSError, ValueError, EOFError):
+                continue
         for q in self.index_queues + [self.result_queue]:
             q.cancel_join_thread()
             q.close()

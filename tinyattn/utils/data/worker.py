@@ -6,7 +6,9 @@ batch (``[dataset[i] for i in indices]`` then ``collate_fn``; for an IterableDat
 next ``batch_size`` samples of its own copy of the stream), and puts
 ``(epoch, send_index, batch)`` on the result queue that all workers share. An exception is
 sent back with its traceback (``ExceptionWrapper``) and re-raised in the main process.
-Large arrays travel through shared memory (``/dev/shm``, one mapping, no pickle copy).
+A batch's tensors travel as every tensor sent to another process does
+(tinyattn/multiprocessing/reductions.py): through shared memory, which ``default_collate``
+fills directly in a worker, so that the main process maps the batch without a copy.
 """
 from __future__ import annotations
 
@@ -17,18 +19,15 @@ import random
 import signal
 import sys
 import traceback
-import uuid
 from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
 from ... import backend
-from ...tensor import Tensor
+from ...tensor import shared_memory
 
 __all__ = ["WorkerInfo", "get_worker_info", "ExceptionWrapper"]
 
-SHARED_MEMORY_MIN_BYTES = 64 * 1024      # smaller arrays are cheaper to pickle
-_SHM_DIR = "/dev/shm"
 _worker_info: Optional["WorkerInfo"] = None
 
 
@@ -70,82 +69,8 @@ class _IterableStop(NamedTuple):
 
 
 # ------------------------------------------------------------------ shared memory
-class _SharedArray(NamedTuple):
-    path: str
-    shape: tuple
-    dtype: str
-
-
-def _to_shared(array: np.ndarray) -> Any:
-    """Write a large array into a file of /dev/shm (memory, not disk)."""
-    import mmap                               # noqa: PLC0415 - workers only
-    path = os.path.join(_SHM_DIR, f"tinyattn-loader-{os.getpid()}-{uuid.uuid4().hex}")
-    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
-    try:
-        os.ftruncate(fd, array.nbytes)
-        with mmap.mmap(fd, array.nbytes) as mapped:
-            np.frombuffer(mapped, dtype=array.dtype).reshape(array.shape)[...] = array
-    finally:
-        os.close(fd)
-    return _SharedArray(path, array.shape, array.dtype.str)
-
-
-def _from_shared(shared: _SharedArray) -> np.ndarray:
-    """Map the worker's array (no copy) and remove its name: the mapping stays while the
-    array lives."""
-    import mmap                               # noqa: PLC0415
-    fd = os.open(shared.path, os.O_RDWR)
-    try:
-        size = os.fstat(fd).st_size
-        mapped = mmap.mmap(fd, size) if size else None
-    finally:
-        os.close(fd)
-        os.unlink(shared.path)
-    if mapped is None:
-        return np.empty(shared.shape, np.dtype(shared.dtype))
-    return np.frombuffer(mapped, dtype=np.dtype(shared.dtype)).reshape(shared.shape)
-
-
-def pack(value: Any, use_shared_memory: bool) -> Any:
-    """A batch ready for the result queue: large CPU tensors' arrays moved to /dev/shm."""
-    if not use_shared_memory:
-        return value
-    if isinstance(value, Tensor) and type(value._data) is np.ndarray and \
-            value._data.nbytes >= SHARED_MEMORY_MIN_BYTES and value._ctx is None and \
-            not value.requires_grad and value._data.dtype.kind in "biufc":
-        return ("__tinyattn_shared_tensor__", _to_shared(np.ascontiguousarray(value._data)))
-    if isinstance(value, tuple) and hasattr(value, "_fields"):
-        return type(value)(*(pack(v, True) for v in value))
-    if isinstance(value, (list, tuple)):
-        return type(value)(pack(v, True) for v in value)
-    if isinstance(value, dict):
-        try:
-            return type(value)((k, pack(v, True)) for k, v in value.items())
-        except TypeError:
-            return {k: pack(v, True) for k, v in value.items()}
-    return value
-
-
-def unpack(value: Any) -> Any:
-    """The inverse of ``pack``, in the main process."""
-    if isinstance(value, tuple) and len(value) == 2 and \
-            value[0] == "__tinyattn_shared_tensor__" and isinstance(value[1], _SharedArray):
-        return Tensor._wrap(_from_shared(value[1]))
-    if isinstance(value, tuple) and hasattr(value, "_fields"):
-        return type(value)(*(unpack(v) for v in value))
-    if isinstance(value, (list, tuple)):
-        return type(value)(unpack(v) for v in value)
-    if isinstance(value, dict):
-        try:
-            return type(value)((k, unpack(v)) for k, v in value.items())
-        except TypeError:
-            return {k: unpack(v) for k, v in value.items()}
-    return value
-
-
 def shared_memory_available() -> bool:
-    return sys.platform.startswith("linux") and os.path.isdir(_SHM_DIR) and \
-        os.access(_SHM_DIR, os.W_OK)
+    return shared_memory.available()
 
 
 # ------------------------------------------------------------------ the loop
@@ -172,7 +97,7 @@ def _one_blas_thread() -> Any:
 def worker_loop(dataset: Any, index_queue: Any, result_queue: Any, done_event: Any,
                 auto_collation: bool, collate_fn: Any, drop_last: bool, batch_size: Any,
                 iterable: bool, base_seed: int, init_fn: Any, worker_id: int,
-                num_workers: int, use_shared_memory: bool, parent_pid: int) -> None:
+                num_workers: int, parent_pid: int) -> None:
     """What each worker process runs until told to stop (None on its queue, the done
     event, or its parent gone)."""
     global _worker_info
@@ -221,7 +146,6 @@ def worker_loop(dataset: Any, index_queue: Any, result_queue: Any, done_event: A
                 batch = collate_fn([dataset[i] for i in indices])
             else:
                 batch = collate_fn(dataset[indices])
-            batch = pack(batch, use_shared_memory)
         except Exception:
             batch = ExceptionWrapper(sys.exc_info(), where)
         result_queue.put((epoch, send_index, batch))
