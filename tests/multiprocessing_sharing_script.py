@@ -6,7 +6,6 @@ with tinyattn and with PyTorch, which must observe the same.
 prints one JSON line of what the sender and the receiver saw.
 """
 import json
-import os
 import pickle
 import sys
 
@@ -37,7 +36,9 @@ def make_tensors():
 
 
 def describe(t):
-    return {"shared": bool(t.is_shared()), "shape": list(t.shape), "stride": list(t.stride()),
+    # an empty tensor's strides are left out: tinyattn's follow NumPy's there (0), not torch's
+    stride = list(t.stride()) if t.numel() else None
+    return {"shared": bool(t.is_shared()), "shape": list(t.shape), "stride": stride,
             "dtype": str(t.dtype).replace("torch.", ""), "requires_grad": t.requires_grad,
             "type": type(t).__name__, "values": values(t)}
 
@@ -132,4 +133,3 @@ if __name__ == "__main__":
     else:
         print(json.dumps(main(sys.argv[2], sys.argv[3])))
     sys.stdout.flush()
-    os._exit(0) if len(sys.argv) > 4 and sys.argv[4] == "os_exit" else None

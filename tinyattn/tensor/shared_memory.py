@@ -35,8 +35,10 @@ _NAME = "tinyattn-shared"
 _lock = threading.Lock()          # a Queue pickles in its feeder thread
 _storages: Dict[int, "SharedStorage"] = {}        # id(mapping) -> its storage
 _by_key: Dict[Tuple[int, int], "SharedStorage"] = {}  # (device, inode) -> the same
-# Test hook: False leaves a /dev/shm fallback file's name in place (the leak that the
-# tests' leak count must then see); never set in real use.
+# Test hooks (tests/multiprocessing_leak_script.py): use_memfd=False takes the fallback
+# (a /dev/shm file), unlink_fallback_name=False leaves its name in place: the leak that the
+# tests' leak count must then see. Never changed in real use.
+use_memfd = hasattr(os, "memfd_create")
 unlink_fallback_name = True
 
 
@@ -90,7 +92,7 @@ def _register(fd: int, nbytes: int) -> Tuple[SharedStorage, mmap.mmap]:
 
 def _new_fd(nbytes: int) -> int:
     """A nameless memory file of ``nbytes`` (at least 1: an empty mapping is not allowed)."""
-    if hasattr(os, "memfd_create"):
+    if use_memfd:
         fd = os.memfd_create(_NAME, os.MFD_CLOEXEC)
     else:
         if not available():
