@@ -1,16 +1,16 @@
 """Shared tensors and every way a process can end: run by tests/test_multiprocessing_sharing.py,
 which counts what is left in /dev/shm afterwards.
 
-    python tests/multiprocessing_leak_script.py CONTEXT EXIT MODE TAG
+    python tests/multiprocessing_leak_script.py CONTEXT EXITS MODE TAG
 
-CONTEXT: fork or spawn. EXIT: how the child ends (normal, exception, os_exit, sigkill,
-sigint: Ctrl-C reaches the whole process group) or "loader" (DataLoader workers, left by an
-early break). The memory is made with memfd (the default), with a /dev/shm file whose name is
+CONTEXT: fork or spawn. EXITS: how the child ends, one or more of normal, exception,
+os_exit, sigkill, sigint (Ctrl-C reaches the whole process group: it must come last), and
+loader (DataLoader workers, left by an early break), separated by commas. The memory is made with memfd (the default), with a /dev/shm file whose name is
 removed at once (the fallback), or, as the negative control, with that name kept; MODE is
 memfd, fallback or fallback-kept. The memory's name starts with tinyattn-shared-TAG, so that
 the test counts this run's files only.
-Prints one JSON line: what the parent saw, and its shared-memory descriptors and mappings
-once everything is gone.
+Prints one JSON line: for each exit, what the parent saw, and its shared-memory descriptors
+and mappings once everything is gone.
 """
 import gc
 import json
@@ -111,4 +111,5 @@ def main(context_name, how):
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(sys.argv[1], sys.argv[2])), flush=True)
+    print(json.dumps({how: main(sys.argv[1], how) for how in sys.argv[2].split(",")}),
+          flush=True)
