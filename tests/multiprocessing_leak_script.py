@@ -5,10 +5,10 @@ which counts what is left in /dev/shm afterwards.
 
 CONTEXT: fork or spawn. EXITS: how the child ends, one or more of normal, exception,
 os_exit, sigkill, sigint (Ctrl-C reaches the whole process group: it must come last), and
-loader (DataLoader workers, left by an early break), separated by commas. The memory is made with memfd (the default), with a /dev/shm file whose name is
-removed at once (the fallback), or, as the negative control, with that name kept; MODE is
-memfd, fallback or fallback-kept. The memory's name starts with tinyattn-shared-TAG, so that
-the test counts this run's files only.
+loader (DataLoader workers, left by an early break), separated by commas. MODE: the memory
+is made with memfd ("memfd", the default), with a /dev/shm file whose name is removed at
+once ("fallback"), or, as the negative control, with that name kept ("fallback-kept"). The
+memory's name starts with tinyattn-shared-TAG, so that the test counts this run's files.
 Prints one JSON line: for each exit, what the parent saw, and its shared-memory descriptors
 and mappings once everything is gone.
 """

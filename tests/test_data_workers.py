@@ -18,7 +18,7 @@ import pytest
 
 import tinyattn as ta
 from tinyattn.utils.data import (DataLoader, Dataset, IterableDataset, TensorDataset,
-                                 get_worker_info)
+                                 default_collate, get_worker_info)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -367,3 +367,19 @@ def test_two_workers_feed_a_loop_faster_than_none_when_samples_take_time():
     serial = min(run(0) for _ in range(2))
     parallel = min(run(2) for _ in range(2))
     assert parallel < 0.85 * serial, (serial, parallel)
+
+
+def _collate_and_report(samples):
+    batch = default_collate(samples)
+    return batch, ta.tensor(batch.is_shared())
+
+
+def test_a_worker_collates_straight_into_shared_memory():
+    """As torch's default_collate: in a worker the batch is stacked into shared memory (one
+    copy of its bytes; sending it then moves nothing), in the main process into ordinary
+    memory (the negative control)."""
+    batches = list(DataLoader(Big(), batch_size=3, num_workers=1,
+                              collate_fn=_collate_and_report))
+    assert [flag.item() for _, flag in batches] == [True, True]
+    assert all(batch.is_shared() for batch, _ in batches)
+    assert not default_collate([ta.ones(2), ta.ones(2)]).is_shared()
