@@ -109,6 +109,37 @@ def main(context_name, how):
             "base_after": values(base)}
 
 
+def add_one(t):
+    t.add_(1)
+    return t.is_shared()
+
+
+def triple_what_comes_through(connection):
+    received = connection.recv()
+    received.mul_(3)
+    connection.send("done")
+
+
+def pool_and_pipe():
+    """A Pool's task argument and a Pipe's message, with each start method."""
+    out = {}
+    for method in ("fork", "spawn", "forkserver"):
+        context = mp.get_context(method)
+        to_pool = torch.ones(3)
+        with context.Pool(1) as pool:
+            shared_in_worker = pool.apply(add_one, (to_pool,))
+        ours, theirs = context.Pipe()
+        piped = torch.ones(2)
+        process = context.Process(target=triple_what_comes_through, args=(theirs,))
+        process.start()
+        ours.send(piped)
+        ours.recv()
+        process.join(WAIT)
+        out[method] = {"pool": values(to_pool), "pool_shared": shared_in_worker,
+                       "sender_shared": bool(to_pool.is_shared()), "pipe": values(piped)}
+    return out
+
+
 def checks():
     """What does not need a second process: the refusal, and pickle's copy."""
     out = {}
@@ -130,6 +161,8 @@ def checks():
 if __name__ == "__main__":
     if sys.argv[2] == "checks":
         print(json.dumps(checks()))
+    elif sys.argv[2] == "pool_pipe":
+        print(json.dumps(pool_and_pipe()))
     else:
         print(json.dumps(main(sys.argv[2], sys.argv[3])))
     sys.stdout.flush()

@@ -79,8 +79,16 @@ def test_a_fork_child_inherits_a_copy_of_what_was_never_shared():
     assert seen["child_after_sender_wrote"]["view"][0] == 99.0
 
 
+def test_pool_and_pipe_share_with_every_start_method():
+    seen = _run(SHARING, "tinyattn", "pool_pipe")
+    for method in ("fork", "spawn", "forkserver"):
+        assert seen[method] == {"pool": [2.0, 2.0, 2.0], "pool_shared": True,
+                                "sender_shared": True, "pipe": [3.0, 3.0]}, method
+
+
 @pytest.mark.skipif(not _torch_available(), reason="torch is the oracle for these runs")
-@pytest.mark.parametrize("context,how", SENT[:3] + [("fork", "args"), ("checks", "")])
+@pytest.mark.parametrize("context,how", SENT[:3] + [("fork", "args"), ("checks", ""),
+                                                    ("pool_pipe", "")])
 def test_torch_observes_the_same(context, how):
     """spawn(args=...) is left out: torch's sends its arguments as spawn-args does."""
     args = (context, how) if how else (context,)
@@ -164,3 +172,22 @@ def _our_files(tag):
         return set()
     return {name for name in os.listdir("/dev/shm")
             if name.startswith(f"tinyattn-shared-{tag}")}
+
+
+def test_a_descriptor_reopened_by_proc_path_is_checked_to_be_the_same_memory():
+    """spawn's MPI job reopens the parent's descriptors through /proc/<pid>/fd/<n>; should
+    that number name another file by then, it raises instead of mapping the wrong memory."""
+    import pickle
+    from multiprocessing.reduction import ForkingPickler
+    from tinyattn.multiprocessing import reductions
+    t = ta.ones(3)
+    with reductions.sharing_by_proc_path():
+        payload = ForkingPickler.dumps(t)
+    received = pickle.loads(payload)
+    received[0] = 5.0
+    assert t.tolist() == [5.0, 1.0, 1.0]
+    with open(os.devnull, "rb") as other:
+        handle = reductions.ProcPathFd(other.fileno())
+        handle.key = (t.is_shared(), -1)                     # as if the number were reused
+        with pytest.raises(RuntimeError, match="must hold the tensor until it is received"):
+            handle.detach()

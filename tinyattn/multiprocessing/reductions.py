@@ -49,9 +49,18 @@ class ProcPathFd:
 
     def __init__(self, fd: int):
         self.path = f"/proc/{os.getpid()}/fd/{fd}"
+        info = os.fstat(fd)
+        self.key = (info.st_dev, info.st_ino)
 
     def detach(self) -> int:
-        return os.open(self.path, os.O_RDWR)
+        fd = os.open(self.path, os.O_RDWR)
+        info = os.fstat(fd)
+        if (info.st_dev, info.st_ino) != self.key:     # the number now names another file
+            os.close(fd)
+            raise RuntimeError(f"a shared tensor's memory is gone from its sender "
+                               f"({self.path} names another file now): the sending "
+                               f"process must hold the tensor until it is received")
+        return fd
 
 
 @contextlib.contextmanager
