@@ -176,6 +176,9 @@ MODULES: Dict[str, ModuleSpec] = {
     "torch.nn.parallel": ModuleSpec("tinyattn.nn.parallel"),
     "torch.utils.data.distributed": ModuleSpec("tinyattn.utils.data.distributed"),
     "torch.multiprocessing": ModuleSpec("tinyattn.multiprocessing"),
+    "torch.multiprocessing.reductions": ModuleSpec("tinyattn.multiprocessing.reductions",
+                                                   frozenset({"sharing_by_proc_path",
+                                                              "ProcPathFd"})),
 }
 
 # Packages built on real PyTorch: they cannot run on the shim, so importing one is refused.
