@@ -97,7 +97,12 @@ def reduce_tensor(tensor: Tensor) -> Any:
         return (_rebuild_by_value, (type(tensor), data, tensor.requires_grad))
     tensor.share_memory_()
     data = tensor._data
-    storage, _ = shared_memory.storage_of(data)
+    found = shared_memory.storage_of(data)
+    if found is None:                   # share_memory_() could not move it (not expected)
+        raise RuntimeError(f"sending a tensor of shape {tuple(data.shape)} to another "
+                           f"process: its memory could not be moved into shared memory; "
+                           f"send a copy (t.clone()) instead")
+    storage = found[0]
     handle = ProcPathFd(storage.fd) if getattr(_by_proc_path, "on", False) else \
         reduction.DupFd(storage.fd)
     return (rebuild_tensor, (type(tensor), handle, storage.nbytes,

@@ -174,6 +174,9 @@ class Tensor(TensorConversions):
         """Every live tensor whose array lies in this tensor's memory, the root base first
         (its array holds every element of the others' arrays)."""
         root = self if self._base is None else self._base
+        if type(root._data) is not np.ndarray or \
+                not np.may_share_memory(self._data, root._data):
+            return [self]
         tensors = [root]
         for refs in (root._view_refs, root._alias_refs):
             for ref in refs or ():
