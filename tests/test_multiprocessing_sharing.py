@@ -191,3 +191,18 @@ def test_a_descriptor_reopened_by_proc_path_is_checked_to_be_the_same_memory():
         handle.key = (t.is_shared(), -1)                     # as if the number were reused
         with pytest.raises(RuntimeError, match="must hold the tensor until it is received"):
             handle.detach()
+
+
+def test_without_shared_memory_a_sent_tensor_is_copied(monkeypatch):
+    """Off Linux (no memfd, no /dev/shm) sending still works, by value; sharing is asked
+    for explicitly with share_memory_(), which says why it cannot."""
+    import pickle
+    from multiprocessing.reduction import ForkingPickler
+    monkeypatch.setattr(shared_memory, "available", lambda: False)
+    monkeypatch.setattr(shared_memory, "use_memfd", False)
+    t = ta.ones(2)
+    received = pickle.loads(ForkingPickler.dumps(t))
+    received[0] = 3.0
+    assert t.tolist() == [1.0, 1.0] and not t.is_shared()
+    with pytest.raises(RuntimeError, match="shared memory needs Linux"):
+        t.share_memory_()

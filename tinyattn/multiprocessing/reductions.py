@@ -17,7 +17,8 @@ Tensor and nn.Parameter at ``import tinyattn``. A CPU tensor is then sent as tor
 
 An empty tensor, a GPU tensor and a tensor that requires grad but was computed by an op are
 not shared: the first two travel by value (torch shares GPU tensors through CUDA IPC, which
-tinyattn does not have), the last is refused with torch's error. ``pickle`` and
+tinyattn does not have), the last is refused with torch's error. Off Linux (no memfd, no
+/dev/shm) tensors travel by value. ``pickle`` and
 ``torch.save`` do not use this table: they copy by value.
 """
 from __future__ import annotations
@@ -93,7 +94,9 @@ def reduce_tensor(tensor: Tensor) -> Any:
     data = tensor._data
     if type(data) is not np.ndarray:
         return tensor.__reduce_ex__(4)            # a GPU array: by value
-    if data.size == 0:                # torch does not share an empty storage either
+    if data.size == 0 or not shared_memory.available():
+        # torch does not share an empty storage either; without Linux's shared memory
+        # (tinyattn has no other kind) the tensor is copied: docs/data_workers.md
         return (_rebuild_by_value, (type(tensor), data, tensor.requires_grad))
     tensor.share_memory_()
     data = tensor._data
