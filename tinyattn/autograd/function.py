@@ -318,7 +318,7 @@ class Function:
                 fn.module = module
             out._ctx = fn
             if fn.saved or fn.versions_checked:
-                _note_saved(fn, inputs, out, state.anomaly)
+                _note_saved(fn, inputs, out)
         else:
             fn.saved = None
         if cls.returns_view and backend.may_share_memory(out_data, inputs[0]._data):
@@ -348,27 +348,31 @@ class Function:
         return f"input {index} of {name} (a tensor of shape {t.shape}, {t.dtype})"
 
 
-def _note_saved(fn: Function, inputs: Sequence["Tensor"], out: "Tensor", anomaly: bool) -> None:
-    """Record the version of every input (and the output) whose array ``fn`` saved. It runs
-    for every recorded op that saves anything, so it is written for speed: identity tests
-    over the few saved items (no set, no id() calls), and nothing at all when only shapes were
-    saved. In anomaly mode it also marks those tensors as saved (one weak reference to
-    ``fn`` in their version counter's ``savers``): ``Tensor.data`` then hands out a read-only
-    view while the backward is pending. Nothing else reads ``savers``, so outside anomaly
-    mode no weak reference is made (it was a third of a small op's cost)."""
+def _note_saved(fn: Function, inputs: Sequence["Tensor"], out: "Tensor") -> None:
+    """Record the version of every input (and the output) whose array ``fn`` saved, and mark
+    those tensors as saved (``Tensor.data`` then hands out a read-only view). It runs for
+    every recorded op that saves anything, so it is written for speed: identity tests over
+    the few saved items (no set, no id() calls), one weak reference shared by all of them,
+    and nothing at all when only shapes were saved."""
     saved = fn.saved or ()
     checked = fn.versions_checked
     records: List[Any] = []
-    me = weakref.ref(fn) if anomaly else None
     index = 0
     for t in inputs:
         data = t._data
         for item in saved if index not in checked else (data,):
             if item is data:
+                if not records:
+                    me = weakref.ref(fn)
                 counter = t._vc
                 if counter is None:
                     counter = t._vc = VersionCounter()
-                if me is not None:
+                savers = counter.savers
+                if savers is None:
+                    counter.savers = [me]
+                elif len(savers) < counter.prune_at:
+                    savers.append(me)
+                else:
                     counter.add_saver(me)       # prunes the dead references first
                 records.append((counter, counter.value, index))
                 break
@@ -376,10 +380,7 @@ def _note_saved(fn: Function, inputs: Sequence["Tensor"], out: "Tensor", anomaly
     data = out._data
     for item in saved if -1 not in checked else (data,):
         if item is data:
-            counter = out._vc = VersionCounter()            # a new output: version 0
-            if me is not None:
-                counter.add_saver(me)
-            records.append((counter, 0, -1))
+            records.append((out._mark_saved_by(me if records else weakref.ref(fn)), 0, -1))
             break
     if records:
         fn._versions = records

@@ -27,7 +27,7 @@ from .tiled_attention import TiledAttention
 from ..precision import is_floating
 
 __all__ = ["scaled_dot_product_attention", "packed_self_attention", "causal_mask_array",
-           "attention_mask_array", "attention_gradients", "default_scale"]
+           "attention_mask_array", "attention_gradients", "default_scale", "row_sums"]
 
 
 
@@ -117,8 +117,8 @@ def attention_gradients(grad: Any, saved: Tuple[Any, ...], needs: Sequence[bool]
         d_scores = grad @ _swap(v)              # dA: (..., S_q, d_v) @ (..., d_v, S_k)
         if keep is not None:
             d_scores *= keep                    # dP = dA * keep / (1 - p)
-        row_dots = (grad * attn_out).sum(axis=-1)                # rowsum(g * out), (..., S_q)
-        d_scores -= row_dots[..., None]
+        row_dots = row_sums(grad * attn_out)     # rowsum(g * out), (..., S_q, 1)
+        d_scores -= row_dots
         d_scores *= probs                       # dS, in dP's buffer
         if needs[0]:
             dq = xp.matmul(d_scores, k, out=out[0])              # (..., S_q, S_k) @ (.., d_k)
@@ -149,7 +149,7 @@ def softmax_and_logsumexp(scores: Any) -> Tuple[Any, Any]:
     shift = safe_row_max(scores, -1)        # (..., S_q, 1)
     scores -= shift
     xp.exp(scores, out=scores)
-    total = scores.sum(axis=-1, keepdims=True)
+    total = row_sums(scores)                # (..., S_q, 1)
     empty = total == 0
     scores /= xp.where(empty, 1, total)
     with np.errstate(divide="ignore"):
@@ -157,6 +157,24 @@ def softmax_and_logsumexp(scores: Any) -> Tuple[Any, Any]:
     lse += shift
     lse[empty] = np.inf
     return scores, lse
+
+
+# Rows up to this long are summed by BLAS (row_sums); longer ones by NumPy's reduction.
+_SHORT_ROW = 128
+
+
+def row_sums(x: Any) -> Any:
+    """sum_j x[..., j], kept as (..., 1). NumPy's reduction over the last axis pays about
+    0.1 us per row, which dominates when rows are short (the 32 keys of a small model's
+    scores, the d_v = 16-64 entries of rowsum(g * out)); there the sum is one matrix-vector
+    product with a vector of ones, 10-25x faster (docs/benchmarks.md). Both sum in the
+    array's dtype (float32 terms pairwise in NumPy, in BLAS's blocked order): the results
+    differ by float32 round-off. Other dtypes and arrays (float16, CuPy) use NumPy's sum."""
+    n = x.shape[-1]
+    if type(x) is not np.ndarray or n > _SHORT_ROW or n == 0 or x.ndim < 2 \
+            or (x.dtype != np.float32 and x.dtype != np.float64):
+        return x.sum(axis=-1, keepdims=True)
+    return np.matmul(x, np.ones(n, dtype=x.dtype))[..., None]     # (..., S, n) @ (n,)
 
 
 def probabilities_from_logsumexp(q: Any, k: Any, scale: float, mask: Any, bias: Any,
