@@ -71,6 +71,82 @@ def test_packed_self_attention_rejects_a_tensor_that_is_not_stacked_qkv():
         packed_self_attention(_t((3, 1, 4, 3)), dropout_p=1.5)
 
 
+# ------------------------------------------------------------------ causal query blocks
+def _attention_and_grads(make, arrays, g):
+    leaves = [ta.tensor(a, requires_grad=True) for a in arrays]
+    out = make(*leaves)
+    out.backward(g)
+    return [out.numpy()] + [t.grad.numpy().copy() for t in leaves]
+
+
+@pytest.mark.parametrize("seq", [8, 11])        # 11: a last block shorter than the others
+@pytest.mark.parametrize("packed", [False, True])
+def test_causal_attention_by_query_blocks_equals_the_plain_path(seq, packed, monkeypatch):
+    """Blocks of 4 queries (the real size, 64, needs S >= 128) against the whole-matrix
+    path, float64, output and every gradient; the block path must actually run."""
+    import tinyattn.ops.attention as attention_ops
+    calls = []
+    blocked = attention_ops._causal_forward_by_blocks
+    monkeypatch.setattr(attention_ops, "_causal_forward_by_blocks",
+                        lambda *a: calls.append(1) or blocked(*a))
+    if packed:
+        arrays = [RNG.standard_normal((3, 2, 3, seq, 4))]
+        make = lambda qkv: packed_self_attention(qkv, is_causal=True)      # noqa: E731
+    else:
+        arrays = [RNG.standard_normal((2, 3, seq, 4)) for _ in range(3)]
+        make = lambda q, k, v: F.scaled_dot_product_attention(q, k, v,     # noqa: E731
+                                                              is_causal=True)
+    g = RNG.standard_normal((2, 3, seq, 4))
+    monkeypatch.setattr(attention_ops, "_CAUSAL_BLOCK", 4)
+    by_blocks = _attention_and_grads(make, arrays, g)
+    assert calls, "the block path did not run"
+    monkeypatch.setattr(attention_ops, "_CAUSAL_BLOCK", 10 ** 6)
+    calls.clear()
+    plain = _attention_and_grads(make, arrays, g)
+    assert not calls
+    for got, want in zip(by_blocks, plain):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
+    monkeypatch.setattr(attention_ops, "_CAUSAL_BLOCK", 4)
+    q, k, v = (_t((1, 2, 9, 3)) for _ in range(3))
+    assert ta.gradcheck(lambda *t: F.scaled_dot_product_attention(*t, is_causal=True),
+                        [q, k, v])
+
+
+def test_causal_blocks_only_for_the_causal_mask_itself(monkeypatch):
+    """A boolean mask that is not the cached causal one (another mask, or the causal mask's
+    copy combined with padding) takes the whole-matrix path, and agrees with it; a broken
+    block path would be caught (negative control)."""
+    import tinyattn.ops.attention as attention_ops
+    monkeypatch.setattr(attention_ops, "_CAUSAL_BLOCK", 4)
+    q, k, v = (np.zeros((1, 1, 8, 2)) for _ in range(3))
+    causal = causal_mask_array(np, 8, 8)
+    assert attention_ops.causal_query_blocks(q, k, v, causal, None) == [(0, 4), (4, 8)]
+    assert attention_ops.causal_query_blocks(q, k, v, causal.copy(), None) is None
+    assert attention_ops.causal_query_blocks(q, k, v, causal, np.zeros((8, 8))) is None
+    assert attention_ops.causal_query_blocks(q[..., :7, :], k, v, causal, None) is None
+    arrays = [RNG.standard_normal((2, 2, 8, 3)) for _ in range(3)]
+    g = RNG.standard_normal((2, 2, 8, 3))
+    make = lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)  # noqa
+    good = _attention_and_grads(make, arrays, g)
+    monkeypatch.setattr(attention_ops, "row_sums", lambda x: 0 * x[..., :1])  # broken
+    bad = _attention_and_grads(make, arrays, g)
+    assert not np.allclose(bad[1], good[1])
+
+
+def test_causal_attention_by_query_blocks_matches_torch_at_the_real_block_size():
+    torch = pytest.importorskip("torch", reason="torch is the reference here")
+    arrays = [RNG.standard_normal((2, 2, 150, 8)).astype(np.float32) for _ in range(3)]
+    g = RNG.standard_normal((2, 2, 150, 8)).astype(np.float32)
+    ours = _attention_and_grads(
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), arrays, g)
+    leaves = [torch.tensor(a, requires_grad=True) for a in arrays]
+    out = torch.nn.functional.scaled_dot_product_attention(*leaves, is_causal=True)
+    out.backward(torch.tensor(g))
+    theirs = [out.detach().numpy()] + [t.grad.numpy() for t in leaves]
+    for got, want in zip(ours, theirs):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-5)
+
+
 @pytest.mark.parametrize("options", [{}, {"is_causal": True}, {"padding": True}])
 def test_mha_packed_projection_equals_three_projections(options):
     """MHA(x) takes the packed path; MHA(x, x2, x2) with x2 a copy of x takes three
