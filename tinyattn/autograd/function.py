@@ -313,9 +313,7 @@ class Function:
             fn.inputs = inputs if parents.count(None) == len(parents) else \
                 tuple(map(held_input, inputs))
             fn.parents = parents
-            module = state.module       # the explorer's module recording: one read
-            if module is not None:
-                fn.module = module
+            fn.module = state.module    # the explorer's module recording: one read
             out._ctx = fn
             if fn.saved or fn.versions_checked:
                 _note_saved(fn, inputs, out)
