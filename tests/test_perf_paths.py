@@ -183,6 +183,95 @@ def test_mha_without_biases_packs_and_matches():
     np.testing.assert_allclose(mha(x)[0].numpy(), mha(x2, x2, x2)[0].numpy(), rtol=1e-12)
 
 
+# ------------------------------------------------------------------ q/k/v rows in one array
+def _graph_ops(out):
+    names, stack, seen = [], [out._ctx], set()
+    while stack:
+        fn = stack.pop()
+        if fn is not None and id(fn) not in seen:
+            seen.add(id(fn))
+            names.append(type(fn).__name__)
+            stack.extend(fn.parents)
+    return names
+
+
+@pytest.mark.parametrize("make", ["mha", "gpt"])
+def test_packed_qkv_weights_are_read_in_place_and_equal_the_copied_stack(make, monkeypatch):
+    """W_q, W_k, W_v are row blocks of one array (MHA's __init__, and again after GPT's
+    initialisation), so the packed projection reads that array (PackedRows, no cat). A
+    training step gives bit for bit what stacking copies gives."""
+    import tinyattn.ops.attention as attention_ops
+
+    def step(pack):
+        if not pack:
+            monkeypatch.setattr(attention_ops, "rows_of_one_array", lambda arrays: False)
+        ta.manual_seed(3)
+        if make == "mha":
+            model = nn.MultiHeadAttention(8, 2)
+            x = ta.tensor(np.random.default_rng(0).standard_normal((2, 5, 8)), dtype="float32")
+            run = lambda: model(x, is_causal=True, need_weights=False)[0].square().sum()  # noqa
+        else:
+            model = nn.GPT(nn.GPTConfig(vocab_size=11, block_size=6, n_layer=2, n_head=2,
+                                        d_model=8))
+            ids = np.random.default_rng(0).integers(0, 11, size=(2, 6))
+            run = lambda: model(ids, ids)[1]                                      # noqa
+        attn = next(m for m in model.modules() if isinstance(m, nn.MultiHeadAttention))
+        opt = optim.AdamW(model.parameters(), lr=1e-2)
+        losses = []
+        for _ in range(3):
+            loss = run()
+            ops = _graph_ops(loss)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            losses.append(loss.item())
+        monkeypatch.undo()
+        return losses, [p.numpy().copy() for p in model.parameters()], ops, attn
+
+    losses, params, ops, attn = step(True)
+    assert "PackedRows" in ops and "Concat" not in ops
+    assert attn.q_proj.weight.data.base is attn.v_proj.weight.data.base
+    ref_losses, ref_params, ref_ops, _ = step(False)
+    assert "Concat" in ref_ops and "PackedRows" not in ref_ops    # the control took cat
+    assert losses == ref_losses
+    for got, want in zip(params, ref_params):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_packed_qkv_weight_changed_in_place_before_backward_raises():
+    """The packed projection reads the weights' own memory: an in-place change between the
+    forward and the backward must not give a silently wrong gradient."""
+    ta.manual_seed(4)
+    mha = nn.MultiHeadAttention(8, 2)
+    x = ta.tensor(np.ones((1, 3, 8)), dtype="float32", requires_grad=True)
+    out = mha(x, need_weights=False)[0].sum()
+    with ta.no_grad():
+        mha.k_proj.weight.mul_(2.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.backward()
+
+
+def test_packed_qkv_falls_back_to_a_copy_when_the_weights_are_apart():
+    """A reassigned weight, or a model converted with .double(), no longer shares one array:
+    the stack is copied (cat) and the results are those of three separate projections."""
+    ta.manual_seed(5)
+    mha = nn.MultiHeadAttention(4, 2)
+    mha.v_proj.weight = nn.Parameter(mha.v_proj.weight.data.copy())
+    x = ta.tensor(np.random.default_rng(1).standard_normal((1, 3, 4)), dtype="float32")
+    out = mha(x, need_weights=False)[0]
+    assert "Concat" in _graph_ops(out.sum()) or not out.requires_grad
+    x2 = ta.tensor(x.data)
+    np.testing.assert_allclose(out.numpy(), mha(x2, x2, x2, need_weights=False)[0].numpy(),
+                               rtol=1e-5, atol=1e-6)
+    from tinyattn.ops.attention import rows_of_one_array
+    whole = np.arange(12.0).reshape(6, 2).copy()          # an array that owns its memory
+    assert rows_of_one_array([whole[0:2], whole[2:4], whole[4:6]])
+    assert not rows_of_one_array([whole[0:2], whole[4:6], whole[2:4]])     # out of order
+    assert not rows_of_one_array([whole[0:2], whole[2:4]])                 # not all rows
+    assert not rows_of_one_array([whole[0:2], whole[2:4], whole[4:6].copy()])
+    assert not rows_of_one_array([whole[:, :1], whole[:, 1:]])
+
+
 def test_causal_mask_cache_is_shared_and_left_unchanged_on_the_strict_device():
     strict_device.enable()
     xp = strict_device.xp

@@ -21,6 +21,7 @@ from .. import backend, kernels
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 from .masking import mask_array
+from .shape import cat
 from .matmul import _swap
 from .softmax import safe_row_max
 from .tiled_attention import TiledAttention
@@ -28,7 +29,7 @@ from ..precision import is_floating
 
 __all__ = ["scaled_dot_product_attention", "packed_self_attention", "causal_mask_array",
            "attention_mask_array", "attention_gradients", "default_scale", "row_sums",
-           "causal_query_blocks"]
+           "causal_query_blocks", "packed_rows", "rows_of_one_array"]
 
 
 
@@ -657,6 +658,57 @@ def _group_mask(attn_mask: Any, h: int, h_kv: int, device: str) -> Any:
         raise ValueError(f"scaled_dot_product_attention: attn_mask of shape {mask.shape} has "
                          f"{mask.shape[-3]} heads; expected 1 or the {h} query heads")
     return mask.reshape(mask.shape[:-3] + (h_kv, h // h_kv) + mask.shape[-2:])
+
+
+class PackedRows(Function):
+    """out = cat(parts) along the first axis, for parts that already lie one after another
+    in one array (``MultiHeadAttention`` keeps W_q, W_k, W_v as row blocks of one (3D, D)
+    array): out is that array, not a copy. Backward, as cat's: each part gets its rows of
+    the gradient, d part_i = g[start_i:stop_i].
+
+    Because out is the parts' own memory, an in-place change of a part after the forward
+    would reach the backward of the op that read out; every part's version is noted
+    (``versions_checked``), so the backward raises instead, naming the part."""
+
+    versions_checked = (0, 1, 2)
+
+    def forward(self, *parts):
+        self.save_for_backward(tuple(part.shape[0] for part in parts))
+        return parts[0].base
+
+    def backward(self, grad):
+        (rows,) = self.saved
+        grads, start = [], 0
+        for n in rows:
+            grads.append(grad[start:start + n])     # (n, ...) rows of the (N, ...) gradient
+            start += n
+        return tuple(grads)
+
+
+def rows_of_one_array(arrays: Sequence[Any]) -> bool:
+    """Do ``arrays`` (at most 3) lie one after another, in order, and fill one C-contiguous
+    NumPy array (their common ``base``)? Then ``PackedRows`` can stand in for ``cat``."""
+    base = arrays[0].base
+    if (len(arrays) > 3 or type(base) is not np.ndarray or not base.flags.c_contiguous
+            or base.ndim != arrays[0].ndim):
+        return False
+    address = base.__array_interface__["data"][0]
+    rows = 0
+    for a in arrays:
+        if (type(a) is not np.ndarray or a.base is not base or a.dtype != base.dtype
+                or not a.flags.c_contiguous or a.shape[1:] != base.shape[1:]
+                or a.__array_interface__["data"][0] != address + rows * base.strides[0]):
+            return False
+        rows += a.shape[0]
+    return rows == base.shape[0]
+
+
+def packed_rows(parts: Sequence[Tensor]) -> Tensor:
+    """``cat(parts)`` (dim 0), without the copy when the parts are row blocks of one array in
+    order (``PackedRows``); otherwise ``cat`` itself."""
+    if rows_of_one_array([t._data for t in parts]):
+        return PackedRows.apply(*parts)
+    return cat(list(parts))
 
 
 def packed_self_attention(qkv: Tensor, mask: Any = None, dropout_p: float = 0.0,
