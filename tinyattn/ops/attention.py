@@ -674,7 +674,10 @@ class PackedRows(Function):
 
     def forward(self, *parts):
         self.save_for_backward(tuple(part.shape[0] for part in parts))
-        return parts[0].base
+        if rows_of_one_array(parts):
+            return parts[0].base
+        # a hook (autocast, half dtypes) handed over other arrays: copy them, as cat does
+        return backend.get_array_module(parts[0]).concatenate(parts)
 
     def backward(self, grad):
         (rows,) = self.saved
