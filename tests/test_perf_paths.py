@@ -71,6 +71,82 @@ def test_packed_self_attention_rejects_a_tensor_that_is_not_stacked_qkv():
         packed_self_attention(_t((3, 1, 4, 3)), dropout_p=1.5)
 
 
+# ------------------------------------------------------------------ causal query blocks
+def _attention_and_grads(make, arrays, g):
+    leaves = [ta.tensor(a, requires_grad=True) for a in arrays]
+    out = make(*leaves)
+    out.backward(g)
+    return [out.numpy()] + [t.grad.numpy().copy() for t in leaves]
+
+
+@pytest.mark.parametrize("seq", [8, 11])        # 11: a last block shorter than the others
+@pytest.mark.parametrize("packed", [False, True])
+def test_causal_attention_by_query_blocks_equals_the_plain_path(seq, packed, monkeypatch):
+    """Blocks of 4 queries (the real size, 64, needs S >= 128) against the whole-matrix
+    path, float64, output and every gradient; the block path must actually run."""
+    import tinyattn.ops.attention as attention_ops
+    calls = []
+    blocked = attention_ops._causal_forward_by_blocks
+    monkeypatch.setattr(attention_ops, "_causal_forward_by_blocks",
+                        lambda *a: calls.append(1) or blocked(*a))
+    if packed:
+        arrays = [RNG.standard_normal((3, 2, 3, seq, 4))]
+        make = lambda qkv: packed_self_attention(qkv, is_causal=True)      # noqa: E731
+    else:
+        arrays = [RNG.standard_normal((2, 3, seq, 4)) for _ in range(3)]
+        make = lambda q, k, v: F.scaled_dot_product_attention(q, k, v,     # noqa: E731
+                                                              is_causal=True)
+    g = RNG.standard_normal((2, 3, seq, 4))
+    monkeypatch.setattr(attention_ops, "_CAUSAL_BLOCK", 4)
+    by_blocks = _attention_and_grads(make, arrays, g)
+    assert calls, "the block path did not run"
+    monkeypatch.setattr(attention_ops, "_CAUSAL_BLOCK", 10 ** 6)
+    calls.clear()
+    plain = _attention_and_grads(make, arrays, g)
+    assert not calls
+    for got, want in zip(by_blocks, plain):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
+    monkeypatch.setattr(attention_ops, "_CAUSAL_BLOCK", 4)
+    q, k, v = (_t((1, 2, 9, 3)) for _ in range(3))
+    assert ta.gradcheck(lambda *t: F.scaled_dot_product_attention(*t, is_causal=True),
+                        [q, k, v])
+
+
+def test_causal_blocks_only_for_the_causal_mask_itself(monkeypatch):
+    """A boolean mask that is not the cached causal one (another mask, or the causal mask's
+    copy combined with padding) takes the whole-matrix path, and agrees with it; a broken
+    block path would be caught (negative control)."""
+    import tinyattn.ops.attention as attention_ops
+    monkeypatch.setattr(attention_ops, "_CAUSAL_BLOCK", 4)
+    q, k, v = (np.zeros((1, 1, 8, 2)) for _ in range(3))
+    causal = causal_mask_array(np, 8, 8)
+    assert attention_ops.causal_query_blocks(q, k, v, causal, None) == [(0, 4), (4, 8)]
+    assert attention_ops.causal_query_blocks(q, k, v, causal.copy(), None) is None
+    assert attention_ops.causal_query_blocks(q, k, v, causal, np.zeros((8, 8))) is None
+    assert attention_ops.causal_query_blocks(q[..., :7, :], k, v, causal, None) is None
+    arrays = [RNG.standard_normal((2, 2, 8, 3)) for _ in range(3)]
+    g = RNG.standard_normal((2, 2, 8, 3))
+    make = lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)  # noqa
+    good = _attention_and_grads(make, arrays, g)
+    monkeypatch.setattr(attention_ops, "row_sums", lambda x: 0 * x[..., :1])  # broken
+    bad = _attention_and_grads(make, arrays, g)
+    assert not np.allclose(bad[1], good[1])
+
+
+def test_causal_attention_by_query_blocks_matches_torch_at_the_real_block_size():
+    torch = pytest.importorskip("torch", reason="torch is the reference here")
+    arrays = [RNG.standard_normal((2, 2, 150, 8)).astype(np.float32) for _ in range(3)]
+    g = RNG.standard_normal((2, 2, 150, 8)).astype(np.float32)
+    ours = _attention_and_grads(
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), arrays, g)
+    leaves = [torch.tensor(a, requires_grad=True) for a in arrays]
+    out = torch.nn.functional.scaled_dot_product_attention(*leaves, is_causal=True)
+    out.backward(torch.tensor(g))
+    theirs = [out.detach().numpy()] + [t.grad.numpy() for t in leaves]
+    for got, want in zip(ours, theirs):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-5)
+
+
 @pytest.mark.parametrize("options", [{}, {"is_causal": True}, {"padding": True}])
 def test_mha_packed_projection_equals_three_projections(options):
     """MHA(x) takes the packed path; MHA(x, x2, x2) with x2 a copy of x takes three
@@ -105,6 +181,95 @@ def test_mha_without_biases_packs_and_matches():
     x = _t((1, 3, 4))
     x2 = ta.tensor(x.data)
     np.testing.assert_allclose(mha(x)[0].numpy(), mha(x2, x2, x2)[0].numpy(), rtol=1e-12)
+
+
+# ------------------------------------------------------------------ q/k/v rows in one array
+def _graph_ops(out):
+    names, stack, seen = [], [out._ctx], set()
+    while stack:
+        fn = stack.pop()
+        if fn is not None and id(fn) not in seen:
+            seen.add(id(fn))
+            names.append(type(fn).__name__)
+            stack.extend(fn.parents)
+    return names
+
+
+@pytest.mark.parametrize("make", ["mha", "gpt"])
+def test_packed_qkv_weights_are_read_in_place_and_equal_the_copied_stack(make, monkeypatch):
+    """W_q, W_k, W_v are row blocks of one array (MHA's __init__, and again after GPT's
+    initialisation), so the packed projection reads that array (PackedRows, no cat). A
+    training step gives bit for bit what stacking copies gives."""
+    import tinyattn.ops.attention as attention_ops
+
+    def step(pack):
+        if not pack:
+            monkeypatch.setattr(attention_ops, "rows_of_one_array", lambda arrays: False)
+        ta.manual_seed(3)
+        if make == "mha":
+            model = nn.MultiHeadAttention(8, 2)
+            x = ta.tensor(np.random.default_rng(0).standard_normal((2, 5, 8)), dtype="float32")
+            run = lambda: model(x, is_causal=True, need_weights=False)[0].square().sum()  # noqa
+        else:
+            model = nn.GPT(nn.GPTConfig(vocab_size=11, block_size=6, n_layer=2, n_head=2,
+                                        d_model=8))
+            ids = np.random.default_rng(0).integers(0, 11, size=(2, 6))
+            run = lambda: model(ids, ids)[1]                                      # noqa
+        attn = next(m for m in model.modules() if isinstance(m, nn.MultiHeadAttention))
+        opt = optim.AdamW(model.parameters(), lr=1e-2)
+        losses = []
+        for _ in range(3):
+            loss = run()
+            ops = _graph_ops(loss)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            losses.append(loss.item())
+        monkeypatch.undo()
+        return losses, [p.numpy().copy() for p in model.parameters()], ops, attn
+
+    losses, params, ops, attn = step(True)
+    assert "PackedRows" in ops and "Concat" not in ops
+    assert attn.q_proj.weight.data.base is attn.v_proj.weight.data.base
+    ref_losses, ref_params, ref_ops, _ = step(False)
+    assert "Concat" in ref_ops and "PackedRows" not in ref_ops    # the control took cat
+    assert losses == ref_losses
+    for got, want in zip(params, ref_params):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_packed_qkv_weight_changed_in_place_before_backward_raises():
+    """The packed projection reads the weights' own memory: an in-place change between the
+    forward and the backward must not give a silently wrong gradient."""
+    ta.manual_seed(4)
+    mha = nn.MultiHeadAttention(8, 2)
+    x = ta.tensor(np.ones((1, 3, 8)), dtype="float32", requires_grad=True)
+    out = mha(x, need_weights=False)[0].sum()
+    with ta.no_grad():
+        mha.k_proj.weight.mul_(2.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.backward()
+
+
+def test_packed_qkv_falls_back_to_a_copy_when_the_weights_are_apart():
+    """A reassigned weight, or a model converted with .double(), no longer shares one array:
+    the stack is copied (cat) and the results are those of three separate projections."""
+    ta.manual_seed(5)
+    mha = nn.MultiHeadAttention(4, 2)
+    mha.v_proj.weight = nn.Parameter(mha.v_proj.weight.data.copy())
+    x = ta.tensor(np.random.default_rng(1).standard_normal((1, 3, 4)), dtype="float32")
+    out = mha(x, need_weights=False)[0]
+    assert "Concat" in _graph_ops(out.sum()) or not out.requires_grad
+    x2 = ta.tensor(x.data)
+    np.testing.assert_allclose(out.numpy(), mha(x2, x2, x2, need_weights=False)[0].numpy(),
+                               rtol=1e-5, atol=1e-6)
+    from tinyattn.ops.attention import rows_of_one_array
+    whole = np.arange(12.0).reshape(6, 2).copy()          # an array that owns its memory
+    assert rows_of_one_array([whole[0:2], whole[2:4], whole[4:6]])
+    assert not rows_of_one_array([whole[0:2], whole[4:6], whole[2:4]])     # out of order
+    assert not rows_of_one_array([whole[0:2], whole[2:4]])                 # not all rows
+    assert not rows_of_one_array([whole[0:2], whole[2:4], whole[4:6].copy()])
+    assert not rows_of_one_array([whole[:, :1], whole[:, 1:]])
 
 
 def test_causal_mask_cache_is_shared_and_left_unchanged_on_the_strict_device():

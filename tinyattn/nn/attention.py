@@ -26,7 +26,7 @@ from .. import backend
 from .. import functional as F
 from ..autograd import is_grad_enabled
 from ..ops import cat
-from ..ops.attention import packed_self_attention
+from ..ops.attention import packed_rows, packed_self_attention
 from ..ops.masking import mask_array
 from ..tensor import Tensor, as_tensor
 from .layers import Linear, uniform_parameter
@@ -191,6 +191,8 @@ class MultiHeadAttention(Module):
         self.q_proj = _xavier_linear(d_model, d_model, bias, fan_out)
         self.k_proj = _xavier_linear(self.kdim, kv_width, bias, fan_out)
         self.v_proj = _xavier_linear(self.vdim, kv_width, bias, fan_out)
+        if packed:
+            self._pack_projections()
         self.out_proj = Linear(d_model, d_model, bias=bias)
         if bias:
             self.out_proj.bias = Parameter(np.zeros(d_model, dtype=np.float32))
@@ -367,19 +369,29 @@ class MultiHeadAttention(Module):
     def _packed_qkv(self, x: Tensor) -> Tensor:
         """q, k, v for self-attention from one matmul: x (B, S, D) @ [W_q; W_k; W_v]^T.
 
-        The weights stay three Parameters (state dicts, torch parity); stacking them by rows
-        copies (3D, D) per call, and one (B*S, D) @ (D, 3D) product is faster than three
+        The weights stay three Parameters (state dicts, torch parity), made in ``__init__`` as
+        row blocks of one (3D, D) array (``_share_one_array``), so stacking them by rows is
+        that array, not a copy (``packed_rows``; after ``.to()`` or a reassigned weight they
+        are stacked by ``cat``). One (B*S, D) @ (D, 3D) product is faster than three
         (B*S, D) @ (D, D) ones, and gives x's gradient whole instead of in three parts.
         """
         batch, s, _ = x.shape
         projections = (self.q_proj, self.k_proj, self.v_proj)
-        weight = cat([m.weight for m in projections])                 # 3 x (D, D) -> (3D, D)
+        weight = packed_rows([m.weight for m in projections])         # 3 x (D, D) -> (3D, D)
         bias = None
         if self.q_proj.bias is not None:
-            bias = cat([m.bias for m in projections])                 # 3 x (D,) -> (3D,)
+            bias = packed_rows([m.bias for m in projections])         # 3 x (D,) -> (3D,)
         qkv = F.linear(x, weight, bias)                               # (B, S, D) -> (B, S, 3D)
         qkv = qkv.reshape(batch, s, 3, self.num_heads, self.head_dim)  # -> (B, S, 3, h, d_k)
         return qkv.permute(2, 0, 3, 1, 4)                             # -> (3, B, h, S, d_k)
+
+    def _pack_projections(self) -> None:
+        """Make W_q, W_k, W_v (and their biases) row blocks of one array, values unchanged,
+        so that the packed projection reads them without a copy (``_packed_qkv``). Called by
+        ``__init__`` and by models that assign new weights after it (``GPT``)."""
+        if self.kdim == self.vdim == self.d_model and self.num_kv_heads == self.num_heads \
+                and self._biases_match():
+            _share_one_array((self.q_proj, self.k_proj, self.v_proj))
 
     def _biases_match(self) -> bool:
         """All three of q/k/v_proj have a bias, or none has (then their rows can be packed),
@@ -456,6 +468,20 @@ def _bool_array(mask: Any, what: str, expected: Tuple[int, ...], device: str,
     layout = "(B, S_k)" if exact else "(B, num_heads, S_q, S_k)"
     return mask_array(mask, "MultiHeadAttention", expected, device, what=what, layout=layout,
                       exact=exact)
+
+
+def _share_one_array(projections: Tuple[Linear, ...]) -> None:
+    """Give the projections' weights (and biases) the same values as row blocks of one
+    array, so that the packed projection reads them without stacking a copy each call."""
+    for name in ("weight", "bias"):
+        params = [getattr(m, name) for m in projections]
+        if any(p is None for p in params):
+            continue
+        whole = np.concatenate([p._data for p in params])            # (3D, D) or (3D,)
+        start = 0
+        for m, p in zip(projections, params):
+            setattr(m, name, Parameter(whole[start:start + p.shape[0]]))   # a view of whole
+            start += p.shape[0]
 
 
 def _xavier_linear(in_features: int, out_features: int, bias: bool, fan_out: int) -> Linear:

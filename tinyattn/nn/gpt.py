@@ -247,6 +247,9 @@ class GPT(Module):
                     module.bias = Parameter(np.zeros(module.bias.shape, dtype=np.float32))
             elif isinstance(module, LearnedPositionalEmbedding):
                 module.weight = normal_parameter(module.weight.shape, std)
+        for module in self.modules():       # q/k/v weights as one array again (no copy a step)
+            if isinstance(module, MultiHeadAttention):
+                module._pack_projections()
 
     # ------------------------------------------------------------------ checkpoints
     @classmethod

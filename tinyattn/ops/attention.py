@@ -21,13 +21,15 @@ from .. import backend, kernels
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 from .masking import mask_array
+from .shape import cat
 from .matmul import _swap
 from .softmax import safe_row_max
 from .tiled_attention import TiledAttention
 from ..precision import is_floating
 
 __all__ = ["scaled_dot_product_attention", "packed_self_attention", "causal_mask_array",
-           "attention_mask_array", "attention_gradients", "default_scale"]
+           "attention_mask_array", "attention_gradients", "default_scale", "row_sums",
+           "causal_query_blocks", "packed_rows", "rows_of_one_array"]
 
 
 
@@ -57,6 +59,14 @@ class ScaledDotProductAttention(Function):
                 and bias is None and q.ndim >= 3 and q.shape[:-2] == k.shape[:-2]
                 and k.shape[:-2] == v.shape[:-2]):
             return _attention_without_graph(q, k, v, mask, scale)
+        if (dropout_p == 0.0 and weights_sink is None
+                and causal_query_blocks(q, k, v, mask, bias) is not None):
+            out, lse = _causal_forward_by_blocks(q, k, v, mask, scale)
+            if self.recording:
+                q_kept, k_kept, v_kept, out_kept = _kept_as_torch_keeps(q, k, v, out, 0.0)
+                self.save_for_backward(q_kept, k_kept, v_kept, None, None, None, out_kept,
+                                       scale, lse, mask, bias)
+            return out
         scores = _scores(q, k, scale, mask, bias)           # (..., S_q, S_k)
         probs, lse = softmax_and_logsumexp(scores)          # P in scores' buffer
         if weights_sink is not None:
@@ -108,6 +118,8 @@ def attention_gradients(grad: Any, saved: Tuple[Any, ...], needs: Sequence[bool]
     unbroadcast; each is written into the matching ``out`` buffer when one is given."""
     q, k, v, probs, attn, keep, attn_out, scale, lse, mask, bias = saved
     xp = backend.get_array_module(grad)
+    if probs is None and causal_query_blocks(q, k, v, mask, bias) is not None:
+        return _causal_gradients_by_blocks(grad, saved, needs, out)
     if probs is None:                           # P = exp(S - lse), S recomputed
         probs = attn = probabilities_from_logsumexp(q, k, scale, mask, bias, lse)
     dq = dk = dv = None
@@ -117,8 +129,8 @@ def attention_gradients(grad: Any, saved: Tuple[Any, ...], needs: Sequence[bool]
         d_scores = grad @ _swap(v)              # dA: (..., S_q, d_v) @ (..., d_v, S_k)
         if keep is not None:
             d_scores *= keep                    # dP = dA * keep / (1 - p)
-        row_dots = (grad * attn_out).sum(axis=-1)                # rowsum(g * out), (..., S_q)
-        d_scores -= row_dots[..., None]
+        row_dots = row_sums(grad * attn_out)     # rowsum(g * out), (..., S_q, 1)
+        d_scores -= row_dots
         d_scores *= probs                       # dS, in dP's buffer
         if needs[0]:
             dq = xp.matmul(d_scores, k, out=out[0])              # (..., S_q, S_k) @ (.., d_k)
@@ -126,6 +138,79 @@ def attention_gradients(grad: Any, saved: Tuple[Any, ...], needs: Sequence[bool]
         if needs[1]:
             dk = xp.matmul(_swap(d_scores), q, out=out[1])  # (.., S_k, S_q) @ (.., S_q, d_k)
             dk *= scale
+    return dq, dk, dv
+
+
+# Causal attention over S >= 2 * _CAUSAL_BLOCK positions runs by blocks of this many queries.
+_CAUSAL_BLOCK = 64
+
+
+def causal_query_blocks(q: Any, k: Any, v: Any, mask: Any, bias: Any) -> Optional[List[Any]]:
+    """The (start, stop) query blocks of causal self-attention, or None where the plain
+    path runs: a mask that is exactly the causal one (``causal_mask_array``, what
+    ``is_causal=True`` makes), S_q = S_k >= 2 * _CAUSAL_BLOCK, NumPy arrays with one set of
+    batch dims, no float mask. The queries of block [start, stop) see only the keys before
+    ``stop``: every score to the right of that is masked, so it is neither computed nor
+    multiplied (with 2 blocks 3/4 of the scores are computed, with 4 blocks 5/8)."""
+    s = q.shape[-2]
+    if (mask is None or bias is not None or s < 2 * _CAUSAL_BLOCK or k.shape[-2] != s
+            or type(q) is not np.ndarray or q.shape[:-2] != k.shape[:-2]
+            or k.shape[:-2] != v.shape[:-2] or mask is not causal_mask_array(np, s, s)):
+        return None
+    return [(start, min(start + _CAUSAL_BLOCK, s)) for start in range(0, s, _CAUSAL_BLOCK)]
+
+
+def _causal_forward_by_blocks(q: Any, k: Any, v: Any, mask: Any, scale: float
+                              ) -> Tuple[Any, Any]:
+    """The forward's out = softmax(mask(q k^T * scale)) v and the row log-sum-exp, one block
+    of queries at a time over the keys it can see: each row's softmax is its own, so a block
+    needs nothing from the others. Equal to the plain forward up to float32 round-off
+    (tests/test_perf_paths.py)."""
+    out = np.empty(q.shape[:-1] + (v.shape[-1],), dtype=q.dtype)       # (..., S, d_v)
+    lse = np.empty(q.shape[:-1] + (1,), dtype=q.dtype)                 # (..., S, 1)
+    for start, stop in causal_query_blocks(q, k, v, mask, None):
+        scores = _scores(q[..., start:stop, :], k[..., :stop, :], scale,
+                         mask[start:stop, :stop], None)                # (..., b, stop)
+        probs, lse[..., start:stop, :] = softmax_and_logsumexp(scores)
+        np.matmul(probs, v[..., :stop, :], out=out[..., start:stop, :])  # (.., b, d_v)
+    return out, lse
+
+
+def _causal_gradients_by_blocks(grad: Any, saved: Tuple[Any, ...], needs: Sequence[bool],
+                                out: Sequence[Any]) -> Tuple[Any, Any, Any]:
+    """``attention_gradients`` one block of queries at a time (``causal_query_blocks``):
+    the same formulas on the block's rows and the keys they see; dk and dv add up each
+    block's part, dq is each block's own."""
+    q, k, v, _, _, _, attn_out, scale, lse, mask, _ = saved
+    dq = dk = dv = None
+    if needs[0]:
+        dq = np.empty_like(q) if out[0] is None else out[0]
+    if needs[1]:
+        dk = np.empty_like(k) if out[1] is None else out[1]
+        dk[...] = 0
+    if needs[2]:
+        dv = np.empty_like(v) if out[2] is None else out[2]
+        dv[...] = 0
+    for start, stop in causal_query_blocks(q, k, v, mask, None):
+        rows, seen = slice(start, stop), slice(0, stop)
+        q_b, k_b, v_b, g_b = q[..., rows, :], k[..., seen, :], v[..., seen, :], \
+            grad[..., rows, :]
+        probs = probabilities_from_logsumexp(q_b, k_b, scale, mask[rows, seen], None,
+                                             lse[..., rows, :])        # (..., b, stop)
+        if needs[2]:
+            dv[..., seen, :] += _swap(probs) @ g_b     # (.., stop, b) @ (.., b, d_v)
+        if needs[0] or needs[1]:
+            d_scores = g_b @ _swap(v_b)               # dA: (.., b, d_v) @ (.., d_v, stop)
+            d_scores -= row_sums(g_b * attn_out[..., rows, :])
+            d_scores *= probs                         # dS
+            if needs[0]:
+                np.matmul(d_scores, k_b, out=dq[..., rows, :])  # (.., b, stop) @ (.., stop, d_k)
+            if needs[1]:
+                dk[..., seen, :] += _swap(d_scores) @ q_b      # (.., stop, b) @ (.., b, d_k)
+    if needs[0]:
+        dq *= scale
+    if needs[1]:
+        dk *= scale
     return dq, dk, dv
 
 
@@ -149,7 +234,7 @@ def softmax_and_logsumexp(scores: Any) -> Tuple[Any, Any]:
     shift = safe_row_max(scores, -1)        # (..., S_q, 1)
     scores -= shift
     xp.exp(scores, out=scores)
-    total = scores.sum(axis=-1, keepdims=True)
+    total = row_sums(scores)                # (..., S_q, 1)
     empty = total == 0
     scores /= xp.where(empty, 1, total)
     with np.errstate(divide="ignore"):
@@ -157,6 +242,24 @@ def softmax_and_logsumexp(scores: Any) -> Tuple[Any, Any]:
     lse += shift
     lse[empty] = np.inf
     return scores, lse
+
+
+# Rows up to this long are summed by BLAS (row_sums); longer ones by NumPy's reduction.
+_SHORT_ROW = 128
+
+
+def row_sums(x: Any) -> Any:
+    """sum_j x[..., j], kept as (..., 1). NumPy's reduction over the last axis pays about
+    0.1 us per row, which dominates when rows are short (the 32 keys of a small model's
+    scores, the d_v = 16-64 entries of rowsum(g * out)); there the sum is one matrix-vector
+    product with a vector of ones, 10-25x faster (docs/benchmarks.md). Both sum in the
+    array's dtype (float32 terms pairwise in NumPy, in BLAS's blocked order): the results
+    differ by float32 round-off. Other dtypes and arrays (float16, CuPy) use NumPy's sum."""
+    n = x.shape[-1]
+    if type(x) is not np.ndarray or n > _SHORT_ROW or n == 0 or x.ndim < 2 \
+            or (x.dtype != np.float32 and x.dtype != np.float64):
+        return x.sum(axis=-1, keepdims=True)
+    return np.matmul(x, np.ones(n, dtype=x.dtype))[..., None]     # (..., S, n) @ (n,)
 
 
 def probabilities_from_logsumexp(q: Any, k: Any, scale: float, mask: Any, bias: Any,
@@ -555,6 +658,60 @@ def _group_mask(attn_mask: Any, h: int, h_kv: int, device: str) -> Any:
         raise ValueError(f"scaled_dot_product_attention: attn_mask of shape {mask.shape} has "
                          f"{mask.shape[-3]} heads; expected 1 or the {h} query heads")
     return mask.reshape(mask.shape[:-3] + (h_kv, h // h_kv) + mask.shape[-2:])
+
+
+class PackedRows(Function):
+    """out = cat(parts) along the first axis, for parts that already lie one after another
+    in one array (``MultiHeadAttention`` keeps W_q, W_k, W_v as row blocks of one (3D, D)
+    array): out is that array, not a copy. Backward, as cat's: each part gets its rows of
+    the gradient, d part_i = g[start_i:stop_i].
+
+    Because out is the parts' own memory, an in-place change of a part after the forward
+    would reach the backward of the op that read out; every part's version is noted
+    (``versions_checked``), so the backward raises instead, naming the part."""
+
+    versions_checked = (0, 1, 2)
+
+    def forward(self, *parts):
+        self.save_for_backward(tuple(part.shape[0] for part in parts))
+        if rows_of_one_array(parts):
+            return parts[0].base
+        # a hook (autocast, half dtypes) handed over other arrays: copy them, as cat does
+        return backend.get_array_module(parts[0]).concatenate(parts)
+
+    def backward(self, grad):
+        (rows,) = self.saved
+        grads, start = [], 0
+        for n in rows:
+            grads.append(grad[start:start + n])     # (n, ...) rows of the (N, ...) gradient
+            start += n
+        return tuple(grads)
+
+
+def rows_of_one_array(arrays: Sequence[Any]) -> bool:
+    """Do ``arrays`` (at most 3) lie one after another, in order, and fill one C-contiguous
+    NumPy array (their common ``base``)? Then ``PackedRows`` can stand in for ``cat``."""
+    base = arrays[0].base
+    if (len(arrays) > 3 or type(base) is not np.ndarray or not base.flags.c_contiguous
+            or base.ndim != arrays[0].ndim):
+        return False
+    address = base.__array_interface__["data"][0]
+    rows = 0
+    for a in arrays:
+        if (type(a) is not np.ndarray or a.base is not base or a.dtype != base.dtype
+                or not a.flags.c_contiguous or a.shape[1:] != base.shape[1:]
+                or a.__array_interface__["data"][0] != address + rows * base.strides[0]):
+            return False
+        rows += a.shape[0]
+    return rows == base.shape[0]
+
+
+def packed_rows(parts: Sequence[Tensor]) -> Tensor:
+    """``cat(parts)`` (dim 0), without the copy when the parts are row blocks of one array in
+    order (``PackedRows``); otherwise ``cat`` itself."""
+    if rows_of_one_array([t._data for t in parts]):
+        return PackedRows.apply(*parts)
+    return cat(list(parts))
 
 
 def packed_self_attention(qkv: Tensor, mask: Any = None, dropout_p: float = 0.0,

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import functional as F
 from ..nn.long_attention import linformer_attention
-from ..ops.attention import packed_self_attention
+from ..ops.attention import packed_rows, packed_self_attention
 from .cases import (LONG_SEQUENCES_DOC, attention_cases, attention_ref, causal_mask_or_flag,
                     op_case, softmax_rows)
 from .spec import Case, OpSpec, from_pairs
@@ -49,6 +49,10 @@ ROWS: List[OpSpec] = [
                                       np.tri(qkv.shape[-2], qkv.shape[-2], dtype=bool)),
            lambda rng: [op_case("qkv (3, 2, 2, 4, 5) causal",
                               rng.standard_normal((3, 2, 2, 4, 5)))], "attention"),
+    OpSpec("packed_rows",           # MultiHeadAttention's q/k/v weights: rows of one array
+           lambda w: packed_rows([w[0:2], w[2:5], w[5:6]]), lambda w: w,
+           lambda rng: [op_case("w (6, 3) as its rows 0:2, 2:5, 5:6",
+                                rng.standard_normal((6, 3)))], "attention"),
     OpSpec("attention_causal",
            lambda q, k, v, m=None: F.scaled_dot_product_attention(
                q, k, v, **causal_mask_or_flag(q, k, m)),
