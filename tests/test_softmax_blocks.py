@@ -66,7 +66,7 @@ def test_forward_equals_the_shifted_formula_on_edge_rows(dtype, empty_rows_zero)
         assert np.isnan(got[-12]).all() and np.isnan(got[-10]).all()
 
 
-@pytest.mark.parametrize("n", [1, 5, 256, 4096, 70_000])
+@pytest.mark.parametrize("n", [1, 5, 256, 1024, 1025, 4096, 70_000])
 def test_forward_float32_as_accurate_as_the_shifted_formula(n):
     """Without the shift nothing rounds x - max, so the fast rows are at least as close to
     the float64 result as the shifted formula's (checked, with a margin of one rounding)."""
