@@ -146,7 +146,8 @@ def test_only_the_weight_needs_a_gradient():
     X = ta.tensor(np.asfortranarray(x))
     W2 = ta.tensor(w, requires_grad=True)
     F.layer_norm(X, (16,), W2, ta.tensor(b)).backward(ta.tensor(np.asfortranarray(g)))
-    np.testing.assert_allclose(W.grad.numpy(), W2.grad.numpy(), rtol=1e-12)
+    scale = np.abs(W2.grad.numpy()).max()
+    np.testing.assert_allclose(W.grad.numpy(), W2.grad.numpy(), rtol=1e-10, atol=1e-12 * scale)
 
 
 def test_long_rows_and_half_dtypes_keep_the_plain_path():

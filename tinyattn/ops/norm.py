@@ -102,7 +102,8 @@ def layer_norm_by_blocks(x, n_axes: int, eps: float, weight, bias):
     Returns out and, shaped to broadcast against x as the plain path's, mu and rstd."""
     features = int(np.prod(x.shape[x.ndim - n_axes:]))
     rows = x.reshape(-1, features)                                   # (R, N)
-    out = np.empty(rows.shape, x.dtype)
+    out_array = np.empty(x.shape, x.dtype)
+    out = out_array.reshape(rows.shape)
     mu, rstd = np.empty(rows.shape[0], x.dtype), np.empty(rows.shape[0], x.dtype)
     ones = np.ones(features, x.dtype)
     w_rows, b_rows = (None if p is None else _as_rows(p, rows_per_block(*rows.shape), features)
@@ -124,7 +125,7 @@ def layer_norm_by_blocks(x, n_axes: int, eps: float, weight, bias):
         if b_rows is not None:
             centred += b_rows[:stop - start]
     stats_shape = x.shape[:x.ndim - n_axes] + (1,) * n_axes
-    return out.reshape(x.shape), mu.reshape(stats_shape), rstd.reshape(stats_shape)
+    return out_array, mu.reshape(stats_shape), rstd.reshape(stats_shape)
 
 
 def _as_rows(param, rows: int, features: int):
@@ -152,7 +153,8 @@ def layer_norm_backward_by_blocks(grad, x, mu, rstd, weight, n_axes: int,
     centred, products = (np.empty((block_rows, features), x.dtype) for _ in range(2))
     w_rows = None if weight is None else _as_rows(weight, block_rows, features)
     row_ones = np.ones(block_rows, x.dtype)
-    dx = np.empty(x_rows.shape, x.dtype) if need_dx else None
+    dx = np.empty(x.shape, x.dtype) if need_dx else None       # its own memory: a leaf
+    dx_rows = None if dx is None else dx.reshape(x_rows.shape)       # takes it over, no copy
     dw, db = np.zeros(features, np.float64), np.zeros(features, np.float64)
     for start, stop in row_block_ranges(*x_rows.shape):
         g, m, r = g_rows[start:stop], mu[start:stop], rstd[start:stop]
@@ -167,7 +169,7 @@ def layer_norm_backward_by_blocks(grad, x, mu, rstd, weight, n_axes: int,
         m2 *= r * r * r / features                                   # rstd^2 m2
         m1 = g @ w
         m1 *= r / features                                           # rstd m1
-        out = dx[start:stop]
+        out = dx_rows[start:stop]
         if w_rows is None:
             np.copyto(out, g)
         else:
@@ -177,8 +179,8 @@ def layer_norm_backward_by_blocks(grad, x, mu, rstd, weight, n_axes: int,
         out -= c
         out -= m1[:, None]
     normalized = x.shape[x.ndim - n_axes:]
-    dw, db = dw.astype(x.dtype).reshape(normalized), db.astype(x.dtype).reshape(normalized)
-    return (None if dx is None else dx.reshape(x.shape)), (None if weight is None else dw), db
+    dw, db = dw.reshape(normalized).astype(x.dtype), db.reshape(normalized).astype(x.dtype)
+    return dx, (None if weight is None else dw), db
 
 
 def _normalized_axes(op: str, x: Tensor, normalized_shape: Union[int, Sequence[int]],

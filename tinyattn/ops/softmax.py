@@ -76,7 +76,8 @@ def softmax_by_blocks(x: np.ndarray, empty_rows_zero: bool = False) -> np.ndarra
     rows longer than BLAS_ROW_SUM are summed by NumPy, whose pairwise sum stays accurate
     where BLAS's running sums would not."""
     n = x.shape[-1]
-    rows, y = x.reshape(-1, n), np.empty(x.shape, x.dtype).reshape(-1, n)      # (R, n)
+    result = np.empty(x.shape, x.dtype)
+    rows, y = x.reshape(-1, n), result.reshape(-1, n)                          # (R, n)
     ones, largest = np.ones(n, x.dtype), 1.0 / np.finfo(x.dtype).tiny
     with np.errstate(over="ignore"):            # an overflow sends its block to the shift
         for start, stop in row_block_ranges(rows.shape[0], n):
@@ -90,7 +91,7 @@ def softmax_by_blocks(x: np.ndarray, empty_rows_zero: bool = False) -> np.ndarra
                 stable_softmax(block, -1, out=out)
             else:
                 out[...] = torch_softmax(block, -1)
-    return y.reshape(x.shape)
+    return result
 
 
 def softmax_backward_by_blocks(grad: np.ndarray, y: np.ndarray) -> np.ndarray:
