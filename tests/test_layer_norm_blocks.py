@@ -20,6 +20,12 @@ RNG = np.random.default_rng(381)
 row_blocks = importlib.import_module("tinyattn.ops.row_blocks")
 
 
+@pytest.fixture(autouse=True)
+def _blocks_for_small_arrays_too(monkeypatch):
+    """The blocks run from MIN_VALUES values on; these tests take them at every size."""
+    monkeypatch.setattr(row_blocks, "MIN_VALUES", 0)
+
+
 def _torch():
     return pytest.importorskip("torch", reason="torch is the oracle of these checks")
 
@@ -150,8 +156,12 @@ def test_only_the_weight_needs_a_gradient():
     np.testing.assert_allclose(W.grad.numpy(), W2.grad.numpy(), rtol=1e-10, atol=1e-12 * scale)
 
 
-def test_long_rows_and_half_dtypes_keep_the_plain_path():
+def test_small_arrays_long_rows_and_half_dtypes_keep_the_plain_path(monkeypatch):
     torch = _torch()
+    monkeypatch.setattr(row_blocks, "MIN_VALUES", 1 << 14)
+    assert not _by_blocks(np.zeros((15, 1024), np.float32), (1,))
+    assert _by_blocks(np.zeros((16, 1024), np.float32), (1,))
+    monkeypatch.setattr(row_blocks, "MIN_VALUES", 0)
     long_row = np.zeros((2, BLAS_ROW_SUM + 1), np.float32)
     assert not _by_blocks(long_row, (1,))
     assert _by_blocks(long_row[:, 1:], (1,)) is False          # a strided view: plain

@@ -294,6 +294,7 @@ def test_layer_norm_without_graph_equals_the_recorded_forward(normalized, affine
     tests/test_layer_norm_blocks.py compares the two paths)."""
     row_blocks = importlib.import_module("tinyattn.ops.row_blocks")
     monkeypatch.setattr(row_blocks, "BLOCK_VALUES", 3 * int(np.prod(normalized)))
+    monkeypatch.setattr(row_blocks, "MIN_VALUES", 0)
     x = RNG.standard_normal((5, 4) + normalized).astype(dtype)
     x[0, 0] = 2.5                                        # constant: var = 0
     x[1] += 1e4                                          # large mean, unit spread

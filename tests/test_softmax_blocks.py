@@ -5,6 +5,8 @@ formula (masked, fully masked, +inf, NaN, very large or very negative logits), a
 against float64, and the dtypes and layouts that keep the plain path."""
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -16,7 +18,14 @@ from tinyattn.ops.softmax import (softmax_backward_by_blocks, softmax_by_blocks,
                                   softmax_empty_rows_zero, torch_softmax)
 
 RNG = np.random.default_rng(38)
+row_blocks = importlib.import_module("tinyattn.ops.row_blocks")
 INF = float("inf")
+
+
+@pytest.fixture(autouse=True)
+def _blocks_for_small_arrays_too(monkeypatch):
+    """The blocks run from MIN_VALUES values on; these tests take them at every size."""
+    monkeypatch.setattr(row_blocks, "MIN_VALUES", 0)
 
 
 def _torch():
