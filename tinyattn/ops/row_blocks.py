@@ -13,8 +13,8 @@ from typing import Any, Iterator, Tuple
 
 import numpy as np
 
-__all__ = ["BLOCK_VALUES", "BLAS_ROW_SUM", "MIN_VALUES", "by_row_blocks", "row_dot", "rows_per_block",
-           "row_block_ranges", "add_outer"]
+__all__ = ["BLOCK_VALUES", "BLAS_ROW_SUM", "MIN_VALUES", "by_row_blocks", "row_dot",
+           "rows_per_block", "row_block_ranges"]
 
 # 131,072 values: 512 KiB of float32 per array. Measured on this project's machine (1 MiB
 # of L2 per core, shared with other jobs, load average 15): 2^17 and 2^18 fastest, 2^16
