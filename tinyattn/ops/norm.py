@@ -30,6 +30,8 @@ class LayerNorm(Function):
         dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
         dw = sum over the other dims of g * xhat,   db = sum of g
     The two means are the paths through mu and through var; each is one line of the chain rule.
+    C-contiguous NumPy float rows of up to BLAS_ROW_SUM features run the same formulas block
+    by block (layer_norm_by_blocks and layer_norm_backward_by_blocks below).
     """
 
     versions_checked = (0,)    # what torch saves: changed in place, backward raises
