@@ -449,18 +449,23 @@ def test_attention_without_graph_negative_control(monkeypatch):
 # ------------------------------------------------------------------ layer norm without graph
 @pytest.mark.parametrize("normalized, affine", [((6,), True), ((6,), False), ((4, 6), True)])
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("contiguous", [True, False])
 def test_layer_norm_without_graph_equals_the_recorded_forward(normalized, affine, dtype,
-                                                              monkeypatch):
-    """The no-graph forward (blocks of rows, the variance by dot products) gives the recorded
-    numbers, and is as accurate against float64: ordinary rows, a constant row (variance 0),
-    rows far from 0, a NaN row, a non-contiguous input; blocks of 3 rows, so several run."""
-    norm = importlib.import_module("tinyattn.ops.norm")  # (ops.norm is also a function)
-    monkeypatch.setattr(norm, "_NORM_ROWS", 3)
+                                                              contiguous, monkeypatch):
+    """The no-graph forward gives the recorded numbers, and is as accurate against float64:
+    ordinary rows, a constant row (variance 0), rows far from 0, a NaN row; a contiguous
+    input (both take the blocks of tinyattn/ops/norm.py: layer_norm_by_blocks, here of about
+    3 rows, so several run) and a non-contiguous one (both take the plain formulas;
+    tests/test_layer_norm_blocks.py compares the two paths)."""
+    row_blocks = importlib.import_module("tinyattn.ops.row_blocks")
+    monkeypatch.setattr(row_blocks, "BLOCK_VALUES", 3 * int(np.prod(normalized)))
+    monkeypatch.setattr(row_blocks, "MIN_VALUES", 0)
     x = RNG.standard_normal((5, 4) + normalized).astype(dtype)
     x[0, 0] = 2.5                                        # constant: var = 0
     x[1] += 1e4                                          # large mean, unit spread
     x[2, 1] = np.nan
-    x = ta.tensor(x.swapaxes(0, 1), requires_grad=True)  # (4, 5, ...), not contiguous
+    x = x.swapaxes(0, 1)                                 # (4, 5, ...), not contiguous
+    x = ta.tensor(np.ascontiguousarray(x) if contiguous else x, requires_grad=True)
     weight = _t(normalized, dtype) if affine else None
     bias = _t(normalized, dtype) if affine else None
     recorded = F.layer_norm(x, normalized, weight, bias, eps=1e-5).numpy()

@@ -40,17 +40,42 @@ def test_softmax_with_a_fully_masked_row():
     np.testing.assert_array_equal(plain.softmax(x)[1], 0.0)
 
 
+def _softmax_grads(x, g, axis):
+    X = ta.tensor(x, requires_grad=True)
+    out = softmax_empty_rows_zero(X, axis)
+    out.backward(ta.tensor(g))
+    return out.detach().numpy(), X.grad.numpy()
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("axis", [-1, 1])
 def test_softmax_backward_bit_for_bit(dtype, axis):
+    """The one-buffer backward computes the plain formula's products and sums in the same
+    order. It runs for any axis but the last, and for the last when g is not C-contiguous
+    (the block-wise backward takes the contiguous last-axis rows: next test)."""
     x = RNG.standard_normal((3, 4, 5)) * 4
     x[0, 0] = -np.inf                          # fully masked rows give y = 0 and dx = 0
+    g = RNG.standard_normal((5, 4, 3)).astype(dtype).T     # (3, 4, 5), not C-contiguous
+    y, dx = _softmax_grads(x.astype(dtype), g, axis)
+    np.testing.assert_array_equal(plain.softmax_backward(g, y, axis), dx)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softmax_backward_by_blocks_within_round_off(dtype):
+    """The block-wise backward (last axis, contiguous g) sums g * y by BLAS dot products,
+    in another order than NumPy's sum: equal to the plain formula within a few roundings
+    of its terms, y * (|g| + sum |g y|) eps, over several blocks and a fully masked row."""
+    x = RNG.standard_normal((300, 7, 40)) * 4
+    x[0, 0] = -np.inf
     g = RNG.standard_normal(x.shape).astype(dtype)
-    X = ta.tensor(x.astype(dtype), requires_grad=True)
-    out = softmax_empty_rows_zero(X, axis)
-    out.backward(ta.tensor(g))
-    y = out.detach().numpy()
-    np.testing.assert_array_equal(plain.softmax_backward(g, y, axis), X.grad.numpy())
+    y, dx = _softmax_grads(x.astype(dtype), g, -1)
+    expected = plain.softmax_backward(g, y, -1)
+    bound = 4 * np.finfo(dtype).eps * y * (np.abs(g) + (np.abs(g) * y).sum(-1, keepdims=True))
+    assert (np.abs(dx - expected) <= bound).all()
+    np.testing.assert_array_equal(dx[0, 0], 0.0)
+    wrong = dx.copy()                          # negative control: one term a little off
+    wrong[5, 3, 7] += 1e-4 * abs(wrong[5, 3, 7]) + 1e-6
+    assert not (np.abs(wrong - expected) <= bound).all()
 
 
 @pytest.mark.parametrize("affine", [True, False])

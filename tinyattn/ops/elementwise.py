@@ -18,6 +18,7 @@ from ..promotion import float_mix_error, is_strict_promotion, operand_tier, resu
 from ..tensor import Tensor
 from ..tensor.memory_format import check_memory_format
 from .normal_cdf import exact_gelu_by_blocks, gelu_slope_by_blocks, normal_cdf_and_pdf
+from .tanh_gelu import by_value_blocks, tanh_gelu_by_blocks, tanh_gelu_slope_times_grad_by_blocks
 from .powers import RPow, integer_power, pow_tensor, scalar_power
 from ..precision import is_floating
 
@@ -287,6 +288,8 @@ class Gelu(Function):
 
     def forward(self, x, approximate: str = "none"):
         self.save_for_backward(x, approximate)
+        if approximate == "tanh" and by_value_blocks(x):    # the same values, in the cache
+            return tanh_gelu_by_blocks(x, _SQRT_2_OVER_PI, _GELU_CUBIC)
         if approximate == "tanh":
             t = backend.get_array_module(x).tanh(
                 _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x))
@@ -297,6 +300,8 @@ class Gelu(Function):
 
     def backward(self, grad):
         x, approximate = self.saved
+        if approximate == "tanh" and by_value_blocks(x, grad):
+            return tanh_gelu_slope_times_grad_by_blocks(grad, x, _SQRT_2_OVER_PI, _GELU_CUBIC)
         if approximate == "tanh":
             t = backend.get_array_module(x).tanh(
                 _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x))

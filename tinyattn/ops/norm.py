@@ -10,6 +10,8 @@ from .. import backend
 from ..autograd import Function, keep_versions
 from ..tensor import Tensor
 from .elementwise import convert, half_as_float32
+from .row_blocks import (BLAS_ROW_SUM, by_row_blocks, row_block_ranges, row_dot,
+                         rows_per_block)
 from ..amp.dispatch import cast_args
 from ..precision import is_floating
 
@@ -28,6 +30,8 @@ class LayerNorm(Function):
         dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
         dw = sum over the other dims of g * xhat,   db = sum of g
     The two means are the paths through mu and through var; each is one line of the chain rule.
+    C-contiguous NumPy float rows of up to BLAS_ROW_SUM features run the same formulas block
+    by block (layer_norm_by_blocks and layer_norm_backward_by_blocks below).
     """
 
     versions_checked = (0,)    # what torch saves: changed in place, backward raises
@@ -38,8 +42,11 @@ class LayerNorm(Function):
         xp = backend.get_array_module(x)
         weight = affine[0] if has_weight else None
         bias = affine[-1] if has_bias else None
-        if not self.recording and _blas_float(x):
-            return _layer_norm_without_graph(x, len(axes), eps, weight, bias)
+        if _by_blocks(x, axes):                 # the same formulas, fewer passes (below)
+            out, mu, rstd = layer_norm_by_blocks(x, len(axes), eps, weight, bias)
+            if self.recording:
+                self.save_for_backward(x, mu, rstd, weight, axes, has_bias)
+            return out
         mu = x.mean(axis=axes, keepdims=True)
         xhat = x - mu                           # centred; normalised in place below
         buffer = xp.multiply(xhat, xhat)        # (x - mu)^2, then reused for the output
@@ -54,6 +61,10 @@ class LayerNorm(Function):
 
     def backward(self, grad):
         x, mu, rstd, weight, axes, has_bias = self.saved
+        if _by_blocks(grad, axes) and _by_blocks(x, axes) and grad.dtype == x.dtype:
+            dx, dw, db = layer_norm_backward_by_blocks(
+                grad, x, mu, rstd, weight, len(axes), self.needs_input_grad[0])
+            return (dx,) + ((dw,) if weight is not None else ()) + ((db,) if has_bias else ())
         xp = backend.get_array_module(grad)
         xhat = x - mu
         xhat *= rstd                            # as in the forward, to the last bit
@@ -77,40 +88,101 @@ class LayerNorm(Function):
         return tuple(grads)
 
 
-_NORM_ROWS = 256       # rows per block without a graph: 256 x 384 floats stay in L2
+def _by_blocks(x, axes) -> bool:
+    """The block-wise paths below: C-contiguous NumPy float32/float64 rows of at most
+    BLAS_ROW_SUM features (longer rows take the plain formulas, whose sums are pairwise)."""
+    return (by_row_blocks(x, x.ndim - 1) and len(axes) > 0
+            and int(np.prod(x.shape[x.ndim - len(axes):])) <= BLAS_ROW_SUM)
 
 
-def _blas_float(x) -> bool:
-    return type(x) is np.ndarray and x.dtype in (np.float32, np.float64) and x.size > 0
-
-
-def _layer_norm_without_graph(x, n_axes: int, eps: float, weight, bias):
-    """LayerNorm's forward when nothing is saved for a backward (NumPy): the same formula,
-    _NORM_ROWS rows at a time (so each pass stays in the CPU cache), the variance as a
-    row-wise dot product of the centred values (no (x - mu)^2 array), normalised in the
-    output's own buffer. Equal to the recorded forward up to round-off, and as accurate
-    (tests/test_perf_paths.py)."""
+def layer_norm_by_blocks(x, n_axes: int, eps: float, weight, bias):
+    """LayerNorm's forward (the class docstring's formulas) over blocks of rows that stay in
+    the CPU cache: the mean as a BLAS product with a vector of ones, the variance as row dot
+    products of the centred block with itself (two passes: no cancellation, however large
+    the mean), the weight and bias applied as whole (rows, N) blocks made once per call
+    (NumPy runs a contiguous operand in one loop, a broadcast one in a loop per row).
+    Returns out and, shaped to broadcast against x as the plain path's, mu and rstd."""
     features = int(np.prod(x.shape[x.ndim - n_axes:]))
-    rows = x.reshape(-1, features)                                   # (N, M)
-    out = np.empty(rows.shape, x.dtype)
-    w = None if weight is None else weight.reshape(-1)               # (M,)
-    b = None if bias is None else bias.reshape(-1)
-    for start in range(0, rows.shape[0], _NORM_ROWS):
-        block, centred = rows[start:start + _NORM_ROWS], out[start:start + _NORM_ROWS]
-        mu = block.sum(axis=1)                                       # (n, M) -> (n,)
-        mu /= features
-        np.subtract(block, mu[:, None], out=centred)
-        rstd = np.einsum("ij,ij->i", centred, centred)               # sum of squares, (n,)
-        rstd /= features
-        rstd += eps
-        np.sqrt(rstd, out=rstd)
-        np.divide(1.0, rstd, out=rstd)
-        centred *= rstd[:, None]                                     # xhat
-        if w is not None:
-            centred *= w
-        if b is not None:
-            centred += b
-    return out.reshape(x.shape)
+    rows = x.reshape(-1, features)                                   # (R, N)
+    out_array = np.empty(x.shape, x.dtype)
+    out = out_array.reshape(rows.shape)
+    mu, rstd = np.empty(rows.shape[0], x.dtype), np.empty(rows.shape[0], x.dtype)
+    ones = np.ones(features, x.dtype)
+    w_rows, b_rows = (None if p is None else _as_rows(p, rows_per_block(*rows.shape), features)
+                      for p in (weight, bias))                       # (b, N) each
+    for start, stop in row_block_ranges(*rows.shape):
+        block, centred = rows[start:stop], out[start:stop]
+        m, r = mu[start:stop], rstd[start:stop]
+        np.matmul(block, ones, out=m)                                # row sums, (b,)
+        m /= features
+        np.subtract(block, m[:, None], out=centred)                  # x - mu
+        r[...] = row_dot(centred, centred)                           # sum of squares, (b,)
+        r /= features
+        r += eps
+        np.sqrt(r, out=r)
+        np.divide(1.0, r, out=r)                                     # rstd
+        centred *= r[:, None]                                        # xhat
+        if w_rows is not None:
+            centred *= w_rows[:stop - start]
+        if b_rows is not None:
+            centred += b_rows[:stop - start]
+    stats_shape = x.shape[:x.ndim - n_axes] + (1,) * n_axes
+    return out_array, mu.reshape(stats_shape), rstd.reshape(stats_shape)
+
+
+def _as_rows(param, rows: int, features: int):
+    """A weight or bias (N,) repeated as a (rows, N) block."""
+    return np.broadcast_to(param.reshape(-1), (rows, features)).copy()
+
+
+def layer_norm_backward_by_blocks(grad, x, mu, rstd, weight, n_axes: int,
+                                  need_dx: bool = True):
+    """LayerNorm's backward (the class docstring's formulas) over blocks of rows in the
+    cache, with c = x - mu rebuilt per block (xhat = c rstd) and every row or column sum a
+    BLAS product:
+        dw = sum over rows of rstd c g   (rstd @ (g c): the rows weighted by rstd)
+        db = sum over rows of g,   m1 = mean(g w) = (g @ w) / N,
+        m2 = mean(g w xhat) = rstd ((g c) @ w) / N
+        dx = rstd (g w - m1 - m2 xhat) = rstd (g w) - (rstd^2 m2) c - rstd m1
+    dw and db add each block's column sums in float64 (as backend.accurate_sum does).
+    Returns dx (None unless need_dx), dw (None without a weight) and db."""
+    features = int(np.prod(x.shape[x.ndim - n_axes:]))
+    x_rows, g_rows = x.reshape(-1, features), grad.reshape(-1, features)      # (R, N)
+    mu, rstd = mu.reshape(-1), rstd.reshape(-1)                              # (R,)
+    ones = np.ones(features, x.dtype)
+    w = ones if weight is None else weight.reshape(-1)                       # (N,)
+    block_rows = rows_per_block(*x_rows.shape)
+    centred, products = (np.empty((block_rows, features), x.dtype) for _ in range(2))
+    w_rows = None if weight is None else _as_rows(weight, block_rows, features)
+    row_ones = np.ones(block_rows, x.dtype)
+    dx = np.empty(x.shape, x.dtype) if need_dx else None       # its own memory: a leaf
+    dx_rows = None if dx is None else dx.reshape(x_rows.shape)       # takes it over, no copy
+    dw, db = np.zeros(features, np.float64), np.zeros(features, np.float64)
+    for start, stop in row_block_ranges(*x_rows.shape):
+        g, m, r = g_rows[start:stop], mu[start:stop], rstd[start:stop]
+        c, gc = centred[:stop - start], products[:stop - start]
+        np.subtract(x_rows[start:stop], m[:, None], out=c)          # c = x - mu
+        np.multiply(g, c, out=gc)                                    # g c = g xhat / rstd
+        dw += r @ gc                                                 # (b,) @ (b, N)
+        db += row_ones[:stop - start] @ g
+        if not need_dx:
+            continue
+        m2 = gc @ w                                                  # (b, N) @ (N,)
+        m2 *= r * r * r / features                                   # rstd^2 m2
+        m1 = g @ w
+        m1 *= r / features                                           # rstd m1
+        out = dx_rows[start:stop]
+        if w_rows is None:
+            np.copyto(out, g)
+        else:
+            np.multiply(g, w_rows[:stop - start], out=out)           # g w
+        out *= r[:, None]
+        c *= m2[:, None]
+        out -= c
+        out -= m1[:, None]
+    normalized = x.shape[x.ndim - n_axes:]
+    dw, db = dw.reshape(normalized).astype(x.dtype), db.reshape(normalized).astype(x.dtype)
+    return dx, (None if weight is None else dw), db
 
 
 def _normalized_axes(op: str, x: Tensor, normalized_shape: Union[int, Sequence[int]],

@@ -10,10 +10,11 @@ from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
 from .elementwise import _as_float
+from .row_blocks import BLAS_ROW_SUM, by_row_blocks, row_block_ranges, row_dot
 from .shape import reshape
 
 __all__ = ["softmax", "log_softmax", "stable_softmax", "safe_row_max", "torch_softmax",
-           "softmax_empty_rows_zero"]
+           "softmax_empty_rows_zero", "softmax_by_blocks", "softmax_backward_by_blocks"]
 
 
 def safe_row_max(x: Any, axis: int) -> Any:
@@ -61,6 +62,57 @@ def torch_softmax(x: Any, axis: int) -> Any:
     return y
 
 
+def softmax_by_blocks(x: np.ndarray, empty_rows_zero: bool = False) -> np.ndarray:
+    """softmax over the last axis in three passes instead of five, with no shift by the max:
+        y = exp(x) * (1 / rowsum(exp(x)))
+    The shift (docs/derivations.md#softmax) only keeps exp in range, and a row needs none
+    when its sum of exponentials lies in [1, 1 / tiny]: nothing overflowed (a finite sum),
+    1 / sum is a normal number, and since the sum is >= 1 every term that underflows is a
+    result that underflows anyway. Skipping the shift also skips the rounding of x - max, so
+    these rows come out more accurate, not less (tests/test_softmax_blocks.py). A block with
+    any other row (very negative rows, an inf or NaN, a fully masked row) is redone by the
+    shifted formula, which gives torch's NaNs or attention's zeros as before. The row sums
+    are matrix-vector products with a vector of ones (BLAS: one fast pass in the cache);
+    rows longer than BLAS_ROW_SUM are summed by NumPy, whose pairwise sum stays accurate
+    where BLAS's running sums would not."""
+    n = x.shape[-1]
+    result = np.empty(x.shape, x.dtype)
+    rows, y = x.reshape(-1, n), result.reshape(-1, n)                          # (R, n)
+    ones, largest = np.ones(n, x.dtype), 1.0 / np.finfo(x.dtype).tiny
+    with np.errstate(over="ignore"):            # an overflow sends its block to the shift
+        for start, stop in row_block_ranges(rows.shape[0], n):
+            block, out = rows[start:stop], y[start:stop]
+            np.exp(block, out=out)
+            total = out @ ones if n <= BLAS_ROW_SUM else out.sum(axis=1)  # (b, n) -> (b,)
+            if total.min() >= 1.0 and total.max() <= largest:          # NaN: False
+                np.divide(1.0, total, out=total)
+                out *= total[:, None]
+            elif empty_rows_zero:
+                stable_softmax(block, -1, out=out)
+            else:
+                out[...] = torch_softmax(block, -1)
+    return result
+
+
+def softmax_backward_by_blocks(grad: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Softmax's backward, dx = y * (g - rowsum(g * y)), block by block: the row sums as
+    row-wise dot products (no g * y array; NumPy's sum for rows longer than BLAS_ROW_SUM),
+    then two passes in the cache."""
+    n = y.shape[-1]
+    g_rows, y_rows = grad.reshape(-1, n), y.reshape(-1, n)                      # (R, n)
+    dx = np.empty(y.shape, y.dtype)
+    dx_rows = dx.reshape(-1, n)
+    for start, stop in row_block_ranges(y_rows.shape[0], n):
+        g, p, out = (a[start:stop] for a in (g_rows, y_rows, dx_rows))
+        if n <= BLAS_ROW_SUM:
+            row = row_dot(g, p)                 # sum_i g_i y_i per row, (b,)
+        else:
+            row = np.multiply(g, p, out=out).sum(axis=1)
+        np.subtract(g, row[:, None], out=out)
+        out *= p
+    return dx
+
+
 class Softmax(Function):
     """y_i = exp(x_i - m) / sum_j exp(x_j - m), with m = max_j x_j (softmax is shift-invariant,
     and subtracting the max keeps every exp <= 1, so nothing overflows).
@@ -70,15 +122,22 @@ class Softmax(Function):
     A row that is entirely -inf gives NaN, as torch (no distribution over nothing); with
     ``empty_rows_zero`` (the attention ops, whose torch counterparts give zeros) it gives 0,
     and its gradient is 0 too (y = 0 in the formula above).
+    NumPy float rows over the last axis take the block-wise versions of both formulas
+    (softmax_by_blocks, softmax_backward_by_blocks above; plain ones: tinyattn/ops/plain.py).
     """
 
     def forward(self, x, axis: int, empty_rows_zero: bool = False):
-        y = stable_softmax(x, axis) if empty_rows_zero else torch_softmax(x, axis)
+        if by_row_blocks(x, axis):              # the same values, fewer passes (below)
+            y = softmax_by_blocks(x, empty_rows_zero)
+        else:
+            y = stable_softmax(x, axis) if empty_rows_zero else torch_softmax(x, axis)
         self.save_for_backward(y, axis)
         return y
 
     def backward(self, grad):
         y, axis = self.saved
+        if by_row_blocks(grad, axis) and by_row_blocks(y, axis) and grad.dtype == y.dtype:
+            return softmax_backward_by_blocks(grad, y)
         # plain (tinyattn/ops/plain.py: softmax_backward), three fresh arrays:
         #     return y * (grad - (grad * y).sum(axis=axis, keepdims=True))
         # the same products and sums, bit for bit, in one buffer (docs/benchmarks.md):
