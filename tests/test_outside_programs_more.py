@@ -104,3 +104,56 @@ def test_torch_reads_our_optimizer_checkpoint_weights_only(tmp_path):
     theirs = ckpt["optimizer"]["state"][0]["exp_avg"]
     assert isinstance(theirs, torch.Tensor)
     np.testing.assert_array_equal(theirs.numpy(), opt.state_dict()["state"][0]["exp_avg"].numpy())
+
+
+# PyTorch's time_sequence_prediction example: torch.save(numpy_array, f), then
+# torch.load(f, weights_only=False) and torch.from_numpy(data[3:, :-1]). torch returns the
+# pickled array as an array; the runner turned it into a Tensor, so from_numpy stopped.
+NUMPY_IN_TORCH_FILE = """
+import numpy as np, torch
+data = np.sin(np.arange(12.0)).reshape(3, 4)
+torch.save(data, open({path!r}, "wb"))
+back = torch.load({path!r}, weights_only=False)
+print(type(back).__name__, back.dtype, torch.from_numpy(back[1:, :-1]).shape)
+mixed = {{"array": data, "tensor": torch.ones(2)}}
+torch.save(mixed, {path!r})
+back = torch.load({path!r}, weights_only=False)
+print(type(back["array"]).__name__, type(back["tensor"]).__name__)
+"""
+
+
+def _run_torch_script(tmp_path, source: str) -> str:
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "prog.py"
+    script.write_text(source)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root)
+    result = subprocess.run([sys.executable, "-m", "tinyattn", "run-torch", str(script)],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_numpy_array_in_a_torch_file_loads_as_an_array_under_run_torch(tmp_path):
+    out = _run_torch_script(tmp_path, NUMPY_IN_TORCH_FILE.format(path=str(tmp_path / "d.pt")))
+    assert out.splitlines() == ["ndarray float64 torch.Size([2, 3])", "ndarray Tensor"]
+
+
+def test_numpy_array_in_a_torch_file_agrees_with_torch(tmp_path):
+    torch = pytest.importorskip("torch", reason="torch is the reference for torch.load")
+    path = str(tmp_path / "d.pt")
+    save_torch({"array": np.arange(3.0)}, path)
+    theirs = torch.load(path, weights_only=False)
+    assert type(theirs["array"]) is np.ndarray
+
+
+def test_tinyattn_archive_arrays_still_load_as_tensors_under_run_torch(tmp_path):
+    # the negative control: tinyattn's own NumPy archive stores tensors as arrays, and
+    # torch.load under the runner gives them back as Tensors
+    path = str(tmp_path / "own.npz")
+    ta.save({"w": ta.ones(2)}, path)
+    out = _run_torch_script(tmp_path, f"import torch\nprint(type(torch.load({path!r})['w'])"
+                                      f".__name__)\n")
+    assert out.strip() == "Tensor"
