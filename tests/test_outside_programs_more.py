@@ -157,3 +157,36 @@ def test_tinyattn_archive_arrays_still_load_as_tensors_under_run_torch(tmp_path)
     out = _run_torch_script(tmp_path, f"import torch\nprint(type(torch.load({path!r})['w'])"
                                       f".__name__)\n")
     assert out.strip() == "Tensor"
+
+
+# d2l's LeNet is built of nn.LazyConv2d and nn.LazyLinear: torch's lazy constructors draw no
+# random numbers (the weights are drawn at the first forward), so what follows a lazy layer's
+# construction draws what it would have drawn without it. The conv's settings template drew
+# a full weight and bias here.
+@pytest.mark.parametrize("make", [lambda m: m.LazyConv2d(4, kernel_size=3),
+                                  lambda m: m.LazyConv1d(2, 3, groups=2, bias=False),
+                                  lambda m: m.LazyConvTranspose2d(3, 2),
+                                  lambda m: m.LazyLinear(5)])
+def test_lazy_constructors_draw_no_random_numbers(make):
+    ta.manual_seed(0)
+    expected = ta.rand(4).tolist()
+    ta.manual_seed(0)
+    make(nn)
+    assert ta.rand(4).tolist() == expected
+
+
+def test_lazy_constructors_draw_nothing_in_torch_either():
+    torch = pytest.importorskip("torch", reason="torch is the reference")
+    torch.manual_seed(0)
+    expected = torch.rand(4).tolist()
+    torch.manual_seed(0)
+    torch.nn.LazyConv2d(4, kernel_size=3)
+    assert torch.rand(4).tolist() == expected
+
+
+def test_lazy_constructors_negative_control_a_plain_conv_draws():
+    ta.manual_seed(0)
+    expected = ta.rand(4).tolist()
+    ta.manual_seed(0)
+    nn.Conv2d(1, 4, kernel_size=3)
+    assert ta.rand(4).tolist() != expected
