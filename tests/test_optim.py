@@ -9,6 +9,7 @@ import pytest
 import tinyattn as ta
 from tinyattn import backend, optim, strict_device
 from tinyattn.nn import Parameter
+from tinyattn.tensor import Tensor
 
 strict_device.enable()
 STRICT = strict_device.DEVICE
@@ -229,8 +230,9 @@ def test_state_dict_moves_between_devices():
     arrays, grads = initial_arrays(), gradient_sequence(6)
     dev = [Parameter(backend.to_device(a.copy(), STRICT)) for a in arrays]
     saved = run_ours(lambda ps: optim.Adam(ps, lr=0.01), dev, grads).state_dict()
-    for entries in saved["state"].values():
-        assert type(entries["exp_avg"]) is np.ndarray  # host copies
+    for entries in saved["state"].values():     # host copies, as Tensors (torch's)
+        assert type(entries["exp_avg"]) is Tensor and entries["exp_avg"].device == "cpu"
+        assert type(entries["exp_avg"]._data) is np.ndarray
     cpu = [Parameter(backend.to_host(p.data)) for p in dev]
     opt = optim.Adam(cpu, lr=0.01)
     opt.load_state_dict(saved)
@@ -347,7 +349,7 @@ def test_state_dict_is_a_host_copy_with_hyperparameters():
     assert saved["param_groups"] == [dict(lr=0.1, momentum=0.9, dampening=0.0,
                                           weight_decay=0.0, nesterov=False, maximize=False,
                                           params=[0, 1])]
-    before = saved["state"][0]["momentum_buffer"].copy()
+    before = saved["state"][0]["momentum_buffer"].numpy().copy()
     run_ours(None, params, gradient_sequence(2, seed=5), opt=opt)
     np.testing.assert_array_equal(saved["state"][0]["momentum_buffer"], before)
 

@@ -346,6 +346,14 @@ def load(path: Any, weights_only: Optional[bool] = None) -> Any:
     A file in torch's format (written by ``torch.save``, real or tinyattn's) is read as
     ``torch.load`` reads it (``tinyattn.io.torch_file``): tensors come back as Tensors, and
     ``weights_only`` (default True) refuses every class not allow-listed."""
+    return load_with_format(path, weights_only)[0]
+
+
+def load_with_format(path: Any, weights_only: Optional[bool] = None) -> Tuple[Any, bool]:
+    """``load``, and whether the file was in torch's format. ``torch.load`` under
+    ``run-torch`` turns the NumPy arrays of tinyattn's own archives into Tensors, and leaves
+    the arrays a torch-format file pickled as they are (real torch returns those as arrays:
+    PyTorch's ``time_sequence_prediction`` example saves and loads one)."""
     if hasattr(path, "read"):              # a file object: read from where it stands
         name = str(getattr(path, "name", "the file object"))
         data = path.read()
@@ -362,11 +370,11 @@ def load(path: Any, weights_only: Optional[bool] = None) -> Any:
     torch_file = _torch_format(name, data)
     if torch_file:
         return load_torch(io.BytesIO(data), weights_only=weights_only is not False,
-                          where=name)
+                          where=name), True
     meta, arrays = _read_open(name, io.BytesIO(data), len(data))
     path = name
     try:
-        return _decode(meta.get("tree"), arrays)
+        return _decode(meta.get("tree"), arrays), False
     except (_Damaged, TypeError) as exc:
         raise CheckpointError(f"load: {path} has a damaged header ({exc}), so {_HINT}") \
             from None

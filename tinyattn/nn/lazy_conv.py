@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
+from .. import backend
 from ..tensor import Tensor
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .lazy import UninitializedParameter, _fill, _LazyModule, _Uninitialized
@@ -21,8 +22,16 @@ class _LazyConv(_LazyModule):
                                              kernel_size=kernel_size)
         groups = options.get("groups", 1)
         dtype = options.get("dtype")
-        template = self.cls_to_become(groups, out_channels, kernel_size, **{
-            k: v for k, v in options.items() if k not in ("device", "dtype")})
+        # The template only lends its settings (stride, padding, ...); building it draws its
+        # weights, which torch's lazy constructor does not: the draws are given back, so the
+        # random stream after construction is torch's (d2l's LeNet of lazy layers).
+        generator = backend.default_generator("cpu")
+        drawn_from = generator.bit_generator.state
+        try:
+            template = self.cls_to_become(groups, out_channels, kernel_size, **{
+                k: v for k, v in options.items() if k not in ("device", "dtype")})
+        finally:
+            generator.bit_generator.state = drawn_from
         for name, value in vars(template).items():
             if name not in ("weight", "bias", "_parameters", "_buffers", "_modules"):
                 setattr(self, name, value)

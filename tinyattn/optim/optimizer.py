@@ -9,8 +9,9 @@ momentum buffer, Adam's moment estimates) lives in ``self.state[param]``, an arr
 parameter's device with the parameter's dtype.
 
 ``state_dict()`` and ``load_state_dict()`` follow ``torch.optim.Optimizer``: parameters are
-named by their position across all groups (0, 1, 2, ...), arrays are saved as host NumPy
-copies, and loading puts each array back on its parameter's device. See docs/optim.md.
+named by their position across all groups (0, 1, 2, ...), arrays are saved as fresh host
+Tensors (so ``torch.load(weights_only=True)`` reads a checkpoint holding them, as in torch),
+and loading puts each one back on its parameter's device. See docs/optim.md.
 """
 from __future__ import annotations
 
@@ -182,7 +183,8 @@ class Optimizer:
     def state_dict(self) -> Dict[str, Any]:
         """``{"state": {index: {name: value}}, "param_groups": [{..., "params": [index]}]}``.
 
-        Arrays are host NumPy copies; ``index`` counts parameters across all groups in order.
+        Arrays are fresh host Tensors, as torch's; ``index`` counts parameters across all
+        groups in order.
         """
         index: Dict[int, int] = {}
         groups = []
@@ -277,20 +279,33 @@ def _to_python(value: Any) -> Any:
     """
     if isinstance(value, (list, tuple)):
         return type(value)(_to_python(v) for v in value)
+    if isinstance(value, Tensor) and value.dim() == 0:
+        return value.item()
     if hasattr(value, "shape") and hasattr(value, "dtype") and len(value.shape) == 0:
         return backend.to_host(value).item()
     return value
 
 
 def _host_copy(value: Any) -> Any:
-    """Arrays to fresh host NumPy arrays (never aliasing live state); other values deep-copied."""
+    """Arrays to fresh host Tensors (never aliasing live state), also inside lists, as torch's
+    state dicts hold tensors (``torch.load(weights_only=True)`` reads them back); other values
+    deep-copied."""
     if _is_array(value):
-        return np.array(backend.to_host(value), copy=True)
+        return Tensor._wrap(np.array(backend.to_host(value), copy=True))
+    if isinstance(value, (list, tuple)):
+        return type(value)(_host_copy(v) for v in value)
     return copy.deepcopy(value)
 
 
 def _to_param(value: Any, p: Tensor) -> Any:
-    """A saved value back on ``p``'s device; floating arrays take ``p``'s dtype (as in torch)."""
+    """A saved value back on ``p``'s device; floating arrays take ``p``'s dtype (as in torch).
+
+    Tensors (what ``state_dict()`` returns) and arrays (older checkpoints, NumPy archives)
+    both load, also inside lists (L-BFGS's histories)."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_param(v, p) for v in value)
+    if isinstance(value, Tensor):
+        value = value._data
     if not _is_array(value):
         return _to_python(copy.deepcopy(value))
     host = np.array(backend.to_host(value), copy=True)

@@ -257,7 +257,9 @@ def load(f: Any, map_location: Any = None, pickle_module: Any = None, *,
                                     "weights_only and mmap")
     mapped = map_location is None or callable(map_location) or isinstance(map_location, dict)
     target = None if mapped else str(map_location)
-    return _to_tensors(serialization.load(f, weights_only=weights_only is not False), target)
+    loaded, torch_format = serialization.load_with_format(
+        f, weights_only=weights_only is not False)
+    return _to_tensors(loaded, target, arrays=not torch_format)
 
 
 def save(obj: Any, f: Any, pickle_module: Any = None, pickle_protocol: int = 2,
@@ -271,8 +273,11 @@ def save(obj: Any, f: Any, pickle_module: Any = None, pickle_protocol: int = 2,
     torch_file.save_torch(obj, f)
 
 
-def _to_tensors(obj: Any, device: Optional[str]) -> Any:
-    if isinstance(obj, np.ndarray) and obj.dtype.kind in "biuf":
+def _to_tensors(obj: Any, device: Optional[str], arrays: bool = True) -> Any:
+    """Tensors moved to ``device``; with ``arrays``, numeric NumPy arrays (tinyattn's own
+    archives store tensors as arrays) become Tensors too. A torch-format file's arrays stay
+    arrays, as real torch returns what was pickled."""
+    if arrays and isinstance(obj, np.ndarray) and obj.dtype.kind in "biuf":
         out = Tensor._wrap(obj)
         return out if device is None else out.to(device)
     if isinstance(obj, Tensor):
@@ -280,12 +285,12 @@ def _to_tensors(obj: Any, device: Optional[str]) -> Any:
     if isinstance(obj, dict):
         copy = obj.copy()
         for key, value in obj.items():
-            copy[key] = _to_tensors(value, device)
+            copy[key] = _to_tensors(value, device, arrays)
         return copy
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):
-        return type(obj)(*(_to_tensors(value, device) for value in obj))
+        return type(obj)(*(_to_tensors(value, device, arrays) for value in obj))
     if isinstance(obj, (list, tuple)):
-        return type(obj)(_to_tensors(value, device) for value in obj)
+        return type(obj)(_to_tensors(value, device, arrays) for value in obj)
     return obj
 
 
