@@ -79,8 +79,6 @@ ON_PURPOSE: List[Skip] = [
 TO_FIX: List[Skip] = [
     op_skip("normal.number_mean", ("values", "gradients"), "tinyattn's factories take no "
             "layout= (every tensor is strided)", when=has_kwarg("layout")),
-    op_skip("einsum", "values",
-            "to fix: output: dtype int32 where torch gives int64", dtypes=('int32',)),
     op_skip("lerp", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 4 / "
             "25 (16.0%) Greatest absolute ", dtypes=('bfloat16', 'float16')),
@@ -108,8 +106,6 @@ TO_FIX: List[Skip] = [
     op_skip("nn.functional.binary_cross_entropy_with_logits", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 5 / "
             "25 (20.0%) Greatest absolute ", dtypes=('bfloat16', 'float16')),
-    op_skip("nn.functional.hardtanh", "values",
-            "to fix: output: dtype float32 where torch gives int64", dtypes=('int32', 'int64')),
     op_skip("nn.functional.mse_loss", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 1 / 5 "
             "(20.0%) Greatest absolute d", dtypes=('float16',)),
