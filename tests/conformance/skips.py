@@ -190,9 +190,6 @@ COVERAGE_A: List[Skip] = [
     *[op_skip(name, "values", "not unique: which of equal elements (ties) is the k-th or "
               "the median is unspecified; its index differs", kind="structure", when=has_ties)
       for name in ("kthvalue", "median", "nanmedian")],
-    op_skip("round", "values", "to fix: torch.special.round (an alias) refuses integer tensors "
-            "(no integer kernel); tinyattn rounds them (returns them unchanged)",
-            dtypes=("int32", "int64")),
     op_skip("histogram", "values", "to fix: torch.histogram's bin edges and counts differ "
             "from tinyattn's for some samples (histogram came with issue 31's names)",
             dtypes=("float32", "float64")),
