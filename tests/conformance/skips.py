@@ -193,8 +193,6 @@ COVERAGE_A: List[Skip] = [
     op_skip("histogram", "values", "to fix: torch.histogram's bin edges and counts differ "
             "from tinyattn's for some samples (histogram came with issue 31's names)",
             dtypes=("float32", "float64")),
-    op_skip("ldexp", "saves", "to fix: write to input 0 after the op: torch's backward does "
-            "not raise, tinyattn's (x * exp2(y): Mul keeps x) raises"),
     op_skip("special.erfcx", "values", "torch's float32 erfcx is off by up to 4e-6 relative "
             "(measured against float64 over 2e5 values); tinyattn's (SciPy's) by 6e-8: the "
             "values differ by more than float32's tolerance", dtypes=("float32",)),
