@@ -97,12 +97,6 @@ TO_FIX: List[Skip] = [
     op_skip("logspace.tensor_overload", "values",
             "to fix: output: Tensor-likes are not equal! Mismatched elements: 1 / 2 "
             "(50.0%) Greatest absolute d", dtypes=('int64',)),
-    op_skip("nn.functional.batch_norm", "saves",
-            "to fix: write to input 0 after the op: torch's backward raises, "
-            "tinyattn's does not"),
-    op_skip("nn.functional.batch_norm", "values",
-            "to fix: tinyattn raises ValueError: batch_norm: expected an input of "
-            "shape (N, C) or (N, C, L), go", dtypes=('bfloat16', 'float16', 'float64')),
     op_skip("nn.functional.binary_cross_entropy_with_logits", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 5 / "
             "25 (20.0%) Greatest absolute ", dtypes=('bfloat16', 'float16')),
@@ -282,13 +276,6 @@ INTERPOLATE_MODS30: List[Skip] = [
 
 # F.instance_norm (stream mods30) is batch norm of the input viewed as (1, N C, *), as torch's
 INSTANCE_NORM_MODS30: List[Skip] = [
-    op_skip("nn.functional.instance_norm", "values", "to fix: in float16/bfloat16 torch "
-            "computes the statistics and the normalisation in float32 inside one kernel; "
-            "tinyattn's batch norm over the (1, N C, *) view rounds the half output differently "
-            "at a few elements", dtypes=("float16", "bfloat16")),
-    op_skip("nn.functional.instance_norm", "saves", "to fix: write to input 0 after the op: "
-            "torch's backward raises, tinyattn's does not (batch norm saved the (1, N C, *) "
-            "reshaped copy, not the input)"),
 ]
 
 TABLE: List[Skip] = (CANNOT_COMPARE + ON_PURPOSE + TO_FIX + NEW_OPS_B + COVERAGE_A
