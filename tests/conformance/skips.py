@@ -79,9 +79,6 @@ ON_PURPOSE: List[Skip] = [
 TO_FIX: List[Skip] = [
     op_skip("normal.number_mean", ("values", "gradients"), "tinyattn's factories take no "
             "layout= (every tensor is strided)", when=has_kwarg("layout")),
-    op_skip("lerp", "values",
-            "to fix: output: Tensor-likes are not close! Mismatched elements: 4 / "
-            "25 (16.0%) Greatest absolute ", dtypes=('bfloat16', 'float16')),
     op_skip("linspace", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 6 / "
             "50 (12.0%) Greatest absolute ", dtypes=('float16',)),
