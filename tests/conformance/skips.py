@@ -85,9 +85,6 @@ TO_FIX: List[Skip] = [
     op_skip("linspace.tensor_overload", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 1 / "
             "50 (2.0%) Greatest absolute d", dtypes=('float16',)),
-    op_skip("log_softmax", "values",
-            "to fix: output: Tensor-likes are not close! Mismatched elements: 1 / "
-            "25 (4.0%) Greatest absolute d", dtypes=('bfloat16', 'float16')),
     op_skip("logspace", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 1 / 2 "
             "(50.0%) Greatest absolute d", dtypes=('float16', 'int32')),
