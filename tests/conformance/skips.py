@@ -97,9 +97,6 @@ TO_FIX: List[Skip] = [
     op_skip("nn.functional.mse_loss", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 1 / 5 "
             "(20.0%) Greatest absolute d", dtypes=('float16',)),
-    op_skip("nn.functional.nll_loss", "values",
-            "to fix: output: Scalars are not close! Expected -3.19921875 but got "
-            "-3.193359375. Absolute differe", dtypes=('float16',)),
     op_skip("nn.functional.scaled_dot_product_attention", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 1 / "
             "384 (0.3%) Greatest absolute ", dtypes=('bfloat16', 'float16', 'float32')),
