@@ -18,7 +18,7 @@ from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 from .elementwise import _match_dtypes, as_operand
 from .pointwise import stable_sigmoid
-from ..precision import is_floating
+from ..precision import is_floating, is_low_precision
 from ..promotion import is_strict_promotion
 
 __all__ = ["mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
@@ -55,9 +55,12 @@ class MseLoss(Function):
 
     versions_checked = (0, 1)    # what torch saves: changed in place, backward raises
 
-    def forward(self, x, y, reduction: str):
+    def forward(self, x, y, reduction: str, half: Any = None):
         diff = x - y
         self.save_for_backward(diff, x.shape, y.shape, reduction)
+        if half is not None:        # torch's half kernel rounds x - y, then its square
+            rounded = diff.astype(half).astype(diff.dtype)
+            return _reduce((rounded * rounded).astype(half).astype(diff.dtype), reduction)
         return _reduce(diff * diff, reduction)
 
     def backward(self, grad):
@@ -201,6 +204,9 @@ def _regression(fn: type, op: str, input: Any, target: Any,  # noqa: A002
                       UserWarning, stacklevel=3)
     if not is_floating(input.dtype):
         raise TypeError(f"{op}: input must be floating point, got {input.dtype}")
+    if weight is None and fn is MseLoss and is_low_precision(input.dtype) \
+            and input.dtype == target.dtype:
+        return fn.apply(input, target, reduction=reduction, half=input.dtype)
     if weight is None:
         return fn.apply(input, target, reduction=reduction)
     # PyTorch's weighted form, composed from ops (so the weight gets a gradient too):
