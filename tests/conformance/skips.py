@@ -91,9 +91,6 @@ TO_FIX: List[Skip] = [
     op_skip("logspace.tensor_overload", "values",
             "to fix: output: Tensor-likes are not equal! Mismatched elements: 1 / 2 "
             "(50.0%) Greatest absolute d", dtypes=('int64',)),
-    op_skip("nn.functional.binary_cross_entropy_with_logits", "values",
-            "to fix: output: Tensor-likes are not close! Mismatched elements: 5 / "
-            "25 (20.0%) Greatest absolute ", dtypes=('bfloat16', 'float16')),
     op_skip("nn.functional.scaled_dot_product_attention", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 1 / "
             "384 (0.3%) Greatest absolute ", dtypes=('bfloat16', 'float16', 'float32')),

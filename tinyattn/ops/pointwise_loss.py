@@ -97,14 +97,17 @@ class BCEWithLogits(Function):
         dl/dy = w [-x + (q - 1) softplus(-x)].
     """
 
-    def forward(self, x, y, weight: Any, pos_weight: Any, reduction: str):
+    def forward(self, x, y, weight: Any, pos_weight: Any, reduction: str, half: Any = None):
         xp = backend.get_array_module(x)
         soft_neg = xp.maximum(-x, 0) + xp.log1p(xp.exp(-xp.abs(x)))      # softplus(-x)
+        self.save_for_backward(x, y, soft_neg, weight, pos_weight, reduction)
+        if half is not None:
+            return _reduce(_half_bce_with_logits(x, y, soft_neg, weight, pos_weight, half),
+                           reduction)
         scale = 1 if pos_weight is None else 1 + (pos_weight - 1) * y
         losses = (1 - y) * x + scale * soft_neg
         if weight is not None:
             losses = losses * weight
-        self.save_for_backward(x, y, soft_neg, weight, pos_weight, reduction)
         return _reduce(losses, reduction)
 
     def backward(self, grad):
@@ -119,6 +122,23 @@ class BCEWithLogits(Function):
         if self.needs_input_grad[1]:
             dy = w * ((q - 1) * soft_neg - x)
         return dx, dy
+
+
+def _half_bce_with_logits(x: Any, y: Any, soft_neg: Any, weight: Any, pos_weight: Any,
+                          half: Any) -> Any:
+    """The elementwise loss as torch computes it for float16/bfloat16: one half-precision op
+    at a time, each result rounded (log_sigmoid(x); times 1 + (q - 1) y; (1 - y) x minus it;
+    times w), on float32 copies of the half values."""
+    def rounded(a: Any) -> Any:
+        return a.astype(half).astype(x.dtype)
+    log_sigmoid = rounded(-soft_neg)
+    if pos_weight is not None:
+        log_weight = rounded(rounded(rounded(pos_weight.astype(x.dtype) - 1) * y) + 1)
+        log_sigmoid = rounded(log_sigmoid * log_weight)
+    losses = rounded(rounded(rounded(1 - y) * x) - log_sigmoid)
+    if weight is not None:
+        losses = rounded(losses * weight.astype(x.dtype))
+    return losses
 
 
 class BCE(Function):
@@ -287,7 +307,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any,  # noqa: A002
     # even a narrower one (float32 logits with float16 targets give a float16 loss)
     return BCEWithLogits.apply(input, target, weight=_constant(weight, "weight", op, input),
                                pos_weight=_constant(pos_weight, "pos_weight", op, input),
-                               reduction=reduction)
+                               reduction=reduction,
+                               half=input.dtype if is_low_precision(input.dtype) else None)
 
 
 def binary_cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor] = None,  # noqa: A002
