@@ -163,9 +163,6 @@ COVERAGE_A: List[Skip] = [
             "order (and, in half precision, rounds between them): up to 1.2e-5 apart in float32 "
             "and a unit of the last place in float16/bfloat16",
             dtypes=("float32", "float16", "bfloat16")),
-    op_skip("addr", "values", "to fix: torch rounds the outer product to the half dtype "
-            "before scaling and adding; tinyattn computes in float32 and rounds once",
-            dtypes=_HALF),
     *[op_skip(name, "values", "not unique: which of equal elements (ties) is the k-th or "
               "the median is unspecified; its index differs", kind="structure", when=has_ties)
       for name in ("kthvalue", "median", "nanmedian")],
