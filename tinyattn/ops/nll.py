@@ -81,10 +81,10 @@ def _half_cascade(picked: Any, valid: Any, class_weight: Any, safe: Any, half: A
     power = max(4, (int(count - 1).bit_length() if count > 1 else 0) // 8)
     mask = (1 << power) - 1
     losses, weights = [0.0] * 8, [0.0] * 8
-    values = np.asarray(picked, dtype=np.float32).tolist()
-    keep = np.asarray(valid).tolist()
+    values = backend.to_host(picked).astype(np.float32).tolist()      # one copy to the host
+    keep = backend.to_host(valid).tolist()
     row_weights = None if class_weight is None else \
-        np.asarray(class_weight[safe], dtype=np.float32).tolist()
+        backend.to_host(class_weight[safe]).astype(np.float32).tolist()
     ignored = 0
     for n in range(count):
         if not keep[n]:

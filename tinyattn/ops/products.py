@@ -176,10 +176,15 @@ class Lerp(Function):
 
     def forward(self, a, b, *weight, number: Any):
         xp = backend.get_array_module(a)
-        w = weight[0] if weight else a.dtype.type(number)       # torch: a number in opmath
-        small = xp.abs(w) < 0.5
-        coefficient = xp.where(small, w, w - 1) if weight else (w if small else w - 1)
-        base = xp.where(small, a, b)
+        if weight:
+            w = weight[0]
+            small = xp.abs(w) < 0.5
+            coefficient, base = xp.where(small, w, w - 1), xp.where(small, a, b)
+        else:                           # a number: decided on the host, no device sync
+            w = a.dtype.type(number)                        # torch: the number in opmath
+            small = bool(abs(float(number)) < 0.5)
+            coefficient = xp.asarray(w if small else w - 1, dtype=a.dtype)
+            base = a if small else b
         if a.dtype == np.float32:           # an FMA: the product exact, one rounding
             diff = (b - a).astype(np.float64)
             out = (coefficient.astype(np.float64) * diff + base).astype(np.float32)
