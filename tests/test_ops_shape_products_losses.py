@@ -227,8 +227,10 @@ def test_activations_match_torch_at_extremes_kinks_and_bounds(name, ours, theirs
         compare(ours, theirs, np.zeros((0, 2)))
         compare(ours, theirs, np.array(0.25))
     out = ours(ta.tensor([1, -2]))
-    whole_bounds = name == "hardtanh"            # torch's hardtanh keeps int64 then
-    assert out.dtype == (np.int64 if whole_bounds else np.float32)
+    keeps_ints = name.startswith("hardtanh")     # torch's hardtanh keeps int64 (bounds
+    assert out.dtype == (np.int64 if keeps_ints else np.float32)    # truncated), as torch
+    if keeps_ints:
+        assert str(theirs(torch.tensor([1, -2])).dtype) == f"torch.{out.dtype}"
 
 
 @pytest.mark.parametrize("name,call", [

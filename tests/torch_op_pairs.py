@@ -237,6 +237,7 @@ OPS = {
     "fmax": (ta.fmax, torch.fmax, [("h", (3,)), ("h", (3,))]),
     "clamp_min": (ta.clamp_min, torch.clamp_min, [("h", (3,)), ("h", (3,))]),
     "nextafter": (ta.nextafter, torch.nextafter, [("f", (3,)), ("f", (3,))]),
+    "ldexp": (ta.ldexp, torch.ldexp, [("h", (3,)), ("h", (3,))]),
     "addcmul": (ta.addcmul, torch.addcmul, [("h", (3,)), ("f", (3,)), ("f", (3,))]),
     "addcdiv": (ta.addcdiv, torch.addcdiv, [("h", (3,)), ("h", (3,)), ("hpos", (3,))]),
     # reductions

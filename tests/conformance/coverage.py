@@ -35,6 +35,8 @@ def _category(row: Any) -> str:
         return "not compared"
     if row.reason.startswith("on purpose"):
         return "on purpose"
+    if row.reason.startswith("not implemented"):
+        return "not implemented"
     return "to fix"
 
 
@@ -50,8 +52,8 @@ def _case_counts(cases: Iterable[Any]) -> str:
         total += 1
         row = _case_row(case)
         counts["compared" if row is None else _category(row)] += 1
-    parts = [f"{counts[k]} {k}" for k in ("compared", "not compared", "on purpose", "to fix")
-             if counts[k]]
+    parts = [f"{counts[k]} {k}" for k in ("compared", "not compared", "on purpose",
+                                          "not implemented", "to fix") if counts[k]]
     return f"{total} cases: " + ", ".join(parts)
 
 
@@ -114,6 +116,10 @@ def report() -> str:
     lines += ["", "**Not compared** (the values cannot be):"]
     for db in ("op", "module", "optim"):
         lines += _rows_text(db, "not compared")
+    lines += ["", "**Not implemented, refused loudly** (torch computes these; tinyattn raises "
+              "an error that says so, expected failures):"]
+    for db in ("op", "module", "optim"):
+        lines += _rows_text(db, "not implemented")
     lines += ["", "**Known disagreements still to fix** (strict expected failures, reasons in "
               "`tests/conformance/skips.py`):"]
     for db, label in (("op", "ops"), ("module", "modules"), ("optim", "optimizers")):

@@ -319,7 +319,7 @@ class Function:
                 _note_saved(fn, inputs, out)
         else:
             fn.saved = None
-        if cls.returns_view and backend.may_share_memory(out_data, inputs[0]._data):
+        if cls.returns_view and _is_view_of(out_data, inputs[0]._data):
             out._share_memory_with(inputs[0])
         if state.anomaly:
             fn.created_at = _user_frame()
@@ -344,6 +344,23 @@ class Function:
             return f"a tensor {name} keeps beside its inputs (an index: keep_versions)"
         t = self.inputs[index]
         return f"input {index} of {name} (a tensor of shape {t.shape}, {t.dtype})"
+
+
+def _is_view_of(out_data: Any, source: Any) -> bool:
+    """Whether a view op's result is a view of its input. An empty view shares no bytes (so
+    ``may_share_memory`` says no), yet it is a view: torch's ``b.mT`` of an empty ``b`` shares
+    b's version counter, so ``b.add_(1)`` after ``a @ b.mT`` makes the backward raise."""
+    if backend.may_share_memory(out_data, source):
+        return True
+    if getattr(out_data, "size", 1) != 0:
+        return False
+    return _root(out_data) is _root(source)
+
+
+def _root(array: Any) -> Any:
+    while getattr(array, "base", None) is not None:
+        array = array.base
+    return array
 
 
 def _note_saved(fn: Function, inputs: Sequence["Tensor"], out: "Tensor") -> None:

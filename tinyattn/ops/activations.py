@@ -8,7 +8,7 @@ writes them so that their values and gradients match it even where an eps takes 
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Tuple
 
 import numpy as np
 
@@ -115,9 +115,31 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa
         return in_place_op(input, "hardtanh", lambda t: hardtanh(t, min_val, max_val))
     if float(min_val) > float(max_val):
         raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
-    if input.dtype.kind in "iu" and float(min_val).is_integer() and float(max_val).is_integer():
-        return Hardtanh.apply(input, low=int(min_val), high=int(max_val))  # ints stay ints
+    if input.dtype == np.bool_:
+        raise RuntimeError("Bool inputs not supported for hardtanh (as torch); convert the "
+                           "tensor with .float() or .long() first")
+    if input.dtype.kind in "iu":        # ints stay ints; torch truncates the bounds to ints
+        low, high = _integer_bounds(input.dtype, min_val, max_val)
+        return Hardtanh.apply(input, low=low, high=high)
     return Hardtanh.apply(_as_float(input), low=float(min_val), high=float(max_val))
+
+
+def _integer_bounds(dtype: np.dtype, min_val: float, max_val: float) -> Tuple[int, int]:
+    """hardtanh's bounds for an integer tensor as torch converts them: truncated toward zero
+    (-0.5 -> 0, 3.9 -> 3), refused when they do not fit the dtype or are negative for
+    uint8."""
+    low, high = int(min_val), int(max_val)
+    if dtype.kind == "u" and (low < 0 or high < 0):
+        raise RuntimeError(f"cannot do hardtanh on an unsigned type with negative limits "
+                           f"(got min_val={min_val}, max_val={max_val} for {dtype}); give "
+                           f"bounds >= 0 or convert the tensor to a signed dtype")
+    info = np.iinfo(dtype)
+    for bound in (low, high):
+        if not info.min <= bound <= info.max:
+            raise RuntimeError(f"value cannot be converted to type {dtype}_t without overflow: "
+                               f"hardtanh's bound {bound} is outside {dtype}'s range "
+                               f"[{info.min}, {info.max}]")
+    return low, high
 
 
 def softsign(input: Tensor) -> Tensor:  # noqa: A002

@@ -13,10 +13,10 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from .. import backend
-from ..autograd import Function, no_grad
+from ..autograd import Function, keep_versions, no_grad
 from ..tensor import Tensor
 from .elementwise import convert, half_as_float32
-from ..precision import is_floating
+from ..precision import BFLOAT16, is_floating, is_low_precision
 
 __all__ = ["batch_norm"]
 
@@ -38,12 +38,15 @@ class BatchNorm(Function):
     promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
 
     def forward(self, x, *affine, mean, var, axes, eps: float, training: bool,
-                has_weight: bool, has_bias: bool):
+                has_weight: bool, has_bias: bool, rstd: Any = None):
         xp = backend.get_array_module(x)
-        rstd = 1 / xp.sqrt(var + eps)               # (1, C, 1...) per channel
+        if rstd is None:
+            rstd = 1 / xp.sqrt(var + eps)           # (1, C, 1...) per channel
         xhat = (x - mean) * rstd
         weight = affine[0] if has_weight else None
         self.save_for_backward(xhat, rstd, weight, axes, training, has_bias)
+        if var is None:                             # half precision: torch's linear form
+            return _linear_form(x, mean, rstd, weight, affine[-1] if has_bias else None)
         out = xhat * weight if has_weight else xhat.copy()
         if has_bias:
             out += affine[-1]
@@ -71,12 +74,24 @@ class BatchNorm(Function):
         return tuple(grads)
 
 
+def _linear_form(x: Any, mean: Any, rstd: Any, weight: Any, bias: Any) -> Any:
+    """out = x * alpha + beta with alpha = rstd * w and beta = b - mean * alpha per channel,
+    each step rounded to float32: how torch's CPU kernel normalises a float16/bfloat16 input
+    (batch_norm_kernel.cpp) before it rounds the output to the half dtype once."""
+    alpha = rstd if weight is None else rstd * weight
+    beta = -(mean * alpha) if bias is None else bias - mean * alpha
+    fused = x.astype(np.float64) * alpha + beta      # one rounding, as the kernel's FMA
+    return fused.astype(np.float32)
+
+
 def _channel_shape(x: Tensor) -> Tuple[int, ...]:
     return (1, x.shape[1]) + (1,) * (x.ndim - 2)     # (1, C) or (1, C, 1)
 
 
 def _check(x: Tensor, running_mean: Optional[Tensor], running_var: Optional[Tensor],
            weight: Optional[Tensor], bias: Optional[Tensor], training: bool) -> None:
+    if x.ndim < 2 and x.numel() == 0:
+        return
     if x.ndim < 2:
         raise ValueError(f"batch_norm: expected an input of shape (N, C) or (N, C, L), got "
                          f"shape {x.shape}; add a batch dimension with x.unsqueeze(0)")
@@ -120,8 +135,13 @@ def batch_norm(input: Tensor, running_mean: Optional[Tensor],  # noqa: A002 - to
     if training and float(eps) == 0:
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps} "
                          f"(as torch: a channel of equal values would divide 0 by 0)")
+    if x.ndim < 2 and x.numel() == 0:         # torch: an empty 1-D input comes back as is
+        return x.clone()
     if x.numel() == 0:
         return _empty_batch_norm(x, weight, bias)
+    if is_low_precision(x.dtype):
+        return _half_batch_norm(x, running_mean, running_var, weight, bias, training,
+                                momentum, float(eps))
     compute = half_as_float32(x)
     xp = backend.get_array_module(compute._data)
     axes = (0,) + tuple(range(2, x.ndim))                # every axis but the channel
@@ -138,7 +158,63 @@ def batch_norm(input: Tensor, running_mean: Optional[Tensor],  # noqa: A002 - to
     out = BatchNorm.apply(compute, *affine, mean=mean, var=xp.asarray(var), axes=axes,
                           eps=float(eps), training=bool(training),
                           has_weight=weight is not None, has_bias=bias is not None)
+    _keep_as_torch(out, x, running_mean, running_var, weight)
     return convert(out, dtype=x.dtype)      # float16 is normalised in float32, as PyTorch
+
+
+def _keep_as_torch(out: Tensor, *tensors: Optional[Tensor]) -> None:
+    """torch's batch norm node keeps the input, the running estimates and the weight (not
+    the normalised xhat this backward uses): an in-place change to any of them after the op
+    makes the backward raise, as torch's does (docs/pytorch.md)."""
+    keep_versions(out, *tensors)
+
+
+def _half_batch_norm(x: Tensor, running_mean: Optional[Tensor],
+                     running_var: Optional[Tensor], weight: Optional[Tensor],
+                     bias: Optional[Tensor], training: bool, momentum: Any, eps: float
+                     ) -> Tensor:
+    """float16/bfloat16 as torch's CPU kernel computes them (batch_norm_kernel.cpp): sums in
+    float32; when every parameter has the input's dtype, the saved statistics are that
+    dtype's: the batch mean and the inverse standard deviation are rounded to it (bfloat16
+    also rounds the sum of squared deviations and the variance). Then out = x alpha + beta
+    in float32 (``_linear_form``), rounded to the half dtype once. The graph runs in
+    float32. Checked bit for bit against torch in tests/test_half_rounding.py."""
+    half = x.dtype
+    params = [t for t in (running_mean, running_var, weight, bias) if t is not None]
+    stats = half if all(t.dtype == half for t in params) else np.dtype(np.float32)
+    compute = convert(x, dtype=np.float32)
+    data = compute._data
+    xp = backend.get_array_module(data)
+    axes = (0,) + tuple(range(2, x.ndim))
+    shape = _channel_shape(x)
+    n = x.numel() // x.shape[1]
+
+    def rounded(a: Any) -> Any:
+        return a.astype(stats).astype(np.float32)
+    if training:
+        mean32 = data.sum(axis=axes, keepdims=True, dtype=np.float32) / np.float32(n)
+        var_sum = ((data - mean32) ** 2).sum(axis=axes, keepdims=True, dtype=np.float32)
+        mean = rounded(mean32)
+        if half == BFLOAT16 and stats == half:  # bfloat16: the variance is rounded too, and
+            var_sum = rounded(var_sum)          # the running estimates are updated in
+            var = rounded(var_sum / np.float32(n))      # bfloat16 arithmetic
+            _update_running_bfloat16(running_mean, running_var, mean, var_sum, n, momentum)
+        else:
+            var = var_sum.astype(np.float64) / n
+            _update_running_float32(running_mean, running_var, mean32, var_sum, n, momentum)
+        with np.errstate(divide="ignore"):      # torch: in double, then float32
+            rstd = rounded((1 / xp.sqrt(var.astype(np.float64) + eps)).astype(np.float32))
+    else:
+        mean = running_mean._data.reshape(shape).astype(np.float32)
+        var = running_var._data.reshape(shape).astype(np.float32)
+        rstd = (1 / xp.sqrt(var + np.float32(eps))).astype(np.float32)
+    affine = [convert(p, dtype=np.float32).reshape(shape) for p in (weight, bias)
+              if p is not None]
+    out = BatchNorm.apply(compute, *affine, mean=mean, var=None, axes=axes, eps=eps,
+                          training=bool(training), has_weight=weight is not None,
+                          has_bias=bias is not None, rstd=rstd)
+    _keep_as_torch(out, x, running_mean, running_var, weight)
+    return convert(out, dtype=half)
 
 
 def _empty_batch_norm(x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor]) -> Tensor:
@@ -152,6 +228,45 @@ def _empty_batch_norm(x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor
     if bias is not None:
         out = out + bias[0]
     return out
+
+
+def _update_running_float32(running_mean: Optional[Tensor], running_var: Optional[Tensor],
+                            mean: Any, var_sum: Any, n: int, momentum: Any) -> None:
+    """The half-precision update as torch's kernel does it: in float32, from the float32
+    batch mean and the unbiased variance var_sum / (n - 1), rounded once to the running
+    tensor's dtype."""
+    if momentum is None:
+        raise TypeError("batch_norm: momentum=None is a BatchNorm1d option (a cumulative "
+                        "average); F.batch_norm needs a number")
+    m = np.float32(momentum)
+    with no_grad():
+        for running, value in ((running_mean, mean), (running_var, var_sum / np.float32(n - 1))):
+            if running is not None:
+                new = m * value.reshape(running.shape) + (np.float32(1) - m) * \
+                    running._data.astype(np.float32)
+                running.copy_(Tensor._wrap(new.astype(running.dtype)))
+
+
+def _update_running_bfloat16(running_mean: Optional[Tensor], running_var: Optional[Tensor],
+                             mean: Any, var_sum: Any, n: int, momentum: Any) -> None:
+    """The bfloat16 update as torch computes it: momentum * value + (1 - momentum) * running
+    with the momentum, each product and the sum rounded to bfloat16 (the batch mean and the
+    unbiased variance var_sum / (n - 1) rounded first)."""
+    if momentum is None:
+        raise TypeError("batch_norm: momentum=None is a BatchNorm1d option (a cumulative "
+                        "average); F.batch_norm needs a number")
+
+    def bf16(a: Any) -> Any:
+        return a.astype(np.float32).astype(BFLOAT16).astype(np.float32)
+    m = np.float32(np.float32(momentum).astype(BFLOAT16))
+    keep = np.float32(np.float32(1 - float(momentum)).astype(BFLOAT16))
+    with no_grad():
+        for running, value in ((running_mean, mean),
+                               (running_var, bf16(var_sum / np.float32(n - 1)))):
+            if running is not None:
+                old = running._data.astype(np.float32)
+                new = bf16(bf16(m * value.reshape(running.shape)) + bf16(keep * old))
+                running.copy_(Tensor._wrap(new.astype(running.dtype)))
 
 
 def _update_running(running_mean: Optional[Tensor], running_var: Optional[Tensor],

@@ -8,6 +8,7 @@ input's shape (``unbroadcast``, docs/derivations.md#broadcasting).
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Tuple
 
 import numpy as np
@@ -419,12 +420,39 @@ def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002
     return pow(base, power)
 
 
+class Ldexp(Function):
+    """out = x 2^y.   dx = g 2^y,   dy = g x 2^y ln 2 = g out ln 2.
+
+    Keeps y and the result, as torch's one node does (not x: an in-place change to x after
+    the op leaves the backward valid, a change to y or to the result makes it raise).
+    ``half`` (float16/bfloat16, the op running on float32 copies): 2^y is rounded to the
+    half dtype before the product, as torch computes x * pow(2, y) in the half dtype."""
+
+    def forward(self, x, y, half: Any = None):
+        xp = backend.get_array_module(x)
+        with np.errstate(over="ignore", invalid="ignore"):
+            power = xp.exp2(y)
+            if half is not None:
+                power = power.astype(half).astype(power.dtype)
+            out = xp.asarray(x * power)       # a 0-d array, not a NumPy scalar
+        self.save_for_backward(y, out, x.shape)
+        return out
+
+    def backward(self, grad):
+        y, out, x_shape = self.saved
+        xp = backend.get_array_module(grad)
+        with np.errstate(over="ignore", invalid="ignore"):
+            dx = grad * xp.exp2(y)
+            dy = grad * out * out.dtype.type(math.log(2.0))
+        return _grads(self, (dx, dy), (x_shape, y.shape))
+
+
 def ldexp(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
-    """x * 2 ** y (``torch.ldexp``), a product of ``mul`` and ``exp2`` (each with its
-    backward); integers give float32."""
+    """x * 2 ** y (``torch.ldexp``), one op (``Ldexp``); integers give float32."""
     _tensors_only("ldexp", input, other)
     a, b = operands(input, other, "ldexp", floating=True)
-    return mul(a, exp2(b))
+    half = a.dtype if a.dtype.itemsize == 2 and a.dtype == b.dtype else None
+    return Ldexp.apply(a, b, half=half)
 
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import backend
 from ..tensor import Tensor
+from ..precision import is_low_precision
 from .elementwise import add, convert, mul, sub
 from .layout import expand
 from .linalg_ops import inv
@@ -145,6 +146,13 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1,  # noqa: A
     def compute(i: Tensor, v1: Tensor, v2: Tensor) -> Tensor:
         product = mul(unsqueeze(v1, 1), unsqueeze(v2, 0))    # (n, 1) * (1, m) -> (n, m)
         return _scaled_sum(i, product, beta, alpha, "addr")
+    if is_low_precision(input.dtype):
+        # torch's half kernel: beta * input + (alpha * vec1) * vec2 in the half dtype, with
+        # beta and alpha rounded to it and every product and the sum rounded (each op here
+        # computes in float32 and rounds once)
+        half_beta, half_alpha = (float(np.asarray(c, dtype=input.dtype)) for c in (beta, alpha))
+        product = mul(mul(unsqueeze(vec1, 1), half_alpha), unsqueeze(vec2, 0))   # (n, m)
+        return _scaled_sum(input, product, half_beta, 1, "addr")
     return _in_float32(compute, input, vec1, vec2)
 
 

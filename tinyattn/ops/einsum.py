@@ -15,6 +15,8 @@ from __future__ import annotations
 import string
 from typing import Any, Dict, List, Sequence, Tuple
 
+import numpy as np
+
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
@@ -237,4 +239,23 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     if floats:                                  # integer operands join the float dtype
         operands = tuple(t if is_floating(t.dtype) else Tensor._wrap(t._data.astype(floats[0]))
                          for t in operands)
+    elif _sums_alone(inputs, output, [t.shape for t in operands]):
+        operands = tuple(Tensor._wrap(t._data.astype(np.int64)) for t in operands)
     return Einsum.apply(*operands, inputs=tuple(inputs), output=output)
+
+
+def _sums_alone(inputs: Sequence[Subscripts], output: Subscripts,
+                shapes: Sequence[Tuple[int, ...]]) -> bool:
+    """Does torch's einsum sum a dim of one operand on its own (with ``sum``, which turns
+    integers and bools into int64) before it multiplies? It does for a letter of one operand
+    that is not in the output: always for a single operand ("ij->i", the trace "ii"), and of
+    several operands for a letter no other operand has, unless its size is 1 (then it is
+    squeezed). A size-1 dim broadcast against a larger one was renamed to a letter of its own
+    (``_broadcast_ones``), so the larger side is the one summed alone, as torch sums it.
+    Integer einsums without such a sum keep their dtype ("ij,jk->ik" of int32 is int32)."""
+    for k, (subs, shape) in enumerate(zip(inputs, shapes)):
+        elsewhere = set(output).union(*(s for j, s in enumerate(inputs) if j != k))
+        for c, n in zip(subs, shape):
+            if c not in elsewhere and (len(inputs) == 1 or n != 1):
+                return True
+    return False

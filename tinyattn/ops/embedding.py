@@ -126,5 +126,7 @@ def check_embedding_options(max_norm: Any, scale_grad_by_freq: bool, sparse: boo
     if max_norm is not None and not isinstance(max_norm, (int, float, np.number)):
         raise TypeError(f"embedding: max_norm must be a number or None, got {max_norm!r}")
     if sparse:
-        raise NotImplementedError("embedding: sparse gradients are not supported in tinyattn "
-                                  "(gradients are dense arrays); leave sparse=False")
+        raise NotImplementedError("embedding: sparse=True (a sparse COO gradient, for "
+                                  "SparseAdam) is not implemented: tinyattn has no sparse "
+                                  "tensors, and a dense gradient would differ silently "
+                                  "(grad.is_sparse). Leave sparse=False and use Adam or SGD")

@@ -5,12 +5,13 @@ cross_entropy fuses the two (ops/loss.py).
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
 from .. import backend
 from ..autograd import Function, keep_versions
+from ..precision import is_low_precision
 from ..tensor import Tensor, as_tensor
 from .embedding import check_index_range
 from .pointwise_loss import legacy_reduction
@@ -28,7 +29,8 @@ class NLLLoss(Function):
     Rows that all count for nothing give a "mean" of 0/0 = NaN with zero gradients, as torch.
     """
 
-    def forward(self, logp, target, class_weight: Any, ignore_index: int, reduction: str):
+    def forward(self, logp, target, class_weight: Any, ignore_index: int, reduction: str,
+                half: Any = None):
         xp = backend.get_array_module(logp)
         rows = xp.arange(logp.shape[0])
         valid = target != ignore_index                                         # (N,)
@@ -41,6 +43,12 @@ class NLLLoss(Function):
         self.save_for_backward(logp.shape, safe, w, total_weight, reduction)
         if reduction == "none":
             return losses
+        if half is not None and logp.shape[0]:
+            total, count = _half_cascade(logp[rows, safe], valid, class_weight, safe, half)
+            if reduction == "mean":
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    total = _round(total / count, half)
+            return xp.asarray(total, dtype=logp.dtype)
         total = losses.sum()
         if reduction == "sum":
             return total
@@ -55,6 +63,51 @@ class NLLLoss(Function):
         dlogp = xp.zeros(shape, dtype=w.dtype)
         dlogp[xp.arange(shape[0]), safe] = -w * coef
         return dlogp, None
+
+
+def _round(value: float, half: Any) -> float:
+    return float(np.asarray(value, dtype=np.float32).astype(half))
+
+
+def _half_cascade(picked: Any, valid: Any, class_weight: Any, safe: Any, half: Any
+                  ) -> Tuple[float, float]:
+    """The sum of -w_n logp_n and of the weights w_n as torch's CPU kernel forms them in
+    float16/bfloat16: in the half dtype, every product and sum rounded, added into eight
+    levels of partial sums (level j + 1 takes level j's sum each time the row index is a
+    multiple of 2^(p (j + 1)), p = max(4, ceil(log2 N) / 8), and an ignored row skips that
+    step), the levels then added in order. Python floats, one row at a time: exact, and
+    only for half inputs."""
+    count = len(picked)
+    power = max(4, (int(count - 1).bit_length() if count > 1 else 0) // 8)
+    mask = (1 << power) - 1
+    losses, weights = [0.0] * 8, [0.0] * 8
+    values = backend.to_host(picked).astype(np.float32).tolist()      # one copy to the host
+    keep = backend.to_host(valid).tolist()
+    row_weights = None if class_weight is None else \
+        backend.to_host(class_weight[safe]).astype(np.float32).tolist()
+    ignored = 0
+    for n in range(count):
+        if not keep[n]:
+            ignored += 1
+            continue
+        if row_weights is None:
+            losses[0] = _round(losses[0] - values[n], half)
+        else:
+            losses[0] = _round(losses[0] - _round(values[n] * row_weights[n], half), half)
+            weights[0] = _round(weights[0] + row_weights[n], half)
+        for j in range(7):
+            if n & (mask << (j * power)):
+                break
+            losses[j + 1] = _round(losses[j + 1] + losses[j], half)
+            weights[j + 1] = _round(weights[j + 1] + weights[j], half)
+            losses[j] = weights[j] = 0.0
+    total = total_weight = 0.0
+    for j in range(8):
+        total = _round(total + losses[j], half)
+        total_weight = _round(total_weight + weights[j], half)
+    if row_weights is None:
+        total_weight = _round(count - ignored, half)
+    return total, total_weight
 
 
 def nll_loss(input: Tensor, target: Any, weight: Optional[Tensor] = None,  # noqa: A002
@@ -92,7 +145,8 @@ def nll_loss(input: Tensor, target: Any, weight: Optional[Tensor] = None,  # noq
     else:                                       # (N, C, d1, ...) -> (N, d1, ..., C) -> (N', C)
         order = (0,) + tuple(range(2, input.ndim)) + (1,)
         logp = input.permute(order).reshape(-1, classes)
+    half = input.dtype if is_low_precision(input.dtype) and reduction != "none" else None
     loss = NLLLoss.apply(logp, target.reshape(-1), class_weight=class_weight,
-                         ignore_index=int(ignore_index), reduction=reduction)
+                         ignore_index=int(ignore_index), reduction=reduction, half=half)
     loss = loss.reshape(target.shape) if reduction == "none" else loss
     return keep_versions(loss, input, target, weight)   # as torch's nll_loss keeps them

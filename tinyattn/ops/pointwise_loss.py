@@ -18,7 +18,7 @@ from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 from .elementwise import _match_dtypes, as_operand
 from .pointwise import stable_sigmoid
-from ..precision import is_floating
+from ..precision import is_floating, is_low_precision
 from ..promotion import is_strict_promotion
 
 __all__ = ["mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
@@ -55,9 +55,12 @@ class MseLoss(Function):
 
     versions_checked = (0, 1)    # what torch saves: changed in place, backward raises
 
-    def forward(self, x, y, reduction: str):
+    def forward(self, x, y, reduction: str, half: Any = None):
         diff = x - y
         self.save_for_backward(diff, x.shape, y.shape, reduction)
+        if half is not None:        # torch's half kernel rounds x - y, then its square
+            rounded = diff.astype(half).astype(diff.dtype)
+            return _reduce((rounded * rounded).astype(half).astype(diff.dtype), reduction)
         return _reduce(diff * diff, reduction)
 
     def backward(self, grad):
@@ -94,14 +97,17 @@ class BCEWithLogits(Function):
         dl/dy = w [-x + (q - 1) softplus(-x)].
     """
 
-    def forward(self, x, y, weight: Any, pos_weight: Any, reduction: str):
+    def forward(self, x, y, weight: Any, pos_weight: Any, reduction: str, half: Any = None):
         xp = backend.get_array_module(x)
         soft_neg = xp.maximum(-x, 0) + xp.log1p(xp.exp(-xp.abs(x)))      # softplus(-x)
+        self.save_for_backward(x, y, soft_neg, weight, pos_weight, reduction)
+        if half is not None:
+            return _reduce(_half_bce_with_logits(x, y, soft_neg, weight, pos_weight, half),
+                           reduction)
         scale = 1 if pos_weight is None else 1 + (pos_weight - 1) * y
         losses = (1 - y) * x + scale * soft_neg
         if weight is not None:
             losses = losses * weight
-        self.save_for_backward(x, y, soft_neg, weight, pos_weight, reduction)
         return _reduce(losses, reduction)
 
     def backward(self, grad):
@@ -116,6 +122,23 @@ class BCEWithLogits(Function):
         if self.needs_input_grad[1]:
             dy = w * ((q - 1) * soft_neg - x)
         return dx, dy
+
+
+def _half_bce_with_logits(x: Any, y: Any, soft_neg: Any, weight: Any, pos_weight: Any,
+                          half: Any) -> Any:
+    """The elementwise loss as torch computes it for float16/bfloat16: one half-precision op
+    at a time, each result rounded (log_sigmoid(x); times 1 + (q - 1) y; (1 - y) x minus it;
+    times w), on float32 copies of the half values."""
+    def rounded(a: Any) -> Any:
+        return a.astype(half).astype(x.dtype)
+    log_sigmoid = rounded(-soft_neg)
+    if pos_weight is not None:
+        log_weight = rounded(rounded(rounded(pos_weight.astype(x.dtype) - 1) * y) + 1)
+        log_sigmoid = rounded(log_sigmoid * log_weight)
+    losses = rounded(rounded(rounded(1 - y) * x) - log_sigmoid)
+    if weight is not None:
+        losses = rounded(losses * weight.astype(x.dtype))
+    return losses
 
 
 class BCE(Function):
@@ -201,6 +224,9 @@ def _regression(fn: type, op: str, input: Any, target: Any,  # noqa: A002
                       UserWarning, stacklevel=3)
     if not is_floating(input.dtype):
         raise TypeError(f"{op}: input must be floating point, got {input.dtype}")
+    if weight is None and fn is MseLoss and is_low_precision(input.dtype) \
+            and input.dtype == target.dtype:
+        return fn.apply(input, target, reduction=reduction, half=input.dtype)
     if weight is None:
         return fn.apply(input, target, reduction=reduction)
     # PyTorch's weighted form, composed from ops (so the weight gets a gradient too):
@@ -281,7 +307,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any,  # noqa: A002
     # even a narrower one (float32 logits with float16 targets give a float16 loss)
     return BCEWithLogits.apply(input, target, weight=_constant(weight, "weight", op, input),
                                pos_weight=_constant(pos_weight, "pos_weight", op, input),
-                               reduction=reduction)
+                               reduction=reduction,
+                               half=input.dtype if is_low_precision(input.dtype) else None)
 
 
 def binary_cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor] = None,  # noqa: A002

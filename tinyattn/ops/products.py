@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 from .elementwise import add, mul, sub
 from .masking import masked_fill
@@ -151,8 +151,8 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,  # noqa
 
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:  # noqa: A002
     """input + weight * (end - input), with a number or a tensor weight (broadcasting), as
-    ``torch.lerp``. Composed of sub, mul, add, so d input = g (1 - w), d end = g w and
-    d weight = g (end - input)."""
+    ``torch.lerp`` (one op, ``Lerp``: d input = g (1 - w), d end = g w and
+    d weight = g (end - input))."""
     if not isinstance(input, Tensor) or not isinstance(end, Tensor):
         raise TypeError("lerp: input and end must be Tensors")
     if isinstance(weight, Tensor) and weight.dtype != input.dtype:
@@ -162,4 +162,46 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:  # noqa: A002
     if not is_floating(input.dtype):
         raise TypeError(f"lerp: input and end must be floating point, got {input.dtype} (as "
                         f"PyTorch); convert them with .float()")
-    return add(input, mul(weight, sub(end, input)))
+    if isinstance(weight, Tensor):
+        return Lerp.apply(input, end, weight, number=None)
+    return Lerp.apply(input, end, number=weight)
+
+
+class Lerp(Function):
+    """out = a + w (b - a), computed as torch's kernel computes it: a + w (b - a) where
+    |w| < 0.5, else b - (1 - w)(b - a) (exact at w = 1), each as one fused multiply-add
+    rounded once (float16/bfloat16 run on float32 copies and round once more, as torch's).
+        da = g (1 - w),   db = g w,   dw = g (b - a)   (each unbroadcast).
+    Keeps a, b and a tensor w, as torch's node does (a number w: nothing)."""
+
+    def forward(self, a, b, *weight, number: Any):
+        xp = backend.get_array_module(a)
+        if weight:
+            w = weight[0]
+            small = xp.abs(w) < 0.5
+            coefficient, base = xp.where(small, w, w - 1), xp.where(small, a, b)
+        else:                           # a number: decided on the host, no device sync
+            w = a.dtype.type(number)                        # torch: the number in opmath
+            small = bool(abs(float(number)) < 0.5)
+            coefficient = xp.asarray(w if small else w - 1, dtype=a.dtype)
+            base = a if small else b
+        if a.dtype == np.float32:           # an FMA: the product exact, one rounding
+            diff = (b - a).astype(np.float64)
+            out = (coefficient.astype(np.float64) * diff + base).astype(np.float32)
+        else:
+            out = coefficient * (b - a) + base
+        if weight:
+            self.save_for_backward(True, a, b, weight[0])
+        else:
+            self.save_for_backward(False, a.shape, b.shape, number)
+        return xp.asarray(out)
+
+    def backward(self, grad):
+        has_tensor_weight, a, b, w = self.saved
+        if has_tensor_weight:
+            shapes = (a.shape, b.shape, w.shape)
+            grads = (grad * (1 - w), grad * w, grad * (b - a))
+        else:
+            shapes, grads = (a, b), (grad * (1 - w), grad * w)
+        return tuple(unbroadcast(g, shape) if need else None
+                     for g, shape, need in zip(grads, shapes, self.needs_input_grad))

@@ -12,6 +12,7 @@ from ..tensor import Tensor
 from .elementwise import _as_float
 from .row_blocks import BLAS_ROW_SUM, by_row_blocks, row_block_ranges, row_dot
 from .shape import reshape
+from ..precision import is_low_precision
 
 __all__ = ["softmax", "log_softmax", "stable_softmax", "safe_row_max", "torch_softmax",
            "softmax_empty_rows_zero", "softmax_by_blocks", "softmax_backward_by_blocks"]
@@ -148,6 +149,10 @@ class Softmax(Function):
         return dx
 
 
+def _rounded(a: Any, half: Any) -> Any:
+    return a.astype(half).astype(a.dtype)
+
+
 class LogSoftmax(Function):
     """out_i = x_i - logsumexp(x) = (x_i - m) - log sum_j exp(x_j - m)
     (docs/derivations.md#log-softmax).
@@ -156,16 +161,26 @@ class LogSoftmax(Function):
     with softmax = exp(out) (reuse the output). A row that is entirely -inf gives NaN, and so
     does a row holding +inf, as in PyTorch: the log of an empty distribution has no finite
     value. Mask with where before, not after, log_softmax.
+
+    ``half`` (float16/bfloat16, run on float32 copies): along the last dim torch's CPU kernel
+    keeps the sum and its log in the half dtype (each rounded), then subtracts in float32
+    and rounds once; along another dim it rounds once. Followed here, so the results agree
+    with torch's bit for bit (tests/test_half_rounding.py).
     """
 
-    def forward(self, x, axis: int):
+    def forward(self, x, axis: int, half: Any = None):
         xp = backend.get_array_module(x)
         if x.size == 0:                         # nothing to normalise (and no log(0) warning)
             out = x.copy()
         else:
             with np.errstate(invalid="ignore", divide="ignore"):
                 shifted = x - _row_max(x, axis)
-                out = shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
+                total = xp.exp(shifted).sum(axis=axis, keepdims=True)
+                if half is not None and axis == x.ndim - 1:
+                    total = _rounded(xp.log(_rounded(total, half)), half)
+                    out = shifted - total
+                else:
+                    out = shifted - xp.log(total)
         self.save_for_backward(out, axis)
         return out
 
@@ -209,5 +224,6 @@ def log_softmax(x: Tensor, dim: Optional[int] = None) -> Tensor:
         dim = implicit_dim("log_softmax", x.ndim)
     axis = _axis(dim, x.ndim, "log_softmax")
     if x.ndim == 0:
-        return reshape(LogSoftmax.apply(reshape(_as_float(x), 1), axis=0), ())
-    return LogSoftmax.apply(_as_float(x), axis=axis)
+        return reshape(log_softmax(reshape(x, 1), 0), ())
+    half = x.dtype if is_low_precision(x.dtype) else None
+    return LogSoftmax.apply(_as_float(x), axis=axis, half=half)

@@ -44,6 +44,7 @@ ROWS: List[OpSpec] = from_pairs([
     ("clamp_min_tensor", ops.clamp_min, np.maximum, _pairs(), _SECTION),
     ("clamp_max_tensor", ops.clamp_max, np.minimum, _pairs(), _SECTION),
     ("nextafter", ops.nextafter, np.nextafter, _pairs(), _SECTION),
+    ("ldexp", ops.ldexp, lambda a, b: a * np.exp2(b), _pairs(), _SECTION),
     ("addcmul", lambda x, a, b: ops.addcmul(x, a, b, value=0.5),
      lambda x, a, b: x + 0.5 * a * b, _triples, _SECTION),
     ("addcdiv", lambda x, a, b: ops.addcdiv(x, a, b, value=0.5),
