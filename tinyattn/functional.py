@@ -65,3 +65,5 @@ from .ops.instance_norm import instance_norm                               # noq
 __all__ += ["instance_norm"]
 from .ops.lp_pool import lp_pool1d, lp_pool2d                            # noqa: E402
 __all__ += ["lp_pool1d", "lp_pool2d"]
+from .ops.distances import pdist                                           # noqa: E402
+__all__ += ["pdist"]

@@ -944,6 +944,24 @@ corrcoef = _kw(corrcoef)
 Tensor.cov = cov
 Tensor.corrcoef = corrcoef
 
+# Distances, quantiles, mode, frexp (issue 30, stream absentA38: ops/distances.py,
+# ops/order_stats.py, ops/float_parts.py).
+from .distances import cdist, pdist  # noqa: E402
+from .order_stats import mode, nanquantile, quantile  # noqa: E402
+from .float_parts import frexp  # noqa: E402
+
+__all__ += ["cdist", "pdist", "mode", "quantile", "nanquantile", "frexp"]
+cdist = _kw(cdist)
+pdist = _kw(pdist)
+mode = out_apart(out_same_dtype(_kw(mode, out=True)))
+quantile = _kw(quantile, out=True)
+nanquantile = _kw(nanquantile, out=True)
+frexp = out_apart(_kw(frexp, out=True))
+Tensor.mode = mode
+Tensor.quantile = quantile
+Tensor.nanquantile = nanquantile
+Tensor.frexp = frexp
+
 from .dtype_rules import can_cast, promote_types, result_type  # noqa: E402
 from .tensor_extras import register_tensor_extras  # noqa: E402
 register_tensor_extras()
