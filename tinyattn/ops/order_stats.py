@@ -32,24 +32,31 @@ class QuantilePick(Function):
     """out[..., k] = lerp(x[..., b_k], x[..., a_k], w_k) over the last axis of x, where b_k and
     a_k are the (original) positions of the sorted neighbours below and above quantile k and
     w_k its weight (without ``interpolate``: out = x[..., b_k]). torch's lerp:
-    a + w (b - a) for |w| < 0.5, else b - (b - a)(1 - w); either way
+    lo + w (hi - lo) for |w| < 0.5, else hi - (hi - lo)(1 - w); either way
     d out / d x[b] = 1 - w and d out / d x[a] = w, so dx[b_k] += g_k (1 - w_k),
-    dx[a_k] += g_k w_k (the same position twice when b = a: g_k in all)."""
+    dx[a_k] += g_k w_k (the same position twice when b = a: g_k in all).
+    With "linear", w_k = r_k - floor(r_k) for the rank r_k = q_k s (s: the slice's last index,
+    or its count of numbers - 1 for nanquantile), so a q tensor gets
+    dq_k = sum over slices of g_k (hi_k - lo_k) s, and 0 from a slice whose rank torch
+    overwrote (a NaN in quantile's slice, a negative rank in nanquantile's): ``flows``."""
 
-    def forward(self, x, below, above, weight, interpolate: bool):
+    def forward(self, x, *q, below, above, weight, interpolate: bool, scale=None, flows=None):
         xp = backend.get_array_module(x)
         low = xp.take_along_axis(x, below, axis=-1)                  # (..., Q)
-        self.save_for_backward(x.shape, below, above, weight, interpolate)
         if not interpolate:
+            self.save_for_backward(x.shape, below, above, weight, interpolate)
             return low
         high = xp.take_along_axis(x, above, axis=-1)
         with np.errstate(invalid="ignore"):
             step = high - low
-            return xp.where(xp.abs(weight) < 0.5, low + weight * step,
-                            high - step * (1 - weight)).astype(x.dtype)
+            out = xp.where(xp.abs(weight) < 0.5, low + weight * step,
+                           high - step * (1 - weight)).astype(x.dtype)
+        self.save_for_backward(x.shape, below, above, weight, interpolate,
+                               step if q else None, scale, flows)
+        return out
 
     def backward(self, grad):
-        shape, below, above, weight, interpolate = self.saved
+        shape, below, above, weight, interpolate, *for_q = self.saved
         xp = backend.get_array_module(grad)
         dx = xp.zeros(shape, dtype=grad.dtype)
         rows = np.indices(below.shape, sparse=True)[:-1]              # the other axes
@@ -58,7 +65,13 @@ class QuantilePick(Function):
             return dx
         backend.scatter_add(dx, (*rows, below), (grad * (1 - weight)).astype(grad.dtype))
         backend.scatter_add(dx, (*rows, above), (grad * weight).astype(grad.dtype))
-        return dx
+        if len(self.needs_input_grad) == 1:
+            return dx
+        step, scale, flows = for_q
+        with np.errstate(invalid="ignore"):
+            per_slice = xp.where(flows, grad * step * scale, 0)       # (..., Q)
+        dq = per_slice.reshape(-1, per_slice.shape[-1]).sum(axis=0)
+        return dx, dq.astype(grad.dtype)
 
 
 def _torch_name(dtype: Any) -> str:
@@ -113,12 +126,14 @@ def _quantile(op: str, input: Tensor, q: Any, dim: Optional[int],  # noqa: A002
     qs = q_data.reshape(-1)                                            # (Q,)
     last = x.shape[-1] - 1
     if ignore_nan:                    # rank among the numbers; an all-NaN slice: rank 0 (NaN)
-        count = (~xp.isnan(ordered)).sum(axis=-1, keepdims=True) - 1
-        ranks = qs * count.astype(x.dtype)
-        ranks = xp.where(ranks < 0, 0, ranks).astype(x.dtype)
+        scale = ((~xp.isnan(ordered)).sum(axis=-1, keepdims=True) - 1).astype(x.dtype)
+        ranks = qs * scale
+        flows = ~(ranks < 0)
+        ranks = xp.where(flows, ranks, 0).astype(x.dtype)
     else:                             # a NaN in the slice: the last rank (a NaN)
-        has_nan = xp.isnan(ordered).any(axis=-1, keepdims=True)
-        ranks = xp.where(has_nan, x.dtype.type(last), qs * x.dtype.type(last)).astype(x.dtype)
+        scale = xp.full(ordered.shape[:-1] + (1,), last, dtype=x.dtype)
+        flows = ~xp.isnan(ordered).any(axis=-1, keepdims=True) & xp.ones(qs.shape, bool)
+        ranks = xp.where(flows, qs * scale, x.dtype.type(last)).astype(x.dtype)
     rounding = {"lower": xp.floor, "higher": xp.ceil, "nearest": xp.round}
     if interpolation in rounding:
         ranks = rounding[interpolation](ranks)
@@ -128,8 +143,12 @@ def _quantile(op: str, input: Tensor, q: Any, dim: Optional[int],  # noqa: A002
     below = xp.take_along_axis(order, below_rank, axis=-1)           # original positions
     above = xp.take_along_axis(order, above_rank, axis=-1)
     interpolate = interpolation in ("linear", "midpoint")
-    out = QuantilePick.apply(rows, below=below, above=above, weight=weight,
-                             interpolate=interpolate)                  # (..., Q)
+    if interpolation == "linear" and q_is_tensor:      # q's gradient flows through the weight
+        out = QuantilePick.apply(rows, q.reshape(-1), below=below, above=above, weight=weight,
+                                 interpolate=True, scale=scale, flows=flows)     # (..., Q)
+    else:
+        out = QuantilePick.apply(rows, below=below, above=above, weight=weight,
+                                 interpolate=interpolate)                  # (..., Q)
     return _quantile_shape(out, input, axis, keepdim, q_is_tensor and q_data.ndim == 1)
 
 
