@@ -1,7 +1,8 @@
 """Order statistics with torch's rules: quantile, nanquantile and mode
 (docs/derivations.md#quantile-and-mode).
 
-Both sort each slice (stably, NaN last, as torch's CPU sort), find the positions they need
+Both sort each slice (in the order torch's CPU std::sort leaves equal values, NaN last for
+quantile: ops/tie_order.py), find the positions they need
 without a gradient, then read the input there with a Function whose backward sends g back to
 exactly those positions: a quantile to the one or two sorted neighbours it interpolates, the
 mode to the index it returns.
@@ -20,6 +21,7 @@ from .indexing import gather_at_picked
 from .more_reductions import ValuesIndices
 from .reduce import _single_axis
 from .shape import squeeze
+from .tie_order import torch_cpu_order
 
 __all__ = ["quantile", "nanquantile", "mode"]
 
@@ -121,7 +123,8 @@ def _quantile(op: str, input: Tensor, q: Any, dim: Optional[int],  # noqa: A002
     else:
         rows = input.movedim(axis, -1)
     x = rows._data
-    order = xp.argsort(x, axis=-1, kind="stable")                     # NaN last, as torch
+    flat = backend.to_host(x).reshape(-1, x.shape[-1])                # NaN last, as torch
+    order = xp.asarray(torch_cpu_order(flat).reshape(x.shape))
     ordered = xp.take_along_axis(x, order, axis=-1)
     qs = q_data.reshape(-1)                                            # (Q,)
     last = x.shape[-1] - 1
@@ -183,10 +186,10 @@ def nanquantile(input: Tensor, q: Any, dim: Optional[int] = None,  # noqa: A002
 
 def _mode_positions(x: Any) -> Tuple[Any, Any]:
     """For each row of x (R, N): the position in x of its mode, torch's CPU rule: sort the
-    row, find the longest run of equal values, the first such run at ties of length (the
-    smallest value), and its last element in sorted order (stable: the largest index)."""
+    row (as its std::sort does, by plain <), find the longest run of equal values, the first
+    such run at ties of length (the smallest value), and its last element in sorted order."""
     xp = backend.get_array_module(x)
-    order = xp.argsort(x, axis=-1, kind="stable")
+    order = xp.asarray(torch_cpu_order(backend.to_host(x), nan_last=False))
     ordered = xp.take_along_axis(x, order, axis=-1)
     n = x.shape[-1]
     starts = xp.ones(x.shape, dtype=bool)
@@ -207,9 +210,9 @@ def _mode_positions(x: Any) -> Tuple[Any, Any]:
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False  # noqa: A002 - torch's names
          ) -> ValuesIndices:
     """``torch.mode``: (values, indices) of the most frequent value of each slice along
-    ``dim``. At a tie of counts the smallest value wins, and the index is that of its last
-    occurrence (torch's CPU rule for slices of up to 16 values; torch's order beyond that
-    comes from an unstable sort). The gradient goes to the returned index."""
+    ``dim``. At a tie of counts the smallest value wins; the index is that of the value's
+    last copy in the order torch's CPU ``std::sort`` leaves the slice (ops/tie_order.py: for
+    up to 16 values, its last occurrence). The gradient goes to the returned index."""
     axis = _single_axis(dim, input.ndim, "mode")
     xp = backend.get_array_module(input._data)
     if input.ndim == 0:
