@@ -118,7 +118,10 @@ class EuclideanDist(Function):
     """out = sqrt(max(0, |x1_i|^2 - 2 x1_i . x2_j + |x2_j|^2)), as one matrix product of
     [-2 x1, |x1|^2, 1] and [x2, 1, |x2|^2] (torch's _euclidean_dist, batch dims broadcast).
     d out / d x1_i = (x1_i - x2_j) / out, so with r = g / out (0 where out = 0):
-    dx1 = x1 * sum_j r_ij - r @ x2,   dx2 = x2 * sum_i r_ij - r^T @ x1."""
+    dx1 = x1 * sum_j r_ij - r @ x2,   dx2 = x2 * sum_i r_ij - r^T @ x1.
+    As torch, an input its batch dims broadcast is kept as a broadcast copy (torch reshapes
+    the expanded input, which copies it), so a later write to it is allowed; an input kept
+    as it is makes such a write raise."""
 
     promotes_inputs = False
 
@@ -131,19 +134,21 @@ class EuclideanDist(Function):
         left = xp.concatenate([-2 * a, norm1, xp.ones_like(norm1)], axis=-1)    # (*, P, M+2)
         right = xp.concatenate([b, xp.ones_like(norm2), norm2], axis=-1)        # (*, R, M+2)
         out = xp.sqrt(xp.maximum(left @ xp.swapaxes(right, -1, -2), 0))        # (*, P, R)
-        self.save_for_backward(x1, x2, out)
+        kept1 = x1 if a.size == x1.size else a.copy()
+        kept2 = x2 if b.size == x2.size else b.copy()
+        self.save_for_backward(kept1, kept2, out, x1.shape, x2.shape)
         return out
 
     def backward(self, grad):
-        x1, x2, out = self.saved
+        kept1, kept2, out, shape1, shape2 = self.saved
         xp = backend.get_array_module(grad)
-        shape1, shape2 = _batch_shapes(x1, x2)
-        a, b = xp.broadcast_to(x1, shape1), xp.broadcast_to(x2, shape2)
+        a = xp.broadcast_to(kept1, out.shape[:-2] + kept1.shape[-2:])
+        b = xp.broadcast_to(kept2, out.shape[:-2] + kept2.shape[-2:])
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = xp.where(out == 0, 0, grad / out).astype(grad.dtype)     # (*, P, R)
         dx1 = a * ratio.sum(axis=-1, keepdims=True) - ratio @ b
         dx2 = b * ratio.sum(axis=-2)[..., None] - xp.swapaxes(ratio, -1, -2) @ a
-        return unbroadcast(dx1, x1.shape), unbroadcast(dx2, x2.shape)
+        return unbroadcast(dx1, shape1), unbroadcast(dx2, shape2)
 
 
 class Pdist(Function):
