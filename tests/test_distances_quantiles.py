@@ -291,3 +291,52 @@ def test_frexp_comparison_can_fail():
     with pytest.raises(AssertionError):
         np.testing.assert_array_equal(ta.frexp(ta.tensor(2 * x)).exponent.numpy(),
                                       torch.frexp(torch.tensor(x)).exponent.numpy())
+
+
+# ------------------------------------------------------------------ triplet losses
+@pytest.mark.parametrize("kwargs", [{}, {"margin": 10.0}, {"swap": True}, {"reduction": "none"},
+                                    {"p": 1, "eps": 0.1, "reduction": "sum"}])
+def test_triplet_margin_loss_matches_torch(kwargs):
+    arrays = [RNG.standard_normal((5, 4)) for _ in range(3)]
+    arrays[2][0] = arrays[1][0]                        # a tie for swap's minimum
+    _compare(lambda *t: F.triplet_margin_loss(*t, **kwargs),
+             lambda *t: torch.nn.functional.triplet_margin_loss(*t, **kwargs), *arrays)
+    _compare(lambda *t: ta.nn.TripletMarginLoss(**kwargs)(*t),
+             lambda *t: torch.nn.TripletMarginLoss(**kwargs)(*t), *arrays)
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_triplet_margin_with_distance_loss_matches_torch(swap):
+    arrays = [RNG.standard_normal((6, 3)) for _ in range(3)]
+    l1 = lambda x, y: (x - y).abs().sum(-1)          # noqa: E731 - a distance of either library
+    for ours, theirs in [(None, None), (ta.nn.CosineSimilarity(), torch.nn.CosineSimilarity()),
+                         (l1, l1)]:
+        _compare(lambda *t: ta.nn.TripletMarginWithDistanceLoss(distance_function=ours,
+                                                                swap=swap, margin=0.5)(*t),
+                 lambda *t: torch.nn.TripletMarginWithDistanceLoss(distance_function=theirs,
+                                                                   swap=swap, margin=0.5)(*t),
+                 *arrays)
+    assert repr(ta.nn.TripletMarginWithDistanceLoss()) == \
+        repr(torch.nn.TripletMarginWithDistanceLoss())
+
+
+@pytest.mark.parametrize("call, error", [
+    (lambda m: m.nn.functional.triplet_margin_loss(m.zeros(2, 3), m.zeros(2, 3), m.zeros(3)),
+     RuntimeError),
+    (lambda m: m.nn.functional.triplet_margin_loss(m.zeros(2, 3), m.zeros(2, 3), m.zeros(2, 3),
+                                                   margin=-1.0), ValueError),
+    (lambda m: m.nn.functional.triplet_margin_loss(m.zeros(2, 3), m.zeros(2, 3), m.zeros(2, 3),
+                                                   reduction="abc"), ValueError),
+    (lambda m: m.nn.functional.triplet_margin_with_distance_loss(
+        m.zeros(2, 3), m.zeros(2, 3), m.zeros(2, 3), reduction="abc"), ValueError),
+    # torch: RuntimeError; tinyattn's broadcasting error (ops/elementwise.py) is a ValueError
+    (lambda m: m.nn.functional.triplet_margin_loss(m.zeros(2, 3), m.zeros(2, 4), m.zeros(2, 3)),
+     (RuntimeError, ValueError)),
+    (lambda m: m.nn.TripletMarginLoss(margin=0.0), ValueError),
+    (lambda m: m.nn.TripletMarginWithDistanceLoss(margin=0.0), ValueError),
+])
+def test_triplet_errors_as_torch(call, error):
+    with pytest.raises(error):
+        call(torch)
+    with pytest.raises(error):
+        call(ta)

@@ -885,7 +885,8 @@ from .compositions import (channel_shuffle, cosine_embedding_loss, cumulative_tr
                            gaussian_nll_loss, hinge_embedding_loss, isreal, linalg_diagonal,
                            margin_ranking_loss, multilabel_soft_margin_loss, pairwise_distance,
                            pixel_shuffle, pixel_unshuffle, poisson_nll_loss, soft_margin_loss,
-                           trapezoid, trapz)
+                           trapezoid, trapz, triplet_margin_loss,
+                           triplet_margin_with_distance_loss)
 
 isreal = _kw(isreal)
 dist = _kw(dist)
