@@ -340,3 +340,43 @@ def test_triplet_errors_as_torch(call, error):
         call(torch)
     with pytest.raises(error):
         call(ta)
+
+
+# ------------------------------------------------------------------ polygamma, mvlgamma
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4])
+def test_polygamma_matches_torch_values_poles_and_gradient(n):
+    x = np.array([0.5, 1.0, 2.5, -0.5, 0.0, -1.0, -2.5, 1e-8, 30.0, -3.7, 1e5])
+    ours, theirs = ta.polygamma(n, ta.tensor(x)), torch.polygamma(n, torch.tensor(x))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-8)   # NaN equal to NaN
+    _compare(lambda t: ta.polygamma(n, t), lambda t: torch.polygamma(n, t),
+             RNG.uniform(0.3, 6.0, (3, 4)), atol=1e-8)
+    _compare(lambda t: t.polygamma(n), lambda t: t.polygamma(n), np.array(1.7), atol=1e-8)
+    for dtype in ("int64", "float16", "bfloat16"):
+        values = np.array([-2, -1, 0, 1, 3])
+        a = ta.polygamma(n, ta.tensor(values).to(getattr(ta, dtype)))
+        b = torch.polygamma(n, torch.tensor(values).to(getattr(torch, dtype)))
+        assert str(a.dtype) in str(b.dtype)
+        np.testing.assert_allclose(a.float().numpy(), b.float().numpy(), rtol=1e-2)
+
+
+@pytest.mark.parametrize("p", [1, 2, 3, 5])
+def test_mvlgamma_matches_torch(p):
+    _compare(lambda t: ta.mvlgamma(t, p), lambda t: torch.mvlgamma(t, p),
+             RNG.uniform(2.2, 6.0, (3, 4)))
+    _compare(lambda t: ta.special.multigammaln(t, p), lambda t: torch.special.multigammaln(t, p),
+             RNG.uniform(2.2, 6.0, (5,)))
+    x = ta.tensor([2.0, 3.5])
+    x.mvlgamma_(p)
+    np.testing.assert_allclose(x.numpy(), torch.tensor([2.0, 3.5]).mvlgamma(p).numpy())
+
+
+@pytest.mark.parametrize("call, error", [
+    (lambda m: m.polygamma(-1, m.tensor([1.0])), RuntimeError),
+    (lambda m: m.polygamma(1.5, m.tensor([1.0])), TypeError),
+    (lambda m: m.mvlgamma(m.tensor([2.0]), 0), RuntimeError),
+])
+def test_polygamma_errors_as_torch(call, error):
+    with pytest.raises(error):
+        call(torch)
+    with pytest.raises(error):
+        call(ta)

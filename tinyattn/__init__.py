@@ -173,6 +173,8 @@ from .ops import cumulative_trapezoid, dist, isreal, trapezoid, trapz
 __all__ += ["cumulative_trapezoid", "dist", "isreal", "trapezoid", "trapz"]
 from .ops import cdist, frexp, mode, nanquantile, pdist, quantile
 __all__ += ["cdist", "frexp", "mode", "nanquantile", "pdist", "quantile"]
+from .ops import mvlgamma, polygamma
+__all__ += ["mvlgamma", "polygamma"]
 
 # torch's second names and top-level forms of ops above (torch.multiply, torch.conv2d,
 # torch.embedding(weight, indices), ...): tinyattn/torch_top_level.py

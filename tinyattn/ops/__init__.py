@@ -963,6 +963,17 @@ Tensor.quantile = quantile
 Tensor.nanquantile = nanquantile
 Tensor.frexp = frexp
 
+# polygamma and the multivariate log-gamma (issue 30, stream absentA38: ops/polygamma.py).
+from .polygamma import mvlgamma, mvlgamma_method, polygamma, polygamma_method  # noqa: E402
+
+__all__ += ["polygamma", "mvlgamma"]
+polygamma = _kw(polygamma, out=True)
+mvlgamma = _kw(mvlgamma, out=True)
+Tensor.polygamma = polygamma_method
+Tensor.mvlgamma = mvlgamma_method
+Tensor.polygamma_ = in_place_of(polygamma_method, "polygamma_")
+Tensor.mvlgamma_ = in_place_of(mvlgamma_method, "mvlgamma_")
+
 from .dtype_rules import can_cast, promote_types, result_type  # noqa: E402
 from .tensor_extras import register_tensor_extras  # noqa: E402
 register_tensor_extras()
