@@ -158,7 +158,8 @@ class Pdist(Function):
 
     def forward(self, x, p: float):
         xp = backend.get_array_module(x)
-        first, second = np.triu_indices(x.shape[0], 1)
+        first, second = (backend.to_device(i, backend.device_of(x))
+                          for i in np.triu_indices(x.shape[0], 1))
         diff = x[first] - x[second]                                  # (K, M)
         out = _lp_distance(xp, diff, p)                              # (K,)
         self.save_for_backward(x, out, p)
@@ -167,11 +168,12 @@ class Pdist(Function):
     def backward(self, grad):
         x, out, p = self.saved
         xp = backend.get_array_module(grad)
-        first, second = np.triu_indices(x.shape[0], 1)
+        first, second = (backend.to_device(i, backend.device_of(x))
+                          for i in np.triu_indices(x.shape[0], 1))
         dd = _lp_distance_grad(xp, x[first] - x[second], out, grad, p)   # (K, M)
         dx = xp.zeros(x.shape, dtype=grad.dtype)
-        backend.scatter_add(dx, xp.asarray(first), dd)
-        backend.scatter_add(dx, xp.asarray(second), -dd)
+        backend.scatter_add(dx, first, dd)
+        backend.scatter_add(dx, second, -dd)
         return dx
 
 

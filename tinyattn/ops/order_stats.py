@@ -61,7 +61,8 @@ class QuantilePick(Function):
         shape, below, above, weight, interpolate, *for_q = self.saved
         xp = backend.get_array_module(grad)
         dx = xp.zeros(shape, dtype=grad.dtype)
-        rows = np.indices(below.shape, sparse=True)[:-1]              # the other axes
+        rows = tuple(backend.to_device(r, backend.device_of(grad))   # the other axes
+                     for r in np.indices(below.shape, sparse=True)[:-1])
         if not interpolate:
             backend.scatter_add(dx, (*rows, below), grad)
             return dx
@@ -124,7 +125,7 @@ def _quantile(op: str, input: Tensor, q: Any, dim: Optional[int],  # noqa: A002
         rows = input.movedim(axis, -1)
     x = rows._data
     flat = backend.to_host(x).reshape(-1, x.shape[-1])                # NaN last, as torch
-    order = xp.asarray(torch_cpu_order(flat).reshape(x.shape))
+    order = backend.to_device(torch_cpu_order(flat).reshape(x.shape), backend.device_of(x))
     ordered = xp.take_along_axis(x, order, axis=-1)
     qs = q_data.reshape(-1)                                            # (Q,)
     last = x.shape[-1] - 1
@@ -189,7 +190,8 @@ def _mode_positions(x: Any) -> Tuple[Any, Any]:
     row (as its std::sort does, by plain <), find the longest run of equal values, the first
     such run at ties of length (the smallest value), and its last element in sorted order."""
     xp = backend.get_array_module(x)
-    order = xp.asarray(torch_cpu_order(backend.to_host(x), nan_last=False))
+    order = backend.to_device(torch_cpu_order(backend.to_host(x), nan_last=False),
+                              backend.device_of(x))
     ordered = xp.take_along_axis(x, order, axis=-1)
     n = x.shape[-1]
     starts = xp.ones(x.shape, dtype=bool)

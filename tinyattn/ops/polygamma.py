@@ -50,8 +50,7 @@ def _polygamma_values(n: int, x: Any) -> Any:
         out = backend.special_module(x).polygamma(n, x).astype(x.dtype)
         if n == 1:
             pole = (x <= 0) & (x == xp.floor(x))
-            if pole.any():
-                out = xp.where(pole, _trigamma(x), out).astype(x.dtype)
+            out = xp.where(pole, _trigamma(x), out).astype(x.dtype)
     return out
 
 
