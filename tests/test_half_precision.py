@@ -11,6 +11,7 @@ import tinyattn as ta
 import tinyattn.functional as F
 from tinyattn.optable import OP_TABLE, make_inputs
 from tinyattn.optable import decompositions as optable_decompositions
+from tinyattn.optable import distances as optable_distances
 from tinyattn.optable import linalg_solvers as optable_linalg_solvers
 from tinyattn.precision import BFLOAT16
 
@@ -29,6 +30,11 @@ TORCH_WIDENS = {"bincount_weights": np.dtype(np.float64)}   # torch.bincount: ha
 # refuses them too, and these tests check that it does
 TORCH_REFUSES_HALF = {spec.name for spec in optable_decompositions.ROWS
                       + optable_linalg_solvers.ROWS if not spec.name.startswith("matrix_exp")}
+# cdist and pdist ('"cdist" not implemented for 'Half''), quantile ("must be either float or
+# double dtype")
+TORCH_REFUSES_HALF |= {spec.name for spec in optable_distances.ROWS}
+TORCH_REFUSES_HALF |= {spec.name for spec in OP_TABLE if spec.name.startswith(
+    ("quantile", "nanquantile"))}
 
 
 def _refuses_half(spec, inputs) -> bool:

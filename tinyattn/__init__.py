@@ -174,6 +174,10 @@ from .ops import corrcoef, cov
 __all__ += ["corrcoef", "cov"]
 from .ops import cumulative_trapezoid, dist, isreal, trapezoid, trapz
 __all__ += ["cumulative_trapezoid", "dist", "isreal", "trapezoid", "trapz"]
+from .ops import cdist, frexp, mode, nanquantile, pdist, quantile
+__all__ += ["cdist", "frexp", "mode", "nanquantile", "pdist", "quantile"]
+from .ops import mvlgamma, polygamma
+__all__ += ["mvlgamma", "polygamma"]
 
 # torch's second names and top-level forms of ops above (torch.multiply, torch.conv2d,
 # torch.embedding(weight, indices), ...): tinyattn/torch_top_level.py

@@ -65,3 +65,8 @@ from .ops.instance_norm import instance_norm                               # noq
 __all__ += ["instance_norm"]
 from .ops.lp_pool import lp_pool1d, lp_pool2d                            # noqa: E402
 __all__ += ["lp_pool1d", "lp_pool2d"]
+from .ops.distances import pdist                                           # noqa: E402
+__all__ += ["pdist"]
+from .ops.compositions import (triplet_margin_loss,                      # noqa: E402
+                                triplet_margin_with_distance_loss)
+__all__ += ["triplet_margin_loss", "triplet_margin_with_distance_loss"]

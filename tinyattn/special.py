@@ -16,9 +16,12 @@ from .ops import (digamma, entr, erf, erfc, erfcx, erfinv, exp2, expm1, i0, i0e,
                   lgamma, log1p, log_ndtr, log_softmax, logit, logsumexp, ndtr, ndtri,
                   sigmoid, sinc, softmax)
 
+from .ops import mvlgamma, polygamma
+
 expit = sigmoid
 gammaln = lgamma
 psi = digamma
+multigammaln = mvlgamma
 
 
 def round(input: Any, *, decimals: int = 0) -> Any:  # noqa: A001
@@ -35,4 +38,4 @@ def round(input: Any, *, decimals: int = 0) -> Any:  # noqa: A001
 __all__ = ["erf", "erfc", "erfinv", "erfcx", "expit", "logit", "gammaln", "digamma", "psi",
            "i0", "i0e", "i1", "i1e", "ndtr", "ndtri", "log_ndtr", "entr", "sinc", "exp2",
            "expm1", "log1p", "logsumexp", "softmax", "log_softmax", "round", "xlogy",
-           "xlog1py"]
+           "xlog1py", "polygamma", "multigammaln"]

@@ -2,9 +2,10 @@
 
 ``to_tinyattn`` walks a sample's input, args and kwargs: tensors (float16, bfloat16, integer
 and bool too; ``requires_grad`` kept), lists and tuples of them, dtypes, ``torch.Size``,
-devices and memory formats become what ``python -m tinyattn run-torch`` hands a script for the
-same torch value. The same torch tensor met twice becomes the same tinyattn tensor (aliasing
-is part of an op's meaning: ``torch.add(x, x)``). Anything else torch-specific is refused with
+devices, memory formats and modules without parameters (a distance function) become what
+``python -m tinyattn run-torch`` hands a script for the same torch value. The same torch
+tensor met twice becomes the same tinyattn tensor (aliasing is part of an op's meaning:
+``torch.add(x, x)``). Anything else torch-specific is refused with
 ``Unconvertible`` naming it, so a sample the harness cannot pass is reported, not dropped.
 
 ``assert_agrees`` compares a tinyattn result with torch's: structure (tensor, sequence,
@@ -82,6 +83,8 @@ class Converter:
             if found is None:
                 raise Unconvertible(f"torch.{name} (tinyattn has no memory formats)")
             return found
+        if isinstance(value, torch.nn.Module):
+            return self._module(value)
         if isinstance(value, (torch.layout, torch.Generator)) or type(value).__module__ \
                 .startswith("torch"):
             raise Unconvertible(f"{type(value).__name__} {value!r}")
@@ -92,6 +95,21 @@ class Converter:
         if isinstance(value, dict):
             return {key: self(v) for key, v in value.items()}
         return value
+
+    def _module(self, module: torch.nn.Module) -> Any:
+        """A torch module without parameters or buffers (the ``PairwiseDistance()`` an
+        OpInfo passes as a distance function) as tinyattn's module of the same name, with
+        the same public attributes, as run-torch would build it."""
+        name = type(module).__name__
+        twin = resolve(f"nn.{name}")
+        if twin is None or any(True for _ in module.parameters()) or \
+                any(True for _ in module.buffers()):
+            raise Unconvertible(f"the module {module!r}")
+        out = twin()
+        for key, value in vars(module).items():
+            if not key.startswith("_") and key != "training":
+                setattr(out, key, self(value))
+        return out
 
     def _tensor(self, t: torch.Tensor) -> tinyattn.Tensor:
         if id(t) in self._seen:

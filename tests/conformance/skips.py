@@ -266,6 +266,25 @@ INTERPOLATE_MODS30: List[Skip] = [
 INSTANCE_NORM_MODS30: List[Skip] = [
 ]
 
+# ------------------------------------------------------------------ absentA38's ops
+_POLYGAMMA_F32 = ("on purpose: tinyattn's polygamma (n >= 2) computes in float64 (SciPy's "
+                  "Hurwitz zeta) and rounds once; torch's float32 kernel loses digits near the "
+                  "poles (op_db's large reference sample, x near -0.5, n = 4: torch's relative "
+                  "error against float64 3.0e-3, tinyattn's 5.3e-8), so the two differ by more "
+                  "than the float32 tolerance there")
+
+
+def _large_sample(sample: object) -> bool:
+    """op_db's large reference sample (about 10^6 values, extremal ones)"""
+    return sample.input.numel() > 100_000
+
+
+ABSENT_A38: List[Skip] = [
+    *[op_skip(f"polygamma.polygamma_n_{n}", "values", _POLYGAMMA_F32, dtypes=("float32",),
+              when=_large_sample) for n in (2, 4)],
+]
+
 TABLE: List[Skip] = (CANNOT_COMPARE + ON_PURPOSE + TO_FIX + NOT_IMPLEMENTED + NEW_OPS_B
-                     + COVERAGE_A + MODULES_AND_OPTIMIZERS + COMPOSITIONS_COV30 + OUT_ALIASING
-                     + LINALG30 + INTERPOLATE_MODS30 + INSTANCE_NORM_MODS30)
+                     + COVERAGE_A
+                     + MODULES_AND_OPTIMIZERS + COMPOSITIONS_COV30 + OUT_ALIASING
+                     + LINALG30 + INTERPOLATE_MODS30 + INSTANCE_NORM_MODS30 + ABSENT_A38)

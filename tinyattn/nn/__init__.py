@@ -86,6 +86,9 @@ from .composed import (ChannelShuffle, CosineEmbeddingLoss, GaussianNLLLoss,
 __all__ += ["ChannelShuffle", "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss",
             "MarginRankingLoss", "MultiLabelSoftMarginLoss", "PairwiseDistance", "PixelShuffle",
             "PixelUnshuffle", "PoissonNLLLoss", "SoftMarginLoss"]
+from .composed import (CosineSimilarity, TripletMarginLoss,            # noqa: E402
+                       TripletMarginWithDistanceLoss)
+__all__ += ["CosineSimilarity", "TripletMarginLoss", "TripletMarginWithDistanceLoss"]
 from .bilinear import Bilinear                                           # noqa: E402
 from .activation import Softmax2d                                        # noqa: E402
 from .loss import (HuberLoss, MultiLabelMarginLoss, MultiMarginLoss,     # noqa: E402

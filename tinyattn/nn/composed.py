@@ -10,8 +10,9 @@ from .loss import _Loss
 from .module import Module
 
 __all__ = ["PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "PairwiseDistance",
-           "CosineEmbeddingLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
-           "MultiLabelSoftMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss"]
+           "CosineSimilarity", "CosineEmbeddingLoss", "MarginRankingLoss", "HingeEmbeddingLoss",
+           "SoftMarginLoss", "MultiLabelSoftMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss",
+           "TripletMarginLoss", "TripletMarginWithDistanceLoss"]
 
 
 class PixelShuffle(Module):
@@ -65,6 +66,17 @@ class PairwiseDistance(Module):
 
     def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
         return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+class CosineSimilarity(Module):
+    """``F.cosine_similarity``: x1 . x2 / max(||x1|| ||x2||, eps) along ``dim``."""
+
+    def __init__(self, dim: int = 1, eps: float = 1e-8):
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
 
 
 class CosineEmbeddingLoss(_Loss):
@@ -147,3 +159,41 @@ class GaussianNLLLoss(_Loss):
 
     def forward(self, input: Tensor, target: Tensor, var: Any) -> Tensor:  # noqa: A002
         return F.gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    """``F.triplet_margin_loss``: max(0, margin + d(anchor, positive) - d(anchor, negative))
+    with the p-norm pairwise distance."""
+
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
+                 swap: bool = False, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got "
+                             f"{margin} instead")
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p,
+                                     eps=self.eps, swap=self.swap, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """``F.triplet_margin_with_distance_loss``: the triplet loss with ``distance_function``
+    (a function or module of two tensors; default ``PairwiseDistance()``, a submodule)."""
+
+    def __init__(self, *, distance_function: Any = None, margin: float = 1.0,
+                 swap: bool = False, reduction: str = "mean"):
+        super().__init__(None, None, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater "
+                             f"than 0, got {margin} instead")
+        self.distance_function = distance_function if distance_function is not None \
+            else PairwiseDistance()
+        self.margin, self.swap = margin, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)

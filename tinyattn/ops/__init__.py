@@ -885,7 +885,8 @@ from .compositions import (channel_shuffle, cosine_embedding_loss, cumulative_tr
                            gaussian_nll_loss, hinge_embedding_loss, isreal, linalg_diagonal,
                            margin_ranking_loss, multilabel_soft_margin_loss, pairwise_distance,
                            pixel_shuffle, pixel_unshuffle, poisson_nll_loss, soft_margin_loss,
-                           trapezoid, trapz)
+                           trapezoid, trapz, triplet_margin_loss,
+                           triplet_margin_with_distance_loss)
 
 isreal = _kw(isreal)
 dist = _kw(dist)
@@ -943,6 +944,35 @@ cov = _kw(cov)
 corrcoef = _kw(corrcoef)
 Tensor.cov = cov
 Tensor.corrcoef = corrcoef
+
+# Distances, quantiles, mode, frexp (issue 30, stream absentA38: ops/distances.py,
+# ops/order_stats.py, ops/float_parts.py).
+from .distances import cdist, pdist  # noqa: E402
+from .order_stats import mode, nanquantile, quantile  # noqa: E402
+from .float_parts import frexp  # noqa: E402
+
+__all__ += ["cdist", "pdist", "mode", "quantile", "nanquantile", "frexp"]
+cdist = _kw(cdist)
+pdist = _kw(pdist)
+mode = out_apart(out_same_dtype(_kw(mode, out=True)))
+quantile = _kw(quantile, out=True)
+nanquantile = _kw(nanquantile, out=True)
+frexp = out_apart(_kw(frexp, out=True))
+Tensor.mode = mode
+Tensor.quantile = quantile
+Tensor.nanquantile = nanquantile
+Tensor.frexp = frexp
+
+# polygamma and the multivariate log-gamma (issue 30, stream absentA38: ops/polygamma.py).
+from .polygamma import mvlgamma, mvlgamma_method, polygamma, polygamma_method  # noqa: E402
+
+__all__ += ["polygamma", "mvlgamma"]
+polygamma = _kw(polygamma, out=True)
+mvlgamma = _kw(mvlgamma, out=True)
+Tensor.polygamma = polygamma_method
+Tensor.mvlgamma = mvlgamma_method
+Tensor.polygamma_ = in_place_of(polygamma_method, "polygamma_")
+Tensor.mvlgamma_ = in_place_of(mvlgamma_method, "mvlgamma_")
 
 from .dtype_rules import can_cast, promote_types, result_type  # noqa: E402
 from .tensor_extras import register_tensor_extras  # noqa: E402

@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 from ..autograd import keep_versions
 from ..tensor import Tensor
+from .compare import minimum
 from .masking import where
 from .pointwise_loss import legacy_reduction
 from .rearrange import diagonal
@@ -21,7 +22,7 @@ __all__ = ["isreal", "linalg_diagonal", "dist", "trapezoid", "trapz", "cumulativ
            "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss",
            "pairwise_distance", "cosine_embedding_loss", "pixel_shuffle", "pixel_unshuffle",
            "channel_shuffle", "multilabel_soft_margin_loss", "poisson_nll_loss",
-           "gaussian_nll_loss"]
+           "gaussian_nll_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss"]
 
 
 def _reduced(loss: Tensor, reduction: str) -> Tensor:
@@ -298,3 +299,49 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Any,  # noqa: A002
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
     return _reduced(loss, reduction)
+
+
+def _check_triplet(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float) -> None:
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    dims = (anchor.ndim, positive.ndim, negative.ndim)
+    if len(set(dims)) != 1:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
+                           f"the same number of dimensions, but got: anchor {dims[0]}D, "
+                           f"positive {dims[1]}D, and negative {dims[2]}D inputs")
+
+
+def _triplet(distance: Any, anchor: Tensor, positive: Tensor, negative: Tensor,
+             margin: float, swap: bool, reduction: str) -> Tensor:
+    """max(0, margin + d(a, p) - d(a, n)), with d(a, n) replaced by min(d(a, n), d(p, n))
+    when ``swap`` (Balntas et al.'s distance swap), reduced."""
+    dist_pos = distance(anchor, positive)
+    dist_neg = distance(anchor, negative)
+    if swap:
+        dist_neg = minimum(dist_neg, distance(positive, negative))
+    return _reduced((margin + dist_pos - dist_neg).clamp_min(0), reduction)
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
+                        margin: float = 1.0, p: float = 2, eps: float = 1e-6,
+                        swap: bool = False, size_average: Any = None, reduce: Any = None,
+                        reduction: str = "mean") -> Tensor:
+    """``F.triplet_margin_loss``: max(0, margin + ||a - p + eps||_p - ||a - n + eps||_p)
+    (``pairwise_distance``, as torch), reduced; ``swap`` uses the smaller of the distances
+    from the negative to the anchor and to the positive."""
+    reduction = legacy_reduction(size_average, reduce, reduction, "triplet_margin_loss")
+    _check_triplet(anchor, positive, negative, margin)
+    return _triplet(lambda x1, x2: pairwise_distance(x1, x2, p, eps), anchor, positive,
+                    negative, margin, swap, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function: Any = None, margin: float = 1.0,
+                                      swap: bool = False, reduction: str = "mean") -> Tensor:
+    """``F.triplet_margin_with_distance_loss``: the triplet loss with any distance function
+    of two tensors (default: ``pairwise_distance``)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    _check_triplet(anchor, positive, negative, margin)
+    return _triplet(distance_function or pairwise_distance, anchor, positive, negative,
+                    margin, swap, reduction)

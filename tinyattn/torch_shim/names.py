@@ -81,7 +81,9 @@ _NN_MODULE_FILES = {
     "loss": "L1Loss NLLLoss NLLLoss2d PoissonNLLLoss GaussianNLLLoss KLDivLoss MSELoss BCELoss "
             "BCEWithLogitsLoss HingeEmbeddingLoss MultiLabelMarginLoss SmoothL1Loss HuberLoss "
             "SoftMarginLoss CrossEntropyLoss MultiLabelSoftMarginLoss CosineEmbeddingLoss "
-            "MarginRankingLoss MultiMarginLoss TripletMarginLoss CTCLoss",
+            "MarginRankingLoss MultiMarginLoss TripletMarginLoss TripletMarginWithDistanceLoss "
+            "CTCLoss",
+    "distance": "PairwiseDistance CosineSimilarity",
     "batchnorm": "BatchNorm1d BatchNorm2d BatchNorm3d LazyBatchNorm1d LazyBatchNorm2d "
                  "SyncBatchNorm",
     "flatten": "Flatten Unflatten",

@@ -1,0 +1,114 @@
+"""The derivatives of log Gamma: ``torch.polygamma`` (psi^(n), n = 0 is digamma) and the
+multivariate log-gamma ``torch.mvlgamma`` (docs/derivations.md#polygamma-and-mvlgamma).
+"""
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any
+
+import numpy as np
+
+from .. import backend
+from ..autograd import Function, keep_versions
+from ..tensor import Tensor
+from .special_functions import digamma, lgamma, unary_in_float32
+
+__all__ = ["polygamma", "mvlgamma", "polygamma_method", "mvlgamma_method"]
+
+
+def _trigamma(x: Any) -> Any:
+    """psi'(x) as torch computes it (aten's calc_trigamma): reflect x < 1/2 with
+    psi'(1 - x) + psi'(x) = pi^2 / sin^2(pi x), shift x up six steps (psi'(x) = 1/x^2 +
+    psi'(x + 1)), then the asymptotic series 1/x + 1/(2x^2) + 1/(6x^3) - 1/(30x^5) + ...
+    At a non-positive integer sin(pi x) is a rounding error, not 0: a huge finite value, as
+    torch's (SciPy gives inf)."""
+    xp = backend.get_array_module(x)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        reflect = x < 0.5
+        sin_pi_x = xp.sin(math.pi * x)
+        result = xp.where(reflect, -(math.pi * math.pi) / (sin_pi_x * sin_pi_x), 0.0)
+        x = xp.where(reflect, 1 - x, x)
+        for _ in range(6):
+            result = result + 1 / (x * x)
+            x = x + 1
+        ixx = 1 / (x * x)
+        result = result + (1 + 1 / (2 * x) + ixx * (1 / 6 - ixx * (1 / 30 - ixx / 42))) / x
+        return xp.where(reflect, -result, result)
+
+
+def _polygamma_values(n: int, x: Any) -> Any:
+    """psi^(n)(x) for n >= 1: (-1)^(n+1) n! zeta(n + 1, x) (the Hurwitz zeta; SciPy's
+    polygamma, as torch's for n >= 2). For n = 1 torch uses its own series (``_trigamma``):
+    in float32 so does tinyattn; in float64, where the series is about 1e-9 off, tinyattn
+    keeps SciPy's closer value, except at the poles x = 0, -1, -2, ..., where it gives
+    torch's number (inf at 0, huge and finite below)."""
+    xp = backend.get_array_module(x)
+    if n == 1 and x.dtype == np.float32:       # torch's float32 steps (near a pole they lose
+        return _trigamma(x).astype(x.dtype)    # digits: the result is torch's, not SciPy's)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out = backend.special_module(x).polygamma(n, x).astype(x.dtype)
+        if n == 1:
+            pole = (x <= 0) & (x == xp.floor(x))
+            out = xp.where(pole, _trigamma(x), out).astype(x.dtype)
+    return out
+
+
+class Polygamma(Function):
+    """out = psi^(n)(x), the n-th derivative of digamma (n >= 1).
+    dx = g * psi^(n+1)(x): the next one."""
+
+    def forward(self, x, n: int):
+        self.save_for_backward(x, n)
+        return _polygamma_values(n, x)
+
+    def backward(self, grad):
+        x, n = self.saved
+        return grad * _polygamma_values(n + 1, x)
+
+
+def _order(n: Any, op: str) -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"{op}(): argument 'n' (position 1) must be int, not "
+                        f"{type(n).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return operator.index(n)
+
+
+def polygamma(n: int, input: Tensor) -> Tensor:  # noqa: A002 - torch's names
+    """``torch.polygamma(n, input)``: the n-th derivative of digamma, elementwise (n = 0:
+    digamma itself). Integer and bool inputs give float32; float16 and bfloat16 are computed
+    in float32 and rounded once, as torch."""
+    n = _order(n, "polygamma")
+    if n == 0:
+        return digamma(input)
+    return unary_in_float32(Polygamma, input, n=n)
+
+
+def polygamma_method(self: Tensor, n: int) -> Tensor:
+    """``x.polygamma(n)``: ``torch.polygamma(n, x)``."""
+    return polygamma(n, self)
+
+
+def mvlgamma(input: Tensor, p: int) -> Tensor:  # noqa: A002 - torch's names
+    """``torch.mvlgamma(input, p)`` (``torch.special.multigammaln``): the multivariate
+    log-gamma of dimension p, sum_{i<p} lgamma(x - i/2) + p (p - 1)/4 log(pi) (inf where
+    x <= (p - 1)/2, as torch 2.13). Composed of lgamma and sum, so dx = g sum_i psi(x - i/2)."""
+    if isinstance(p, bool) or not isinstance(p, (int, np.integer)):
+        raise TypeError(f"mvlgamma(): argument 'p' (position 2) must be int, not "
+                        f"{type(p).__name__}")
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    if input.dtype.kind in "biu":
+        input = input.float()
+    xp = backend.get_array_module(input._data)
+    offsets = Tensor._wrap(xp.arange(-p * 0.5 + 0.5, 0.5, 0.5).astype(input.dtype))  # (p,)
+    terms = lgamma(input.unsqueeze(-1) + offsets)                  # (..., p)
+    out = terms.sum(-1) + p * (p - 1) * math.log(math.pi) / 4
+    return keep_versions(out, input)          # torch's backward keeps the input itself
+
+
+def mvlgamma_method(self: Tensor, p: int) -> Tensor:
+    """``x.mvlgamma(p)``: ``torch.mvlgamma(x, p)``."""
+    return mvlgamma(self, p)
