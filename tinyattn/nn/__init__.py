@@ -110,3 +110,6 @@ __all__ += ["LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
             "LazyConvTranspose2d", "LazyConvTranspose3d"]
 from .pooling import LPPool1d, LPPool2d                                   # noqa: E402
 __all__ += ["LPPool1d", "LPPool2d"]
+from .pooling import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d,  # noqa: E402
+                      LPPool3d, MaxPool3d)
+__all__ += ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "LPPool3d"]

@@ -88,7 +88,9 @@ _NN_MODULE_FILES = {
     "conv": "Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d LazyConv1d "
             "LazyConv2d LazyConv3d LazyConvTranspose1d LazyConvTranspose2d LazyConvTranspose3d",
     "pooling": "MaxPool1d MaxPool2d AvgPool1d AvgPool2d AdaptiveAvgPool1d AdaptiveAvgPool2d "
-               "AdaptiveMaxPool1d AdaptiveMaxPool2d LPPool1d LPPool2d",
+               "AdaptiveMaxPool1d AdaptiveMaxPool2d LPPool1d LPPool2d MaxPool3d AvgPool3d "
+               "AdaptiveAvgPool3d AdaptiveMaxPool3d LPPool3d MaxUnpool1d MaxUnpool2d "
+               "MaxUnpool3d FractionalMaxPool2d FractionalMaxPool3d",
     "rnn": "RNNBase RNN LSTM GRU RNNCellBase RNNCell LSTMCell GRUCell",
     "lazy": "LazyModuleMixin",
     "padding": "CircularPad1d CircularPad2d CircularPad3d ConstantPad1d ConstantPad2d "
