@@ -18,7 +18,9 @@ VALIDATING_OPS = {"embedding", "cross_entropy", "cross_entropy_smooth", "gather"
                   # read LAPACK's info / the rank to raise or answer as torch (which syncs too):
                   # cholesky's not-positive-definite error, cond's inf at a singular matrix,
                   # lstsq's residuals (present only at full rank)
-                  "cholesky", "cholesky_upper", "cond_fro", "cond_inf", "lstsq_residuals"}
+                  "cholesky", "cholesky_upper", "cond_fro", "cond_inf", "lstsq_residuals",
+                  # check that every index lies in the output, as torch's kernel does
+                  "max_unpool1d", "max_unpool2d", "max_unpool3d"}
 
 
 @pytest.mark.parametrize("spec,case", ROWS, ids=IDS)

@@ -113,3 +113,5 @@ __all__ += ["LPPool1d", "LPPool2d"]
 from .pooling import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d,  # noqa: E402
                       LPPool3d, MaxPool3d)
 __all__ += ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "LPPool3d"]
+from .pooling import MaxUnpool1d, MaxUnpool2d, MaxUnpool3d                # noqa: E402
+__all__ += ["MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]

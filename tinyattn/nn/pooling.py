@@ -13,7 +13,8 @@ from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d"]
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
+           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -183,3 +184,43 @@ class LPPool2d(_LPPoolNd):
 class LPPool3d(_LPPoolNd):
     """(N, C, D, H, W) -> the p-norm of each window."""
     _function = staticmethod(F.lp_pool3d)
+
+
+class _MaxUnpoolNd(Module):
+    _function: Any = None
+    _dims = 0
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        name = type(self).__name__
+        self.kernel_size = as_tuple(kernel_size, self._dims, "kernel_size", name)
+        self.stride = as_tuple(stride if stride is not None else kernel_size, self._dims,
+                               "stride", name)
+        self.padding = as_tuple(padding, self._dims, "padding", name)
+
+    def forward(self, input: Tensor, indices: Tensor,  # noqa: A002 - torch's name
+                output_size: Optional[Any] = None) -> Tensor:
+        return type(self)._function(input, indices, self.kernel_size, self.stride,
+                                    self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """(N, C, L) and max_pool1d's indices -> (N, C, L_out): each value back at its index,
+    zeros elsewhere; output_size picks among the sizes that pool to L."""
+    _function = staticmethod(F.max_unpool1d)
+    _dims = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """(N, C, H, W) and max_pool2d's indices -> (N, C, H_out, W_out)."""
+    _function = staticmethod(F.max_unpool2d)
+    _dims = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """(N, C, D, H, W) and max_pool3d's indices -> (N, C, D_out, H_out, W_out)."""
+    _function = staticmethod(F.max_unpool3d)
+    _dims = 3
