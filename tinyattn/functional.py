@@ -69,3 +69,5 @@ __all__ += ["lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool3d", "avg_pool3d",
             "adaptive_avg_pool3d", "adaptive_max_pool3d"]
 from .ops.unpool import max_unpool1d, max_unpool2d, max_unpool3d            # noqa: E402
 __all__ += ["max_unpool1d", "max_unpool2d", "max_unpool3d"]
+from .ops.local_response_norm import local_response_norm                 # noqa: E402
+__all__ += ["local_response_norm"]

@@ -115,3 +115,5 @@ from .pooling import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d,  # noqa: 
 __all__ += ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "LPPool3d"]
 from .pooling import MaxUnpool1d, MaxUnpool2d, MaxUnpool3d                # noqa: E402
 __all__ += ["MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
+from .local_response_norm import LocalResponseNorm                       # noqa: E402
+__all__ += ["LocalResponseNorm"]
