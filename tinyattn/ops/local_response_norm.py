@@ -44,7 +44,8 @@ class LocalResponseNorm(Function):
     same window sum with its two ends swapped. Saved: x (as torch's composition saves it) and
     base; out is recomputed from them, so the output may be written in place, as in torch.
     float16/bfloat16 (``half_steps``): torch's composition rounds after each of its six ops
-    (x*x, the window mean, * alpha, + k, ** beta, x / ...), so the forward rounds there too.
+    (x*x, the window mean, * alpha, + k, ** beta, x / ...), so the forward rounds there too,
+    and its pow takes beta rounded to the half dtype (0.9 is 0.8984375 in bfloat16).
     """
 
     def forward(self, x, *, size, alpha, beta, k, half_steps=None):
@@ -54,7 +55,9 @@ class LocalResponseNorm(Function):
                                                   (size - 1) // 2) / size)
         base = rounded(rounded(window_mean * alpha) + k)
         self.save_for_backward(x, base, size, alpha, beta)
-        return rounded(x / rounded(base ** beta)).astype(x.dtype, copy=False)
+        # torch's pow(half tensor, scalar) first rounds the exponent to the half dtype
+        exponent = beta if half_steps is None else float(np.asarray(beta, dtype=half_steps))
+        return rounded(x / rounded(base ** exponent)).astype(x.dtype, copy=False)
 
     def backward(self, grad):
         x, base, size, alpha, beta = self.saved

@@ -132,7 +132,12 @@ MODULES: Dict[str, ModuleSpec] = {
         "CosineAnnealingLR", "OneCycleLR", "ReduceLROnPlateau",   # torch.optim.lr_scheduler.*
         "ConstantLR", "PolynomialLR", "SequentialLR", "ChainedScheduler",
         "CosineAnnealingWarmRestarts", "CyclicLR",
-        "clip_grad_norm_", "clip_grad_value_"}),                  # torch.nn.utils.*
+        "clip_grad_norm_", "clip_grad_value_"},                   # torch.nn.utils.*
+        refused={"SparseAdam": "SparseAdam updates from sparse gradients (nn.Embedding("
+                               "sparse=True)), and tinyattn has no sparse tensors; use "
+                               "torch.optim.Adam with dense gradients (it also decays the "
+                               "moments of rows absent from a batch, which SparseAdam "
+                               "leaves as they are)"}),
     "torch.optim.lr_scheduler": ModuleSpec("tinyattn.optim.lr_scheduler", _SCHEDULERS),
     "torch.autograd": ModuleSpec("tinyattn.autograd", frozenset({
         "FunctionCtx", "VersionCounter", "is_grad_enabled", "run_backward", "unbroadcast",
