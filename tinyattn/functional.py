@@ -71,3 +71,5 @@ from .ops.unpool import max_unpool1d, max_unpool2d, max_unpool3d            # no
 __all__ += ["max_unpool1d", "max_unpool2d", "max_unpool3d"]
 from .ops.local_response_norm import local_response_norm                 # noqa: E402
 __all__ += ["local_response_norm"]
+from .ops.linear_cross_entropy import linear_cross_entropy               # noqa: E402
+__all__ += ["linear_cross_entropy"]

@@ -13,6 +13,7 @@ dtype (NaN equal to NaN, as the OpInfo tests compare).
 """
 from __future__ import annotations
 
+import dataclasses
 import numbers
 from typing import Any, Dict, List, Tuple
 
@@ -82,6 +83,9 @@ class Converter:
             if found is None:
                 raise Unconvertible(f"torch.{name} (tinyattn has no memory formats)")
             return found
+        if dataclasses.is_dataclass(value) and not isinstance(value, type) \
+                and type(value).__module__.startswith("torch"):
+            return self._options(value)
         if isinstance(value, (torch.layout, torch.Generator)) or type(value).__module__ \
                 .startswith("torch"):
             raise Unconvertible(f"{type(value).__name__} {value!r}")
@@ -92,6 +96,16 @@ class Converter:
         if isinstance(value, dict):
             return {key: self(v) for key, v in value.items()}
         return value
+
+    def _options(self, value: Any) -> Any:
+        """A torch options dataclass (``nn.LinearCrossEntropyOptions``) as the class of the
+        same name the shim answers, field by field; Unconvertible when there is none."""
+        name = type(value).__name__
+        twin = resolve(f"nn.{name}") or resolve(name)
+        if not isinstance(twin, type):
+            raise Unconvertible(f"{name} {value!r}")
+        return twin(**{field.name: self(getattr(value, field.name))
+                       for field in dataclasses.fields(value)})
 
     def _tensor(self, t: torch.Tensor) -> tinyattn.Tensor:
         if id(t) in self._seen:

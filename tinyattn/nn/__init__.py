@@ -117,3 +117,6 @@ from .pooling import MaxUnpool1d, MaxUnpool2d, MaxUnpool3d                # noqa
 __all__ += ["MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 from .local_response_norm import LocalResponseNorm                       # noqa: E402
 __all__ += ["LocalResponseNorm"]
+from .linear_cross_entropy import (LinearCrossEntropyLoss,              # noqa: E402
+                                   LinearCrossEntropyOptions)
+__all__ += ["LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
