@@ -12,7 +12,11 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..tensor import Tensor
+from ..precision import is_floating
 from .loss import cross_entropy
+from .matmul import linear
+from .nll import nll_loss
+from .softmax import log_softmax
 
 __all__ = ["linear_cross_entropy"]
 
@@ -48,9 +52,17 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor,  
         raise RuntimeError("ignore_index cannot be specified when target contains "
                            "probabilities")
     flat_weight = linear_weight.reshape(-1, in_features)              # (C * D, in)
-    logits = (input @ flat_weight.transpose(0, 1)).reshape(logits_shape)  # (N, C, d_1, ...)
-    if linear_bias is not None:
-        logits = logits + linear_bias
+    flat_bias = None if linear_bias is None else linear_bias.reshape(-1)  # (C * D,)
+    # (N, in) @ (in, C * D) -> (N, C * D) -> (N, C, d_1, ..., d_K), bias added before the
+    # one rounding of a half dtype, as torch's F.linear
+    logits = linear(input, flat_weight, flat_bias).reshape(logits_shape)
+    if not is_floating(target.dtype) and label_smoothing == 0.0:
+        # class ids: torch's cross_entropy is log_softmax then nll_loss, and in float16 /
+        # bfloat16 the log-probabilities are rounded in between; composed the same way here
+        log_probs = log_softmax(logits, dim=0 if logits.ndim == 1 else 1)
+        return nll_loss(log_probs, target, weight=weight,
+                        ignore_index=-100 if ignore_index is None else ignore_index,
+                        reduction=reduction)
     return cross_entropy(logits, target, weight=weight,
                          ignore_index=-100 if ignore_index is None else ignore_index,
                          reduction=reduction, label_smoothing=label_smoothing)
