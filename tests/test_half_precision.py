@@ -30,7 +30,8 @@ TORCH_WIDENS = {"bincount_weights": np.dtype(np.float64)}   # torch.bincount: ha
 TORCH_REFUSES_HALF = {spec.name for spec in optable_decompositions.ROWS
                       + optable_linalg_solvers.ROWS if not spec.name.startswith("matrix_exp")}
 # "avg_pool3d_out_frame" not implemented for 'Half' (local_response_norm of 4-D pools with it)
-TORCH_REFUSES_HALF |= {"avg_pool3d", "local_response_norm_4d"}
+TORCH_REFUSES_HALF |= {"avg_pool3d", "local_response_norm_4d",
+                       "ctc_loss"}                  # "ctc_loss_cpu" takes float and double
 
 
 

@@ -73,3 +73,5 @@ from .ops.local_response_norm import local_response_norm                 # noqa:
 __all__ += ["local_response_norm"]
 from .ops.linear_cross_entropy import linear_cross_entropy               # noqa: E402
 __all__ += ["linear_cross_entropy"]
+from .ops.ctc_loss import ctc_loss                                        # noqa: E402
+__all__ += ["ctc_loss"]

@@ -120,3 +120,5 @@ __all__ += ["LocalResponseNorm"]
 from .linear_cross_entropy import (LinearCrossEntropyLoss,              # noqa: E402
                                    LinearCrossEntropyOptions)
 __all__ += ["LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
+from .ctc_loss import CTCLoss                                             # noqa: E402
+__all__ += ["CTCLoss"]

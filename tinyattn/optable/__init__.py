@@ -33,7 +33,7 @@ from . import decompositions        # cholesky, qr, eigh, svd
 from . import linalg_solvers        # triangular and least-squares solves, pinv, matrix_exp
 from . import statistics            # cov, corrcoef
 from . import bilinear, interpolate, margin_loss
-from . import linear_cross_entropy, local_response_norm
+from . import ctc_loss, linear_cross_entropy, local_response_norm
 from .spec import OpCase, OpSpec, make_inputs
 
 __all__ = ["OpCase", "OpSpec", "OP_TABLE", "make_inputs", "FAMILIES"]
@@ -47,6 +47,7 @@ FAMILIES = [elementwise, powers, trig, reduce, shape, interleave, matmul, softma
             index_writes, picks, more_activations, search, flat_index, special_functions,
             binary_special, blas, linalg_ops, more_reductions,
             clamp_bounds, linalg_norms, decompositions, linalg_solvers, statistics,
-            bilinear, margin_loss, interpolate, local_response_norm, linear_cross_entropy]
+            bilinear, margin_loss, interpolate, local_response_norm, linear_cross_entropy,
+            ctc_loss]
 
 OP_TABLE: List[OpSpec] = [row for family in FAMILIES for row in family.ROWS]
