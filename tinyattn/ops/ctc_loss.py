@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend
+from ..amp.dispatch import cast_args
 from ..autograd import Function
 from ..precision import is_floating
 from ..tensor import Tensor
@@ -174,6 +175,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
     each sample's loss by its target length (at least 1), then averages over the batch."""
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
+    (log_probs,) = cast_args("ctc_loss", log_probs)     # autocast: float32, as torch's list
     if not is_floating(log_probs.dtype) or log_probs.dtype.itemsize < 4:
         raise RuntimeError(f"ctc_loss: not implemented for {log_probs.dtype}: torch's CPU "
                            f"kernel takes float and double (float32, float64); convert with "

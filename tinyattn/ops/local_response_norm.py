@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend
+from ..amp.dispatch import cast_args
 from ..autograd import Function
 from ..precision import is_floating
 from ..tensor import Tensor
@@ -83,6 +84,8 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4,  # noqa: 
                            f"channels in each window), got {size!r}")
     if input.numel() == 0:
         return input                # torch returns the input itself
+    if input.ndim > 3:              # autocast: torch pools these with avg_pool3d, in float32
+        (input,) = cast_args("avg_pool3d", input)
     if not is_floating(input.dtype):
         return _integer_input(input, int(size), float(alpha), float(beta), float(k))
     half = input.dtype.itemsize < 4

@@ -15,6 +15,7 @@ from typing import Any, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import backend
+from ..amp.dispatch import cast_args
 from ..autograd import Function
 from ..precision import is_floating
 from ..tensor import Tensor
@@ -180,13 +181,14 @@ def _half_box_means(x: Any, bins: Sequence[list]) -> Any:
     total = xp.zeros(x.shape[:2] + grids[0][0].shape, dtype=x.dtype)      # (N, C, *out)
     for offset in itertools.product(*(range(int(n.max())) for n in lengths)):
         inside = np.logical_and.reduce([o < n for o, n in zip(offset, grids[1])])
-        where = tuple(np.minimum(s + o, size - 1) for s, o, size in
-                      zip(grids[0], offset, x.shape[2:]))
+        where = tuple(backend.to_device(np.minimum(s + o, size - 1), backend.device_of(x))
+                      for s, o, size in zip(grids[0], offset, x.shape[2:]))
         step = (total.astype(np.float32) + x[(slice(None), slice(None)) + where]
                 .astype(np.float32)).astype(x.dtype)
-        total = xp.where(backend.to_device(inside, x.device), step, total)
+        total = xp.where(backend.to_device(inside, backend.device_of(x)), step, total)
     for n in grids[1]:
-        total = (total.astype(np.float32) / n.astype(np.float32)).astype(x.dtype)
+        divisor = backend.to_device(n.astype(np.float32), backend.device_of(x))
+        total = (total.astype(np.float32) / divisor).astype(x.dtype)
     return total
 
 
@@ -276,6 +278,7 @@ def _max_pool(op: str, dims: int, input: Tensor, kernel_size: Any,  # noqa: A002
     x, added = _pool_input(op, input, dims)
     if x.dtype == np.bool_:
         raise RuntimeError(f"{op}: not implemented for 'Bool'; convert with .float()")
+    (x,) = cast_args(op, x)             # autocast: torch's CPU list runs max_pool3d in float32
     kernel = as_tuple(kernel_size, dims, "kernel_size", op)
     stride_t = kernel if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
         else as_tuple(stride, dims, "stride", op)
@@ -324,6 +327,7 @@ def _avg_pool(op: str, dims: int, input: Tensor, kernel_size: Any,  # noqa: A002
               stride: Any, padding: Any, ceil_mode: bool, count_include_pad: bool,
               divisor_override: Optional[int]) -> Tensor:
     x, added = _pool_input(op, input, dims)
+    (x,) = cast_args(op, x)             # autocast: torch's CPU list runs avg_pool3d in float32
     # torch's CPU kernels: float and int64 (avg_pool3d: no float16/bfloat16 either)
     floating = is_floating(x.dtype) and (dims < 3 or x.dtype.itemsize >= 4)
     if not (floating or x.dtype == np.int64):
@@ -401,6 +405,7 @@ def _adaptive_avg(op: str, dims: int, input: Tensor, output_size: Any) -> Tensor
     x, added = _pool_input(op, input, dims)
     if not is_floating(x.dtype):
         raise RuntimeError(f"{op}: not implemented for {x.dtype}; convert with .float()")
+    (x,) = cast_args(op, x)             # autocast: float32 for the 3-d op, as torch's CPU list
     sizes = _adaptive_sizes(op, x, output_size, dims)
     matrices = tuple(_averaging_matrix(n, o, x.device) for n, o in zip(x.shape[2:], sizes))
     # torch's 3-D half kernel rounds at each step, except for output (1, 1, 1): a mean then
@@ -430,6 +435,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
 def _adaptive_max(op: str, dims: int, input: Tensor, output_size: Any,  # noqa: A002
                   return_indices: bool) -> Any:
     x, added = _pool_input(op, input, dims)
+    (x,) = cast_args(op, x)             # autocast: float32 for the 3-d op, as torch's CPU list
     sizes = _adaptive_sizes(op, x, output_size, dims)
     if not is_floating(x.dtype):
         _refuse_dtype(op, x.dtype, "floating dtypes only")

@@ -12,6 +12,7 @@ from typing import Any, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import backend
+from ..amp.dispatch import cast_args
 from ..autograd import Function
 from ..precision import is_floating
 from ..tensor import Tensor
@@ -110,6 +111,8 @@ def _max_unpool(op: str, dims: int, input: Tensor, indices: Tensor,  # noqa: A00
         raise RuntimeError(f"{op}: Expected input to have non-zero size for non-batch "
                            f"dimensions, but got input of shape {list(input.shape)}")
     sizes = _output_sizes(op, input.shape[-dims:], kernel, stride_t, pad_t, output_size)
+    # autocast: float32, as torch's CPU list (1-d unpooling runs as torch's max_unpool2d)
+    (input,) = cast_args("max_unpool3d" if dims == 3 else "max_unpool2d", input)
     x, index = (input, indices) if batched else (input.unsqueeze(0), indices.unsqueeze(0))
     plane = math.prod(sizes)
     outside = (index._data < 0) | (index._data >= plane)
