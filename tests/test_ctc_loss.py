@@ -125,3 +125,12 @@ def test_module_as_torch():
     np.testing.assert_allclose(
         ours(ta.tensor(log_probs), ta.tensor(targets), [7, 6], [2, 2]).item(),
         theirs(torch.tensor(log_probs), torch.tensor(targets), [7, 6], [2, 2]).item(), **TOL)
+
+
+def test_an_input_of_length_zero_gives_torchs_zero():
+    log_probs = _log_probs((4, 2, 3))
+    for target_lengths in ([2, 0], [0, 0]):
+        (want, want_grad), (got, got_grad) = _both(log_probs, np.ones((2, 2), dtype=np.int64),
+                                                   [4, 0], target_lengths, reduction="none")
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_allclose(got_grad, want_grad, **TOL)

@@ -88,6 +88,7 @@ class CTCLoss(Function):
         at_end = (columns == ends[:, None]) | ((columns == ends[:, None] - 1) & (ends > 0)
                                                 [:, None])
         nll = -_logsumexp(*xp.where(at_end, last, -np.inf).T)     # over the two end cells
+        nll = xp.where(input_lengths == 0, -0.0, nll)     # no steps: torch's kernel gives -0
         infinite = xp.isinf(nll)
         out = nll.astype(log_probs.dtype)
         # torch saves the nll it returns (so writing to that output breaks backward), but
