@@ -134,3 +134,11 @@ def test_an_input_of_length_zero_gives_torchs_zero():
                                                    [4, 0], target_lengths, reduction="none")
         np.testing.assert_array_equal(got, want)
         np.testing.assert_allclose(got_grad, want_grad, **TOL)
+
+
+def test_padding_beyond_the_target_length_is_never_read():
+    targets = np.array([[1, 2, 99], [3, -5, 7]])       # 99, -5, 7: padding, not classes
+    got = F.ctc_loss(ta.tensor(_log_probs((6, 2, 4))), ta.tensor(targets), [6, 5], [2, 1])
+    want = TF.ctc_loss(torch.tensor(_log_probs((6, 2, 4))), torch.tensor(np.where(
+        targets > 3, 0, np.abs(targets))), [6, 5], [2, 1])
+    np.testing.assert_allclose(got.item(), want.item(), **TOL)

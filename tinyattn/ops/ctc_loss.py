@@ -159,7 +159,8 @@ def _padded_targets(targets: Any, target_lengths: Any, batch: int) -> Any:
             raise RuntimeError(f"ctc_loss: Expected tensor to have size at least "
                                f"{int(target_lengths.max())} at dimension 1, but got size "
                                f"{targets.shape[1]} for targets (the padded form)")
-        return targets.astype(np.int64)
+        inside = np.arange(targets.shape[1])[None, :] < target_lengths[:, None]
+        return np.where(inside, targets, 0).astype(np.int64)       # padding is never read
     if targets.size < target_lengths.sum():
         raise RuntimeError(f"ctc_loss: the concatenated targets hold {targets.size} labels, "
                            f"fewer than the sum of target_lengths ({int(target_lengths.sum())})")
@@ -212,5 +213,6 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
         return nll.squeeze(0) if unbatched else nll
     if reduction == "sum":
         return nll.sum()
-    divisor = Tensor._wrap(np.maximum(lengths, 1).astype(log_probs.dtype))
+    divisor = Tensor._wrap(backend.to_device(np.maximum(lengths, 1).astype(log_probs.dtype),
+                                             log_probs.device))
     return (nll / divisor).mean()
