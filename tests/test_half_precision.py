@@ -35,6 +35,10 @@ TORCH_REFUSES_HALF = {spec.name for spec in optable_decompositions.ROWS
 TORCH_REFUSES_HALF |= {spec.name for spec in optable_distances.ROWS}
 TORCH_REFUSES_HALF |= {spec.name for spec in OP_TABLE if spec.name.startswith(
     ("quantile", "nanquantile"))}
+# "avg_pool3d_out_frame" not implemented for 'Half' (local_response_norm of 4-D pools with it)
+TORCH_REFUSES_HALF |= {"avg_pool3d", "local_response_norm_4d",
+                       "ctc_loss"}                  # "ctc_loss_cpu" takes float and double
+
 
 
 def _refuses_half(spec, inputs) -> bool:
@@ -323,7 +327,8 @@ def test_float16_ops_on_the_gpu_stand_in_match_the_cpu_without_host_copies():
     from tinyattn import strict_device
     strict_device.enable()
     validating = {"embedding", "cross_entropy", "cross_entropy_smooth", "gather", "nll_loss",
-                  "binary_cross_entropy", "index_select"}
+                  "binary_cross_entropy", "index_select",
+                  "max_unpool1d", "max_unpool2d", "max_unpool3d"}     # (index range checks)
     for spec in OP_TABLE:
         for case in spec.cases(np.random.default_rng(0)):
             xs = make_inputs(case, dtype=np.float16, device=strict_device.DEVICE)

@@ -25,6 +25,7 @@ from .ops.group_norm import group_norm
 from .ops.channel_dropout import dropout1d, dropout2d, dropout3d
 from .ops.pool import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
                        adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d)
+from .ops.pool import (adaptive_avg_pool3d, adaptive_max_pool3d, avg_pool3d, max_pool3d)
 from .ops.compositions import (channel_shuffle, cosine_embedding_loss, gaussian_nll_loss,
                                 hinge_embedding_loss, margin_ranking_loss,
                                 multilabel_soft_margin_loss, pairwise_distance, pixel_shuffle,
@@ -63,8 +64,17 @@ from .ops.interpolate import (interpolate, upsample, upsample_bilinear,  # noqa:
 __all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
 from .ops.instance_norm import instance_norm                               # noqa: E402
 __all__ += ["instance_norm"]
-from .ops.lp_pool import lp_pool1d, lp_pool2d                            # noqa: E402
-__all__ += ["lp_pool1d", "lp_pool2d"]
+from .ops.lp_pool import lp_pool1d, lp_pool2d, lp_pool3d                 # noqa: E402
+__all__ += ["lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool3d", "avg_pool3d",
+            "adaptive_avg_pool3d", "adaptive_max_pool3d"]
+from .ops.unpool import max_unpool1d, max_unpool2d, max_unpool3d            # noqa: E402
+__all__ += ["max_unpool1d", "max_unpool2d", "max_unpool3d"]
+from .ops.local_response_norm import local_response_norm                 # noqa: E402
+__all__ += ["local_response_norm"]
+from .ops.linear_cross_entropy import linear_cross_entropy               # noqa: E402
+__all__ += ["linear_cross_entropy"]
+from .ops.ctc_loss import ctc_loss                                        # noqa: E402
+__all__ += ["ctc_loss"]
 from .ops.distances import pdist                                           # noqa: E402
 __all__ += ["pdist"]
 from .ops.compositions import (triplet_margin_loss,                      # noqa: E402

@@ -38,7 +38,7 @@ SAME_AS_FUNCTIONAL = (
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
     "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "cosine_similarity",
     "pairwise_distance", "selu", "celu", "threshold", "hardshrink", "rrelu", "prelu",
-    "rms_norm", "max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d",
+    "rms_norm", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d",
 )
 
 

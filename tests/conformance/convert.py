@@ -14,6 +14,7 @@ dtype (NaN equal to NaN, as the OpInfo tests compare).
 """
 from __future__ import annotations
 
+import dataclasses
 import numbers
 from typing import Any, Dict, List, Tuple
 
@@ -85,6 +86,9 @@ class Converter:
             return found
         if isinstance(value, torch.nn.Module):
             return self._module(value)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type) \
+                and type(value).__module__.startswith("torch"):
+            return self._options(value)
         if isinstance(value, (torch.layout, torch.Generator)) or type(value).__module__ \
                 .startswith("torch"):
             raise Unconvertible(f"{type(value).__name__} {value!r}")
@@ -110,6 +114,15 @@ class Converter:
             if not key.startswith("_") and key != "training":
                 setattr(out, key, self(value))
         return out
+    def _options(self, value: Any) -> Any:
+        """A torch options dataclass (``nn.LinearCrossEntropyOptions``) as the class of the
+        same name the shim answers, field by field; Unconvertible when there is none."""
+        name = type(value).__name__
+        twin = resolve(f"nn.{name}") or resolve(name)
+        if not isinstance(twin, type):
+            raise Unconvertible(f"{name} {value!r}")
+        return twin(**{field.name: self(getattr(value, field.name))
+                       for field in dataclasses.fields(value)})
 
     def _tensor(self, t: torch.Tensor) -> tinyattn.Tensor:
         if id(t) in self._seen:

@@ -7,7 +7,9 @@ both over the same small model (float64): a weight (3, 4) and a bias (3,), the l
 ``mean((tanh(x W^T + b) - y)^2)`` on fixed data. Each framework computes its own gradients;
 after every one of ``STEPS`` steps the parameters must agree (torch.testing's float64
 tolerances). Where the entry supports parameter groups, one more case puts the weight and
-the bias in two groups, the bias's with its own ``lr`` and ``weight_decay``.
+the bias in two groups, the bias's with its own ``lr`` and ``weight_decay``. An optimizer
+that takes matrices only (``MATRICES_ONLY``: Muon refuses any other parameter) gets the same
+bias as a (1, 3) row, which broadcasts to the same loss.
 
 ``check_trajectory`` returns None when tinyattn agrees, else a one-line description of the
 first difference (which step, which parameter).
@@ -29,6 +31,7 @@ from .torch_names import resolve
 __all__ = ["OptimEntry", "STEPS", "optimizer_inputs", "check_trajectory", "PARAM_GROUPS"]
 
 STEPS = 6
+MATRICES_ONLY = frozenset({"Muon"})     # torch's constructor refuses parameters not 2-D
 PARAM_GROUPS = "two param groups (harness)"   # the desc of the harness's own group case
 
 
@@ -66,9 +69,11 @@ def optimizer_inputs(info: Any) -> List[Any]:
     return inputs
 
 
-def _data() -> Dict[str, np.ndarray]:
+def _data(matrices_only: bool = False) -> Dict[str, np.ndarray]:
     rng = np.random.default_rng(R.SEED)
-    return {"weight": rng.standard_normal((3, 4)), "bias": rng.standard_normal(3),
+    bias = rng.standard_normal(3)
+    return {"weight": rng.standard_normal((3, 4)),
+            "bias": bias.reshape(1, 3) if matrices_only else bias,
             "x": rng.standard_normal((8, 4)), "y": rng.standard_normal((8, 3)) * 0.5}
 
 
@@ -87,7 +92,7 @@ def _groups(optim_input: Any, weight: Any, bias: Any) -> Any:
 def _run(framework: Any, cls: Any, optim_input: Any, kwargs: Dict[str, Any],
          closure_needed: bool) -> List[List[np.ndarray]]:
     """The parameters after each step, as float64 arrays."""
-    data = _data()
+    data = _data(cls.__name__ in MATRICES_ONLY)
     make = (lambda a, grad=False: torch.tensor(a, dtype=torch.float64, requires_grad=grad)) \
         if framework is torch else \
         (lambda a, grad=False: tinyattn.tensor(a, dtype="float64", requires_grad=grad))

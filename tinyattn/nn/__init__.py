@@ -113,3 +113,15 @@ __all__ += ["LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
             "LazyConvTranspose2d", "LazyConvTranspose3d"]
 from .pooling import LPPool1d, LPPool2d                                   # noqa: E402
 __all__ += ["LPPool1d", "LPPool2d"]
+from .pooling import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d,  # noqa: E402
+                      LPPool3d, MaxPool3d)
+__all__ += ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "LPPool3d"]
+from .pooling import MaxUnpool1d, MaxUnpool2d, MaxUnpool3d                # noqa: E402
+__all__ += ["MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
+from .local_response_norm import LocalResponseNorm                       # noqa: E402
+__all__ += ["LocalResponseNorm"]
+from .linear_cross_entropy import (LinearCrossEntropyLoss,              # noqa: E402
+                                   LinearCrossEntropyOptions)
+__all__ += ["LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
+from .ctc_loss import CTCLoss                                             # noqa: E402
+__all__ += ["CTCLoss"]

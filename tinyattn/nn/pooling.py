@@ -1,5 +1,6 @@
-"""Pooling layers, as PyTorch's: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d``,
-``AdaptiveMaxPool1d/2d`` (docs/nn.md#convolution-and-pooling). No parameters: each calls one
+"""Pooling layers, as PyTorch's: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``,
+``AdaptiveAvgPool1d/2d/3d``, ``AdaptiveMaxPool1d/2d/3d``, ``LPPool1d/2d/3d``
+(docs/nn.md#convolution-and-pooling). No parameters: each calls one
 op of ops/pool.py, whose backward routes the gradient through the pooling windows."""
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from ..ops.conv import as_tuple
 from ..tensor import Tensor
 from .module import Module
 
-__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d"]
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
+           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -46,6 +49,11 @@ class MaxPool2d(_MaxPoolNd):
     _function = staticmethod(F.max_pool2d)
 
 
+class MaxPool3d(_MaxPoolNd):
+    """(N, C, D, H, W) -> (N, C, D_out, H_out, W_out): the max of each (kD, kH, kW) window."""
+    _function = staticmethod(F.max_pool3d)
+
+
 class AvgPool1d(Module):
     """(N, C, L) -> (N, C, L_out): the mean of each window."""
 
@@ -68,6 +76,7 @@ class AvgPool1d(Module):
 class AvgPool2d(Module):
     """(N, C, H, W) -> (N, C, H_out, W_out): the mean of each window (divided by
     divisor_override when given; padding counted unless count_include_pad=False)."""
+    _function: Any = staticmethod(F.avg_pool2d)
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  ceil_mode: bool = False, count_include_pad: bool = True,
@@ -78,11 +87,18 @@ class AvgPool2d(Module):
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - torch's name
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        return type(self)._function(input, self.kernel_size, self.stride, self.padding,
+                                    self.ceil_mode, self.count_include_pad,
+                                    self.divisor_override)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool3d(AvgPool2d):
+    """(N, C, D, H, W) -> (N, C, D_out, H_out, W_out): the mean of each window (float32,
+    float64 and int64, as torch's CPU kernel)."""
+    _function = staticmethod(F.avg_pool3d)
 
 
 class _AdaptivePool(Module):
@@ -109,6 +125,11 @@ class AdaptiveAvgPool2d(_AdaptivePool):
     _function = staticmethod(F.adaptive_avg_pool2d)
 
 
+class AdaptiveAvgPool3d(_AdaptivePool):
+    """(N, C, D, H, W) -> (N, C, *output_size): means over near-equal boxes."""
+    _function = staticmethod(F.adaptive_avg_pool3d)
+
+
 class _AdaptiveMaxPool(_AdaptivePool):
     def __init__(self, output_size: Any, return_indices: bool = False):
         self.output_size, self.return_indices = output_size, return_indices
@@ -125,6 +146,11 @@ class AdaptiveMaxPool1d(_AdaptiveMaxPool):
 class AdaptiveMaxPool2d(_AdaptiveMaxPool):
     """(N, C, H, W) -> (N, C, *output_size): maxima over near-equal boxes."""
     _function = staticmethod(F.adaptive_max_pool2d)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPool):
+    """(N, C, D, H, W) -> (N, C, *output_size): maxima over near-equal boxes."""
+    _function = staticmethod(F.adaptive_max_pool3d)
 
 
 class _LPPoolNd(Module):
@@ -153,3 +179,48 @@ class LPPool1d(_LPPoolNd):
 class LPPool2d(_LPPoolNd):
     """(N, C, H, W) -> the p-norm of each window."""
     _function = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    """(N, C, D, H, W) -> the p-norm of each window."""
+    _function = staticmethod(F.lp_pool3d)
+
+
+class _MaxUnpoolNd(Module):
+    _function: Any = None
+    _dims = 0
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        name = type(self).__name__
+        self.kernel_size = as_tuple(kernel_size, self._dims, "kernel_size", name)
+        self.stride = as_tuple(stride if stride is not None else kernel_size, self._dims,
+                               "stride", name)
+        self.padding = as_tuple(padding, self._dims, "padding", name)
+
+    def forward(self, input: Tensor, indices: Tensor,  # noqa: A002 - torch's name
+                output_size: Optional[Any] = None) -> Tensor:
+        return type(self)._function(input, indices, self.kernel_size, self.stride,
+                                    self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """(N, C, L) and max_pool1d's indices -> (N, C, L_out): each value back at its index,
+    zeros elsewhere; output_size picks among the sizes that pool to L."""
+    _function = staticmethod(F.max_unpool1d)
+    _dims = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """(N, C, H, W) and max_pool2d's indices -> (N, C, H_out, W_out)."""
+    _function = staticmethod(F.max_unpool2d)
+    _dims = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """(N, C, D, H, W) and max_pool3d's indices -> (N, C, D_out, H_out, W_out)."""
+    _function = staticmethod(F.max_unpool3d)
+    _dims = 3

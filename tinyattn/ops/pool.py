@@ -1,25 +1,29 @@
-"""Pooling: max, average and adaptive, 1-D and 2-D (docs/derivations.md#pooling).
+"""Pooling: max, average and adaptive, 1-D, 2-D and 3-D (docs/derivations.md#pooling).
 
-PyTorch's ``F.max_pool1d/2d``, ``F.avg_pool1d/2d``, ``F.adaptive_avg_pool1d/2d`` and
-``F.adaptive_max_pool1d/2d``. The windows are those of convolution (``im2col_windows`` of
-ops/conv.py, a strided view): a pooling layer is a convolution whose "dot product" is a max
-or a mean, so its backward routes the gradient back through the same windows (``col2im``).
+PyTorch's ``F.max_pool1d/2d/3d``, ``F.avg_pool1d/2d/3d``, ``F.adaptive_avg_pool1d/2d/3d``
+and ``F.adaptive_max_pool1d/2d/3d``: one n-d implementation each, the dims a parameter.
+The windows are those of convolution (``im2col_windows`` of ops/conv.py, a strided view): a
+pooling layer is a convolution whose "dot product" is a max or a mean, so its backward
+routes the gradient back through the same windows (``col2im``).
 """
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .. import backend
+from ..amp.dispatch import cast_args
 from ..autograd import Function
 from ..precision import is_floating
 from ..tensor import Tensor
 from .conv import as_tuple, col2im, im2col_windows
 
-__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
-           "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d"]
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+           "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d"]
 
 
 class MaxPool(Function):
@@ -108,7 +112,8 @@ class AvgPool(Function):
         if is_floating(x.dtype):
             out = total / divisor
         else:       # integers: C's division, truncating towards zero, as torch's kernel
-            out = xp.sign(total) * (xp.abs(total) // divisor.astype(total.dtype))
+            divisor_int = divisor.astype(total.dtype)       # (a negative divisor_override too)
+            out = xp.sign(total) * xp.sign(divisor_int) * (xp.abs(total) // xp.abs(divisor_int))
         self.save_for_backward(x, xpad.shape, kernel, stride, pairs, divisor)
         return out.astype(x.dtype, copy=False)
 
@@ -129,19 +134,28 @@ class AdaptiveAvgPool(Function):
     dim, so with A_d (o_d, n_d) the averaging matrix of dim d (A[i, j] = 1 / |bin i| for j in
     bin i), out = x x_1 A_1^T x_2 A_2^T ... (one matrix product per dim), and backward is the
     transpose: dx = g x_1 A_1 x_2 A_2 ...
+    3-D float16/bfloat16 forward (``half_steps``, the half dtype): torch's CPU kernel sums in
+    the half dtype, element by element, then divides by kD, kH, kW in turn, rounding at each
+    step; that is reproduced (``_half_box_means``), since computing in float32 and rounding
+    once gives other values. (x may arrive as float32: the amp hook widens half inputs; the
+    values are the half ones, and the hook's final rounding leaves the result as it is.)
     """
 
-    def forward(self, x, *, matrices):
-        work = x.astype(np.float32, copy=False) if x.dtype.itemsize < 4 else x
-        out = work
-        for axis, a in enumerate(matrices):
-            out = _apply_along(out, a.astype(out.dtype, copy=False), 2 + axis)
-        self.save_for_backward(x, matrices)         # x as torch saves it
+    def forward(self, x, *, matrices, half_steps=None):
+        if half_steps is not None:
+            out = _half_box_means(x.astype(half_steps), [
+                _bins(n, a.shape[0]) for n, a in zip(x.shape[2:], matrices)])
+        else:
+            out = x.astype(np.float32, copy=False) if x.dtype.itemsize < 4 else x
+            for axis, a in enumerate(matrices):
+                out = _apply_along(out, a.astype(out.dtype, copy=False), 2 + axis)
+        # x as torch saves it; for output size 1 torch takes a mean, which keeps no input
+        saved_x = None if all(a.shape[0] == 1 for a in matrices) else x
+        self.save_for_backward(saved_x, matrices, x.dtype)
         return out.astype(x.dtype, copy=False)
 
     def backward(self, grad):
-        x, matrices = self.saved
-        dtype = x.dtype
+        _, matrices, dtype = self.saved
         dx = grad.astype(np.float32, copy=False) if grad.dtype.itemsize < 4 else grad
         for axis, a in enumerate(matrices):
             dx = _apply_along(dx, a.T.astype(dx.dtype, copy=False), 2 + axis)
@@ -153,6 +167,29 @@ def _apply_along(x: Any, matrix: Any, axis: int) -> Any:
     xp = backend.get_array_module(x)
     moved = xp.moveaxis(x, axis, -1)                    # (..., n)
     return xp.moveaxis(moved @ matrix.T, -1, axis)      # (..., n) @ (n, o) -> (..., o)
+
+
+def _half_box_means(x: Any, bins: Sequence[list]) -> Any:
+    """Each adaptive box's mean as torch's 3-D half kernel computes it: a running sum in x's
+    dtype over the box in row-major order (one rounding per addition), then / kD / kH / kW,
+    each rounded. Vectorised over the boxes: step t adds the t-th element of every box that
+    has one (boxes of one dim differ in length by at most one)."""
+    xp = backend.get_array_module(x)
+    starts = [np.array([b[0] for b in dim]) for dim in bins]
+    lengths = [np.array([b[1] - b[0] for b in dim]) for dim in bins]
+    grids = np.meshgrid(*starts, indexing="ij"), np.meshgrid(*lengths, indexing="ij")
+    total = xp.zeros(x.shape[:2] + grids[0][0].shape, dtype=x.dtype)      # (N, C, *out)
+    for offset in itertools.product(*(range(int(n.max())) for n in lengths)):
+        inside = np.logical_and.reduce([o < n for o, n in zip(offset, grids[1])])
+        where = tuple(backend.to_device(np.minimum(s + o, size - 1), backend.device_of(x))
+                      for s, o, size in zip(grids[0], offset, x.shape[2:]))
+        step = (total.astype(np.float32) + x[(slice(None), slice(None)) + where]
+                .astype(np.float32)).astype(x.dtype)
+        total = xp.where(backend.to_device(inside, backend.device_of(x)), step, total)
+    for n in grids[1]:
+        divisor = backend.to_device(n.astype(np.float32), backend.device_of(x))
+        total = (total.astype(np.float32) / divisor).astype(x.dtype)
+    return total
 
 
 def _bins(n: int, o: int) -> list:
@@ -198,6 +235,16 @@ def _pool_input(op: str, x: Tensor, dims: int) -> Tuple[Tensor, bool]:
     return (x.unsqueeze(0), True) if x.ndim == dims + 1 else (x, False)
 
 
+_TORCH_DTYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "uint8": "Byte", "int8": "Char",
+                      "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool"}
+
+
+def _refuse_dtype(op: str, dtype: Any, takes: str) -> None:
+    name = _TORCH_DTYPE_NAMES.get(np.dtype(dtype).name, str(dtype))
+    raise RuntimeError(f"{op}: not implemented for '{name}' ({dtype}): torch's CPU kernel takes "
+                       f"{takes}; convert the input with .float() or .double()")
+
+
 def _pool_sizes(op: str, spatial: Sequence[int], kernel, stride, padding, dilation,
                 ceil_mode: bool) -> Tuple[int, ...]:
     """torch's output size; with ceil_mode the last window may hang over the right edge, but
@@ -231,6 +278,7 @@ def _max_pool(op: str, dims: int, input: Tensor, kernel_size: Any,  # noqa: A002
     x, added = _pool_input(op, input, dims)
     if x.dtype == np.bool_:
         raise RuntimeError(f"{op}: not implemented for 'Bool'; convert with .float()")
+    (x,) = cast_args(op, x)             # autocast: torch's CPU list runs max_pool3d in float32
     kernel = as_tuple(kernel_size, dims, "kernel_size", op)
     stride_t = kernel if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
         else as_tuple(stride, dims, "stride", op)
@@ -266,12 +314,25 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A00
                      ceil_mode, return_indices)
 
 
+def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
+               padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Any:
+    """``F.max_pool3d``: (N, C, D, H, W) or (C, D, H, W); stride defaults to kernel_size. With
+    return_indices=True, also the int64 flat index (d * H * W + h * W + w) of each maximum."""
+    return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation,
+                     ceil_mode, return_indices)
+
+
 def _avg_pool(op: str, dims: int, input: Tensor, kernel_size: Any,  # noqa: A002
               stride: Any, padding: Any, ceil_mode: bool, count_include_pad: bool,
               divisor_override: Optional[int]) -> Tensor:
     x, added = _pool_input(op, input, dims)
-    if x.dtype == np.bool_:
-        raise RuntimeError(f"{op}: not implemented for 'Bool'; convert with .float()")
+    (x,) = cast_args(op, x)             # autocast: torch's CPU list runs avg_pool3d in float32
+    # torch's CPU kernels: float and int64 (avg_pool3d: no float16/bfloat16 either)
+    floating = is_floating(x.dtype) and (dims < 3 or x.dtype.itemsize >= 4)
+    if not (floating or x.dtype == np.int64):
+        _refuse_dtype(op, x.dtype, "float32, float64 and int64" if dims == 3 else
+                      "floating dtypes and int64")
     kernel = as_tuple(kernel_size, dims, "kernel_size", op)
     stride_t = kernel if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
         else as_tuple(stride, dims, "stride", op)
@@ -317,6 +378,15 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A00
                      count_include_pad, divisor_override)
 
 
+def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
+               padding: Any = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: Optional[int] = None) -> Tensor:
+    """``F.avg_pool3d``: (N, C, D, H, W) or (C, D, H, W); the divisor as avg_pool2d's.
+    torch's CPU kernel takes float32, float64 and int64 only, and so does this."""
+    return _avg_pool("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override)
+
+
 def _adaptive_sizes(op: str, x: Tensor, output_size: Any, dims: int) -> Tuple[int, ...]:
     if isinstance(output_size, (tuple, list)):
         if len(output_size) != dims:
@@ -335,9 +405,13 @@ def _adaptive_avg(op: str, dims: int, input: Tensor, output_size: Any) -> Tensor
     x, added = _pool_input(op, input, dims)
     if not is_floating(x.dtype):
         raise RuntimeError(f"{op}: not implemented for {x.dtype}; convert with .float()")
+    (x,) = cast_args(op, x)             # autocast: float32 for the 3-d op, as torch's CPU list
     sizes = _adaptive_sizes(op, x, output_size, dims)
     matrices = tuple(_averaging_matrix(n, o, x.device) for n, o in zip(x.shape[2:], sizes))
-    out = AdaptiveAvgPool.apply(x, matrices=matrices)
+    # torch's 3-D half kernel rounds at each step, except for output (1, 1, 1): a mean then
+    half_steps = x.dtype if dims == 3 and x.dtype.itemsize < 4 and sizes != (1, 1, 1) \
+        else None
+    out = AdaptiveAvgPool.apply(x, matrices=matrices, half_steps=half_steps)
     return out.squeeze(0) if added else out
 
 
@@ -353,12 +427,18 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
     return _adaptive_avg("adaptive_avg_pool2d", 2, input, output_size)
 
 
+def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
+    """``F.adaptive_avg_pool3d``: (N, C, D, H, W) -> (N, C, *output_size) (None keeps a dim)."""
+    return _adaptive_avg("adaptive_avg_pool3d", 3, input, output_size)
+
+
 def _adaptive_max(op: str, dims: int, input: Tensor, output_size: Any,  # noqa: A002
                   return_indices: bool) -> Any:
     x, added = _pool_input(op, input, dims)
+    (x,) = cast_args(op, x)             # autocast: float32 for the 3-d op, as torch's CPU list
     sizes = _adaptive_sizes(op, x, output_size, dims)
-    if x.dtype == np.bool_:
-        raise RuntimeError(f"{op}: not implemented for 'Bool'; convert with .float()")
+    if not is_floating(x.dtype):
+        _refuse_dtype(op, x.dtype, "floating dtypes only")
     return _gathered(x, adaptive_max_indices(x._data, sizes), added, return_indices)
 
 
@@ -372,3 +452,9 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any,  # noqa: A002
                         return_indices: bool = False) -> Any:
     """``F.adaptive_max_pool2d``: the max over each adaptive bin (bins as adaptive_avg's)."""
     return _adaptive_max("adaptive_max_pool2d", 2, input, output_size, return_indices)
+
+
+def adaptive_max_pool3d(input: Tensor, output_size: Any,  # noqa: A002
+                        return_indices: bool = False) -> Any:
+    """``F.adaptive_max_pool3d``: the max over each adaptive box of (D, H, W)."""
+    return _adaptive_max("adaptive_max_pool3d", 3, input, output_size, return_indices)

@@ -35,6 +35,7 @@ from . import statistics            # cov, corrcoef
 from . import bilinear, interpolate, margin_loss
 from . import distances, float_parts, order_stats   # cdist, pdist, quantile, mode, frexp
 from . import polygamma                             # polygamma, mvlgamma
+from . import ctc_loss, linear_cross_entropy, local_response_norm
 from .spec import OpCase, OpSpec, make_inputs
 
 __all__ = ["OpCase", "OpSpec", "OP_TABLE", "make_inputs", "FAMILIES"]
@@ -49,6 +50,6 @@ FAMILIES = [elementwise, powers, trig, reduce, shape, interleave, matmul, softma
             binary_special, blas, linalg_ops, more_reductions,
             clamp_bounds, linalg_norms, decompositions, linalg_solvers, statistics,
             bilinear, margin_loss, interpolate, distances, order_stats, float_parts,
-            polygamma]
+            polygamma, local_response_norm, linear_cross_entropy, ctc_loss]
 
 OP_TABLE: List[OpSpec] = [row for family in FAMILIES for row in family.ROWS]

@@ -9,7 +9,7 @@ from typing import List
 import numpy as np
 
 from .. import functional as F
-from .cases import distinct_cases, normal_cases
+from .cases import Case, case_pair, distinct_cases, normal_cases, shapes_label
 from .spec import OpSpec, from_pairs
 
 
@@ -41,6 +41,24 @@ def _adaptive_ref(x: np.ndarray, sizes, reduce) -> np.ndarray:
     return out
 
 
+def _unpool_cases(shape, out_sizes):
+    """x (N, C, *spatial) and distinct int64 indices into each (N, C) plane of out_sizes."""
+    def make(rng: np.random.Generator) -> List[Case]:
+        plane, count = int(np.prod(out_sizes)), int(np.prod(shape[2:]))
+        index = np.stack([rng.permutation(plane)[:count] for _ in range(shape[0] * shape[1])])
+        return [case_pair(shapes_label(shape), rng.standard_normal(shape),
+                          index.reshape(shape).astype(np.int64))]
+    return make
+
+
+def _unpool_ref(x: np.ndarray, index: np.ndarray, out_sizes) -> np.ndarray:
+    n, c = x.shape[:2]
+    out = np.zeros((n, c, int(np.prod(out_sizes))))
+    for i, j in itertools.product(range(n), range(c)):
+        out[i, j, index[i, j].reshape(-1)] = x[i, j].reshape(-1)
+    return out.reshape((n, c) + tuple(out_sizes))
+
+
 def _max(block: np.ndarray) -> np.ndarray:
     return block.max(axis=-1)
 
@@ -66,4 +84,22 @@ ROWS: List[OpSpec] = from_pairs([
      lambda x: _adaptive_ref(x, (3, 2), _mean), normal_cases((2, 3, 7, 5)), _SECTION),
     ("adaptive_max_pool2d", lambda x: F.adaptive_max_pool2d(x, (3, 2)),
      lambda x: _adaptive_ref(x, (3, 2), _max), distinct_cases((2, 3, 7, 5)), _SECTION),
+    ("max_pool3d", lambda x: F.max_pool3d(x, (2, 3, 2), stride=(1, 2, 2), padding=(1, 1, 0)),
+     lambda x: _pool_ref(x, (2, 3, 2), (1, 2, 2), (1, 1, 0), _max, -np.inf),
+     distinct_cases((2, 2, 3, 5, 4)), _SECTION),
+    ("avg_pool3d", lambda x: F.avg_pool3d(x, 2, stride=(1, 2, 1), padding=(0, 1, 1)),
+     lambda x: _pool_ref(x, (2, 2, 2), (1, 2, 1), (0, 1, 1), _mean, 0.0),
+     normal_cases((2, 2, 3, 4, 5)), _SECTION),
+    ("adaptive_avg_pool3d", lambda x: F.adaptive_avg_pool3d(x, (2, 3, 2)),
+     lambda x: _adaptive_ref(x, (2, 3, 2), _mean), normal_cases((2, 2, 3, 5, 4)), _SECTION),
+    ("adaptive_max_pool3d", lambda x: F.adaptive_max_pool3d(x, (2, 3, 2)),
+     lambda x: _adaptive_ref(x, (2, 3, 2), _max), distinct_cases((2, 2, 3, 5, 4)), _SECTION),
+    ("max_unpool1d", lambda x, i: F.max_unpool1d(x, i, 3, stride=2),
+     lambda x, i: _unpool_ref(x, i, (9,)), _unpool_cases((2, 3, 4), (9,)), "max-unpooling"),
+    ("max_unpool2d", lambda x, i: F.max_unpool2d(x, i, 2),
+     lambda x, i: _unpool_ref(x, i, (6, 4)), _unpool_cases((2, 3, 3, 2), (6, 4)),
+     "max-unpooling"),
+    ("max_unpool3d", lambda x, i: F.max_unpool3d(x, i, 2, output_size=(3, 4, 5)),
+     lambda x, i: _unpool_ref(x, i, (3, 4, 5)), _unpool_cases((1, 2, 1, 2, 2), (3, 4, 5)),
+     "max-unpooling"),
 ])

@@ -27,6 +27,7 @@ from .sgd import SGD
 from .adafactor import Adafactor
 from .classic import ASGD, Adadelta, Rprop
 from .lbfgs import LBFGS
+from .muon import Muon
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "NAdam", "RAdam", "Adamax", "RMSprop",
            "Adagrad", "clip_grad_norm_",
@@ -35,4 +36,4 @@ __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "NAdam", "RAdam", "Adamax", "RMS
            "ExponentialLR", "CosineAnnealingLR", "LinearLR", "OneCycleLR", "ReduceLROnPlateau",
            "ConstantLR", "PolynomialLR", "SequentialLR", "ChainedScheduler",
            "CosineAnnealingWarmRestarts", "CyclicLR", "Adadelta", "Rprop", "ASGD", "Adafactor",
-           "LBFGS"]
+           "LBFGS", "Muon"]

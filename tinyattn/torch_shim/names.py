@@ -90,7 +90,9 @@ _NN_MODULE_FILES = {
     "conv": "Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d LazyConv1d "
             "LazyConv2d LazyConv3d LazyConvTranspose1d LazyConvTranspose2d LazyConvTranspose3d",
     "pooling": "MaxPool1d MaxPool2d AvgPool1d AvgPool2d AdaptiveAvgPool1d AdaptiveAvgPool2d "
-               "AdaptiveMaxPool1d AdaptiveMaxPool2d LPPool1d LPPool2d",
+               "AdaptiveMaxPool1d AdaptiveMaxPool2d LPPool1d LPPool2d MaxPool3d AvgPool3d "
+               "AdaptiveAvgPool3d AdaptiveMaxPool3d LPPool3d MaxUnpool1d MaxUnpool2d "
+               "MaxUnpool3d FractionalMaxPool2d FractionalMaxPool3d",
     "rnn": "RNNBase RNN LSTM GRU RNNCellBase RNNCell LSTMCell GRUCell",
     "lazy": "LazyModuleMixin",
     "padding": "CircularPad1d CircularPad2d CircularPad3d ConstantPad1d ConstantPad2d "
@@ -132,7 +134,12 @@ MODULES: Dict[str, ModuleSpec] = {
         "CosineAnnealingLR", "OneCycleLR", "ReduceLROnPlateau",   # torch.optim.lr_scheduler.*
         "ConstantLR", "PolynomialLR", "SequentialLR", "ChainedScheduler",
         "CosineAnnealingWarmRestarts", "CyclicLR",
-        "clip_grad_norm_", "clip_grad_value_"}),                  # torch.nn.utils.*
+        "clip_grad_norm_", "clip_grad_value_"},                   # torch.nn.utils.*
+        refused={"SparseAdam": "SparseAdam updates from sparse gradients (nn.Embedding("
+                               "sparse=True)), and tinyattn has no sparse tensors; use "
+                               "torch.optim.Adam with dense gradients (it also decays the "
+                               "moments of rows absent from a batch, which SparseAdam "
+                               "leaves as they are)"}),
     "torch.optim.lr_scheduler": ModuleSpec("tinyattn.optim.lr_scheduler", _SCHEDULERS),
     "torch.autograd": ModuleSpec("tinyattn.autograd", frozenset({
         "FunctionCtx", "VersionCounter", "is_grad_enabled", "run_backward", "unbroadcast",

@@ -1,0 +1,68 @@
+"""``F.linear_cross_entropy``: cross-entropy of a linear projection's logits, torch 2.13's
+fused name for ``cross_entropy(linear(x, W, b), target)`` (docs/derivations.md#cross-entropy).
+
+It is that composition, of ops with derived backwards (matmul, add, reshape, cross_entropy):
+for x (N, in) or (in,) and W (C, d_1, ..., d_K, in), the logits are x W^T viewed as
+(N, C, d_1, ..., d_K) (K-dimensional loss), and dx = g_logits W, dW = g_logits^T x.
+torch's ``options`` (``nn.LinearCrossEntropyOptions``) choose how its kernel chunks the batch
+to save memory; the values are the reference path's, which is what is computed here.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..tensor import Tensor
+from ..precision import is_floating
+from .loss import cross_entropy
+from .matmul import linear
+from .nll import nll_loss
+from .softmax import log_softmax
+
+__all__ = ["linear_cross_entropy"]
+
+
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor,  # noqa: A002
+                         *, linear_bias: Optional[Tensor] = None,
+                         weight: Optional[Tensor] = None, reduction: str = "mean",
+                         ignore_index: Optional[int] = None, label_smoothing: float = 0.0,
+                         options: Any = None) -> Tensor:
+    """``F.linear_cross_entropy``: ``cross_entropy(x W^T + b, target, ...)`` with W
+    (C, *out_features, in_features); a target of the logits' shape holds probabilities."""
+    if input.ndim < 1 or input.ndim > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
+    if linear_weight.ndim < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got "
+                           f"{linear_weight.ndim}")
+    batches, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(f"expected equal input and linear_weight last dimensions "
+                           f"(in_features), got {in_features} and {linear_weight.shape[-1]}, "
+                           f"respectively")
+    classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (classes,) + out_features:
+        raise RuntimeError(f"expected linear_bias shape {(classes,) + out_features}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape "
+                           f"{tuple(linear_weight.shape)} requires batched input, (N, "
+                           f"{in_features}), got unbatched input with shape "
+                           f"{tuple(input.shape)}")
+    logits_shape = batches + (classes,) + out_features
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains "
+                           "probabilities")
+    flat_weight = linear_weight.reshape(-1, in_features)              # (C * D, in)
+    flat_bias = None if linear_bias is None else linear_bias.reshape(-1)  # (C * D,)
+    # (N, in) @ (in, C * D) -> (N, C * D) -> (N, C, d_1, ..., d_K), bias added before the
+    # one rounding of a half dtype, as torch's F.linear
+    logits = linear(input, flat_weight, flat_bias).reshape(logits_shape)
+    if not is_floating(target.dtype) and label_smoothing == 0.0:
+        # class ids: torch's cross_entropy is log_softmax then nll_loss, and in float16 /
+        # bfloat16 the log-probabilities are rounded in between; composed the same way here
+        log_probs = log_softmax(logits, dim=0 if logits.ndim == 1 else 1)
+        return nll_loss(log_probs, target, weight=weight,
+                        ignore_index=-100 if ignore_index is None else ignore_index,
+                        reduction=reduction)
+    return cross_entropy(logits, target, weight=weight,
+                         ignore_index=-100 if ignore_index is None else ignore_index,
+                         reduction=reduction, label_smoothing=label_smoothing)
