@@ -87,6 +87,8 @@ def _binary(fn: type, op: str, a: Any, b: Any) -> Tensor:
             and (fn is not Div or is_floating(a._data.dtype))):
         pass                                 # the common case: nothing to promote
     else:
+        if _is_number(a) and _is_number(b):         # torch.add(2, 3.5): a 0-d tensor, as
+            a = Tensor._wrap(np.asarray(a, dtype=result_type(a, b)))   # torch wraps a number
         if not isinstance(a, Tensor) and not _is_number(a):
             a = as_operand(a, b)
         if not isinstance(b, Tensor) and not _is_number(b):
@@ -362,9 +364,9 @@ def sub(a: Any, b: Any, alpha: float = 1) -> Tensor:
     """a - alpha * b. As torch, a bool operand (tensor or Python bool) is refused."""
     if any(isinstance(v, (bool, np.bool_)) or (isinstance(v, Tensor) and v.dtype == np.bool_)
            for v in (a, b)):
-        raise TypeError("sub: subtraction (the - operator) with a bool tensor or bool is not "
-                        "supported, as in torch; to invert a mask use ~mask or "
-                        "logical_not(mask), or convert it first with .int() or .float()")
+        raise RuntimeError("sub: subtraction (the - operator) with a bool tensor or bool is "
+                           "not supported, as in torch; to invert a mask use ~mask or "
+                           "logical_not(mask), or convert it first with .int() or .float()")
     return _binary(Sub, "sub", a, _scaled(b, alpha))
 
 

@@ -12,6 +12,7 @@ from typing import Any, Optional, Tuple, Union
 import numpy as np
 
 from .. import backend
+from ..promotion import compared_operands
 from ..tensor import Tensor
 from .compare import _sort_indices
 from .reduce import _axes, _single_axis
@@ -39,6 +40,7 @@ def _elementwise(op: str, ufunc: str, input: Tensor, other: Any) -> Tensor:  # n
                         f"{type(input).__name__}")
     a, b = input._data, _array(other, op, input)
     xp = backend.get_array_module(a)
+    a, b = compared_operands(a, b, xp)      # torch converts both to the result type first
     try:
         return Tensor._wrap(xp.asarray(getattr(xp, ufunc)(a, b)))
     except ValueError as exc:
