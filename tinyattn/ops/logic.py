@@ -40,7 +40,7 @@ def _elementwise(op: str, ufunc: str, input: Tensor, other: Any) -> Tensor:  # n
                         f"{type(input).__name__}")
     a, b = input._data, _array(other, op, input)
     xp = backend.get_array_module(a)
-    a, b = compared_operands(a, b, xp)      # torch converts both to the result type first
+    a, b = compared_operands(a, b)      # torch converts both to the result type first
     try:
         return Tensor._wrap(xp.asarray(getattr(xp, ufunc)(a, b)))
     except ValueError as exc:

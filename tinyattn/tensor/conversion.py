@@ -149,8 +149,7 @@ class TensorConversions:
         mine = self._data
         if promote and (isinstance(other_data, (bool, int, float, np.generic))
                         or isinstance(other, TensorConversions)):  # torch's promotion first
-            mine, other_data = compared_operands(mine, other_data,
-                                                 backend.get_array_module(mine))
+            mine, other_data = compared_operands(mine, other_data)
         result = getattr(mine, name)(other_data)
         if result is NotImplemented:       # e.g. pytest.approx: let the other side decide
             return NotImplemented
