@@ -161,14 +161,16 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: DTypeLike = Non
     start, end, step = (_number(v, "arange", name) for v, name in
                         ((start, "start"), (end, "end"), (step, "step")))
     if step == 0:
-        raise ValueError("arange: step must be non-zero")
+        raise RuntimeError("arange: step must be nonzero")
     if (end - start) * step < 0:
-        raise ValueError(f"arange: the bounds and the step disagree in sign (start={start}, "
-                         f"end={end}, step={step}), so the range would be empty by accident; "
-                         f"use a step of the other sign")
+        raise RuntimeError(f"arange: the bounds and the step disagree in sign (start={start}, "
+                           f"end={end}, step={step}), so the range would be empty by "
+                           f"accident (torch: upper bound and larger bound inconsistent with "
+                           f"step sign); use a step of the other sign")
     for v in (start, end, step):
         if isinstance(v, float) and not math.isfinite(v):
-            raise ValueError(f"arange: start, end and step must be finite, got {v}")
+            raise RuntimeError(f"arange: start, end and step must be finite, got {v} "
+                               f"(torch: unsupported range)")
     want = normalize_dtype(dtype)
     if want is None:
         is_int = all(isinstance(v, int) for v in (start, end, step))
@@ -179,8 +181,8 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: DTypeLike = Non
             count = max(0, math.ceil((int(end) - int(start)) / int(step))) if int(step) else 0
         start, step = int(start), int(step)
         if step == 0:
-            raise ValueError(f"arange: step must be non-zero, and {dtype} turns it into 0 "
-                             f"(torch converts start and step to the integer dtype first)")
+            raise RuntimeError(f"arange: step must be nonzero, and {dtype} turns it into 0 "
+                               f"(torch converts start and step to the integer dtype first)")
     xp = backend.array_module_for(_device(device))
     values = start + step * xp.arange(count, dtype=np.float64 if is_floating(want) else np.int64)
     return _leaf(values.astype(want), requires_grad)

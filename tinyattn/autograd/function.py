@@ -446,7 +446,7 @@ def _check_inputs_agree(cls: type, inputs: Tuple["Tensor", ...]
         raise promotion.float_mix_error(op, dtypes)
     if not cls.promotes_inputs:        # type: ignore[attr-defined]
         names = " and ".join(sorted(str(d) for d in dtypes))
-        raise TypeError(
+        raise RuntimeError(            # torch's error type for this refusal
             f"{op}: expected all floating inputs to have the same dtype, got {names}; "
             f"torch refuses this mix too (no type promotion here). Convert one side with "
             f".float() or .double() (or .to(dtype)) first")

@@ -217,11 +217,13 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     """The diagonal ``offset`` (> 0: above the main one) of the matrices in dims (dim1, dim2);
     those dims are removed and the diagonal is the last dim. A copy (PyTorch gives a view)."""
     if input.ndim < 2:
-        raise ValueError(f"diagonal: needs at least 2 dims, got shape {input.shape}")
+        raise IndexError(f"diagonal: needs at least 2 dims, got shape {input.shape} "
+                         f"(Dimension out of range)")
     axis1 = _normalize_dim(_int(dim1, "dim1", "diagonal"), input.ndim, "diagonal")
     axis2 = _normalize_dim(_int(dim2, "dim2", "diagonal"), input.ndim, "diagonal")
     if axis1 == axis2:
-        raise ValueError(f"diagonal: dim1 and dim2 must differ, both are {axis1}")
+        raise RuntimeError(f"diagonal: dim1 and dim2 must differ, both are {axis1} (diagonal "
+                           f"dimensions cannot be identical)")
     return Diagonal.apply(input, offset=_int(offset, "offset", "diagonal"), axis1=axis1,
                           axis2=axis2)
 

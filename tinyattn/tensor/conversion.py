@@ -44,7 +44,9 @@ class TensorConversions:
 
     def item(self) -> Union[float, int, bool]:
         if self._data.size != 1:
-            raise ValueError(f"item() needs a single-element tensor, got shape {self.shape}")
+            raise RuntimeError(f"item() needs a single-element tensor, got shape {self.shape}: "
+                               f"a Tensor with {self.numel()} elements cannot be converted to "
+                               f"Scalar")
         return backend.to_host(self._data).reshape(()).item()
 
     def __format__(self, spec: str) -> str:
