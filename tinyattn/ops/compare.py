@@ -144,7 +144,9 @@ def _arg_extreme(x: Tensor, dim: Optional[int], keepdim: bool, op: str) -> Tenso
     data = x._data
     xp = backend.get_array_module(data)
     if dim is None:
-        _check_not_empty(x, (), op)
+        if x.numel() == 0:                  # torch: IndexError, the dim must be specified
+            raise IndexError(f"{op}: cannot reduce over an empty tensor (shape {x.shape}) "
+                             f"without a dim: Expected reduction dim to be specified")
         out = xp.asarray(getattr(data.reshape(-1), op)()).astype(np.int64)
         return Tensor._wrap(out.reshape((1,) * x.ndim) if keepdim else out)
     axis = _single_axis(dim, x.ndim, op)

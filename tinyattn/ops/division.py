@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function, unbroadcast
+from ..promotion import result_type
 from ..tensor import Tensor
 from .elementwise import _binary, div
 from ..precision import is_floating
@@ -125,6 +126,12 @@ class IntegerDivisionByZero(RuntimeError, ZeroDivisionError):
 
 
 def _whole_division(fn: type, op: str, a: Any, b: Any) -> Tensor:
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        if fn in (FloorDivide, TruncDivide):       # torch.floor_divide(7, 2) is tensor(3)
+            a = Tensor._wrap(np.asarray(a, dtype=result_type(a, b)))
+        else:
+            raise TypeError(f"{op}(): received two numbers ({a!r}, {b!r}); one of them must "
+                            f"be a Tensor, as in torch")
     if all(isinstance(t, Tensor) and t.dtype == np.bool_ for t in (a, b)):
         raise TypeError(f"{op}: both operands are bool tensors; convert one with .long() (as "
                         f"PyTorch, which has no {op} for bool)")

@@ -46,8 +46,8 @@ def _elementwise(op: str, ufunc: str, input: Tensor, other: Any) -> Tensor:  # n
     except ValueError as exc:
         if "broadcast" not in str(exc):
             raise
-        raise ValueError(f"{op}: shapes {input.shape} and {other.shape} do not broadcast "
-                         f"(sizes must match or be 1, aligned from the right)") from None
+        raise RuntimeError(f"{op}: shapes {input.shape} and {other.shape} do not broadcast "
+                           f"(sizes must match or be 1, aligned from the right)") from None
 
 
 def eq(input: Tensor, other: Any) -> Tensor:  # noqa: A002 - PyTorch's names
@@ -112,15 +112,15 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
         raise TypeError(f"isclose: the tensors have different dtypes ({input.dtype} and "
                         f"{other.dtype}); convert one with .to(other.dtype) first")
     if rtol < 0 or atol < 0:
-        raise ValueError(f"isclose: rtol and atol must be >= 0, got rtol={rtol}, atol={atol}")
+        raise RuntimeError(f"isclose: rtol and atol must be >= 0, got rtol={rtol}, atol={atol}")
     a, b = input._data, _array(other, "isclose", input)
     xp = backend.get_array_module(a)
     try:
         return Tensor._wrap(xp.asarray(xp.isclose(a, b, rtol=rtol, atol=atol,
                                                   equal_nan=equal_nan)))
     except ValueError as exc:
-        raise ValueError(f"isclose: shapes {input.shape} and {other.shape} do not "
-                         f"broadcast") from exc
+        raise RuntimeError(f"isclose: shapes {input.shape} and {other.shape} do not "
+                           f"broadcast") from exc
 
 
 def count_nonzero(input: Tensor, dim: Union[int, Tuple[int, ...], None] = None  # noqa: A002
