@@ -2,8 +2,9 @@
 
 ``OpEntry.build(info)`` finds tinyattn's counterparts of the entry's variants by torch's names
 (torch_names.py): the function (``torch.X``, ``torch.nn.functional.X``, ``torch.linalg.X``,
-...), the Tensor method, the in-place method ``X_`` and each alias. Four checks run a
-sample through them:
+...), the Tensor method, the in-place method ``X_``, each alias and the Python operator
+(``x + y``, ``x += y``: the entry's operator_variant and inplace_operator_variant). Four
+checks run a sample through them:
 
 - ``check_values``: outputs agree (structure, shape, dtype, values); where torch raises,
   tinyattn raises; an in-place variant returns its input, changed.
@@ -74,7 +75,7 @@ class Variant:
 
     @property
     def in_place(self) -> bool:
-        return self.kind == "inplace" or self.kind.endswith("_inplace")
+        return self.kind in ("inplace", "inplace_operator") or self.kind.endswith("_inplace")
 
 
 def _method_caller(name: str) -> Callable[..., Any]:
@@ -130,6 +131,11 @@ class OpEntry:
                                             _method_caller(name)))
                 else:
                     missing.append(f"Tensor.{name}")
+        if variants:          # x + y, x += y (operator.add, operator.iadd) on either side
+            for kind, operator in (("operator", info.operator_variant),
+                                   ("inplace_operator", info.inplace_operator_variant)):
+                if operator is not None:
+                    variants.append(Variant(kind, operator, operator))
         return cls(info, entry_key(info), variants, missing)
 
     @property
@@ -323,8 +329,8 @@ def check_values(variant: Variant, sample: Any, values: bool = True,
         if gauge and values:
             assert_agrees(_process(sample)(actual), _process(sample)(expected),
                           "output with the vectors' signs removed (output_process_fn_grad)")
-        if variant.in_place:
-            if actual is not inp:
+        if variant.in_place and isinstance(torch_input, torch.Tensor):
+            if (expected is torch_input) != (actual is inp):    # x += y on a number rebinds
                 return "the in-place variant does not return its input"
             assert_agrees(inp, torch_input, "input after the in-place call", values=values)
     except AssertionError as exc:
