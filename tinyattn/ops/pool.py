@@ -108,7 +108,8 @@ class AvgPool(Function):
         if is_floating(x.dtype):
             out = total / divisor
         else:       # integers: C's division, truncating towards zero, as torch's kernel
-            out = xp.sign(total) * (xp.abs(total) // divisor.astype(total.dtype))
+            whole = divisor.astype(total.dtype)           # C's division: toward zero, also
+            out = xp.sign(total) * xp.sign(whole) * (xp.abs(total) // xp.abs(whole))  # for d < 0
         self.save_for_backward(x, xpad.shape, kernel, stride, pairs, divisor)
         return out.astype(x.dtype, copy=False)
 
