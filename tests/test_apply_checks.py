@@ -102,7 +102,7 @@ def test_operators_give_what_the_functions_give(symbol):
 
 
 def test_operator_errors_are_the_functions_errors():
-    with pytest.raises(ValueError, match=r"mul: shapes \(4,\) and \(3,\) do not broadcast"):
+    with pytest.raises(RuntimeError, match=r"mul: shapes \(4,\) and \(3,\) do not broadcast"):
         _leaf() * _leaf(n=3)
-    with pytest.raises(TypeError, match="sub: subtraction .* with a bool tensor"):
+    with pytest.raises(RuntimeError, match="sub: subtraction .* with a bool tensor"):
         ta.tensor([True]) - ta.tensor([False])

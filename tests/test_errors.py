@@ -7,7 +7,7 @@ import tinyattn.functional as F
 
 
 def test_binary_shape_mismatch_names_op_and_both_shapes():
-    with pytest.raises(ValueError, match=r"add: shapes \(2, 3\) and \(4,\) do not broadcast"):
+    with pytest.raises(RuntimeError, match=r"add: shapes \(2, 3\) and \(4,\) do not broadcast"):
         ta.randn(2, 3) + ta.randn(4)
 
 
@@ -51,7 +51,7 @@ def test_unknown_device():
 
 
 def test_cross_entropy_class_out_of_range():
-    with pytest.raises(ValueError, match="target class 7 is out of range; valid values are "
+    with pytest.raises(IndexError, match="target class 7 is out of range; valid values are "
                                          "0 to 3"):
         F.cross_entropy(ta.randn(2, 4), ta.tensor([1, 7]))
 
@@ -67,9 +67,9 @@ def test_cross_entropy_float_target():
 
 
 def test_embedding_id_out_of_range():
-    with pytest.raises(ValueError, match="token id 10 is out of range; valid values are 0 to 4"):
+    with pytest.raises(IndexError, match="token id 10 is out of range; valid values are 0 to 4"):
         F.embedding(ta.tensor([1, 10]), ta.randn(5, 3))
-    with pytest.raises(ValueError, match="token id -1"):
+    with pytest.raises(IndexError, match="token id -1"):
         F.embedding(ta.tensor([-1]), ta.randn(5, 3))
 
 
@@ -108,7 +108,7 @@ def test_masked_fill_mask_shape():
 
 
 def test_layer_norm_shape_mismatch():
-    with pytest.raises(ValueError, match=r"normalized_shape \(4,\) must equal the last dims"):
+    with pytest.raises(RuntimeError, match=r"normalized_shape \(4,\) must equal the last dims"):
         F.layer_norm(ta.randn(2, 3), 4)
 
 
@@ -123,7 +123,7 @@ def test_sum_dim_out_of_range():
 
 
 def test_cat_shape_mismatch():
-    with pytest.raises(ValueError, match=r"tensor 1 has shape \(3, 3\)"):
+    with pytest.raises(RuntimeError, match=r"tensor 1 has shape \(3, 3\)"):
         ta.cat([ta.randn(2, 2), ta.randn(3, 3)], dim=1)
 
 
@@ -133,7 +133,7 @@ def test_dropout_probability_out_of_range():
 
 
 def test_item_on_many_elements():
-    with pytest.raises(ValueError, match=r"single-element.*\(3,\)"):
+    with pytest.raises(RuntimeError, match=r"single-element.*\(3,\)"):
         ta.randn(3).item()
 
 
@@ -143,18 +143,18 @@ def test_bool_of_many_elements():
 
 
 def test_gelu_approximate_value():
-    with pytest.raises(ValueError, match="'none' or 'tanh'"):
+    with pytest.raises(RuntimeError, match="'none' or 'tanh'"):
         F.gelu(ta.randn(3), approximate="fast")
 
 
 @pytest.mark.parametrize("call,error,message", [
     (lambda: F.where([True], 1.0, 2.0), TypeError, "condition must be a bool tensor"),
     (lambda: ta.randn(2, 3).chunk(0), ValueError, "positive integer"),
-    (lambda: ta.randn(2, 3).sum((1, 1)), ValueError, "same axis twice"),
+    (lambda: ta.randn(2, 3).sum((1, 1)), RuntimeError, "same axis twice"),
     (lambda: ta.tensor([[1.0], [1.0, 2.0]]), ValueError, "ragged"),
     (lambda: ta.tensor("abc"), TypeError, "expected numbers"),
     (lambda: ta.randn(2).to("cuda:1"), ValueError, "one GPU"),
-    (lambda: ta.zeros(-1), ValueError, "negative sizes"),
+    (lambda: ta.zeros(-1), RuntimeError, "negative sizes"),
     (lambda: ta.randn(2, 3).permute(0, 3), ValueError, "not an ordering"),
     (lambda: F.masked_fill(ta.randn(2), ta.tensor([True, False]), ta.ones(1)), RuntimeError,
      "only supports a 0-dimensional value tensor"),

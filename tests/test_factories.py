@@ -35,7 +35,7 @@ def test_bad_sizes_are_refused_clearly(name):
     fn = getattr(ta, name)
     with pytest.raises(TypeError, match="whole numbers"):
         fn(2.5)
-    with pytest.raises(ValueError, match="negative"):
+    with pytest.raises(RuntimeError, match="negative"):       # torch's error type
         fn(2, -1)
     with pytest.raises(TypeError, match="either positionally or as size="):
         fn(2, size=(2,))
@@ -67,7 +67,7 @@ def test_eye_linspace_logspace_match_torch():
     _same(ta.linspace(0, 10, 3, dtype=ta.int64), torch.linspace(0, 10, 3, dtype=torch.int64))
     _same(ta.logspace(0, 2, 3), torch.logspace(0, 2, 3))
     _same(ta.logspace(0, 3, 4, base=2), torch.logspace(0, 3, 4, base=2))
-    with pytest.raises(ValueError, match="non-negative"):
+    with pytest.raises(RuntimeError, match="non-negative"):
         ta.linspace(0, 1, -1)
 
 
@@ -82,11 +82,11 @@ def test_arange_matches_torch(args, kwargs):
 
 
 def test_arange_refuses_what_torch_refuses():
-    with pytest.raises(ValueError, match="non-zero"):
+    with pytest.raises(RuntimeError, match="nonzero"):         # torch's error types
         ta.arange(0, 1, 0)
-    with pytest.raises(ValueError, match="disagree in sign"):
+    with pytest.raises(RuntimeError, match="disagree in sign"):
         ta.arange(1, 0, 1)
-    with pytest.raises(ValueError, match="finite"):
+    with pytest.raises(RuntimeError, match="finite"):
         ta.arange(0, math.inf)
 
 
@@ -205,9 +205,9 @@ def test_multinomial_generator_reproduces_and_errors_are_clear():
         (lambda: ta.multinomial(ta.ones(2, 2, 2), 1), "1-D"),
         (lambda: ta.multinomial(weights, 0), "positive"),
     ]:
-        with pytest.raises(ValueError, match=message):
+        with pytest.raises(RuntimeError, match=message):
             call()
-    with pytest.raises(TypeError, match="floating"):
+    with pytest.raises(RuntimeError, match="floating"):
         ta.multinomial(ta.tensor([1, 2]), 1)
 
 
@@ -223,5 +223,5 @@ def test_arange_with_an_integer_dtype_truncates_as_torch():
             want = torch.arange(*args, dtype=getattr(torch, name))
             got = ta.arange(*args, dtype=getattr(ta, name))
             assert got.tolist() == want.tolist(), (name, args)
-    with pytest.raises(ValueError, match="non-zero"):       # torch repeats start instead
+    with pytest.raises(RuntimeError, match="nonzero"):       # torch repeats start instead
         ta.arange(0, 3, 0.5, dtype=ta.int32)

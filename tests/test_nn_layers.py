@@ -162,7 +162,7 @@ def test_dropout_module_and_activations():
 def test_layer_bad_input():
     with pytest.raises(ValueError, match="input has 4 features .* in_features=3"):
         nn.Linear(3, 2)(ta.randn(2, 4))
-    with pytest.raises(ValueError, match="token id 9 is out of range; valid values are 0 to 4"):
+    with pytest.raises(IndexError, match="token id 9 is out of range; valid values are 0 to 4"):
         nn.Embedding(5, 2)(np.array([[1, 9]]))
     with pytest.raises(ValueError, match="out_features must be a positive int"):
         nn.Linear(3, 0)

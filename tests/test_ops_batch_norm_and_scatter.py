@@ -268,9 +268,9 @@ def test_diag_matches_torch_with_gradients(shape, k):
 
 
 def test_diag_refuses_other_ranks():
-    with pytest.raises(ValueError, match="1D or 2D tensors. Got 3D"):
+    with pytest.raises(RuntimeError, match="1D or 2D tensors. Got 3D"):
         ta.diag(ta.zeros(2, 2, 2))
-    with pytest.raises(ValueError, match="Got 0D"):
+    with pytest.raises(RuntimeError, match="Got 0D"):
         ta.zeros(()).diag()
 
 
@@ -370,21 +370,21 @@ def test_scatter_errors_name_the_values():
     with pytest.raises(TypeError, match=r"Expected dtype int64 \(or int32\) for index"):
         x.scatter(0, ta.tensor([[0.0]]), ta.ones(1, 1))
     assert x.scatter(0, ta.tensor([[2]], dtype="int32"), ta.ones(1, 1))[2, 0].item() == 1.0
-    with pytest.raises(IndexError, match="index 3 is out of bounds for dim 0 with size 3"):
+    with pytest.raises(RuntimeError, match="index 3 is out of bounds for dim 0 with size 3"):
         x.scatter(0, ta.tensor([[3]]), ta.ones(1, 1))
-    with pytest.raises(IndexError, match="index -1 is out of bounds"):
+    with pytest.raises(RuntimeError, match="index -1 is out of bounds"):
         x.scatter_add(0, ta.tensor([[-1]]), ta.ones(1, 1))
-    with pytest.raises(ValueError, match="same number"):
+    with pytest.raises(RuntimeError, match="same number"):
         x.scatter(0, ta.tensor([0]), ta.ones(1))
     with pytest.raises(ValueError, match="larger than src"):
         x.scatter(0, ta.tensor([[0, 1]]), ta.ones(1, 1))
-    with pytest.raises(TypeError, match="self.dtype to be equal to src.dtype"):
+    with pytest.raises(RuntimeError, match="self.dtype to be equal to src.dtype"):
         x.scatter(0, ta.tensor([[0]]), ta.ones(1, 1, dtype="float64"))
     with pytest.raises(IndexError, match="dim 2 is out of range"):
         x.scatter(2, ta.tensor([[0]]), ta.ones(1, 1))
     assert ta.zeros(()).scatter(0, ta.tensor(0), value=1.0).item() == 1.0    # 0-d, as torch
     assert ta.zeros(()).scatter(0, ta.tensor([0]), value=2.0).item() == 2.0
-    with pytest.raises(ValueError, match=r"source has shape \(2, 4\), expected \(3, 4\)"):
+    with pytest.raises(RuntimeError, match=r"source has shape \(2, 4\), expected \(3, 4\)"):
         x.index_add(0, ta.tensor([0, 1, 2]), ta.ones(2, 4))
     assert x.scatter(0, ta.zeros(0, 4, dtype="int64"), ta.ones(1, 4)).tolist() == x.tolist()
 

@@ -159,9 +159,13 @@ def test_reductions_of_empty_tensors_match_torch():
 
 
 def test_max_min_argmax_of_nothing_raise_clearly():
-    for op in (lambda t: t.amax(), lambda t: t.max(1), lambda t: t.min(), lambda t: t.argmax(),
-               lambda t: t.argmin(1), lambda t: t.norm(p=inf)):
-        with pytest.raises(RuntimeError, match="empty"):
+    # torch's error types: RuntimeError for the whole tensor, IndexError for a named dim (and
+    # for argmax without one)
+    for op, error in ((lambda t: t.amax(), RuntimeError), (lambda t: t.max(1), IndexError),
+                      (lambda t: t.min(), RuntimeError), (lambda t: t.argmax(), IndexError),
+                      (lambda t: t.argmin(1), IndexError),
+                      (lambda t: t.norm(p=inf), RuntimeError)):
+        with pytest.raises(error, match="empty"):
             op(ta.zeros(2, 0))
 
 
@@ -294,7 +298,7 @@ def test_integer_inputs_follow_torch():
     (lambda: ta.randn(2, 3).repeat(-1, 2), ValueError, ">= 0"),
     (lambda: ta.randn(2, 3).flip((0, 0)), ValueError, "same dim twice"),
     (lambda: ta.randn(2, 3).flip(2), IndexError, "out of range"),
-    (lambda: ta.randn(3).tril(), ValueError, "at least 2 dims"),
+    (lambda: ta.randn(3).tril(), RuntimeError, "at least 2 dims"),
     (lambda: F.pad(ta.randn(2, 3), (1,)), ValueError, "pairs"),
     (lambda: F.pad(ta.randn(2, 3), (1, 1, 1, 1, 1, 1)), ValueError, "at most one pair"),
     (lambda: F.pad(ta.randn(2, 3), (-2, -2)), ValueError, "below zero"),
@@ -311,16 +315,16 @@ def test_integer_inputs_follow_torch():
     (lambda: ta.einsum("i", [1.0, 2.0]), TypeError, "tensors"),
     (lambda: ta.bmm(ta.randn(3, 4), ta.randn(4, 5)), ValueError, "3-D"),
     (lambda: ta.bmm(ta.randn(2, 3, 4), ta.randn(3, 4, 5)), ValueError, "does not broadcast"),
-    (lambda: ta.randn(2, 3, 4).t(), ValueError, "<= 2 dims"),
-    (lambda: ta.randn(3).mT, ValueError, "at least 2 dims"),
-    (lambda: ta.randn(2, 3).gather(1, ta.tensor([[0, 3]])), ValueError, "out of range"),
-    (lambda: ta.randn(2, 3).gather(1, ta.tensor([0, 1])), ValueError, "same number"),
+    (lambda: ta.randn(2, 3, 4).t(), RuntimeError, "<= 2 dims"),
+    (lambda: ta.randn(3).mT, RuntimeError, "at least 2 dims"),
+    (lambda: ta.randn(2, 3).gather(1, ta.tensor([[0, 3]])), RuntimeError, "out of range"),
+    (lambda: ta.randn(2, 3).gather(1, ta.tensor([0, 1])), RuntimeError, "same number"),
     (lambda: ta.randn(2, 3).gather(1, ta.tensor([[0.0]])), TypeError, "integer"),
-    (lambda: F.one_hot(ta.tensor([0, 3]), 3), ValueError, "out of range"),
-    (lambda: F.one_hot(ta.tensor([0, -1])), ValueError, "out of range"),
+    (lambda: F.one_hot(ta.tensor([0, 3]), 3), RuntimeError, "out of range"),
+    (lambda: F.one_hot(ta.tensor([0, -1])), RuntimeError, "out of range"),
     (lambda: F.one_hot(ta.tensor([0.0])), TypeError, "integer"),
     (lambda: F.one_hot(ta.zeros(0, dtype="int64")), ValueError, "empty"),
-    (lambda: F.nll_loss(ta.randn(3, 4), ta.tensor([0, 4, 1])), ValueError, "out of range"),
+    (lambda: F.nll_loss(ta.randn(3, 4), ta.tensor([0, 4, 1])), IndexError, "out of range"),
     (lambda: F.nll_loss(ta.randn(3, 4), ta.tensor([0, 1])), ValueError, "expected input"),
     (lambda: F.nll_loss(ta.randn(3, 4), ta.tensor([0.0, 1.0, 2.0])), TypeError, "integer"),
     (lambda: F.nll_loss(ta.randn(3, 4), ta.tensor([0, 1, 2]), weight=ta.ones(3)), ValueError,
@@ -338,7 +342,7 @@ def test_integer_inputs_follow_torch():
     (lambda: F.binary_cross_entropy_with_logits(ta.randn(3), ta.rand(3),
                                                 weight=ta.ones(3, requires_grad=True)),
      ValueError, "detach"),
-    (lambda: F.mse_loss(ta.randn(2), ta.randn(3)), ValueError, "do not broadcast"),
+    (lambda: F.mse_loss(ta.randn(2), ta.randn(3)), RuntimeError, "do not broadcast"),
     (lambda: F.l1_loss(ta.randn(2), ta.randn(2), reduction="avg"), ValueError, "reduction"),
     (lambda: ta.randn(2, 3, 4).norm(p="nuc"), RuntimeError, "dim must be a 2-tuple"),
     (lambda: ta.randn(2, 3).norm(p="abc"), ValueError, "'fro' or 'nuc'"),

@@ -355,3 +355,13 @@ def test_the_comparison_helpers_can_fail():
         _grads_agree(lambda t: ta.rot90(t * 2),
                      lambda t: torch.rot90(t * 2) + (torch.rot90(t) - torch.rot90(t).detach()),
                      np.ones((2, 2)))
+
+
+def test_softmin_with_dtype_negates_in_the_input_dtype():
+    # torch computes -x in uint8 (wrapping: 200 -> 56) before converting to dtype
+    x = ta.tensor(np.array([[0, 3], [200, 255]], dtype=np.uint8))
+    out = F.softmin(x, 0, dtype=ta.float64).numpy()
+    assert out[1, 0] == pytest.approx(1.0) and out[0, 0] == pytest.approx(np.exp(-56.0))
+    # negative control: converting first gives softmax([0, -200]) = [1, e^-200]
+    first = F.softmin(x.to(ta.float64), 0).numpy()
+    assert first[0, 0] == pytest.approx(1.0)

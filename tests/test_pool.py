@@ -212,3 +212,11 @@ def test_dropout2d_drops_whole_channels():
     assert repr(nn.Dropout2d(0.3)) == repr(torch.nn.Dropout2d(0.3))
     with pytest.raises(ValueError):
         nn.Dropout2d(1.5)
+
+
+def test_integer_avg_pool_with_a_negative_divisor_truncates_toward_zero():
+    # torch's kernel divides integers as C does: 3 / -2 is -1 (not floor's -2)
+    x = ta.tensor(np.array([[[[-8, 6, 9, 0], [0, 5, 5, 7], [6, 5, 1, -5], [2, -1, 8, -4]]]]))
+    out = F.avg_pool2d(x, (2, 2), divisor_override=-2)
+    assert out.tolist() == [[[[-1, -10], [-6, 0]]]]          # torch's values
+    assert F.avg_pool2d(x, (2, 2)).tolist() == [[[[0, 5], [3, 0]]]]

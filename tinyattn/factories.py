@@ -57,7 +57,7 @@ def _size(args: Sequence[Any], size: Any, op: str) -> Tuple[int, ...]:
                             f"({type(n).__name__}) in {tuple(args)!r}")
     dims = tuple(int(n) for n in args)
     if any(n < 0 for n in dims):
-        raise ValueError(f"{op}: a shape cannot have negative sizes, got {dims}")
+        raise RuntimeError(f"{op}: a shape cannot have negative sizes, got {dims}")
     return dims
 
 
@@ -93,8 +93,9 @@ def _number(value: Any, op: str, name: str) -> Any:
     """A Python number from a number or a one-element tensor, with a clear error otherwise."""
     if isinstance(value, Tensor):
         if value.numel() != 1:
-            raise TypeError(f"{op}: {name} must be a number, got a tensor of shape "
-                            f"{value.shape}")
+            raise RuntimeError(f"{op}: {name} must be a number, got a tensor of shape "
+                               f"{value.shape} (torch only supports 0-dimensional start and "
+                               f"end tensors)")
         return value.item()
     if not isinstance(value, (int, float, bool, np.number, np.bool_)):
         raise TypeError(f"{op}: {name} must be a number, got {type(value).__name__} {value!r}")
@@ -161,14 +162,16 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: DTypeLike = Non
     start, end, step = (_number(v, "arange", name) for v, name in
                         ((start, "start"), (end, "end"), (step, "step")))
     if step == 0:
-        raise ValueError("arange: step must be non-zero")
+        raise RuntimeError("arange: step must be nonzero")
     if (end - start) * step < 0:
-        raise ValueError(f"arange: the bounds and the step disagree in sign (start={start}, "
-                         f"end={end}, step={step}), so the range would be empty by accident; "
-                         f"use a step of the other sign")
+        raise RuntimeError(f"arange: the bounds and the step disagree in sign (start={start}, "
+                           f"end={end}, step={step}), so the range would be empty by "
+                           f"accident (torch: upper bound and larger bound inconsistent with "
+                           f"step sign); use a step of the other sign")
     for v in (start, end, step):
         if isinstance(v, float) and not math.isfinite(v):
-            raise ValueError(f"arange: start, end and step must be finite, got {v}")
+            raise RuntimeError(f"arange: start, end and step must be finite, got {v} "
+                               f"(torch: unsupported range)")
     want = normalize_dtype(dtype)
     if want is None:
         is_int = all(isinstance(v, int) for v in (start, end, step))
@@ -179,16 +182,18 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: DTypeLike = Non
             count = max(0, math.ceil((int(end) - int(start)) / int(step))) if int(step) else 0
         start, step = int(start), int(step)
         if step == 0:
-            raise ValueError(f"arange: step must be non-zero, and {dtype} turns it into 0 "
-                             f"(torch converts start and step to the integer dtype first)")
+            raise RuntimeError(f"arange: step must be nonzero, and {dtype} turns it into 0 "
+                               f"(torch converts start and step to the integer dtype first)")
     xp = backend.array_module_for(_device(device))
     values = start + step * xp.arange(count, dtype=np.float64 if is_floating(want) else np.int64)
     return _leaf(values.astype(want), requires_grad)
 
 
 def _steps(steps: Any, op: str) -> int:
-    if not _is_whole(steps) or int(steps) < 0:
-        raise ValueError(f"{op}: steps must be a non-negative whole number, got {steps!r}")
+    if not _is_whole(steps):                  # torch: an argument of the wrong type
+        raise TypeError(f"{op}: steps must be a non-negative whole number, got {steps!r}")
+    if int(steps) < 0:
+        raise RuntimeError(f"{op}: steps must be a non-negative whole number, got {steps!r}")
     return int(steps)
 
 
@@ -432,26 +437,26 @@ def _check_weights(input: Tensor, num_samples: int, replacement: bool) -> Any:
         raise TypeError(f"multinomial: input must be a Tensor of weights, got "
                         f"{type(input).__name__}")
     if not is_floating(input.dtype):
-        raise TypeError(f"multinomial: the weights must be floating point, got {input.dtype}; "
-                        f"convert with .float()")
+        raise RuntimeError(f"multinomial: the weights must be floating point, got {input.dtype}; "
+                           f"convert with .float()")
     if input.ndim not in (1, 2):
-        raise ValueError(f"multinomial: input must be 1-D (C,) or 2-D (R, C), got shape "
-                         f"{input.shape}")
+        raise RuntimeError(f"multinomial: input must be 1-D (C,) or 2-D (R, C), got shape "
+                           f"{input.shape}")
     if not _is_whole(num_samples) or int(num_samples) <= 0:
-        raise ValueError(f"multinomial: num_samples must be a positive whole number, got "
-                         f"{num_samples!r}")
+        raise RuntimeError(f"multinomial: num_samples must be a positive whole number, got "
+                           f"{num_samples!r}")
     categories = input.shape[-1]
     if not replacement and num_samples > categories:
-        raise ValueError(f"multinomial: cannot draw {num_samples} samples without replacement "
-                         f"from {categories} categories; pass replacement=True or draw fewer")
+        raise RuntimeError(f"multinomial: cannot draw {num_samples} samples without replacement "
+                           f"from {categories} categories; pass replacement=True or draw fewer")
     weights = input._data.astype(np.float64)
     xp = backend.get_array_module(weights)
     bad = ~xp.isfinite(weights) | (weights < 0)
     if weights.size == 0 or bool(bad.any()):
         problem = "inf, NaN or negative entries" if weights.size else "no entries"
-        raise ValueError(f"multinomial: the weights must be finite and >= 0, and there must "
-                         f"be some; got shape {input.shape} with {problem}")
+        raise RuntimeError(f"multinomial: the weights must be finite and >= 0, and there must "
+                           f"be some; got shape {input.shape} with {problem}")
     if bool((weights.sum(axis=-1) <= 0).any()):
-        raise ValueError("multinomial: every row of weights needs a positive sum (a row of all "
-                         "zeros has nothing to draw)")
+        raise RuntimeError("multinomial: every row of weights needs a positive sum (a row of all "
+                           "zeros has nothing to draw)")
     return weights

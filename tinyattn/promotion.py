@@ -26,7 +26,7 @@ from typing import Any, Iterable, Optional
 import numpy as np
 
 __all__ = ["promote_types", "result_type", "can_cast", "operand_tier", "set_strict_promotion",
-           "is_strict_promotion", "strict_promotion", "float_mix_error"]
+           "is_strict_promotion", "strict_promotion", "float_mix_error", "compared_operands"]
 
 _DEFAULT_FLOAT = np.dtype(np.float32)
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2}   # "V": ml_dtypes' bfloat16 on old NumPy
@@ -101,6 +101,26 @@ def result_type(*operands: Any) -> np.dtype:
         tier, dtype = operand_tier(value), _dtype_of(value)
         tiers[tier] = dtype if tiers[tier] is None else promote_types(tiers[tier], dtype)
     return _combine(tiers[0], _combine(tiers[1], tiers[2]))
+
+
+def compared_operands(a: Any, b: Any) -> tuple:
+    """Two operands (arrays or Python numbers) of a comparison as torch compares them: both
+    converted to their ``result_type`` first. A Python int meeting an integer tensor is
+    wrapped to the tensor's dtype as a C cast wraps it (``uint8 tensor < -3`` compares with
+    253, ``< 300`` with 44), a float number is rounded to a float tensor's dtype, an integer
+    tensor meeting a float16 one is rounded to float16. NumPy would compare exactly instead.
+    A number comes back as a NumPy scalar of that dtype (device arrays take it as it is)."""
+    common = result_type(a, b)
+
+    def converted(value: Any) -> Any:
+        if isinstance(value, (bool, int, float, np.generic)):
+            if isinstance(value, (int, np.integer)) and not isinstance(value, bool) \
+                    and common.kind in "iu":
+                return np.asarray(value, dtype=np.int64).astype(common)[()]   # a scalar
+            return np.asarray(value).astype(common)[()]
+        return value if value.dtype == common else value.astype(common)
+    with np.errstate(over="ignore", invalid="ignore"):   # 1e10 in float16 is inf, as torch
+        return converted(a), converted(b)
 
 
 # ---------------------------------------------------------------- the opt-in strict mode

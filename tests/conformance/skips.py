@@ -56,7 +56,7 @@ CANNOT_COMPARE: List[Skip] = [
               "tensor; tinyattn's Python method can only be handed one by calling "
               "Tensor.__radd__(2, x) by hand, which no program does", kind="skip",
               when=input_not_tensor)
-      for name in ("__radd__", "__rmul__")],
+      for name in ("__radd__", "__rmul__", "__rsub__")],
 ]
 
 # ------------------------------------------------------------------ on purpose
@@ -304,8 +304,27 @@ LINEAR_CROSS_ENTROPY_B38: List[Skip] = [
             dtypes=("bfloat16",)),
 ]
 
+# ------------------------------------------------------------------ error types (harness38)
+# check_error compares the exception's type with torch's (ErrorInput.error_type) since
+# harness38; what still differs:
+def _out_given(sample: object) -> bool:
+    """samples with out="""
+    return sample.kwargs.get("out") is not None
+
+
+ERROR_TYPES_HARNESS38: List[Skip] = [
+    *[op_skip(name, "errors", "to fix: out= is not taken by tinyattn's factory (a TypeError "
+              "for the unexpected keyword, where torch checks the out= tensor's dtype)",
+              when=_out_given) for name in ("arange", "multinomial")],
+    op_skip("narrow_copy", "errors", "torch's narrow_copy reports a dim out of range through "
+            "an internal check (RuntimeError 'Expected dim < ...'), where its narrow raises "
+            "IndexError; tinyattn's narrow_copy raises narrow's IndexError",
+            when=predicate("a dim out of range", lambda s: isinstance(s.args[0], int)
+                           and not -s.input.dim() <= s.args[0] < s.input.dim())),
+]
+
 TABLE: List[Skip] = (CANNOT_COMPARE + ON_PURPOSE + TO_FIX + NOT_IMPLEMENTED + NEW_OPS_B
                      + COVERAGE_A
                      + MODULES_AND_OPTIMIZERS + COMPOSITIONS_COV30 + OUT_ALIASING
                      + LINALG30 + INTERPOLATE_MODS30 + INSTANCE_NORM_MODS30 + ABSENT_A38
-                     + LINEAR_CROSS_ENTROPY_B38)
+                     + LINEAR_CROSS_ENTROPY_B38 + ERROR_TYPES_HARNESS38)

@@ -80,6 +80,33 @@ def test_a_missing_error_is_caught():
     assert "torch raises" in R.check_error(variant, error_input)
 
 
+def test_a_wrong_error_type_is_caught():
+    info = ENTRIES["gather"].info
+    error_input = next(e for e in info.error_inputs("cpu") if e.error_type is RuntimeError)
+    gather = ENTRIES["gather"].function
+
+    def raises(error):
+        def call(*args, **kwargs):
+            raise error("refused")
+        return call
+    assert R.check_error(gather, error_input) is None           # tinyattn's gather agrees
+    wrong = R.Variant("function", torch.gather, raises(ValueError))
+    assert "where torch raises RuntimeError" in R.check_error(wrong, error_input)
+    subclass = R.Variant("function", torch.gather, raises(type("Sub", (RuntimeError,), {})))
+    assert R.check_error(subclass, error_input) is None          # isinstance, as assertRaises
+
+
+def test_operator_variants_are_compared():
+    variants = {v.kind for v in ENTRIES["add"].variants}
+    assert {"operator", "inplace_operator"} <= variants
+    info, samples = _sample("add")
+    sample = next(s for s in samples if s.input.numel() > 0 and s.args
+                  and isinstance(s.args[0], torch.Tensor))
+    wrong = R.Variant("inplace_operator", info.inplace_operator_variant,
+                      lambda x, y: x + y)                     # a new tensor, not x changed
+    assert "does not return its input" in R.check_values(wrong, sample)
+
+
 def test_a_wrong_gradient_is_caught():
     info, samples = _sample("sin", requires_grad=True)
     sample = next(s for s in samples if s.input.numel() > 0)

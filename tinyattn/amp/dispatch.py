@@ -70,7 +70,8 @@ def _hook(cls: type, inputs: Sequence[Any], options: Dict[str, Any]) -> Optional
         return None
     _local.busy = True
     try:
-        if low is None or cls.returns_view or cls.__name__ == "Convert":  # type: ignore
+        if low is None or cls.returns_view or cls.computes_in_half \
+                or cls.__name__ == "Convert":  # type: ignore
             return cls.apply(*(work if work is not None else inputs), **options)  # type: ignore
         wide = [t.to(_FLOAT32) if t.dtype == low else t
                 for t in (work if work is not None else inputs)]

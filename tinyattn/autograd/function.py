@@ -217,6 +217,10 @@ class Function:
     saved: Optional[Tuple[Any, ...]] = ()
     created_at: Optional[str] = None
     returns_view = False
+    # float16/bfloat16 inputs: False (most ops) computes in float32 and rounds once, as torch's
+    # CPU kernels do; True runs forward on the half arrays, for the ops whose torch kernel
+    # rounds at each step (floor division: ops/division.py)
+    computes_in_half = False
     # Floating inputs of different dtypes: True promotes them as torch's result_type does
     # (float32 with float64 runs in float64), as torch's pointwise ops, losses, where and cat
     # do; False refuses, for the ops torch refuses (matmul, scatter, index_put, the norms...)
@@ -459,7 +463,7 @@ def _check_inputs_agree(cls: type, inputs: Tuple["Tensor", ...]
         raise promotion.float_mix_error(op, dtypes)
     if not cls.promotes_inputs:        # type: ignore[attr-defined]
         names = " and ".join(sorted(str(d) for d in dtypes))
-        raise TypeError(
+        raise RuntimeError(            # torch's error type for this refusal
             f"{op}: expected all floating inputs to have the same dtype, got {names}; "
             f"torch refuses this mix too (no type promotion here). Convert one side with "
             f".float() or .double() (or .to(dtype)) first")

@@ -44,7 +44,7 @@ class GELU(Module):
 
     def __init__(self, approximate: str = "none"):
         if approximate not in ("none", "tanh"):
-            raise ValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
+            raise RuntimeError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
         self.approximate = approximate
 
     def forward(self, x: Tensor) -> Tensor:

@@ -867,9 +867,13 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None,  # noqa: A002 - torch'
 __all__ += ["slogdet", "logdet", "solve", "eigvalsh", "svdvals", "vector_norm"]
 from .linalg_norms import linalg_norm, matrix_norm  # noqa: E402 - matrix norms (edge30)
 __all__ += ["linalg_norm", "matrix_norm"]
+from .return_types import return_type  # noqa: E402 - torch.return_types.<name> results
+
+
 def slogdet_older_name(input: Tensor) -> Any:  # noqa: A002 - PyTorch's name
-    """``torch.slogdet``: ``linalg.slogdet`` under its older name, (sign, logabsdet)."""
-    return slogdet(input)
+    """``torch.slogdet``: ``linalg.slogdet`` under its older name, (sign, logabsdet), a
+    ``torch.return_types.slogdet``."""
+    return return_type("slogdet", ["sign", "logabsdet"])(*slogdet(input))
 
 
 logdet = _kw(logdet)
@@ -900,7 +904,8 @@ from .decompositions import (LinAlgError, cholesky, cholesky_ex, cholesky_older_
 
 def qr_older_name(input: Tensor, some: bool = True) -> Any:  # noqa: A002 - torch's names
     """``torch.qr`` (deprecated in torch): ``linalg.qr`` with ``some=False`` for "complete"."""
-    return qr(input, mode="reduced" if some else "complete")
+    q, r = qr(input, mode="reduced" if some else "complete")
+    return return_type("qr", ["Q", "R"])(q, r)     # a torch.return_types.qr
 
 
 __all__ += ["LinAlgError", "cholesky", "cholesky_ex", "cholesky_older_name", "eigh", "qr",

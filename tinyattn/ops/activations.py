@@ -192,8 +192,8 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     try:
         shape = tuple(np.broadcast_shapes(x1.shape, x2.shape))
     except ValueError:
-        raise ValueError(f"cosine_similarity: shapes {x1.shape} and {x2.shape} do not "
-                         f"broadcast") from None
+        raise RuntimeError(f"cosine_similarity: shapes {x1.shape} and {x2.shape} do not "
+                           f"broadcast") from None
     rank = max(len(shape), 1)       # torch: 0-d inputs are one element along dim 0 or -1
     if not -rank <= dim < rank:
         raise IndexError(f"cosine_similarity: dim {dim} is out of range for {len(shape)}-d "

@@ -54,8 +54,8 @@ def _apply(fn: type, op: str, *tensors: Tensor, **options: Any) -> Tensor:
         if "broadcast" not in str(exc):
             raise
         shapes = ", ".join(str(t.shape) for t in tensors)
-        raise ValueError(f"{op}: shapes {shapes} do not broadcast (sizes must match or be 1, "
-                         f"aligned from the right)") from None
+        raise RuntimeError(f"{op}: shapes {shapes} do not broadcast (sizes must match or be 1, "
+                           f"aligned from the right)") from None
 
 
 def _grads(fn: Function, grads: Tuple[Any, ...], shapes: Tuple[Any, ...]) -> Tuple[Any, ...]:

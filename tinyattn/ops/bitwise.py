@@ -52,7 +52,7 @@ def _binary(name: str, fn: Callable[[Any, Any, Any], Any], allow_bool: bool = Tr
         try:
             return _wrap(xp, fn(xp, a, b))
         except ValueError as exc:
-            raise ValueError(f"{name}: shapes {a.shape} and {b.shape} do not broadcast") \
+            raise RuntimeError(f"{name}: shapes {a.shape} and {b.shape} do not broadcast") \
                 from exc
     op.__name__ = op.__qualname__ = name
     return op

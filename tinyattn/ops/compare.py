@@ -6,7 +6,6 @@ back to the elements they were copied from; indices carry no gradient.
 """
 from __future__ import annotations
 
-from collections import namedtuple
 from typing import Any, Optional
 
 import numpy as np
@@ -14,6 +13,7 @@ import numpy as np
 from .. import backend
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
+from .return_types import return_type
 from .elementwise import _binary
 from .indexing import Gather, along_axis_index
 from .reduce import _check_not_empty, _single_axis, amax, amin
@@ -21,10 +21,10 @@ from .reduce import _check_not_empty, _single_axis, amax, amin
 __all__ = ["maximum", "minimum", "max", "min", "argmax", "argmin", "sort", "topk",
            "MaxResult", "MinResult", "SortResult", "TopkResult"]
 
-MaxResult = namedtuple("MaxResult", ["values", "indices"])
-MinResult = namedtuple("MinResult", ["values", "indices"])
-SortResult = namedtuple("SortResult", ["values", "indices"])
-TopkResult = namedtuple("TopkResult", ["values", "indices"])
+MaxResult = return_type("max", ["values", "indices"])
+MinResult = return_type("min", ["values", "indices"])
+SortResult = return_type("sort", ["values", "indices"])
+TopkResult = return_type("topk", ["values", "indices"])
 
 
 class Maximum(Function):
@@ -144,7 +144,9 @@ def _arg_extreme(x: Tensor, dim: Optional[int], keepdim: bool, op: str) -> Tenso
     data = x._data
     xp = backend.get_array_module(data)
     if dim is None:
-        _check_not_empty(x, (), op)
+        if x.numel() == 0:                  # torch: IndexError, the dim must be specified
+            raise IndexError(f"{op}: cannot reduce over an empty tensor (shape {x.shape}) "
+                             f"without a dim: Expected reduction dim to be specified")
         out = xp.asarray(getattr(data.reshape(-1), op)()).astype(np.int64)
         return Tensor._wrap(out.reshape((1,) * x.ndim) if keepdim else out)
     axis = _single_axis(dim, x.ndim, op)

@@ -53,7 +53,7 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-5,  # noqa: A002
     try:
         np.broadcast_shapes(input.shape, other.shape)
     except ValueError:
-        raise ValueError(f"allclose: shapes {input.shape} and {other.shape} do not broadcast"
+        raise RuntimeError(f"allclose: shapes {input.shape} and {other.shape} do not broadcast"
                          ) from None
     xp = backend.get_array_module(input._data)
     close = xp.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan)

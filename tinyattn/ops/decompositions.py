@@ -11,7 +11,6 @@ them at once (zero for an output the loss does not use).
 """
 from __future__ import annotations
 
-from collections import namedtuple
 from typing import Any, List, Sequence, Tuple
 
 import numpy as np
@@ -21,15 +20,16 @@ from ..amp.dispatch import cast_args
 from ..autograd import Function
 from ..precision import is_floating
 from ..tensor import Tensor
+from .return_types import return_type
 
 __all__ = ["LinAlgError", "converged", "cholesky", "cholesky_ex", "cholesky_older_name",
            "qr", "eigh", "svd", "svd_older_name", "check_matrix", "check_square"]
 
-CholeskyExResult = namedtuple("linalg_cholesky_ex", ["L", "info"])
-QRResult = namedtuple("linalg_qr", ["Q", "R"])
-EighResult = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
-SVDResult = namedtuple("linalg_svd", ["U", "S", "Vh"])
-OlderSVDResult = namedtuple("svd", ["U", "S", "V"])
+CholeskyExResult = return_type("linalg_cholesky_ex", ["L", "info"])
+QRResult = return_type("linalg_qr", ["Q", "R"])
+EighResult = return_type("linalg_eigh", ["eigenvalues", "eigenvectors"])
+SVDResult = return_type("linalg_svd", ["U", "S", "Vh"])
+OlderSVDResult = return_type("svd", ["U", "S", "V"])
 
 
 class LinAlgError(RuntimeError):

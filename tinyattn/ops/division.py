@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function, unbroadcast
+from ..promotion import result_type
 from ..tensor import Tensor
 from .elementwise import _binary, div
 from ..precision import is_floating
@@ -60,13 +61,37 @@ class Fmod(Function):
         return unbroadcast(grad, a_shape), unbroadcast(-grad * quotient, b_shape)
 
 
+def _half_floor_divide(xp: Any, a: Any, b: Any) -> Any:
+    """floor(a / b) for float16/bfloat16 arrays as torch's CPU kernel computes it: Python's
+    floor division (q = (a - fmod(a, b)) / b, one less where fmod's sign differs from b's,
+    then floor, rounded up past .5) with every step rounded to the half dtype. NumPy's
+    floor_divide on float16 computes in float32: about 1% of bfloat16 quotients differ."""
+    dtype = a.dtype
+    one = xp.asarray(1, dtype=dtype)
+    mod = xp.fmod(a, b).astype(dtype)
+    quotient = ((a - mod).astype(dtype) / b).astype(dtype)
+    quotient = xp.where((mod != 0) & ((b < 0) != (mod < 0)), (quotient - one).astype(dtype),
+                        quotient)
+    floor = xp.floor(quotient).astype(dtype)
+    floor = xp.where((quotient - floor).astype(dtype) > 0.5, (floor + one).astype(dtype), floor)
+    signed_zero = xp.copysign(xp.zeros((), dtype=dtype), (a / b).astype(dtype))
+    floor = xp.where(quotient == 0, signed_zero, floor)
+    return xp.where(b == 0, (a / b).astype(dtype), floor).astype(dtype)   # +-inf, NaN
+
+
 class FloorDivide(Function):
-    """out = floor(a / b).   da = db = 0 (a step function; see the module docstring)."""
+    """out = floor(a / b).   da = db = 0 (a step function; see the module docstring).
+    Half dtypes round at each step, as torch's kernel (``_half_floor_divide``)."""
+
+    computes_in_half = True
 
     def forward(self, a, b):
         self.save_for_backward(a, b)        # for their shapes; and what torch's div saves
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return backend.get_array_module(a).floor_divide(a, b)
+        xp = backend.get_array_module(a)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if a.dtype == b.dtype and a.dtype.itemsize == 2 and is_floating(a.dtype):
+                return _half_floor_divide(xp, a, b)
+            return xp.floor_divide(a, b)
 
     def backward(self, grad):
         a, b = self.saved
@@ -75,7 +100,10 @@ class FloorDivide(Function):
 
 
 class TruncDivide(Function):
-    """out = trunc(a / b), rounding toward 0.   da = db = 0 (a step function)."""
+    """out = trunc(a / b), rounding toward 0.   da = db = 0 (a step function). a / b is
+    rounded to a half dtype before trunc, as torch's kernel (float32's trunc differs)."""
+
+    computes_in_half = True
 
     def forward(self, a, b):
         self.save_for_backward(a, b)        # for their shapes; and what torch's div saves
@@ -98,6 +126,12 @@ class IntegerDivisionByZero(RuntimeError, ZeroDivisionError):
 
 
 def _whole_division(fn: type, op: str, a: Any, b: Any) -> Tensor:
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        if fn in (FloorDivide, TruncDivide):       # torch.floor_divide(7, 2) is tensor(3)
+            a = Tensor._wrap(np.asarray(a, dtype=result_type(a, b)))
+        else:
+            raise TypeError(f"{op}(): received two numbers ({a!r}, {b!r}); one of them must "
+                            f"be a Tensor, as in torch")
     if all(isinstance(t, Tensor) and t.dtype == np.bool_ for t in (a, b)):
         raise TypeError(f"{op}: both operands are bool tensors; convert one with .long() (as "
                         f"PyTorch, which has no {op} for bool)")
@@ -108,7 +142,16 @@ def _whole_division(fn: type, op: str, a: Any, b: Any) -> Tensor:
         raise IntegerDivisionByZero(f"{op}: integer division by zero (the divisor holds a 0); "
                                 f"PyTorch refuses it too. Use float tensors (x.float()) to get "
                                 f"inf/NaN instead")
+    if fn in (FloorDivide, TruncDivide) and isinstance(a, Tensor) and _is_half(a.dtype) \
+            and isinstance(b, (int, float)) and not isinstance(b, bool):
+        # torch divides a half tensor by a Python number in float32 (the number is not
+        # rounded to the half dtype) and rounds the quotient once
+        return _binary(fn, op, a.float(), b).to(a.dtype)
     return _binary(fn, op, a, b)
+
+
+def _is_half(dtype: Any) -> bool:
+    return is_floating(dtype) and np.dtype(dtype).itemsize == 2
 
 
 def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002 - PyTorch's names

@@ -88,6 +88,8 @@ def _binary(fn: type, op: str, a: Any, b: Any) -> Tensor:
             and (fn is not Div or is_floating(a._data.dtype))):
         pass                                 # the common case: nothing to promote
     else:
+        if _is_number(a) and _is_number(b) and fn in _NUMBERS_WRAPPED:  # torch.add(2, 3.5):
+            a = Tensor._wrap(np.asarray(a, dtype=result_type(a, b)))   # a 0-d tensor
         if not isinstance(a, Tensor) and not _is_number(a):
             a = as_operand(a, b)
         if not isinstance(b, Tensor) and not _is_number(b):
@@ -105,7 +107,7 @@ def _binary(fn: type, op: str, a: Any, b: Any) -> Tensor:
     except ValueError as exc:
         if "broadcast" not in str(exc):
             raise
-        raise ValueError(
+        raise RuntimeError(
             f"{op}: shapes {a.shape} and {b.shape} do not broadcast (sizes must match or be "
             f"1, aligned from the right); reshape or unsqueeze one of them") from None
 
@@ -358,6 +360,11 @@ class Convert(Function):
 
 
 # ------------------------------------------------------------------ public functions
+# torch.add/sub/mul/div take two Python numbers (the first becomes a 0-d tensor); torch's
+# remainder, pow, ... refuse them
+_NUMBERS_WRAPPED = (Add, Sub, Mul, Div)
+
+
 def add(a: Any, b: Any, alpha: float = 1) -> Tensor:
     """a + alpha * b (PyTorch's ``add``; alpha scales the second operand)."""
     return _binary(Add, "add", a, _scaled(b, alpha))
@@ -367,9 +374,9 @@ def sub(a: Any, b: Any, alpha: float = 1) -> Tensor:
     """a - alpha * b. As torch, a bool operand (tensor or Python bool) is refused."""
     if any(isinstance(v, (bool, np.bool_)) or (isinstance(v, Tensor) and v.dtype == np.bool_)
            for v in (a, b)):
-        raise TypeError("sub: subtraction (the - operator) with a bool tensor or bool is not "
-                        "supported, as in torch; to invert a mask use ~mask or "
-                        "logical_not(mask), or convert it first with .int() or .float()")
+        raise RuntimeError("sub: subtraction (the - operator) with a bool tensor or bool is "
+                           "not supported, as in torch; to invert a mask use ~mask or "
+                           "logical_not(mask), or convert it first with .int() or .float()")
     return _binary(Sub, "sub", a, _scaled(b, alpha))
 
 
@@ -410,6 +417,10 @@ def binary_operator(fn: type, function: Any) -> Any:
 
 
 def neg(x: Tensor) -> Tensor:
+    """-x. A bool tensor is refused, as torch refuses it (NumPy would raise a TypeError)."""
+    if isinstance(x, Tensor) and x.dtype == np.bool_:
+        raise RuntimeError("neg: Negation, the `-` operator, on a bool tensor is not supported, "
+                           "as in torch; to invert a mask use ~mask or logical_not(mask)")
     return Neg.apply(x)
 
 
@@ -494,7 +505,7 @@ def relu(x: Tensor) -> Tensor:
 
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        raise RuntimeError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return Gelu.apply(_as_float(x), approximate=approximate)
 
 

@@ -13,8 +13,13 @@ __all__ = ["embedding", "check_index_range", "normalize_padding_idx",
            "check_embedding_options", "embedding_renorm_"]
 
 
+# the error torch raises for an index out of range, by op (IndexError otherwise)
+_RANGE_ERRORS = {"gather": RuntimeError, "one_hot": RuntimeError}
+
+
 def check_index_range(ids, size: int, op: str, what: str) -> None:
-    """Raise a clear error when an integer array holds a value outside [0, size)."""
+    """Raise a clear error when an integer array holds a value outside [0, size): the
+    exception type torch raises for that op (IndexError: embedding, cross_entropy, ...)."""
     if ids.size == 0:
         return
     xp = backend.get_array_module(ids)
@@ -22,7 +27,9 @@ def check_index_range(ids, size: int, op: str, what: str) -> None:
     if low < 0 or high >= size:
         bad = low if low < 0 else high
         valid = f"valid values are 0 to {size - 1}" if size > 0 else "there are none (size 0)"
-        raise ValueError(f"{op}: {what} {bad} is out of range; {valid}")
+        error = _RANGE_ERRORS.get(op, IndexError)
+        raise error(f"{op}: {what} {bad} is out of range; {valid} (index {bad} is out of "
+                    f"bounds)")
 
 
 class Embedding(Function):
@@ -94,7 +101,7 @@ def embedding(ids: Tensor, weight: Tensor, padding_idx: Optional[int] = None,
         raise TypeError(f"embedding: ids must be integers, got dtype {ids_data.dtype}; "
                         f"convert with .long()")
     if weight.ndim != 2:
-        raise ValueError(f"embedding: weight must be (num_embeddings, dim), got {weight.shape}")
+        raise RuntimeError(f"embedding: weight must be (num_embeddings, dim), got {weight.shape}")
     if backend.device_of(ids_data) != weight.device:
         raise RuntimeError(f"embedding: ids are on {backend.device_of(ids_data)} but weight is "
                            f"on {weight.device}; move them to one device")

@@ -86,8 +86,8 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002 - torch's na
         return DiagEmbed.apply(input, offset=int(diagonal))
     if input.ndim == 2:
         return diagonal_of(input, int(diagonal))      # the diagonal op's own backward
-    raise ValueError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D (shape "
-                     f"{input.shape}); use torch.diagonal or torch.diag_embed for batches")
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D (shape "
+                       f"{input.shape}); use torch.diagonal or torch.diag_embed for batches")
 
 
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa: A002

@@ -9,7 +9,6 @@ histogram integrates to 1.
 """
 from __future__ import annotations
 
-import collections
 import math
 from typing import Any, Optional, Sequence
 
@@ -18,10 +17,11 @@ import numpy as np
 from .. import backend
 from ..precision import is_floating
 from ..tensor import Tensor
+from .return_types import return_type
 
 __all__ = ["histogram", "HistogramResult"]
 
-HistogramResult = collections.namedtuple("histogram", ["hist", "bin_edges"])
+HistogramResult = return_type("histogram", ["hist", "bin_edges"])
 
 
 def histogram(input: Tensor, bins: Any, *, range: Optional[Sequence[float]] = None,  # noqa: A002

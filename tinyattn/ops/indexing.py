@@ -75,15 +75,15 @@ def gather(input: Tensor, dim: int, index: Tensor,  # noqa: A002 - PyTorch's nam
         raise RuntimeError(f"gather: index is on {index.device} but input is on "
                            f"{input.device}; move it with .to('{input.device}')")
     if builtins.max(index.ndim, 1) != builtins.max(input.ndim, 1):
-        raise ValueError(f"gather: index has {index.ndim} dims but input has {input.ndim}; "
-                         f"they must have the same number (unsqueeze the index); Index tensor "
-                         f"must have the same number of dimensions as input tensor")
+        raise RuntimeError(f"gather: index has {index.ndim} dims but input has {input.ndim}; "
+                           f"they must have the same number (unsqueeze the index); Index tensor "
+                           f"must have the same number of dimensions as input tensor")
     if input.ndim == 0 or index.ndim == 0:      # a 0-d tensor counts as 1-d of one element
         return gather(input.reshape(-1), 0, index.reshape(-1)).reshape(index.shape)
     for d in range(input.ndim):
         if d != axis and index.shape[d] > input.shape[d]:
-            raise ValueError(f"gather: index {index.shape} is larger than input "
-                             f"{input.shape} in dim {d}; only dim {dim} may differ")
+            raise RuntimeError(f"gather: index {index.shape} is larger than input "
+                               f"{input.shape} in dim {d}; only dim {dim} may differ")
     check_index_range(index._data, input.shape[axis], "gather", "index")
     idx = index._data.astype(np.int64)          # a copy: the caller may reuse their index
     out = Gather.apply(input, index=along_axis_index(idx, axis), unique=False,

@@ -129,5 +129,5 @@ def atan2(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     except ValueError as exc:
         if "broadcast" not in str(exc):
             raise
-        raise ValueError(f"atan2: shapes {y.shape} and {x.shape} do not broadcast (sizes must "
-                         f"match or be 1, aligned from the right)") from None
+        raise RuntimeError(f"atan2: shapes {y.shape} and {x.shape} do not broadcast (sizes must "
+                           f"match or be 1, aligned from the right)") from None

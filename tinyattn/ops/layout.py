@@ -163,8 +163,8 @@ def flip(x: Tensor, *given: Any, dims: Any = None) -> Tensor:
 
 def _triangle(x: Tensor, diagonal: int, lower: bool, op: str) -> Tensor:
     if x.ndim < 2:
-        raise ValueError(f"{op}: needs a tensor with at least 2 dims (matrices), got shape "
-                         f"{x.shape}")
+        raise RuntimeError(f"{op}: needs a tensor with at least 2 dims (matrices), got shape "
+                           f"{x.shape}")
     if not isinstance(diagonal, (int, np.integer)) or isinstance(diagonal, bool):
         raise TypeError(f"{op}: diagonal must be an int, got {diagonal!r}")
     return Triangle.apply(x, k=int(diagonal), lower=lower)
@@ -195,16 +195,16 @@ def T(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
 def mT(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
     """``x.mT``: the last two dims swapped (a batch of matrices, each transposed)."""
     if x.ndim < 2:
-        raise ValueError(f"x.mT needs a matrix or a batch of matrices (at least 2 dims), got "
-                         f"shape {x.shape}")
+        raise RuntimeError(f"x.mT needs a matrix or a batch of matrices (at least 2 dims), "
+                           f"got shape {x.shape}")
     return transpose(x, -2, -1)
 
 
 def t(x: Tensor) -> Tensor:
     """``x.t()``: a 2-D tensor transposed; 0-D and 1-D tensors come back as they are."""
     if x.ndim > 2:
-        raise ValueError(f"t() expects a tensor with <= 2 dims, got shape {x.shape}; use "
-                         f"x.mT or x.transpose(dim0, dim1)")
+        raise RuntimeError(f"t() expects a tensor with <= 2 dims, got shape {x.shape}; use "
+                           f"x.mT or x.transpose(dim0, dim1)")
     return Permute.apply(x, dims=tuple(range(x.ndim - 1, -1, -1)))
 
 

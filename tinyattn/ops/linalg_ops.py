@@ -4,7 +4,6 @@ matrix or a batch of them (..., n, n); NumPy's (CuPy's) linalg computes the valu
 """
 from __future__ import annotations
 
-from collections import namedtuple
 from typing import Any
 
 import numpy as np
@@ -14,11 +13,12 @@ from ..amp.dispatch import cast_args
 from ..autograd import Function, keep_versions
 from ..precision import is_floating
 from ..tensor import Tensor
+from .return_types import return_type
 from .decompositions import converged
 
 __all__ = ["inv", "det", "slogdet", "logdet", "solve", "eigvalsh", "svdvals"]
 
-SignLogAbsDet = namedtuple("SignLogAbsDet", ["sign", "logabsdet"])
+SignLogAbsDet = return_type("linalg_slogdet", ["sign", "logabsdet"])
 
 
 def _mT(a: Any) -> Any:

@@ -8,7 +8,6 @@ complex dtype.
 """
 from __future__ import annotations
 
-from collections import namedtuple
 from typing import Any, Optional
 
 import numpy as np
@@ -18,13 +17,14 @@ from ..amp.dispatch import cast_args
 from ..autograd import Function
 from ..precision import is_floating
 from ..tensor import Tensor
+from .return_types import return_type
 from .decompositions import check_matrix, check_square, converged
 
 __all__ = ["CoefficientCopy", "solve_triangular", "triangular_solve", "lstsq", "pinv",
            "pinverse", "matrix_rank", "cond", "matrix_exp", "vander"]
 
-TriangularSolveResult = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
-LstsqResult = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+TriangularSolveResult = return_type("triangular_solve", ["solution", "cloned_coefficient"])
+LstsqResult = return_type("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
 
 
 def _mT(a: Any) -> Any:

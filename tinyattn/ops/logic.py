@@ -12,6 +12,7 @@ from typing import Any, Optional, Tuple, Union
 import numpy as np
 
 from .. import backend
+from ..promotion import compared_operands
 from ..tensor import Tensor
 from .compare import _sort_indices
 from .reduce import _axes, _single_axis
@@ -39,13 +40,14 @@ def _elementwise(op: str, ufunc: str, input: Tensor, other: Any) -> Tensor:  # n
                         f"{type(input).__name__}")
     a, b = input._data, _array(other, op, input)
     xp = backend.get_array_module(a)
+    a, b = compared_operands(a, b)      # torch converts both to the result type first
     try:
         return Tensor._wrap(xp.asarray(getattr(xp, ufunc)(a, b)))
     except ValueError as exc:
         if "broadcast" not in str(exc):
             raise
-        raise ValueError(f"{op}: shapes {input.shape} and {other.shape} do not broadcast "
-                         f"(sizes must match or be 1, aligned from the right)") from None
+        raise RuntimeError(f"{op}: shapes {input.shape} and {other.shape} do not broadcast "
+                           f"(sizes must match or be 1, aligned from the right)") from None
 
 
 def eq(input: Tensor, other: Any) -> Tensor:  # noqa: A002 - PyTorch's names
@@ -110,15 +112,15 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
         raise TypeError(f"isclose: the tensors have different dtypes ({input.dtype} and "
                         f"{other.dtype}); convert one with .to(other.dtype) first")
     if rtol < 0 or atol < 0:
-        raise ValueError(f"isclose: rtol and atol must be >= 0, got rtol={rtol}, atol={atol}")
+        raise RuntimeError(f"isclose: rtol and atol must be >= 0, got rtol={rtol}, atol={atol}")
     a, b = input._data, _array(other, "isclose", input)
     xp = backend.get_array_module(a)
     try:
         return Tensor._wrap(xp.asarray(xp.isclose(a, b, rtol=rtol, atol=atol,
                                                   equal_nan=equal_nan)))
     except ValueError as exc:
-        raise ValueError(f"isclose: shapes {input.shape} and {other.shape} do not "
-                         f"broadcast") from exc
+        raise RuntimeError(f"isclose: shapes {input.shape} and {other.shape} do not "
+                           f"broadcast") from exc
 
 
 def count_nonzero(input: Tensor, dim: Union[int, Tuple[int, ...], None] = None  # noqa: A002

@@ -117,6 +117,9 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1,  # noqa: A002
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
     frames, classes = _frames(input, "multi_margin_loss")
+    if weight is not None and weight.ndim != 1:            # torch checks this first
+        raise ValueError(f"multi_margin_loss: weight must be one-dimensional, got shape "
+                         f"{tuple(weight.shape)}")
     ids = _class_ids(target, "multi_margin_loss")
     if ids.ndim > 1 or ids.size != frames:
         raise RuntimeError(f"multi_margin_loss: inconsistent target size, expected {frames} "

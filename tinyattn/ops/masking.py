@@ -163,9 +163,9 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa:
         shape = np.broadcast_shapes(shape, tuple(np.shape(cond)) if not hasattr(cond, "shape")
                                     else tuple(cond.shape))
     except ValueError:
-        raise ValueError(f"where: condition, input and other do not broadcast together "
-                         f"(shapes {getattr(condition, 'shape', None)}, {input.shape}, "
-                         f"{other.shape})") from None
+        raise RuntimeError(f"where: condition, input and other do not broadcast together "
+                           f"(shapes {getattr(condition, 'shape', None)}, {input.shape}, "
+                           f"{other.shape})") from None
     cond = mask_array(condition, "where", shape, input.device, what="condition")
     out = Where.apply(input, other, condition=cond.copy())   # kept for backward
     return keep_versions(out, condition if isinstance(condition, Tensor) else None)

@@ -127,7 +127,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     try:
         return Matmul.apply(a, b)
     except ValueError:
-        raise ValueError(f"matmul: batch dims of {a.shape} and {b.shape} do not broadcast") \
+        raise RuntimeError(f"matmul: batch dims of {a.shape} and {b.shape} do not broadcast") \
             from None
 
 

@@ -337,7 +337,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
 
 def softmin(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3,  # noqa: A002
             dtype: Any = None) -> Tensor:
-    """``F.softmin``: softmax(-x) along ``dim`` (with ``dtype``: x converted first)."""
+    """``F.softmin``: softmax(-x) along ``dim`` (with ``dtype``: -x converted, as torch)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"softmin(): argument 'input' must be Tensor, not "
                         f"{type(input).__name__}")
@@ -345,5 +345,7 @@ def softmin(input: Tensor, dim: Optional[int] = None, _stacklevel: int = 3,  # n
         warnings.warn("Implicit dimension choice for softmin has been deprecated. Change the "
                       "call to include dim=X as an argument.", UserWarning, stacklevel=2)
         dim = 0 if input.ndim in (0, 1, 3) else 1          # torch's legacy choice
-    x = input.to(dtype) if dtype is not None else input
-    return softmax(neg(x), dim)
+    negated = neg(input)       # torch negates in the input's dtype, then converts: an
+    if dtype is not None:      # unsigned input wraps (uint8 200 -> 56), as torch's does
+        negated = negated.to(dtype)
+    return softmax(negated, dim)

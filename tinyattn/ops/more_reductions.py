@@ -6,7 +6,6 @@ gradient, then ``gather`` it: gather's backward sends g to exactly that index, a
 """
 from __future__ import annotations
 
-from collections import namedtuple
 from typing import Any, Optional, Tuple
 
 import numpy as np
@@ -15,6 +14,7 @@ from .. import backend
 from ..autograd import Function, keep_versions
 from ..precision import is_floating
 from ..tensor import Tensor
+from .return_types import return_type
 from .elementwise import sub
 from .indexing import gather, gather_at_picked
 from .reduce import Dim, _axes, _check_not_empty, _expand_back, _single_axis, amax, amin, mean
@@ -26,8 +26,13 @@ from .stats import std, var
 __all__ = ["nansum", "nanmean", "var_mean", "std_mean", "logcumsumexp", "cummax", "cummin",
            "diff", "aminmax", "median", "nanmedian", "kthvalue"]
 
-ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
-MinMax = namedtuple("MinMax", ["min", "max"])
+ValuesIndices = Any     # torch.return_types.<op>(values, indices): _values_indices(op, ...)
+MinMax = return_type("aminmax", ["min", "max"])
+
+
+def _values_indices(op: str, values: Tensor, indices: Tensor) -> Any:
+    """(values, indices) as torch returns them: a ``torch.return_types.<op>``."""
+    return return_type(op, ["values", "indices"])(values, indices)
 
 
 def _squeezed(out: Any, axes: Tuple[int, ...], keepdim: bool) -> Any:
@@ -222,9 +227,9 @@ def _cumulative_extreme(input: Tensor, dim: int, larger: bool, op: str  # noqa: 
         xp = backend.get_array_module(input._data)
         index = Tensor._wrap(xp.asarray(0, dtype=np.int64))
         values = keep_versions(input.clone(), input, index)   # torch keeps self and indices
-        return ValuesIndices(values, index)
+        return _values_indices(op, values, index)
     index = Tensor._wrap(_running_index(input._data, axis, larger))
-    return ValuesIndices(gather(input, axis, index), index)
+    return _values_indices(op, gather(input, axis, index), index)
 
 
 def cummax(input: Tensor, dim: int) -> ValuesIndices:  # noqa: A002 - PyTorch's names
@@ -299,15 +304,15 @@ def _pick(input: Tensor, dim: Any, keepdim: bool, k: Optional[int], ignore_nan: 
     axis = _single_axis(dim, input.ndim, op)
     if input.ndim == 0:
         xp = backend.get_array_module(input._data)
-        return ValuesIndices(input * 1 if is_floating(input.dtype) else input,
-                             Tensor._wrap(xp.asarray(0, dtype=np.int64)))
+        return _values_indices(op, input * 1 if is_floating(input.dtype) else input,
+                               Tensor._wrap(xp.asarray(0, dtype=np.int64)))
     if input.shape[axis] == 0:
         raise IndexError(f"{op}(): Expected reduction dim {axis} to have non-zero size.")
     index = Tensor._wrap(_order_index(input._data, axis, k, ignore_nan))
     values = gather_at_picked(input, axis, index)    # keeps the indices, as torch's does
     if not keepdim:
         values, index = squeeze(values, axis), squeeze(index, axis)
-    return ValuesIndices(values, index)
+    return _values_indices(op, values, index)
 
 
 def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002

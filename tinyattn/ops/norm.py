@@ -196,11 +196,12 @@ def _normalized_axes(op: str, x: Tensor, normalized_shape: Union[int, Sequence[i
                            f"= []; pass the trailing dims to normalise over, e.g. "
                            f"({x.shape[-1] if x.ndim else 1},)")
     if len(shape) > x.ndim or tuple(x.shape[x.ndim - len(shape):]) != shape:
-        raise ValueError(f"{op}: normalized_shape {shape} must equal the last dims of the "
-                         f"input, whose shape is {x.shape}")
+        raise RuntimeError(f"{op}: normalized_shape {shape} must equal the last dims of the "
+                           f"input, whose shape is {x.shape}")
     for name, param in params.items():
         if param is not None and tuple(param.shape) != shape:
-            raise ValueError(f"{op}: {name} has shape {param.shape}, expected {shape}")
+            raise RuntimeError(f"{op}: {name} has shape {param.shape}, expected {shape} "
+                               f"(Expected {name} to be of same shape as normalized_shape)")
     return tuple(range(x.ndim - len(shape), x.ndim))
 
 

@@ -66,7 +66,7 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None
     try:
         shape = np.broadcast_shapes(tensors[0].shape, tensors[1].shape)
     except ValueError:
-        raise ValueError(f"normal: the shapes of mean {tensors[0].shape} and std "
-                         f"{tensors[1].shape} do not broadcast") from None
+        raise RuntimeError(f"normal: the shapes of mean {tensors[0].shape} and std "
+                           f"{tensors[1].shape} do not broadcast") from None
     eps = factories.randn(shape, generator=generator, dtype=want, device=like.device)
     return NormalSample.apply(tensors[0], tensors[1], eps=eps._data)

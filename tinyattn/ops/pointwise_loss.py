@@ -216,8 +216,8 @@ def _regression(fn: type, op: str, input: Any, target: Any,  # noqa: A002
         try:
             np.broadcast_shapes(input.shape, target.shape)
         except ValueError:
-            raise ValueError(f"{op}: input {input.shape} and target {target.shape} do not "
-                             f"broadcast; they should have the same shape") from None
+            raise RuntimeError(f"{op}: input {input.shape} and target {target.shape} do not "
+                               f"broadcast; they should have the same shape") from None
         warnings.warn(f"{op}: target shape {target.shape} differs from input shape "
                       f"{input.shape}; they are broadcast, which is rarely what a loss "
                       f"wants (as PyTorch warns). Give them the same shape",

@@ -228,7 +228,8 @@ def _pool_input(op: str, x: Tensor, dims: int) -> Tuple[Tensor, bool]:
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}: expected a tensor input, got {type(x).__name__}")
     if x.ndim not in (dims + 1, dims + 2) or any(n == 0 for n in x.shape[-dims:]) \
-            or (x.ndim == dims + 2 and x.shape[1] == 0):
+            or (x.ndim == dims + 2 and x.shape[1] == 0) \
+            or (x.ndim == dims + 1 and x.shape[0] == 0):        # (C, L) with no channel
         raise RuntimeError(f"{op}: Expected {dims + 1}D or {dims + 2}D (batch mode) tensor "
                            f"with optional 0 dim batch size and non-zero sizes for the other "
                            f"dims, got shape {x.shape}")
@@ -390,8 +391,8 @@ def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A00
 def _adaptive_sizes(op: str, x: Tensor, output_size: Any, dims: int) -> Tuple[int, ...]:
     if isinstance(output_size, (tuple, list)):
         if len(output_size) != dims:
-            raise ValueError(f"{op}: output_size must be an int or {dims} values, got "
-                             f"{output_size!r}")
+            raise RuntimeError(f"{op}: output_size must be an int or {dims} values, got "
+                               f"{output_size!r}")
         sizes = tuple(x.shape[-dims + i] if o is None else o for i, o in enumerate(output_size))
     else:
         sizes = as_tuple(output_size, dims, "output_size", op)
@@ -401,7 +402,14 @@ def _adaptive_sizes(op: str, x: Tensor, output_size: Any, dims: int) -> Tuple[in
     return tuple(int(o) for o in sizes)
 
 
+def _check_adaptive_2d_rank(op: str, dims: int, input: Any) -> None:  # noqa: A002
+    """torch's F.adaptive_*_pool2d check the rank in Python first, with a ValueError."""
+    if dims == 2 and isinstance(input, Tensor) and input.ndim < 3:
+        raise ValueError(f"{op}: Input dimension should be at least 3, got shape {input.shape}")
+
+
 def _adaptive_avg(op: str, dims: int, input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
+    _check_adaptive_2d_rank(op, dims, input)
     x, added = _pool_input(op, input, dims)
     if not is_floating(x.dtype):
         raise RuntimeError(f"{op}: not implemented for {x.dtype}; convert with .float()")
@@ -434,6 +442,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
 
 def _adaptive_max(op: str, dims: int, input: Tensor, output_size: Any,  # noqa: A002
                   return_indices: bool) -> Any:
+    _check_adaptive_2d_rank(op, dims, input)
     x, added = _pool_input(op, input, dims)
     (x,) = cast_args(op, x)             # autocast: float32 for the 3-d op, as torch's CPU list
     sizes = _adaptive_sizes(op, x, output_size, dims)

@@ -133,5 +133,5 @@ def pow_tensor(x: Tensor, exponent: Tensor) -> Tensor:
     except ValueError as exc:
         if "broadcast" not in str(exc):
             raise
-        raise ValueError(f"pow: shapes {x.shape} and {exponent.shape} do not broadcast (sizes "
-                         f"must match or be 1, aligned from the right)") from None
+        raise RuntimeError(f"pow: shapes {x.shape} and {exponent.shape} do not broadcast (sizes "
+                           f"must match or be 1, aligned from the right)") from None

@@ -73,14 +73,14 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A
 
 def _check_vector(t: Any, name: str, op: str) -> None:
     if not isinstance(t, Tensor) or t.ndim != 1:
-        raise ValueError(f"{op}: {name} must be a 1-D tensor, got "
-                         f"{getattr(t, 'shape', type(t).__name__)}")
+        raise RuntimeError(f"{op}: {name} must be a 1-D tensor, got "
+                           f"{getattr(t, 'shape', type(t).__name__)}")
 
 
 def _check_same_dtype(a: Tensor, b: Tensor, op: str) -> None:
     if a.dtype != b.dtype:
-        raise TypeError(f"{op}: expected both tensors to have the same dtype, got {a.dtype} "
-                        f"and {b.dtype} (as PyTorch); convert one with .to(...)")
+        raise RuntimeError(f"{op}: expected both tensors to have the same dtype, got "
+                           f"{a.dtype} and {b.dtype} (as PyTorch); convert one with .to(...)")
 
 
 def outer(input: Tensor, vec2: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
@@ -97,10 +97,10 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:  # noqa: A002
     ``torch.dot`` (which, unlike matmul, takes only vectors). matmul underneath."""
     _check_vector(input, "input", "dot")
     _check_vector(tensor, "tensor", "dot")
+    _check_same_dtype(input, tensor, "dot")            # torch checks the dtypes first
     if input.shape != tensor.shape:
-        raise ValueError(f"dot: the vectors have different lengths ({input.shape[0]} and "
-                         f"{tensor.shape[0]})")
-    _check_same_dtype(input, tensor, "dot")
+        raise RuntimeError(f"dot: the vectors have different lengths ({input.shape[0]} and "
+                           f"{tensor.shape[0]}): inconsistent tensor size")
     with autocast_as("dot"):             # torch's dot: float32 under CPU autocast
         return matmul(input, tensor)
 

@@ -75,7 +75,7 @@ def unbind(input: Tensor, dim: int = 0) -> Tuple[Tensor, ...]:  # noqa: A002 - t
     """The slices of ``input`` along ``dim``, as a tuple (``x[0], x[1], ...`` for dim 0);
     made of indexing, so each slice's gradient goes back to its place."""
     if input.ndim == 0:
-        raise ValueError("unbind: a 0-d tensor has no dim to unbind")
+        raise IndexError("unbind: a 0-d tensor has no dim to unbind")
     axis = _normalize_dim(_int(dim, "dim", "unbind"), input.ndim, "unbind")
     return tuple(_take(input, axis, i) for i in range(input.shape[axis]))
 
@@ -85,11 +85,11 @@ def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:  # noqa:
     start counts from the end, as PyTorch). ``start`` may be a 0-d integer tensor, as in
     torch."""
     if input.ndim == 0:
-        raise ValueError("narrow: a 0-d tensor cannot be narrowed")
+        raise RuntimeError("narrow: a 0-d tensor cannot be narrowed")
     if isinstance(start, Tensor):
         if start.ndim != 0 or start.dtype.kind not in "iu":
-            raise TypeError(f"narrow: a tensor start must be a 0-d integer tensor (as in "
-                            f"torch), got shape {start.shape} and dtype {start.dtype}")
+            raise RuntimeError(f"narrow: a tensor start must be a 0-d integer tensor (as in "
+                               f"torch), got shape {start.shape} and dtype {start.dtype}")
         start = int(start.item())
     axis = _normalize_dim(_int(dim, "dim", "narrow"), input.ndim, "narrow")
     start, length, size = _int(start, "start", "narrow"), _int(length, "length", "narrow"), \
@@ -99,8 +99,8 @@ def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:  # noqa:
     if start < 0:
         start += size
     if length < 0 or start + length > size:
-        raise ValueError(f"narrow: start ({start}) + length ({length}) exceeds the size of "
-                         f"dim {dim} ({size}); length must be from 0 to {size - start}")
+        raise RuntimeError(f"narrow: start ({start}) + length ({length}) exceeds the size of "
+                           f"dim {dim} ({size}); length must be from 0 to {size - start}")
     return _take(input, axis, slice(start, start + length))
 
 
@@ -139,11 +139,11 @@ def roll(input: Tensor, shifts: Dims, dims: Optional[Dims] = None) -> Tensor:  #
     shift_list = tuple(_int(s, "shifts", "roll") for s in shift_list)
     if dims is None:
         if len(shift_list) != 1:
-            raise ValueError(f"roll: with dims=None, shifts must be one int, got {shifts!r}")
+            raise RuntimeError(f"roll: with dims=None, shifts must be one int, got {shifts!r}")
         return Roll.apply(input, shifts=shift_list[0], axes=None)
     dim_list = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
     if len(dim_list) != len(shift_list):
-        raise ValueError(f"roll: shifts {shifts!r} and dims {dims!r} must have the same length")
+        raise RuntimeError(f"roll: shifts {shifts!r} and dims {dims!r} must have the same length")
     if input.ndim == 0:
         raise IndexError("roll: a 0-d tensor has no dims to roll along (as PyTorch); leave "
                          "out dims, or reshape it to 1-D")
@@ -157,14 +157,14 @@ def movedim(input: Tensor, source: Dims, destination: Dims) -> Tensor:  # noqa: 
     src = (source,) if isinstance(source, (int, np.integer)) else tuple(source)
     dst = (destination,) if isinstance(destination, (int, np.integer)) else tuple(destination)
     if len(src) != len(dst):
-        raise ValueError(f"movedim: source {source!r} and destination {destination!r} must "
-                         f"have the same number of dims")
+        raise RuntimeError(f"movedim: source {source!r} and destination {destination!r} must "
+                           f"have the same number of dims")
     rank = max(input.ndim, 1)
     src = tuple(_normalize_dim(_int(d, "source", "movedim"), rank, "movedim") for d in src)
     dst = tuple(_normalize_dim(_int(d, "destination", "movedim"), rank, "movedim") for d in dst)
     if len(set(src)) != len(src) or len(set(dst)) != len(dst):
-        raise ValueError(f"movedim: repeated dim in source {source!r} or destination "
-                         f"{destination!r}")
+        raise RuntimeError(f"movedim: repeated dim in source {source!r} or destination "
+                           f"{destination!r}")
     if input.ndim == 0:
         return reshape(input, ())
     order = [d for d in range(input.ndim) if d not in src]
@@ -217,11 +217,13 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     """The diagonal ``offset`` (> 0: above the main one) of the matrices in dims (dim1, dim2);
     those dims are removed and the diagonal is the last dim. A copy (PyTorch gives a view)."""
     if input.ndim < 2:
-        raise ValueError(f"diagonal: needs at least 2 dims, got shape {input.shape}")
+        raise IndexError(f"diagonal: needs at least 2 dims, got shape {input.shape} "
+                         f"(Dimension out of range)")
     axis1 = _normalize_dim(_int(dim1, "dim1", "diagonal"), input.ndim, "diagonal")
     axis2 = _normalize_dim(_int(dim2, "dim2", "diagonal"), input.ndim, "diagonal")
     if axis1 == axis2:
-        raise ValueError(f"diagonal: dim1 and dim2 must differ, both are {axis1}")
+        raise RuntimeError(f"diagonal: dim1 and dim2 must differ, both are {axis1} (diagonal "
+                           f"dimensions cannot be identical)")
     return Diagonal.apply(input, offset=_int(offset, "offset", "diagonal"), axis1=axis1,
                           axis2=axis2)
 
@@ -230,5 +232,5 @@ def trace(input: Tensor) -> Tensor:  # noqa: A002
     """The sum of the main diagonal of a 2-D tensor: ``diagonal(x).sum()`` (integer tensors
     give int64, as PyTorch)."""
     if input.ndim != 2:
-        raise ValueError(f"trace: expects a 2-D tensor, got shape {input.shape}")
+        raise RuntimeError(f"trace: expects a 2-D tensor, got shape {input.shape}")
     return _sum(diagonal(input))

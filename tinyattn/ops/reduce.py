@@ -36,7 +36,7 @@ def _axes(dim: Dim, ndim: int, op: str) -> Tuple[int, ...]:
                              f"(valid: {-rank} to {rank - 1})")
     axes = tuple(sorted(d % rank for d in dims))
     if len(set(axes)) != len(axes):
-        raise ValueError(f"{op}: dim {dim} names the same axis twice")
+        raise RuntimeError(f"{op}: dim {dim} names the same axis twice")
     return axes if ndim > 0 else ()
 
 
@@ -233,8 +233,10 @@ def amin(x: Tensor, dim: Dim = None, keepdim: bool = False, *, _spread: bool = F
 def _check_not_empty(x: Tensor, axes: Tuple[int, ...], op: str) -> None:
     """max and min of nothing have no value (no identity element), as PyTorch says too."""
     if any(x.shape[a] == 0 for a in axes) or (not axes and x.numel() == 0):
-        raise RuntimeError(f"{op}: cannot reduce over an empty dimension (shape {x.shape}): "
-                           f"the maximum or minimum of no numbers is undefined")
+        # torch: IndexError when a dim is named, RuntimeError for the whole tensor
+        error = RuntimeError if len(axes) in (0, x.ndim) else IndexError
+        raise error(f"{op}: cannot reduce over an empty dimension (shape {x.shape}): "
+                    f"the maximum or minimum of no numbers is undefined")
 
 
 def prod(x: Tensor, dim: Optional[int] = None, keepdim: bool = False, *,

@@ -93,8 +93,8 @@ def _checked_pair(input: Any, target: Any, op: str, reductions: tuple,  # noqa: 
         try:
             np.broadcast_shapes(input.shape, target.shape)
         except ValueError:
-            raise ValueError(f"{op}: input {input.shape} and target {target.shape} do not "
-                             f"broadcast; they should have the same shape") from None
+            raise RuntimeError(f"{op}: input {input.shape} and target {target.shape} do not "
+                               f"broadcast; they should have the same shape") from None
         warnings.warn(f"{op}: target shape {target.shape} differs from input shape "
                       f"{input.shape}; they are broadcast (as PyTorch warns). Give them the "
                       f"same shape", UserWarning, stacklevel=3)
@@ -119,7 +119,7 @@ def huber_loss(input: Tensor, target: Any, reduction: str = "mean",  # noqa: A00
                delta: float = 1.0, weight: Any = None) -> Tensor:
     """0.5 d^2 where |d| < delta, delta (|d| - 0.5 delta) elsewhere (``F.huber_loss``)."""
     if float(delta) <= 0:
-        raise ValueError(f"huber_loss: delta must be > 0, got {delta}")
+        raise RuntimeError(f"huber_loss: delta must be > 0, got {delta}")
     input, target = _checked_pair(input, target, "huber_loss", _REDUCTIONS, reduction)
     if weight is None:
         return SmoothL1.apply(input, target, beta=float(delta), scale=float(delta),

@@ -149,9 +149,9 @@ def _index_positions(op: str, x: Tensor, dim: int, index: Tensor, src: Optional[
                         f".long()")
     axis = _normalize_dim(int(dim), max(x.ndim, 1), op)
     if index.ndim != x.ndim or x.ndim == 0:
-        raise ValueError(f"{op}: index has {index.ndim} dims but self has {x.ndim}; they must "
-                         f"have the same number (Index tensor must have the same number of "
-                         f"dimensions as self tensor)")
+        raise RuntimeError(f"{op}: index has {index.ndim} dims but self has {x.ndim}; they must "
+                           f"have the same number (Index tensor must have the same number of "
+                           f"dimensions as self tensor)")
     for other, name in ((x, "self"), (src, "src")):
         if other is None:
             continue
@@ -165,10 +165,10 @@ def _index_positions(op: str, x: Tensor, dim: int, index: Tensor, src: Optional[
                                  f"dim {axis} of self, and never larger than src")
     if src is not None:
         if src.ndim != x.ndim:
-            raise ValueError(f"{op}: src has {src.ndim} dims but self has {x.ndim}")
+            raise RuntimeError(f"{op}: src has {src.ndim} dims but self has {x.ndim}")
         if src.dtype != x.dtype:
-            raise TypeError(f"{op}(): Expected self.dtype to be equal to src.dtype, got "
-                            f"{x.dtype} and {src.dtype}; convert src with .to({x.dtype})")
+            raise RuntimeError(f"{op}(): Expected self.dtype to be equal to src.dtype, got "
+                               f"{x.dtype} and {src.dtype}; convert src with .to({x.dtype})")
     ids = index._data
     _check_range(op, ids, x.shape[axis], axis)
     region = tuple(slice(0, n) for n in index.shape)
@@ -203,9 +203,9 @@ def _check_range(op: str, ids: Any, size: int, axis: int) -> None:
     xp = backend.get_array_module(ids)
     low, high = backend.to_host(xp.stack([ids.min(), ids.max()])).tolist()   # one transfer
     if low < 0 or high >= size:
-        raise IndexError(f"{op}: index {low if low < 0 else high} is out of bounds for dim "
-                         f"{axis} with size {size} (valid: 0 to {size - 1}; negative indices "
-                         f"are not allowed, as in PyTorch)")
+        raise RuntimeError(f"{op}: index {low if low < 0 else high} is out of bounds for dim "
+                           f"{axis} with size {size} (valid: 0 to {size - 1}; negative indices "
+                           f"are not allowed, as in PyTorch)")
 
 
 # ------------------------------------------------------------------ the ops
@@ -287,8 +287,8 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor,  # noqa: A
                          alpha=alpha).reshape(())
     expected = input.shape[:axis] + (ids.size,) + input.shape[axis + 1:]
     if source.shape != expected:
-        raise ValueError(f"index_add: source has shape {source.shape}, expected {expected} "
-                         f"(self {input.shape} with len(index) = {ids.size} along dim {axis})")
+        raise RuntimeError(f"index_add: source has shape {source.shape}, expected {expected} "
+                           f"(self {input.shape} with len(index) = {ids.size} along dim {axis})")
     if source.dtype != input.dtype:
         raise TypeError(f"index_add_(): self ({input.dtype}) and source ({source.dtype}) must "
                         f"have the same dtype")

@@ -269,8 +269,8 @@ def _check_join(op: str, tensors: Sequence[Tensor], dim: int, same_shape: bool) 
             raise ValueError(f"{op}: tensor {i} is zero-dimensional (a single number) and has no "
                              f"dim to join along; use stack, or unsqueeze(0) each tensor first")
         if t.ndim != ndim:
-            raise ValueError(f"{op}: tensor 0 has shape {tensors[0].shape} but tensor {i} has "
-                             f"shape {t.shape}; all need the same number of dims")
+            raise RuntimeError(f"{op}: tensor 0 has shape {tensors[0].shape} but tensor {i} has "
+                               f"shape {t.shape}; all need the same number of dims")
     axis = _normalize_dim(dim, ndim + (1 if same_shape else 0), op)
 
     def rest(shape: Tuple[int, ...]) -> Tuple[int, ...]:   # the dims that must match
@@ -279,8 +279,8 @@ def _check_join(op: str, tensors: Sequence[Tensor], dim: int, same_shape: bool) 
     first = rest(tensors[0].shape)
     for i, t in enumerate(tensors):
         if rest(t.shape) != first:
-            raise ValueError(f"{op}: tensor 0 has shape {tensors[0].shape} but tensor {i} has "
-                             f"shape {t.shape}; they must match except along dim {dim}"
+            raise RuntimeError(f"{op}: tensor 0 has shape {tensors[0].shape} but tensor {i} has "
+                               f"shape {t.shape}; they must match except along dim {dim}"
                              if not same_shape else
                              f"{op}: tensor 0 has shape {tensors[0].shape} but tensor {i} has "
                              f"shape {t.shape}; stack needs equal shapes")

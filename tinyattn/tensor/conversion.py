@@ -9,6 +9,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from .. import backend, precision
+from ..promotion import compared_operands
 from .dtypes import DTypeLike, is_device_name, normalize_dtype
 from .memory_format import check_memory_format
 
@@ -43,7 +44,9 @@ class TensorConversions:
 
     def item(self) -> Union[float, int, bool]:
         if self._data.size != 1:
-            raise ValueError(f"item() needs a single-element tensor, got shape {self.shape}")
+            raise RuntimeError(f"item() needs a single-element tensor, got shape {self.shape}: "
+                               f"a Tensor with {self.numel()} elements cannot be converted to "
+                               f"Scalar")
         return backend.to_host(self._data).reshape(()).item()
 
     def __format__(self, spec: str) -> str:
@@ -143,9 +146,13 @@ class TensorConversions:
         return precision.is_floating(self.dtype)
 
     # ---------------------------------------------------- comparisons and logic (no grad)
-    def _compare(self, other: Any, name: str) -> "Tensor":
+    def _compare(self, other: Any, name: str, promote: bool = True) -> "Tensor":
         other_data = other._data if isinstance(other, TensorConversions) else other
-        result = getattr(self._data, name)(other_data)
+        mine = self._data
+        if promote and (isinstance(other_data, (bool, int, float, np.generic))
+                        or isinstance(other, TensorConversions)):  # torch's promotion first
+            mine, other_data = compared_operands(mine, other_data)
+        result = getattr(mine, name)(other_data)
         if result is NotImplemented:       # e.g. pytest.approx: let the other side decide
             return NotImplemented
         return _plain_tensor()._wrap(backend.get_array_module(self._data).asarray(result))
@@ -171,7 +178,7 @@ class TensorConversions:
     def _logic(self, other: Any, name: str) -> "Tensor":
         if self.dtype != np.bool_:
             raise TypeError(f"{name.strip('_')} works on bool tensors (masks), got {self.dtype}")
-        return self._compare(other, name)
+        return self._compare(other, name, promote=False)
 
     def __and__(self, other: Any) -> "Tensor":
         return self._logic(other, "__and__")

@@ -533,5 +533,5 @@ def _shape(shape: Sequence[Any]) -> Tuple[int, ...]:
         shape = shape[0]
     dims = tuple(int(n) for n in shape)
     if any(n < 0 for n in dims):
-        raise ValueError(f"a shape cannot have negative sizes, got {dims}")
+        raise RuntimeError(f"a shape cannot have negative sizes, got {dims}")
     return dims
