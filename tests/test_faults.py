@@ -111,7 +111,7 @@ def test_cross_entropy_with_zero_classes_explains_instead_of_0_to_minus_1():
 
 
 def test_an_out_of_range_id_into_an_empty_table_says_there_are_none():
-    with pytest.raises(ValueError, match=r"out of range; there are none \(size 0\)"):
+    with pytest.raises(IndexError, match=r"out of range; there are none \(size 0\)"):
         F.embedding(ta.tensor(np.array([0])), ta.zeros(0, 3))
 
 

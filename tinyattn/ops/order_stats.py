@@ -19,6 +19,7 @@ from ..autograd import Function
 from ..tensor import Tensor
 from .indexing import gather_at_picked
 from .more_reductions import ValuesIndices
+from .return_types import return_type
 from .reduce import _single_axis
 from .shape import squeeze
 from .tie_order import torch_cpu_order
@@ -76,6 +77,8 @@ class QuantilePick(Function):
         dq = per_slice.reshape(-1, per_slice.shape[-1]).sum(axis=0)
         return dx, dq.astype(grad.dtype)
 
+
+_MODE_RESULT = return_type("mode", ("values", "indices"))   # torch.return_types.mode
 
 def _torch_name(dtype: Any) -> str:
     return _TORCH_NAMES.get(np.dtype(dtype).name, np.dtype(dtype).name)
@@ -219,7 +222,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False  # noqa: A002 - tor
     xp = backend.get_array_module(input._data)
     if input.ndim == 0:
         values = input * 1 if input.dtype.kind == "f" else input.clone()
-        return ValuesIndices(values, Tensor._wrap(xp.asarray(0, dtype=np.int64)))
+        return _MODE_RESULT(values, Tensor._wrap(xp.asarray(0, dtype=np.int64)))
     if input.shape[axis] == 0:
         raise IndexError(f"mode(): Expected reduction dim {axis} to have non-zero size.")
     moved = xp.moveaxis(input._data, axis, -1)
@@ -233,4 +236,4 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False  # noqa: A002 - tor
     values = gather_at_picked(input, axis, index_tensor)        # keeps the indices, as torch
     if not keepdim:
         values, index_tensor = squeeze(values, axis), squeeze(index_tensor, axis)
-    return ValuesIndices(values, index_tensor)
+    return _MODE_RESULT(values, index_tensor)
