@@ -60,7 +60,8 @@ _NOT_REACHABLE = {  # Function classes with no torch equivalent to compare in th
 # a float16 kernel in torch (cuSOLVER/MAGMA) or tinyattn
 _NO_HALF_KERNEL_OFF_THE_CUDA_LISTS = {"cholesky_half", "cholesky_ex_half", "qr_half", "eigh_half",
                                       "svd_half", "triangular_solve_half", "pinverse_half",
-                                      "lstsq_half"}
+                                      "lstsq_half",
+                                      "quantile"}  # "must be either float or double" on CUDA
 
 
 def _function_classes():

@@ -208,6 +208,19 @@ OPS = {
     "ctc_loss": (lambda lp, t: F.ctc_loss(lp, t, [5, 4], [2, 1]),
                  lambda lp, t: tF.ctc_loss(lp, t, [5, 4], [2, 1]),
                  [("f", (5, 2, 4)), ("i", (2, 2), 4)]),
+    # absentA38's ops (distances, order statistics, float parts, polygamma)
+    "cdist": (lambda x, y: ta.cdist(x, y, p=1.0), lambda x, y: torch.cdist(x, y, p=1.0),
+              [("h", (2, 3, 4)), ("f", (2, 5, 4))]),
+    "cdist_mm": (lambda x, y: ta.cdist(x, y), lambda x, y: torch.cdist(x, y),
+                 [("h", (2, 30, 4)), ("f", (2, 30, 4))]),     # > 25 rows: the matrix product
+    "pdist": (lambda x: F.pdist(x), lambda x: tF.pdist(x),
+              [("f", (4, 3))]),        # torch's pdist has no half kernel, under autocast too
+    "quantile": (lambda x: ta.quantile(x, 0.3, dim=1), lambda x: torch.quantile(x, 0.3, dim=1),
+                 [("h", (3, 5))]),
+    "frexp": (lambda x: ta.frexp(x)[0], lambda x: torch.frexp(x)[0], [("h", (3, 4))]),
+    "polygamma": (lambda x: ta.polygamma(1, x), lambda x: torch.polygamma(1, x),
+                  [("hpos", (3, 4))]),
+    "mode": (lambda x: ta.mode(x, 1)[0], lambda x: torch.mode(x, 1)[0], [("h", (3, 5))]),
     "group_norm": (lambda x, w, b: F.group_norm(x, 2, w, b),
                    lambda x, w, b: tF.group_norm(x, 2, w, b),
                    [("h", (2, 4, 3)), ("f", (4,)), ("f", (4,))]),

@@ -50,7 +50,9 @@ _CPU_FP32 = frozenset({"binary_cross_entropy", "prod", "trace", "mse_loss", "nll
                        "triangular_solve", "linalg_lstsq", "linalg_cond",
                        # 3-d pooling, max unpooling and CTC (ops/pool.py, unpool.py, ctc_loss.py)
                        "max_pool3d", "avg_pool3d", "adaptive_avg_pool3d",
-                       "adaptive_max_pool3d", "max_unpool2d", "max_unpool3d", "ctc_loss"})
+                       "adaptive_max_pool3d", "max_unpool2d", "max_unpool3d", "ctc_loss",
+                       # ops/distances.py, ops/order_stats.py
+                       "cdist", "quantile", "nanquantile"})
 _CPU_PROMOTE = frozenset({"cat", "stack", "index_copy"})
 
 _CUDA_LOWER = frozenset({"matmul", "addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm",

@@ -24,6 +24,7 @@ from typing import Any, Tuple
 import numpy as np
 
 from .. import backend
+from ..amp.dispatch import cast_args
 from ..autograd import Function, unbroadcast
 from ..precision import is_floating
 from ..tensor import Tensor
@@ -197,6 +198,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     if compute_mode not in _COMPUTE_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     mode = _COMPUTE_MODES[compute_mode]
+    x1, x2 = cast_args("cdist", x1, x2)   # autocast: float32, as torch's CPU list runs cdist
     for label, x in (("X1", x1), ("X2", x2)):
         if not isinstance(x, Tensor):
             raise TypeError(f"cdist(): argument '{label.lower()}' must be Tensor, not "

@@ -332,7 +332,9 @@ def lstsq(A: Tensor, B: Tensor, rcond: Optional[float] = None, *,  # noqa: N803
                      max(m, n), None, rcond)
     rank = (s > cut[..., None]).sum(-1).astype(np.int64)
     empty = xp.zeros((0,), dtype=A.dtype)
-    residuals = solution.reshape(-1)[:0]       # empty; in the graph, as torch's
+    # empty; in the graph, as torch's, with a version counter of its own (not a view of the
+    # solution: writing to it must not invalidate the solution's backward, as in torch)
+    residuals = solution.reshape(-1)[:0].clone()
     if driver != "gelsy" and m > n and bool((rank == n).all()):
         misfit = A @ solution - b               # differentiable, as torch's residuals
         residuals = (misfit * misfit).sum(-2)

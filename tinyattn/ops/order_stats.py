@@ -15,6 +15,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from .. import backend
+from ..amp.dispatch import cast_args
 from ..autograd import Function
 from ..tensor import Tensor
 from .indexing import gather_at_picked
@@ -104,6 +105,7 @@ def _quantile(op: str, input: Tensor, q: Any, dim: Optional[int],  # noqa: A002
               keepdim: bool, interpolation: str, ignore_nan: bool) -> Tensor:
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    (input,) = cast_args(op, input)     # autocast: float32, as torch's CPU list runs quantile
     q_data, q_is_tensor = _q_array(op, q, input)
     if input.numel() == 0:
         raise RuntimeError(f"{op}() input tensor must be non-empty")

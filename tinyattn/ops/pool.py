@@ -403,9 +403,10 @@ def _adaptive_sizes(op: str, x: Tensor, output_size: Any, dims: int) -> Tuple[in
 
 
 def _check_adaptive_2d_rank(op: str, dims: int, input: Any) -> None:  # noqa: A002
-    """torch's F.adaptive_*_pool2d check the rank in Python first, with a ValueError."""
-    if dims == 2 and isinstance(input, Tensor) and input.ndim < 3:
-        raise ValueError(f"{op}: Input dimension should be at least 3, got shape {input.shape}")
+    """torch's F.adaptive_*_pool2d/3d check the rank in Python first, with a ValueError."""
+    if dims in (2, 3) and isinstance(input, Tensor) and input.ndim < dims + 1:
+        raise ValueError(f"{op}: Input dimension should be at least {dims + 1}, got shape "
+                         f"{input.shape}")
 
 
 def _adaptive_avg(op: str, dims: int, input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
