@@ -179,12 +179,12 @@ class Pdist(Function):
 
 
 # ------------------------------------------------------------------ public functions
-def _check_floating(op: str, x: Tensor, label: str) -> None:
+def _check_floating(op: str, x: Tensor, label: str, half_ok: bool = False) -> None:
     if not is_floating(x.dtype):
         got = f", {label} got: {_torch_name(x.dtype)}" if label else ""
         raise RuntimeError(f"{op} only supports floating-point dtypes{got} (as torch); convert "
                            f"with .float() first")
-    if np.dtype(x.dtype).itemsize < 4:
+    if np.dtype(x.dtype).itemsize < 4 and not half_ok:
         raise NotImplementedError(f'"{op}" not implemented for {_torch_name(x.dtype)!r} (as '
                                   f"torch on the CPU); convert with .float() first")
 
@@ -209,9 +209,12 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
                            f"{x1.shape[-1]} X2: {x2.shape[-1]}")
-    _check_floating("cdist", x1, "X1")
-    _check_floating("cdist", x2, "X2")
     p = float(p)
+    rows1, rows2 = x1.shape[-2], x2.shape[-2]
+    use_product = p == 2 and (mode == 1 or (mode == 0 and (rows1 > 25 or rows2 > 25)))
+    # torch's matrix-product path is matmuls, which have half kernels; its direct kernel not
+    _check_floating("cdist", x1, "X1", half_ok=use_product)
+    _check_floating("cdist", x2, "X2", half_ok=use_product)
     if not p >= 0:
         raise RuntimeError("cdist only supports non-negative p values")
     try:
@@ -223,9 +226,9 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
         raise RuntimeError(f"expected scalar type {_torch_name(x1.dtype)} but found "
                            f"{_torch_name(x2.dtype)} (cdist takes x1 and x2 of one dtype, as "
                            f"torch; convert one with .to(other.dtype))")
-    rows1, rows2 = x1.shape[-2], x2.shape[-2]
-    use_product = p == 2 and (mode == 1 or (mode == 0 and (rows1 > 25 or rows2 > 25)))
     if use_product and x1.numel() and x2.numel():
+        if np.dtype(x1.dtype).itemsize < 4:    # half: the products in float32, rounded once
+            return EuclideanDist.apply(x1.float(), x2.float()).to(x1.dtype)
         return EuclideanDist.apply(x1, x2)
     return Cdist.apply(x1, x2, p=p)
 
