@@ -1,6 +1,7 @@
 """The op-table rows of ops/distances.py: cdist for p = 0.5, 1, 2 (direct and by matrix
 product), 3 and inf, batched with broadcasting, and pdist. Points are distinct, so no distance
-and no coordinate difference is 0 (where the gradient is a subgradient)."""
+and no coordinate difference is 0, and no two differences tie (where the gradient is a
+subgradient)."""
 from __future__ import annotations
 
 from typing import List
@@ -16,9 +17,12 @@ _SECTION = "cdist-and-pdist"
 
 
 def _points(rng: np.random.Generator, shape: tuple) -> np.ndarray:
-    """Distinct coordinates 0.25 apart at least, in random order and sign."""
+    """Distinct coordinates 0.125 apart at least, in random order and sign, with a random
+    fraction each, so that no two coordinate differences are equal in size (a tie in the
+    inf-norm's max is where its gradient is a subgradient; multiples of 0.25 alone tied)."""
     size = int(np.prod(shape))
-    return (rng.permutation(size) + 1.0).reshape(shape) * rng.choice([-1.0, 1.0], shape) / 4
+    spread = rng.permutation(size) + 1.0 + rng.uniform(0.0, 0.5, size)
+    return spread.reshape(shape) * rng.choice([-1.0, 1.0], shape) / 4
 
 
 def _pairs(rng: np.random.Generator) -> List[Case]:
