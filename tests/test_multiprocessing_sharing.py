@@ -206,3 +206,17 @@ def test_without_shared_memory_a_sent_tensor_is_copied(monkeypatch):
     assert t.tolist() == [1.0, 1.0] and not t.is_shared()
     with pytest.raises(RuntimeError, match="shared memory needs Linux"):
         t.share_memory_()
+
+
+def test_a_gpu_tensor_sent_to_another_process_is_refused_not_copied():
+    """torch shares a CUDA tensor through CUDA IPC (the receiver's writes reach the sender);
+    tinyattn has no IPC, so sending one raises and says what to send instead, rather than a
+    copy that would differ silently. The GPU is the strict device stand-in (a GPU array type
+    that is not NumPy's); a CPU tensor of the same values is sent (negative control)."""
+    from multiprocessing.reduction import ForkingPickler
+    from tinyattn import strict_device
+    strict_device.enable()
+    on_gpu = ta.ones(3).to(strict_device.DEVICE)
+    with pytest.raises(RuntimeError, match=r"CUDA IPC.*t\.cpu\(\)"):
+        ForkingPickler.dumps(on_gpu)
+    assert ForkingPickler.dumps(ta.ones(3))

@@ -93,7 +93,13 @@ def reduce_tensor(tensor: Tensor) -> Any:
         raise RuntimeError(_NON_LEAF)
     data = tensor._data
     if type(data) is not np.ndarray:
-        return tensor.__reduce_ex__(4)            # a GPU array: by value
+        # torch shares a CUDA tensor's memory through CUDA IPC, so the receiver's in-place
+        # writes reach the sender; tinyattn has no IPC, and a copy would differ silently
+        raise RuntimeError(f"sending a tensor on {tensor.device} to another process: torch "
+                           f"shares its GPU memory (CUDA IPC), which tinyattn does not "
+                           f"implement; send t.cpu() (shared memory, as torch's CPU "
+                           f"tensors) or t.cpu().clone() for a copy, and move it back with "
+                           f".to(device) in the receiver")
     if data.size == 0 or not shared_memory.available():
         # torch does not share an empty storage either; without Linux's shared memory
         # (tinyattn has no other kind) the tensor is copied: docs/data_workers.md
