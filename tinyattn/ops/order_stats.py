@@ -81,6 +81,7 @@ class QuantilePick(Function):
 
 _MODE_RESULT = return_type("mode", ("values", "indices"))   # torch.return_types.mode
 
+
 def _torch_name(dtype: Any) -> str:
     return _TORCH_NAMES.get(np.dtype(dtype).name, np.dtype(dtype).name)
 
