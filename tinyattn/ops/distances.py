@@ -198,7 +198,6 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     if compute_mode not in _COMPUTE_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     mode = _COMPUTE_MODES[compute_mode]
-    x1, x2 = cast_args("cdist", x1, x2)   # autocast: float32, as torch's CPU list runs cdist
     for label, x in (("X1", x1), ("X2", x2)):
         if not isinstance(x, Tensor):
             raise TypeError(f"cdist(): argument '{label.lower()}' must be Tensor, not "
@@ -206,6 +205,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
         if x.ndim < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {label} got: "
                                f"{x.ndim}D")
+    x1, x2 = cast_args("cdist", x1, x2)   # autocast: float32, as torch's CPU list runs cdist
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
                            f"{x1.shape[-1]} X2: {x2.shape[-1]}")
