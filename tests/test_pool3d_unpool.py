@@ -203,3 +203,21 @@ def test_negative_control_wrong_unpool_index_is_caught():
         np.testing.assert_array_equal(
             F.max_unpool2d(ta.tensor(pooled.numpy()), ta.tensor(shifted), 2).numpy(),
             TF.max_unpool2d(pooled, index, 2).numpy())
+
+
+@pytest.mark.parametrize("name,shape", [
+    ("max_pool1d", (0, 1, 4)), ("max_pool2d", (0, 1, 2, 2)), ("max_pool3d", (0, 1, 2, 2, 2)),
+    ("adaptive_max_pool1d", (0, 1, 4)), ("adaptive_max_pool2d", (0, 1, 2, 2)),
+    ("adaptive_max_pool3d", (0, 1, 2, 2, 2))])
+def test_max_pools_take_an_empty_batch_as_torch(name, shape):
+    """torch takes a batch of 0 samples ("optional 0 dim batch size"): an empty output of
+    the pooled shape, int64 indices, an empty gradient; the window search's reshape(-1) used
+    to fail on it with NumPy's "cannot reshape array of size 0" (a raw traceback)."""
+    torch = pytest.importorskip("torch", reason="torch is the oracle")
+    want, want_index = getattr(torch.nn.functional, name)(torch.ones(shape), 2,
+                                                          return_indices=True)
+    x = ta.ones(*shape, requires_grad=True)
+    got, got_index = getattr(ta.nn.functional, name)(x, 2, return_indices=True)
+    got.sum().backward()
+    assert tuple(got.shape) == tuple(want.shape) and str(got_index.dtype) == "int64"
+    assert tuple(x.grad.shape) == shape

@@ -80,7 +80,8 @@ def max_pool_indices(x: Any, kernel, stride, padding, dilation, out_sizes) -> An
     xpad = xp.pad(x, ((0, 0), (0, 0)) + tuple((p, e) for p, e in zip(padding, extra)),
                   constant_values=fill)
     windows = im2col_windows(xpad, out_sizes, kernel, stride, dilation)
-    choice = _arg_max_last_nan(windows.reshape(windows.shape[:2 + dims] + (-1,)))
+    choice = _arg_max_last_nan(windows.reshape(windows.shape[:2 + dims] + (  # sized, not -1:
+        math.prod(windows.shape[2 + dims:]),)))                      # an empty batch too
     offsets = xp.unravel_index(choice, tuple(kernel))
     index = xp.zeros(choice.shape, dtype=xp.int64)
     for i in range(dims):
@@ -213,7 +214,8 @@ def adaptive_max_indices(x: Any, out_sizes: Sequence[int]) -> Any:
     bins = [_bins(size, o) for size, o in zip(spatial, out_sizes)]
     for position in np.ndindex(*out_sizes):
         box = tuple(slice(*bins[d][position[d]]) for d in range(dims))
-        choice = _arg_max_last_nan(x[(slice(None), slice(None)) + box].reshape(n, c, -1))
+        window = x[(slice(None), slice(None)) + box]
+        choice = _arg_max_last_nan(window.reshape(n, c, math.prod(window.shape[2:])))
         local = xp.unravel_index(choice, tuple(s.stop - s.start for s in box))
         flat = xp.zeros_like(choice)
         for d in range(dims):
