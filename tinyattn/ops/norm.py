@@ -2,6 +2,7 @@
 docs/derivations.md#rms-norm)."""
 from __future__ import annotations
 
+from math import prod
 from typing import Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -92,7 +93,7 @@ def _by_blocks(x, axes) -> bool:
     """The block-wise paths below: C-contiguous NumPy float32/float64 rows of at most
     BLAS_ROW_SUM features (longer rows take the plain formulas, whose sums are pairwise)."""
     return (by_row_blocks(x, x.ndim - 1) and len(axes) > 0
-            and int(np.prod(x.shape[x.ndim - len(axes):])) <= BLAS_ROW_SUM)
+            and prod(x.shape[x.ndim - len(axes):]) <= BLAS_ROW_SUM)
 
 
 def layer_norm_by_blocks(x, n_axes: int, eps: float, weight, bias):
@@ -102,7 +103,7 @@ def layer_norm_by_blocks(x, n_axes: int, eps: float, weight, bias):
     the mean), the weight and bias applied as whole (rows, N) blocks made once per call
     (NumPy runs a contiguous operand in one loop, a broadcast one in a loop per row).
     Returns out and, shaped to broadcast against x as the plain path's, mu and rstd."""
-    features = int(np.prod(x.shape[x.ndim - n_axes:]))
+    features = prod(x.shape[x.ndim - n_axes:])
     rows = x.reshape(-1, features)                                   # (R, N)
     out_array = np.empty(x.shape, x.dtype)
     out = out_array.reshape(rows.shape)
@@ -131,8 +132,11 @@ def layer_norm_by_blocks(x, n_axes: int, eps: float, weight, bias):
 
 
 def _as_rows(param, rows: int, features: int):
-    """A weight or bias (N,) repeated as a (rows, N) block."""
-    return np.broadcast_to(param.reshape(-1), (rows, features)).copy()
+    """A weight or bias (N,) repeated as a (rows, N) block (one C-level broadcast copy:
+    np.broadcast_to(...).copy() costs a few microseconds of Python per call)."""
+    block = np.empty((rows, features), param.dtype)
+    block[...] = param.reshape(-1)
+    return block
 
 
 def layer_norm_backward_by_blocks(grad, x, mu, rstd, weight, n_axes: int,
@@ -146,7 +150,7 @@ def layer_norm_backward_by_blocks(grad, x, mu, rstd, weight, n_axes: int,
         dx = rstd (g w - m1 - m2 xhat) = rstd (g w) - (rstd^2 m2) c - rstd m1
     dw and db add each block's column sums in float64 (as backend.accurate_sum does).
     Returns dx (None unless need_dx), dw (None without a weight) and db."""
-    features = int(np.prod(x.shape[x.ndim - n_axes:]))
+    features = prod(x.shape[x.ndim - n_axes:])
     x_rows, g_rows = x.reshape(-1, features), grad.reshape(-1, features)      # (R, N)
     mu, rstd = mu.reshape(-1), rstd.reshape(-1)                              # (R,)
     ones = np.ones(features, x.dtype)
