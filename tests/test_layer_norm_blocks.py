@@ -181,3 +181,29 @@ def test_negative_control_a_wrong_eps_is_seen():
     other = F.layer_norm(ta.tensor(np.asfortranarray(x)), (7,), ta.tensor(w), ta.tensor(b),
                          eps=1e-3).numpy()
     assert np.abs(fast - other).max() > 1e-6
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_row_scale_is_the_outer_product_bit_for_bit(dtype):
+    """RowScale (norm.py) writes rstd_i w_j with a (b, 2) @ (2, N) BLAS product whose second
+    term is 0: each entry must be the product rounded once, as NumPy's outer product gives
+    it, also for inf, NaN and subnormals, and for a block shorter than the buffers (the last
+    block of an array). One documented exception: BLAS sums from +0, so a product -0 comes
+    out +0 (docs/derivations.md#layer-norm)."""
+    from tinyattn.ops.norm import RowScale
+    w = RNG.standard_normal(37).astype(dtype)
+    w[:4] = [np.inf, -0.0, np.finfo(dtype).tiny / 8, np.nan]
+    r = (RNG.random(11) + 0.5).astype(dtype)
+    r[0] = 1e30 if dtype == "float32" else 1e300        # overflows against w's large values
+    scale = RowScale(w, rows=16)
+    for n in (11, 5):
+        got = scale.outer(r[:n])
+        want = np.multiply.outer(r[:n], w) + np.zeros((), dtype)   # -0 + 0 is +0
+        assert got.shape == (n, 37) and got.dtype == dtype
+        np.testing.assert_array_equal(got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(want))
+        assert not np.signbit(got[:, 1]).any()                     # w = -0: +0, not -0
+    # negative control: the other order of rounding, (c r) w against c (r w), is not
+    # bit-identical, so a comparison of the layer norm paths needs a tolerance
+    c = RNG.standard_normal((11, 37)).astype(dtype)
+    assert not np.array_equal((c * r[:, None]) * w, c * scale.outer(r))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib
+import math
 import os
 import sys
 from types import ModuleType
@@ -279,7 +280,7 @@ def _sum_leading_axes(array: np.ndarray, count: int) -> np.ndarray:
     sums added in float64, rounded once. The same accuracy as casting every term to float64
     (within a few units of float32 round-off: tests/accuracy_vs_torch.py) at a quarter of the
     time (0.13 against 0.46 ms for a (2048, 512) gradient), since no term is converted."""
-    rows = array.reshape(-1, int(np.prod(array.shape[count:], dtype=np.int64)))   # (N, M)
+    rows = array.reshape(-1, math.prod(array.shape[count:]))                     # (N, M)
     whole = rows.shape[0] // WIDE_SUM_TERMS * WIDE_SUM_TERMS
     blocks = rows[:whole].reshape(-1, WIDE_SUM_TERMS, rows.shape[1]).sum(axis=1)
     total = blocks.sum(axis=0, dtype=np.float64)                                 # (M,)
