@@ -1,0 +1,44 @@
+"""What the second op_db/module_db harness of issue 30 (harness39) found, each checked
+against torch: NaN through F.threshold, lgamma/mvlgamma at -inf. Each test failed before its
+fix."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tinyattn as ta
+
+torch = pytest.importorskip("torch")
+
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_threshold_keeps_nan_and_its_gradient_as_torch(dtype):
+    """torch replaces x where x <= threshold: NaN fails the test and stays NaN (tinyattn
+    tested x > threshold, so NaN became ``value``: a silent wrong result)."""
+    values = [NAN, 0.5, -1.0, 2.0, INF, -INF, 0.25]
+    t = torch.tensor(values, dtype=getattr(torch, dtype), requires_grad=True)
+    a = ta.tensor(values, dtype=dtype, requires_grad=True)
+    want = torch.nn.functional.threshold(t, 0.5, -9.0)
+    got = ta.nn.functional.threshold(a, 0.5, -9.0)
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    assert np.isnan(got.detach().numpy()[0])                         # not vacuous
+    g = np.arange(1.0, 8.0)
+    want.backward(torch.tensor(g, dtype=t.dtype))
+    got.backward(ta.tensor(g, dtype=dtype))
+    np.testing.assert_array_equal(a.grad.numpy(), t.grad.numpy())
+    inplace = ta.tensor(values, dtype=dtype)
+    ta.nn.functional.threshold(inplace, 0.5, -9.0, inplace=True)
+    np.testing.assert_array_equal(inplace.numpy(), want.detach().numpy())
+
+
+def test_lgamma_and_mvlgamma_at_minus_infinity_are_torchs():
+    values = [-INF, INF, -2.0, -2.5, 0.0, 3.0, NAN]
+    np.testing.assert_array_equal(ta.lgamma(ta.tensor(values)).numpy(),
+                                  torch.lgamma(torch.tensor(values)).numpy())
+    for p in (1, 3):
+        np.testing.assert_allclose(ta.mvlgamma(ta.tensor([-INF, 3.0]), p).numpy(),
+                                   torch.mvlgamma(torch.tensor([-INF, 3.0]), p).numpy(),
+                                   rtol=1e-6)
+    assert ta.lgamma(ta.tensor([-INF])).item() == INF                 # not vacuous
