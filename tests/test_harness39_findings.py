@@ -42,3 +42,25 @@ def test_lgamma_and_mvlgamma_at_minus_infinity_are_torchs():
                                    torch.mvlgamma(torch.tensor([-INF, 3.0]), p).numpy(),
                                    rtol=1e-6)
     assert ta.lgamma(ta.tensor([-INF])).item() == INF                 # not vacuous
+
+
+@pytest.mark.parametrize("dtype, values", [
+    ("int8", [-128, 127, 0, -1, 5]), ("uint8", [0, 255, 3, 254]), ("int16", [-32768, 7, -3]),
+    ("int32", [-2**31, 2**31 - 1, 4]), ("int64", [-5, 0, 9])])
+def test_softsign_of_integers_wraps_as_torch(dtype, values):
+    """torch computes 1 + |x| in the integer dtype (int8 -128 -> -128 / -127 = 1.0079,
+    uint8 255 -> 255 / 0 = inf); tinyattn went to float first (-0.9922, 0.9961)."""
+    want = torch.nn.functional.softsign(torch.tensor(values, dtype=getattr(torch, dtype)))
+    got = ta.nn.functional.softsign(ta.tensor(values, dtype=dtype))
+    assert str(got.dtype) == "float32" and want.dtype == torch.float32
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["any", "all"])
+def test_any_all_methods_of_uint8_give_uint8_as_torch(op):
+    x, t = ta.tensor([1, 0, 3], dtype="uint8"), torch.tensor([1, 0, 3], dtype=torch.uint8)
+    for args in [(), (0,)]:
+        got, want = getattr(x, op)(*args), getattr(t, op)(*args)
+        assert str(got.dtype) == "uint8" and want.dtype == torch.uint8
+        assert got.item() == want.item()
+    assert str(getattr(ta.tensor([1, 0]), op)().dtype) == "bool"     # other dtypes: bool
