@@ -6,7 +6,8 @@
 (``x + y``, ``x += y``: the entry's operator_variant and inplace_operator_variant). Four
 checks run a sample through them:
 
-- ``check_values``: outputs agree (structure, shape, dtype, values); where torch raises,
+- ``check_values``: outputs agree (structure, shape, dtype, values, and ``str()`` with the
+  numbers masked: layout, ``size=``, ``dtype=``); where torch raises,
   tinyattn raises; an in-place variant returns its input, changed.
 - ``check_gradients``: float64; backward of ``sum(out * g)`` with a fixed random g; every
   input's gradient agrees with torch's, None where torch's is None.
@@ -23,6 +24,7 @@ import contextlib
 import dataclasses
 import os
 import random
+import re
 import traceback
 import warnings
 import zlib
@@ -32,6 +34,7 @@ import numpy as np
 import torch
 
 import tinyattn
+from tinyattn import printing
 
 from .convert import Converter, Unconvertible, assert_agrees, numpy_dtype
 from .torch_database import seed
@@ -340,6 +343,33 @@ def check_values(variant: Variant, sample: Any, values: bool = True,
             assert_agrees(inp, torch_input, "input after the in-place call", values=values)
     except AssertionError as exc:
         return str(exc).strip().replace("\n", " ")[:400]
+    if values and not gauge:
+        return _printed_differently(actual, expected)
+    return None
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?|nan|inf")
+
+
+def _printed_differently(actual: Any, expected: Any) -> Optional[str]:
+    """None when ``str()`` of a tensor result reads as torch's (under run-torch's names) with
+    every number masked: the layout, ``size=``, ``dtype=`` and brackets (the numbers were
+    compared above, with tolerances; a last digit may differ)."""
+    if not (isinstance(actual, tinyattn.Tensor) and isinstance(expected, torch.Tensor)) \
+            or expected.numel() > 1000:
+        return None
+    previous = printing.options.torch_names
+    printing.options.torch_names = True
+    try:
+        ours = str(actual)
+    finally:
+        printing.options.torch_names = previous
+    theirs = str(expected)
+
+    def mask(text: str) -> str:
+        return _NUMBER.sub("N", text).replace(" ", "").replace("\n", "")
+    if mask(ours) != mask(theirs):
+        return f"str(result): tinyattn {ours[:120]!r}, torch {theirs[:120]!r}"
     return None
 
 
