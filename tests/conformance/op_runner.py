@@ -348,7 +348,8 @@ def check_values(variant: Variant, sample: Any, values: bool = True,
     return None
 
 
-_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?|nan|inf")
+_NUMBER = re.compile(r"(?<![A-Za-z_\d.])[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?"
+                     r"|(?<![A-Za-z_])(?:nan|inf)(?![A-Za-z_])")    # not the 32 of int32
 
 
 def _printed_differently(actual: Any, expected: Any) -> Optional[str]:
