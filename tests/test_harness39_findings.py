@@ -64,3 +64,25 @@ def test_any_all_methods_of_uint8_give_uint8_as_torch(op):
         assert str(got.dtype) == "uint8" and want.dtype == torch.uint8
         assert got.item() == want.item()
     assert str(getattr(ta.tensor([1, 0]), op)().dtype) == "bool"     # other dtypes: bool
+
+
+@pytest.mark.parametrize("name, args", [
+    ("argmax", lambda m: (m.tensor([[1.0, 5.0], [7.0, 2.0]]), 1)),
+    ("argmin", lambda m: (m.tensor([[1.0, 5.0], [7.0, 2.0]]), 0)),
+    ("nn.functional.gelu", lambda m: (m.tensor([[1.0, -2.0]]),)),
+    ("nn.functional.softplus", lambda m: (m.tensor([[1.0, -2.0]]),)),
+    ("nn.functional.linear", lambda m: (m.tensor([[1.0, -2.0]]),
+                                        m.tensor([[1.0, 2.0], [3.0, 4.0]]))),
+])
+def test_out_writes_the_result_as_torch(name, args):
+    """torch's argmax/argmin, F.gelu, F.softplus and F.linear take out=; tinyattn raised a
+    TypeError for the keyword (found by the conformance harness's out= check)."""
+    def find(module):
+        for part in name.split("."):
+            module = getattr(module, part)
+        return module
+    want = find(torch)(*args(torch))
+    out = ta.zeros(tuple(want.shape), dtype="int64" if want.dtype == torch.int64 else "float32")
+    got = find(ta)(*args(ta), out=out)
+    assert got is out
+    torch.testing.assert_close(torch.from_numpy(out.numpy()), want)   # float32 tolerances
