@@ -86,3 +86,37 @@ def test_out_writes_the_result_as_torch(name, args):
     got = find(ta)(*args(ta), out=out)
     assert got is out
     torch.testing.assert_close(torch.from_numpy(out.numpy()), want)   # float32 tolerances
+
+
+def _hook_log(fw, register_global_pre):
+    log = []
+    p = fw.ones(2, requires_grad=True)
+    opt = fw.optim.AdamW([p], lr=0.1)
+    g = register_global_pre(lambda o, a, k: log.append(("global pre", len(a), a[0] is o)))
+    h1 = opt.register_step_pre_hook(lambda o, a, k: log.append(("pre", len(a), a[0] is o)))
+    h2 = opt.register_step_post_hook(lambda o, a, k: log.append(("post", sorted(k))))
+    h3 = opt.register_step_pre_hook(lambda o, a, k: (a, {"closure": lambda: 1.0}))
+    p.sum().backward()
+    log.append(("step returns", opt.step()))
+    h1.remove(), h3.remove()
+    opt.step()
+    h2.remove(), g.remove()
+    opt.step()
+    calls = []
+    lbfgs = fw.optim.LBFGS([p])
+    lbfgs.register_step_post_hook(lambda *args: calls.append(1))
+    lbfgs.step(lambda: (p * p).sum())
+    return log + [("LBFGS post hook calls", len(calls))], p.detach().numpy()
+
+
+def test_optimizer_step_hooks_run_as_torchs():
+    """register_step_pre_hook/post_hook (and the global ones): the order, the arguments
+    (the optimizer first), a pre hook replacing the step's arguments, remove(); tinyattn had
+    none (an AttributeError)."""
+    from torch.optim.optimizer import register_optimizer_step_pre_hook as torch_global
+    from tinyattn.optim.optimizer import register_optimizer_step_pre_hook as tiny_global
+    want, want_p = _hook_log(torch, torch_global)
+    got, got_p = _hook_log(ta, tiny_global)
+    assert got == want
+    assert ("step returns", 1.0) in got                              # not vacuous
+    np.testing.assert_allclose(got_p, want_p, rtol=1e-6)
