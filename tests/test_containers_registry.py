@@ -164,3 +164,35 @@ def test_observe_negative_control():
     a = tnn.Sequential(tnn.ReLU(), tnn.Tanh())
     b = tnn.Sequential(tnn.ReLU())
     assert _observe(a, tnn) != _observe(b, tnn)
+
+
+# ------------------------------------------------------------------ printouts (harness39)
+def _module_lists(nn):
+    blocks = [nn.Linear(2, 2) for _ in range(3)] + [nn.ReLU()] + \
+        [nn.Linear(2, 3), nn.Linear(2, 3)] + [nn.ModuleList([nn.Tanh(), nn.Tanh()])]
+    return [nn.ModuleList(), nn.ModuleList([nn.ReLU()]), nn.ModuleList(blocks),
+            nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2)),      # Sequential: no collapse
+            nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8), 2,
+                                  enable_nested_tensor=False)
+            if nn is not tnn else nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8), 2),
+            nn.Softplus(beta=2, threshold=-1), nn.Softplus()]
+
+
+def test_module_list_printout_is_torchs():
+    """torch prints a run of equal items of a ModuleList once, ``(0-2): 3 x Linear(...)``
+    (every GPT's ``print(model)``); Softplus keeps ``beta`` as given (``beta=2``)."""
+    torch = pytest.importorskip("torch")
+    from tinyattn import printing
+    printing.options.torch_names = True
+    try:
+        for ours, theirs in zip(_module_lists(tnn), _module_lists(torch.nn)):
+            assert repr(ours) == repr(theirs)
+    finally:
+        printing.options.torch_names = False
+    assert "(0-2): 3 x Linear" in repr(_module_lists(tnn)[2])     # not vacuous
+
+
+def test_module_list_summary_keeps_the_counts():
+    text = tnn.ModuleList([tnn.Linear(2, 2) for _ in range(3)]).summary()
+    assert text.splitlines()[0] == "ModuleList(  # 18 params"
+    assert "(0-2): 3 x Linear(in_features=2, out_features=2, bias=True)  # 6 params" in text

@@ -31,6 +31,8 @@ VALUES = [
     ([1e9, 1.0], "float32"), ([0.0, 0.0], "float32"), (NAN, "float32"), (50, "int64"),
     (2.5, "float32"), ([[-1, 2]], "int64"), ([-INF, INF], "float64"), ([[]], "float32"),
     ([], "int32"), ([], "float32"),
+    # empty: no values to infer int64 or bool from, so torch names them (harness39)
+    ([], "int64"), ([], "bool"), ([[], []], "int64"), ([[]], "bool"), ([], "float64"),
 ]
 
 

@@ -180,8 +180,12 @@ def tensor_repr(values: np.ndarray, device: str = "cpu", grad_fn: Optional[str] 
     suffixes = []
     if device != "cpu":
         suffixes.append(f"device='{device}'")
+    # torch leaves out the dtype it can infer from the printed values: float32 (the default),
+    # int64 (integers) and bool (True/False). An empty tensor shows no values to infer from,
+    # so only the default float dtype goes unnamed: tensor([], dtype=torch.int64).
     default = values.dtype in (np.dtype(np.float32), np.dtype(np.int64), np.dtype(np.bool_))
     if values.size == 0:
+        default = values.dtype == np.dtype(np.float32)
         if values.ndim != 1:
             suffixes.append(f"size={tuple(values.shape)}")
         body = "[]"

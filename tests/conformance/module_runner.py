@@ -8,7 +8,8 @@ For a module tinyattn has by torch's name (``nn.Linear`` is ``torch.nn.Linear`` 
   copies torch's parameters and buffers into tinyattn's (the state_dict keys must agree);
 - ``values``: the forward outputs agree (structure, shape, dtype, values), and where torch
   raises tinyattn raises; in training mode the buffers after the call agree too (running
-  statistics);
+  statistics); then ``repr(module)``, the ``state_dict`` keys in order with their dtypes and
+  the order of ``named_parameters``/``named_buffers``/``named_modules`` agree;
 - ``gradients`` (float64): backward of ``sum(out * g)`` with a fixed random g; the gradient
   of every input and of every parameter (by name) agrees with torch's;
 - ``errors``: each of the entry's ``module_error_inputs_func`` cases raises in tinyattn at
@@ -25,6 +26,7 @@ import numpy as np
 import torch
 
 import tinyattn
+from tinyattn import printing
 
 from . import op_runner as R
 from .convert import Converter, Unconvertible, assert_agrees, numpy_dtype
@@ -211,6 +213,37 @@ def check_module_values(entry: ModuleEntry, module_input: Any, dtype: torch.dtyp
                     assert_agrees(buffer, theirs[name], f"buffer {name} after the forward")
     except AssertionError as exc:
         return str(exc).strip().replace("\n", " ")[:400]
+    return _compare_structure(torch_module, tiny_module)
+
+
+def _compare_structure(torch_module: Any, tiny_module: Any) -> Optional[str]:
+    """None when what a program reads off the module (after a forward: a lazy module has
+    become its concrete class) agrees: ``repr(module)`` (as under run-torch), the
+    ``state_dict`` keys in order and each entry's dtype, and the order of
+    ``named_parameters``, ``named_buffers`` and ``named_modules``."""
+    if not isinstance(tiny_module, tinyattn.nn.Module):
+        return None
+    for what, names in (("state_dict keys", lambda m: list(m.state_dict())),
+                        ("named_parameters", lambda m: [n for n, _ in m.named_parameters()]),
+                        ("named_buffers", lambda m: [n for n, _ in m.named_buffers()]),
+                        ("named_modules", lambda m: [n for n, _ in m.named_modules()])):
+        ours, theirs = names(tiny_module), names(torch_module)
+        if ours != theirs:
+            return f"{what}: tinyattn {ours}, torch {theirs}"
+    theirs = torch_module.state_dict()
+    for name, value in tiny_module.state_dict().items():
+        if np.dtype(value.dtype) != numpy_dtype(theirs[name].dtype):
+            return (f"state_dict[{name!r}]: dtype {np.dtype(value.dtype).name}, torch "
+                    f"{str(theirs[name].dtype).replace('torch.', '')}")
+    previous = printing.options.torch_names
+    printing.options.torch_names = True          # as a script under run-torch prints it
+    try:
+        ours_text = repr(tiny_module)
+    finally:
+        printing.options.torch_names = previous
+    if ours_text != repr(torch_module):
+        return (f"repr(module): tinyattn {ours_text[:160]!r}, torch "
+                f"{repr(torch_module)[:160]!r}")
     return None
 
 

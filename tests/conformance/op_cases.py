@@ -1,8 +1,10 @@
 """The op_db cases: one per (entry, check, dtype), with the skip table applied, and how each
 runs.
 
-Checks: ``values`` (every tested dtype; sample and reference inputs, every variant),
-``gradients`` (float64), ``errors`` (error_inputs), ``saves`` (float64: what backward saves).
+Checks: ``values`` (every tested dtype; sample and reference inputs, every variant; in the
+first tested dtype noncontiguous copies of some samples too),
+``gradients`` (float64), ``errors`` (error_inputs), ``saves`` (float64: what backward saves),
+``out`` (float32: ``fn(..., out=t)`` where the OpInfo says supports_out).
 A row of the skip table that covers a whole case marks it (skip or expected failure); a
 narrower row becomes a case of its own, and its (variant, sample) pairs leave the main case.
 """
@@ -75,6 +77,9 @@ def _cases_of(entry: R.OpEntry) -> Iterable[OpCase]:
         plan += [("gradients", torch.float64), ("saves", torch.float64)]
     if info.error_inputs_func is not None:
         plan.append(("errors", None))
+    out = R.out_dtype(entry)
+    if out is not None:
+        plan.append(("out", out))
     for check, dtype in plan:
         rows = _rows_for(entry.key, check, dtype)
         yield OpCase(check, entry, dtype, rows)
@@ -127,6 +132,36 @@ def _run_values(case: OpCase) -> List[str]:
                                     gauge=case.entry.key in R.SIGN_GAUGE_ENTRIES)
             if result is not None:
                 failures.append(f"{variant.kind}({R.describe(sample)}): {result}")
+        if kind == "values" and dtype == R.tested_dtypes(info)[0]:
+            failures += _noncontiguous(case, samples, values)
+    return failures
+
+
+def _noncontiguous(case: OpCase, samples: List[Any], values: bool) -> List[str]:
+    """The same check on noncontiguous copies of some samples (SampleInput.noncontiguous():
+    every tensor strided, the values unchanged), in the entry's first tested dtype."""
+    failures = []
+    for variant, sample in _pairs(case, samples, R.samples_per_case("noncontiguous"),
+                                  "noncontiguous"):
+        try:
+            with R.quiet():
+                strided = sample.noncontiguous()
+        except Exception:  # noqa: BLE001 - a sample holding something noncontiguous() refuses
+            continue
+        result = R.check_values(variant, strided, values=values,
+                                gauge=case.entry.key in R.SIGN_GAUGE_ENTRIES)
+        if result is not None:
+            failures.append(f"noncontiguous {variant.kind}({R.describe(strided)}): {result}")
+    return failures
+
+
+def _run_out(case: OpCase) -> List[str]:
+    samples = R.generate(case.entry.info, "values", case.dtype, requires_grad=False)
+    failures = []
+    for variant, sample in _pairs(case, samples, R.samples_per_case("out"), "out"):
+        result = R.check_out(variant, sample, values=not _structure_only(case))
+        if result is not None:
+            failures.append(f"{variant.kind}({R.describe(sample)}): {result}")
     return failures
 
 
@@ -167,7 +202,7 @@ def _run_errors(case: OpCase) -> List[str]:
 
 
 _RUNNERS = {"values": _run_values, "gradients": _run_gradients, "saves": _run_saves,
-            "errors": _run_errors}
+            "errors": _run_errors, "out": _run_out}
 
 
 def run_op_case(case: OpCase) -> None:

@@ -6,7 +6,8 @@
 (``x + y``, ``x += y``: the entry's operator_variant and inplace_operator_variant). Four
 checks run a sample through them:
 
-- ``check_values``: outputs agree (structure, shape, dtype, values); where torch raises,
+- ``check_values``: outputs agree (structure, shape, dtype, values, and ``str()`` with the
+  numbers masked: layout, ``size=``, ``dtype=``); where torch raises,
   tinyattn raises; an in-place variant returns its input, changed.
 - ``check_gradients``: float64; backward of ``sum(out * g)`` with a fixed random g; every
   input's gradient agrees with torch's, None where torch's is None.
@@ -23,6 +24,7 @@ import contextlib
 import dataclasses
 import os
 import random
+import re
 import traceback
 import warnings
 import zlib
@@ -32,14 +34,16 @@ import numpy as np
 import torch
 
 import tinyattn
+from tinyattn import printing
 
-from .convert import Converter, Unconvertible, assert_agrees
+from .convert import Converter, Unconvertible, assert_agrees, numpy_dtype
 from .torch_database import seed
 from .torch_names import TORCH_TEST_MODULES, rebind, resolve, tensor_method
 
 __all__ = ["Variant", "OpEntry", "entry_key", "tested_dtypes", "reference_dtypes",
            "select_samples",
-           "check_values", "check_gradients", "check_error", "check_saves", "SEED", "quiet",
+           "check_values", "check_gradients", "check_error", "check_saves", "check_out",
+           "out_dtype", "SEED", "quiet",
            "samples_per_case", "RUN_ALL", "SIGN_GAUGE_ENTRIES"]
 
 SEED = 20240530
@@ -56,7 +60,8 @@ def samples_per_case(kind: str) -> int:
     TINYATTN_CONFORMANCE=all (docs/pytorch.md#how-conformance-is-checked)."""
     if RUN_ALL:
         return 1 << 30
-    return {"values": 4, "reference": 2, "gradients": 3, "saves": 1}[kind]
+    return {"values": 4, "reference": 2, "gradients": 3, "saves": 1, "out": 2,
+            "noncontiguous": 1}[kind]
 
 
 def entry_key(info: Any) -> str:
@@ -183,10 +188,13 @@ _MORE_DTYPES = (torch.uint8, torch.int8, torch.int16)
 
 def tested_dtypes(info: Any) -> List[torch.dtype]:
     """float32 and float64, then float16, bfloat16, int64, int32 and bool, where the OpInfo
-    supports them on the CPU (uint8, int8 and int16 too with TINYATTN_CONFORMANCE=all)."""
+    supports them on the CPU, and one of uint8, int8 and int16 (chosen by a seed from the
+    op's name, so the ops share them out; all three with TINYATTN_CONFORMANCE=all)."""
     supported = info.supported_dtypes("cpu")
-    wanted = _DTYPES + (_MORE_DTYPES if RUN_ALL else ())
-    return [d for d in wanted if d in supported]
+    small = [d for d in _MORE_DTYPES if d in supported]
+    if small and not RUN_ALL:
+        small = [small[_stable_seed(entry_key(info), "small ints") % len(small)]]
+    return [d for d in _DTYPES + tuple(small) if d in supported]
 
 
 def reference_dtypes(info: Any) -> List[torch.dtype]:
@@ -335,6 +343,34 @@ def check_values(variant: Variant, sample: Any, values: bool = True,
             assert_agrees(inp, torch_input, "input after the in-place call", values=values)
     except AssertionError as exc:
         return str(exc).strip().replace("\n", " ")[:400]
+    if values and not gauge:
+        return _printed_differently(actual, expected)
+    return None
+
+
+_NUMBER = re.compile(r"(?<![A-Za-z_\d.])[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?"
+                     r"|(?<![A-Za-z_])(?:nan|inf)(?![A-Za-z_])")    # not the 32 of int32
+
+
+def _printed_differently(actual: Any, expected: Any) -> Optional[str]:
+    """None when ``str()`` of a tensor result reads as torch's (under run-torch's names) with
+    every number masked: the layout, ``size=``, ``dtype=`` and brackets (the numbers were
+    compared above, with tolerances; a last digit may differ)."""
+    if not (isinstance(actual, tinyattn.Tensor) and isinstance(expected, torch.Tensor)) \
+            or expected.numel() > 1000:
+        return None
+    previous = printing.options.torch_names
+    printing.options.torch_names = True
+    try:
+        ours = str(actual)
+    finally:
+        printing.options.torch_names = previous
+    theirs = str(expected)
+
+    def mask(text: str) -> str:
+        return _NUMBER.sub("N", text).replace(" ", "").replace("\n", "")
+    if mask(ours) != mask(theirs):
+        return f"str(result): tinyattn {ours[:120]!r}, torch {theirs[:120]!r}"
     return None
 
 
@@ -461,6 +497,79 @@ def _torch_raises(variant: Variant, sample: Any, want: type) -> bool:
     except Exception as exc:  # noqa: BLE001
         return isinstance(exc, want)
     return False
+
+
+def out_dtype(entry: "OpEntry") -> Optional[torch.dtype]:
+    """The dtype of an entry's ``out=`` case: float32 (else its first tested dtype) where the
+    OpInfo says ``supports_out`` and tinyattn has its function; None where there is none."""
+    if not entry.info.supports_out or entry.function is None \
+            or entry.function.kind != "function":
+        return None
+    tested = tested_dtypes(entry.info)
+    if not tested:
+        return None
+    return torch.float32 if torch.float32 in tested else tested[0]
+
+
+def _empty_like_result(value: Any, make: Callable[[Any], Any]) -> Any:
+    if isinstance(value, torch.Tensor):
+        return make(value)
+    if isinstance(value, (list, tuple)) and value and \
+            all(isinstance(v, torch.Tensor) for v in value):
+        return tuple(make(v) for v in value)
+    return None
+
+
+def check_out(variant: Variant, sample: Any, values: bool = True) -> Optional[str]:
+    """None when ``fn(..., out=t)`` agrees in tinyattn and torch: both write the result into
+    ``t`` (an empty tensor of the result's shape and dtype, a tuple for (values, indices))
+    and return it, or both raise. Samples whose result torch cannot give an ``out=`` for
+    (a number, a list) are not compared."""
+    if "out" in sample.kwargs:
+        return None
+    try:
+        with quiet():
+            expected = variant.torch_call(sample.input, *sample.args, **sample.kwargs)
+    except Exception:  # noqa: BLE001 - torch refuses the sample itself: check_values
+        return None
+    torch_out = _empty_like_result(expected, lambda t: torch.empty_like(
+        t, memory_format=torch.contiguous_format).detach())
+    if torch_out is None:
+        return None
+    try:
+        _, inp, args, kwargs = _convert(sample)
+        tiny_out = _empty_like_result(expected, lambda t: tinyattn.zeros(
+            tuple(t.shape), dtype=numpy_dtype(t.dtype)))
+    except Unconvertible as exc:
+        return f"the sample holds {exc}"
+    try:
+        with quiet():
+            returned = variant.torch_call(sample.input, *sample.args, out=torch_out,
+                                          **sample.kwargs)
+        torch_error = None
+    except Exception as exc:  # noqa: BLE001
+        returned, torch_error = None, exc
+    try:
+        with quiet():
+            got = variant.tiny_call(inp, *args, out=tiny_out, **kwargs)
+    except Exception as exc:  # noqa: BLE001
+        if torch_error is not None:
+            return None
+        return f"out=: tinyattn raises {_tiny_failure(exc)}"
+    if torch_error is not None:
+        return f"out=: torch raises {_error_text(torch_error)}; tinyattn returns {_kind(got)}"
+    same = (lambda a, b: a is b) if not isinstance(tiny_out, tuple) else \
+        (lambda a, b: isinstance(a, tuple) and all(x is y for x, y in zip(a, b)))
+    if not same(got, tiny_out):
+        return "out=: tinyattn does not return the out= tensor"
+    try:
+        assert_agrees(tiny_out, torch_out if not isinstance(torch_out, tuple)
+                      else list(torch_out), "the out= tensor", values=values)
+        assert_agrees(got, returned if not isinstance(returned, tuple) else list(returned),
+                      "the result of out=", values=values)
+    except AssertionError as exc:
+        return str(exc).strip().replace("\n", " ")[:400]
+    return None
 
 
 def _write_in_place(t: Any) -> None:

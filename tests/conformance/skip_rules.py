@@ -36,7 +36,8 @@ UNINITIALISED = ("uninitialised memory: torch returns whatever the memory held, 
 TIES = ("not unique: the order in which equal elements (ties) come out is unspecified "
         "(stable=True samples are compared)")
 
-CHECKS = ("values", "gradients", "errors", "saves", "module", "optimizer")
+CHECKS = ("values", "gradients", "errors", "saves", "out", "module", "optimizer")
+OP_CHECKS = CHECKS[:5]
 KINDS = ("disagrees", "structure", "skip")
 
 
@@ -83,8 +84,8 @@ def op_skip(name: str, checks: Any, reason: str, *, dtypes: Tuple[str, ...] = ()
     """A row for op_db entry ``name``; ``checks`` is one check or a tuple of them."""
     checks = (checks,) if isinstance(checks, str) else tuple(checks)
     for check in checks:
-        if check not in CHECKS[:4]:
-            raise ValueError(f"op_skip({name!r}): a check is one of {CHECKS[:4]}, got "
+        if check not in OP_CHECKS:
+            raise ValueError(f"op_skip({name!r}): a check is one of {OP_CHECKS}, got "
                              f"{check!r}")
     if kind not in KINDS:
         raise ValueError(f"op_skip({name!r}): kind is one of {KINDS}, got {kind!r}")

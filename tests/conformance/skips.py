@@ -90,7 +90,7 @@ TO_FIX: List[Skip] = [
             "(50.0%) Greatest absolute d", dtypes=('float16', 'int32')),
     op_skip("logspace.tensor_overload", "values",
             "to fix: output: Tensor-likes are not equal! Mismatched elements: 1 / 2 "
-            "(50.0%) Greatest absolute d", dtypes=('int64',)),
+            "(50.0%) Greatest absolute d", dtypes=('int64', 'int16')),
     op_skip("nn.functional.scaled_dot_product_attention", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 1 / "
             "384 (0.3%) Greatest absolute ", dtypes=('bfloat16', 'float16', 'float32')),
@@ -323,8 +323,46 @@ ERROR_TYPES_HARNESS38: List[Skip] = [
                            and not -s.input.dim() <= s.args[0] < s.input.dim())),
 ]
 
+# ------------------------------------------------------------------ out= (harness39)
+# The "out" check (since harness39): fn(..., out=t) where the OpInfo says supports_out.
+# These functions do not take out= in tinyattn (a loud TypeError, or an error saying to use
+# the return value); torch writes the result into t. Rows fail as XPASS once one takes out=.
+_NO_OUT = (
+    "alias_copy", "arange", "diagonal_copy", "empty", "expand_copy", "eye", "full",
+    "histogram", "isin", "linalg.det", "linalg.eigvalsh", "linalg.lstsq",
+    "linalg.multi_dot", "linalg.slogdet", "linalg.solve", "linalg.svdvals", "linspace",
+    "linspace.tensor_overload", "log_softmax", "log_softmax.with_dtype", "logspace",
+    "logspace.tensor_overload", "multinomial", "nn.functional.avg_pool2d",
+    "nn.functional.avg_pool3d", "nn.functional.hardshrink", "nn.functional.logsigmoid",
+    "nn.functional.normalize", "nn.functional.softshrink", "ones", "permute_copy", "randn",
+    "scatter", "scatter_add", "scatter_reduce.amax", "scatter_reduce.amin",
+    "scatter_reduce.mean", "scatter_reduce.prod", "scatter_reduce.sum", "slice_scatter",
+    "softmax", "softmax.with_dtype", "special.entr", "special.erfcx", "special.i0e",
+    "special.i1", "special.i1e", "special.log_ndtr", "special.ndtr", "special.ndtri",
+    "special.xlog1py", "split_with_sizes_copy", "squeeze_copy", "t_copy", "tensordot",
+    "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy", "zeros"
+)
+
+OUT_HARNESS39: List[Skip] = [
+    *[op_skip(name, "out", "to fix: tinyattn's function does not take out= (a loud "
+              "TypeError naming out=; torch writes the result into the given tensor)")
+      for name in _NO_OUT],
+    *[op_skip(name, "out", RANDOM, kind="structure")
+      for name in ("normal", "normal.number_mean")],
+    *[op_skip(name, "values", "to fix (stream interp39): a uint8 image's bilinear/bicubic "
+              "resize raises NotImplementedError in tinyattn (it says to call .float() first); "
+              "torch resizes uint8 directly (seen since harness39 tests a uint8/int8/int16 "
+              "dtype by default)", dtypes=("uint8",))
+      for name in ("nn.functional.interpolate.bilinear", "nn.functional.interpolate.bicubic",
+                   "nn.functional.upsample_bilinear")],
+    op_skip("addbmm", "out", "to fix (stream rows39): addbmm sums the batch products in "
+            "another order than torch; one element of 50 differs by 1.2e-5 (float32), the "
+            "same as its values row"),
+]
+
 TABLE: List[Skip] = (CANNOT_COMPARE + ON_PURPOSE + TO_FIX + NOT_IMPLEMENTED + NEW_OPS_B
                      + COVERAGE_A
                      + MODULES_AND_OPTIMIZERS + COMPOSITIONS_COV30 + OUT_ALIASING
                      + LINALG30 + INTERPOLATE_MODS30 + INSTANCE_NORM_MODS30 + ABSENT_A38
-                     + LINEAR_CROSS_ENTROPY_B38 + ERROR_TYPES_HARNESS38)
+                     + LINEAR_CROSS_ENTROPY_B38 + ERROR_TYPES_HARNESS38
+                     + OUT_HARNESS39)

@@ -29,3 +29,14 @@ def _marks(case):
                                   for c in module_cases()])
 def test_module(case):
     run_module_case(case)
+
+
+def test_structure_check_is_not_vacuous():
+    """Negative control of the repr/state_dict comparison each values case ends with."""
+    import torch
+    import tinyattn
+    from .module_runner import _compare_structure
+    assert _compare_structure(torch.nn.Linear(2, 3), tinyattn.nn.Linear(2, 3)) is None
+    assert "repr" in _compare_structure(torch.nn.Linear(2, 3), tinyattn.nn.Linear(3, 2))
+    assert "state_dict keys" in _compare_structure(torch.nn.Linear(2, 3),
+                                                   tinyattn.nn.Linear(2, 3, bias=False))

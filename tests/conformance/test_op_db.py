@@ -17,3 +17,19 @@ CASES = op_cases()
                                   for c in CASES])
 def test_op(case):
     run_op_case(case)
+
+
+def test_new_checks_are_not_vacuous():
+    """Negative controls of the str() and out= comparisons (harness39)."""
+    import torch
+    import tinyattn
+    from . import op_runner as R
+    assert R._printed_differently(tinyattn.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0001])) \
+        is None
+    assert "str(result)" in R._printed_differently(tinyattn.tensor([], dtype="int32"),
+                                                   torch.tensor([], dtype=torch.int64))
+    sample = type("S", (), {"input": torch.tensor([1.0, -2.0]), "args": (), "kwargs": {}})()
+    good = R.Variant("function", torch.abs, tinyattn.abs)
+    assert R.check_out(good, sample) is None
+    bad = R.Variant("function", torch.abs, lambda x, out=None: tinyattn.abs(x))
+    assert "does not return" in R.check_out(bad, sample)

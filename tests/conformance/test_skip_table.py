@@ -26,6 +26,8 @@ def _checks_of(entry):
         checks |= {"gradients", "saves"}
     if info.error_inputs_func is not None:
         checks.add("errors")
+    if R.out_dtype(entry) is not None:
+        checks.add("out")
     return checks
 
 

@@ -92,7 +92,7 @@ class Softplus(Module):
     """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (as PyTorch)."""
 
     def __init__(self, beta: float = 1.0, threshold: float = 20.0):
-        self.beta, self.threshold = float(beta), float(threshold)
+        self.beta, self.threshold = beta, threshold     # kept as given: torch prints beta=2
 
     def forward(self, x: Tensor) -> Tensor:
         return F.softplus(x, beta=self.beta, threshold=self.threshold)

@@ -117,6 +117,29 @@ class ModuleList(Module):
     def __iter__(self) -> Iterator[Module]:
         return iter([module for _, module in _children(self)])
 
+    def _printout(self, counts: bool) -> str:
+        """torch's ModuleList printout: a run of consecutive items that print the same is
+        one line, ``(0-11): 12 x Block(...)`` (a GPT's stack of blocks), each other item
+        ``(i): item``."""
+        runs: List[List[Any]] = []          # [first index, last index, printout]
+        for index, (_, child) in enumerate(_children(self)):
+            text = child._printout(counts)
+            if runs and runs[-1][2] == text:
+                runs[-1][1] = index
+            else:
+                runs.append([index, index, text])
+        lines = []
+        for first, last, text in runs:
+            head = f"({first}): " if first == last else \
+                f"({first}-{last}): {last - first + 1} x "
+            lines.append(head + text.replace("\n", "\n  "))
+        body = "\n  " + "\n  ".join(lines) + "\n" if lines else ""
+        text = f"{type(self).__name__}({body})"
+        if counts and Module.num_parameters(self):
+            first, _, rest = text.partition("\n")
+            text = f"{first}  # {Module.num_parameters(self):,} params\n{rest}"
+        return text
+
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("ModuleList has no forward: iterate over it in your own "
                                   "forward (for layer in self.layers: x = layer(x)), or use "

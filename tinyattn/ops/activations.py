@@ -143,7 +143,15 @@ def _integer_bounds(dtype: np.dtype, min_val: float, max_val: float) -> Tuple[in
 
 
 def softsign(input: Tensor) -> Tensor:  # noqa: A002
-    """x / (1 + |x|) (``F.softsign``)."""
+    """x / (1 + |x|) (``F.softsign``). An integer tensor's ``1 + |x|`` is computed in its
+    own dtype first, wrapping as torch's does (int8 -128 gives -128 / -127, uint8 255 gives
+    255 / 0 = inf), then divided in float32."""
+    if isinstance(input, Tensor) and input.dtype.kind in "iu":
+        xp = backend.get_array_module(input._data)
+        with np.errstate(over="ignore"):
+            denominator = (xp.abs(input._data) + input._data.dtype.type(1)).astype(np.float32)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return Tensor._wrap(input._data.astype(np.float32) / denominator)
     return Softsign.apply(_as_float(input))
 
 

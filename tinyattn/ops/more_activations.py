@@ -88,16 +88,19 @@ class Shrink(Function):
 
 
 class Threshold(Function):
-    """out = x where x > threshold, else value.   dx = g where x > threshold, else 0."""
+    """out = value where x <= threshold, else x.   dx = 0 where x <= threshold, else g.
+
+    Written as torch's test ``x <= threshold`` (not ``x > threshold``): a NaN fails both
+    comparisons, so NaN stays NaN (and passes its gradient), as in torch."""
 
     def forward(self, x, threshold: float, value: Any):
         self.save_for_backward(x, threshold)
-        return backend.get_array_module(x).where(x > threshold, x, value).astype(x.dtype)
+        return backend.get_array_module(x).where(x <= threshold, value, x).astype(x.dtype)
 
     def backward(self, grad):
         x, threshold = self.saved
-        above = x > threshold
-        return backend.get_array_module(grad).where(above, grad, 0).astype(grad.dtype)
+        below = x <= threshold
+        return backend.get_array_module(grad).where(below, 0, grad).astype(grad.dtype)
 
 
 class Mish(Function):

@@ -71,11 +71,13 @@ class Erfinv(Function):
 
 
 class Lgamma(Function):
-    """out = log |Gamma(x)|.   d/dx log Gamma = Gamma'/Gamma = digamma: dx = g * psi(x)."""
+    """out = log |Gamma(x)|.   d/dx log Gamma = Gamma'/Gamma = digamma: dx = g * psi(x).
+    At x = -inf, +inf as torch (|Gamma| grows without bound; SciPy's gammaln gives -inf)."""
 
     def forward(self, x):
         self.save_for_backward(x)
-        return _sp(x).gammaln(x)
+        out = _sp(x).gammaln(x)
+        return backend.get_array_module(out).where(x == -np.inf, np.inf, out).astype(out.dtype)
 
     def backward(self, grad):
         (x,) = self.saved

@@ -16,6 +16,7 @@ and loading puts each one back on its parameter's device. See docs/optim.md.
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import numbers
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Union
@@ -24,10 +25,12 @@ import numpy as np
 
 from .. import backend
 from ..autograd import enable_grad
+from ..autograd.hooks import RemovableHandle
 from ..tensor import Tensor
 from ..precision import is_floating
 
-__all__ = ["Optimizer", "ParamsT", "check_hyperparameter"]
+__all__ = ["Optimizer", "ParamsT", "check_hyperparameter", "register_optimizer_step_pre_hook",
+           "register_optimizer_step_post_hook"]
 
 ParamsT = Union[Iterable[Tensor], Iterable[Dict[str, Any]]]
 
@@ -141,6 +144,23 @@ class Optimizer:
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
         """Update every parameter that has a gradient (subclasses)."""
         raise NotImplementedError(f"{type(self).__name__} must implement step()")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Each subclass's own ``step`` runs the step hooks around it, as torch's does."""
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_runs_step_hooks", False):
+            cls.step = _with_step_hooks(step)
+
+    def register_step_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` before each ``step()``; it may return a new
+        ``(args, kwargs)`` for the step (torch's ``Optimizer.register_step_pre_hook``)."""
+        return _register(self.__dict__.setdefault("_step_pre_hooks", []), hook)
+
+    def register_step_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` after each ``step()`` (torch's
+        ``Optimizer.register_step_post_hook``)."""
+        return _register(self.__dict__.setdefault("_step_post_hooks", []), hook)
 
     def _kernel_options(self, foreach: Optional[bool] = None, fused: Optional[bool] = None,
                         capturable: bool = False, differentiable: bool = False) -> None:
@@ -284,6 +304,56 @@ def _to_python(value: Any) -> Any:
     if hasattr(value, "shape") and hasattr(value, "dtype") and len(value.shape) == 0:
         return backend.to_host(value).item()
     return value
+
+
+# torch.optim.optimizer.register_optimizer_step_pre_hook / _post_hook: for every optimizer
+_GLOBAL_STEP_PRE_HOOKS: List[Callable[..., Any]] = []
+_GLOBAL_STEP_POST_HOOKS: List[Callable[..., Any]] = []
+
+
+def _register(hooks: List[Callable[..., Any]], hook: Callable[..., Any]) -> RemovableHandle:
+    if not callable(hook):
+        raise TypeError(f"a step hook must be callable, got {type(hook).__name__}")
+    hooks.append(hook)
+    return RemovableHandle(hooks, hook)
+
+
+def register_optimizer_step_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """A pre hook run before every optimizer's ``step()``, before its own pre hooks."""
+    return _register(_GLOBAL_STEP_PRE_HOOKS, hook)
+
+
+def register_optimizer_step_post_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """A post hook run after every optimizer's ``step()``, after its own post hooks."""
+    return _register(_GLOBAL_STEP_POST_HOOKS, hook)
+
+
+def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
+    """``step`` with torch's hook order: the global pre hooks, the optimizer's pre hooks (a
+    pre hook returning ``(args, kwargs)`` replaces them), the step, the optimizer's post
+    hooks, the global post hooks. A subclass's step calling ``super().step()`` runs them once."""
+    @functools.wraps(step)
+    def stepped(self: Any, *rest: Any, **kwargs: Any) -> Any:
+        if self.__dict__.get("_in_step"):
+            return step(self, *rest, **kwargs)
+        args = (self,) + rest           # as torch's hooks see them: the optimizer first
+        for hook in _GLOBAL_STEP_PRE_HOOKS + self.__dict__.get("_step_pre_hooks", []):
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(f"an optimizer step pre hook must return None or a "
+                                       f"tuple of (new_args, new_kwargs), but got {result!r}")
+                args, kwargs = result
+        self.__dict__["_in_step"] = True
+        try:
+            out = step(*args, **kwargs)
+        finally:
+            self.__dict__["_in_step"] = False
+        for hook in self.__dict__.get("_step_post_hooks", []) + _GLOBAL_STEP_POST_HOOKS:
+            hook(self, args, kwargs)
+        return out
+    stepped._runs_step_hooks = True  # type: ignore[attr-defined]
+    return stepped
 
 
 def _host_copy(value: Any) -> Any:

@@ -211,11 +211,18 @@ class TensorConversions:
         dim = axis if dim is None else dim
         keep = bool(keepdims) if keepdims is not None else keepdim
         xp = backend.get_array_module(self._data)
-        return _plain_tensor()._wrap(xp.asarray(self._data.any(axis=dim, keepdims=keep)))
+        return _plain_tensor()._wrap(_uint8_kept(self._data, xp.asarray(
+            self._data.any(axis=dim, keepdims=keep))))
 
     def all(self, dim: Optional[int] = None, keepdim: bool = False, *, axis: Any = None,
             out: Any = None, keepdims: Any = None) -> "Tensor":
         dim = axis if dim is None else dim
         keep = bool(keepdims) if keepdims is not None else keepdim
         xp = backend.get_array_module(self._data)
-        return _plain_tensor()._wrap(xp.asarray(self._data.all(axis=dim, keepdims=keep)))
+        return _plain_tensor()._wrap(_uint8_kept(self._data, xp.asarray(
+            self._data.all(axis=dim, keepdims=keep))))
+
+
+def _uint8_kept(data: Any, result: Any) -> Any:
+    """torch's any/all of a uint8 tensor is uint8 (0 or 1), of any other dtype bool."""
+    return result.astype(np.uint8) if data.dtype == np.uint8 else result
