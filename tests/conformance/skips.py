@@ -79,18 +79,6 @@ ON_PURPOSE: List[Skip] = [
 TO_FIX: List[Skip] = [
     op_skip("normal.number_mean", ("values", "gradients"), "tinyattn's factories take no "
             "layout= (every tensor is strided)", when=has_kwarg("layout")),
-    op_skip("linspace", "values",
-            "to fix: output: Tensor-likes are not close! Mismatched elements: 6 / "
-            "50 (12.0%) Greatest absolute ", dtypes=('float16',)),
-    op_skip("linspace.tensor_overload", "values",
-            "to fix: output: Tensor-likes are not close! Mismatched elements: 1 / "
-            "50 (2.0%) Greatest absolute d", dtypes=('float16',)),
-    op_skip("logspace", "values",
-            "to fix: output: Tensor-likes are not close! Mismatched elements: 1 / 2 "
-            "(50.0%) Greatest absolute d", dtypes=('float16', 'int32')),
-    op_skip("logspace.tensor_overload", "values",
-            "to fix: output: Tensor-likes are not equal! Mismatched elements: 1 / 2 "
-            "(50.0%) Greatest absolute d", dtypes=('int64', 'int16')),
     op_skip("nn.functional.scaled_dot_product_attention", "values",
             "to fix: output: Tensor-likes are not close! Mismatched elements: 1 / "
             "384 (0.3%) Greatest absolute ", dtypes=('bfloat16', 'float16', 'float32')),
@@ -307,15 +295,7 @@ LINEAR_CROSS_ENTROPY_B38: List[Skip] = [
 # ------------------------------------------------------------------ error types (harness38)
 # check_error compares the exception's type with torch's (ErrorInput.error_type) since
 # harness38; what still differs:
-def _out_given(sample: object) -> bool:
-    """samples with out="""
-    return sample.kwargs.get("out") is not None
-
-
 ERROR_TYPES_HARNESS38: List[Skip] = [
-    *[op_skip(name, "errors", "to fix: out= is not taken by tinyattn's factory (a TypeError "
-              "for the unexpected keyword, where torch checks the out= tensor's dtype)",
-              when=_out_given) for name in ("arange", "multinomial")],
     op_skip("narrow_copy", "errors", "torch's narrow_copy reports a dim out of range through "
             "an internal check (RuntimeError 'Expected dim < ...'), where its narrow raises "
             "IndexError; tinyattn's narrow_copy raises narrow's IndexError",
