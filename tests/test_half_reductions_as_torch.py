@@ -1,0 +1,39 @@
+"""float16/bfloat16 reductions that torch's CPU kernels round step by step, against torch."""
+import numpy as np
+import pytest
+
+import tinyattn as ta
+
+torch = pytest.importorskip("torch")
+
+
+def _ta(t):
+    return ta.tensor(t.float().numpy()).to(dtype=str(t.dtype).split(".")[1])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_index_reduce_mean_half_bit_for_bit(dtype, include_self):
+    gen = torch.Generator().manual_seed(0)
+    td = getattr(torch, dtype)
+    for shape, dim in (((5, 5), 1), ((5, 5, 5), 1), ((4, 3), 0)):
+        n = 10
+        x = (torch.randn(shape, generator=gen) * 5).to(td)
+        src_shape = list(shape)
+        src_shape[dim] = n
+        src = (torch.randn(src_shape, generator=gen) * 5).to(td)
+        index = torch.randint(0, shape[dim], (n,), generator=gen)
+        expected = x.index_reduce(dim, index, src, "mean", include_self=include_self)
+        got = ta.index_reduce(_ta(x), dim, ta.tensor(index.numpy()), _ta(src), "mean",
+                              include_self=include_self)
+        np.testing.assert_array_equal(got.float().numpy(), expected.float().numpy())
+
+
+def test_index_reduce_mean_half_gradient_is_still_grad_over_count():
+    x = ta.zeros(3, dtype="float16", requires_grad=True)
+    src = ta.tensor([1.0, 2.0, 4.0], dtype="float16", requires_grad=True)
+    ta.index_reduce(x, 0, ta.tensor([0, 0, 2]), src, "mean").sum().backward()
+    tx = torch.zeros(3, dtype=torch.float16, requires_grad=True)
+    tsrc = torch.tensor([1.0, 2.0, 4.0], dtype=torch.float16, requires_grad=True)
+    tx.index_reduce(0, torch.tensor([0, 0, 2]), tsrc, "mean").sum().backward()
+    assert x.grad.tolist() == tx.grad.tolist() and src.grad.tolist() == tsrc.grad.tolist()
