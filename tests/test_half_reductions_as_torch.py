@@ -37,3 +37,25 @@ def test_index_reduce_mean_half_gradient_is_still_grad_over_count():
     tsrc = torch.tensor([1.0, 2.0, 4.0], dtype=torch.float16, requires_grad=True)
     tx.index_reduce(0, torch.tensor([0, 0, 2]), tsrc, "mean").sum().backward()
     assert x.grad.tolist() == tx.grad.tolist() and src.grad.tolist() == tsrc.grad.tolist()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_histc_bins_bit_for_bit(dtype):
+    gen = torch.Generator().manual_seed(0)
+    td = getattr(torch, dtype)
+    for trial in range(60):
+        x = (torch.randn(40, generator=gen) * (1, 5, 20)[trial % 3]).to(td)
+        low, high = ((0, 0), (-10, 10), (0, 10), (-10, 0), (-3.3, 2.7))[trial % 5]
+        bins = (1, 3, 10, 100)[trial % 4]
+        expected = torch.histc(x, bins, low, high)
+        got = ta.histc(_ta(x), bins, low, high)
+        np.testing.assert_array_equal(got.float().numpy(), expected.float().numpy())
+
+
+def test_histc_bfloat16_is_not_placed_by_its_edges():
+    """negative control: torch's bfloat16 histc puts -0.703125 into bin 93 of
+    histc(bins=100, min=-10, max=0), though its linspace edge 93 is -0.69921875 (the
+    formula's rounding, not the edges, decides)."""
+    x = torch.tensor([-0.703125], dtype=torch.bfloat16)
+    assert torch.histc(x, 100, -10, 0).argmax().item() == 93
+    assert ta.histc(_ta(x), 100, -10, 0).argmax().item() == 93
