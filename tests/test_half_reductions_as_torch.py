@@ -59,3 +59,29 @@ def test_histc_bfloat16_is_not_placed_by_its_edges():
     x = torch.tensor([-0.703125], dtype=torch.bfloat16)
     assert torch.histc(x, 100, -10, 0).argmax().item() == 93
     assert ta.histc(_ta(x), 100, -10, 0).argmax().item() == 93
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_addbmm_half_rounds_after_each_batch_as_torch(dtype):
+    gen = torch.Generator().manual_seed(0)
+    td = getattr(torch, dtype)
+    for b, n, m, p in ((2, 5, 5, 5), (10, 5, 5, 5), (5, 5, 5, 10), (1, 3, 4, 2)):
+        for beta, alpha in ((1, 1), (0.2, 0.6), (0.5, 2)):
+            x = (torch.randn(n, p, generator=gen) * 9).to(td)
+            b1 = (torch.randn(b, n, m, generator=gen) * 9).to(td)
+            b2 = (torch.randn(b, m, p, generator=gen) * 9).to(td)
+            expected = torch.addbmm(x, b1, b2, beta=beta, alpha=alpha)
+            got = ta.addbmm(_ta(x), _ta(b1), _ta(b2), beta=beta, alpha=alpha)
+            np.testing.assert_array_equal(got.float().numpy(), expected.float().numpy())
+
+
+def test_addbmm_half_gradients_as_torch():
+    gen = torch.Generator().manual_seed(1)
+    x, b1, b2 = (torch.randn(s, generator=gen).half().requires_grad_()
+                 for s in ((3, 2), (4, 3, 5), (4, 5, 2)))
+    torch.addbmm(x, b1, b2, alpha=0.5).sum().backward()
+    mine = [_ta(t.detach()).requires_grad_() for t in (x, b1, b2)]
+    ta.addbmm(*mine, alpha=0.5).sum().backward()
+    for t, m in zip((x, b1, b2), mine):
+        np.testing.assert_allclose(m.grad.float().numpy(), t.grad.float().numpy(), rtol=2e-3,
+                                   atol=2e-3)
