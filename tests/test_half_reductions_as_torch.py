@@ -85,3 +85,54 @@ def test_addbmm_half_gradients_as_torch():
     for t, m in zip((x, b1, b2), mine):
         np.testing.assert_allclose(m.grad.float().numpy(), t.grad.float().numpy(), rtol=2e-3,
                                    atol=2e-3)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("case", ["plain", "causal", "bool_mask", "float_mask", "three_d"])
+def test_sdpa_half_values_as_torch(dtype, case):
+    """torch's CPU flash kernel (4-D inputs) rounds exp(s - max) to the half dtype before
+    the product with v; its math path (3-D here) computes in float32 and rounds once."""
+    gen = torch.Generator().manual_seed(0)
+    td = getattr(torch, dtype)
+    lead = (3,) if case == "three_d" else (2, 3)
+    for _ in range(5):
+        q, k, v = ((torch.rand(lead + (n, 8), generator=gen) * 18 - 9).to(td)
+                   for n in (5, 7, 7))
+        mask = None
+        if case == "bool_mask":
+            mask = torch.rand(5, 7, generator=gen) > 0.3
+        elif case == "float_mask":
+            mask = torch.randn(5, 7, generator=gen).to(td)
+        causal = case == "causal"
+        F = torch.nn.functional
+        expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)
+        got = ta.nn.functional.scaled_dot_product_attention(
+            _ta(q), _ta(k), _ta(v), attn_mask=None if mask is None else (
+                ta.tensor(mask.numpy()) if mask.dtype == torch.bool else _ta(mask)),
+            is_causal=causal)
+        got, expected = got.float().numpy(), expected.float().numpy()
+        # equal bit for bit but for a rare element where exp's last float32 bit (torch's
+        # vectorised exp against NumPy's) moves the half rounding: one unit of the last place
+        assert (got != expected).mean() < 0.01
+        ulp = 2.0 ** (-10 if dtype == "float16" else -7)
+        np.testing.assert_allclose(got, expected, rtol=ulp, atol=ulp * 1e-2)
+
+
+def test_sdpa_half_rounding_matters():
+    """negative control: the float32 result rounded once is not torch's 4-D float16 output."""
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = ((torch.rand(4, 4, n, 8, generator=gen) * 18 - 9).half() for n in (3, 6, 6))
+    F = torch.nn.functional
+    once = F.scaled_dot_product_attention(q.float(), k.float(), v.float()).half()
+    assert not torch.equal(once, F.scaled_dot_product_attention(q, k, v))
+
+
+def test_sdpa_half_gradients_still_flow():
+    gen = torch.Generator().manual_seed(2)
+    q, k, v = (torch.randn(1, 2, 4, 8, generator=gen).half().requires_grad_() for _ in range(3))
+    torch.nn.functional.scaled_dot_product_attention(q, k, v).sum().backward()
+    mine = [_ta(t.detach()).requires_grad_() for t in (q, k, v)]
+    ta.nn.functional.scaled_dot_product_attention(*mine).sum().backward()
+    for t, m in zip((q, k, v), mine):
+        np.testing.assert_allclose(m.grad.float().numpy(), t.grad.float().numpy(), atol=1e-2,
+                                   rtol=1e-2)

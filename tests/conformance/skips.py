@@ -94,13 +94,6 @@ ON_PURPOSE: List[Skip] = [
 TO_FIX: List[Skip] = [
     op_skip("normal.number_mean", ("values", "gradients"), "tinyattn's factories take no "
             "layout= (every tensor is strided)", when=has_kwarg("layout")),
-    op_skip("nn.functional.scaled_dot_product_attention", "values", "to fix: in float16/"
-            "bfloat16 torch's CPU flash kernel rounds the unnormalised exp(s - max) to the half "
-            "dtype before its product with v and divides by the float32 sum of the unrounded "
-            "exps (with torch's own ops, ((e.half().float() @ v) / e.sum(-1)).half() equals its "
-            "output on 30720 of 30720 elements; tinyattn computes in float32 and rounds once, "
-            "more accurately: never worse than torch against float64 on op_db's samples, so a "
-            "few elements differ by 1-2 units of the last place)", dtypes=_HALF),
 ]
 
 # ------------------------------------------------------------------ not implemented
