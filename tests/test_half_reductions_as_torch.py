@@ -136,3 +136,19 @@ def test_sdpa_half_gradients_still_flow():
     for t, m in zip((q, k, v), mine):
         np.testing.assert_allclose(m.grad.float().numpy(), t.grad.float().numpy(), atol=1e-2,
                                    rtol=1e-2)
+
+
+def test_gcd_of_the_dtype_minimum_as_torch():
+    """torch's |-128| wraps to -128 in int8 and its remainder keeps the dividend's sign:
+    gcd(6, -128) is -2 (NumPy's gcd: 2, the negative control)."""
+    a = torch.tensor([-128, -128, -128, 6, -128, 0, 12, 9], dtype=torch.int8)
+    b = torch.tensor([2, 0, -128, -128, 96, -128, -8, 6], dtype=torch.int8)
+    expected = torch.gcd(a, b)
+    assert expected[3].item() == -2 and np.gcd(np.int8(6), np.int8(-128)) == 2
+    assert ta.gcd(ta.tensor(a.numpy()), ta.tensor(b.numpy())).tolist() == expected.tolist()
+    for dtype in (torch.int16, torch.int32, torch.int64):
+        low = torch.iinfo(dtype).min
+        a = torch.tensor([low, 6, low, 10], dtype=dtype)
+        b = torch.tensor([4, low, 0, 15], dtype=dtype)
+        got = ta.gcd(ta.tensor(a.numpy()), ta.tensor(b.numpy()))
+        assert got.tolist() == torch.gcd(a, b).tolist()
