@@ -167,3 +167,22 @@ def test_poisson_nll_loss_full_half_as_torch(dtype):
     got = ta.nn.functional.poisson_nll_loss(_ta(x), _ta(y), log_input=False, full=True,
                                             reduction="none")
     np.testing.assert_array_equal(got.float().numpy(), expected.float().numpy())
+
+
+@pytest.mark.parametrize("with_logits", [False, True])
+@pytest.mark.parametrize("keyword", ["weight", "pos_weight"])
+def test_bce_weight_written_after_the_op_makes_backward_raise(with_logits, keyword):
+    if keyword == "pos_weight" and not with_logits:
+        pytest.skip("binary_cross_entropy has no pos_weight")
+    name = "binary_cross_entropy_with_logits" if with_logits else "binary_cross_entropy"
+    for lib in (torch, ta):
+        x = (lib.rand(3, 4) * 0.8 + 0.1).requires_grad_()
+        y = lib.rand(3, 4)
+        w = lib.rand(4) + 0.5
+        loss = getattr(lib.nn.functional, name)(x, y, **{keyword: w})
+        w.add_(1.0)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            loss.backward()
+    x = ta.rand(3, 4).requires_grad_()                # negative control: no write, no error
+    ta.nn.functional.binary_cross_entropy(x * 0.5 + 0.2, ta.rand(3, 4),
+                                          weight=ta.rand(4)).backward()
