@@ -186,3 +186,24 @@ def test_bce_weight_written_after_the_op_makes_backward_raise(with_logits, keywo
     x = ta.rand(3, 4).requires_grad_()                # negative control: no write, no error
     ta.nn.functional.binary_cross_entropy(x * 0.5 + 0.2, ta.rand(3, 4),
                                           weight=ta.rand(4)).backward()
+
+
+@pytest.mark.parametrize("shapes", [((10,), (5, 10, 5)), ((5, 10), (5, 10, 5)),
+                                    ((10,), (2, 5, 10, 5))])
+def test_matmul_vector_or_matrix_times_batch_keeps_a_copy_as_torch(shapes):
+    """torch folds the batch operand into one matrix and keeps that copy: writing to it after
+    the op leaves the backward valid (writing to the other operand still raises)."""
+    for lib in (torch, ta):
+        a = lib.rand(*shapes[0]).requires_grad_()
+        b = lib.rand(*shapes[1]).requires_grad_()
+        out = lib.matmul(a, b)
+        with lib.no_grad():
+            b.add_(1.0)
+        out.sum().backward()                      # no error
+        a2 = lib.rand(*shapes[0]).requires_grad_()
+        b2 = lib.rand(*shapes[1]).requires_grad_()
+        out = lib.matmul(a2, b2)
+        with lib.no_grad():
+            a2.add_(1.0)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.sum().backward()                  # the control: a is kept itself
