@@ -7,6 +7,13 @@ import tinyattn as ta
 torch = pytest.importorskip("torch")
 
 
+def _det(lib, *shape):
+    """values in (0, 1) without drawing from either library's global generator (tests that
+    compare seeded initialisations must not see their stream moved)"""
+    n = int(np.prod(shape))
+    return ((lib.arange(n) % 7) * 0.1 + 0.15).reshape(*shape)
+
+
 def _ta(t):
     return ta.tensor(t.float().numpy()).to(dtype=str(t.dtype).split(".")[1])
 
@@ -176,16 +183,16 @@ def test_bce_weight_written_after_the_op_makes_backward_raise(with_logits, keywo
         pytest.skip("binary_cross_entropy has no pos_weight")
     name = "binary_cross_entropy_with_logits" if with_logits else "binary_cross_entropy"
     for lib in (torch, ta):
-        x = (lib.rand(3, 4) * 0.8 + 0.1).requires_grad_()
-        y = lib.rand(3, 4)
-        w = lib.rand(4) + 0.5
+        x = (_det(lib, 3, 4) * 0.8 + 0.1).requires_grad_()
+        y = _det(lib, 3, 4)
+        w = _det(lib, 4) + 0.5
         loss = getattr(lib.nn.functional, name)(x, y, **{keyword: w})
         w.add_(1.0)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             loss.backward()
-    x = ta.rand(3, 4).requires_grad_()                # negative control: no write, no error
-    ta.nn.functional.binary_cross_entropy(x * 0.5 + 0.2, ta.rand(3, 4),
-                                          weight=ta.rand(4)).backward()
+    x = _det(ta, 3, 4).requires_grad_()                # negative control: no write, no error
+    ta.nn.functional.binary_cross_entropy(x * 0.5 + 0.2, _det(ta, 3, 4),
+                                          weight=_det(ta, 4)).backward()
 
 
 @pytest.mark.parametrize("shapes", [((10,), (5, 10, 5)), ((5, 10), (5, 10, 5)),
@@ -194,16 +201,40 @@ def test_matmul_vector_or_matrix_times_batch_keeps_a_copy_as_torch(shapes):
     """torch folds the batch operand into one matrix and keeps that copy: writing to it after
     the op leaves the backward valid (writing to the other operand still raises)."""
     for lib in (torch, ta):
-        a = lib.rand(*shapes[0]).requires_grad_()
-        b = lib.rand(*shapes[1]).requires_grad_()
+        a = _det(lib, *shapes[0]).requires_grad_()
+        b = _det(lib, *shapes[1]).requires_grad_()
         out = lib.matmul(a, b)
         with lib.no_grad():
             b.add_(1.0)
         out.sum().backward()                      # no error
-        a2 = lib.rand(*shapes[0]).requires_grad_()
-        b2 = lib.rand(*shapes[1]).requires_grad_()
+        a2 = _det(lib, *shapes[0]).requires_grad_()
+        b2 = _det(lib, *shapes[1]).requires_grad_()
         out = lib.matmul(a2, b2)
         with lib.no_grad():
             a2.add_(1.0)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             out.sum().backward()                  # the control: a is kept itself
+
+
+def test_conv_same_with_odd_padding_keeps_a_padded_copy_as_torch():
+    """padding="same" with an odd total: torch pads first and keeps the padded copy, so a
+    write to the input after the op leaves the backward valid; an even total keeps the input
+    itself (the control: the write makes the backward raise)."""
+    for lib in (torch, ta):
+        for kernel, raises in (((1, 2, 5), False), ((1, 3, 5), True)):
+            x = _det(lib, 1, 1, 6, 7, 8).requires_grad_()
+            w = _det(lib, 1, 1, *kernel)
+            out = lib.nn.functional.conv3d(x, w, padding="same")
+            with lib.no_grad():
+                x.add_(1.0)
+            if raises:
+                with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                    out.sum().backward()
+            else:
+                out.sum().backward()
+    gen = torch.Generator().manual_seed(0)
+    x, w = torch.randn(1, 2, 5, 6, 7, generator=gen), torch.randn(3, 2, 2, 3, 4, generator=gen)
+    expected = torch.nn.functional.conv3d(x, w, padding="same", dilation=2)
+    got = ta.nn.functional.conv3d(ta.tensor(x.numpy()), ta.tensor(w.numpy()), padding="same",
+                                  dilation=2)
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-5, atol=1e-5)
