@@ -21,6 +21,8 @@ from typing import Any, Optional, Sequence, Tuple
 import numpy as np
 
 from . import backend
+from .autograd import is_grad_enabled
+from .spaced_values import linspace_values, logspace_values
 from .tensor import DTypeLike, Tensor, normalize_dtype, tensor
 from .tensor.memory_format import check_memory_format
 from .precision import check_fits, is_floating
@@ -153,10 +155,11 @@ def eye(n: int, m: Optional[int] = None, *, dtype: DTypeLike = None, device: Any
 
 
 # ------------------------------------------------------------------ ranges
-def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: DTypeLike = None,
-           device: Any = None, requires_grad: bool = False) -> Tensor:
+def arange(start: Any, end: Any = None, step: Any = 1, *, out: Optional[Tensor] = None,
+           dtype: DTypeLike = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """``torch.arange``: [start, end) in steps of ``step``; all-integer arguments give int64,
-    any float argument float32."""
+    any float argument float32. With ``out=`` the values are computed in out's dtype
+    (``dtype=``, if given, must be the same) and written into it (see ``_write_out``)."""
     if end is None:
         start, end = 0, start
     start, end, step = (_number(v, "arange", name) for v, name in
@@ -172,21 +175,78 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: DTypeLike = Non
         if isinstance(v, float) and not math.isfinite(v):
             raise RuntimeError(f"arange: start, end and step must be finite, got {v} "
                                f"(torch: unsupported range)")
-    want = normalize_dtype(dtype)
+    want = _out_dtype("arange", out, dtype)
     if want is None:
         is_int = all(isinstance(v, int) for v in (start, end, step))
         want = np.dtype(np.int64) if is_int else np.dtype(np.float32)
     count = max(0, math.ceil((end - start) / step))
     if want.kind in "iu":   # torch's integer kernels take start and step toward zero (3.1 ->
         if want == np.int64:            # 3); int64 also the end, before counting the values
-            count = max(0, math.ceil((int(end) - int(start)) / int(step))) if int(step) else 0
+            if int(step) == 0:          # torch: ValueError for int64, RuntimeError otherwise
+                raise ValueError(f"arange: step must be nonzero, and int64 turns step={step} "
+                                 f"into 0 (torch converts start and step to the integer dtype "
+                                 f"first); use a whole step or a floating dtype")
+            count = max(0, math.ceil((int(end) - int(start)) / int(step)))
         start, step = int(start), int(step)
         if step == 0:
-            raise RuntimeError(f"arange: step must be nonzero, and {dtype} turns it into 0 "
+            raise RuntimeError(f"arange: step must be nonzero, and {want} turns it into 0 "
                                f"(torch converts start and step to the integer dtype first)")
-    xp = backend.array_module_for(_device(device))
-    values = start + step * xp.arange(count, dtype=np.float64 if is_floating(want) else np.int64)
-    return _leaf(values.astype(want), requires_grad)
+    values = start + step * np.arange(count, dtype=np.float64 if is_floating(want) else np.int64)
+    values = values.astype(want)
+    if out is not None:
+        return _write_out("arange", out, values, requires_grad, warn_resize=True)
+    return _leaf(backend.to_device(values, _device(device)), requires_grad)
+
+
+def _torch_type_name(dtype: np.dtype) -> str:
+    """torch's ScalarType name of a dtype (float32 -> Float), as its messages print it."""
+    return {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+            "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
+            "bool": "Bool"}.get(str(dtype), str(dtype))
+
+
+def _out_dtype(op: str, out: Any, dtype: DTypeLike) -> Optional[np.dtype]:
+    """The dtype a factory computes in: out's when out= is given (a dtype= must be the same,
+    torch's RuntimeError otherwise), else dtype= (None when neither is given)."""
+    want = normalize_dtype(dtype)
+    if out is None:
+        return want
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if want is not None and want != out.dtype:
+        raise RuntimeError(f"{op}: dtype {_torch_type_name(want)} does not match dtype of out "
+                           f"parameter ({_torch_type_name(out.dtype)}); pass dtype={out.dtype} "
+                           f"or leave dtype= out")
+    return out.dtype
+
+
+def _write_out(op: str, out: Tensor, values: np.ndarray, requires_grad: bool,
+               warn_resize: bool = False) -> Tensor:
+    """A factory's out=: the values are written into ``out`` in place (a view writes through
+    to its base); an ``out`` with another number of elements is resized to the values' 1-D
+    shape (arange warns then, unless ``out`` was empty, as torch does). Refused when ``out``
+    requires grad and grad mode is on (torch's rule for every out= function)."""
+    if is_grad_enabled() and out.requires_grad:
+        raise RuntimeError(f"aten::{op}(): functions with out=... arguments don't support "
+                           f"automatic differentiation, but one of the arguments requires "
+                           f"grad.")
+    data = backend.to_device(values.astype(out.dtype), out.device)
+    if out.numel() != values.size:
+        if warn_resize and out.numel() > 0:
+            import warnings  # noqa: PLC0415 - only on this rare path
+            warnings.warn(f"The number of elements in the out tensor of shape "
+                          f"{list(out.shape)} is {out.numel()} which does not match the "
+                          f"computed number of elements {values.size}. Note that this may "
+                          f"occur as a result of rounding error. The out tensor will be "
+                          f"resized to a tensor of shape ({values.size},).", UserWarning,
+                          stacklevel=3)
+        out._data = data
+    else:
+        out._data[...] = data.reshape(out.shape)
+    out._bump_version()
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
 
 
 def _steps(steps: Any, op: str) -> int:
@@ -197,23 +257,42 @@ def _steps(steps: Any, op: str) -> int:
     return int(steps)
 
 
-def linspace(start: Any, end: Any, steps: int, *, dtype: DTypeLike = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
-    """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
+def linspace(start: Any, end: Any, steps: int, *, out: Optional[Tensor] = None,
+             dtype: DTypeLike = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end``, both included:
+    ``start + (end - start) * i / (steps - 1)``, computed in the output dtype and rounded as
+    torch's CPU kernel rounds (half from each end; spaced_values.py says how), so float16 and
+    integer results are torch's to the bit. ``out=`` as arange's."""
     start, end = _number(start, "linspace", "start"), _number(end, "linspace", "end")
-    xp = backend.array_module_for(_device(device))
-    values = xp.linspace(start, end, _steps(steps, "linspace"), dtype=np.float64)
-    return _leaf(values.astype(_float_dtype(dtype)), requires_grad)
+    steps = _steps(steps, "linspace")
+    want = _out_dtype("linspace", out, dtype) or np.dtype(np.float32)
+    _check_spaced_dtype("linspace", want)
+    values = linspace_values(start, end, steps, want)
+    if out is not None:
+        return _write_out("linspace", out, values, requires_grad)
+    return _leaf(backend.to_device(values, _device(device)), requires_grad)
 
 
-def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: DTypeLike = None,
-             device: Any = None, requires_grad: bool = False) -> Tensor:
-    """``base ** linspace(start, end, steps)``."""
+def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *,
+             out: Optional[Tensor] = None, dtype: DTypeLike = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """``base ** linspace(start, end, steps)``, with the exponent in float64 and rounded as
+    torch's CPU kernel (spaced_values.py). ``out=`` as arange's."""
     start, end = _number(start, "logspace", "start"), _number(end, "logspace", "end")
-    xp = backend.array_module_for(_device(device))
-    exponents = xp.linspace(start, end, _steps(steps, "logspace"), dtype=np.float64)
-    values = float(_number(base, "logspace", "base")) ** exponents
-    return _leaf(values.astype(_float_dtype(dtype)), requires_grad)
+    steps = _steps(steps, "logspace")
+    base = float(_number(base, "logspace", "base"))
+    want = _out_dtype("logspace", out, dtype) or np.dtype(np.float32)
+    _check_spaced_dtype("logspace", want)
+    values = logspace_values(start, end, steps, base, want)
+    if out is not None:
+        return _write_out("logspace", out, values, requires_grad)
+    return _leaf(backend.to_device(values, _device(device)), requires_grad)
+
+
+def _check_spaced_dtype(op: str, dtype: np.dtype) -> None:
+    if dtype == np.bool_:
+        raise NotImplementedError(f'"{op}_cpu" not implemented for \'Bool\': {op} makes '
+                                  f'numbers; ask for an integer or floating dtype')
 
 
 # ------------------------------------------------------------------ random
@@ -402,7 +481,7 @@ def new_tensor(x: Tensor, data: Any, dtype: DTypeLike = None, device: Any = None
 
 # ------------------------------------------------------------------ multinomial
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False,  # noqa: A002
-                *, generator: Any = None) -> Tensor:
+                *, generator: Any = None, out: Optional[Tensor] = None) -> Tensor:
     """Draw ``num_samples`` category indices per row of ``input`` (C,) or (R, C), with
     probability proportional to the (non-negative, not necessarily normalised) weights.
 
@@ -411,8 +490,16 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False,  # n
     time" E / w (E ~ Exp(1)) and the first ``num_samples`` to arrive win; this is exactly
     drawing one category at a time in proportion to the weights left. Zero-weight categories
     arrive at infinity: they come last, only when every positive one is taken (as PyTorch).
-    Returns int64 indices, (num_samples,) or (R, num_samples).
+    Returns int64 indices, (num_samples,) or (R, num_samples); ``out=`` must be int64 (torch's
+    RuntimeError otherwise) and takes the result (resized to its shape when it differs).
     """
+    if out is not None:
+        if not isinstance(out, Tensor):
+            raise TypeError(f"multinomial(): argument 'out' must be Tensor, not "
+                            f"{type(out).__name__}")
+        if out.dtype != np.int64:
+            raise RuntimeError(f"multinomial expects Long tensor out, got: "
+                               f"{_torch_type_name(out.dtype)} (pass an int64 out= tensor)")
     weights = _check_weights(input, num_samples, replacement)
     xp = backend.get_array_module(weights)
     rows = weights if weights.ndim == 2 else weights[None, :]                # (R, C)
@@ -422,14 +509,26 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False,  # n
     if replacement:
         totals = xp.cumsum(rows, axis=1)
         cdf = totals / totals[:, -1:]                                        # cdf[:, -1] == 1
-        out = xp.stack([xp.searchsorted(cdf[i], u[i], side="right") for i in range(r)])
+        drawn = xp.stack([xp.searchsorted(cdf[i], u[i], side="right") for i in range(r)])
     else:
         arrival = -xp.log1p(-u)                                              # Exp(1), (R, C)
         positive = rows > 0
         arrival = xp.where(positive, arrival / xp.where(positive, rows, 1), xp.inf)
-        out = xp.argsort(arrival, axis=1, kind="stable")[:, :num_samples]
-    out = out.astype(np.int64)
-    return Tensor._wrap(out if weights.ndim == 2 else out[0])
+        drawn = xp.argsort(arrival, axis=1, kind="stable")[:, :num_samples]
+    drawn = drawn.astype(np.int64)
+    drawn = drawn if weights.ndim == 2 else drawn[0]
+    if out is None:
+        return Tensor._wrap(drawn)
+    if is_grad_enabled() and out.requires_grad:
+        raise RuntimeError("aten::multinomial(): functions with out=... arguments don't "
+                           "support automatic differentiation, but one of the arguments "
+                           "requires grad.")
+    if out.shape != drawn.shape:
+        out._data = drawn
+    else:
+        out._data[...] = drawn
+    out._bump_version()
+    return out
 
 
 def _check_weights(input: Tensor, num_samples: int, replacement: bool) -> Any:

@@ -25,7 +25,7 @@ from .shape import cat
 from .matmul import _swap
 from .softmax import safe_row_max
 from .tiled_attention import TiledAttention
-from ..precision import is_floating
+from ..precision import is_floating, is_low_precision
 
 __all__ = ["scaled_dot_product_attention", "packed_self_attention", "causal_mask_array",
            "attention_mask_array", "attention_gradients", "default_scale", "row_sums",
@@ -478,6 +478,81 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     (matmul, scale, masked_fill, softmax, dropout, matmul), each with its own backward: slower,
     but a graph of it (``tinyattn.viz.explore``) shows every step.
     """
+    result = _scaled_dot_product_attention(
+        query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
+        need_weights=need_weights, generator=generator, impl=impl, block_size=block_size)
+    if _torch_uses_half_flash(query, key, value, attn_mask, dropout_p, need_weights,
+                              enable_gqa):
+        # the values as torch's kernel rounds them; the graph (and so the gradients) is the
+        # float32 computation's, which these values differ from in the last place only
+        result._data = backend.to_device(_half_flash_values(
+            query, key, value, attn_mask, is_causal,
+            default_scale(query.shape[-1]) if scale is None else float(scale)), result.device)
+    return result
+
+
+_FLASH_KEY_BLOCK = 512          # torch's CPU flash kernel splits the keys into blocks of 512
+
+
+def _torch_uses_half_flash(q: Any, k: Any, v: Any, attn_mask: Any, dropout_p: float,
+                           need_weights: bool, enable_gqa: bool) -> bool:
+    """Whether torch's CPU flash kernel computes this float16/bfloat16 call (4-D query, key
+    and value with the same batch and head sizes, no dropout) with one block of keys, the
+    case _half_flash_values reproduces (measured: 3-D or broadcast inputs take torch's math
+    path, which computes in float32 and rounds once, as tinyattn does)."""
+    tensors = (q, k, v)
+    if not all(isinstance(t, Tensor) for t in tensors) or need_weights or dropout_p:
+        return False
+    if enable_gqa or any(t.ndim != 4 or t.dtype != q.dtype for t in tensors):
+        return False
+    if not is_low_precision(q.dtype) or q.shape[:2] != k.shape[:2] or k.shape[:2] != v.shape[:2]:
+        return False
+    if attn_mask is not None and not isinstance(attn_mask, Tensor):
+        return False
+    return 0 < k.shape[-2] <= _FLASH_KEY_BLOCK and q.shape[-2] > 0
+
+
+def _half_flash_values(q: Tensor, k: Tensor, v: Tensor, attn_mask: Any, is_causal: bool,
+                       scale: float) -> np.ndarray:
+    """softmax(q k^T * scale + mask) v as torch's CPU flash kernel rounds it in float16/
+    bfloat16: scores s = (q k^T) * scale (+ mask) in float32, e = exp(s - rowmax(s)), and
+    the output (round_half(e) @ v) / rowsum(e): the unnormalised exps are rounded to the half
+    dtype before the product with v, the row sums are not. A row with no visible key gives 0.
+    (Bit for bit against torch on 4-D inputs with up to 512 keys:
+    tests/test_half_reductions_as_torch.py; computing everything in float32 and rounding
+    once, as tinyattn does elsewhere, is slightly more accurate but differs in the last
+    place for about one element in six.)"""
+    dtype = q.dtype
+    f32 = lambda t: backend.to_host(t._data).astype(np.float32)     # noqa: E731
+    qf, kf, vf = f32(q), f32(k), f32(v)
+    products = qf @ np.swapaxes(kf, -1, -2)                           # (B, H, L, S)
+    scores = products * np.float32(scale)
+    s_q, s_k = scores.shape[-2:]
+    if is_causal:
+        scores = np.where(np.tril(np.ones((s_q, s_k), dtype=bool)), scores, -np.inf)
+    if attn_mask is not None:
+        mask = backend.to_host(attn_mask._data)
+        if mask.dtype == np.bool_:
+            scores = np.where(mask, scores, -np.inf)
+        else:
+            scores = scores + mask.astype(np.float32)
+    top = scores.max(axis=-1, keepdims=True)
+    seen = np.isfinite(top)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        e = np.exp(scores - np.where(seen, top, 0.0)).astype(np.float32)
+        total = e.sum(axis=-1, keepdims=True)
+        out = (e.astype(dtype).astype(np.float32) @ vf) / total
+    out = np.where(seen & (total > 0), out, 0.0)
+    return out.astype(dtype)
+
+
+def _scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                  attn_mask: Any = None, dropout_p: float = 0.0,
+                                  is_causal: bool = False, scale: Optional[float] = None,
+                                  enable_gqa: bool = False, *, need_weights: bool = False,
+                                  generator: Any = None, impl: Optional[str] = None,
+                                  block_size: int = 64):
+    """scaled_dot_product_attention's computation (its docstring says what it does)."""
     op = "scaled_dot_product_attention"
     if attn_mask is not None and is_causal:
         raise RuntimeError(

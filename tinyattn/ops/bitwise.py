@@ -80,7 +80,30 @@ bitwise_or = _binary("bitwise_or", lambda xp, a, b: xp.bitwise_or(a, b))
 bitwise_xor = _binary("bitwise_xor", lambda xp, a, b: xp.bitwise_xor(a, b))
 bitwise_left_shift = _binary("bitwise_left_shift", _left_shift, allow_bool=False)
 bitwise_right_shift = _binary("bitwise_right_shift", _right_shift, allow_bool=False)
-gcd = _binary("gcd", lambda xp, a, b: xp.gcd(a, b), allow_bool=False, tensors_only=True)
+def _gcd(xp: Any, a: Any, b: Any) -> Any:
+    """gcd as torch computes it: Euclid's algorithm on |a| and |b| in the integer dtype. Only
+    the dtype's minimum differs from the mathematical answer: its absolute value wraps to
+    itself (|-128| is -128 in int8) and C's remainder keeps the dividend's sign, so torch's
+    gcd(6, -128) is -2 and gcd(-128, 96) is -32 in int8 (NumPy's gcd says 2 and 32)."""
+    out = xp.gcd(a, b)
+    if a.dtype.kind != "i":
+        return out
+    low = np.iinfo(a.dtype).min
+    a, b = xp.broadcast_to(a, out.shape), xp.broadcast_to(b, out.shape)
+    special = (a == low) | (b == low)
+    if not bool(special.any()):
+        return out
+    x, y = xp.abs(a[special]), xp.abs(b[special])        # the minimum stays negative
+    while bool((x != 0).any()):                          # y, x = x, y rem x (C's remainder)
+        going = x != 0
+        rest = xp.fmod(y[going], x[going])
+        y[going] = x[going]
+        x[going] = rest
+    out[special] = y
+    return out
+
+
+gcd = _binary("gcd", _gcd, allow_bool=False, tensors_only=True)
 lcm = _binary("lcm", lambda xp, a, b: xp.lcm(a, b), allow_bool=False, tensors_only=True)
 
 for _op, _doc in ((bitwise_and, "x & y, bit by bit (logical and for bool)"),
@@ -89,7 +112,8 @@ for _op, _doc in ((bitwise_and, "x & y, bit by bit (logical and for bool)"),
                   (bitwise_left_shift, "x << y; shifts outside [0, width) give 0"),
                   (bitwise_right_shift, "x >> y, arithmetic; shifts outside [0, width) give "
                                         "the sign fill"),
-                  (gcd, "the greatest common divisor, elementwise (non-negative)"),
+                  (gcd, "the greatest common divisor, elementwise (non-negative, but for "
+                        "the dtype's minimum, as torch: see _gcd)"),
                   (lcm, "the least common multiple, elementwise (non-negative)")):
     _op.__doc__ = f"``torch.{_op.__name__}``: {_doc}."
 

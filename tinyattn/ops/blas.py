@@ -118,6 +118,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,  # n
         raise RuntimeError(f"addbmm: batch1 {tuple(batch1.shape)} and batch2 "
                            f"{tuple(batch2.shape)} do not line up")
     beta, alpha = _coefficients(beta, alpha, input.dtype)
+    half = input.dtype if is_low_precision(input.dtype) else None
 
     def compute(i: Tensor, b1: Tensor, b2: Tensor) -> Tensor:
         # as torch: the products are added one batch at a time, (n, m) @ (m, p) -> (n, p)
@@ -127,6 +128,20 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,  # n
         for k in range(1, b1.shape[0]):
             total = add(total, matmul(b1[k], b2[k]))
         return _scaled_sum(i, total, beta, alpha, "addbmm")
+
+    def compute_as_half_addmms(i: Tensor, b1: Tensor, b2: Tensor) -> Tensor:
+        # torch's float16/bfloat16 addbmm is one addmm per batch into the result: result =
+        # beta * input + alpha * b1[0] @ b2[0], then result += alpha * b1[k] @ b2[k], each in
+        # float32 and rounded to the half dtype before the next (bit for bit against torch:
+        # tests/test_half_reductions_as_torch.py)
+        result = _scaled_sum(i, matmul(b1[0], b2[0]), beta, alpha, "addbmm")
+        for k in range(1, b1.shape[0]):
+            result = convert(convert(result, dtype=half), dtype=np.float32)
+            product = matmul(b1[k], b2[k])
+            result = add(result, product if alpha == 1 else mul(product, alpha))
+        return result
+    if half is not None and batch1.shape[0] > 1:
+        return _in_float32(compute_as_half_addmms, input, batch1, batch2)
     return _in_float32(compute, input, batch1, batch2)
 
 

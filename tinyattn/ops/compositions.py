@@ -11,6 +11,7 @@ import math
 from typing import Any, Optional
 
 from ..autograd import keep_versions
+from ..precision import is_low_precision
 from ..tensor import Tensor
 from .compare import minimum
 from .masking import where
@@ -265,9 +266,19 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,  # n
         loss = input - target * (input + eps).log()
     if full:
         safe = where(target > 1, target, target * 0 + 1)
-        stirling = safe * safe.log() - safe + 0.5 * (2 * math.pi * safe).log()
+        stirling = safe * safe.log() - safe + 0.5 * _times_number(safe, 2 * math.pi).log()
         loss = loss + where(target > 1, stirling, 0.0)
     return _reduced(loss, reduction)
+
+
+def _times_number(x: Tensor, number: float) -> Tensor:
+    """x * number as torch's kernel computes it: a float16/bfloat16 x is multiplied in
+    float32 by the number rounded to float32 (not to x's dtype) and rounded once (2 pi as a
+    float16 is 6.28125: the product would differ in the last place for about half the
+    values)."""
+    if is_low_precision(x.dtype):
+        return (x.float() * number).to(x.dtype)
+    return x * number
 
 
 def gaussian_nll_loss(input: Tensor, target: Tensor, var: Any,  # noqa: A002

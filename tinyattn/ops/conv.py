@@ -399,6 +399,13 @@ def _conv(op: str, dims: int, input: Tensor, weight: Tensor,  # noqa: A002 - tor
                            f"({' x '.join(map(str, padded))}). Kernel size: "
                            f"({' x '.join(map(str, reach))}). Kernel size can't be greater "
                            f"than actual input size")
+    if any(b != a for b, a in pairs):
+        # torch's padding="same" with an odd total pads the extra element after with F.pad
+        # first and convolves the padded copy with even padding; that copy is what its
+        # backward keeps, so writing to the input after the op leaves the backward valid
+        from .pad import pad  # noqa: PLC0415 - pad.py is a sibling op module
+        x = pad(x, [n for b, a in reversed(pairs) for n in (0, a - b)])
+        pairs = tuple((b, b) for b, _ in pairs)
     extra = (bias,) if bias is not None else ()
     out = Convolution.apply(x, weight, *extra, stride=stride_t, padding=pairs,
                             dilation=dilation_t, groups=int(groups))

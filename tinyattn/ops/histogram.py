@@ -17,6 +17,7 @@ import numpy as np
 from .. import backend
 from ..precision import is_floating
 from ..tensor import Tensor
+from ..spaced_values import linspace_values
 from .return_types import return_type
 
 __all__ = ["histogram", "HistogramResult"]
@@ -53,7 +54,7 @@ def histogram(input: Tensor, bins: Any, *, range: Optional[Sequence[float]] = No
         elif values.size:
             low, high = float(values.min()), float(values.max())
         else:
-            low, high = 0.0, 0.0
+            low, high = 0.0, 1.0                    # torch's range for no values: [0, 1]
         if not (math.isfinite(low) and math.isfinite(high)):
             raise RuntimeError(f"torch.histogramdd: dimension 0's range [{low}, {high}] is "
                                f"not finite")
@@ -61,11 +62,29 @@ def histogram(input: Tensor, bins: Any, *, range: Optional[Sequence[float]] = No
             raise RuntimeError(f"histogram: min ({low}) must not exceed max ({high})")
         if low == high:
             low, high = low - 0.5, high + 0.5       # torch widens an empty range the same way
-        edges = np.linspace(low, high, int(bins) + 1)
+        edges = linspace_values(low, high, int(bins) + 1, input.dtype)  # torch's linspace
     dtype = input.dtype
-    edges = edges.astype(dtype).astype(np.float64)          # the edges torch computes with
-    with np.errstate(invalid="ignore"):
-        hist, _ = np.histogram(values, bins=edges, weights=weights, density=density)
+    edges = edges.astype(dtype)                             # the edges torch computes with
+    hist = _counts(values.astype(dtype), edges, weights, dtype)
+    if density:                               # hist / (total * bin width), in the dtype
+        with np.errstate(invalid="ignore", divide="ignore"):
+            hist = hist / hist.sum(dtype=dtype) / np.diff(edges)
     device = backend.device_of(input._data)
     wrap = lambda array: Tensor._wrap(backend.to_device(array.astype(dtype), device))  # noqa
     return HistogramResult(wrap(hist), wrap(edges))
+
+
+def _counts(values: np.ndarray, edges: np.ndarray, weights: Any, dtype: np.dtype) -> np.ndarray:
+    """The (weighted) count per bin, in the input's dtype: each element's weight is added to
+    its bin in element order with the dtype's rounding, as torch's CPU kernel accumulates
+    (a float32 sum of weights differs from a float64 one rounded once). Bin i holds
+    edges[i] <= x < edges[i + 1]; the last bin also holds x == edges[-1]; values outside
+    (and NaN) are not counted."""
+    hist = np.zeros(edges.size - 1, dtype=dtype)
+    inside = (values >= edges[0]) & (values <= edges[-1])
+    where = np.minimum(np.searchsorted(edges, values[inside], side="right") - 1,
+                       edges.size - 2)
+    added = (np.ones(where.size, dtype=dtype) if weights is None
+             else weights[inside].astype(dtype))
+    np.add.at(hist, where, added)             # unbuffered: in element order, as torch
+    return hist

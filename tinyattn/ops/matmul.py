@@ -52,6 +52,11 @@ class Matmul(Function):
             out = (_rows(a2, k) @ b2).reshape(a2.shape[:-1] + (n,))  # (B*M, K) @ (K, N)
         else:
             out = a2 @ b2                       # (..., M, K) @ (..., K, N) -> (..., M, N)
+        if a.ndim <= 2 and b.ndim >= 3 and b.size:
+            # torch computes a vector or matrix times a batch as (b^T a^T)^T with b^T folded
+            # into one matrix: it keeps that copy, not b, so writing to b after the op leaves
+            # its backward valid; keep a copy too (no version check on b, as torch)
+            b = b2 = b.copy()
         self.save_for_backward(a, b, a2, b2, out.shape)
         if b.ndim == 1:
             out = out[..., 0]

@@ -14,7 +14,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from .. import backend
-from ..autograd import Function, unbroadcast
+from ..autograd import Function, keep_versions, unbroadcast
 from ..tensor import Tensor
 from .elementwise import _match_dtypes, as_operand
 from .pointwise import stable_sigmoid
@@ -305,10 +305,14 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any,  # noqa: A002
             and not is_strict_promotion()):
         input = input.to(target.dtype)      # torch's result takes the target's dtype here,
     # even a narrower one (float32 logits with float16 targets give a float16 loss)
-    return BCEWithLogits.apply(input, target, weight=_constant(weight, "weight", op, input),
+    loss = BCEWithLogits.apply(input, target, weight=_constant(weight, "weight", op, input),
                                pos_weight=_constant(pos_weight, "pos_weight", op, input),
                                reduction=reduction,
                                half=input.dtype if is_low_precision(input.dtype) else None)
+    # torch's backward keeps weight and pos_weight: writing to one after the op makes the
+    # backward raise there
+    return keep_versions(loss, *(t if isinstance(t, Tensor) else None
+                                 for t in (weight, pos_weight)))
 
 
 def binary_cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor] = None,  # noqa: A002
@@ -321,8 +325,9 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor] = 
     input, target = _probability_pair(input, target, op)
     _check_unit_interval(input, "input", op)
     _check_unit_interval(target, "target", op)
-    return BCE.apply(input, target, weight=_constant(weight, "weight", op, input),
+    loss = BCE.apply(input, target, weight=_constant(weight, "weight", op, input),
                      reduction=reduction)
+    return keep_versions(loss, weight if isinstance(weight, Tensor) else None)   # as torch
 
 
 def _check_unit_interval(t: Tensor, name: str, op: str) -> None:

@@ -135,8 +135,9 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0  # noqa
     """``torch.histc``: counts of input's elements in ``bins`` equal-width bins over [min,
     max] (min == max: the data's own min and max; equal too: widened by 1 each side).
     Elements outside are ignored; one equal to max goes into the last bin. The bin of x is
-    int((x - min) * bins / (max - min)), computed in input's dtype as torch computes it.
-    Returns input's dtype."""
+    torch's placement: int((x - min) * bins / (max - min)), each operation in input's
+    dtype (so float16 elements near an edge land where torch puts them, not always between
+    the edges its linspace would give). Returns input's dtype."""
     if not isinstance(input, Tensor):
         raise TypeError("histc(): input must be a Tensor")
     if input.dtype.kind not in "fV":
@@ -157,10 +158,20 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0  # noqa
                            f"max {max}")
     if not (np.isfinite(low) and np.isfinite(high)):
         raise RuntimeError(f"torch.histc(): range of [{low}, {high}] is not finite")
-    inside = wide[(wide >= low) & (wide <= high)]
+    # torch.histc places x by the linear formula alone (no look at the edges, unlike
+    # torch.histogram): int((x - min) * bins / (max - min)), each operation in input's dtype
+    # (a float16/bfloat16 one rounded to it, as c10::Half's arithmetic), x == max in the last
+    # bin
+    if data.dtype.itemsize < 4:
+        rounded = lambda v: np.asarray(v, np.float32).astype(data.dtype).astype(np.float32)  # noqa
+    else:
+        rounded = lambda v: v                                                          # noqa
     kind = wide.dtype.type
-    position = ((inside - kind(low)) * kind(bins) / (kind(high) - kind(low))).astype(np.int64)
-    position = np.minimum(position, bins - 1)
+    low_t, high_t = rounded(kind(low)), rounded(kind(high))
+    inside = wide[(wide >= low_t) & (wide <= high_t)]
+    position = rounded(rounded(rounded(inside - low_t) * rounded(kind(bins)))
+                       / rounded(high_t - low_t))
+    position = np.minimum(position.astype(np.int64), bins - 1)
     counts = np.bincount(position, minlength=bins)[:bins]
     return _on(counts.astype(input.dtype), input)
 
