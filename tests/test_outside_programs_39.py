@@ -1,0 +1,152 @@
+"""Probe39: adversarial probes and outside learner programs run next to real torch.
+
+Each test reproduces one disagreement found by running a PyTorch program (or a small probe of
+the calling pattern) under ``python -m tinyattn run-torch`` and with torch; torch is the
+oracle. No outside code is kept here: only self-written equivalents of the calling pattern.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tinyattn as ta
+
+
+def _torch():
+    return pytest.importorskip("torch", reason="torch is the reference for these behaviours")
+
+
+def _same_weights(ours, theirs):
+    """Give two modules of the same architecture torch's values, parameter by parameter."""
+    for (n1, p1), (n2, p2) in zip(ours.named_parameters(), theirs.named_parameters()):
+        assert n1 == n2
+        with ta.no_grad():
+            p1.copy_(ta.tensor(p2.detach().numpy()))
+
+
+def _np(t):
+    return None if t is None else (t.detach().numpy() if hasattr(t, "detach") else t.numpy())
+
+
+# ------------------------------------------------------------------------ printing
+@pytest.mark.parametrize("dtype", ["int64", "bool", "int32", "float64", "float32", "float16"])
+def test_repr_of_empty_tensor_names_every_dtype_but_the_default_float(dtype):
+    torch = _torch()
+    from tinyattn.printing import tensor_repr
+    for shape in ((0,), (2, 0)):
+        theirs = repr(torch.zeros(shape, dtype=getattr(torch, dtype)))
+        ours = tensor_repr(ta.zeros(shape, dtype=getattr(ta, dtype)).numpy())
+        assert ours == theirs.replace("torch.", "")
+
+
+def test_repr_of_non_empty_int64_keeps_no_dtype():         # negative control
+    from tinyattn.printing import tensor_repr
+    assert tensor_repr(np.array([1, 2])) == "tensor([1, 2])"
+
+
+# ------------------------------------------------------------------------ module hooks
+def _mlp(nn):
+    return nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))
+
+
+def _run_hooks(framework, x_requires_grad, weights_from=None):
+    nn = framework.nn
+    model = _mlp(nn)
+    if weights_from is not None:
+        _same_weights(model, weights_from)
+    log, shapes = [], []
+    model[0].register_forward_pre_hook(lambda m, args: (args[0] * 2,))
+    model[1].register_forward_hook(lambda m, args, out: shapes.append(tuple(out.shape)))
+    model[2].register_forward_hook(lambda m, args, out: out + 1)
+
+    def backward_hook(module, grad_input, grad_output):
+        log.append(([_np(g) for g in grad_input], [_np(g) for g in grad_output]))
+    for sub in model:
+        sub.register_full_backward_hook(backward_hook)
+    model[1].register_full_backward_hook(lambda m, gi, go: (gi[0] * 0.5,))
+    model[2].register_full_backward_pre_hook(lambda m, go: (go[0] * 3,))
+    x = framework.tensor([[1.0, -2.0], [0.5, 3.0]], requires_grad=x_requires_grad)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = model(x)
+        out.sum().backward()
+    return model, x, out, log, shapes
+
+
+@pytest.mark.parametrize("x_requires_grad", [False, True])
+def test_module_forward_and_backward_hooks_follow_torch(x_requires_grad):
+    # register_forward_pre_hook / register_forward_hook (replacing args and output),
+    # register_full_backward_hook (grad_input replaced) and its pre-hook (grad_output
+    # replaced): tinyattn's Module had none of them (an AttributeError under run-torch)
+    torch = _torch()
+    torch.manual_seed(0)
+    ref = _run_hooks(torch, x_requires_grad)
+    ours = _run_hooks(ta, x_requires_grad, weights_from=ref[0])
+    np.testing.assert_allclose(_np(ours[2]), _np(ref[2]), rtol=1e-6)
+    assert ours[4] == ref[4] == [(2, 3)]
+    assert len(ours[3]) == len(ref[3]) == 3
+    for (gi1, go1), (gi2, go2) in zip(ours[3], ref[3]):
+        assert [g is None for g in gi1] == [g is None for g in gi2]
+        for a, b in zip(gi1 + go1, gi2 + go2):
+            if b is not None:
+                np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+    for p1, p2 in zip(ours[0].parameters(), ref[0].parameters()):
+        np.testing.assert_allclose(_np(p1.grad), _np(p2.grad), rtol=1e-5, atol=1e-7)
+    if x_requires_grad:
+        np.testing.assert_allclose(_np(ours[1].grad), _np(ref[1].grad), rtol=1e-5)
+
+
+def test_backward_hook_sees_only_this_modules_share_of_a_reused_input():
+    torch = _torch()
+    results = []
+    for fw in (torch, ta):
+        x = fw.tensor([1.0, 2.0], requires_grad=True)
+        seen = []
+        layer = fw.nn.Tanh()
+        layer.register_full_backward_hook(lambda m, gi, go: seen.append(_np(gi[0]).copy()))
+        (layer(x) + x * 5).sum().backward()
+        results.append((seen, _np(x.grad)))
+    np.testing.assert_allclose(results[1][0][0], results[0][0][0], rtol=1e-6)
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-6)
+    assert not np.allclose(results[1][0][0], results[1][1])      # the hook saw tanh's part
+
+
+def test_backward_hook_grad_output_has_none_for_non_tensor_outputs():
+    torch = _torch()
+    for fw in (torch, ta):
+        lstm = fw.nn.LSTM(2, 3, batch_first=True)
+        got = []
+        lstm.register_full_backward_hook(lambda m, gi, go: got.append([g is None for g in go]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out, _ = lstm(fw.ones(1, 4, 2))
+            out.sum().backward()
+        assert got == [[False, True]], fw.__name__
+
+
+def test_forward_hooks_with_kwargs_handles_and_dicts():
+    torch = _torch()
+    outs = []
+    for fw in (torch, ta):
+        class Scale(fw.nn.Module):
+            def forward(self, a, scale=1.0):
+                return a * scale
+        module = Scale()
+        assert len(module._forward_hooks) == 0 and len(module._forward_pre_hooks) == 0
+        h1 = module.register_forward_pre_hook(lambda m, args, kwargs: (args, {"scale": 5.0}),
+                                              with_kwargs=True)
+        module.register_forward_hook(lambda m, args, kwargs, o: o + kwargs["scale"],
+                                     with_kwargs=True)
+        order = []
+        module.register_forward_hook(lambda m, a, o: order.append("second"))
+        module.register_forward_hook(lambda m, a, o: order.append("first"), prepend=True)
+        first = _np(module(fw.ones(2), scale=2.0)).tolist()
+        h1.remove()
+        with module.register_forward_hook(lambda m, a, o: o * 0):
+            inside = _np(module(fw.ones(2), scale=2.0)).tolist()
+        after = _np(module(fw.ones(2), scale=2.0)).tolist()
+        outs.append((first, inside, after, order, len(module._forward_hooks)))
+    assert outs[0] == outs[1]
+    assert outs[1][0] == [10.0, 10.0] and outs[1][1] == [0.0, 0.0]   # hooks took effect
