@@ -150,3 +150,51 @@ def test_forward_hooks_with_kwargs_handles_and_dicts():
         outs.append((first, inside, after, order, len(module._forward_hooks)))
     assert outs[0] == outs[1]
     assert outs[1][0] == [10.0, 10.0] and outs[1][1] == [0.0, 0.0]   # hooks took effect
+
+
+# ------------------------------------------------------------------------ views
+VIEW_WRITES = [
+    ("diagonal fill_", lambda t: t.arange(6.0).reshape(2, 3), lambda x: x.diagonal().fill_(0)),
+    ("diagonal offset copy_", lambda t: t.arange(9.0).reshape(3, 3),
+     lambda x: x.diagonal(1).copy_(x.new_tensor([-1.0, -2.0]) if hasattr(x, "new_tensor")
+                                   else None)),
+    ("batched diagonal zero_", lambda t: t.arange(18.0).reshape(2, 3, 3),
+     lambda x: x.diagonal(dim1=-2, dim2=-1).zero_()),
+    ("unfold setitem", lambda t: t.arange(6.0).reshape(2, 3),
+     lambda x: x.unfold(1, 1, 2).__setitem__((0, 1, 0), -5.0)),
+    ("unfold non-overlapping mul_", lambda t: t.arange(8.0), lambda x: x.unfold(0, 2, 2).mul_(3)),
+]
+
+
+@pytest.mark.parametrize("name,make,write", VIEW_WRITES, ids=[c[0] for c in VIEW_WRITES])
+def test_writes_through_diagonal_and_unfold_reach_the_base_as_torch(name, make, write):
+    # both were copies here: the write was lost silently (torch's are views)
+    torch = _torch()
+    results = []
+    for fw in (torch, ta):
+        x = make(fw)
+        write(x)
+        results.append(_np(x))
+    np.testing.assert_array_equal(results[1], results[0])
+    assert not np.array_equal(results[1], _np(make(ta)))          # the write landed
+
+
+def test_diagonal_view_write_with_gradients_follows_torch():
+    torch = _torch()
+    grads = []
+    for fw in (torch, ta):
+        x = fw.arange(9.0, requires_grad=True)
+        y = (x * 1).reshape(3, 3)
+        y.diagonal(1).mul_(3)
+        (y ** 2).sum().backward()
+        grads.append(_np(x.grad))
+    np.testing.assert_allclose(grads[1], grads[0])
+
+
+def test_overlapping_unfold_windows_refuse_writes_loudly():
+    x = ta.arange(6.0)
+    windows = x.unfold(0, 3, 1)
+    assert windows.sum(-1).tolist() == [3.0, 6.0, 9.0, 12.0]
+    with pytest.raises(RuntimeError):
+        windows[0, 1] = 5.0
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
