@@ -198,3 +198,42 @@ def test_overlapping_unfold_windows_refuse_writes_loudly():
     with pytest.raises(RuntimeError):
         windows[0, 1] = 5.0
     assert x.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+# ------------------------------------------------------------------------ data
+def test_subset_and_weighted_random_samplers_follow_torch():
+    # both were missing (run-torch stopped at the import of torch.utils.data)
+    torch = _torch()
+    for fw in (torch, ta):
+        data = fw.utils.data
+        subset = data.SubsetRandomSampler([5, 7, 9])
+        assert len(subset) == 3 and sorted(subset) == [5, 7, 9]
+        loader = data.DataLoader(fw.arange(10) * 10, batch_size=2,
+                                 sampler=data.SubsetRandomSampler([1, 3, 5]))
+        assert sorted(sum((b.tolist() for b in loader), [])) == [10, 30, 50]
+        weighted = data.WeightedRandomSampler([0.0, 1.0, 0.0], 6)
+        assert len(weighted) == 6 and list(weighted) == [1] * 6
+        assert weighted.weights.dtype == fw.float64
+        no_repl = data.WeightedRandomSampler([0.5, 0.0, 2.0, 1.0], 4, replacement=False)
+        drawn = list(no_repl)
+        assert sorted(drawn) == [0, 1, 2, 3] and drawn[-1] == 1      # the zero weight last
+        with pytest.raises(ValueError):
+            data.WeightedRandomSampler([0.5], 0)
+        with pytest.raises(RuntimeError):
+            list(data.WeightedRandomSampler([0.5, 1.0], 3, replacement=False))
+
+
+def test_collate_and_convert_keep_torch_container_types():
+    # a tuple field of strings stays a tuple in a batch; batch_size=None turns tuples into
+    # lists and NumPy scalars into tensors (tinyattn kept tuples and NumPy scalars)
+    torch = _torch()
+    samples = [(1, "a"), (2, "b")]
+    convert = [np.float32(1.5), (np.int64(2), [np.arange(2)])]
+    got = []
+    for fw in (torch, ta):
+        (batch,) = list(fw.utils.data.DataLoader(samples, batch_size=2))
+        items = list(fw.utils.data.DataLoader(convert, batch_size=None))
+        got.append((type(batch).__name__, type(batch[1]).__name__, batch[1],
+                    type(items[0]).__name__, type(items[1]).__name__,
+                    type(items[1][0]).__name__, float(items[0])))
+    assert got[0] == got[1] == ("list", "tuple", ("a", "b"), "Tensor", "list", "Tensor", 1.5)
