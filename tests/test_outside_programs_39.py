@@ -237,3 +237,87 @@ def test_collate_and_convert_keep_torch_container_types():
                     type(items[0]).__name__, type(items[1]).__name__,
                     type(items[1][0]).__name__, float(items[0])))
     assert got[0] == got[1] == ("list", "tuple", ("a", "b"), "Tensor", "list", "Tensor", 1.5)
+
+
+# ------------------------------------------------------------------------ autograd API
+def test_autograd_grad_materialize_grads_and_autograd_backward_follow_torch():
+    torch = _torch()
+    got = []
+    for fw in (torch, ta):
+        x = fw.tensor([1.0, 2.0], requires_grad=True)
+        w = fw.tensor([3.0, 4.0], requires_grad=True)
+        gx, gw = fw.autograd.grad((x * 2).sum(), [x, w], materialize_grads=True)
+        with pytest.raises(ValueError):
+            fw.autograd.grad((x * 2).sum(), [x, w], allow_unused=False, materialize_grads=True)
+        a = fw.tensor([1.0, 2.0], requires_grad=True)
+        shared = a * 3
+        fw.autograd.backward([shared.sum(), (shared * shared).sum()])
+        b = fw.tensor([1.0, 2.0], requires_grad=True)
+        fw.autograd.backward(b * b, grad_tensors=fw.tensor([1.0, 0.5]))
+        got.append([_np(gx), _np(gw), _np(a.grad), _np(b.grad)])
+    for ours, theirs in zip(got[1], got[0]):
+        np.testing.assert_allclose(ours, theirs)
+    assert got[1][1].tolist() == [0.0, 0.0]
+
+
+def test_autograd_error_types_follow_torch():
+    # torch raises RuntimeError for both; tinyattn raised TypeError / ValueError (kept as
+    # base classes, so both spellings catch them)
+    with pytest.raises(RuntimeError):
+        ta.ones(2, dtype=ta.int64).requires_grad_()
+    with pytest.raises(TypeError):
+        ta.ones(2, dtype=ta.int64).requires_grad_()
+    x = ta.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError):
+        (x * 2).backward(ta.ones(3))
+    with pytest.raises(ValueError):
+        (x * 2).backward(ta.ones(3))
+
+
+def test_reading_grad_of_a_non_leaf_warns_as_torch():
+    torch = _torch()
+    for fw in (torch, ta):
+        x = fw.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        y.sum().backward(retain_graph=True)
+        with pytest.warns(UserWarning, match="not a leaf Tensor"):
+            assert y.grad is None
+        z = x * 3
+        z.retain_grad()
+        z.sum().backward()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")                      # negative controls
+            assert z.grad is not None and x.grad is not None
+
+
+# ------------------------------------------------------------------------ nn utilities
+@pytest.mark.parametrize("max_norm,norm_type,grad", [
+    (float("inf"), 2.0, [3.0, 4.0]),            # measure only: a common use
+    (1.0, "inf", [3.0, 4.0]),                   # torch takes norm_type through float()
+    (0.0, 2.0, [3.0, 4.0]),
+    (1.0, 2.0, [float("nan"), 4.0]),
+    (float("inf"), 2.0, [float("inf"), 4.0]),
+])
+def test_clip_grad_norm_arguments_follow_torch(max_norm, norm_type, grad):
+    torch = _torch()
+    got = []
+    for fw in (torch, ta):
+        p = fw.nn.Parameter(fw.tensor([1.0, 2.0]))
+        p.grad = fw.tensor(grad)
+        total = fw.nn.utils.clip_grad_norm_([p], max_norm, norm_type=norm_type, foreach=None)
+        got.append((float(total), _np(p.grad)))
+    np.testing.assert_allclose(got[1][0], got[0][0])
+    np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-6)
+
+
+def test_get_parameter_and_get_buffer_follow_torch():
+    torch = _torch()
+    for fw in (torch, ta):
+        model = fw.nn.Sequential(fw.nn.Linear(2, 3), fw.nn.BatchNorm1d(3))
+        assert tuple(model.get_parameter("0.bias").shape) == (3,)
+        assert model.get_parameter("1.weight") is model[1].weight
+        assert model.get_buffer("1.running_var") is model[1].running_var
+        with pytest.raises(AttributeError):
+            model.get_parameter("1.running_var")
+        with pytest.raises(AttributeError):
+            model.get_buffer("0.missing")

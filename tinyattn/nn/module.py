@@ -318,6 +318,25 @@ class Module:
             module = child
         return module
 
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at a dotted path, ``model.get_parameter("0.bias")`` (torch's)."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        value = module.__dict__.get(name)
+        if not isinstance(value, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter" if name in module.__dict__
+                                 else f"{type(module).__name__} has no attribute `{name}`")
+        return value
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at a dotted path, ``model.get_buffer("bn.running_mean")`` (torch's)."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if name not in dict(Module._own_buffers(module)):
+            raise AttributeError(f"`{name}` is not a buffer" if name in module.__dict__
+                                 else f"{type(module).__name__} has no attribute `{name}`")
+        return module.__dict__[name]
+
     def _named_members(self, pick: Callable[["Module"], Iterable[Tuple[str, Any]]],
                        prefix: str, recurse: bool, remove_duplicate: bool
                        ) -> Iterator[Tuple[str, Any]]:
