@@ -321,3 +321,29 @@ def test_get_parameter_and_get_buffer_follow_torch():
             model.get_parameter("1.running_var")
         with pytest.raises(AttributeError):
             model.get_buffer("0.missing")
+
+
+# ------------------------------------------------------------------------ error types
+SHAPE_ERRORS = [
+    ("reshape", lambda t, x: x.reshape(4, 2)),            # makemore part 5: view(-1, 1000)
+    ("view", lambda t, x: x.view(-1, 4)),
+    ("permute", lambda t, x: x.permute(0, 0)),
+    ("stack empty", lambda t, x: t.stack([])),
+    ("split 0", lambda t, x: x.split(0)),
+    ("chunk 0", lambda t, x: x.chunk(0)),
+    ("expand fewer", lambda t, x: x.expand(3)),
+    ("expand size", lambda t, x: x.expand(4, 3)),
+    ("repeat fewer", lambda t, x: x.repeat(2)),
+    ("flip twice", lambda t, x: x.flip(0, 0)),
+]
+
+
+@pytest.mark.parametrize("name,call", SHAPE_ERRORS, ids=[c[0] for c in SHAPE_ERRORS])
+def test_shape_errors_are_runtime_errors_as_torch(name, call):
+    torch = _torch()
+    with pytest.raises(RuntimeError):
+        call(torch, torch.ones(2, 3))
+    with pytest.raises(RuntimeError):
+        call(ta, ta.ones(2, 3))
+    with pytest.raises(ValueError):                    # what tinyattn raised stays caught
+        call(ta, ta.ones(2, 3))
