@@ -347,3 +347,26 @@ def test_shape_errors_are_runtime_errors_as_torch(name, call):
         call(ta, ta.ones(2, 3))
     with pytest.raises(ValueError):                    # what tinyattn raised stays caught
         call(ta, ta.ones(2, 3))
+
+
+# ------------------------------------------------------------------------ dtype/number probes
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_remainder_zero_has_the_sign_of_the_dividend_as_torch(dtype):
+    # NumPy gives a zero the divisor's sign: 1.0 % -1.0 printed tensor([-0.]) here
+    torch = _torch()
+    values = [1.0, 0.0, 2.0, -1.0, -0.0, 3.5, -3.5, 5.0]
+    for divisor in (-1.0, 1.0, 2.5, -2.5):
+        ours = (ta.tensor(values, dtype=getattr(ta, dtype)) % divisor).float().numpy()
+        theirs = (torch.tensor(values, dtype=getattr(torch, dtype)) % divisor).float().numpy()
+        np.testing.assert_array_equal(ours, theirs)
+        np.testing.assert_array_equal(np.signbit(ours), np.signbit(theirs))
+    assert repr(ta.tensor([1.0, 0.0]) % -1) == "tensor([0., 0.])"
+
+
+def test_integer_to_negative_power_is_a_runtime_error_as_torch():
+    torch = _torch()
+    with pytest.raises(RuntimeError):
+        torch.tensor([1, 2]) ** -1
+    with pytest.raises(RuntimeError):
+        ta.tensor([1, 2]) ** -1
+    assert (ta.tensor([1, 2]) ** 2).tolist() == [1, 4]          # negative control
