@@ -370,3 +370,22 @@ def test_integer_to_negative_power_is_a_runtime_error_as_torch():
     with pytest.raises(RuntimeError):
         ta.tensor([1, 2]) ** -1
     assert (ta.tensor([1, 2]) ** 2).tolist() == [1, 4]          # negative control
+
+
+# ------------------------------------------------------------------------ torch.save/load
+def test_saved_size_dtype_and_device_load_in_torch_with_weights_only(tmp_path):
+    # a checkpoint holding x.shape, a dtype or a device (run-torch's objects) was refused by
+    # torch.load's weights_only default, and by tinyattn's own load
+    torch = _torch()
+    from tinyattn.io.torch_file import load_torch, save_torch     # run-torch's save/load
+    from tinyattn.torch_shim.shim_names import device, dtype
+    path = str(tmp_path / "meta.pt")
+    save_torch({"shape": ta.zeros(2, 3).shape, "dtype": dtype("float16"),
+             "device": device("cpu"), "t": ta.arange(3)}, path)
+    theirs = torch.load(path)
+    assert theirs["shape"] == torch.Size([2, 3]) and isinstance(theirs["shape"], torch.Size)
+    assert theirs["dtype"] is torch.float16 and theirs["device"] == torch.device("cpu")
+    ours = load_torch(path)
+    assert repr(ours["shape"]) == repr(ta.zeros(2, 3).shape)        # a Size, not a tuple
+    assert ours["dtype"] == "float16" and ours["device"] == "cpu"
+    assert ours["t"].tolist() == [0, 1, 2]
