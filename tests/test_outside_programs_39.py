@@ -389,3 +389,56 @@ def test_saved_size_dtype_and_device_load_in_torch_with_weights_only(tmp_path):
     assert repr(ours["shape"]) == repr(ta.zeros(2, 3).shape)        # a Size, not a tuple
     assert ours["dtype"] == "float16" and ours["device"] == "cpu"
     assert ours["t"].tolist() == [0, 1, 2]
+
+
+# ------------------------------------------------------------------------ outside programs
+def _backprop_ninja_chain(fw, arrays):
+    """The calling pattern of nn-zero-to-hero's makemore part 4 ("becoming a backprop
+    ninja"), self-written: an MLP with a hand-written batch norm, every intermediate kept
+    with retain_grad(), the loss through logsumexp-style steps and fancy indexing."""
+    C, W1, b1, W2, b2, gain, bias = (fw.tensor(a, requires_grad=True) for a in arrays[:7])
+    X, Y = fw.tensor(arrays[7]), fw.tensor(arrays[8])
+    n = X.shape[0]
+    emb = C[X]
+    embcat = emb.view(emb.shape[0], -1)
+    hprebn = embcat @ W1 + b1
+    bnmeani = 1 / n * hprebn.sum(0, keepdim=True)
+    bndiff = hprebn - bnmeani
+    bndiff2 = bndiff ** 2
+    bnvar = 1 / (n - 1) * bndiff2.sum(0, keepdim=True)
+    bnvar_inv = (bnvar + 1e-5) ** -0.5
+    bnraw = bndiff * bnvar_inv
+    hpreact = gain * bnraw + bias
+    h = fw.tanh(hpreact)
+    logits = h @ W2 + b2
+    logit_maxes = logits.max(1, keepdim=True).values
+    norm_logits = logits - logit_maxes
+    counts = norm_logits.exp()
+    counts_sum = counts.sum(1, keepdims=True)
+    counts_sum_inv = counts_sum ** -1
+    probs = counts * counts_sum_inv
+    logprobs = probs.log()
+    loss = -logprobs[range(n), Y].mean()
+    kept = [logprobs, probs, counts, counts_sum, counts_sum_inv, norm_logits, logit_maxes,
+            logits, h, hpreact, bnraw, bnvar_inv, bnvar, bndiff2, bndiff, hprebn, bnmeani,
+            embcat, emb]
+    for t in kept:
+        t.retain_grad()
+    loss.backward()
+    return [loss.item()] + [_np(t.grad) for t in kept + [C, W1, b1, W2, b2, gain, bias]]
+
+
+def test_makemore_backprop_ninja_pattern_matches_torch():
+    torch = _torch()
+    rng = np.random.default_rng(0)
+    vocab, emb_dim, block, hidden, n = 7, 3, 3, 16, 12
+    arrays = [rng.standard_normal(s).astype(np.float32) * scale for s, scale in [
+        ((vocab, emb_dim), 1.0), ((emb_dim * block, hidden), 0.3), ((hidden,), 0.1),
+        ((hidden, vocab), 0.1), ((vocab,), 0.1), ((1, hidden), 0.1), ((1, hidden), 0.1)]]
+    arrays[5] += 1.0
+    arrays += [rng.integers(0, vocab, (n, block)), rng.integers(0, vocab, n)]
+    ours, theirs = _backprop_ninja_chain(ta, arrays), _backprop_ninja_chain(torch, arrays)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-6)
+    assert len(ours) == len(theirs) == 27
+    for a, b in zip(ours[1:], theirs[1:]):
+        np.testing.assert_allclose(a, b, rtol=2e-4, atol=1e-6)
