@@ -442,3 +442,22 @@ def test_makemore_backprop_ninja_pattern_matches_torch():
     assert len(ours) == len(theirs) == 27
     for a, b in zip(ours[1:], theirs[1:]):
         np.testing.assert_allclose(a, b, rtol=2e-4, atol=1e-6)
+
+
+def test_grad_fn_next_functions_walk_the_graph_as_torch():
+    # PyTorch's autograd tutorial walks loss.grad_fn.next_functions[0][0]...; it was an
+    # AttributeError here
+    torch = _torch()
+    walks = []
+    for fw in (torch, ta):
+        w = fw.tensor([1.0, 2.0], requires_grad=True)
+        x = fw.tensor([3.0, 4.0])
+        y = (w * x).sum() + w.exp().mean()
+        first = y.grad_fn.next_functions
+        total = first[0][0]
+        mul = total.next_functions[0][0]
+        leaf = mul.next_functions[0][0]
+        walks.append(([f.name() for f, _ in first], total.name(), mul.name(),
+                      type(leaf).__name__, leaf.variable is w, leaf.next_functions,
+                      [i for _, i in first]))
+    assert walks[0] == walks[1]
