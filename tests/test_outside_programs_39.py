@@ -461,3 +461,17 @@ def test_grad_fn_next_functions_walk_the_graph_as_torch():
                       type(leaf).__name__, leaf.variable is w, leaf.next_functions,
                       [i for _, i in first]))
     assert walks[0] == walks[1]
+
+
+def test_small_tensor_protocol_habits_follow_torch():
+    # x.type() printed "cpu:float32"; split/chunk gave lists (printed [..] where torch
+    # prints (..)); `v in x` raised; `x == None` gave a tensor (torch: False)
+    torch = _torch()
+    got = []
+    for fw in (torch, ta):
+        x = fw.arange(6.0).reshape(2, 3)
+        got.append((x.type(), fw.arange(3).type(), fw.zeros(1, dtype=fw.bool).type(),
+                    type(x.split(1)).__name__, type(fw.arange(5).chunk(2)).__name__,
+                    3.0 in x, 7 in x, fw.tensor(4.0) in x, x == None, x != None))  # noqa: E711
+    assert got[0] == got[1]
+    assert got[1][:3] == ("torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor")

@@ -345,8 +345,9 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
 
 def split(x: Tensor, split_size_or_sections: Union[int, Sequence[int]], dim: int = 0
-          ) -> List[Tensor]:
-    """PyTorch's ``split``: chunks of one size (the last may be smaller) or of given sizes.
+          ) -> Tuple[Tensor, ...]:
+    """PyTorch's ``split``: chunks of one size (the last may be smaller) or of given sizes,
+    a tuple as torch's (a list printed ``[tensor(...), ...]`` where torch prints ``(...)``).
 
     Each piece is a slice (a ``GetItem``), so its backward is the slice's.
     """
@@ -367,10 +368,10 @@ def split(x: Tensor, split_size_or_sections: Union[int, Sequence[int]], dim: int
         index = (slice(None),) * axis + (slice(start, start + size),)
         pieces.append(GetItem.apply(x, index=index))
         start += size
-    return pieces
+    return tuple(pieces)
 
 
-def chunk(x: Tensor, chunks: int, dim: int = 0) -> List[Tensor]:
+def chunk(x: Tensor, chunks: int, dim: int = 0) -> Tuple[Tensor, ...]:
     if not isinstance(chunks, (int, np.integer)) or chunks < 1:
         raise ShapeError(f"chunk: chunks must be a positive integer, got {chunks!r}")
     length = x.shape[_normalize_dim(dim, x.ndim, "chunk")]
