@@ -188,6 +188,7 @@ def tensor_repr(values: np.ndarray, device: str = "cpu", grad_fn: Optional[str] 
         default = values.dtype == np.dtype(np.float32)
         if values.ndim != 1:
             suffixes.append(f"size={tuple(values.shape)}")
+        default = values.dtype == np.dtype(np.float32)   # torch names int64 and bool here
         body = "[]"
     else:
         summarize = values.size > options.threshold

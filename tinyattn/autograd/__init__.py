@@ -18,7 +18,7 @@ Every name is importable from here, as before the package was split
 from __future__ import annotations
 
 from . import engine, function, grad_mode, hooks, pytorch_function
-from .engine import (_run_backward_from, accumulate_grad, grad, refuse_create_graph,
+from .engine import (_run_backward_from, accumulate_grad, backward, grad, refuse_create_graph,
                      run_backward)
 from .function import (Function, VersionCounter, _check_inputs_agree, _check_same_device,
                        keep_versions, set_op_observer, unbroadcast)
@@ -30,6 +30,6 @@ from .pytorch_function import FunctionCtx
 
 __all__ = ["Function", "FunctionCtx", "no_grad", "enable_grad", "inference_mode",
            "set_grad_enabled", "is_grad_enabled", "detect_anomaly", "set_detect_anomaly",
-           "is_anomaly_enabled", "run_backward", "grad",
+           "is_anomaly_enabled", "run_backward", "grad", "backward",
            "unbroadcast", "VersionCounter", "set_backward_hook", "set_current_module",
            "register_hook", "RemovableHandle", "keep_versions"]

@@ -335,9 +335,20 @@ def refuse_create_graph(create_graph: bool) -> None:
 
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: Optional[bool] = None,
-         create_graph: bool = False, allow_unused: bool = False) -> Tuple[Any, ...]:
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: Optional[bool] = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> Tuple[Any, ...]:
     """``torch.autograd.grad``: the gradients of ``outputs`` with respect to ``inputs``,
-    returned as Tensors instead of being added into ``.grad``."""
+    returned as Tensors instead of being added into ``.grad``. ``materialize_grads=True``
+    gives zeros (not None) for an input the outputs do not depend on, and implies
+    ``allow_unused`` (torch's rule: both at once, with allow_unused=False, is refused)."""
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    if is_grads_batched:
+        raise NotImplementedError("autograd.grad(is_grads_batched=True) (vmap over the "
+                                  "gradients) is not implemented in tinyattn; call grad once "
+                                  "per gradient row")
+    allow_unused = bool(allow_unused) or materialize_grads
     refuse_create_graph(create_graph)
     tensor_type = _tensor_type()
     outputs = [outputs] if isinstance(outputs, tensor_type) else list(outputs)
@@ -359,5 +370,40 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: Opti
             raise RuntimeError(f"input {i} (shape {t.shape}) was not used to compute the "
                                f"outputs (or does not require grad); pass allow_unused=True "
                                f"to get None for it")
+        if g is None and materialize_grads:
+            results.append(t.new_zeros(tuple(t.shape)))
+            continue
         results.append(None if g is None else tensor_type._wrap(g))
     return tuple(results)
+
+
+def backward(tensors: Any, grad_tensors: Any = None, retain_graph: Optional[bool] = None,
+             create_graph: bool = False, inputs: Any = None) -> None:
+    """``torch.autograd.backward``: ``t.backward(g)`` for several outputs at once, in one
+    walk of the graph (a node they share runs once, with their gradients summed)."""
+    refuse_create_graph(create_graph)
+    tensor_type = _tensor_type()
+    tensors = [tensors] if isinstance(tensors, tensor_type) else list(tensors)
+    if grad_tensors is None or isinstance(grad_tensors, tensor_type):
+        grad_tensors = [grad_tensors] * len(tensors)
+    grad_tensors = list(grad_tensors)
+    if len(grad_tensors) != len(tensors):
+        raise RuntimeError(f"grad_tensors has {len(grad_tensors)} entries for {len(tensors)} "
+                           f"tensors; give one per tensor (None for a one-element tensor)")
+    if len(tensors) == 1:
+        tensors[0].backward(grad_tensors[0], retain_graph=retain_graph, inputs=inputs)
+        return
+    if inputs is not None:
+        targets = [inputs] if isinstance(inputs, tensor_type) else list(inputs)
+        found = grad(tensors, targets, grad_outputs=grad_tensors, retain_graph=retain_graph,
+                     allow_unused=True)
+        for target, g in zip(targets, found):
+            if g is not None:
+                accumulate_grad(target, g._data)
+        return
+    for i, t in enumerate(tensors):
+        if not t.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               f"have a grad_fn")
+    starts = [(t, t._initial_grad(g)) for t, g in zip(tensors, grad_tensors)]
+    _run_backward_from(starts, bool(retain_graph), None, None)

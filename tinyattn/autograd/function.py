@@ -165,6 +165,22 @@ class InputRecord:
         return f"<input of shape {tuple(self.shape)}, {self.dtype}, made by another op>"
 
 
+class AccumulateGrad:
+    """The node torch shows for a leaf in ``next_functions``: ``variable`` is the leaf, whose
+    ``.grad`` the backward adds into."""
+
+    next_functions: Tuple[Any, ...] = ()
+
+    def __init__(self, variable: Any) -> None:
+        self.variable = variable
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {hex(id(self))}>"
+
+
 def _no_array() -> None:
     return None
 
@@ -262,6 +278,22 @@ class Function:
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {hex(id(self))}>"
+
+    @property
+    def next_functions(self) -> Tuple[Tuple[Any, int], ...]:
+        """torch's ``grad_fn.next_functions``: per tensor input, ``(node that made it, 0)``,
+        ``(AccumulateGrad, 0)`` for a leaf that requires grad, else ``(None, 0)``. (tinyattn
+        keeps a Python number operand as an option, so ``x * 2`` lists one input, where torch
+        adds ``(None, 0)`` for the 2.)"""
+        out: List[Tuple[Any, int]] = []
+        for t, parent in zip(self.inputs or (), self.parents or ()):
+            if parent is not None:
+                out.append((parent, 0))
+            elif getattr(t, "_requires_grad", False):
+                out.append((AccumulateGrad(t), 0))
+            else:
+                out.append((None, 0))
+        return tuple(out)
 
     @classmethod
     def apply(cls, *inputs: Any, **options: Any) -> Any:

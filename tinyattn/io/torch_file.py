@@ -37,7 +37,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
-from .. import backend, precision
+from .. import backend, precision, printing
 from ..atomic import atomic_write
 from ..nn import Parameter, UninitializedBuffer, UninitializedParameter
 from ..tensor import Tensor
@@ -149,7 +149,21 @@ class _Pickler(pickle._Pickler):       # the Python pickler: it lets GLOBALs be 
                     int(obj.data.size))
         return None
 
+    def save(self, obj: Any, save_persistent_id: bool = True) -> None:
+        # run-torch's dtype (a str subclass named dtype holding "float16") is written as
+        # torch writes its dtypes, the GLOBAL torch.float16, which weights_only loading allows
+        if isinstance(obj, str) and type(obj) is not str and type(obj).__name__ == "dtype":
+            name = str.__str__(obj)
+            if name in _TORCH_DTYPES:
+                obj = _torch_name("torch", name)
+        super().save(obj, save_persistent_id)
+
     def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, printing.Size):          # torch.Size([2, 3]), as torch writes it
+            return (_torch_name("torch", "Size"), (tuple(obj),))
+        if isinstance(obj, str) and type(obj) is not str and type(obj).__name__ == "device" \
+                and hasattr(obj, "index"):          # run-torch's torch.device("cpu")
+            return (_torch_name("torch", "device"), (str(obj),))
         if isinstance(obj, (UninitializedParameter, UninitializedBuffer)):   # as torch's:
             return (_torch_name("torch.nn.parameter", type(obj).__name__),    # no data yet
                     (bool(obj.requires_grad),))
@@ -286,7 +300,7 @@ _ALLOWED: Dict[str, Any] = {
     "torch._utils._rebuild_parameter_with_state": _rebuild_parameter,
     "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
     "torch.nn.parameter.Parameter": Parameter,
-    "torch.Size": tuple, "torch.device": _device,
+    "torch.Size": printing.Size, "torch.device": _device,
     "collections.OrderedDict": collections.OrderedDict,
     "_codecs.encode": _encode,
     "builtins.set": set, "__builtin__.set": set, "builtins.frozenset": frozenset,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import MutableMapping
+from types import MappingProxyType
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Set,
                     Tuple)
 
@@ -26,6 +27,7 @@ from .. import backend
 from ..autograd import set_current_module
 from ..tensor import Tensor, normalize_dtype, tensor
 from ..precision import is_floating
+from . import module_hooks
 
 __all__ = ["Parameter", "Module", "StateDictKeyError", "StateDictShapeError"]
 
@@ -137,9 +139,45 @@ class Module:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         previous = set_current_module(self)    # ops made here know their module (viz.explore)
         try:
+            d = self.__dict__
+            if d.get("_forward_hooks") or d.get("_forward_pre_hooks") or \
+                    d.get("_backward_hooks") or d.get("_backward_pre_hooks"):
+                return module_hooks.call_with_hooks(self, self.forward, args, kwargs)
             return self.forward(*args, **kwargs)
         finally:
             set_current_module(previous)
+
+    # ---------------------------------------------------------------- hooks (module_hooks.py)
+    # Empty until a hook is registered (then the instance holds its own OrderedDict).
+    _forward_hooks: Any = MappingProxyType({})
+    _forward_pre_hooks: Any = MappingProxyType({})
+    _backward_hooks: Any = MappingProxyType({})
+    _backward_pre_hooks: Any = MappingProxyType({})
+
+    def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> "module_hooks.RemovableHandle":
+        """``hook(module, args)`` (``hook(module, args, kwargs)`` with ``with_kwargs``) before
+        each forward; it may return new args (new ``(args, kwargs)``)."""
+        return module_hooks.register(self, "forward_pre_hooks", hook, prepend, with_kwargs)
+
+    def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                              with_kwargs: bool = False, always_call: bool = False
+                              ) -> "module_hooks.RemovableHandle":
+        """``hook(module, args, output)`` after each forward; it may return a new output."""
+        return module_hooks.register(self, "forward_hooks", hook, prepend, with_kwargs,
+                                     always_call)
+
+    def register_full_backward_pre_hook(self, hook: Callable[..., Any], prepend: bool = False
+                                        ) -> "module_hooks.RemovableHandle":
+        """``hook(module, grad_output)`` when the gradients of the outputs are known; it may
+        return a replacement grad_output."""
+        return module_hooks.register(self, "backward_pre_hooks", hook, prepend)
+
+    def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False
+                                    ) -> "module_hooks.RemovableHandle":
+        """``hook(module, grad_input, grad_output)`` when the gradients of the module's
+        positional tensor arguments are known; it may return a replacement grad_input."""
+        return module_hooks.register(self, "backward_hooks", hook, prepend)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement forward()")
@@ -279,6 +317,25 @@ class Module:
                                      f"(looking for '{target}')")
             module = child
         return module
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at a dotted path, ``model.get_parameter("0.bias")`` (torch's)."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        value = module.__dict__.get(name)
+        if not isinstance(value, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter" if name in module.__dict__
+                                 else f"{type(module).__name__} has no attribute `{name}`")
+        return value
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at a dotted path, ``model.get_buffer("bn.running_mean")`` (torch's)."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if name not in dict(Module._own_buffers(module)):
+            raise AttributeError(f"`{name}` is not a buffer" if name in module.__dict__
+                                 else f"{type(module).__name__} has no attribute `{name}`")
+        return module.__dict__[name]
 
     def _named_members(self, pick: Callable[["Module"], Iterable[Tuple[str, Any]]],
                        prefix: str, recurse: bool, remove_duplicate: bool

@@ -37,7 +37,12 @@ class Remainder(Function):
         with np.errstate(divide="ignore", invalid="ignore"):
             quotient = xp.floor_divide(a, b)
             self.save_for_backward(a.shape, b.shape, quotient)
-            return xp.remainder(a, b)
+            out = xp.remainder(a, b)
+        if out.dtype.kind == "f" or out.dtype.name == "bfloat16":
+            # A zero takes the sign of a, as torch's fmod-then-adjust (NumPy gives b's:
+            # 1.0 % -1.0 printed -0. where torch prints 0.).  a * 0 is a zero of a's sign.
+            out = xp.where(out == 0, a * 0, out)
+        return out
 
     def backward(self, grad):
         a_shape, b_shape, quotient = self.saved

@@ -27,6 +27,11 @@ __all__ = ["add", "sub", "mul", "div", "binary_operator", "neg", "pow", "rpow", 
            "half_as_float32"]
 
 
+class IntegerPowerError(ValueError, RuntimeError):
+    """An integer tensor to a negative integer power: torch's RuntimeError, and the
+    ValueError tinyattn raised."""
+
+
 def as_operand(value: Any, like: Tensor) -> Tensor:
     """A Python number or array as a constant tensor of ``like``'s dtype and device.
 
@@ -457,7 +462,7 @@ def pow(x: Tensor, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
         exponent = exponent.item()
     if not is_floating(target):
         if exponent < 0:
-            raise ValueError(f"pow: integer tensors to negative integer powers are not "
+            raise IntegerPowerError(f"pow: integer tensors to negative integer powers are not "
                              f"allowed (got exponent {exponent}); use x.float() ** {exponent}")
         data = x._data.astype(target, copy=False)       # no gradient for integers
         return Tensor._wrap(integer_power(data, np.asarray(exponent, dtype=target)))

@@ -18,7 +18,7 @@ from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 from ..tensor.memory_format import check_memory_format
 from .elementwise import Clone, convert
-from .shape import Permute, _normalize_dim, reshape, transpose
+from .shape import Permute, ShapeError, _normalize_dim, reshape, transpose
 
 __all__ = ["expand", "expand_as", "repeat", "flip", "tril", "triu", "T", "mT", "t", "view",
            "contiguous", "type_as"]
@@ -111,7 +111,7 @@ def expand(x: Tensor, *sizes: Any) -> Tensor:
     new dims go in front. Only dims of size 1 can grow."""
     sizes = _sizes(sizes)
     if len(sizes) < x.ndim:
-        raise ValueError(f"expand: {len(sizes)} sizes given for a tensor with {x.ndim} dims "
+        raise ShapeError(f"expand: {len(sizes)} sizes given for a tensor with {x.ndim} dims "
                          f"(shape {x.shape}); give at least one size per dim")
     lead = len(sizes) - x.ndim
     shape = []
@@ -119,11 +119,11 @@ def expand(x: Tensor, *sizes: Any) -> Tensor:
         old = x.shape[i - lead] if i >= lead else None
         if n == -1:
             if old is None:
-                raise ValueError(f"expand: -1 is not allowed for a new leading dim ({i}) in "
+                raise ShapeError(f"expand: -1 is not allowed for a new leading dim ({i}) in "
                                  f"sizes {sizes}")
             n = old
         if n < 0 or (old is not None and old != 1 and n != old):
-            raise ValueError(f"expand: cannot expand shape {x.shape} to {sizes}: dim {i} has "
+            raise ShapeError(f"expand: cannot expand shape {x.shape} to {sizes}: dim {i} has "
                              f"size {old}, and only dims of size 1 can grow")
         shape.append(n)
     shape = tuple(shape)
@@ -140,10 +140,10 @@ def repeat(x: Tensor, *repeats: Any) -> Tensor:
     """``x.repeat(*repeats)``: tile x (a copy; unlike ``expand``, any dim can repeat)."""
     repeats = _sizes(repeats)
     if len(repeats) < x.ndim:
-        raise ValueError(f"repeat: {len(repeats)} repeat counts given for a tensor with "
+        raise ShapeError(f"repeat: {len(repeats)} repeat counts given for a tensor with "
                          f"{x.ndim} dims (shape {x.shape}); give at least one per dim")
     if any(r < 0 for r in repeats):
-        raise ValueError(f"repeat: repeat counts must be >= 0, got {repeats}")
+        raise ShapeError(f"repeat: repeat counts must be >= 0, got {repeats}")
     return Repeat.apply(x, repeats=repeats)
 
 
@@ -157,7 +157,7 @@ def flip(x: Tensor, *given: Any, dims: Any = None) -> Tensor:
         dims = tuple(dims[0])
     axes = tuple(_normalize_dim(d, max(x.ndim, 1), "flip") for d in dims)
     if len(set(axes)) != len(axes):
-        raise ValueError(f"flip: dims {dims} name the same dim twice")
+        raise ShapeError(f"flip: dims {dims} name the same dim twice")
     return Flip.apply(x, axes=axes if x.ndim else ())
 
 

@@ -108,13 +108,24 @@ class Unfold(Function):
     along ``axis``, ``step`` apart, as a new last dim.   dx = zeros, then
     dx[..., w * step + j, ...] += g[..., w, ..., j] (windows overlap when step < size)."""
 
+    returns_view = True
+
     def forward(self, x, axis: int, size: int, step: int):
         xp = backend.get_array_module(x)
         count = (x.shape[axis] - size) // step + 1
         positions = xp.arange(count)[:, None] * step + xp.arange(size)[None, :]  # (W, size)
-        windows = xp.take(x, positions, axis=axis)         # (..., W, size, ...)
         self.save_for_backward(x.shape, x.dtype, axis, positions)
-        return xp.moveaxis(windows, axis + 1, -1).copy()   # (..., W, ..., size)
+        # A view, as torch's (a write into a window reaches x): the window dim steps
+        # ``step`` elements, the new last dim one. Windows that overlap (step < size) are
+        # read-only: a write into one would land in its neighbours too (torch refuses most
+        # such writes: "more than one element of the written-to tensor refers to a single
+        # memory location").
+        shape = x.shape[:axis] + (count,) + x.shape[axis + 1:] + (size,)
+        strides = (x.strides[:axis] + (x.strides[axis] * step,) + x.strides[axis + 1:]
+                   + (x.strides[axis],))
+        overlap = step < size and count > 1
+        return xp.lib.stride_tricks.as_strided(
+            x, shape, strides, writeable=bool(x.flags.writeable) and not overlap)
 
     def backward(self, grad):
         shape, dtype, axis, positions = self.saved

@@ -44,11 +44,18 @@ class Diagonal(Function):
     """out[..., i] = x[..., i + max(-k, 0), i + max(k, 0)] over the dims (a1, a2), which are
     removed; the diagonal becomes the last dim (as torch.diagonal).
     Each output element is a copy of one input element, so dx is zero except on that
-    diagonal, where it is g: zeros, then g written into the diagonal positions."""
+    diagonal, where it is g: zeros, then g written into the diagonal positions.
+    A view of x, as torch's: ``x.diagonal().fill_(0)`` writes into x (NumPy's diagonal view is
+    read-only, so it is made writable where x is)."""
+
+    returns_view = True
 
     def forward(self, x, offset: int, axis1: int, axis2: int):
         self.save_for_backward(x.shape, offset, axis1, axis2)
-        return backend.get_array_module(x).diagonal(x, offset, axis1, axis2).copy()
+        out = backend.get_array_module(x).diagonal(x, offset, axis1, axis2)
+        if isinstance(out, np.ndarray) and not out.flags.writeable and x.flags.writeable:
+            out.setflags(write=True)
+        return out
 
     def backward(self, grad):
         shape, offset, axis1, axis2 = self.saved
@@ -215,7 +222,7 @@ def reshape_as(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
 
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:  # noqa
     """The diagonal ``offset`` (> 0: above the main one) of the matrices in dims (dim1, dim2);
-    those dims are removed and the diagonal is the last dim. A copy (PyTorch gives a view)."""
+    those dims are removed and the diagonal is the last dim. A view, as PyTorch's."""
     if input.ndim < 2:
         raise IndexError(f"diagonal: needs at least 2 dims, got shape {input.shape} "
                          f"(Dimension out of range)")

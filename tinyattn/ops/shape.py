@@ -16,6 +16,11 @@ from ..tensor import Tensor
 from ..precision import is_floating
 from ..promotion import promote_types
 
+
+class ShapeError(ValueError, RuntimeError):
+    """A shape that does not fit the op (reshape to another size, expand, split sizes, ...):
+    a ValueError, as tinyattn raised, and a RuntimeError, as torch raises."""
+
 __all__ = ["reshape", "permute", "transpose", "swapaxes", "unsqueeze", "squeeze", "flatten",
            "getitem", "cat", "concat", "stack", "split", "chunk"]
 
@@ -126,7 +131,7 @@ def reshape(x: Tensor, *shape: Any) -> Tensor:
     size = x.numel()
     if unknown > 1 or (unknown == 0 and known != size) or (
             unknown == 1 and (known == 0 or size % known != 0)):
-        raise ValueError(f"reshape: cannot view a tensor of shape {x.shape} ({size} elements) "
+        raise ShapeError(f"reshape: cannot view a tensor of shape {x.shape} ({size} elements) "
                          f"as shape {shape}")
     return Reshape.apply(x, shape=shape)
 
@@ -136,7 +141,7 @@ def permute(x: Tensor, *dims: Any) -> Tensor:
         dims = tuple(dims[0])
     in_range = all(isinstance(d, (int, np.integer)) and -x.ndim <= d < x.ndim for d in dims)
     if not in_range or sorted(d % max(x.ndim, 1) for d in dims) != list(range(x.ndim)):
-        raise ValueError(f"permute: dims {dims} are not an ordering of the {x.ndim} axes of a "
+        raise ShapeError(f"permute: dims {dims} are not an ordering of the {x.ndim} axes of a "
                          f"tensor of shape {x.shape}")
     return Permute.apply(x, dims=tuple(d % x.ndim for d in dims))
 
@@ -262,11 +267,11 @@ def getitem(x: Tensor, index: Any) -> Tensor:
 
 def _check_join(op: str, tensors: Sequence[Tensor], dim: int, same_shape: bool) -> int:
     if len(tensors) == 0:
-        raise ValueError(f"{op}: needs at least one tensor")
+        raise ShapeError(f"{op}: needs at least one tensor")
     ndim = tensors[0].ndim
     for i, t in enumerate(tensors):
         if t.ndim == 0 and not same_shape:
-            raise ValueError(f"{op}: tensor {i} is zero-dimensional (a single number) and has no "
+            raise ShapeError(f"{op}: tensor {i} is zero-dimensional (a single number) and has no "
                              f"dim to join along; use stack, or unsqueeze(0) each tensor first")
         if t.ndim != ndim:
             raise RuntimeError(f"{op}: tensor 0 has shape {tensors[0].shape} but tensor {i} has "
@@ -340,8 +345,9 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
 
 def split(x: Tensor, split_size_or_sections: Union[int, Sequence[int]], dim: int = 0
-          ) -> List[Tensor]:
-    """PyTorch's ``split``: chunks of one size (the last may be smaller) or of given sizes.
+          ) -> Tuple[Tensor, ...]:
+    """PyTorch's ``split``: chunks of one size (the last may be smaller) or of given sizes,
+    a tuple as torch's (a list printed ``[tensor(...), ...]`` where torch prints ``(...)``).
 
     Each piece is a slice (a ``GetItem``), so its backward is the slice's.
     """
@@ -349,24 +355,24 @@ def split(x: Tensor, split_size_or_sections: Union[int, Sequence[int]], dim: int
     length = x.shape[axis]
     if isinstance(split_size_or_sections, int):
         if split_size_or_sections <= 0:
-            raise ValueError(f"split: size must be positive, got {split_size_or_sections}")
+            raise ShapeError(f"split: size must be positive, got {split_size_or_sections}")
         sizes = [min(split_size_or_sections, length - s)
                  for s in range(0, length, split_size_or_sections)]
     else:
         sizes = list(split_size_or_sections)
         if sum(sizes) != length:
-            raise ValueError(f"split: sizes {sizes} add up to {sum(sizes)} but dim {dim} has "
+            raise ShapeError(f"split: sizes {sizes} add up to {sum(sizes)} but dim {dim} has "
                              f"length {length}")
     pieces, start = [], 0
     for size in sizes:
         index = (slice(None),) * axis + (slice(start, start + size),)
         pieces.append(GetItem.apply(x, index=index))
         start += size
-    return pieces
+    return tuple(pieces)
 
 
-def chunk(x: Tensor, chunks: int, dim: int = 0) -> List[Tensor]:
+def chunk(x: Tensor, chunks: int, dim: int = 0) -> Tuple[Tensor, ...]:
     if not isinstance(chunks, (int, np.integer)) or chunks < 1:
-        raise ValueError(f"chunk: chunks must be a positive integer, got {chunks!r}")
+        raise ShapeError(f"chunk: chunks must be a positive integer, got {chunks!r}")
     length = x.shape[_normalize_dim(dim, x.ndim, "chunk")]
     return split(x, -(-length // chunks), dim)

@@ -28,6 +28,12 @@ def _plain_tensor() -> Any:
     return _tensor_class
 
 
+_LEGACY_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor",
+                      "float16": "HalfTensor", "bfloat16": "BFloat16Tensor",
+                      "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+                      "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+
+
 class TensorConversions:
     """Conversion and comparison methods of ``Tensor`` (see the module docstring)."""
 
@@ -102,8 +108,12 @@ class TensorConversions:
         return out
 
     def type(self, dtype: DTypeLike = None) -> Any:
+        """``x.type()``: torch's legacy type name, ``'torch.FloatTensor'`` (``'torch.cuda.
+        FloatTensor'`` on a GPU); ``x.type(dtype)``: ``x.to(dtype)``."""
         if dtype is None:
-            return f"{self.device}:{self.dtype}"
+            name = _LEGACY_TYPE_NAMES.get(np.dtype(self.dtype).name, "Tensor")
+            return f"torch.cuda.{name}" if str(self.device).startswith("cuda") else \
+                f"torch.{name}"
         return self.to(dtype)
 
     def float(self, *, memory_format: Any = None) -> "Tensor":
@@ -158,10 +168,21 @@ class TensorConversions:
         return _plain_tensor()._wrap(backend.get_array_module(self._data).asarray(result))
 
     def __eq__(self, other: Any) -> "Tensor":  # type: ignore[override]
+        if other is None:                  # torch: x == None is False, not a tensor
+            return False  # type: ignore[return-value]
         return self._compare(other, "__eq__")
 
     def __ne__(self, other: Any) -> "Tensor":  # type: ignore[override]
+        if other is None:
+            return True  # type: ignore[return-value]
         return self._compare(other, "__ne__")
+
+    def __contains__(self, element: Any) -> bool:
+        """``v in x``: whether any element of x equals v (a number or a tensor), as torch's."""
+        if isinstance(element, (bool, int, float, np.number)) or hasattr(element, "_data"):
+            return bool((self == element).any())
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you "
+                           f"passed in a {type(element)}.")
 
     def __lt__(self, other: Any) -> "Tensor":
         return self._compare(other, "__lt__")

@@ -5,6 +5,7 @@ from conversion.py.
 """
 from __future__ import annotations
 
+import warnings
 import weakref
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
@@ -17,6 +18,24 @@ from .dtypes import DTypeLike, normalize_dtype
 from .saved_data import _read_only_view
 
 __all__ = ["Tensor"]
+
+
+_NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more informations.")
+
+
+class GradientShapeError(ValueError, RuntimeError):
+    """``backward(gradient)`` with a gradient of another shape: a ValueError (as tinyattn
+    raised) and a RuntimeError (torch's "Mismatch in shape")."""
+
+
+class GradientDtypeError(TypeError, RuntimeError):
+    """``requires_grad_()`` on a non-float tensor: a TypeError (as tinyattn raised) and a
+    RuntimeError (torch's "only Tensors of floating point dtype can require gradients")."""
 
 
 class Tensor(TensorConversions):
@@ -105,7 +124,12 @@ class Tensor(TensorConversions):
 
     @property
     def grad(self) -> Optional["Tensor"]:
-        """The gradient, a Tensor like this one (None until a backward reaches it)."""
+        """The gradient, a Tensor like this one (None until a backward reaches it). Read on
+        a non-leaf that did not ``retain_grad()``, it warns as torch does (it stays None)."""
+        ctx = self._ctx
+        if ctx is not None and self._requires_grad and not (
+                ctx._retained is not None and ctx._retained() is self):
+            warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter
@@ -296,7 +320,7 @@ class Tensor(TensorConversions):
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         if requires_grad and not is_floating(self.dtype):
-            raise TypeError(
+            raise GradientDtypeError(
                 f"only floating-point tensors can require gradients, but this tensor has "
                 f"dtype {self.dtype}; convert it first with .float() (or .double())")
         if not requires_grad and self._ctx is not None:
@@ -378,7 +402,7 @@ class Tensor(TensorConversions):
         grad = grad._data if isinstance(grad, Tensor) else grad
         grad = backend.to_device(xp.asarray(grad) if xp is np else grad, self.device)
         if tuple(grad.shape) != self.shape:
-            raise ValueError(
+            raise GradientShapeError(
                 f"backward(grad): grad has shape {tuple(grad.shape)} but the tensor has "
                 f"shape {self.shape}; they must match")
         return grad.astype(self.dtype, copy=False)

@@ -28,7 +28,8 @@ __all__ = ["clip_grad_norm_", "clip_grad_value_"]
 
 
 def clip_grad_norm_(parameters: Union[Tensor, Iterable[Tensor]], max_norm: float,
-                    norm_type: float = 2.0, error_if_nonfinite: bool = False) -> Tensor:
+                    norm_type: Union[float, str] = 2.0, error_if_nonfinite: bool = False,
+                    foreach: Any = None) -> Tensor:
     """Scale the gradients of ``parameters`` in place so that their global norm is at most
     ``max_norm``; return the global norm before clipping as a 0-d tensor on the gradients'
     device, as PyTorch does (``norm.item()`` or ``float(norm)`` reads it on the host).
@@ -36,20 +37,29 @@ def clip_grad_norm_(parameters: Union[Tensor, Iterable[Tensor]], max_norm: float
     Args:
         parameters: a Tensor or an iterable of Tensors (``model.parameters()``); those whose
             ``.grad`` is None are skipped.
-        max_norm: the largest norm allowed (> 0).
-        norm_type: p of the p-norm (> 0), or ``float("inf")`` for the largest absolute value.
+        max_norm: the largest norm allowed (>= 0; ``float("inf")`` clips nothing and only
+            measures the norm, a common use).
+        norm_type: p of the p-norm (> 0), or ``float("inf")`` (also the string ``"inf"``,
+            which torch takes through ``float()``) for the largest absolute value.
+        foreach: accepted for torch's signature (there is one implementation).
         error_if_nonfinite: raise a RuntimeError instead of scaling when the norm is NaN or
             infinite (costs one extra device-to-host read).
     """
     if isinstance(parameters, Tensor):
         parameters = [parameters]
     for name, value in (("max_norm", max_norm), ("norm_type", norm_type)):
+        if isinstance(value, str):
+            try:
+                value = float(value)             # torch's float(norm_type): "inf" works
+            except ValueError:
+                raise TypeError(f"{name} must be a real number, got {value!r}") from None
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise TypeError(f"{name} must be a real number, got {value!r}")
     max_norm, norm_type = float(max_norm), float(norm_type)
-    if not max_norm > 0 or math.isinf(max_norm):
-        raise ValueError(f"max_norm must be a positive finite number, got {max_norm}: it is "
-                         f"the largest global gradient norm allowed (1.0 is a common choice)")
+    if not max_norm >= 0:
+        raise ValueError(f"max_norm must be >= 0, got {max_norm}: it is the largest global "
+                         f"gradient norm allowed (1.0 is a common choice; float('inf') only "
+                         f"measures the norm)")
     if not norm_type > 0:
         raise ValueError(f"norm_type must be > 0 or float('inf'), got {norm_type}")
     grads = [p.grad._data for p in parameters if p.grad is not None]
@@ -69,9 +79,11 @@ def clip_grad_norm_(parameters: Union[Tensor, Iterable[Tensor]], max_norm: float
         raise RuntimeError(f"the total norm of order {norm_type} of the gradients is "
                            f"non-finite ({float(backend.to_host(total))}), so it cannot be "
                            f"clipped; look for the NaN/Inf with tinyattn.detect_anomaly()")
-    scale = xp.minimum(max_norm / (total + 1e-6), 1.0)  # a 0-d array, stays on the device
-    for g in grads:
-        g *= scale
+    # max_norm inf: the scale is min(inf / norm, 1) = 1 (NaN for a non-finite norm, as torch)
+    with np.errstate(invalid="ignore", over="ignore"):  # a NaN/Inf norm scales to NaN, as torch
+        scale = xp.minimum(max_norm / (total + 1e-6), 1.0)  # a 0-d array, on the device
+        for g in grads:
+            g *= scale
     return Tensor._wrap(xp.asarray(total))
 
 

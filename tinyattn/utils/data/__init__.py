@@ -37,6 +37,7 @@ from .worker import WorkerInfo, get_worker_info
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
            "random_split", "Sampler", "SequentialSampler", "RandomSampler", "BatchSampler",
+           "SubsetRandomSampler", "WeightedRandomSampler",
            "DataLoader", "default_collate", "default_convert", "get_worker_info"]
 
 
@@ -225,6 +226,68 @@ class RandomSampler(Sampler):
         return self.num_samples
 
 
+class SubsetRandomSampler(Sampler):
+    """The given ``indices`` in a new random order on each pass (torch's: a train/validation
+    split of one dataset by index lists)."""
+
+    def __init__(self, indices: Sequence[int], generator: Any = None):
+        self.indices, self.generator = indices, generator
+        _generator(generator)
+
+    def __iter__(self) -> Iterator[int]:
+        for i in _generator(self.generator).permutation(len(self.indices)).tolist():
+            yield self.indices[i]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices drawn with probabilities proportional to ``weights`` (with
+    replacement by default, as torch's ``multinomial``); a new draw on each pass."""
+
+    def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
+                 generator: Any = None):
+        if isinstance(num_samples, bool) or not isinstance(num_samples, int) or \
+                num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got "
+                             f"num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got "
+                             f"replacement={replacement}")
+        values = np.asarray(weights._data if isinstance(weights, Tensor) else weights,
+                            dtype=np.float64)
+        if values.ndim != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape "
+                             f"{tuple(values.shape)}")
+        self.weights = tensor(values)              # float64, as torch's as_tensor(double)
+        self.num_samples, self.replacement, self.generator = num_samples, replacement, generator
+        _generator(generator)
+
+    def __iter__(self) -> Iterator[int]:
+        w = self.weights._data
+        if (w < 0).any() or not np.isfinite(w).all() or w.sum() <= 0:
+            raise RuntimeError("invalid multinomial distribution (the weights must be finite, "
+                               ">= 0 and not all zero)")
+        gen, n = _generator(self.generator), len(w)
+        if self.replacement:
+            yield from gen.choice(n, size=self.num_samples, p=w / w.sum()).tolist()
+            return
+        if self.num_samples > n:
+            raise RuntimeError(f"cannot sample n_sample > prob_dist.size(-1) samples without "
+                               f"replacement (num_samples={self.num_samples}, "
+                               f"{n} weights)")
+        positive = np.flatnonzero(w > 0)       # torch: the zero weights come last, if needed
+        k = min(self.num_samples, len(positive))
+        first = positive[gen.choice(len(positive), size=k, replace=False,
+                                    p=w[positive] / w[positive].sum())]
+        rest = gen.permutation(np.flatnonzero(w == 0))[:self.num_samples - k]
+        yield from first.tolist() + rest.tolist()
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
 class BatchSampler(Sampler):
     """Groups the indices of ``sampler`` into lists of ``batch_size`` (the last one shorter,
     or dropped with ``drop_last``)."""
@@ -299,7 +362,7 @@ def default_collate(batch: Sequence[Any]) -> Any:
     if isinstance(elem, int):
         return tensor(list(batch), dtype="int64")
     if isinstance(elem, (str, bytes)):
-        return list(batch)
+        return batch if isinstance(batch, (list, tuple)) else list(batch)   # as torch: as is
     if isinstance(elem, collections.abc.Mapping):
         collated = {key: default_collate([d[key] for d in batch]) for key in elem}
         try:
@@ -312,7 +375,7 @@ def default_collate(batch: Sequence[Any]) -> Any:
         if len({len(sample) for sample in batch}) > 1:
             raise RuntimeError("default_collate: each element in list of batch should be of "
                                "equal size")
-        return [default_collate(list(samples)) for samples in zip(*batch)]
+        return [default_collate(samples) for samples in zip(*batch)]   # tuples, as torch
     raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, "
                     f"dicts or lists; found {type(elem).__name__}")
 
@@ -320,14 +383,14 @@ def default_collate(batch: Sequence[Any]) -> Any:
 def default_convert(data: Any) -> Any:
     """What ``batch_size=None`` gives each sample: NumPy arrays become tensors, containers are
     converted field by field, everything else is left alone."""
-    if isinstance(data, np.ndarray) and data.dtype.kind in "biuf":
-        return as_tensor(data)
+    if isinstance(data, (np.ndarray, np.generic)) and np.asarray(data).dtype.kind in "biuf":
+        return as_tensor(np.asarray(data))
     if isinstance(data, collections.abc.Mapping):
         return {key: default_convert(value) for key, value in data.items()}
     if isinstance(data, tuple) and hasattr(data, "_fields"):
         return type(data)(*(default_convert(d) for d in data))
-    if isinstance(data, (list, tuple)):
-        return type(data)(default_convert(d) for d in data)
+    if isinstance(data, (list, tuple)):          # a tuple gives a list, as torch's
+        return [default_convert(d) for d in data]
     return data
 
 

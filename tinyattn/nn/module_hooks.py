@@ -1,0 +1,232 @@
+"""Module hooks as ``torch.nn.Module`` has them: ``register_forward_pre_hook``,
+``register_forward_hook``, ``register_full_backward_pre_hook`` and
+``register_full_backward_hook``, and the call that runs them (``Module.__call__`` comes
+here only when a module has a hook, so a module without one pays a dict lookup).
+
+Order of one call, as torch's: the forward pre-hooks (each may return new positional
+arguments; a value that is not a tuple becomes a 1-tuple), then the backward-hook wrapper
+of the tensor arguments, ``forward``, the forward hooks (each may return a new output), and
+the wrapper of the output tensors.
+
+Backward hooks: the tensor arguments (when one requires grad) go through one identity
+Function, and so do the output tensors. The output identity's backward receives
+``grad_output`` (the backward pre-hooks may replace it); the input identity's backward
+receives ``grad_input``, the gradients with respect to the arguments as this module used
+them (not those of other users of the same tensor), and calls
+``hook(module, grad_input, grad_output)``, whose tuple, if it returns one, replaces
+``grad_input``. Identity: d input = d output, so the wrapper changes no value.
+"""
+from __future__ import annotations
+
+import warnings
+from collections import OrderedDict
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from ..autograd import Function, is_grad_enabled
+from ..tensor import Tensor
+
+__all__ = ["RemovableHandle", "register", "call_with_hooks"]
+
+_next_id = [0]
+
+
+class RemovableHandle:
+    """What a ``register_*_hook`` returns: ``handle.remove()`` (or leaving a ``with``
+    block) takes the hook off; ``handle.id`` is its key in the module's hook dict."""
+
+    def __init__(self, *dicts: Dict[int, Any]) -> None:
+        self.id = _next_id[0]
+        _next_id[0] += 1
+        self._dicts = dicts
+
+    def remove(self) -> None:
+        for d in self._dicts:
+            d.pop(self.id, None)
+
+    def __enter__(self) -> "RemovableHandle":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.remove()
+
+
+def _hook_dict(module: Any, name: str) -> "OrderedDict[int, Any]":
+    hooks = module.__dict__.get(name)
+    if hooks is None:
+        hooks = OrderedDict()
+        object.__setattr__(module, name, hooks)
+    return hooks
+
+
+def register(module: Any, kind: str, hook: Callable[..., Any], prepend: bool = False,
+             with_kwargs: bool = False, always_call: bool = False) -> RemovableHandle:
+    """Add ``hook`` to the module's dict ``_<kind>`` (``forward_hooks``, ...); the
+    flags go in companion dicts keyed by the handle's id, as torch keeps them."""
+    if not callable(hook):
+        raise TypeError(f"register_{kind[:-1]}: expected a function, got "
+                        f"{type(hook).__name__}")
+    hooks = _hook_dict(module, f"_{kind}")
+    extra: List[Dict[int, Any]] = []
+    handle_dicts: List[Dict[int, Any]] = [hooks]
+    if with_kwargs:
+        flags = _hook_dict(module, f"_{kind}_with_kwargs")
+        extra.append(flags)
+    if always_call:
+        extra.append(_hook_dict(module, f"_{kind}_always_called"))
+    handle = RemovableHandle(*(handle_dicts + extra))
+    hooks[handle.id] = hook
+    for flags in extra:
+        flags[handle.id] = True
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    if kind.startswith("backward"):
+        module.__dict__.setdefault("_has_backward_hooks", True)
+    return handle
+
+
+class _BackwardHookIdentity(Function):
+    """out_i = x_i; d x_i = g_i, after ``on_grads`` has seen (and may replace) the g_i."""
+
+    @staticmethod
+    def forward(ctx: Any, on_grads: Callable[..., Any], *tensors: Any) -> Any:
+        ctx.on_grads = on_grads
+        return tensors[0] if len(tensors) == 1 else tuple(tensors)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Any:
+        return (None,) + tuple(ctx.on_grads(grads))
+
+
+def _tensor_positions(values: Tuple[Any, ...]) -> List[int]:
+    return [i for i, v in enumerate(values) if isinstance(v, Tensor)]
+
+
+def _wrap(values: Tuple[Any, ...], on_grads: Callable[..., Any]) -> Optional[Tuple[Any, ...]]:
+    """``values`` with its tensors through one identity node, or None when no tensor needs
+    a gradient (then there is no backward to watch)."""
+    positions = _tensor_positions(values)
+    if not is_grad_enabled() or not any(values[i].requires_grad for i in positions):
+        return None
+    outs = _BackwardHookIdentity.apply(on_grads, *(values[i] for i in positions))
+    outs = (outs,) if len(positions) == 1 else outs
+    wrapped = list(values)
+    for i, out in zip(positions, outs):
+        wrapped[i] = out
+    return tuple(wrapped)
+
+
+def _check_replacement(name: str, new: Any, old: Tuple[Any, ...]) -> Tuple[Any, ...]:
+    new = tuple(new) if isinstance(new, (tuple, list)) else (new,)
+    if len(new) != len(old):
+        raise RuntimeError(f"backward hook '{name}' has returned an incorrect number of values "
+                           f"(got {len(new)}, but expected {len(old)})")
+    return new
+
+
+class _BackwardState:
+    """The grad_output of one call, kept until its input identity's backward runs."""
+
+    def __init__(self, module: Any, n_args: int) -> None:
+        self.module, self.n_args = module, n_args
+        self.input_positions: Optional[List[int]] = None
+        self.output_positions: List[int] = []
+        self.n_outputs = 0
+        self.grad_output: Optional[Tuple[Any, ...]] = None
+
+    def _full_hooks(self) -> List[Any]:
+        return list((self.module.__dict__.get("_backward_hooks") or {}).values())
+
+    def on_output_grads(self, tensor_grads: Tuple[Any, ...]) -> Tuple[Any, ...]:
+        full: List[Any] = [None] * self.n_outputs      # None where an output is no tensor
+        for i, g in zip(self.output_positions, tensor_grads):
+            full[i] = g
+        grads = tuple(full)
+        for hook in list((self.module.__dict__.get("_backward_pre_hooks") or {}).values()):
+            result = hook(self.module, grads)
+            if result is not None:
+                grads = _check_replacement(getattr(hook, "__name__", "hook"), result, grads)
+        self.grad_output = grads
+        if self.input_positions is None and self._full_hooks():   # no argument needs grad
+            warnings.warn("Full backward hook is firing when gradients are computed with "
+                          "respect to module outputs since no inputs require gradients. See "
+                          "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+                          "#torch.nn.Module.register_full_backward_hook for more details.",
+                          UserWarning, stacklevel=2)
+            for hook in self._full_hooks():
+                result = hook(self.module, (None,) * self.n_args, grads)
+                if result is not None and not (isinstance(result, tuple) and
+                                               all(r is None for r in result)):
+                    raise RuntimeError("Backward hook for Modules where no input requires "
+                                       "gradient should always return None or None for all "
+                                       "gradients.")
+        return tuple(grads[i] for i in self.output_positions)
+
+    def on_input_grads(self, grads: Tuple[Any, ...]) -> Tuple[Any, ...]:
+        positions = self.input_positions or []
+        full: List[Any] = [None] * self.n_args
+        for i, g in zip(positions, grads):
+            full[i] = g
+        grad_input = tuple(full)
+        grad_output = self.grad_output if self.grad_output is not None else ()
+        for hook in self._full_hooks():
+            result = hook(self.module, grad_input, grad_output)
+            if result is not None:
+                grad_input = _check_replacement(getattr(hook, "__name__", "hook"), result,
+                                                grad_input)
+        return tuple(grad_input[i] for i in positions)
+
+
+def call_with_hooks(module: Any, forward: Callable[..., Any], args: Tuple[Any, ...],
+                    kwargs: Dict[str, Any]) -> Any:
+    d = module.__dict__
+    pre_kwargs = d.get("_forward_pre_hooks_with_kwargs") or {}
+    for key, hook in list((d.get("_forward_pre_hooks") or {}).items()):
+        if key in pre_kwargs:
+            result = hook(module, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                       f"(new_args, new_kwargs), but got {result}.")
+                args, kwargs = result
+        else:
+            result = hook(module, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+    backward = bool(d.get("_backward_hooks") or d.get("_backward_pre_hooks"))
+    state = None
+    if backward:
+        state = _BackwardState(module, len(args))
+        wrapped = _wrap(args, state.on_input_grads)
+        if wrapped is not None:
+            state.input_positions = _tensor_positions(args)
+            args = wrapped
+    hooks = d.get("_forward_hooks") or {}
+    with_kwargs = d.get("_forward_hooks_with_kwargs") or {}
+    always = d.get("_forward_hooks_always_called") or {}
+    called = set()
+    try:
+        output = forward(*args, **kwargs)
+        for key, hook in list(hooks.items()):
+            called.add(key)
+            result = (hook(module, args, kwargs, output) if key in with_kwargs
+                      else hook(module, args, output))
+            if result is not None:
+                output = result
+    except Exception:
+        for key, hook in list(hooks.items()):
+            if key in always and key not in called:
+                try:
+                    if key in with_kwargs:
+                        hook(module, args, kwargs, None)
+                    else:
+                        hook(module, args, None)
+                except Exception:
+                    pass
+        raise
+    if state is not None:
+        outputs = output if isinstance(output, tuple) else (output,)
+        state.n_outputs, state.output_positions = len(outputs), _tensor_positions(outputs)
+        wrapped_out = _wrap(outputs, state.on_output_grads)
+        if wrapped_out is not None:
+            output = wrapped_out if isinstance(output, tuple) else wrapped_out[0]
+    return output
