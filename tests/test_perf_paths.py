@@ -608,3 +608,24 @@ def test_unshifted_exp_only_when_the_scores_are_bounded(scale, monkeypatch):
     want = p @ v.astype(np.float64)
     assert np.isfinite(got).all()
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_block_forward_in_float16_keeps_the_shifted_softmax():
+    """exp(S) up to exp(60) would overflow float16 (max 65504), so the unshifted block
+    forward is float32/float64 only. (The op itself computes float16 in float32; this calls
+    the block forward on float16 arrays directly.) Scores up to about 50 here, within the
+    bound of 60: without the dtype guard exp overflows and the output is NaN."""
+    import tinyattn.ops.attention as attention_ops
+    rng = np.random.default_rng(5)
+    q, k, v = ((rng.standard_normal((1, 2, 8, 4)) * 3).astype(np.float16) for _ in range(3))
+    assert attention_ops._exp_stays_in_range(q, k, 0.5)
+    blocks = attention_ops.attention_blocks(q, k, v, None, None)
+    assert blocks is None                    # unmasked float16 takes the plain path ...
+    mask = attention_ops.causal_mask_array(np, 8, 8)
+    blocks = [((Ellipsis, slice(0, 8), slice(None)), (Ellipsis, slice(0, 8), slice(None)),
+               mask, False)]                 # ... so build one causal block by hand
+    out, lse = attention_ops._forward_by_blocks(q, k, v, 0.5, blocks)
+    assert out.dtype == np.float16 and np.isfinite(out).all() and np.isfinite(lse).all()
+    want = attention_ops._forward_by_blocks(*(a.astype(np.float32) for a in (q, k, v)), 0.5,
+                                            blocks)[0]
+    np.testing.assert_allclose(out.astype(np.float32), want, rtol=2e-2, atol=2e-2)
