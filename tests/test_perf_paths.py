@@ -86,8 +86,8 @@ def test_causal_attention_by_query_blocks_equals_the_plain_path(seq, packed, mon
     path, float64, output and every gradient; the block path must actually run."""
     import tinyattn.ops.attention as attention_ops
     calls = []
-    blocked = attention_ops._causal_forward_by_blocks
-    monkeypatch.setattr(attention_ops, "_causal_forward_by_blocks",
+    blocked = attention_ops._forward_by_blocks
+    monkeypatch.setattr(attention_ops, "_forward_by_blocks",
                         lambda *a: calls.append(1) or blocked(*a))
     if packed:
         arrays = [RNG.standard_normal((3, 2, 3, seq, 4))]
@@ -527,3 +527,105 @@ def test_embedding_gradient_sums_repeated_tokens():
     np.add.at(expected, ids.reshape(-1), g.reshape(-1, 4))
     np.testing.assert_allclose(weight.grad, expected, rtol=1e-12, atol=1e-12)
     assert np.all(weight.grad.numpy()[[2, 3, 4]] == 0)
+
+
+# ------------------------------------------------------------------ unmasked batch blocks
+def _sdpa(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 5, 4), (3, 6, 4), (2, 2, 3, 7, 4)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_unmasked_attention_by_batch_blocks_equals_the_plain_path(shape, dtype, monkeypatch):
+    """No mask: the forward and backward by blocks of the batch (chunks forced small so
+    that several blocks run) against the whole-matrix path, output and every gradient;
+    the block path must run, the plain one must not."""
+    import tinyattn.ops.attention as attention_ops
+    calls = []
+    blocked = attention_ops._forward_by_blocks
+    monkeypatch.setattr(attention_ops, "_forward_by_blocks",
+                        lambda *a: calls.append(len(a[-1])) or blocked(*a))
+    monkeypatch.setattr(attention_ops, "_BLOCK_SCORES", 2 * shape[-2] * shape[-2])
+    arrays = [RNG.standard_normal(shape).astype(dtype) for _ in range(3)]
+    g = RNG.standard_normal(shape).astype(dtype)
+    by_blocks = _attention_and_grads(_sdpa, arrays, g)
+    assert calls and calls[0] > 1, "the block path did not run in several blocks"
+    monkeypatch.setattr(attention_ops, "attention_blocks", lambda *a: None)
+    calls.clear()
+    plain = _attention_and_grads(_sdpa, arrays, g)
+    assert not calls
+    tol = dict(rtol=1e-12, atol=1e-13) if dtype == np.float64 else dict(rtol=2e-5, atol=2e-6)
+    for got, want in zip(by_blocks, plain):
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, want, **tol)
+
+
+def test_packed_mha_by_batch_blocks_matches_torch():
+    """nn.MultiHeadAttention (packed q/k/v, no mask): the block path against torch, float32."""
+    torch = pytest.importorskip("torch")
+    from tinyattn import nn
+    from tinyattn.nn.torch_compat import to_torch_state_dict
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 9, 16)).astype(np.float32)
+    g = rng.standard_normal((2, 9, 16)).astype(np.float32)
+    ta.manual_seed(0)
+    ours = nn.MultiHeadAttention(16, 4)
+    theirs = torch.nn.MultiheadAttention(16, 4, batch_first=True)
+    theirs.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in
+                            to_torch_state_dict(ours.state_dict()).items()})
+    xt = ta.tensor(x, requires_grad=True)
+    out, _ = ours(xt, need_weights=False)
+    out.backward(g)
+    x_t = torch.tensor(x, requires_grad=True)
+    out_t, _ = theirs(x_t, x_t, x_t, need_weights=False)
+    out_t.backward(torch.from_numpy(g))
+    np.testing.assert_allclose(out.numpy(), out_t.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(xt.grad.numpy(), x_t.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e3])
+def test_unshifted_exp_only_when_the_scores_are_bounded(scale, monkeypatch):
+    """exp(S) without the row maximum runs only when |S| <= 60 is guaranteed; large scores
+    (scale 1e3) take the shifted softmax and still give finite, correct results (against
+    float64 with the plain path), and a NaN in k never takes the unshifted path."""
+    import tinyattn.ops.attention as attention_ops
+    q, k, v = (RNG.standard_normal((2, 2, 6, 4)).astype(np.float32) for _ in range(3))
+    assert attention_ops._exp_stays_in_range(q, k, scale) == (scale == 1.0)
+    bad = k.copy()
+    bad[0, 0, 0, 0] = np.nan
+    assert not attention_ops._exp_stays_in_range(q, bad, 1.0)
+    calls = []
+    blocked = attention_ops._forward_by_blocks
+    monkeypatch.setattr(attention_ops, "_forward_by_blocks",
+                        lambda *a: calls.append(1) or blocked(*a))
+    got = F.scaled_dot_product_attention(
+        *(ta.tensor(a, requires_grad=True) for a in (q, k, v)), scale=scale).detach().numpy()
+    assert calls, "the recorded block path did not run"
+    s = np.einsum("...id,...jd->...ij", q.astype(np.float64), k.astype(np.float64)) * scale
+    s -= s.max(axis=-1, keepdims=True)
+    p = np.exp(s)
+    p /= p.sum(axis=-1, keepdims=True)
+    want = p @ v.astype(np.float64)
+    assert np.isfinite(got).all()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_block_forward_in_float16_keeps_the_shifted_softmax():
+    """exp(S) up to exp(60) would overflow float16 (max 65504), so the unshifted block
+    forward is float32/float64 only. (The op itself computes float16 in float32; this calls
+    the block forward on float16 arrays directly.) Scores up to about 50 here, within the
+    bound of 60: without the dtype guard exp overflows and the output is NaN."""
+    import tinyattn.ops.attention as attention_ops
+    rng = np.random.default_rng(5)
+    q, k, v = ((rng.standard_normal((1, 2, 8, 4)) * 3).astype(np.float16) for _ in range(3))
+    assert attention_ops._exp_stays_in_range(q, k, 0.5)
+    blocks = attention_ops.attention_blocks(q, k, v, None, None)
+    assert blocks is None                    # unmasked float16 takes the plain path ...
+    mask = attention_ops.causal_mask_array(np, 8, 8)
+    blocks = [((Ellipsis, slice(0, 8), slice(None)), (Ellipsis, slice(0, 8), slice(None)),
+               mask, False)]                 # ... so build one causal block by hand
+    out, lse = attention_ops._forward_by_blocks(q, k, v, 0.5, blocks)
+    assert out.dtype == np.float16 and np.isfinite(out).all() and np.isfinite(lse).all()
+    want = attention_ops._forward_by_blocks(*(a.astype(np.float32) for a in (q, k, v)), 0.5,
+                                            blocks)[0]
+    np.testing.assert_allclose(out.astype(np.float32), want, rtol=2e-2, atol=2e-2)

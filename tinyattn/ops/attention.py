@@ -24,12 +24,13 @@ from .masking import mask_array
 from .shape import cat
 from .matmul import _swap
 from .softmax import safe_row_max
+from .row_blocks import BLAS_ROW_SUM
 from .tiled_attention import TiledAttention
 from ..precision import is_floating, is_low_precision
 
 __all__ = ["scaled_dot_product_attention", "packed_self_attention", "causal_mask_array",
            "attention_mask_array", "attention_gradients", "default_scale", "row_sums",
-           "causal_query_blocks", "packed_rows", "rows_of_one_array"]
+           "causal_query_blocks", "attention_blocks", "packed_rows", "rows_of_one_array"]
 
 
 
@@ -59,9 +60,10 @@ class ScaledDotProductAttention(Function):
                 and bias is None and q.ndim >= 3 and q.shape[:-2] == k.shape[:-2]
                 and k.shape[:-2] == v.shape[:-2]):
             return _attention_without_graph(q, k, v, mask, scale)
-        if (dropout_p == 0.0 and weights_sink is None
-                and causal_query_blocks(q, k, v, mask, bias) is not None):
-            out, lse = _causal_forward_by_blocks(q, k, v, mask, scale)
+        blocks = (attention_blocks(q, k, v, mask, bias)
+                  if dropout_p == 0.0 and weights_sink is None else None)
+        if blocks is not None:
+            out, lse = _forward_by_blocks(q, k, v, scale, blocks)
             if self.recording:
                 q_kept, k_kept, v_kept, out_kept = _kept_as_torch_keeps(q, k, v, out, 0.0)
                 self.save_for_backward(q_kept, k_kept, v_kept, None, None, None, out_kept,
@@ -118,8 +120,10 @@ def attention_gradients(grad: Any, saved: Tuple[Any, ...], needs: Sequence[bool]
     unbroadcast; each is written into the matching ``out`` buffer when one is given."""
     q, k, v, probs, attn, keep, attn_out, scale, lse, mask, bias = saved
     xp = backend.get_array_module(grad)
-    if probs is None and causal_query_blocks(q, k, v, mask, bias) is not None:
-        return _causal_gradients_by_blocks(grad, saved, needs, out)
+    if probs is None:
+        blocks = attention_blocks(q, k, v, mask, bias)
+        if blocks is not None:
+            return _gradients_by_blocks(grad, saved, needs, out, blocks)
     if probs is None:                           # P = exp(S - lse), S recomputed
         probs = attn = probabilities_from_logsumexp(q, k, scale, mask, bias, lse)
     dq = dk = dv = None
@@ -160,53 +164,138 @@ def causal_query_blocks(q: Any, k: Any, v: Any, mask: Any, bias: Any) -> Optiona
     return [(start, min(start + _CAUSAL_BLOCK, s)) for start in range(0, s, _CAUSAL_BLOCK)]
 
 
-def _causal_forward_by_blocks(q: Any, k: Any, v: Any, mask: Any, scale: float
-                              ) -> Tuple[Any, Any]:
+# Scores computed unmasked and not causal run by blocks of the batch with about this many
+# scores each (512 KiB of float32), so that the softmax's passes find them in the cache.
+_BLOCK_SCORES = 1 << 17
+
+# Without the row maximum subtracted, exp(S) stays a normal float (above 1e-38 in float32,
+# below 3e38 once summed over up to 1e12 keys) while |S| <= this (exp(60) ~ 1.1e26).
+_UNSHIFTED_LIMIT = 60.0
+
+
+def attention_blocks(q: Any, k: Any, v: Any, mask: Any, bias: Any
+                     ) -> Optional[List[Tuple[Any, Any, Any, bool]]]:
+    """The blocks the recorded forward and the backward run on without keeping P, or None
+    where the whole-matrix path runs. Each block is (rows, keys, mask, whole): ``q[rows]``
+    attends to ``k[keys]`` under ``mask`` (None: no masking), and ``whole`` says that no
+    other block's queries see those keys (so dk and dv are written, not added to).
+
+    - causal self-attention (``causal_query_blocks``): blocks of queries over the keys
+      they see;
+    - no mask and no bias, NumPy float32/float64 arrays of at least 3 dims with one set of
+      batch dims: blocks of the batch (the last batch dim in chunks) of about
+      ``_BLOCK_SCORES`` scores each, all queries and keys."""
+    causal = causal_query_blocks(q, k, v, mask, bias)
+    if causal is not None:
+        return [((Ellipsis, slice(start, stop), slice(None)),
+                 (Ellipsis, slice(0, stop), slice(None)), mask[start:stop, :stop], False)
+                for start, stop in causal]
+    if (mask is not None or bias is not None or type(q) is not np.ndarray
+            or type(k) is not np.ndarray or type(v) is not np.ndarray or q.ndim < 3
+            or q.dtype not in (np.float32, np.float64) or k.dtype != q.dtype
+            or v.dtype != q.dtype or q.shape[:-2] != k.shape[:-2]
+            or k.shape[:-2] != v.shape[:-2] or 0 in q.shape or 0 in k.shape
+            or 0 in v.shape):
+        return None
+    batch = q.shape[:-2]
+    chunk = max(1, _BLOCK_SCORES // (q.shape[-2] * k.shape[-2]))
+    everything = (slice(None), slice(None))
+    return [(outer + (slice(start, start + chunk),) + everything,) * 2 + (None, True)
+            for outer in np.ndindex(*batch[:-1])
+            for start in range(0, batch[-1], chunk)]
+
+
+def _exp_stays_in_range(q: Any, k: Any, scale: float) -> bool:
+    """|S_ij| = |scale q_i . k_j| <= |scale| max_i |q_i| max_j |k_j| (Cauchy-Schwarz) is at
+    most ``_UNSHIFTED_LIMIT``, so exp(S) needs no shift by the row maximum (False for a
+    NaN or inf anywhere in q or k: the shifted softmax handles those)."""
+    bound = abs(scale) * math.sqrt(_largest_squared_norm(q) * _largest_squared_norm(k))
+    return bound <= _UNSHIFTED_LIMIT
+
+
+def _largest_squared_norm(x: Any) -> float:
+    """max_i |x_i|^2 over the rows of x (..., n), as a Python float (NaN if any is NaN)."""
+    vecdot = getattr(np, "vecdot", None)        # NumPy >= 2.0; einsum before
+    squares = vecdot(x, x) if vecdot is not None else np.einsum("...j,...j->...", x, x)
+    return float(squares.max())
+
+
+def _forward_by_blocks(q: Any, k: Any, v: Any, scale: float,
+                       blocks: List[Tuple[Any, Any, Any, bool]]) -> Tuple[Any, Any]:
     """The forward's out = softmax(mask(q k^T * scale)) v and the row log-sum-exp, one block
-    of queries at a time over the keys it can see: each row's softmax is its own, so a block
-    needs nothing from the others. Equal to the plain forward up to float32 round-off
-    (tests/test_perf_paths.py)."""
+    (``attention_blocks``) at a time: each row's softmax is its own, so a block needs
+    nothing from the others, and its scores stay in the cache through the softmax. Where
+    ``_exp_stays_in_range``, P v = (exp(S) v) / rowsum(exp(S)): no row maximum (NumPy's
+    maximum along a short last axis costs as much as the product with v) and the division
+    on the (S_q, d_v) output instead of the (S_q, S_k) scores; lse = log rowsum(exp(S)).
+    Equal to the plain forward up to float round-off (tests/test_perf_paths.py)."""
     out = np.empty(q.shape[:-1] + (v.shape[-1],), dtype=q.dtype)       # (..., S, d_v)
     lse = np.empty(q.shape[:-1] + (1,), dtype=q.dtype)                 # (..., S, 1)
-    for start, stop in causal_query_blocks(q, k, v, mask, None):
-        scores = _scores(q[..., start:stop, :], k[..., :stop, :], scale,
-                         mask[start:stop, :stop], None)                # (..., b, stop)
-        probs, lse[..., start:stop, :] = softmax_and_logsumexp(scores)
-        np.matmul(probs, v[..., :stop, :], out=out[..., start:stop, :])  # (.., b, d_v)
+    unshifted = (q.dtype in (np.float32, np.float64)      # exp(60) overflows float16
+                 and _exp_stays_in_range(q, k, scale))
+    for rows, keys, mask, _ in blocks:
+        scores = _scores(q[rows], k[keys], scale, mask, None)          # (..., b, s_k)
+        if unshifted:
+            np.exp(scores, out=scores)
+            total = _blas_row_sums(scores)                             # (..., b, 1), > 0
+            out_b = out[rows]
+            np.matmul(scores, v[keys], out=out_b)                      # (..., b, d_v)
+            out_b /= total
+            np.log(total, out=lse[rows])
+        else:
+            probs, lse[rows] = softmax_and_logsumexp(scores)
+            np.matmul(probs, v[keys], out=out[rows])                   # (..., b, d_v)
     return out, lse
 
 
-def _causal_gradients_by_blocks(grad: Any, saved: Tuple[Any, ...], needs: Sequence[bool],
-                                out: Sequence[Any]) -> Tuple[Any, Any, Any]:
-    """``attention_gradients`` one block of queries at a time (``causal_query_blocks``):
-    the same formulas on the block's rows and the keys they see; dk and dv add up each
-    block's part, dq is each block's own."""
-    q, k, v, _, _, _, attn_out, scale, lse, mask, _ = saved
+def _blas_row_sums(x: Any) -> Any:
+    """sum_j x[..., j] as (..., 1), one BLAS matrix-vector product with a vector of ones
+    (rows up to ``row_blocks.BLAS_ROW_SUM`` long; longer ones by NumPy's sum)."""
+    if x.shape[-1] > BLAS_ROW_SUM:
+        return x.sum(axis=-1, keepdims=True)
+    return np.matmul(x, np.ones(x.shape[-1], dtype=x.dtype))[..., None]
+
+
+def _gradients_by_blocks(grad: Any, saved: Tuple[Any, ...], needs: Sequence[bool],
+                         out: Sequence[Any], blocks: List[Tuple[Any, Any, Any, bool]]
+                         ) -> Tuple[Any, Any, Any]:
+    """``attention_gradients`` one block (``attention_blocks``) at a time: the same
+    formulas on the block's rows and the keys they see, P recomputed from lse per block;
+    dq is each block's own, dk and dv add up the blocks' parts where queries of several
+    blocks see the same keys (causal) and are written directly where not."""
+    q, k, v, _, _, _, attn_out, scale, lse, _, _ = saved
+    added = not blocks[0][3]
     dq = dk = dv = None
     if needs[0]:
         dq = np.empty_like(q) if out[0] is None else out[0]
     if needs[1]:
         dk = np.empty_like(k) if out[1] is None else out[1]
-        dk[...] = 0
+        if added:
+            dk[...] = 0
     if needs[2]:
         dv = np.empty_like(v) if out[2] is None else out[2]
-        dv[...] = 0
-    for start, stop in causal_query_blocks(q, k, v, mask, None):
-        rows, seen = slice(start, stop), slice(0, stop)
-        q_b, k_b, v_b, g_b = q[..., rows, :], k[..., seen, :], v[..., seen, :], \
-            grad[..., rows, :]
-        probs = probabilities_from_logsumexp(q_b, k_b, scale, mask[rows, seen], None,
-                                             lse[..., rows, :])        # (..., b, stop)
+        if added:
+            dv[...] = 0
+    for rows, keys, mask, _ in blocks:
+        q_b, k_b, v_b, g_b = q[rows], k[keys], v[keys], grad[rows]
+        probs = probabilities_from_logsumexp(q_b, k_b, scale, mask, None,
+                                             lse[rows])                # (..., b, s_k)
         if needs[2]:
-            dv[..., seen, :] += _swap(probs) @ g_b     # (.., stop, b) @ (.., b, d_v)
+            if added:
+                dv[keys] += _swap(probs) @ g_b         # (.., s_k, b) @ (.., b, d_v)
+            else:
+                np.matmul(_swap(probs), g_b, out=dv[keys])
         if needs[0] or needs[1]:
-            d_scores = g_b @ _swap(v_b)               # dA: (.., b, d_v) @ (.., d_v, stop)
-            d_scores -= row_sums(g_b * attn_out[..., rows, :])
+            d_scores = g_b @ _swap(v_b)               # dA: (.., b, d_v) @ (.., d_v, s_k)
+            d_scores -= row_sums(g_b * attn_out[rows])
             d_scores *= probs                         # dS
             if needs[0]:
-                np.matmul(d_scores, k_b, out=dq[..., rows, :])  # (.., b, stop) @ (.., stop, d_k)
+                np.matmul(d_scores, k_b, out=dq[rows])  # (.., b, s_k) @ (.., s_k, d_k)
             if needs[1]:
-                dk[..., seen, :] += _swap(d_scores) @ q_b      # (.., stop, b) @ (.., b, d_k)
+                if added:
+                    dk[keys] += _swap(d_scores) @ q_b  # (.., s_k, b) @ (.., b, d_k)
+                else:
+                    np.matmul(_swap(d_scores), q_b, out=dk[keys])
     if needs[0]:
         dq *= scale
     if needs[1]:
