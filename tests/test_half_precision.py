@@ -40,6 +40,8 @@ TORCH_REFUSES_HALF |= {spec.name for spec in OP_TABLE if spec.name.startswith(
 # "avg_pool3d_out_frame" not implemented for 'Half' (local_response_norm of 4-D pools with it)
 TORCH_REFUSES_HALF |= {"avg_pool3d", "local_response_norm_4d",
                        "ctc_loss"}                  # "ctc_loss_cpu" takes float and double
+# '"compute_index_ranges_weights" not implemented for 'Half'' (antialiased interpolation)
+TORCH_REFUSES_HALF |= {"interpolate_bilinear_antialias", "interpolate_bicubic_antialias"}
 
 
 
