@@ -61,6 +61,8 @@ from .ops.margin_loss import multi_margin_loss, multilabel_margin_loss      # no
 __all__ += ["bilinear", "multi_margin_loss", "multilabel_margin_loss"]
 from .ops.grid_sample import grid_sample, affine_grid  # noqa: E402
 __all__ += ["grid_sample", "affine_grid"]
+from .ops.embedding_bag import embedding_bag  # noqa: E402
+__all__ += ["embedding_bag"]
 from .ops.interpolate import (interpolate, upsample, upsample_bilinear,  # noqa: E402
                               upsample_nearest)
 __all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]

@@ -103,6 +103,10 @@ NOT_IMPLEMENTED: List[Skip] = [
             "a dense gradient would differ silently (grad.is_sparse, SparseAdam), so "
             "F.embedding and nn.Embedding(sparse=True) raise NotImplementedError at once",
             when=kwarg_is("sparse", True)),
+    op_skip("nn.functional.embedding_bag", "values", "not implemented, refused loudly: "
+            "sparse=True asks for a sparse (COO) gradient, and tinyattn has no sparse tensors "
+            "(as F.embedding's row); F.embedding_bag and nn.EmbeddingBag(sparse=True) raise "
+            "NotImplementedError at once", when=kwarg_is("sparse", True)),
 ]
 
 # ------------------------------------------------------------------ new ops of issue 30 (opsB30)
@@ -270,6 +274,17 @@ GRID_SAMPLE_INTERP39: List[Skip] = [
             "can move to the next pixel); float32/float64 agree", dtypes=_HALF),
 ]
 
+# F.embedding_bag (stream interp39)
+EMBEDDING_BAG_INTERP39: List[Skip] = [
+    op_skip("nn.functional.embedding_bag", "values", "to fix: with max_norm in "
+            "float16/bfloat16 torch renormalises the looked-up rows in place computing the "
+            "norm and the scale its own way; tinyattn's embedding_renorm_ computes them in "
+            "float64 and rounds the scale once, so a few renormalised entries (and the bag "
+            "sums of them) differ by a unit or two in the half dtype's last place (bfloat16: "
+            "up to 0.012); float32/float64 agree",
+            dtypes=_HALF, when=has_kwarg("max_norm")),
+]
+
 # F.instance_norm (stream mods30) is batch norm of the input viewed as (1, N C, *), as torch's
 INSTANCE_NORM_MODS30: List[Skip] = [
 ]
@@ -372,6 +387,7 @@ TABLE: List[Skip] = (CANNOT_COMPARE + ON_PURPOSE + TO_FIX + NOT_IMPLEMENTED + NE
                      + COVERAGE_A
                      + MODULES_AND_OPTIMIZERS + COMPOSITIONS_COV30 + OUT_ALIASING
                      + LINALG30 + INTERPOLATE_MODS30 + GRID_SAMPLE_INTERP39 + INSTANCE_NORM_MODS30
+                     + EMBEDDING_BAG_INTERP39
                      + ABSENT_A38
                      + LINEAR_CROSS_ENTROPY_B38 + ERROR_TYPES_HARNESS38
                      + OUT_HARNESS39)

@@ -306,8 +306,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: Any = None) -
     mesh = np.meshgrid(*axes, indexing="ij")
     base = np.stack(list(reversed(mesh)) + [np.ones_like(mesh[0])], axis=-1)     # x, y, z, 1
     points = int(np.prod(spatial))
-    xp = backend.get_array_module(theta._data)
-    base_t = Tensor._wrap(xp.asarray(base.reshape(1, points, len(spatial) + 1)).astype(
-        theta.dtype))
+    base_t = Tensor._wrap(backend.to_device(
+        base.reshape(1, points, len(spatial) + 1).astype(theta.dtype), theta.device))
     grid = matmul(base_t, theta.transpose(1, 2))           # (N, points, d)
     return grid.reshape(size[0], *spatial, len(spatial))

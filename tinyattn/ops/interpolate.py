@@ -100,7 +100,8 @@ class ResampleArea(Resample):
         self.save_for_backward(maps)
         xp = backend.get_array_module(x)
         windows = [_area_windows(xp, *matrix.shape[::-1]) for _, matrix in maps]
-        longest = [int((end - start).max()) if end.size else 0 for start, end in windows]
+        longest = [int((end - start).max()) if end.size else 0          # on the host
+                   for start, end in (_area_windows(np, *m.shape[::-1]) for _, m in maps)]
         shape = x.shape[:2] + tuple(int(m.shape[0]) for _, m in maps)
         total = xp.zeros(shape, dtype=x.dtype)
         for offsets in np.ndindex(*longest):
@@ -217,8 +218,7 @@ def _fused_cubic_weights(t: Any) -> List[Any]:
         x = x.astype(f64)
         u = (a * x - 5 * a).astype(f32)
         return step(step(u, x, 8 * a), x, -4 * a)
-    one = f32(1.0)
-    return [far(t + one), near(t), near(one - t), far(one - t + one)]
+    return [far(t + 1.0), near(t), near(1.0 - t), far(1.0 - t + 1.0)]
 
 
 def _cubic_matrix(xp: Any, in_size: int, out_size: int, scale_factor: Optional[float],
@@ -269,14 +269,16 @@ def _antialias_matrix(xp: Any, in_size: int, out_size: int, scale_factor: Option
     else:
         scale = _scale(in_size, out_size, scale_factor, dtype)
     half_width = 2.0 if cubic else 1.0
-    support = dtype(half_width * scale if scale >= 1 else half_width)
-    inverse = dtype(1 / scale if scale >= 1 else 1)
-    centre = scale * (xp.arange(out_size).astype(dtype) + dtype(0.5))
-    low = xp.maximum((centre - support + dtype(0.5)).astype(np.int64), 0)
-    high = xp.minimum((centre + support + dtype(0.5)).astype(np.int64), in_size)
+    # Python floats holding the dtype's values (a NumPy scalar on the left of a device
+    # array would call NumPy on it); they take the array's dtype
+    support = float(dtype(half_width * scale if scale >= 1 else half_width))
+    inverse = float(dtype(1 / scale if scale >= 1 else 1))
+    centre = (xp.arange(out_size).astype(dtype) + 0.5) * float(scale)
+    low = xp.maximum((centre - support + 0.5).astype(np.int64), 0)
+    high = xp.minimum((centre + support + 0.5).astype(np.int64), in_size)
     cols = xp.arange(in_size)
     inside = (cols[None, :] >= low[:, None]) & (cols[None, :] < high[:, None])
-    d = xp.abs((cols.astype(dtype)[None, :] - centre[:, None] + dtype(0.5)) * inverse)
+    d = xp.abs((cols.astype(dtype)[None, :] - centre[:, None] + 0.5) * inverse)
     d = d.astype(dtype)
     if cubic:
         a = -0.5
