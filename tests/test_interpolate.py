@@ -182,3 +182,44 @@ def test_half_bit_for_bit_as_torch(dtype, mode, ndim):
                 total += want.size
                 wrong += int((got.numpy().astype(np.float32) != want).sum())
     assert total > 500 and wrong <= total // 400, (wrong, total)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("antialias", [False, True])
+def test_uint8_bit_for_bit_as_torch(mode, antialias):
+    """uint8: torch resamples the width, then the height, in integers (fixed-point weights,
+    a rounding shift, clamped to [0, 255] after each pass; bicubic overshoots are clamped
+    in between); every element equal over sizes, scale factors and align_corners"""
+    rng = np.random.default_rng(5)
+    for align_corners in (False, True):
+        for shape in [(2, 3, 4, 4), (1, 3, 30, 40), (2, 1, 17, 13), (1, 2, 6, 1)]:
+            for spec in [dict(size=(3, 3)), dict(size=(13, 17)), dict(scale_factor=1.7),
+                         dict(scale_factor=0.45), dict(scale_factor=(2, 0.5))]:
+                x = rng.integers(0, 256, shape).astype(np.uint8)
+                kwargs = dict(spec, mode=mode, align_corners=align_corners,
+                              antialias=antialias)
+                try:
+                    want = TF.interpolate(torch.tensor(x), **kwargs).numpy()
+                except RuntimeError:
+                    continue
+                got = F.interpolate(ta.tensor(x), **kwargs)
+                assert got.dtype == np.uint8
+                np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_uint8_negative_control_one_rounding_is_not_torch():
+    """rounding the float64 result once (no integer passes) differs from torch's uint8"""
+    x = np.random.default_rng(0).integers(0, 256, (1, 3, 30, 40)).astype(np.uint8)
+    want = TF.interpolate(torch.tensor(x), size=(13, 17), mode="bicubic").numpy()
+    once = np.clip(np.floor(F.interpolate(ta.tensor(x.astype(np.float64)), size=(13, 17),
+                                          mode="bicubic").numpy() + 0.5), 0, 255)
+    assert (once != want).any()
+
+
+def test_other_integer_inputs_refused_as_torch():
+    for dtype, mode in [(np.int64, "bilinear"), (np.uint8, "area"), (np.int8, "bicubic")]:
+        x = np.zeros((1, 1, 4, 4), dtype=dtype)
+        with pytest.raises(NotImplementedError):
+            TF.interpolate(torch.tensor(x), size=2, mode=mode)
+        with pytest.raises(NotImplementedError, match="only uint8"):
+            F.interpolate(ta.tensor(x), size=2, mode=mode)

@@ -256,12 +256,6 @@ INTERPOLATE_MODS30: List[Skip] = [
             "the last place (float16: 3.1e-5); the small samples agree exactly",
             dtypes=("float16",), when=predicate("op_db's large sample (over 10^5 elements)",
                                                 lambda s: s.input.numel() > 100_000)),
-    *[op_skip(name, "values", "to fix: uint8 input to the interpolating modes: torch "
-              "resamples uint8 with its own integer weights, rounding and clamping; tinyattn "
-              "raises NotImplementedError (pointing to .float()), never a wrong value",
-              dtypes=("uint8",))
-      for name in ("nn.functional.interpolate.bilinear", "nn.functional.interpolate.bicubic",
-                   "nn.functional.upsample_bilinear")],
 ]
 
 # F.grid_sample (stream interp39)

@@ -21,6 +21,7 @@ Weights are computed in the input's precision (float32 for float32 and half inpu
 torch's kernels compute them; for float16/bfloat16 torch's linear, trilinear and bicubic
 kernels then store them in the half dtype, and so does tinyattn (the sums stay float32,
 rounded once).
+uint8 bilinear/bicubic follow torch's integer kernel (_resample_uint8).
 
 The backward of out = M x is dx = M^T g along the same axis: each output gradient is
 scattered back to the inputs it read, with the same weights (the adjoint).
@@ -392,10 +393,12 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # no
         reads = tuple((axis, _nearest_index(xp, n, o, s, mode == "nearest-exact"))
                       for axis, n, o, s in zip(axes, spatial, output, scales))
         return PadByIndex.apply(input, reads=reads)
+    if input.dtype == np.uint8 and mode in ("bilinear", "bicubic"):
+        return _resample_uint8(input, mode, output, scales, bool(align_corners), antialias)
     if input.dtype.kind not in "fV":
         raise NotImplementedError(f"interpolate: mode {mode!r} of an integer ({input.dtype}) "
-                                  f"input is not implemented in tinyattn (torch takes uint8); "
-                                  f"convert it with .float() first")
+                                  f"input: torch takes only uint8 with bilinear and bicubic "
+                                  f"(and refuses this one); convert it with .float() first")
     dtype = np.float64 if input.dtype == np.float64 else np.float32
     # torch stores linear, trilinear and bicubic weights in a half input's dtype; its
     # bilinear kernel keeps them in float32
@@ -415,6 +418,42 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # no
                 for n, o, s in zip(spatial, output, scales)]
     function = ResampleArea if mode == "area" else Resample
     return function.apply(input, maps=tuple(zip(axes, maps)))
+
+
+def _fixed_point(matrix: np.ndarray) -> Tuple[np.ndarray, int]:
+    """torch's uint8 weights: the float64 weights times 2^p rounded half away from zero to
+    integers, p the largest precision (at most 22 bits) whose largest weight still fits in
+    a signed 16-bit integer."""
+    largest = float(matrix.max()) if matrix.size else 0.0
+    bits = 0
+    while bits < 22 and int(0.5 + largest * (1 << (bits + 1))) < (1 << 15):
+        bits += 1
+    scaled = matrix * (1 << bits)
+    return np.where(scaled < 0, np.trunc(scaled - 0.5), np.trunc(scaled + 0.5)).astype(
+        np.int64), bits
+
+
+def _resample_uint8(input: Tensor, mode: str, output: List[int],  # noqa: A002
+                    scales: List[Optional[float]], corners: bool, antialias: bool) -> Tensor:
+    """uint8 bilinear/bicubic as torch's CPU kernel: one pass per dim, the last (width)
+    first, each in integers: sum of fixed-point weights (_fixed_point) times the pixels, plus
+    2^(p-1), shifted right by p (rounding to nearest, halves up), clamped to [0, 255] and
+    stored as uint8 before the next pass. No gradient (an integer tensor has none)."""
+    x = input._data
+    xp = backend.get_array_module(x)
+    spatial = list(input.shape[2:])
+    for axis, n, o, s in reversed(list(zip(range(2, input.ndim), spatial, output, scales))):
+        if antialias:
+            matrix = _antialias_matrix(np, n, o, s, corners, np.float64, mode == "bicubic")
+        elif mode == "bicubic":
+            matrix = _cubic_matrix(np, n, o, s, corners, np.float64)
+        else:
+            matrix = _linear_matrix(np, n, o, s, corners, np.float64)
+        weights, bits = _fixed_point(matrix)
+        weights = backend.to_device(weights, backend.device_of(x))
+        y = xp.moveaxis(xp.tensordot(weights, x.astype(np.int64), axes=([1], [axis])), 0, axis)
+        x = xp.clip((y + (1 << (bits - 1))) >> bits, 0, 255).astype(np.uint8)
+    return Tensor._wrap(xp.ascontiguousarray(x))
 
 
 def upsample(input: Tensor, size: Any = None, scale_factor: Any = None,  # noqa: A002
