@@ -3,6 +3,7 @@ padding mode and align_corners, 4-D and 5-D, values and gradients to input and g
 float64, values in float32; errors and warnings; negative controls."""
 import warnings
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -140,3 +141,23 @@ def test_errors_as_torch(call, error, message):
         call(F, ta.tensor)
     with pytest.raises(error):
         call(TF, torch.tensor)
+
+
+@pytest.mark.parametrize("dtype,torch_dtype", [(np.float16, "float16"),
+                                               (ml_dtypes.bfloat16, "bfloat16")])
+def test_half_bit_for_bit_as_torch(dtype, torch_dtype):
+    """float16/bfloat16: torch's CPU kernel rounds every step to the half dtype (the pixel
+    coordinate, the weights, each added tap; bicubic row by row); tinyattn follows its
+    order, and every element is equal"""
+    rng = np.random.default_rng(0)
+    half = getattr(torch, torch_dtype)
+    for nd, mode, padding, corners in CASES:
+        x = rng.standard_normal([2, 3] + [5] * nd).astype(np.float32).astype(dtype)
+        g = rng.uniform(-1.3, 1.3, [2] + [4] * nd + [nd]).astype(np.float32).astype(dtype)
+        kwargs = dict(mode=mode, padding_mode=padding, align_corners=corners)
+        want = TF.grid_sample(torch.tensor(x.astype(np.float32)).to(half),
+                              torch.tensor(g.astype(np.float32)).to(half), **kwargs)
+        got = F.grid_sample(ta.tensor(x), ta.tensor(g), **kwargs)
+        assert got.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(got.float().numpy(), want.float().numpy(),
+                                      err_msg=str(kwargs))

@@ -258,16 +258,6 @@ INTERPOLATE_MODS30: List[Skip] = [
                                                 lambda s: s.input.numel() > 100_000)),
 ]
 
-# F.grid_sample (stream interp39)
-GRID_SAMPLE_INTERP39: List[Skip] = [
-    op_skip("nn.functional.grid_sample", "values", "to fix: in float16/bfloat16 torch's CPU "
-            "kernel (its scalar fallback) does every step in the half dtype, rounding each: "
-            "the pixel coordinate ((u + 1) size - 1) / 2, the weights and each added tap; "
-            "tinyattn computes in float32 and rounds once, so it is closer to the exact "
-            "result, and differs from torch by up to 0.16 in bfloat16 (bicubic; a nearest tap "
-            "can move to the next pixel); float32/float64 agree", dtypes=_HALF),
-]
-
 # F.embedding_bag (stream interp39)
 EMBEDDING_BAG_INTERP39: List[Skip] = [
     op_skip("nn.functional.embedding_bag", "values", "to fix: with max_norm in "
@@ -380,7 +370,7 @@ OUT_HARNESS39: List[Skip] = [
 TABLE: List[Skip] = (CANNOT_COMPARE + ON_PURPOSE + TO_FIX + NOT_IMPLEMENTED + NEW_OPS_B
                      + COVERAGE_A
                      + MODULES_AND_OPTIMIZERS + COMPOSITIONS_COV30 + OUT_ALIASING
-                     + LINALG30 + INTERPOLATE_MODS30 + GRID_SAMPLE_INTERP39 + INSTANCE_NORM_MODS30
+                     + LINALG30 + INTERPOLATE_MODS30 + INSTANCE_NORM_MODS30
                      + EMBEDDING_BAG_INTERP39
                      + ABSENT_A38
                      + LINEAR_CROSS_ENTROPY_B38 + ERROR_TYPES_HARNESS38

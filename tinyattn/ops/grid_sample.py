@@ -22,6 +22,9 @@ through f (t), so d out / d u = sum over taps of value * d weight / d f * (d ix 
 d ix / d u = (size - 1) / 2 or size / 2 times the padding's slope (1 inside, 0 where clipped,
 -1 where reflected an odd number of times; bicubic: 1). nearest gives grid a zero gradient.
 
+float16/bfloat16: the forward rounds every step to the half dtype in torch's order (its CPU
+kernel's scalar path), bit for bit; the backward computes in float32 and rounds once.
+
 ``affine_grid(theta, size)``: the base grid of normalised pixel centres (x, y[, z], 1) times
 theta^T, a (batched) matrix product, differentiated as one.
 """
@@ -34,6 +37,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function
+from ..precision import is_low_precision
 from ..tensor import Tensor
 from .matmul import matmul
 
@@ -108,6 +112,10 @@ class GridSample(Function):
     """out[n, c, p] = sum over taps q of w_q(p) input[n, c, idx_q(p)] (0 for a tap outside
     with zeros padding); the taps and weights depend on grid[n, p] only."""
     versions_checked = (0, 1)
+    # float16/bfloat16: bilinear and nearest run in the half dtype, rounding every step as
+    # torch's CPU kernel does (its scalar fallback); bicubic computes in float32 and rounds
+    # once (torch's order of roundings there is not reproduced: a skip-table row)
+    computes_in_half = True
 
     def _taps(self, xp: Any, grid: Any, spatial: Sequence[int]):
         """per tap: the flat index into (N * prod(spatial)), its validity, its weight, and
@@ -139,8 +147,9 @@ class GridSample(Function):
                                     xp.ones_like(ix), xp.zeros_like(ix)))
                 else:
                     low = xp.floor(ix)
-                    f = ix - low
-                    for k, (w, dw) in enumerate(((1 - f, -1.0), (f, 1.0))):
+                    # torch's weights: (low + 1) - ix and ix - low (not 1 - f: in a half
+                    # dtype, where torch rounds every step, the two differ)
+                    for k, (w, dw) in enumerate((((low + 1) - ix, -1.0), (ix - low, 1.0))):
                         at = low + k
                         valid = (at >= 0) & (at <= size - 1)
                         options.append((xp.clip(at, 0, size - 1).astype(np.int64), valid, w,
@@ -148,12 +157,14 @@ class GridSample(Function):
             per_dim.append(options)
         batch = xp.arange(n).reshape((n,) + (1,) * d)
         for choice in np.ndindex(*[len(o) for o in per_dim]):
-            flat, valid, weight = batch, True, 1.0
+            flat, valid, weight = batch, True, None
             for j, k in enumerate(choice):
-                at, ok, w, _ = per_dim[j][k]
+                at, ok, _, _ = per_dim[j][k]
                 flat = flat * spatial[j] + at
                 valid = valid & ok
-                weight = weight * w
+            for j in reversed(range(d)):     # torch's product order: x, then y, then z
+                w = per_dim[j][choice[j]][2]
+                weight = w if weight is None else weight * w
             slopes = []
             for j in range(d):              # d weight / d u_j: the other dims' weights kept
                 factor = per_dim[j][choice[j]][3]
@@ -167,6 +178,61 @@ class GridSample(Function):
         xp = backend.get_array_module(x)
         self.mode, self.padding, self.corners = mode, padding, corners
         self.save_for_backward(x, grid)
+        if is_low_precision(x.dtype) and mode == "bicubic":
+            return self._bicubic_in_half(xp, x, grid)
+        return self._sample(xp, x, grid)
+
+    def _bicubic_in_half(self, xp: Any, x: Any, grid: Any) -> Any:
+        """bicubic in a half dtype in torch's order, each step rounded: along x, each of
+        the 4 rows' taps weighted and summed left to right (x0 c0 + x1 c1 + x2 c2 + x3 c3),
+        then those 4 sums along y the same way; the weights from Keys' polynomials with
+        every product and sum rounded."""
+        dtype = x.dtype
+        n, c, height, width = x.shape
+        rows = xp.moveaxis(x, 1, -1).reshape(-1, c)
+        batch = xp.arange(n).reshape(n, 1, 1)
+
+        def weights(t: Any) -> List[Any]:
+            def near(v: Any) -> Any:
+                return ((v * (_A + 2) - (_A + 3)) * v * v + 1).astype(dtype)
+
+            def far(v: Any) -> Any:
+                return (((v * _A - 5 * _A) * v + 8 * _A) * v - 4 * _A).astype(dtype)
+            s = (1.0 - t).astype(dtype)
+            return [far((t + 1.0).astype(dtype)), near(t), near(s), far((s + 1.0).astype(dtype))]
+
+        def line(values: List[Any], w: List[Any]) -> Any:
+            total = values[0] * w[0][..., None]
+            for value, weight in zip(values[1:], w[1:]):
+                total = total + value * weight[..., None]
+            return total.astype(dtype)
+        coords = []
+        for k, size in ((0, width), (1, height)):
+            u = grid[..., k]
+            ix = (((u + 1) / 2 * (size - 1)) if self.corners
+                  else (((u + 1) * size - 1) / 2)).astype(dtype)
+            low = xp.floor(ix)
+            coords.append((low, weights((ix - low).astype(dtype)), size))
+        (low_x, wx, _), (low_y, wy, _) = coords
+        taps_x = [self._tap(xp, low_x - 1 + i, width) for i in range(4)]
+        sums = []
+        for j in range(4):
+            at_y, ok_y = self._tap(xp, low_y - 1 + j, height)
+            values = [xp.where((ok_y & ok_x)[..., None],
+                               rows[(batch * height + at_y) * width + at_x], 0).astype(dtype)
+                      for at_x, ok_x in taps_x]
+            sums.append(line(values, wx))
+        return xp.ascontiguousarray(xp.moveaxis(line(sums, wy), -1, 1))
+
+    def _tap(self, xp: Any, at: Any, size: int) -> Tuple[Any, Any]:
+        """a tap's index after the padding mode (clipped for the gather) and whether it is
+        inside"""
+        if self.padding != "zeros":
+            at, _ = _pad(xp, at, size, self.padding, self.corners)
+        valid = (at >= 0) & (at <= size - 1)
+        return xp.clip(at, 0, size - 1).astype(np.int64), valid
+
+    def _sample(self, xp: Any, x: Any, grid: Any) -> Any:
         n, c = x.shape[:2]
         spatial = x.shape[2:]
         rows = xp.moveaxis(x, 1, -1).reshape(-1, c)             # (N * prod(spatial), C)
@@ -178,6 +244,14 @@ class GridSample(Function):
     def backward(self, grad):
         x, grid = self.saved
         xp = backend.get_array_module(grad)
+        if is_low_precision(grad.dtype):         # the gradients in float32, rounded once
+            dx, dgrid = self._gradients(xp, grad.astype(np.float32), x.astype(np.float32),
+                                        grid.astype(np.float32))
+            return (None if dx is None else dx.astype(grad.dtype),
+                    None if dgrid is None else dgrid.astype(grad.dtype))
+        return self._gradients(xp, grad, x, grid)
+
+    def _gradients(self, xp: Any, grad: Any, x: Any, grid: Any):
         c = x.shape[1]
         spatial = x.shape[2:]
         rows = xp.moveaxis(x, 1, -1).reshape(-1, c)
