@@ -356,12 +356,6 @@ OUT_HARNESS39: List[Skip] = [
       for name in _NO_OUT],
     *[op_skip(name, "out", RANDOM, kind="structure")
       for name in ("normal", "normal.number_mean")],
-    *[op_skip(name, "values", "to fix (stream interp39): a uint8 image's bilinear/bicubic "
-              "resize raises NotImplementedError in tinyattn (it says to call .float() first); "
-              "torch resizes uint8 directly (seen since harness39 tests a uint8/int8/int16 "
-              "dtype by default)", dtypes=("uint8",))
-      for name in ("nn.functional.interpolate.bilinear", "nn.functional.interpolate.bicubic",
-                   "nn.functional.upsample_bilinear")],
     op_skip("addbmm", "out", "to fix (stream rows39): addbmm sums the batch products in "
             "another order than torch; one element of 50 differs by 1.2e-5 (float32), the "
             "same as its values row"),
