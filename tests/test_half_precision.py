@@ -25,6 +25,10 @@ def _eps(dtype: np.dtype) -> float:
 # ------------------------------------------------------------------ the op table
 TORCH_WIDENS = {"bincount_weights": np.dtype(np.float64)}   # torch.bincount: half weights
                                                             # give float64 counts
+# rows whose torch CPU kernel rounds every step to the half dtype, as tinyattn then does
+# (grid_sample's bicubic: 16 rounded products and sums, and weights from rounded
+# polynomials): their error is that of many roundings, not one
+STEPWISE_HALF = {"grid_sample_bicubic_border": 32}
 # rows whose op torch refuses in float16 and bfloat16 on the CPU ("cholesky_cpu" not
 # implemented for 'Half', "doesn't handle types other than float and double"): tinyattn
 # refuses them too, and these tests check that it does
@@ -40,6 +44,8 @@ TORCH_REFUSES_HALF |= {spec.name for spec in OP_TABLE if spec.name.startswith(
 # "avg_pool3d_out_frame" not implemented for 'Half' (local_response_norm of 4-D pools with it)
 TORCH_REFUSES_HALF |= {"avg_pool3d", "local_response_norm_4d",
                        "ctc_loss"}                  # "ctc_loss_cpu" takes float and double
+# '"compute_index_ranges_weights" not implemented for 'Half'' (antialiased interpolation)
+TORCH_REFUSES_HALF |= {"interpolate_bilinear_antialias", "interpolate_bicubic_antialias"}
 
 
 
@@ -69,7 +75,8 @@ def test_every_op_table_op_runs_in_half_precision(spec, dtype_name):
         expected = np.asarray(spec.reference(*rounded), dtype=np.float64)
         got = out.detach().float().numpy().astype(np.float64)
         scale = max(1.0, float(np.abs(expected).max())) if expected.size else 1.0
-        np.testing.assert_allclose(got, expected, rtol=0, atol=8 * eps * scale,
+        np.testing.assert_allclose(got, expected, rtol=0,
+                                   atol=STEPWISE_HALF.get(spec.name, 8) * eps * scale,
                                    err_msg=f"{spec.name} {case.label}")
         out.float().sum().backward()
         for t in inputs:

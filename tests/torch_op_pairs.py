@@ -353,6 +353,13 @@ OPS = {
     "interpolate_area": (lambda x: F.interpolate(x, size=(2, 3), mode="area"),
                          lambda x: tF.interpolate(x, size=(2, 3), mode="area"),
                          [("h", (1, 2, 4, 6))]),
+    # interp39's ops: grid_sample (GridSample), embedding_bag (EmbeddingBag)
+    "grid_sample": (lambda x, g: F.grid_sample(x, g, align_corners=False),
+                    lambda x, g: tF.grid_sample(x, g, align_corners=False),
+                    [("h", (1, 2, 4, 5)), ("h", (1, 3, 2, 2))]),
+    "embedding_bag": (lambda i, w: F.embedding_bag(i, w, mode="sum"),
+                      lambda i, w: tF.embedding_bag(i, w, mode="sum"),
+                      [("i", (2, 3), 5), ("h", (5, 4))]),
 }
 
 

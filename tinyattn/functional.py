@@ -59,6 +59,10 @@ __all__ += ["alpha_dropout", "feature_alpha_dropout", "gumbel_softmax"]
 from .ops.bilinear import bilinear                                        # noqa: E402
 from .ops.margin_loss import multi_margin_loss, multilabel_margin_loss      # noqa: E402
 __all__ += ["bilinear", "multi_margin_loss", "multilabel_margin_loss"]
+from .ops.grid_sample import grid_sample, affine_grid  # noqa: E402
+__all__ += ["grid_sample", "affine_grid"]
+from .ops.embedding_bag import embedding_bag  # noqa: E402
+__all__ += ["embedding_bag"]
 from .ops.interpolate import (interpolate, upsample, upsample_bilinear,  # noqa: E402
                               upsample_nearest)
 __all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]

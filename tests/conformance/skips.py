@@ -103,6 +103,10 @@ NOT_IMPLEMENTED: List[Skip] = [
             "a dense gradient would differ silently (grad.is_sparse, SparseAdam), so "
             "F.embedding and nn.Embedding(sparse=True) raise NotImplementedError at once",
             when=kwarg_is("sparse", True)),
+    op_skip("nn.functional.embedding_bag", "values", "not implemented, refused loudly: "
+            "sparse=True asks for a sparse (COO) gradient, and tinyattn has no sparse tensors "
+            "(as F.embedding's row); F.embedding_bag and nn.EmbeddingBag(sparse=True) raise "
+            "NotImplementedError at once", when=kwarg_is("sparse", True)),
 ]
 
 # ------------------------------------------------------------------ new ops of issue 30 (opsB30)
@@ -232,21 +236,24 @@ LINALG30: List[Skip] = [
 
 # ------------------------------------------------------------------ interpolate (stream mods30)
 INTERPOLATE_MODS30: List[Skip] = [
-    *[op_skip(f"nn.functional.interpolate.{mode}", "values", "to fix: antialias=True is not "
-              "implemented (tinyattn raises NotImplementedError, pointing to antialias=False)",
-              when=kwarg_is("antialias", True), dtypes=("float64",))
-      for mode in ("bicubic",)],
-    *[op_skip(f"nn.functional.interpolate.{mode}", "values", "to fix: in float16/bfloat16 "
-              "torch's CPU kernel rounds differently from tinyattn's float32 compute with one "
-              "rounding (a few elements differ by one or two units of the half dtype's last "
-              "place); its order of operations is not reproduced yet",
-              dtypes=("float16", "bfloat16"))
-      for mode in ("linear", "trilinear", "bicubic")],
-    op_skip("nn.functional.interpolate.area", "values", "to fix: in bfloat16 (and float16 in "
-            "some samples of the full run) torch's "
-            "adaptive average pooling rounds differently from tinyattn's float32 compute with "
-            "one rounding (a few elements differ by one unit of the half dtype's last place)",
-            dtypes=("bfloat16",)),
+    op_skip("nn.functional.interpolate.bicubic", "values", "to fix: in float16 torch's "
+            "compiled kernel fuses its float32 multiply-adds in an order tinyattn's matrix "
+            "products do not follow (the weights are torch's, bit for bit): on op_db's large "
+            "sample (2, 3, 345, 456) -> (270, 270) 7 of 437400 elements differ by one unit in "
+            "the last place (float16: 3.1e-5); the small samples agree exactly",
+            dtypes=("float16",), when=predicate("op_db's large sample (over 10^5 elements)",
+                                                lambda s: s.input.numel() > 100_000)),
+]
+
+# F.embedding_bag (stream interp39)
+EMBEDDING_BAG_INTERP39: List[Skip] = [
+    op_skip("nn.functional.embedding_bag", "values", "to fix: with max_norm in "
+            "float16/bfloat16 torch renormalises the looked-up rows in place computing the "
+            "norm and the scale its own way; tinyattn's embedding_renorm_ computes them in "
+            "float64 and rounds the scale once, so a few renormalised entries (and the bag "
+            "sums of them) differ by a unit or two in the half dtype's last place (bfloat16: "
+            "up to 0.012); float32/float64 agree",
+            dtypes=_HALF, when=has_kwarg("max_norm")),
 ]
 
 # F.instance_norm (stream mods30) is batch norm of the input viewed as (1, N C, *), as torch's
@@ -327,12 +334,6 @@ OUT_HARNESS39: List[Skip] = [
       for name in _NO_OUT],
     *[op_skip(name, "out", RANDOM, kind="structure")
       for name in ("normal", "normal.number_mean", "multinomial")],
-    *[op_skip(name, "values", "to fix (stream interp39): a uint8 image's bilinear/bicubic "
-              "resize raises NotImplementedError in tinyattn (it says to call .float() first); "
-              "torch resizes uint8 directly (seen since harness39 tests a uint8/int8/int16 "
-              "dtype by default)", dtypes=("uint8",))
-      for name in ("nn.functional.interpolate.bilinear", "nn.functional.interpolate.bicubic",
-                   "nn.functional.upsample_bilinear")],
     op_skip("addbmm", "out", "on purpose: the float32 addbmm row above (tinyattn sums the "
             "batch products and adds beta * input once, more accurately than torch's one MKL "
             "addmm per batch; one element of 50 differs by 1.2e-5)", dtypes=("float32",)),
@@ -341,6 +342,8 @@ OUT_HARNESS39: List[Skip] = [
 TABLE: List[Skip] = (CANNOT_COMPARE + ON_PURPOSE + TO_FIX + NOT_IMPLEMENTED + NEW_OPS_B
                      + COVERAGE_A
                      + MODULES_AND_OPTIMIZERS + COMPOSITIONS_COV30 + OUT_ALIASING
-                     + LINALG30 + INTERPOLATE_MODS30 + INSTANCE_NORM_MODS30 + ABSENT_A38
+                     + LINALG30 + INTERPOLATE_MODS30 + INSTANCE_NORM_MODS30
+                     + EMBEDDING_BAG_INTERP39
+                     + ABSENT_A38
                      + LINEAR_CROSS_ENTROPY_B38 + ERROR_TYPES_HARNESS38
                      + OUT_HARNESS39)

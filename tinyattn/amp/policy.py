@@ -37,6 +37,7 @@ _CPU_LOWER = frozenset({"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_
                         # are, so torch's CPU RNN runs in the low dtype throughout
                         "einsum"})   # not listed for the CPU, but torch's einsum is a bmm
 _CPU_FP32 = frozenset({"binary_cross_entropy", "prod", "trace", "mse_loss", "nll_loss",
+                       "grid_sampler",
                        "smooth_l1_loss", "cross_entropy_loss", "l1_loss", "huber_loss",
                        "kl_div", "binary_cross_entropy_with_logits", "cosine_embedding_loss",
                        "hinge_embedding_loss", "poisson_nll_loss", "margin_ranking_loss",
@@ -121,6 +122,7 @@ OP_NAMES: Dict[str, str] = {
     "LSTMCellUpdate": "lstm_cell",                               # the same lists)
     "GRUCellUpdate": "gru_cell",
     "MultiMargin": "multi_margin_loss", "MultiLabelMargin": "multilabel_margin_loss",
+    "GridSample": "grid_sampler",       # promoted on CUDA (input and grid to the wider)
 }
 
 # ops outside the lists whose output keeps the first (input) tensor's dtype when the

@@ -103,6 +103,8 @@ __all__ += ["Bilinear", "Softmax2d", "HuberLoss", "SmoothL1Loss", "MultiMarginLo
             "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
             "CircularPad1d", "CircularPad2d", "CircularPad3d"]
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402
+from .embedding_bag import EmbeddingBag                                   # noqa: E402
+__all__ += ["EmbeddingBag"]
 __all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 from .batchnorm import BatchNorm3d                                        # noqa: E402
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: E402

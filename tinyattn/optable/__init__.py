@@ -33,6 +33,7 @@ from . import decompositions        # cholesky, qr, eigh, svd
 from . import linalg_solvers        # triangular and least-squares solves, pinv, matrix_exp
 from . import statistics            # cov, corrcoef
 from . import bilinear, interpolate, margin_loss
+from . import grid_sample, embedding_bag            # grid_sample, affine_grid, embedding_bag
 from . import distances, float_parts, order_stats   # cdist, pdist, quantile, mode, frexp
 from . import polygamma                             # polygamma, mvlgamma
 from . import ctc_loss, linear_cross_entropy, local_response_norm
@@ -50,6 +51,7 @@ FAMILIES = [elementwise, powers, trig, reduce, shape, interleave, matmul, softma
             binary_special, blas, linalg_ops, more_reductions,
             clamp_bounds, linalg_norms, decompositions, linalg_solvers, statistics,
             bilinear, margin_loss, interpolate, distances, order_stats, float_parts,
-            polygamma, local_response_norm, linear_cross_entropy, ctc_loss]
+            polygamma, local_response_norm, linear_cross_entropy, ctc_loss, grid_sample,
+            embedding_bag]
 
 OP_TABLE: List[OpSpec] = [row for family in FAMILIES for row in family.ROWS]

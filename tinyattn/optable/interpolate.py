@@ -60,7 +60,39 @@ def _area_axis(x: np.ndarray, axis: int, out: int) -> np.ndarray:
                      for i in range(out)], axis)
 
 
+def _antialias_axis(x: np.ndarray, axis: int, out: int, cubic: bool) -> np.ndarray:
+    """PIL's filter, stretched by the scale when downsampling, rows normalised"""
+    n = x.shape[axis]
+    scale = n / out
+    stretch = max(scale, 1.0)
+    width = (2.0 if cubic else 1.0) * stretch
+
+    def kernel(d: float) -> float:
+        d = abs(d)
+        if not cubic:
+            return max(0.0, 1 - d)
+        a = -0.5
+        if d < 1:
+            return (a + 2) * d ** 3 - (a + 3) * d ** 2 + 1
+        return a * d ** 3 - 5 * a * d ** 2 + 8 * a * d - 4 * a if d < 2 else 0.0
+    values = []
+    for dst in range(out):
+        centre = scale * (dst + 0.5)
+        taps = range(max(int(centre - width + 0.5), 0), min(int(centre + width + 0.5), n))
+        weights = np.array([kernel((j + 0.5 - centre) / stretch) for j in taps])
+        weights = weights / weights.sum()
+        values.append(sum(w * np.take(x, j, axis) for w, j in zip(weights, taps)))
+    return np.stack(values, axis)
+
+
 ROWS: List[OpSpec] = from_pairs([
+    ("interpolate_bilinear_antialias",
+     lambda x: F.interpolate(x, size=(3, 2), mode="bilinear", antialias=True),
+     lambda x: _antialias_axis(_antialias_axis(x, 2, 3, False), 3, 2, False), _cases,
+     _SECTION),
+    ("interpolate_bicubic_antialias",
+     lambda x: F.interpolate(x, size=(2, 7), mode="bicubic", antialias=True),
+     lambda x: _antialias_axis(_antialias_axis(x, 2, 2, True), 3, 7, True), _cases, _SECTION),
     ("interpolate_bilinear", lambda x: F.interpolate(x, size=(7, 3), mode="bilinear"),
      _bilinear_ref, _cases, _SECTION),
     ("interpolate_bilinear_align_corners",
