@@ -17,6 +17,7 @@ from .return_types import return_type
 from .elementwise import _binary
 from .indexing import Gather, along_axis_index
 from .reduce import _check_not_empty, _single_axis, amax, amin
+from .tie_order import torch_cpu_order, torch_cpu_topk
 
 __all__ = ["maximum", "minimum", "max", "min", "argmax", "argmin", "sort", "topk",
            "MaxResult", "MinResult", "SortResult", "TopkResult"]
@@ -158,13 +159,20 @@ def _arg_extreme(x: Tensor, dim: Optional[int], keepdim: bool, op: str) -> Tenso
 
 
 # ------------------------------------------------------------------ sort and topk
-def _sort_indices(data: Any, axis: int, descending: bool) -> Any:
-    """Stable sort order along ``axis``; NaN counts as the largest value, as in PyTorch.
+def _sort_indices(data: Any, axis: int, descending: bool, stable: bool = True) -> Any:
+    """Sort order along ``axis``; NaN counts as the largest value, as in PyTorch.
 
-    Descending and stable: sort the reversed array ascending (ties in reversed order), then
-    reverse the result (ties back in original order, NaNs first) and map the positions of the
-    reversed array back (i -> n - 1 - i). Negating would break NaN, bool and unsigned ints."""
+    ``stable`` (and any array off the CPU): the stable order. Descending and stable: sort the
+    reversed array ascending (ties in reversed order), then reverse the result (ties back in
+    original order, NaNs first) and map the positions of the reversed array back
+    (i -> n - 1 - i). Negating would break NaN, bool and unsigned ints.
+
+    Not ``stable`` on the CPU: the order torch's CPU sort leaves equal values in (its
+    ``std::sort``, replayed by ops/tie_order.py where it differs from the stable order)."""
     xp = backend.get_array_module(data)
+    if not stable and backend.device_of(data) == "cpu" and data.ndim:
+        return _along_rows(data, axis, lambda rows: torch_cpu_order(rows,
+                                                                    descending=descending))
     if not descending:
         return xp.argsort(data, axis=axis, kind="stable")
     n = data.shape[axis]
@@ -172,14 +180,25 @@ def _sort_indices(data: Any, axis: int, descending: bool) -> Any:
     return (n - 1) - xp.flip(order, axis)
 
 
+def _along_rows(data: Any, axis: int, per_rows: Any) -> Any:
+    """``per_rows`` (R, N) -> (R, M) applied to the slices along ``axis``; back in place."""
+    moved = np.moveaxis(data, axis, -1)
+    count = int(np.prod(moved.shape[:-1], dtype=np.int64))      # (-1 fails when empty)
+    rows = np.ascontiguousarray(moved).reshape(count, moved.shape[-1])
+    out = per_rows(rows)
+    return np.moveaxis(out.reshape(moved.shape[:-1] + out.shape[-1:]), -1, axis)
+
+
 def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
-    """``torch.sort``: (values, indices) along ``dim``. Always stable (equal elements keep
-    their order), whatever ``stable`` says; the gradient flows through the values."""
+    """``torch.sort``: (values, indices) along ``dim``; the gradient flows through the
+    values. Equal elements keep their order with ``stable=True``; without it, on the CPU,
+    they come out in the order torch's CPU sort leaves them (ops/tie_order.py), on a GPU in
+    the stable order."""
     axis = _single_axis(dim, x.ndim, "sort")
     if x.ndim == 0:
         return SortResult(Gather.apply(x, index=(), unique=True),
                           Tensor._wrap(backend.get_array_module(x._data).zeros((), np.int64)))
-    order = _sort_indices(x._data, axis, descending).astype(np.int64)
+    order = _sort_indices(x._data, axis, descending, bool(stable)).astype(np.int64)
     values = Gather.apply(x, index=along_axis_index(order, axis), unique=True)
     return SortResult(values, Tensor._wrap(order))
 
@@ -187,7 +206,9 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = Fals
 def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True  # noqa: A002
          ) -> Any:
     """``torch.topk``: the ``k`` largest (or smallest) elements along ``dim`` and their
-    indices, largest first. Ties keep the earlier index first; the result is always sorted."""
+    indices, largest first. On the CPU, equal elements come out as torch's CPU topk leaves
+    them (its std::partial_sort or std::nth_element, replayed by ops/tie_order.py), and with
+    ``sorted=False`` in its order too; on a GPU, sorted, ties in the stable order."""
     axis = _single_axis(dim, x.ndim, "topk")
     size = x.shape[axis] if x.ndim else 1
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 0 <= k <= size:
@@ -197,8 +218,13 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
         values, indices = topk(x.reshape(1), k)
         return TopkResult(values.reshape(()), indices.reshape(())) if k else \
             TopkResult(values, indices)
-    order = _sort_indices(x._data, axis, largest)
-    order = order[(slice(None),) * axis + (slice(0, k),)].astype(np.int64)
+    if backend.device_of(x._data) == "cpu":
+        order = _along_rows(x._data, axis, lambda rows: torch_cpu_topk(
+            rows, int(k), bool(largest), bool(sorted)))
+    else:
+        order = _sort_indices(x._data, axis, largest)
+        order = order[(slice(None),) * axis + (slice(0, k),)]
+    order = order.astype(np.int64)
     values = Gather.apply(x, index=along_axis_index(order, axis), unique=True)
     return TopkResult(values, Tensor._wrap(order))
 

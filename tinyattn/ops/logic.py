@@ -149,13 +149,15 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:  # noqa: A002
 
 def argsort(input: Tensor, dim: int = -1, descending: bool = False,  # noqa: A002
             stable: bool = False) -> Tensor:
-    """The indices that sort ``input`` along ``dim`` (int64), as ``torch.argsort``; always
-    stable (ties keep their order), which is one of the orders torch may return."""
+    """The indices that sort ``input`` along ``dim`` (int64), as ``torch.argsort``: ties keep
+    their order with ``stable=True``; without it, on the CPU, the order torch's CPU sort
+    leaves them in (ops/tie_order.py), on a GPU the stable order."""
     axis = _single_axis(dim, input.ndim, "argsort")
     xp = backend.get_array_module(input._data)
     if input.ndim == 0:
         return Tensor._wrap(xp.zeros((), dtype=np.int64))
-    return Tensor._wrap(_sort_indices(input._data, axis, descending).astype(np.int64))
+    return Tensor._wrap(_sort_indices(input._data, axis, descending, bool(stable))
+                       .astype(np.int64))
 
 
 def any(input: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:  # noqa
