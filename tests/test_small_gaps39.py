@@ -26,3 +26,58 @@ def test_empty_views_keep_their_own_strides():
         assert view(ours).stride() == view(theirs).stride()
     assert ta.tensor([]).stride() == torch.tensor([]).stride() == (1,)
     assert ta.zeros(0, 3).stride() != (0, 0)            # NumPy's own answer (the bug)
+
+
+# ------------------------------------------------------------------ shapes that do not broadcast
+_BROADCAST_CASES = {
+    "add": lambda l, f, x, y: x + y, "mul_": lambda l, f, x, y: x.mul_(y),
+    "eq": lambda l, f, x, y: x == y, "lt": lambda l, f, x, y: x < y,
+    "ne": lambda l, f, x, y: l.ne(x, y), "maximum": lambda l, f, x, y: l.maximum(x, y),
+    "copy_": lambda l, f, x, y: x.copy_(y), "where": lambda l, f, x, y: l.where(x > 0, x, y),
+    "masked_fill": lambda l, f, x, y: x.masked_fill(y > 0, 1.0),
+    "masked_fill_": lambda l, f, x, y: x.masked_fill_(y > 0, 1.0),
+    "expand": lambda l, f, x, y: x.expand(2, 4),
+    "broadcast_to": lambda l, f, x, y: l.broadcast_to(x, (2, 4)),
+    "lerp": lambda l, f, x, y: l.lerp(x, y, 0.5), "lerp_": lambda l, f, x, y: x.lerp_(y, 0.5),
+    "clamp": lambda l, f, x, y: l.clamp(x, y, y), "clamp_": lambda l, f, x, y: x.clamp_(y, y),
+    "heaviside": lambda l, f, x, y: l.heaviside(x, y), "ldexp": lambda l, f, x, y: l.ldexp(x, y),
+    "setitem": lambda l, f, x, y: x.__setitem__(slice(None), y),
+    "mse_loss": lambda l, f, x, y: f.mse_loss(x, y),
+    "bce_weight": lambda l, f, x, y: f.binary_cross_entropy(x.sigmoid(), x * 0,
+                                                           weight=l.ones(4)),
+    "bcel_pos_weight": lambda l, f, x, y: f.binary_cross_entropy_with_logits(
+        x, x, pos_weight=l.ones(4)),
+    "addmm": lambda l, f, x, y: l.addmm(l.ones(2, 5), l.ones(2, 3), l.ones(3, 4)),
+    "mv": lambda l, f, x, y: l.mv(x, l.ones(2)),
+    "sdpa_mask": lambda l, f, x, y: f.scaled_dot_product_attention(
+        l.ones(1, 2, 3, 4), l.ones(1, 2, 3, 4), l.ones(1, 2, 3, 4), attn_mask=l.ones(5, 5)),
+    "nll_weight": lambda l, f, x, y: f.nll_loss(x, l.zeros(2).long(), weight=l.ones(4)),
+    "cross_entropy_spatial": lambda l, f, x, y: f.cross_entropy(l.zeros(2, 3, 4),
+                                                                l.zeros(2, 5).long()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_BROADCAST_CASES))
+def test_shapes_that_do_not_broadcast_raise_torchs_runtime_error(name):
+    import torch.nn.functional as torch_f
+    import tinyattn.functional as ta_f
+    case = _BROADCAST_CASES[name]
+    with pytest.raises(RuntimeError) as theirs:
+        case(torch, torch_f, torch.ones(2, 3), torch.ones(2, 4))
+    with pytest.raises(RuntimeError) as ours:
+        case(ta, ta_f, ta.ones(2, 3), ta.ones(2, 4))
+    first = str(theirs.value).split("(", 1)[0]           # torch's sentence, up to the sizes
+    if first.startswith(("The size of tensor", "The expanded size", "Expected target size",
+                         "mat1 and mat2", "size mismatch", "weight tensor should")):
+        assert str(ours.value).startswith(first)       # else tinyattn names the two shapes
+
+
+def test_the_sizes_named_are_torchs_and_broadcasting_shapes_still_work():
+    for a, b in (((2, 3, 4), (5, 1, 4)), ((3, 1), (2, 4)), ((4,), (2, 3))):
+        with pytest.raises(RuntimeError) as theirs:
+            torch.ones(a) + torch.ones(b)
+        with pytest.raises(RuntimeError) as ours:
+            ta.ones(a) + ta.ones(b)
+        assert str(ours.value).startswith(str(theirs.value))
+    assert (ta.ones(3, 1) + ta.ones(1, 4)).shape == (3, 4)            # negative control
+    assert ta.ones(2, 3).masked_fill(ta.ones(3) > 0, 0.0).shape == (2, 3)

@@ -30,6 +30,7 @@ import numpy as np
 
 from .. import backend
 from .. import promotion
+from ..broadcast_error import from_numpy_error
 from ..precision import is_floating
 from .grad_mode import _state, _user_frame
 
@@ -281,32 +282,40 @@ class Function:
             return _pytorch_style_apply(cls, inputs, options)
         fn = cls()
         state = _state
-        if len(inputs) == 2:
-            a, b = inputs
-            x, y = a._data, b._data
-            if type(x) is not type(y) or (x.dtype is not y.dtype and x.dtype != y.dtype):
-                promoted = _check_inputs_agree(cls, inputs)
-                if promoted is not None:            # float32 * float64: both as float64
-                    return cls.apply(*promoted, **options)
-            fn.needs_input_grad = (a._requires_grad, b._requires_grad)
-            fn.recording = track = state.grad_enabled and (a._requires_grad or b._requires_grad)
-            out_data = fn.forward(x, y, **options) if options else fn.forward(x, y)
-            parents = (a._ctx, b._ctx)
-        elif len(inputs) == 1:
-            a = inputs[0]
-            fn.needs_input_grad = (a._requires_grad,)
-            fn.recording = track = state.grad_enabled and a._requires_grad
-            out_data = fn.forward(a._data, **options) if options else fn.forward(a._data)
-            parents = (a._ctx,)
-        else:
-            if inputs:
-                promoted = _check_inputs_agree(cls, inputs)
-                if promoted is not None:
-                    return cls.apply(*promoted, **options)
-            fn.needs_input_grad = needs = tuple(map(_requires_grad_of, inputs))
-            fn.recording = track = state.grad_enabled and True in needs
-            out_data = fn.forward(*map(_data_of, inputs), **options)
-            parents = tuple(map(_ctx_of, inputs))
+        try:              # zero cost unless raised: NumPy's broadcasting ValueError
+            if len(inputs) == 2:
+                a, b = inputs
+                x, y = a._data, b._data
+                if type(x) is not type(y) or (x.dtype is not y.dtype and x.dtype != y.dtype):
+                    promoted = _check_inputs_agree(cls, inputs)
+                    if promoted is not None:            # float32 * float64: both as float64
+                        return cls.apply(*promoted, **options)
+                fn.needs_input_grad = (a._requires_grad, b._requires_grad)
+                fn.recording = track = state.grad_enabled and (a._requires_grad
+                                                               or b._requires_grad)
+                out_data = fn.forward(x, y, **options) if options else fn.forward(x, y)
+                parents = (a._ctx, b._ctx)
+            elif len(inputs) == 1:
+                a = inputs[0]
+                fn.needs_input_grad = (a._requires_grad,)
+                fn.recording = track = state.grad_enabled and a._requires_grad
+                out_data = fn.forward(a._data, **options) if options else fn.forward(a._data)
+                parents = (a._ctx,)
+            else:
+                if inputs:
+                    promoted = _check_inputs_agree(cls, inputs)
+                    if promoted is not None:
+                        return cls.apply(*promoted, **options)
+                fn.needs_input_grad = needs = tuple(map(_requires_grad_of, inputs))
+                fn.recording = track = state.grad_enabled and True in needs
+                out_data = fn.forward(*map(_data_of, inputs), **options)
+                parents = tuple(map(_ctx_of, inputs))
+        except ValueError as exc:      # -> torch's RuntimeError naming the sizes
+            error = from_numpy_error(exc, [t.shape for t in inputs if hasattr(t, "shape")],
+                                     cls.__name__.lower())
+            if error is None:
+                raise
+            raise error from None
         if isinstance(out_data, np.generic):  # NumPy reductions return scalars, not arrays
             out_data = np.asarray(out_data)
         out = _new_tensor(_tensor_class or _tensor_type())

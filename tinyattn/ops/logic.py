@@ -12,6 +12,7 @@ from typing import Any, Optional, Tuple, Union
 import numpy as np
 
 from .. import backend
+from ..broadcast_error import broadcast_error
 from ..promotion import compared_operands
 from ..tensor import Tensor
 from .compare import _sort_indices
@@ -46,8 +47,9 @@ def _elementwise(op: str, ufunc: str, input: Tensor, other: Any) -> Tensor:  # n
     except ValueError as exc:
         if "broadcast" not in str(exc):
             raise
-        raise RuntimeError(f"{op}: shapes {input.shape} and {other.shape} do not broadcast "
-                           f"(sizes must match or be 1, aligned from the right)") from None
+        raise broadcast_error([input.shape, getattr(other, "shape", ())], op) or RuntimeError(
+            f"{op}: shapes {input.shape} and {other.shape} do not broadcast (sizes must match "
+            f"or be 1, aligned from the right)") from None
 
 
 def eq(input: Tensor, other: Any) -> Tensor:  # noqa: A002 - PyTorch's names

@@ -111,8 +111,11 @@ def cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor] = None,
                          "(N, C, d1, ...), got a 0-d tensor")
     classes = logits.shape[0] if logits.ndim == 1 else logits.shape[1]
     if weight is not None and (not isinstance(weight, Tensor) or weight.shape != (classes,)):
-        raise ValueError(f"cross_entropy: weight must be a Tensor of shape (C,) = ({classes},), "
-                         f"got {getattr(weight, 'shape', type(weight).__name__)}")
+        raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all "
+                           f"{classes} classes or no classes but got weight tensor of shape: "
+                           f"{list(getattr(weight, 'shape', ()))} (give a Tensor of shape "
+                           f"(C,) = ({classes},), got "
+                           f"{getattr(weight, 'shape', type(weight).__name__)})")
     if weight is not None and weight.requires_grad and is_grad_enabled():
         raise RuntimeError("cross_entropy: the class weights require grad, but the loss is not "
                            "differentiated with respect to them (PyTorch does not either); "
@@ -157,14 +160,18 @@ def cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor] = None,
 
 def _check_class_target(logits: Tensor, target: Tensor) -> None:
     if target.dtype.kind not in "iu":
-        raise TypeError(f"cross_entropy: target must hold integer class indices (or class "
+        raise RuntimeError(f"cross_entropy: target must hold integer class indices (or class "
                         f"probabilities: floats of the logits' shape {logits.shape}), got "
                         f"dtype {target.dtype} of shape {target.shape}; convert indices with "
                         f".long()")
     expected = () if logits.ndim == 1 else logits.shape[:1] + logits.shape[2:]
     if target.shape != expected:
-        raise ValueError(
-            f"cross_entropy: logits of shape {logits.shape} need integer targets of shape "
+        spatial = (logits.ndim > 2 and target.ndim == logits.ndim - 1
+                   and target.shape[:1] == logits.shape[:1])     # torch: RuntimeError then
+        lead = f"Expected target size {list(expected)}, got {list(target.shape)}: " \
+            if spatial else ""
+        raise (RuntimeError if spatial else ValueError)(
+            f"{lead}cross_entropy: logits of shape {logits.shape} need integer targets of shape "
             f"{expected} (logits (N, C) with target (N,), or (N, C, d1, ...) with "
             f"(N, d1, ...): the class dim is dim 1), got target shape {target.shape}. For a "
             f"sequence model's (B, S, C) logits, flatten first: logits.reshape(-1, C) and "

@@ -118,9 +118,15 @@ def nll_loss(input: Tensor, target: Any, weight: Optional[Tensor] = None,  # noq
     target = target if isinstance(target, Tensor) else as_tensor(np.asarray(target))
     reduction = legacy_reduction(size_average, reduce, reduction, "nll_loss")
     if not np.issubdtype(target.dtype, np.integer):
-        raise TypeError(f"nll_loss: target must hold integer class indices, got dtype "
-                        f"{target.dtype}; convert with .long()")
-    if input.ndim == 0 or target.shape != input.shape[:1] + input.shape[2:] and not (
+        raise RuntimeError(f"expected target dtype to be Long or Byte (nll_loss: target must "
+                           f"hold integer class indices), got dtype {target.dtype}; convert "
+                           f"with .long()")
+    expected = input.shape[:1] + input.shape[2:]
+    if (input.ndim > 2 and target.ndim == input.ndim - 1 and target.shape != expected
+            and target.shape[:1] == input.shape[:1]):
+        raise RuntimeError(f"Expected target size {list(expected)}, got {list(target.shape)} "
+                           f"(nll_loss: input (N, C, d1, ...) takes target (N, d1, ...))")
+    if input.ndim == 0 or target.shape != expected and not (
             input.ndim == 1 and target.ndim == 0):
         raise ValueError(f"nll_loss: expected input (N, C) with target (N,), (C,) with (), or "
                          f"(N, C, d1, ...) with (N, d1, ...); got {input.shape} and "
@@ -131,7 +137,11 @@ def nll_loss(input: Tensor, target: Any, weight: Optional[Tensor] = None,  # noq
     classes = input.shape[0] if input.ndim == 1 else input.shape[1]
     class_weight = None
     if weight is not None:
-        if weight.shape != (classes,) or weight.requires_grad or weight.device != input.device:
+        if weight.shape != (classes,):
+            raise RuntimeError(f"weight tensor should be defined either for all {classes} "
+                               f"classes or no classes but got weight tensor of shape: "
+                               f"{list(weight.shape)} (nll_loss: one weight per class)")
+        if weight.requires_grad or weight.device != input.device:
             raise ValueError(f"nll_loss: weight must be a constant tensor of shape "
                              f"({classes},) on {input.device}, one weight per class; got shape "
                              f"{weight.shape} on {weight.device}, requires_grad="
