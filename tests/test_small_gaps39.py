@@ -81,3 +81,47 @@ def test_the_sizes_named_are_torchs_and_broadcasting_shapes_still_work():
         assert str(ours.value).startswith(str(theirs.value))
     assert (ta.ones(3, 1) + ta.ones(1, 4)).shape == (3, 4)            # negative control
     assert ta.ones(2, 3).masked_fill(ta.ones(3) > 0, 0.0).shape == (2, 3)
+
+
+# ------------------------------------------------------------------ grad_fn names
+def _named(fn_ta, fn_torch, *shapes, dtype="float64"):
+    arrays = [np.random.default_rng(i).standard_normal(s) for i, s in enumerate(shapes)]
+    ours = fn_ta(*[ta.tensor(a, dtype=getattr(ta, dtype), requires_grad=True) for a in arrays])
+    theirs = fn_torch(*[torch.tensor(a, dtype=getattr(torch, dtype), requires_grad=True)
+                        for a in arrays])
+    return ours.grad_fn.name(), type(theirs.grad_fn).__name__
+
+
+@pytest.mark.parametrize("case", [
+    (lambda m: lambda x: m.sort(x).values, (5,)),
+    (lambda m: lambda x: m.sort(x, stable=True).values, (5,)),
+    (lambda m: lambda x: m.topk(x, 2).values, (5,)),
+    (lambda m: lambda x: m.kthvalue(x, 2).values, (5,)),
+    (lambda m: lambda x: m.kthvalue(x, 2, 0, True).values, (3, 4)),
+    (lambda m: lambda x: m.median(x), (5,)),
+    (lambda m: lambda x: m.median(x, 0).values, (5,)),
+    (lambda m: lambda x: m.nanmedian(x), (5,)),
+    (lambda m: lambda x: m.nanmedian(x, 1).values, (3, 4)),
+    (lambda m: lambda x: m.mode(x).values, (3, 4)),
+    (lambda m: lambda x: m.max(x, 1).values, (3, 4)),
+    (lambda m: lambda x: m.min(x), (3, 4)),
+    (lambda m: lambda x: m.quantile(x, 0.3, dim=1), (3, 4)),
+    (lambda m: lambda x: m.cummax(x, 0).values, (5,)),
+    (lambda m: lambda x: m.log1p(x.abs()), (5,)),
+    (lambda m: lambda x: m.logsumexp(x, 0), (5,)),
+    (lambda m: lambda x: x.float(), (5,)),
+    (lambda m: lambda x, y: m.bmm(x, y), (2, 2, 3), (2, 3, 4)),
+    (lambda m: lambda x, y: m.matmul(x, y), (2, 2, 3), (2, 3, 4)),
+    (lambda m: lambda x, y: m.matmul(x, y), (3,), (3, 4)),
+])
+def test_grad_fn_names_as_torchs(case):
+    make, *shapes = case
+    ours, theirs = _named(make(ta), make(torch), *shapes)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_ops_are_named_after_the_op_not_the_rounding(dtype):
+    for op in (lambda x: x * 0.9, lambda x: x + 1, lambda x: x.exp(), lambda x: x / 3.0):
+        ours, theirs = _named(op, op, (4,), dtype=dtype)
+        assert ours == theirs != "ToCopyBackward0"

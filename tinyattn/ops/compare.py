@@ -11,7 +11,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import backend
-from ..autograd import Function, unbroadcast
+from ..autograd import Function, name_node, unbroadcast
 from ..tensor import Tensor
 from .return_types import return_type
 from .elementwise import _binary
@@ -92,9 +92,10 @@ def max(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
                         f"{type(x).__name__}")
     if isinstance(dim, Tensor):
         return maximum(x, dim)
-    if dim is None:
-        return amax(x, _spread=True)       # torch: +0.0 where the maximum is not
-    return MaxResult(*_values_at_index(x, _one_dim(dim, "max"), keepdim, "argmax"))
+    if dim is None:                        # torch: +0.0 where the maximum is not
+        return name_node(amax(x, _spread=True), "MaxBackward1")
+    values, indices = _values_at_index(x, _one_dim(dim, "max"), keepdim, "argmax")
+    return MaxResult(name_node(values, "MaxBackward0"), indices)
 
 
 def min(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
@@ -106,8 +107,9 @@ def min(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
     if isinstance(dim, Tensor):
         return minimum(x, dim)
     if dim is None:
-        return amin(x, _spread=True)
-    return MinResult(*_values_at_index(x, _one_dim(dim, "min"), keepdim, "argmin"))
+        return name_node(amin(x, _spread=True), "MinBackward1")
+    values, indices = _values_at_index(x, _one_dim(dim, "min"), keepdim, "argmin")
+    return MinResult(name_node(values, "MinBackward0"), indices)
 
 
 def _values_at_index(x: Tensor, dim: int, keepdim: bool, op: str) -> Any:
@@ -189,18 +191,19 @@ def _along_rows(data: Any, axis: int, per_rows: Any) -> Any:
     return np.moveaxis(out.reshape(moved.shape[:-1] + out.shape[-1:]), -1, axis)
 
 
-def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: Any = None) -> Any:
     """``torch.sort``: (values, indices) along ``dim``; the gradient flows through the
     values. Equal elements keep their order with ``stable=True``; without it, on the CPU,
     they come out in the order torch's CPU sort leaves them (ops/tie_order.py), on a GPU in
     the stable order."""
     axis = _single_axis(dim, x.ndim, "sort")
+    name = "SortBackward0" if stable is None else "SortBackward1"   # torch's two overloads
     if x.ndim == 0:
-        return SortResult(Gather.apply(x, index=(), unique=True),
+        return SortResult(name_node(Gather.apply(x, index=(), unique=True), name),
                           Tensor._wrap(backend.get_array_module(x._data).zeros((), np.int64)))
     order = _sort_indices(x._data, axis, descending, bool(stable)).astype(np.int64)
     values = Gather.apply(x, index=along_axis_index(order, axis), unique=True)
-    return SortResult(values, Tensor._wrap(order))
+    return SortResult(name_node(values, name), Tensor._wrap(order))
 
 
 def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True  # noqa: A002
@@ -216,8 +219,9 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
                          f"{dim}), got {k!r}")
     if x.ndim == 0:                             # as a 1-element row, then back to 0-d
         values, indices = topk(x.reshape(1), k)
-        return TopkResult(values.reshape(()), indices.reshape(())) if k else \
-            TopkResult(values, indices)
+        if not k:
+            return TopkResult(values, indices)
+        return TopkResult(name_node(values.reshape(()), "TopkBackward0"), indices.reshape(()))
     if backend.device_of(x._data) == "cpu":
         order = _along_rows(x._data, axis, lambda rows: torch_cpu_topk(
             rows, int(k), bool(largest), bool(sorted)))
@@ -226,5 +230,5 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
         order = order[(slice(None),) * axis + (slice(0, k),)]
     order = order.astype(np.int64)
     values = Gather.apply(x, index=along_axis_index(order, axis), unique=True)
-    return TopkResult(values, Tensor._wrap(order))
+    return TopkResult(name_node(values, "TopkBackward0"), Tensor._wrap(order))
 

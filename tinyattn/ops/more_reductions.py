@@ -11,7 +11,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from .. import backend
-from ..autograd import Function, keep_versions
+from ..autograd import Function, keep_versions, name_node
 from ..precision import is_floating
 from ..tensor import Tensor
 from .return_types import return_type
@@ -31,8 +31,16 @@ ValuesIndices = Any     # torch.return_types.<op>(values, indices): _values_indi
 MinMax = return_type("aminmax", ["min", "max"])
 
 
+_NODE_NAMES = {"kthvalue": "KthvalueBackward0", "median": "MedianBackward1",
+               "nanmedian": "NanmedianBackward1", "cummax": "CummaxBackward0",
+               "cummin": "CumminBackward0"}
+
+
 def _values_indices(op: str, values: Tensor, indices: Tensor) -> Any:
-    """(values, indices) as torch returns them: a ``torch.return_types.<op>``."""
+    """(values, indices) as torch returns them: a ``torch.return_types.<op>``; the values'
+    node named as torch's (``KthvalueBackward0``, not the gather or view it ends in)."""
+    if op in _NODE_NAMES:
+        name_node(values, _NODE_NAMES[op])
     return return_type(op, ["values", "indices"])(values, indices)
 
 
