@@ -266,6 +266,7 @@ OPS = {
     "nansum": (ta.nansum, torch.nansum, [("h", (3, 4))]),
     "nanmean": (ta.nanmean, torch.nanmean, [("h", (3, 4))]),
     "median": (lambda x: x.median(), lambda x: x.median(), [("h", (3, 4))]),
+    "nanmedian": (lambda x: x.nanmedian(), lambda x: x.nanmedian(), [("h", (3, 4))]),
     # structure and picks
     "masked_select": (ta.masked_select, torch.masked_select, [("h", (3,)), ("m", (3,))]),
     "block_diag": (ta.block_diag, torch.block_diag, [("h", (2, 2)), ("f", (1, 3))]),
