@@ -153,3 +153,55 @@ def test_negative_control_rounding_the_number_first_differs():
     theirs = torch.from_numpy(np.linspace(-8, 8, 4000, dtype=np.float32)).half()
     rounded = float(np.float16(0.9))
     assert (theirs * 0.9 != theirs * rounded).sum() > 100
+
+
+# ------------------------------------------------------------------ cross_entropy in half
+_CE_CASES = {"plain": {}, "label_smoothing": {"label_smoothing": 0.1}, "weight": {"weight": 1},
+             "ignore_index": {"ignore_index": 1}, "sum": {"reduction": "sum"},
+             "none": {"reduction": "none"},
+             "weight+smoothing": {"weight": 1, "label_smoothing": 0.2},
+             "probabilities": {"probs": 1}, "probabilities+smoothing": {"probs": 1,
+                                                                      "label_smoothing": 0.1},
+             "probabilities+weight": {"probs": 1, "weight": 1}}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("case", sorted(_CE_CASES))
+def test_cross_entropy_in_half_precision_as_torch_values_and_gradients(dtype, case):
+    import torch.nn.functional as torch_f
+    import tinyattn.functional as ta_f
+    rng = np.random.default_rng(3)
+    n, c = 64, 10
+    logits = (rng.standard_normal((n, c)) * 3).astype(np.float32)
+    target = rng.integers(0, c, n)
+    target[::7] = 1
+    probs = rng.random((n, c)).astype(np.float32)
+    probs /= probs.sum(1, keepdims=True)
+    weight = (rng.random(c) + 0.5).astype(np.float32)
+    results = []
+    for lib, fn in ((torch, torch_f), (ta, ta_f)):
+        low = getattr(lib, dtype)
+        x = lib.tensor(logits, dtype=low, requires_grad=True)
+        kwargs = dict(_CE_CASES[case])
+        y = lib.tensor(probs, dtype=low) if kwargs.pop("probs", None) else lib.tensor(target)
+        if kwargs.pop("weight", None):
+            kwargs["weight"] = lib.tensor(weight, dtype=low)
+        loss = fn.cross_entropy(x, y, **kwargs)
+        upstream = np.random.default_rng(1).standard_normal(tuple(loss.shape))
+        loss.backward(lib.tensor(upstream.astype(np.float32), dtype=low))
+        results.append((loss.detach().float().numpy(), x.grad.float().numpy()))
+    (want, want_grad), (got, got_grad) = results
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(got_grad, want_grad, rtol=0, atol=1e-7)   # subnormal crumbs
+
+
+def test_negative_control_the_fused_float32_path_differs_in_half():
+    import torch.nn.functional as torch_f
+    rng = np.random.default_rng(0)
+    x = torch.tensor((rng.standard_normal((64, 10)) * 3).astype(np.float32))
+    y = torch.tensor(rng.integers(0, 10, 64))
+    half = x.half().requires_grad_()
+    torch_f.cross_entropy(half, y).backward()
+    wide = x.half().float().requires_grad_()
+    torch_f.cross_entropy(wide, y).backward()
+    assert (half.grad != wide.grad.half()).float().mean() > 0.1

@@ -10,6 +10,7 @@ from .. import backend
 from ..autograd import Function, is_grad_enabled, keep_versions
 from ..tensor import Tensor, as_tensor
 from .embedding import check_index_range
+from .nll import nll_loss
 from .reduce import sum as reduce_sum
 from .softmax import log_softmax, safe_row_max
 from ..precision import is_floating
@@ -147,7 +148,10 @@ def cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor] = None,
     if extra:                                        # (N, C, d...) -> (N * d..., C)
         logits = logits.permute(0, *range(2, logits.ndim), 1).reshape(-1, classes)
         target = target.reshape(-1)
-    if weight is None:
+    if logits._data.dtype.itemsize == 2 and is_floating(logits.dtype):
+        loss = _half_class_targets(logits, target, weight, int(ignore_index), reduction,
+                                   float(label_smoothing))
+    elif weight is None:
         loss = CrossEntropy.apply(logits, target, ignore_index=int(ignore_index),
                                   reduction=reduction, label_smoothing=float(label_smoothing))
     else:
@@ -209,6 +213,34 @@ def _weighted(logits: Tensor, target: Tensor, weight: Tensor, ignore_index: int,
     if not weight_sum:          # nothing counted: 0/0, torch's NaN; total is 0 with zero
         return total + Tensor._wrap(xp.asarray(np.nan, dtype=logits.dtype))   # gradients
     return total / Tensor._wrap(weight_sum.astype(logits.dtype))
+
+
+def _half_class_targets(logits: Tensor, target: Tensor, weight: Optional[Tensor],
+                        ignore_index: int, reduction: str, eps: float) -> Tensor:
+    """float16/bfloat16 logits (M, C) with class indices, as torch's CPU computes them: its
+    log_softmax rounded to the half dtype, nll_loss of that, and label smoothing's extra
+    term as half-precision ops (each rounded; its sum over a large batch can reach inf in
+    float16, as torch's). The fused float32 path (CrossEntropy) rounds only the loss and
+    the gradient, which differs from torch in the last place for a third of the gradients."""
+    logp = log_softmax(logits, dim=1)
+    loss = nll_loss(logp, target, weight=weight, ignore_index=ignore_index,
+                    reduction=reduction)
+    if eps <= 0:
+        return loss
+    classes = logits.shape[1]
+    kept = target != ignore_index                                          # (M,)
+    terms = logp * weight.reshape(1, classes) if weight is not None else logp
+    smooth = -reduce_sum(terms, dim=1)
+    smooth = smooth.masked_fill(~kept, 0.0)
+    if reduction == "mean":
+        if weight is not None:
+            counted = Tensor._wrap(weight._data[target._data[kept._data]])
+            smooth = reduce_sum(smooth) / reduce_sum(counted)
+        else:
+            smooth = reduce_sum(smooth) / reduce_sum(kept)
+    elif reduction == "sum":
+        smooth = reduce_sum(smooth)
+    return loss * (1 - eps) + smooth * (eps / classes)
 
 
 def _probability_targets(logits: Tensor, target: Tensor, weight: Optional[Tensor],

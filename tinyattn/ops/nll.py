@@ -41,11 +41,13 @@ class NLLLoss(Function):
         losses = -w * logp[rows, safe]                                         # (N,)
         total_weight = w.sum()
         self.save_for_backward(logp.shape, safe, w, total_weight, reduction)
+        self.half = None
         if reduction == "none":
             return losses
         if half is not None and logp.shape[0]:
             total, count = _half_cascade(logp[rows, safe], valid, class_weight, safe, half)
             if reduction == "mean":
+                self.half = (half, count)        # the backward's divisor: the half total
                 with np.errstate(invalid="ignore", divide="ignore"):
                     total = _round(total / count, half)
             return xp.asarray(total, dtype=logp.dtype)
@@ -60,6 +62,13 @@ class NLLLoss(Function):
         xp = backend.get_array_module(w)
         coef = grad if reduction != "mean" else grad / xp.where(total_weight == 0, 1,
                                                                 total_weight)
+        if self.half is not None and reduction == "mean":   # torch's half kernel: g / W
+            half, count = self.half                 # rounded, then times -w_n, rounded
+            with np.errstate(invalid="ignore", divide="ignore"):
+                coef = (grad / (count or 1)).astype(half).astype(w.dtype)
+            dlogp = xp.zeros(shape, dtype=w.dtype)
+            dlogp[xp.arange(shape[0]), safe] = (-w * coef).astype(half).astype(w.dtype)
+            return dlogp, None
         dlogp = xp.zeros(shape, dtype=w.dtype)
         dlogp[xp.arange(shape[0]), safe] = -w * coef
         return dlogp, None
