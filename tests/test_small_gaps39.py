@@ -205,3 +205,17 @@ def test_negative_control_the_fused_float32_path_differs_in_half():
     wide = x.half().float().requires_grad_()
     torch_f.cross_entropy(wide, y).backward()
     assert (half.grad != wide.grad.half()).float().mean() > 0.1
+
+
+# ------------------------------------------------------------------ digamma at its poles
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_digamma_at_zero_and_negative_integers_as_torch(dtype):
+    values = [-2.0, -1.0, 0.0, -0.0, 1.0, -1.5, -3.0]
+    theirs = torch.tensor(values, dtype=getattr(torch, dtype), requires_grad=True)
+    ours = ta.tensor(values, dtype=getattr(ta, dtype), requires_grad=True)
+    torch.digamma(theirs).sum().backward()
+    out = ta.digamma(ours)
+    out.sum().backward()
+    np.testing.assert_array_equal(out.detach().numpy()[2:4], [-np.inf, np.inf])   # +0, -0
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-6)
+    assert np.isfinite(ours.grad.numpy()[[0, 1, 6]]).all()      # huge, finite: not SciPy's inf
