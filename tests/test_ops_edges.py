@@ -64,11 +64,11 @@ def test_sort_and_topk_break_ties_like_torch_stable():
     for descending in (False, True):
         o, t = ours.sort(descending=descending), theirs.sort(descending=descending, stable=True)
         np.testing.assert_array_equal(o.indices.numpy(), t.indices.numpy())
-    for largest in (True, False):               # torch leaves the order of tied indices open
-        o, t = ours.topk(3, largest=largest), theirs.topk(3, largest=largest)
+    for largest in (True, False):               # torch's CPU order of tied indices (its
+        o, t = ours.topk(3, largest=largest), theirs.topk(3, largest=largest)  # nth_element)
         np.testing.assert_array_equal(o.values.numpy(), t.values.numpy())
-        np.testing.assert_array_equal(np.asarray(data)[o.indices.numpy()], o.values.numpy())
-    np.testing.assert_array_equal(ours.topk(3).indices.numpy(), [4, 0, 2])   # earlier first
+        np.testing.assert_array_equal(o.indices.numpy(), t.indices.numpy())
+    np.testing.assert_array_equal(ours.topk(3).indices.numpy(), [4, 2, 0])   # not the stable
 
 
 def test_inf_norm_splits_ties_like_torch():
@@ -291,9 +291,9 @@ def test_integer_inputs_follow_torch():
 
 # ------------------------------------------------------------------ clear errors
 @pytest.mark.parametrize("call,error,message", [
-    (lambda: ta.randn(3, 1).expand(3), ValueError, "at least one size per dim"),
-    (lambda: ta.randn(3, 1).expand(2, 4), ValueError, "only dims of size 1 can grow"),
-    (lambda: ta.randn(3, 1).expand(-1, -1, 4), ValueError, "-1 is not allowed"),
+    (lambda: ta.randn(3, 1).expand(3), RuntimeError, "at least one size per dim"),
+    (lambda: ta.randn(3, 1).expand(2, 4), RuntimeError, "only dims of size 1 can grow"),
+    (lambda: ta.randn(3, 1).expand(-1, -1, 4), RuntimeError, "-1. isn't allowed in a leading"),
     (lambda: ta.randn(2, 3).repeat(2), ValueError, "at least one per dim"),
     (lambda: ta.randn(2, 3).repeat(-1, 2), ValueError, ">= 0"),
     (lambda: ta.randn(2, 3).flip((0, 0)), ValueError, "same dim twice"),
@@ -326,8 +326,8 @@ def test_integer_inputs_follow_torch():
     (lambda: F.one_hot(ta.zeros(0, dtype="int64")), ValueError, "empty"),
     (lambda: F.nll_loss(ta.randn(3, 4), ta.tensor([0, 4, 1])), IndexError, "out of range"),
     (lambda: F.nll_loss(ta.randn(3, 4), ta.tensor([0, 1])), ValueError, "expected input"),
-    (lambda: F.nll_loss(ta.randn(3, 4), ta.tensor([0.0, 1.0, 2.0])), TypeError, "integer"),
-    (lambda: F.nll_loss(ta.randn(3, 4), ta.tensor([0, 1, 2]), weight=ta.ones(3)), ValueError,
+    (lambda: F.nll_loss(ta.randn(3, 4), ta.tensor([0.0, 1.0, 2.0])), RuntimeError, "integer"),
+    (lambda: F.nll_loss(ta.randn(3, 4), ta.tensor([0, 1, 2]), weight=ta.ones(3)), RuntimeError,
      "one weight per class"),
     (lambda: F.binary_cross_entropy(ta.tensor([1.5]), ta.tensor([1.0])), ValueError,
      "between 0 and 1"),

@@ -165,13 +165,13 @@ PRODUCT_ERRORS = [
     (lambda: ta.dot(ta.zeros(2, 2), ta.zeros(2)), RuntimeError, r"input must be a 1-D tensor"),
     (lambda: ta.dot(ta.zeros(2), ta.zeros(2, dtype="int64")), RuntimeError,
      r"same dtype, got float32 and int64"),
-    (lambda: ta.mv(ta.zeros(2, 3), ta.zeros(2)), ValueError, r"\(2, 3\) and vector \(2,\)"),
+    (lambda: ta.mv(ta.zeros(2, 3), ta.zeros(2)), RuntimeError, r"\(2, 3\) and vector \(2,\)"),
     (lambda: ta.outer(ta.zeros(2, 1), ta.zeros(2)), RuntimeError,
      r"outer: input must be a 1-D tensor, got \(2, 1\)"),
-    (lambda: ta.addmm(ta.zeros(3), ta.zeros(2, 3), ta.zeros(3, 2)), ValueError,
-     r"input of shape \(3,\) does not broadcast to the product's shape \(2, 2\)"),
-    (lambda: ta.addmm(ta.zeros(2), ta.zeros(2, 3), ta.zeros(2, 2)), ValueError,
-     r"mat1 \(2, 3\) and mat2 \(2, 2\) do not line up"),
+    (lambda: ta.addmm(ta.zeros(3), ta.zeros(2, 3), ta.zeros(3, 2)), RuntimeError,
+     r"expanded size of the tensor \(2\) must match the existing size \(3\)"),
+    (lambda: ta.addmm(ta.zeros(2), ta.zeros(2, 3), ta.zeros(2, 2)), RuntimeError,
+     r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 2x2\)"),
     (lambda: ta.lerp(ta.zeros(2), ta.zeros(2, dtype="float64"), 0.5), RuntimeError,
      r"same dtype"),
     (lambda: ta.trace(ta.zeros(2, 2, 2)), RuntimeError, r"trace: expects a 2-D tensor"),
@@ -330,7 +330,8 @@ def test_robust_loss_errors():
         F.huber_loss(ta.zeros(2), ta.zeros(2), delta=0)
     with pytest.raises(ValueError, match="reduction must be one of 'mean', 'sum', 'none'"):
         F.huber_loss(ta.zeros(2), ta.zeros(2), reduction="avg")
-    with pytest.raises(RuntimeError, match=r"input \(2,\) and target \(3,\) do not broadcast"):
+    with pytest.raises(RuntimeError, match=r"tensor a \(2\) must match the size of tensor b "
+                       r"\(3\).*shapes \(2,\) and \(3,\) do not broadcast"):
         F.smooth_l1_loss(ta.zeros(2), ta.zeros(3))
 
 

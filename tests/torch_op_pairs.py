@@ -99,6 +99,7 @@ OPS = {
                    [("h", (4, 3)), ("r", (3,)), ("rpos", (3,))]),
     "embedding": (F.embedding, tF.embedding, [("i", (2, 3), 5), ("f", (5, 4))]),
     "cross_entropy": (F.cross_entropy, tF.cross_entropy, [("h", (4, 5)), ("i", (4,), 5)]),
+    "cross_entropy_f32": (F.cross_entropy, tF.cross_entropy, [("f", (4, 5)), ("i", (4,), 5)]),
     "nll_loss": (F.nll_loss, tF.nll_loss, [("h", (4, 5)), ("i", (4,), 5)]),
     "mse_loss": (F.mse_loss, tF.mse_loss, [("h", (4,)), ("h", (4,))]),
     "l1_loss": (F.l1_loss, tF.l1_loss, [("h", (4,)), ("h", (4,))]),
@@ -266,6 +267,7 @@ OPS = {
     "nansum": (ta.nansum, torch.nansum, [("h", (3, 4))]),
     "nanmean": (ta.nanmean, torch.nanmean, [("h", (3, 4))]),
     "median": (lambda x: x.median(), lambda x: x.median(), [("h", (3, 4))]),
+    "nanmedian": (lambda x: x.nanmedian(), lambda x: x.nanmedian(), [("h", (3, 4))]),
     # structure and picks
     "masked_select": (ta.masked_select, torch.masked_select, [("h", (3,)), ("m", (3,))]),
     "block_diag": (ta.block_diag, torch.block_diag, [("h", (2, 2)), ("f", (1, 3))]),

@@ -11,8 +11,8 @@ from typing import List
 
 import torch
 
-from .skip_rules import (RANDOM, TIES, UNINITIALISED, Skip, desc_is, has_kwarg,
-                         has_ties, input_not_tensor, kwarg_is, module_skip, op_skip,
+from .skip_rules import (RANDOM, UNINITIALISED, Skip, desc_is, has_kwarg,
+                         input_not_tensor, kwarg_is, module_skip, op_skip,
                          optim_skip, predicate, zero_dim)
 
 __all__ = ["TABLE"]
@@ -50,8 +50,6 @@ CANNOT_COMPARE: List[Skip] = [
             when=_dropout_on),
     *[op_skip(name, "values", UNINITIALISED, kind="structure")
       for name in ("empty", "empty_like", "new_empty")],
-    *[op_skip(name, "values", TIES, kind="structure", when=has_ties)
-      for name in ("sort", "argsort", "topk")],
     *[op_skip(name, "errors", "torch's unbound Tensor.__r*__ refuses a self that is not a "
               "tensor; tinyattn's Python method can only be handed one by calling "
               "Tensor.__radd__(2, x) by hand, which no program does", kind="skip",
@@ -163,9 +161,6 @@ COVERAGE_A: List[Skip] = [
             "result; tinyattn refuses an in-place op that changes the tensor's shape",
             variants=("inplace",), when=predicate("an input smaller than the result", lambda s:
                 s.input.dim() < 2)),
-    *[op_skip(name, "values", "not unique: which of equal elements (ties) is the k-th or "
-              "the median is unspecified; its index differs", kind="structure", when=has_ties)
-      for name in ("kthvalue", "median", "nanmedian")],
     op_skip("special.erfcx", "values", "torch's float32 erfcx is off by up to 4e-6 relative "
             "(measured against float64 over 2e5 values); tinyattn's (SciPy's) by 6e-8: the "
             "values differ by more than float32's tolerance", dtypes=("float32",)),

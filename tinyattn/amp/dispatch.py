@@ -79,7 +79,10 @@ def _hook(cls: type, inputs: Sequence[Any], options: Dict[str, Any]) -> Optional
         if out.dtype != _FLOAT32:
             return out
         with np.errstate(over="ignore"):          # beyond the half range is inf, as torch
-            return out.to(low)
+            result = out.to(low)
+        if result._ctx is not None and out._ctx is not None:
+            result._ctx.torch_name = out._ctx         # named as the op, not the rounding
+        return result
     finally:
         _local.busy = False
 

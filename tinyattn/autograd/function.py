@@ -30,6 +30,7 @@ import numpy as np
 
 from .. import backend
 from .. import promotion
+from ..broadcast_error import from_numpy_error
 from ..precision import is_floating
 from .grad_mode import _state, _user_frame
 
@@ -37,7 +38,7 @@ if TYPE_CHECKING:  # only for annotations; the tensor package imports this one, 
     from ..tensor import Tensor
 
 __all__ = ["Function", "VersionCounter", "InputRecord", "held_input", "is_input", "unbroadcast",
-           "set_op_observer", "keep_versions"]
+           "set_op_observer", "keep_versions", "name_node"]
 
 _tensor_class: Any = None  # tinyattn.tensor.Tensor, imported on first use (see _tensor_type)
 _new_tensor = object.__new__               # a Tensor without __init__: apply sets its fields
@@ -313,32 +314,40 @@ class Function:
             return _pytorch_style_apply(cls, inputs, options)
         fn = cls()
         state = _state
-        if len(inputs) == 2:
-            a, b = inputs
-            x, y = a._data, b._data
-            if type(x) is not type(y) or (x.dtype is not y.dtype and x.dtype != y.dtype):
-                promoted = _check_inputs_agree(cls, inputs)
-                if promoted is not None:            # float32 * float64: both as float64
-                    return cls.apply(*promoted, **options)
-            fn.needs_input_grad = (a._requires_grad, b._requires_grad)
-            fn.recording = track = state.grad_enabled and (a._requires_grad or b._requires_grad)
-            out_data = fn.forward(x, y, **options) if options else fn.forward(x, y)
-            parents = (a._ctx, b._ctx)
-        elif len(inputs) == 1:
-            a = inputs[0]
-            fn.needs_input_grad = (a._requires_grad,)
-            fn.recording = track = state.grad_enabled and a._requires_grad
-            out_data = fn.forward(a._data, **options) if options else fn.forward(a._data)
-            parents = (a._ctx,)
-        else:
-            if inputs:
-                promoted = _check_inputs_agree(cls, inputs)
-                if promoted is not None:
-                    return cls.apply(*promoted, **options)
-            fn.needs_input_grad = needs = tuple(map(_requires_grad_of, inputs))
-            fn.recording = track = state.grad_enabled and True in needs
-            out_data = fn.forward(*map(_data_of, inputs), **options)
-            parents = tuple(map(_ctx_of, inputs))
+        try:              # zero cost unless raised: NumPy's broadcasting ValueError
+            if len(inputs) == 2:
+                a, b = inputs
+                x, y = a._data, b._data
+                if type(x) is not type(y) or (x.dtype is not y.dtype and x.dtype != y.dtype):
+                    promoted = _check_inputs_agree(cls, inputs)
+                    if promoted is not None:            # float32 * float64: both as float64
+                        return cls.apply(*promoted, **options)
+                fn.needs_input_grad = (a._requires_grad, b._requires_grad)
+                fn.recording = track = state.grad_enabled and (a._requires_grad
+                                                               or b._requires_grad)
+                out_data = fn.forward(x, y, **options) if options else fn.forward(x, y)
+                parents = (a._ctx, b._ctx)
+            elif len(inputs) == 1:
+                a = inputs[0]
+                fn.needs_input_grad = (a._requires_grad,)
+                fn.recording = track = state.grad_enabled and a._requires_grad
+                out_data = fn.forward(a._data, **options) if options else fn.forward(a._data)
+                parents = (a._ctx,)
+            else:
+                if inputs:
+                    promoted = _check_inputs_agree(cls, inputs)
+                    if promoted is not None:
+                        return cls.apply(*promoted, **options)
+                fn.needs_input_grad = needs = tuple(map(_requires_grad_of, inputs))
+                fn.recording = track = state.grad_enabled and True in needs
+                out_data = fn.forward(*map(_data_of, inputs), **options)
+                parents = tuple(map(_ctx_of, inputs))
+        except ValueError as exc:      # -> torch's RuntimeError naming the sizes
+            error = from_numpy_error(exc, [t.shape for t in inputs if hasattr(t, "shape")],
+                                     cls.__name__.lower())
+            if error is None:
+                raise
+            raise error from None
         if isinstance(out_data, np.generic):  # NumPy reductions return scalars, not arrays
             out_data = np.asarray(out_data)
         out = _new_tensor(_tensor_class or _tensor_type())
@@ -541,6 +550,8 @@ def _linear_name(fn: Function) -> str:
 
 
 def _matmul_name(fn: Function) -> str:
+    """torch.matmul's last step: dot, mm, mv, a squeeze of the vector-matrix product, else
+    a view of a bmm (3-d @ 3-d too: torch.bmm names it BmmBackward0, ops/matmul.py)."""
     dims = [getattr(t, "ndim", 2) for t in fn.inputs[:2]]
     if dims == [1, 1]:
         return "DotBackward0"
@@ -548,8 +559,8 @@ def _matmul_name(fn: Function) -> str:
         return "MmBackward0"
     if dims == [2, 1]:
         return "MvBackward0"
-    if dims == [3, 3]:
-        return "BmmBackward0"
+    if dims == [1, 2]:
+        return "SqueezeBackward4"
     return "UnsafeViewBackward0"
 
 
@@ -579,12 +590,39 @@ _TORCH_NODE_NAMES: Dict[str, Any] = {
     "Linear": _linear_name, "Matmul": _matmul_name, "GetItem": _getitem_name,
     "CrossEntropy": "NllLossBackward0", "LayerNorm": "NativeLayerNormBackward0",
     "BatchNorm": "NativeBatchNormBackward0", "Concat": "CatBackward0",
-    "Reshape": "ViewBackward0", "Dropout": "MulBackward0",
+    "Reshape": "ViewBackward0", "Dropout": "MulBackward0", "Convert": "ToCopyBackward0",
+    "AddcDiv": "AddcdivBackward0", "AddcMul": "AddcmulBackward0", "Log1p": "Log1PBackward0",
+    "LogSumExp": "LogsumexpBackward0", "NanSum": "NansumBackward0",
+    "LogCumSumExp": "LogcumsumexpBackward0", "BCE": "BinaryCrossEntropyBackward0",
+    "BCEWithLogits": "BinaryCrossEntropyWithLogitsBackward0", "Square": "PowBackward0",
+    "MedianAll": "MedianBackward0", "NanMedianAll": "NanmedianBackward0",
+    "CTCLoss": "CtcLossBackward0", "Erfcx": "SpecialErfcxBackward0",
+    "I0e": "SpecialI0EBackward0", "I1": "SpecialI1Backward0", "I1e": "SpecialI1EBackward0",
+    "LogNdtr": "SpecialLogNdtrBackward0", "Ndtri": "SpecialNdtriBackward0",
+    "Xlog1py": "SpecialXlog1PyBackward0", "Entr": "SpecialEntrBackward0",
+    "Det": "LinalgDetBackward0", "Inv": "LinalgInvExBackward0",
+    "Pinv": "LinalgPinvBackward0", "MatrixExp": "LinalgMatrixExpBackward0",
+    "Solve": "LinalgSolveExBackward0", "CholeskyEx": "LinalgCholeskyExBackward0",
+    "Prelu": "PreluKernelBackward0", "GroupNorm": "NativeGroupNormBackward0",
 }
 
 
+def name_node(out: Any, name: Any) -> Any:
+    """Give ``out``'s node torch's name for the op that made it (a str, or another node
+    whose name to take): a composite op's last step otherwise names it (``topk`` ends in a
+    gather, ``kthvalue`` in a view). Returns ``out``; nothing when it is not recorded."""
+    fn = getattr(out, "_ctx", None)
+    if fn is not None:
+        fn.torch_name = name
+    return out
+
+
 def torch_node_name(fn: Function) -> str:
-    """torch's name of ``fn``'s node (see ``Function.name``)."""
+    """torch's name of ``fn``'s node (see ``Function.name``): the name a composite op gave
+    its output's node (``name_node``), or the rule for its class, or ``<Class>Backward0``."""
+    given = fn.__dict__.get("torch_name")
+    if given is not None:
+        return given if isinstance(given, str) else torch_node_name(given)
     rule = _TORCH_NODE_NAMES.get(type(fn).__name__)
     if rule is None:
         return f"{type(fn).__name__}Backward0"

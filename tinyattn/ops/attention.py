@@ -18,6 +18,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import backend, kernels
+from ..broadcast_error import broadcast_error
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 from .masking import mask_array
@@ -759,7 +760,8 @@ def _split_attn_mask(attn_mask: Any, q: Tensor, k: Tensor, op: str
     except ValueError:
         ok = False
     if not ok:
-        raise ValueError(f"{op}: attn_mask of shape {bias.shape} does not broadcast to the "
+        raise broadcast_error([target, bias.shape], f"{op}: scores and attn_mask") or \
+            RuntimeError(f"{op}: attn_mask of shape {bias.shape} does not broadcast to the "
                          f"scores' shape {target} (..., S_q, S_k)")
     return None, bias
 

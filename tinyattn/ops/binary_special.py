@@ -14,6 +14,7 @@ from typing import Any, Tuple
 import numpy as np
 
 from .. import backend
+from ..broadcast_error import broadcast_error
 from ..autograd import Function, unbroadcast
 from ..precision import is_floating
 from ..promotion import result_type
@@ -370,6 +371,9 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:  # noqa: A002
         raise RuntimeError(f"heaviside is not yet implemented for tensors with different "
                            f"dtypes ({input.dtype.name} and {values.dtype.name}), as in "
                            f"torch; convert one with .to()")
+    error = broadcast_error([input.shape, values.shape], "heaviside")
+    if error is not None:
+        raise error
     xp = backend.get_array_module(input._data)
     x, v = input._data, values._data
     out = xp.where(x == 0, v, (x > 0).astype(x.dtype))

@@ -11,12 +11,13 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import backend
-from ..autograd import Function, unbroadcast
+from ..autograd import Function, name_node, unbroadcast
 from ..tensor import Tensor
 from .return_types import return_type
 from .elementwise import _binary
 from .indexing import Gather, along_axis_index
 from .reduce import _check_not_empty, _single_axis, amax, amin
+from .tie_order import torch_cpu_order, torch_cpu_topk
 
 __all__ = ["maximum", "minimum", "max", "min", "argmax", "argmin", "sort", "topk",
            "MaxResult", "MinResult", "SortResult", "TopkResult"]
@@ -91,9 +92,10 @@ def max(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
                         f"{type(x).__name__}")
     if isinstance(dim, Tensor):
         return maximum(x, dim)
-    if dim is None:
-        return amax(x, _spread=True)       # torch: +0.0 where the maximum is not
-    return MaxResult(*_values_at_index(x, _one_dim(dim, "max"), keepdim, "argmax"))
+    if dim is None:                        # torch: +0.0 where the maximum is not
+        return name_node(amax(x, _spread=True), "MaxBackward1")
+    values, indices = _values_at_index(x, _one_dim(dim, "max"), keepdim, "argmax")
+    return MaxResult(name_node(values, "MaxBackward0"), indices)
 
 
 def min(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
@@ -105,8 +107,9 @@ def min(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
     if isinstance(dim, Tensor):
         return minimum(x, dim)
     if dim is None:
-        return amin(x, _spread=True)
-    return MinResult(*_values_at_index(x, _one_dim(dim, "min"), keepdim, "argmin"))
+        return name_node(amin(x, _spread=True), "MinBackward1")
+    values, indices = _values_at_index(x, _one_dim(dim, "min"), keepdim, "argmin")
+    return MinResult(name_node(values, "MinBackward0"), indices)
 
 
 def _values_at_index(x: Tensor, dim: int, keepdim: bool, op: str) -> Any:
@@ -158,13 +161,20 @@ def _arg_extreme(x: Tensor, dim: Optional[int], keepdim: bool, op: str) -> Tenso
 
 
 # ------------------------------------------------------------------ sort and topk
-def _sort_indices(data: Any, axis: int, descending: bool) -> Any:
-    """Stable sort order along ``axis``; NaN counts as the largest value, as in PyTorch.
+def _sort_indices(data: Any, axis: int, descending: bool, stable: bool = True) -> Any:
+    """Sort order along ``axis``; NaN counts as the largest value, as in PyTorch.
 
-    Descending and stable: sort the reversed array ascending (ties in reversed order), then
-    reverse the result (ties back in original order, NaNs first) and map the positions of the
-    reversed array back (i -> n - 1 - i). Negating would break NaN, bool and unsigned ints."""
+    ``stable`` (and any array off the CPU): the stable order. Descending and stable: sort the
+    reversed array ascending (ties in reversed order), then reverse the result (ties back in
+    original order, NaNs first) and map the positions of the reversed array back
+    (i -> n - 1 - i). Negating would break NaN, bool and unsigned ints.
+
+    Not ``stable`` on the CPU: the order torch's CPU sort leaves equal values in (its
+    ``std::sort``, replayed by ops/tie_order.py where it differs from the stable order)."""
     xp = backend.get_array_module(data)
+    if not stable and backend.device_of(data) == "cpu" and data.ndim:
+        return _along_rows(data, axis, lambda rows: torch_cpu_order(rows,
+                                                                    descending=descending))
     if not descending:
         return xp.argsort(data, axis=axis, kind="stable")
     n = data.shape[axis]
@@ -172,22 +182,36 @@ def _sort_indices(data: Any, axis: int, descending: bool) -> Any:
     return (n - 1) - xp.flip(order, axis)
 
 
-def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
-    """``torch.sort``: (values, indices) along ``dim``. Always stable (equal elements keep
-    their order), whatever ``stable`` says; the gradient flows through the values."""
+def _along_rows(data: Any, axis: int, per_rows: Any) -> Any:
+    """``per_rows`` (R, N) -> (R, M) applied to the slices along ``axis``; back in place."""
+    moved = np.moveaxis(data, axis, -1)
+    count = int(np.prod(moved.shape[:-1], dtype=np.int64))      # (-1 fails when empty)
+    rows = np.ascontiguousarray(moved).reshape(count, moved.shape[-1])
+    out = per_rows(rows)
+    return np.moveaxis(out.reshape(moved.shape[:-1] + out.shape[-1:]), -1, axis)
+
+
+def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: Any = None) -> Any:
+    """``torch.sort``: (values, indices) along ``dim``; the gradient flows through the
+    values. Equal elements keep their order with ``stable=True``; without it, on the CPU,
+    they come out in the order torch's CPU sort leaves them (ops/tie_order.py), on a GPU in
+    the stable order."""
     axis = _single_axis(dim, x.ndim, "sort")
+    name = "SortBackward0" if stable is None else "SortBackward1"   # torch's two overloads
     if x.ndim == 0:
-        return SortResult(Gather.apply(x, index=(), unique=True),
+        return SortResult(name_node(Gather.apply(x, index=(), unique=True), name),
                           Tensor._wrap(backend.get_array_module(x._data).zeros((), np.int64)))
-    order = _sort_indices(x._data, axis, descending).astype(np.int64)
+    order = _sort_indices(x._data, axis, descending, bool(stable)).astype(np.int64)
     values = Gather.apply(x, index=along_axis_index(order, axis), unique=True)
-    return SortResult(values, Tensor._wrap(order))
+    return SortResult(name_node(values, name), Tensor._wrap(order))
 
 
 def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True  # noqa: A002
          ) -> Any:
     """``torch.topk``: the ``k`` largest (or smallest) elements along ``dim`` and their
-    indices, largest first. Ties keep the earlier index first; the result is always sorted."""
+    indices, largest first. On the CPU, equal elements come out as torch's CPU topk leaves
+    them (its std::partial_sort or std::nth_element, replayed by ops/tie_order.py), and with
+    ``sorted=False`` in its order too; on a GPU, sorted, ties in the stable order."""
     axis = _single_axis(dim, x.ndim, "topk")
     size = x.shape[axis] if x.ndim else 1
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 0 <= k <= size:
@@ -195,10 +219,16 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
                          f"{dim}), got {k!r}")
     if x.ndim == 0:                             # as a 1-element row, then back to 0-d
         values, indices = topk(x.reshape(1), k)
-        return TopkResult(values.reshape(()), indices.reshape(())) if k else \
-            TopkResult(values, indices)
-    order = _sort_indices(x._data, axis, largest)
-    order = order[(slice(None),) * axis + (slice(0, k),)].astype(np.int64)
+        if not k:
+            return TopkResult(values, indices)
+        return TopkResult(name_node(values.reshape(()), "TopkBackward0"), indices.reshape(()))
+    if backend.device_of(x._data) == "cpu":
+        order = _along_rows(x._data, axis, lambda rows: torch_cpu_topk(
+            rows, int(k), bool(largest), bool(sorted)))
+    else:
+        order = _sort_indices(x._data, axis, largest)
+        order = order[(slice(None),) * axis + (slice(0, k),)]
+    order = order.astype(np.int64)
     values = Gather.apply(x, index=along_axis_index(order, axis), unique=True)
-    return TopkResult(values, Tensor._wrap(order))
+    return TopkResult(name_node(values, "TopkBackward0"), Tensor._wrap(order))
 

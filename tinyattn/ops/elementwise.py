@@ -93,6 +93,10 @@ def _binary(fn: type, op: str, a: Any, b: Any) -> Tensor:
             and (fn is not Div or is_floating(a._data.dtype))):
         pass                                 # the common case: nothing to promote
     else:
+        if fn in _NUMBER_IN_FLOAT32:
+            out = _half_and_number(fn, a, b)
+            if out is not None:
+                return out
         if _is_number(a) and _is_number(b) and fn in _NUMBERS_WRAPPED:  # torch.add(2, 3.5):
             a = Tensor._wrap(np.asarray(a, dtype=result_type(a, b)))   # a 0-d tensor
         if not isinstance(a, Tensor) and not _is_number(a):
@@ -368,6 +372,7 @@ class Convert(Function):
 # torch.add/sub/mul/div take two Python numbers (the first becomes a 0-d tensor); torch's
 # remainder, pow, ... refuse them
 _NUMBERS_WRAPPED = (Add, Sub, Mul, Div)
+_NUMBER_IN_FLOAT32 = (Mul, Div)     # _half_and_number (add and sub round the number: measured)
 
 
 def add(a: Any, b: Any, alpha: float = 1) -> Tensor:
@@ -466,7 +471,44 @@ def pow(x: Tensor, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
                              f"allowed (got exponent {exponent}); use x.float() ** {exponent}")
         data = x._data.astype(target, copy=False)       # no gradient for integers
         return Tensor._wrap(integer_power(data, np.asarray(exponent, dtype=target)))
-    return Pow.apply(_as_dtype(x, target, x), exponent=float(exponent))
+    return Pow.apply(_as_dtype(x, target, x), exponent=_number_in(exponent, target))
+
+
+def _number_in(number: Any, dtype: Any) -> float:
+    """A Python number as torch's half-precision power kernels take it: rounded to the
+    tensor's dtype (float16, bfloat16; through float32, as c10 converts) first; as it is
+    for wider dtypes. ``x_half ** 0.9`` raises x to 0.899902..., as torch."""
+    dtype = np.dtype(dtype)
+    if dtype.itemsize != 2 or not is_floating(dtype):
+        return float(number)
+    return float(np.asarray(np.float32(number)).astype(dtype).astype(np.float32))
+
+
+def _half_and_number(fn: type, a: Any, b: Any) -> Any:
+    """torch's CPU mul and div of a float16/bfloat16 tensor and a Python number: the number
+    joins the float32 compute as it is (a float32, not rounded to the half dtype first), the
+    result is rounded once: half(float32(x) * float32(0.9)). Rounding 0.9 to float16 first
+    differs in the last place for a third of the values. (torch's add and sub do round the
+    number to the half dtype first, as ``_as_dtype`` does: measured against torch 2.13.) None when the
+    operands are not such a pair. The graph is the one half ops get (convert, op, convert)."""
+    if isinstance(a, Tensor) and _is_number(b):
+        tensor, number = a, b
+    elif isinstance(b, Tensor) and _is_number(a):
+        tensor, number = b, a
+    else:
+        return None
+    dtype = tensor._data.dtype
+    if dtype.itemsize != 2 or not is_floating(dtype) or isinstance(number, (bool, np.bool_)):
+        return None
+    xp = backend.get_array_module(tensor._data)
+    wide = convert(tensor, dtype=np.float32)
+    scalar = Tensor._wrap(xp.asarray(np.float32(number)))
+    out = fn.apply(wide, scalar) if tensor is a else fn.apply(scalar, wide)
+    with np.errstate(over="ignore"):              # beyond the half range is inf, as torch
+        result = convert(out, dtype=dtype)
+    if result._ctx is not None and out._ctx is not None:
+        result._ctx.torch_name = out._ctx             # MulBackward0, as torch's
+    return result
 
 
 def rpow(x: Tensor, base: Any) -> Tensor:
@@ -485,7 +527,7 @@ def rpow(x: Tensor, base: Any) -> Tensor:
         data = x._data.astype(target, copy=False)
         xp = backend.get_array_module(data)
         return Tensor._wrap(integer_power(xp.asarray(np.asarray(base).astype(target)), data))
-    return RPow.apply(_as_dtype(x, target, x), base=float(base))
+    return RPow.apply(_as_dtype(x, target, x), base=_number_in(base, target))
 
 
 def exp(x: Tensor) -> Tensor:

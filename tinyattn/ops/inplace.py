@@ -23,12 +23,14 @@ Each one writes its result into the tensor's own array and adds one to the tenso
 """
 from __future__ import annotations
 
+import re
 import weakref
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
 from .. import backend
+from ..broadcast_error import broadcast_error, expand_error
 from ..autograd import Function, is_grad_enabled, no_grad, unbroadcast
 from ..autograd.function import is_input
 from ..tensor import Tensor
@@ -277,9 +279,16 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             _store(x, lambda array: _assign(array, index, data), "x[index] = value")
         except IndexError as exc:
             raise IndexError(f"assigning into a tensor of shape {x.shape}: {exc}") from None
-        except ValueError as exc:
-            raise ValueError(f"x[index] = value: value does not fit the selection of a "
-                             f"tensor of shape {x.shape} ({exc})") from None
+        except ValueError as exc:          # torch: RuntimeError (a shape mismatch)
+            shapes = re.findall(r"shape \(([\d,]*)\)", str(exc))       # NumPy's from/into
+            if len(shapes) == 2:
+                source, into = ([int(n) for n in s.split(",") if n] for s in shapes)
+                error = expand_error(source, into, "x[index] = value")
+                if error is not None:
+                    raise error from None
+            raise RuntimeError(f"shape mismatch: x[index] = value: the value does not "
+                               f"broadcast to the selection of a tensor of shape {x.shape} "
+                               f"({exc})") from None
         return
     value = as_operand(value, x)
     if value.dtype != x.dtype:
@@ -299,6 +308,11 @@ def fill_(x: Tensor, value: Any) -> Tensor:
 
 def copy_(x: Tensor, src: Any) -> Tensor:
     """Copy ``src`` (broadcast to x's shape, converted to x's dtype and device) into x."""
+    if isinstance(src, Tensor):
+        error = broadcast_error([x.shape, src.shape], "copy_") or \
+            expand_error(src.shape, x.shape, "copy_: src to the tensor's shape")
+        if error is not None:
+            raise error
     if isinstance(src, Tensor) and src.dtype != x.dtype:
         src = convert(src, dtype=x.dtype)
     setitem(x, Ellipsis, src)

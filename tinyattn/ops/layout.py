@@ -14,6 +14,7 @@ from typing import Any, Tuple
 import numpy as np
 
 from .. import backend
+from ..broadcast_error import expand_error
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 from ..tensor.memory_format import check_memory_format
@@ -111,20 +112,25 @@ def expand(x: Tensor, *sizes: Any) -> Tensor:
     new dims go in front. Only dims of size 1 can grow."""
     sizes = _sizes(sizes)
     if len(sizes) < x.ndim:
-        raise ShapeError(f"expand: {len(sizes)} sizes given for a tensor with {x.ndim} dims "
-                         f"(shape {x.shape}); give at least one size per dim")
+        raise ShapeError(f"expand: the number of sizes provided ({len(sizes)}) must be "
+                           f"greater or equal to the number of dimensions in the tensor "
+                           f"({x.ndim}) (shape {x.shape}); give at least one size per dim")
     lead = len(sizes) - x.ndim
     shape = []
+    mismatch = expand_error(x.shape, sizes)
+    if mismatch is not None:
+        raise mismatch
     for i, n in enumerate(sizes):
         old = x.shape[i - lead] if i >= lead else None
         if n == -1:
             if old is None:
-                raise ShapeError(f"expand: -1 is not allowed for a new leading dim ({i}) in "
-                                 f"sizes {sizes}")
+                raise ShapeError(f"The expanded size of the tensor (-1) isn't allowed in a "
+                                   f"leading, non-existing dimension {i} (expand: sizes "
+                                   f"{sizes} for shape {x.shape})")
             n = old
-        if n < 0 or (old is not None and old != 1 and n != old):
-            raise ShapeError(f"expand: cannot expand shape {x.shape} to {sizes}: dim {i} has "
-                             f"size {old}, and only dims of size 1 can grow")
+        if n < 0:
+            raise ShapeError(f"expand: Trying to create tensor with negative dimension {n}: "
+                               f"{list(sizes)} (shape {x.shape})")
         shape.append(n)
     shape = tuple(shape)
     if math.prod(shape) == x.numel() and x.numel() > 0:

@@ -12,6 +12,7 @@ from typing import Any, Optional, Tuple, Union
 import numpy as np
 
 from .. import backend
+from ..broadcast_error import broadcast_error
 from ..promotion import compared_operands
 from ..tensor import Tensor
 from .compare import _sort_indices
@@ -46,8 +47,9 @@ def _elementwise(op: str, ufunc: str, input: Tensor, other: Any) -> Tensor:  # n
     except ValueError as exc:
         if "broadcast" not in str(exc):
             raise
-        raise RuntimeError(f"{op}: shapes {input.shape} and {other.shape} do not broadcast "
-                           f"(sizes must match or be 1, aligned from the right)") from None
+        raise broadcast_error([input.shape, getattr(other, "shape", ())], op) or RuntimeError(
+            f"{op}: shapes {input.shape} and {other.shape} do not broadcast (sizes must match "
+            f"or be 1, aligned from the right)") from None
 
 
 def eq(input: Tensor, other: Any) -> Tensor:  # noqa: A002 - PyTorch's names
@@ -149,13 +151,15 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:  # noqa: A002
 
 def argsort(input: Tensor, dim: int = -1, descending: bool = False,  # noqa: A002
             stable: bool = False) -> Tensor:
-    """The indices that sort ``input`` along ``dim`` (int64), as ``torch.argsort``; always
-    stable (ties keep their order), which is one of the orders torch may return."""
+    """The indices that sort ``input`` along ``dim`` (int64), as ``torch.argsort``: ties keep
+    their order with ``stable=True``; without it, on the CPU, the order torch's CPU sort
+    leaves them in (ops/tie_order.py), on a GPU the stable order."""
     axis = _single_axis(dim, input.ndim, "argsort")
     xp = backend.get_array_module(input._data)
     if input.ndim == 0:
         return Tensor._wrap(xp.zeros((), dtype=np.int64))
-    return Tensor._wrap(_sort_indices(input._data, axis, descending).astype(np.int64))
+    return Tensor._wrap(_sort_indices(input._data, axis, descending, bool(stable))
+                       .astype(np.int64))
 
 
 def any(input: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:  # noqa

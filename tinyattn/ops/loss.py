@@ -10,6 +10,7 @@ from .. import backend
 from ..autograd import Function, is_grad_enabled, keep_versions
 from ..tensor import Tensor, as_tensor
 from .embedding import check_index_range
+from .nll import nll_loss
 from .reduce import sum as reduce_sum
 from .softmax import log_softmax, safe_row_max
 from ..precision import is_floating
@@ -111,8 +112,11 @@ def cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor] = None,
                          "(N, C, d1, ...), got a 0-d tensor")
     classes = logits.shape[0] if logits.ndim == 1 else logits.shape[1]
     if weight is not None and (not isinstance(weight, Tensor) or weight.shape != (classes,)):
-        raise ValueError(f"cross_entropy: weight must be a Tensor of shape (C,) = ({classes},), "
-                         f"got {getattr(weight, 'shape', type(weight).__name__)}")
+        raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all "
+                           f"{classes} classes or no classes but got weight tensor of shape: "
+                           f"{list(getattr(weight, 'shape', ()))} (give a Tensor of shape "
+                           f"(C,) = ({classes},), got "
+                           f"{getattr(weight, 'shape', type(weight).__name__)})")
     if weight is not None and weight.requires_grad and is_grad_enabled():
         raise RuntimeError("cross_entropy: the class weights require grad, but the loss is not "
                            "differentiated with respect to them (PyTorch does not either); "
@@ -144,7 +148,10 @@ def cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor] = None,
     if extra:                                        # (N, C, d...) -> (N * d..., C)
         logits = logits.permute(0, *range(2, logits.ndim), 1).reshape(-1, classes)
         target = target.reshape(-1)
-    if weight is None:
+    if logits._data.dtype.itemsize == 2 and is_floating(logits.dtype):
+        loss = _half_class_targets(logits, target, weight, int(ignore_index), reduction,
+                                   float(label_smoothing))
+    elif weight is None:
         loss = CrossEntropy.apply(logits, target, ignore_index=int(ignore_index),
                                   reduction=reduction, label_smoothing=float(label_smoothing))
     else:
@@ -157,14 +164,18 @@ def cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor] = None,
 
 def _check_class_target(logits: Tensor, target: Tensor) -> None:
     if target.dtype.kind not in "iu":
-        raise TypeError(f"cross_entropy: target must hold integer class indices (or class "
+        raise RuntimeError(f"cross_entropy: target must hold integer class indices (or class "
                         f"probabilities: floats of the logits' shape {logits.shape}), got "
                         f"dtype {target.dtype} of shape {target.shape}; convert indices with "
                         f".long()")
     expected = () if logits.ndim == 1 else logits.shape[:1] + logits.shape[2:]
     if target.shape != expected:
-        raise ValueError(
-            f"cross_entropy: logits of shape {logits.shape} need integer targets of shape "
+        spatial = (logits.ndim > 2 and target.ndim == logits.ndim - 1
+                   and target.shape[:1] == logits.shape[:1])     # torch: RuntimeError then
+        lead = f"Expected target size {list(expected)}, got {list(target.shape)}: " \
+            if spatial else ""
+        raise (RuntimeError if spatial else ValueError)(
+            f"{lead}cross_entropy: logits of shape {logits.shape} need integer targets of shape "
             f"{expected} (logits (N, C) with target (N,), or (N, C, d1, ...) with "
             f"(N, d1, ...): the class dim is dim 1), got target shape {target.shape}. For a "
             f"sequence model's (B, S, C) logits, flatten first: logits.reshape(-1, C) and "
@@ -202,6 +213,34 @@ def _weighted(logits: Tensor, target: Tensor, weight: Tensor, ignore_index: int,
     if not weight_sum:          # nothing counted: 0/0, torch's NaN; total is 0 with zero
         return total + Tensor._wrap(xp.asarray(np.nan, dtype=logits.dtype))   # gradients
     return total / Tensor._wrap(weight_sum.astype(logits.dtype))
+
+
+def _half_class_targets(logits: Tensor, target: Tensor, weight: Optional[Tensor],
+                        ignore_index: int, reduction: str, eps: float) -> Tensor:
+    """float16/bfloat16 logits (M, C) with class indices, as torch's CPU computes them: its
+    log_softmax rounded to the half dtype, nll_loss of that, and label smoothing's extra
+    term as half-precision ops (each rounded; its sum over a large batch can reach inf in
+    float16, as torch's). The fused float32 path (CrossEntropy) rounds only the loss and
+    the gradient, which differs from torch in the last place for a third of the gradients."""
+    logp = log_softmax(logits, dim=1)
+    loss = nll_loss(logp, target, weight=weight, ignore_index=ignore_index,
+                    reduction=reduction)
+    if eps <= 0:
+        return loss
+    classes = logits.shape[1]
+    kept = target != ignore_index                                          # (M,)
+    terms = logp * weight.reshape(1, classes) if weight is not None else logp
+    smooth = -reduce_sum(terms, dim=1)
+    smooth = smooth.masked_fill(~kept, 0.0)
+    if reduction == "mean":
+        if weight is not None:
+            counted = Tensor._wrap(weight._data[target._data[kept._data]])
+            smooth = reduce_sum(smooth) / reduce_sum(counted)
+        else:
+            smooth = reduce_sum(smooth) / reduce_sum(kept)
+    elif reduction == "sum":
+        smooth = reduce_sum(smooth)
+    return loss * (1 - eps) + smooth * (eps / classes)
 
 
 def _probability_targets(logits: Tensor, target: Tensor, weight: Optional[Tensor],

@@ -16,6 +16,7 @@ from typing import Any, Tuple
 import numpy as np
 
 from .. import backend
+from ..broadcast_error import broadcast_error
 from ..autograd import Function, keep_versions, unbroadcast
 from ..precision import check_fits, is_floating
 from ..promotion import operand_tier, result_type
@@ -101,12 +102,11 @@ def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
     mask broadcast together; value is a number or a 0-d tensor (which gets a gradient)."""
     mask_tensor = mask if isinstance(mask, Tensor) else None
     data = mask._data if isinstance(mask, Tensor) else mask
-    try:
-        shape = np.broadcast_shapes(tuple(x.shape), tuple(np.shape(data) if not hasattr(
-            data, "shape") else data.shape))
-    except ValueError:
-        raise ValueError(f"masked_fill: mask of shape {tuple(data.shape)} does not broadcast "
-                         f"with the input's shape {x.shape}") from None
+    mask_shape = tuple(np.shape(data) if not hasattr(data, "shape") else data.shape)
+    error = broadcast_error([mask_shape, tuple(x.shape)], "masked_fill: mask and input")
+    if error is not None:
+        raise error
+    shape = np.broadcast_shapes(tuple(x.shape), mask_shape)
     mask = mask_array(mask, "masked_fill", shape, x.device)
     if isinstance(value, Tensor):
         if value.ndim != 0:
@@ -163,7 +163,9 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa:
         shape = np.broadcast_shapes(shape, tuple(np.shape(cond)) if not hasattr(cond, "shape")
                                     else tuple(cond.shape))
     except ValueError:
-        raise RuntimeError(f"where: condition, input and other do not broadcast together "
+        raise broadcast_error([tuple(getattr(condition, "shape", ())), input.shape,
+                               other.shape], "where: condition, input and other") or \
+            RuntimeError(f"where: condition, input and other do not broadcast together "
                            f"(shapes {getattr(condition, 'shape', None)}, {input.shape}, "
                            f"{other.shape})") from None
     cond = mask_array(condition, "where", shape, input.device, what="condition")

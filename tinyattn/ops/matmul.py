@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .. import backend
-from ..autograd import Function, unbroadcast
+from ..autograd import Function, name_node, unbroadcast
 from ..tensor import Tensor
 
 __all__ = ["matmul", "linear", "bmm"]
@@ -147,7 +147,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
     if mat2.shape[:2] != (batch, k):
         raise ValueError(f"bmm: input {input.shape} needs mat2 of shape ({batch}, {k}, N), "
                          f"got {mat2.shape}; bmm does not broadcast (matmul does)")
-    return Matmul.apply(input, mat2)
+    return name_node(Matmul.apply(input, mat2), "BmmBackward0")   # matmul's: UnsafeView
 
 
 def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:

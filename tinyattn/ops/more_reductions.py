@@ -11,7 +11,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from .. import backend
-from ..autograd import Function, keep_versions
+from ..autograd import Function, keep_versions, name_node
 from ..precision import is_floating
 from ..tensor import Tensor
 from .return_types import return_type
@@ -22,6 +22,7 @@ from .reduce import sum as plain_sum
 from .shape import cat, squeeze
 from .rearrange import narrow
 from .stats import std, var
+from .tie_order import torch_cpu_kth
 
 __all__ = ["nansum", "nanmean", "var_mean", "std_mean", "logcumsumexp", "cummax", "cummin",
            "diff", "aminmax", "median", "nanmedian", "kthvalue"]
@@ -30,8 +31,16 @@ ValuesIndices = Any     # torch.return_types.<op>(values, indices): _values_indi
 MinMax = return_type("aminmax", ["min", "max"])
 
 
+_NODE_NAMES = {"kthvalue": "KthvalueBackward0", "median": "MedianBackward1",
+               "nanmedian": "NanmedianBackward1", "cummax": "CummaxBackward0",
+               "cummin": "CumminBackward0"}
+
+
 def _values_indices(op: str, values: Tensor, indices: Tensor) -> Any:
-    """(values, indices) as torch returns them: a ``torch.return_types.<op>``."""
+    """(values, indices) as torch returns them: a ``torch.return_types.<op>``; the values'
+    node named as torch's (``KthvalueBackward0``, not the gather or view it ends in)."""
+    if op in _NODE_NAMES:
+        name_node(values, _NODE_NAMES[op])
     return return_type(op, ["values", "indices"])(values, indices)
 
 
@@ -122,9 +131,9 @@ class MedianAll(Function):
 
     def forward(self, x):
         xp = backend.get_array_module(x)
-        ordered = xp.sort(x.reshape(-1))           # NaN sorts last: any NaN ends the list
+        ordered = _sorted_flat(x)                  # NaN sorts last: any NaN ends the list
         out = xp.asarray(xp.where(xp.isnan(ordered[-1]), ordered[-1],
-                                  ordered[(ordered.size - 1) // 2]))
+                                  ordered[(ordered.size - 1) // 2])).astype(x.dtype)
         self.save_for_backward(x, out)
         return out
 
@@ -133,6 +142,29 @@ class MedianAll(Function):
         xp = backend.get_array_module(grad)
         hit = (x == out) | (xp.isnan(x) & xp.isnan(out))
         return (hit * (grad / hit.sum())).astype(grad.dtype)
+
+
+def _sorted_flat(x: Any) -> Any:
+    """all of x sorted, NaN last (bfloat16 sorted as float32, where that holds)"""
+    xp = backend.get_array_module(x)
+    flat = x.reshape(-1)
+    if flat.dtype.kind not in "biuf":
+        flat = flat.astype(np.float32)
+    return xp.sort(flat)
+
+
+class NanMedianAll(MedianAll):
+    """out = the lower median of the numbers of x (NaN only if all are NaN). The gradient as
+    median's (torch's too): g shared evenly among the elements equal to out (the NaNs when
+    out is NaN)."""
+
+    def forward(self, x):
+        xp = backend.get_array_module(x)
+        ordered = _sorted_flat(x)
+        numbers = int((~xp.isnan(ordered)).sum()) if ordered.dtype.kind == "f" else ordered.size
+        out = xp.asarray(ordered[max(numbers - 1, 0) // 2]).astype(x.dtype)
+        self.save_for_backward(x, out)
+        return out
 
 
 # ------------------------------------------------------------------ public functions
@@ -282,8 +314,21 @@ def aminmax(input: Tensor, *, dim: Optional[int] = None,  # noqa: A002 - PyTorch
 
 def _order_index(x: Any, axis: int, k: int, ignore_nan: bool) -> Any:
     """The index, along axis, of the k-th smallest value (0-based; NaN sorts last). With
-    ``ignore_nan``, k counts only the numbers of each slice (its lower median: k = None)."""
+    ``ignore_nan``, k counts only the numbers of each slice (its lower median: k = None).
+
+    Which of equal values, as torch's CPU kernels: the median is the one at its place in the
+    stable order (torch breaks ties by index), the first NaN where a slice holds one (for
+    median); kthvalue's is the one torch's quickselect leaves at place k
+    (ops/tie_order.py; on a GPU, the stable order's)."""
     xp = backend.get_array_module(x)
+    if k is not None and backend.device_of(x) == "cpu":
+        moved = np.moveaxis(x, axis, -1)
+        rows = np.ascontiguousarray(moved).reshape(int(np.prod(moved.shape[:-1])),
+                                                    moved.shape[-1])
+        pick = torch_cpu_kth(rows, k).reshape(moved.shape[:-1])
+        return np.expand_dims(pick, axis)
+    if x.dtype.kind not in "biuf":           # bfloat16: exact in float32, NaN sorted last
+        x = x.astype(np.float32)
     order = xp.argsort(x, axis=axis, kind="stable")
     if k is None:                                      # the (nan)median's position
         if ignore_nan and x.dtype.kind == "f":
@@ -292,9 +337,9 @@ def _order_index(x: Any, axis: int, k: int, ignore_nan: bool) -> Any:
         else:
             position = xp.full(order.sum(axis=axis, keepdims=True).shape,
                                (x.shape[axis] - 1) // 2)
-            if x.dtype.kind == "f":          # a NaN in the slice makes it the median
-                has_nan = xp.isnan(x).any(axis=axis, keepdims=True)
-                position = xp.where(has_nan, x.shape[axis] - 1, position)
+            if x.dtype.kind == "f":          # a NaN makes it the median: the first NaN,
+                numbers = (~xp.isnan(x)).sum(axis=axis, keepdims=True)   # after the numbers
+                position = xp.where(numbers < x.shape[axis], numbers, position)
         return xp.take_along_axis(order, position.astype(np.int64), axis=axis)
     return xp.take(order, [k], axis=axis)
 
@@ -330,12 +375,11 @@ def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noq
 def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
     """``torch.nanmedian``: median ignoring NaN (NaN only where a slice is all NaN)."""
     if dim is None:
-        flat = input.reshape(-1)
         if input.numel() == 0:
             xp = backend.get_array_module(input._data)
             return Tensor._wrap(xp.asarray(np.nan, dtype=input.dtype))
-        out = squeeze(_pick(flat, 0, True, None, True, "nanmedian").values, 0)
-        return keep_versions(out, input, out)   # torch keeps the input and the result
+        return NanMedianAll.apply(input) if is_floating(input.dtype) else \
+            Tensor._wrap(NanMedianAll().forward(input._data))
     return _pick(input, dim, keepdim, None, True, "nanmedian")
 
 

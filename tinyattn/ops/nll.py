@@ -41,11 +41,13 @@ class NLLLoss(Function):
         losses = -w * logp[rows, safe]                                         # (N,)
         total_weight = w.sum()
         self.save_for_backward(logp.shape, safe, w, total_weight, reduction)
+        self.half = None
         if reduction == "none":
             return losses
         if half is not None and logp.shape[0]:
             total, count = _half_cascade(logp[rows, safe], valid, class_weight, safe, half)
             if reduction == "mean":
+                self.half = (half, count)        # the backward's divisor: the half total
                 with np.errstate(invalid="ignore", divide="ignore"):
                     total = _round(total / count, half)
             return xp.asarray(total, dtype=logp.dtype)
@@ -60,6 +62,13 @@ class NLLLoss(Function):
         xp = backend.get_array_module(w)
         coef = grad if reduction != "mean" else grad / xp.where(total_weight == 0, 1,
                                                                 total_weight)
+        if self.half is not None and reduction == "mean":   # torch's half kernel: g / W
+            half, count = self.half                 # rounded, then times -w_n, rounded
+            with np.errstate(invalid="ignore", divide="ignore"):
+                coef = (grad / (count or 1)).astype(half).astype(w.dtype)
+            dlogp = xp.zeros(shape, dtype=w.dtype)
+            dlogp[xp.arange(shape[0]), safe] = (-w * coef).astype(half).astype(w.dtype)
+            return dlogp, None
         dlogp = xp.zeros(shape, dtype=w.dtype)
         dlogp[xp.arange(shape[0]), safe] = -w * coef
         return dlogp, None
@@ -118,9 +127,15 @@ def nll_loss(input: Tensor, target: Any, weight: Optional[Tensor] = None,  # noq
     target = target if isinstance(target, Tensor) else as_tensor(np.asarray(target))
     reduction = legacy_reduction(size_average, reduce, reduction, "nll_loss")
     if not np.issubdtype(target.dtype, np.integer):
-        raise TypeError(f"nll_loss: target must hold integer class indices, got dtype "
-                        f"{target.dtype}; convert with .long()")
-    if input.ndim == 0 or target.shape != input.shape[:1] + input.shape[2:] and not (
+        raise RuntimeError(f"expected target dtype to be Long or Byte (nll_loss: target must "
+                           f"hold integer class indices), got dtype {target.dtype}; convert "
+                           f"with .long()")
+    expected = input.shape[:1] + input.shape[2:]
+    if (input.ndim > 2 and target.ndim == input.ndim - 1 and target.shape != expected
+            and target.shape[:1] == input.shape[:1]):
+        raise RuntimeError(f"Expected target size {list(expected)}, got {list(target.shape)} "
+                           f"(nll_loss: input (N, C, d1, ...) takes target (N, d1, ...))")
+    if input.ndim == 0 or target.shape != expected and not (
             input.ndim == 1 and target.ndim == 0):
         raise ValueError(f"nll_loss: expected input (N, C) with target (N,), (C,) with (), or "
                          f"(N, C, d1, ...) with (N, d1, ...); got {input.shape} and "
@@ -131,7 +146,11 @@ def nll_loss(input: Tensor, target: Any, weight: Optional[Tensor] = None,  # noq
     classes = input.shape[0] if input.ndim == 1 else input.shape[1]
     class_weight = None
     if weight is not None:
-        if weight.shape != (classes,) or weight.requires_grad or weight.device != input.device:
+        if weight.shape != (classes,):
+            raise RuntimeError(f"weight tensor should be defined either for all {classes} "
+                               f"classes or no classes but got weight tensor of shape: "
+                               f"{list(weight.shape)} (nll_loss: one weight per class)")
+        if weight.requires_grad or weight.device != input.device:
             raise ValueError(f"nll_loss: weight must be a constant tensor of shape "
                              f"({classes},) on {input.device}, one weight per class; got shape "
                              f"{weight.shape} on {weight.device}, requires_grad="

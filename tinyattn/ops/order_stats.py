@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import backend
 from ..amp.dispatch import cast_args
-from ..autograd import Function
+from ..autograd import Function, name_node
 from ..tensor import Tensor
 from .indexing import gather_at_picked
 from .more_reductions import ValuesIndices
@@ -159,7 +159,8 @@ def _quantile(op: str, input: Tensor, q: Any, dim: Optional[int],  # noqa: A002
     else:
         out = QuantilePick.apply(rows, below=below, above=above, weight=weight,
                                  interpolate=interpolate)                  # (..., Q)
-    return _quantile_shape(out, input, axis, keepdim, q_is_tensor and q_data.ndim == 1)
+    out = _quantile_shape(out, input, axis, keepdim, q_is_tensor and q_data.ndim == 1)
+    return name_node(out, "SqueezeBackward4")   # torch's quantile ends in a squeeze, always
 
 
 def _quantile_shape(out: Tensor, input: Tensor, axis: Optional[int], keepdim: bool,  # noqa
@@ -225,7 +226,8 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False  # noqa: A002 - tor
     xp = backend.get_array_module(input._data)
     if input.ndim == 0:
         values = input * 1 if input.dtype.kind == "f" else input.clone()
-        return _MODE_RESULT(values, Tensor._wrap(xp.asarray(0, dtype=np.int64)))
+        return _MODE_RESULT(name_node(values, "ModeBackward0"),
+                            Tensor._wrap(xp.asarray(0, dtype=np.int64)))
     if input.shape[axis] == 0:
         raise IndexError(f"mode(): Expected reduction dim {axis} to have non-zero size.")
     moved = xp.moveaxis(input._data, axis, -1)
@@ -239,4 +241,4 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False  # noqa: A002 - tor
     values = gather_at_picked(input, axis, index_tensor)        # keeps the indices, as torch
     if not keepdim:
         values, index_tensor = squeeze(values, axis), squeeze(index_tensor, axis)
-    return _MODE_RESULT(values, index_tensor)
+    return _MODE_RESULT(name_node(values, "ModeBackward0"), index_tensor)

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function, keep_versions, unbroadcast
+from ..broadcast_error import broadcast_error
 from ..tensor import Tensor
 from .elementwise import _match_dtypes, as_operand
 from .pointwise import stable_sigmoid
@@ -216,8 +217,8 @@ def _regression(fn: type, op: str, input: Any, target: Any,  # noqa: A002
         try:
             np.broadcast_shapes(input.shape, target.shape)
         except ValueError:
-            raise RuntimeError(f"{op}: input {input.shape} and target {target.shape} do not "
-                               f"broadcast; they should have the same shape") from None
+            raise broadcast_error([input.shape, target.shape], f"{op}: input and target; "
+                                  f"they should have the same shape") from None
         warnings.warn(f"{op}: target shape {target.shape} differs from input shape "
                       f"{input.shape}; they are broadcast, which is rarely what a loss "
                       f"wants (as PyTorch warns). Give them the same shape",
@@ -272,7 +273,8 @@ def _constant(value: Optional[Tensor], name: str, op: str, like: Tensor) -> Any:
     except ValueError:
         fits = False
     if not fits:
-        raise ValueError(f"{op}: {name} of shape {value.shape} does not broadcast to the "
+        raise broadcast_error([value.shape, like.shape], f"{op}: {name} to the input") or \
+            RuntimeError(f"{op}: {name} of shape {value.shape} does not broadcast to the "
                          f"input's shape {like.shape}")
     return value._data.astype(like.dtype, copy=False)
 

@@ -12,29 +12,9 @@ import numpy as np
 from .. import backend
 from ..autograd import Function, keep_versions
 from ..tensor import Tensor
-from .special_functions import digamma, lgamma, unary_in_float32
+from .special_functions import digamma, lgamma, trigamma_values, unary_in_float32
 
 __all__ = ["polygamma", "mvlgamma", "polygamma_method", "mvlgamma_method"]
-
-
-def _trigamma(x: Any) -> Any:
-    """psi'(x) as torch computes it (aten's calc_trigamma): reflect x < 1/2 with
-    psi'(1 - x) + psi'(x) = pi^2 / sin^2(pi x), shift x up six steps (psi'(x) = 1/x^2 +
-    psi'(x + 1)), then the asymptotic series 1/x + 1/(2x^2) + 1/(6x^3) - 1/(30x^5) + ...
-    At a non-positive integer sin(pi x) is a rounding error, not 0: a huge finite value, as
-    torch's (SciPy gives inf)."""
-    xp = backend.get_array_module(x)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        reflect = x < 0.5
-        sin_pi_x = xp.sin(math.pi * x)
-        result = xp.where(reflect, -(math.pi * math.pi) / (sin_pi_x * sin_pi_x), 0.0)
-        x = xp.where(reflect, 1 - x, x)
-        for _ in range(6):
-            result = result + 1 / (x * x)
-            x = x + 1
-        ixx = 1 / (x * x)
-        result = result + (1 + 1 / (2 * x) + ixx * (1 / 6 - ixx * (1 / 30 - ixx / 42))) / x
-        return xp.where(reflect, -result, result)
 
 
 def _polygamma_values(n: int, x: Any) -> Any:
@@ -43,15 +23,10 @@ def _polygamma_values(n: int, x: Any) -> Any:
     in float32 so does tinyattn; in float64, where the series is about 1e-9 off, tinyattn
     keeps SciPy's closer value, except at the poles x = 0, -1, -2, ..., where it gives
     torch's number (inf at 0, huge and finite below)."""
-    xp = backend.get_array_module(x)
-    if n == 1 and x.dtype == np.float32:       # torch's float32 steps (near a pole they lose
-        return _trigamma(x).astype(x.dtype)    # digits: the result is torch's, not SciPy's)
+    if n == 1:
+        return trigamma_values(x)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        out = backend.special_module(x).polygamma(n, x).astype(x.dtype)
-        if n == 1:
-            pole = (x <= 0) & (x == xp.floor(x))
-            out = xp.where(pole, _trigamma(x), out).astype(x.dtype)
-    return out
+        return backend.special_module(x).polygamma(n, x).astype(x.dtype)
 
 
 class Polygamma(Function):

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend
+from ..broadcast_error import expand_error
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 from .elementwise import add, mul, sub
@@ -108,12 +109,15 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:  # noqa: A002
 def mv(input: Tensor, vec: Tensor) -> Tensor:  # noqa: A002
     """Matrix (n, m) times vector (m,) -> (n,), as ``torch.mv``; matmul underneath."""
     if not isinstance(input, Tensor) or input.ndim != 2:
-        raise ValueError(f"mv: input must be a 2-D matrix, got "
+        raise RuntimeError(f"vector + matrix @ vector expected (mv: input must be a 2-D "
+                           f"matrix), got "
                          f"{getattr(input, 'shape', type(input).__name__)}")
     _check_vector(vec, "vec", "mv")
     if input.shape[1] != vec.shape[0]:
-        raise ValueError(f"mv: matrix {input.shape} and vector {vec.shape} do not line up "
-                         f"(the matrix's columns must equal the vector's length)")
+        raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat "
+                           f"({input.shape[0]}x{input.shape[1]}), vec ({vec.shape[0]}) (mv: "
+                           f"matrix {input.shape} and vector {vec.shape} do not line up: the "
+                           f"matrix's columns must equal the vector's length)")
     _check_same_dtype(input, vec, "mv")
     with autocast_as("mv"):
         return matmul(input, vec)
@@ -127,16 +131,16 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,  # noqa
     add (and masked_fill for beta = 0)."""
     for name, m in (("mat1", mat1), ("mat2", mat2)):
         if not isinstance(m, Tensor) or m.ndim != 2:
-            raise ValueError(f"addmm: {name} must be a 2-D matrix, got "
+            raise RuntimeError(f"{name} must be a matrix (addmm: a 2-D tensor), got "
                              f"{getattr(m, 'shape', type(m).__name__)}")
     if mat1.shape[1] != mat2.shape[0]:
-        raise ValueError(f"addmm: mat1 {mat1.shape} and mat2 {mat2.shape} do not line up")
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x"
+                           f"{mat1.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]}) (addmm: "
+                           f"mat1's columns must equal mat2's rows)")
     shape = (mat1.shape[0], mat2.shape[1])
-    try:
-        np.broadcast_shapes(tuple(input.shape), shape)
-    except ValueError:
-        raise ValueError(f"addmm: input of shape {input.shape} does not broadcast to the "
-                         f"product's shape {shape}") from None
+    error = expand_error(tuple(input.shape), shape, "addmm: input to the product's shape")
+    if error is not None:
+        raise error
     input, mat1, mat2 = cast_args("addmm", input, mat1, mat2)   # one op under autocast
     product = matmul(mat1, mat2)
     if alpha != 1:

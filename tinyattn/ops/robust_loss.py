@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend
+from ..broadcast_error import broadcast_error
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 from .pointwise_loss import _pair, _reduce, _spread
@@ -93,8 +94,8 @@ def _checked_pair(input: Any, target: Any, op: str, reductions: tuple,  # noqa: 
         try:
             np.broadcast_shapes(input.shape, target.shape)
         except ValueError:
-            raise RuntimeError(f"{op}: input {input.shape} and target {target.shape} do not "
-                               f"broadcast; they should have the same shape") from None
+            raise broadcast_error([input.shape, target.shape], f"{op}: input and target; "
+                                  f"they should have the same shape") from None
         warnings.warn(f"{op}: target shape {target.shape} differs from input shape "
                       f"{input.shape}; they are broadcast (as PyTorch warns). Give them the "
                       f"same shape", UserWarning, stacklevel=3)

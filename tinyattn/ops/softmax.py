@@ -181,12 +181,14 @@ class LogSoftmax(Function):
                     out = shifted - total
                 else:
                     out = shifted - xp.log(total)
-        self.save_for_backward(out, axis)
+        self.save_for_backward(out, axis, half)
         return out
 
     def backward(self, grad):
-        out, axis = self.saved
+        out, axis, half = self.saved
         xp = backend.get_array_module(out)
+        if half is not None:        # torch's backward reads its (rounded) half output
+            out = _rounded(out, half)
         return grad - xp.exp(out) * grad.sum(axis=axis, keepdims=True)
 
 

@@ -84,14 +84,50 @@ class Lgamma(Function):
         return grad * _digamma_values(x)
 
 
-def _digamma_values(x: Any) -> Any:
-    """psi(x), with PyTorch's -inf at x = 0 (SciPy agrees at +0, gives NaN at -0)."""
+def _trigamma(x: Any) -> Any:
+    """psi'(x) as torch computes it (aten's calc_trigamma): reflect x < 1/2 with
+    psi'(1 - x) + psi'(x) = pi^2 / sin^2(pi x), shift x up six steps (psi'(x) = 1/x^2 +
+    psi'(x + 1)), then the asymptotic series 1/x + 1/(2x^2) + 1/(6x^3) - 1/(30x^5) + ...
+    At a non-positive integer sin(pi x) is a rounding error, not 0: a huge finite value, as
+    torch's (SciPy gives inf)."""
     xp = backend.get_array_module(x)
-    return xp.where(x == 0, -np.inf, _sp(x).psi(x)).astype(x.dtype)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        reflect = x < 0.5
+        sin_pi_x = xp.sin(math.pi * x)
+        result = xp.where(reflect, -(math.pi * math.pi) / (sin_pi_x * sin_pi_x), 0.0)
+        x = xp.where(reflect, 1 - x, x)
+        for _ in range(6):
+            result = result + 1 / (x * x)
+            x = x + 1
+        ixx = 1 / (x * x)
+        result = result + (1 + 1 / (2 * x) + ixx * (1 / 6 - ixx * (1 / 30 - ixx / 42))) / x
+        return xp.where(reflect, -result, result)
+
+
+def trigamma_values(x: Any) -> Any:
+    """psi'(x) = polygamma(1, x) as torch gives it: its own series in float32 (near a pole
+    it loses digits: the result is torch's, not SciPy's); SciPy's in float64, except at the
+    poles x = 0, -1, -2, ..., where torch's number (inf at 0, huge and finite below)."""
+    xp = backend.get_array_module(x)
+    if x.dtype == np.float32:
+        return _trigamma(x).astype(x.dtype)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out = backend.special_module(x).polygamma(1, x).astype(x.dtype)
+        pole = (x <= 0) & (x == xp.floor(x))
+        return xp.where(pole, _trigamma(x), out).astype(x.dtype)
+
+
+def _digamma_values(x: Any) -> Any:
+    """psi(x), with PyTorch's infinities at x = 0: -inf at +0, +inf at -0 (the limits from
+    the right and the left; SciPy gives -inf at +0 and NaN at -0)."""
+    xp = backend.get_array_module(x)
+    return xp.where(x == 0, xp.copysign(np.inf, -x), _sp(x).psi(x)).astype(x.dtype)
 
 
 class Digamma(Function):
-    """out = psi(x) = d/dx log Gamma(x).   dx = g * psi'(x) = g * polygamma(1, x)."""
+    """out = psi(x) = d/dx log Gamma(x).   dx = g * psi'(x) = g * polygamma(1, x), torch's
+    polygamma(1, x) (``trigamma_values``): at x = -1, -2, ... huge and finite, as torch's
+    (its sin(pi x) is a rounding error there, not 0), not SciPy's inf."""
 
     def forward(self, x):
         self.save_for_backward(x)
@@ -99,7 +135,7 @@ class Digamma(Function):
 
     def backward(self, grad):
         (x,) = self.saved
-        return grad * _sp(x).polygamma(1, x).astype(x.dtype)
+        return grad * trigamma_values(x)
 
 
 class Logit(Function):

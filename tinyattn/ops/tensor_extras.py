@@ -164,8 +164,20 @@ def random_(x: Tensor, from_: int = 0, to: Optional[int] = None, *,
 
 # ------------------------------------------------------------------ memory
 def stride(x: Tensor, dim: Optional[int] = None) -> Any:
-    """Elements (not bytes) to step in memory along each dimension, as torch counts them."""
-    steps = tuple(s // x._data.itemsize for s in x._data.strides)
+    """Elements (not bytes) to step in memory along each dimension, as torch counts them.
+
+    NumPy gives a new empty array all-zero strides; torch gives an empty tensor the
+    contiguous strides it gives any shape, counting a dimension of size 0 as 1
+    (``torch.zeros(2, 0, 4).stride() == (4, 4, 1)``): those are returned then."""
+    data = x._data
+    if data.size == 0 and not any(data.strides):
+        steps, step = [], 1
+        for size in reversed(data.shape):
+            steps.append(step)
+            step *= max(size, 1)
+        steps = tuple(reversed(steps))
+    else:
+        steps = tuple(s // data.itemsize for s in data.strides)
     return steps if dim is None else steps[dim]
 
 

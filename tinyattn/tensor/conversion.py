@@ -9,6 +9,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from .. import backend, precision
+from ..broadcast_error import from_numpy_error
 from ..promotion import compared_operands
 from .dtypes import DTypeLike, is_device_name, normalize_dtype
 from .memory_format import check_memory_format
@@ -162,7 +163,14 @@ class TensorConversions:
         if promote and (isinstance(other_data, (bool, int, float, np.generic))
                         or isinstance(other, TensorConversions)):  # torch's promotion first
             mine, other_data = compared_operands(mine, other_data)
-        result = getattr(mine, name)(other_data)
+        try:
+            result = getattr(mine, name)(other_data)
+        except ValueError as exc:           # NumPy's broadcasting error: torch's RuntimeError
+            error = from_numpy_error(exc, [self.shape] + ([other.shape] if isinstance(
+                other, TensorConversions) else []), name.strip("_"))
+            if error is None:
+                raise
+            raise error from None
         if result is NotImplemented:       # e.g. pytest.approx: let the other side decide
             return NotImplemented
         return _plain_tensor()._wrap(backend.get_array_module(self._data).asarray(result))
