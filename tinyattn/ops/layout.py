@@ -113,8 +113,8 @@ def expand(x: Tensor, *sizes: Any) -> Tensor:
     sizes = _sizes(sizes)
     if len(sizes) < x.ndim:
         raise ShapeError(f"expand: the number of sizes provided ({len(sizes)}) must be "
-                           f"greater or equal to the number of dimensions in the tensor "
-                           f"({x.ndim}) (shape {x.shape}); give at least one size per dim")
+                         f"greater or equal to the number of dimensions in the tensor "
+                         f"({x.ndim}) (shape {x.shape}); give at least one size per dim")
     lead = len(sizes) - x.ndim
     shape = []
     mismatch = expand_error(x.shape, sizes)
@@ -125,8 +125,8 @@ def expand(x: Tensor, *sizes: Any) -> Tensor:
         if n == -1:
             if old is None:
                 raise ShapeError(f"The expanded size of the tensor (-1) isn't allowed in a "
-                                   f"leading, non-existing dimension {i} (expand: sizes "
-                                   f"{sizes} for shape {x.shape})")
+                                 f"leading, non-existing dimension {i} (expand: sizes "
+                                 f"{sizes} for shape {x.shape})")
             n = old
         if n < 0:
             raise ShapeError(f"expand: Trying to create tensor with negative dimension {n}: "
