@@ -11,6 +11,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import backend
+from ..precision import refuse_complex_order
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 from .return_types import return_type
@@ -141,6 +142,7 @@ def argmin(x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tenso
 
 
 def _arg_extreme(x: Tensor, dim: Optional[int], keepdim: bool, op: str) -> Tensor:
+    refuse_complex_order(op, x)
     data = x._data
     xp = backend.get_array_module(data)
     if dim is None:
@@ -164,6 +166,7 @@ def _sort_indices(data: Any, axis: int, descending: bool) -> Any:
     Descending and stable: sort the reversed array ascending (ties in reversed order), then
     reverse the result (ties back in original order, NaNs first) and map the positions of the
     reversed array back (i -> n - 1 - i). Negating would break NaN, bool and unsigned ints."""
+    refuse_complex_order("sort", data)
     xp = backend.get_array_module(data)
     if not descending:
         return xp.argsort(data, axis=axis, kind="stable")

@@ -12,6 +12,7 @@ from typing import Any, Optional, Tuple, Union
 import numpy as np
 
 from .. import backend
+from ..precision import refuse_complex_order
 from ..promotion import compared_operands
 from ..tensor import Tensor
 from .compare import _sort_indices
@@ -39,6 +40,8 @@ def _elementwise(op: str, ufunc: str, input: Tensor, other: Any) -> Tensor:  # n
         raise TypeError(f"{op}: the first argument must be a Tensor, got "
                         f"{type(input).__name__}")
     a, b = input._data, _array(other, op, input)
+    if op not in ("eq", "ne"):
+        refuse_complex_order(op, a, b)
     xp = backend.get_array_module(a)
     a, b = compared_operands(a, b)      # torch converts both to the result type first
     try:
@@ -152,6 +155,7 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False,  # noqa: A00
     """The indices that sort ``input`` along ``dim`` (int64), as ``torch.argsort``; always
     stable (ties keep their order), which is one of the orders torch may return."""
     axis = _single_axis(dim, input.ndim, "argsort")
+    refuse_complex_order("argsort", input)
     xp = backend.get_array_module(input._data)
     if input.ndim == 0:
         return Tensor._wrap(xp.zeros((), dtype=np.int64))
