@@ -157,6 +157,8 @@ __all__ += ["addcdiv", "addcmul", "bitwise_and", "bitwise_left_shift", "bitwise_
 from .ops import (addbmm, addmv, addr, baddbmm, cross, inner, kron, matrix_power, tensordot,
                   vdot)
 from . import linalg
+from . import fft  # noqa: E402 - torch.fft (ops/fft.py)
+__all__ += ["fft"]
 __all__ += ["linalg", "addbmm", "addmv", "addr", "baddbmm", "cross", "inner", "kron",
             "matrix_power", "tensordot", "vdot"]
 from .ops import det_older_name as det

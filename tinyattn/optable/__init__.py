@@ -36,7 +36,7 @@ from . import bilinear, interpolate, margin_loss
 from . import distances, float_parts, order_stats   # cdist, pdist, quantile, mode, frexp
 from . import polygamma                             # polygamma, mvlgamma
 from . import ctc_loss, linear_cross_entropy, local_response_norm
-from . import complex_numbers   # complex tensors
+from . import complex_numbers, fft   # complex tensors and torch.fft
 from .spec import OpCase, OpSpec, make_inputs
 
 __all__ = ["OpCase", "OpSpec", "OP_TABLE", "make_inputs", "FAMILIES"]
@@ -51,6 +51,7 @@ FAMILIES = [elementwise, powers, trig, reduce, shape, interleave, matmul, softma
             binary_special, blas, linalg_ops, more_reductions,
             clamp_bounds, linalg_norms, decompositions, linalg_solvers, statistics,
             bilinear, margin_loss, interpolate, distances, order_stats, float_parts,
-            polygamma, local_response_norm, linear_cross_entropy, ctc_loss, complex_numbers]
+            polygamma, local_response_norm, linear_cross_entropy, ctc_loss, complex_numbers,
+            fft]
 
 OP_TABLE: List[OpSpec] = [row for family in FAMILIES for row in family.ROWS]
