@@ -166,3 +166,18 @@ def test_ops_whose_real_paths_would_be_wrong_on_complex_match_torch_or_refuse():
         with pytest.raises(error):
             op()
     assert (ta.tensor([1.0, 2.0]) ** 2).tolist() == [1.0, 4.0]        # negative control
+
+
+def test_a_write_through_a_dtype_changing_view_under_autograd_is_refused():
+    """view_as_complex/view_as_real/.real/.imag reinterpret the dtype; tinyattn cannot give
+    such a view a history after an in-place write, so the write raises (torch supports it)
+    instead of the gradient coming out wrong. Without gradients the write goes through."""
+    x = ta.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=ta.float64, requires_grad=True)
+    y = x * 1
+    z = ta.view_as_complex(y)
+    with pytest.raises(RuntimeError, match="reinterprets|view_as_real, view_as_complex"):
+        z.mul_(2)
+    with ta.no_grad():
+        w = ta.view_as_complex(ta.tensor([[1.0, 2.0]]))
+        w.mul_(1j)
+        assert w.item() == (1 + 2j) * 1j

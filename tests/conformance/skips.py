@@ -338,9 +338,23 @@ OUT_HARNESS39: List[Skip] = [
             "addmm per batch; one element of 50 differs by 1.2e-5)", dtypes=("float32",)),
 ]
 
+# ------------------------------------------------------------------ complex tensors (fft39)
+_NO_COMPLEX32 = ("not implemented: float16 inputs give torch's complex32, a dtype tinyattn "
+                 "does not have; tinyattn refuses with a RuntimeError that says so")
+_DTYPE_VIEW_WRITE = ("to fix: an in-place write (while gradients are recorded) through a view "
+                     "that reinterprets the dtype (view_as_complex, view_as_real, .real, "
+                     ".imag), or to its base while it is alive: tinyattn's view histories map "
+                     "one element of the base to one of the view, so it refuses the write "
+                     "with a RuntimeError; torch gives the view a history")
+COMPLEX_FFT39: List[Skip] = [
+    op_skip("complex", "values", _NO_COMPLEX32, dtypes=("float16",)),
+    op_skip("view_as_complex", "values", _NO_COMPLEX32, dtypes=("float16",)),
+    op_skip("view_as_complex", "saves", _DTYPE_VIEW_WRITE),
+]
+
 TABLE: List[Skip] = (CANNOT_COMPARE + ON_PURPOSE + TO_FIX + NOT_IMPLEMENTED + NEW_OPS_B
                      + COVERAGE_A
                      + MODULES_AND_OPTIMIZERS + COMPOSITIONS_COV30 + OUT_ALIASING
                      + LINALG30 + INTERPOLATE_MODS30 + INSTANCE_NORM_MODS30 + ABSENT_A38
                      + LINEAR_CROSS_ENTROPY_B38 + ERROR_TYPES_HARNESS38
-                     + OUT_HARNESS39)
+                     + OUT_HARNESS39 + COMPLEX_FFT39)

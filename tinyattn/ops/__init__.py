@@ -994,7 +994,7 @@ from .torch_keywords import numpy_spellings_on as _numpy_spellings_on  # noqa: E
 _numpy_spellings_on(globals(), __all__, Tensor)
 
 angle = _kw(angle, out=True)
-complex = _kw(complex, out=True)  # noqa: A001 - torch's name
+complex = out_same_dtype(_kw(complex, out=True))  # noqa: A001 - torch's name
 conj_physical = _kw(conj_physical, out=True)
 polar = _kw(polar, out=True)
 # complex numbers (ops/complex_numbers.py): .real and .imag are views, as torch's

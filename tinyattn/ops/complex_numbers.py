@@ -132,6 +132,8 @@ class Angle(Function):
 class MakeComplex(Function):
     """out = re + i im (broadcast).   d re = Re g, d im = Im g (each unbroadcast)."""
 
+    versions_checked = (0, 1)   # torch's backward keeps both inputs: a write to one raises
+
     def forward(self, re, im):
         xp = backend.get_array_module(re)
         shape = np.broadcast_shapes(re.shape, im.shape)
@@ -154,7 +156,7 @@ class Polar(Function):
         xp = backend.get_array_module(r)
         unit = xp.empty(theta.shape, dtype=complex_of(theta.dtype))
         unit.real, unit.imag = xp.cos(theta), xp.sin(theta)
-        out = r * unit
+        out = xp.asarray(r * unit)     # an array (not a 0-d scalar): its version is noted
         self.save_for_backward(r.shape, theta.shape, unit, out)
         return out
 
