@@ -614,6 +614,8 @@ _TORCH_NODE_NAMES: Dict[str, Any] = {
     "CrossEntropy": "NllLossBackward0", "LayerNorm": "NativeLayerNormBackward0",
     "BatchNorm": "NativeBatchNormBackward0", "Concat": "CatBackward0",
     "Reshape": "ViewBackward0", "Dropout": "MulBackward0",
+    "ComplexAbs": "AbsBackward0", "MakeComplex": "ComplexBackward0",
+    "C2C": "FftC2CBackward0", "R2C": "FftR2CBackward0", "C2R": "FftC2RBackward0",
 }
 
 

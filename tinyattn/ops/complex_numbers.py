@@ -259,7 +259,7 @@ def _same_float_pair(op: str, a: Any, b: Any, names: tuple) -> None:
         raise RuntimeError(f"{op}: expected both inputs to have the same dtype, got {a.dtype} "
                            f"and {b.dtype} (torch does not promote them either); convert one")
     if a.dtype not in _COMPLEX_OF:
-        raise RuntimeError(f"{op}: expected both inputs to be float or double tensors, got "
+        raise RuntimeError(f"{op}: supported for float and double tensors only, got "
                            f"{a.dtype} (float16 would give torch's complex32, which tinyattn "
                            f"does not have)")
 

@@ -144,8 +144,9 @@ def _check_input(x: Any, op: str) -> Tensor:
     if x.dtype.kind in "biu":                  # torch: integers as the default float
         x = x.to(np.float32)
     if precision.is_low_precision(x.dtype):
-        raise RuntimeError(f"fft_{op}: Unsupported dtype {x.dtype} (torch's CPU FFT has no "
-                           f"half precision either); convert with .float() first")
+        name = "Half" if x.dtype == np.float16 else "BFloat16"
+        raise RuntimeError(f"fft_{op}: Unsupported dtype {name} ({x.dtype}; torch's CPU FFT "
+                           f"has no half precision either); convert with .float() first")
     return x
 
 
