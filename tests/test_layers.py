@@ -34,7 +34,7 @@ LAYERS: Dict[str, str] = {
     "promotion": "tensor", "printing": "tensor", "generator": "tensor",
     "amp": "tensor",          # autocast: a dispatch mode of Function.apply, GradScaler
     # ops: one Function per op, and the torch.nn.functional names over them
-    "ops": "ops", "functional": "ops", "special": "ops", "linalg": "ops",
+    "ops": "ops", "functional": "ops", "special": "ops", "linalg": "ops", "fft": "ops",
     # several processes: torch.distributed's collectives on MPI, torch.multiprocessing
     "distributed": "ops", "multiprocessing": "ops",
     # nn: modules, layers, attention, GPT; utils.data (Dataset, DataLoader)
