@@ -53,7 +53,11 @@ _NOT_REACHABLE = {  # Function classes with no torch equivalent to compare in th
     "_FunctionOutput",                          # a custom Function's several outputs
     "PackedRows",                               # MHA's q/k/v weight rows read in place (cat)
     "NoDerivative", "Unique2", "UniqueDim",     # unique's nodes: values already computed,
-    "UniqueConsecutive"}                        # a backward that raises (no_derivative.py)
+    "UniqueConsecutive",                        # a backward that raises (no_derivative.py)
+    # complex numbers and torch.fft: torch's CPU autocast lists none of them, and their
+    # inputs are complex or float32/float64 (half is refused: no complex32, no half FFT)
+    "Real", "Imag", "Conj", "ComplexAbs", "Angle", "MakeComplex", "Polar", "ViewAsReal",
+    "ViewAsComplex", "C2C", "R2C", "C2R"}
 
 
 # decompositions and solvers: on torch's CPU float32 list, on neither CUDA list, and without

@@ -42,6 +42,11 @@ TORCH_REFUSES_HALF |= {spec.name for spec in optable_distances.ROWS
 TORCH_REFUSES_HALF |= {spec.name for spec in OP_TABLE if spec.name.startswith(
     ("quantile", "nanquantile"))}
 # "avg_pool3d_out_frame" not implemented for 'Half' (local_response_norm of 4-D pools with it)
+# complex numbers and torch.fft: "Unsupported dtype Half" (torch's CPU FFT); half inputs of
+# complex(), polar(), view_as_complex() would give torch's complex32, which tinyattn lacks
+# and refuses (with "float and double" in its message)
+TORCH_REFUSES_HALF |= {spec.name for spec in OP_TABLE if spec.name.startswith(
+    ("complex.", "fft.")) and spec.name != "fft.fftshift"}
 TORCH_REFUSES_HALF |= {"avg_pool3d", "local_response_norm_4d",
                        "ctc_loss"}                  # "ctc_loss_cpu" takes float and double
 # '"compute_index_ranges_weights" not implemented for 'Half'' (antialiased interpolation)

@@ -29,12 +29,14 @@ LAYERS: Dict[str, str] = {
     # backend: arrays, devices, random generators, files written atomically; no tinyattn
     "backend": "backend", "strict_device": "backend", "atomic": "backend",
     "console": "backend", "kernels": "backend", "blas_threads": "backend",
+    "spaced_values": "backend",   # linspace/logspace values as torch rounds them (NumPy only)
+    "broadcast_error": "backend",  # torch's error for shapes that do not broadcast
     # tensor and autograd
     "tensor": "tensor", "autograd": "tensor", "factories": "tensor", "precision": "tensor",
     "promotion": "tensor", "printing": "tensor", "generator": "tensor",
     "amp": "tensor",          # autocast: a dispatch mode of Function.apply, GradScaler
     # ops: one Function per op, and the torch.nn.functional names over them
-    "ops": "ops", "functional": "ops", "special": "ops", "linalg": "ops",
+    "ops": "ops", "functional": "ops", "special": "ops", "linalg": "ops", "fft": "ops",
     # several processes: torch.distributed's collectives on MPI, torch.multiprocessing
     "distributed": "ops", "multiprocessing": "ops",
     # nn: modules, layers, attention, GPT; utils.data (Dataset, DataLoader)

@@ -34,6 +34,8 @@ from .ops import (addmm, all, any, argsort, ceil, count_nonzero, cumprod, diagon
                   roll, round, sgn, sign, square, swapdims, tile, trace, trunc, unbind,
                   unflatten)
 from .ops import floor_divide, fmod, log2, log10, remainder
+from .ops import (angle, complex, conj, conj_physical, imag, polar, real,  # noqa: A004
+                  view_as_complex, view_as_real)
 from .ops import diag, index_add, meshgrid, scatter, scatter_add, unique, zero_
 from .ops import clamp as clip
 from .ops import (acos, asin, atan, atan2, bincount, cosh, exp2, index_fill, isneginf,
@@ -74,6 +76,8 @@ int8, int16, int32, int64, uint8 = "int8", "int16", "int32", "int64", "uint8"
 int, long, short = "int32", "int64", "int16"  # noqa: A001 - PyTorch's names
 bool, bool_ = "bool", "bool"  # noqa: A001
 bfloat16 = "bfloat16"
+complex64, complex128 = "complex64", "complex128"
+cfloat, cdouble = "complex64", "complex128"
 qint8, quint8 = "qint8", "quint8"    # quantized dtypes: tinyattn.quantization.quantize_dynamic
 
 __version__ = "0.1.0"
@@ -111,7 +115,10 @@ __all__ = [
     "set_default_device", "set_printoptions", "get_printoptions", "testing",
     "float16", "float32", "float64", "half", "double", "float", "int8", "int16", "int32",
     "int64", "uint8", "int", "long", "short", "bool", "bool_",
-    "bfloat16", "amp", "autocast", "finfo", "iinfo",
+    "bfloat16", "complex64", "complex128", "cfloat", "cdouble",
+    "angle", "complex", "conj", "conj_physical", "imag", "polar", "real", "view_as_complex",
+    "view_as_real",
+    "amp", "autocast", "finfo", "iinfo",
     "ao", "profiler", "quantization", "qint8", "quint8",
     "memory_format", "contiguous_format", "preserve_format", "channels_last",
     "channels_last_3d",
@@ -150,6 +157,8 @@ __all__ += ["addcdiv", "addcmul", "bitwise_and", "bitwise_left_shift", "bitwise_
 from .ops import (addbmm, addmv, addr, baddbmm, cross, inner, kron, matrix_power, tensordot,
                   vdot)
 from . import linalg
+from . import fft  # noqa: E402 - torch.fft (ops/fft.py)
+__all__ += ["fft"]
 __all__ += ["linalg", "addbmm", "addmv", "addr", "baddbmm", "cross", "inner", "kron",
             "matrix_power", "tensordot", "vdot"]
 from .ops import det_older_name as det

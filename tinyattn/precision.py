@@ -22,7 +22,8 @@ import ml_dtypes
 import numpy as np
 
 __all__ = ["BFLOAT16", "FLOAT16", "LOW_PRECISION", "is_floating", "is_low_precision",
-           "finfo", "iinfo", "on_low_precision", "note_dtype", "check_fits"]
+           "finfo", "iinfo", "on_low_precision", "note_dtype", "check_fits",
+           "is_complex_dtype", "on_complex", "note_complex", "refuse_complex_order"]
 
 BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 FLOAT16 = np.dtype(np.float16)
@@ -30,6 +31,8 @@ LOW_PRECISION = (FLOAT16, BFLOAT16)
 
 _listeners: List[Callable[[], None]] = []   # called once, when a half dtype is first seen
 _seen_low_precision = False
+_complex_listeners: List[Callable[[], None]] = []  # called once, when a complex dtype is first seen
+_seen_complex = False
 
 
 def is_floating(dtype: Any) -> bool:
@@ -50,9 +53,49 @@ def on_low_precision(callback: Callable[[], None]) -> None:
         callback()
 
 
+def is_complex_dtype(dtype: Any) -> bool:
+    """True for complex64 and complex128."""
+    return dtype.kind == "c"
+
+
+def on_complex(callback: Callable[[], None]) -> None:
+    """Call ``callback()`` the first time a complex dtype is used (at once if one was
+    already). Function.apply uses it to check its inputs for complex arrays only in programs
+    that have complex tensors, so a real program pays nothing for it."""
+    _complex_listeners.append(callback)
+    if _seen_complex:
+        callback()
+
+
+def note_complex() -> None:
+    """A complex tensor exists (or its dtype was named): wake the complex listeners once."""
+    global _seen_complex
+    if _seen_complex:
+        return
+    _seen_complex = True
+    for callback in _complex_listeners:
+        callback()
+
+
+def refuse_complex_order(op: str, *values: Any) -> None:
+    """Raise torch's NotImplementedError when one of ``values`` (arrays or tensors) is
+    complex and ``op`` orders numbers (<, max, argmax, sort, ...): complex numbers have no
+    order, and NumPy's lexicographic one would be a silent answer where torch refuses."""
+    if not _seen_complex:
+        return
+    for value in values:
+        dtype = getattr(value, "dtype", None)
+        if dtype is not None and getattr(dtype, "kind", "") == "c":
+            raise NotImplementedError(
+                f"{op}: not implemented for complex tensors ({dtype}), as in torch: complex "
+                f"numbers have no order; compare x.abs() or x.real instead")
+
+
 def note_dtype(dtype: Optional[np.dtype]) -> None:
-    """Tell the listeners when ``dtype`` is a half dtype (the first time only)."""
+    """Tell the listeners when ``dtype`` is a half or complex dtype (the first time only)."""
     global _seen_low_precision
+    if not _seen_complex and getattr(dtype, "kind", "") == "c":
+        note_complex()
     if _seen_low_precision or dtype is None or not is_low_precision(dtype):
         return
     _seen_low_precision = True

@@ -135,6 +135,28 @@ class _Formatter:
         return text.rjust(self.width)
 
 
+class _ComplexFormatter:
+    """torch's complex printing: the real parts and the imaginary parts each get a
+    ``_Formatter`` of their own; an element reads ``1.5000+2.0000j`` (the real part padded to
+    its width, the imaginary part's sign always shown and its padding dropped)."""
+
+    def __init__(self, values: np.ndarray):
+        self.real = _Formatter(values.real)
+        self.imag = _Formatter(values.imag)
+        self.width = self.real.width + self.imag.width + 1
+
+    def format(self, value: Any) -> str:
+        value = complex(value)
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        if imag[0] not in "+-":
+            imag = "+" + imag
+        return self.real.format(value.real) + imag
+
+
+def _formatter(values: np.ndarray) -> Any:
+    return _ComplexFormatter(values) if values.dtype.kind == "c" else _Formatter(values)
+
+
 def _summarized(values: np.ndarray) -> np.ndarray:
     """The elements that are shown when the tensor is summarised (edge items of each dim)."""
     if values.ndim == 0:
@@ -181,9 +203,11 @@ def tensor_repr(values: np.ndarray, device: str = "cpu", grad_fn: Optional[str] 
     if device != "cpu":
         suffixes.append(f"device='{device}'")
     # torch leaves out the dtype it can infer from the printed values: float32 (the default),
-    # int64 (integers) and bool (True/False). An empty tensor shows no values to infer from,
-    # so only the default float dtype goes unnamed: tensor([], dtype=torch.int64).
-    default = values.dtype in (np.dtype(np.float32), np.dtype(np.int64), np.dtype(np.bool_))
+    # int64 (integers), bool (True/False) and complex64 (the default complex). An empty tensor
+    # shows no values to infer from, so only the default float dtype goes unnamed:
+    # tensor([], dtype=torch.int64).
+    default = values.dtype in (np.dtype(np.float32), np.dtype(np.int64), np.dtype(np.bool_),
+                               np.dtype(np.complex64))
     if values.size == 0:
         default = values.dtype == np.dtype(np.float32)
         if values.ndim != 1:
@@ -193,7 +217,7 @@ def tensor_repr(values: np.ndarray, device: str = "cpu", grad_fn: Optional[str] 
     else:
         summarize = values.size > options.threshold
         shown = _summarized(values) if summarize else values
-        body = _nested(values, indent, summarize, _Formatter(shown))
+        body = _nested(values, indent, summarize, _formatter(shown))
     if not default:
         suffixes.append(f"dtype={dtype_name(values.dtype)}")
     if grad_fn is not None:

@@ -29,7 +29,8 @@ __all__ = ["promote_types", "result_type", "can_cast", "operand_tier", "set_stri
            "is_strict_promotion", "strict_promotion", "float_mix_error", "compared_operands"]
 
 _DEFAULT_FLOAT = np.dtype(np.float32)
-_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2}   # "V": ml_dtypes' bfloat16 on old NumPy
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}  # "V": ml_dtypes' bfloat16
+_DEFAULT_COMPLEX = np.dtype(np.complex64)
 
 
 def _category(dtype: np.dtype) -> int:
@@ -46,6 +47,9 @@ def promote_types(a: Any, b: Any) -> np.dtype:
     a, b = np.dtype(a), np.dtype(b)
     if a == b:
         return a
+    if a.kind == "c" or b.kind == "c":      # complex of the wider real part (float64 with
+        parts = [d if d.kind == "c" else _complex_of(d) for d in (a, b)]   # complex64:
+        return max(parts, key=lambda d: d.itemsize)                         # complex128)
     if _is_float(a) != _is_float(b):
         return a if _is_float(a) else b
     if a.kind == "b" or b.kind == "b":
@@ -55,6 +59,12 @@ def promote_types(a: Any, b: Any) -> np.dtype:
     if a.name == "bfloat16" or b.name == "bfloat16":
         return a if a.itemsize > b.itemsize else b if b.itemsize > a.itemsize else a
     return np.promote_types(a, b)
+
+
+def _complex_of(dtype: np.dtype) -> np.dtype:
+    """The complex dtype whose parts hold ``dtype``: float64 -> complex128, any other float,
+    integer or bool -> complex64 (as torch's promote_types)."""
+    return np.dtype(np.complex128) if dtype == np.float64 else _DEFAULT_COMPLEX
 
 
 def can_cast(from_: Any, to: Any) -> bool:
@@ -68,7 +78,7 @@ def can_cast(from_: Any, to: Any) -> bool:
 
 def operand_tier(value: Any) -> int:
     """0: a tensor (or array) with dimensions; 1: a 0-d tensor; 2: a Python or NumPy number."""
-    if isinstance(value, (bool, int, float, np.generic)):
+    if isinstance(value, (bool, int, float, complex, np.generic)):
         return 2
     return 0 if len(value.shape) else 1
 
@@ -80,6 +90,8 @@ def _dtype_of(value: Any) -> np.dtype:
         return np.dtype(np.int64)
     if isinstance(value, (float, np.floating)):
         return _DEFAULT_FLOAT
+    if isinstance(value, complex):
+        return _DEFAULT_COMPLEX
     return np.dtype(value.dtype)
 
 
@@ -89,6 +101,12 @@ def _combine(higher: Optional[np.dtype], lower: Optional[np.dtype]) -> Optional[
         return lower
     if lower is None or _category(lower) <= _category(higher):
         return higher
+    if lower.kind == "c" and _is_float(higher):   # a complex number or 0-d tensor meets a
+        if higher.itemsize == 2:                     # float tensor: the complex dtype of the
+            raise TypeError(                         # tensor's float (float64: complex128)
+                f"a {higher} tensor meeting a complex number would give torch's complex32, "
+                f"which tinyattn does not have; convert the tensor with .float() first")
+        return _complex_of(higher)
     return promote_types(higher, lower)
 
 

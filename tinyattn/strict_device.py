@@ -131,6 +131,23 @@ class StrictArray:
     def T(self) -> "StrictArray":  # noqa: N802 - NumPy's name
         return StrictArray(self._array.T)
 
+    # complex arrays: .real and .imag are views that can be assigned, as CuPy's
+    @property
+    def real(self) -> Any:
+        return _wrap(self._array.real)
+
+    @real.setter
+    def real(self, value: Any) -> None:
+        self._array.real = _unwrap(value)
+
+    @property
+    def imag(self) -> Any:
+        return _wrap(self._array.imag)
+
+    @imag.setter
+    def imag(self, value: Any) -> None:
+        self._array.imag = _unwrap(value)
+
     def __getitem__(self, index: Any) -> Any:
         return _wrap(self._array[_unwrap(index)])
 
@@ -175,7 +192,8 @@ class _Lib:
 
 class StrictNamespace:
     """The strict device's ``xp``: NumPy's functions, taking and giving StrictArrays
-    (``xp.linalg`` and ``xp.special``, SciPy's special functions, likewise: CuPy has both)."""
+    (``xp.linalg``, ``xp.fft`` and ``xp.special``, SciPy's special functions, likewise: CuPy
+    has them)."""
 
     __name__ = "tinyattn.strict_device.xp"
     lib = _Lib()
@@ -188,6 +206,8 @@ class StrictNamespace:
             return StrictNamespace(np.linalg)
         if self._module is np and name == "special":
             return StrictNamespace(scipy.special)
+        if self._module is np and name == "fft":          # cupy.fft, as NumPy's
+            return StrictNamespace(np.fft)
         attr = getattr(self._module, name)
         if isinstance(attr, type) or not callable(attr):
             return attr  # dtypes (np.float32), constants (np.inf)

@@ -35,7 +35,8 @@ __all__ = ["Unconvertible", "Converter", "to_torch", "assert_agrees", "numpy_dty
 _NUMPY_OF = {torch.float16: np.float16, torch.float32: np.float32, torch.float64: np.float64,
              torch.bfloat16: ml_dtypes.bfloat16, torch.int8: np.int8, torch.int16: np.int16,
              torch.int32: np.int32, torch.int64: np.int64, torch.uint8: np.uint8,
-             torch.bool: np.bool_}
+             torch.bool: np.bool_, torch.complex64: np.complex64,
+             torch.complex128: np.complex128}
 _TORCH_OF = {np.dtype(v): k for k, v in _NUMPY_OF.items()}
 
 
@@ -127,7 +128,7 @@ class Converter:
     def _tensor(self, t: torch.Tensor) -> tinyattn.Tensor:
         if id(t) in self._seen:
             return self._seen[id(t)]
-        if t.is_complex() or t.layout != torch.strided:
+        if t.layout != torch.strided:
             raise Unconvertible(f"a {t.dtype} {t.layout} tensor")
         out = tinyattn.tensor(_array(t), dtype=numpy_dtype(t.dtype))
         if t.requires_grad:

@@ -75,6 +75,8 @@ def _cases_of(entry: R.OpEntry) -> Iterable[OpCase]:
         torch.float64 in info.supported_backward_dtypes("cpu")
     if differentiable:
         plan += [("gradients", torch.float64), ("saves", torch.float64)]
+        if R.takes_complex(info) and torch.complex128 in info.supported_backward_dtypes("cpu"):
+            plan.append(("gradients", torch.complex128))    # torch's convention for z.grad
     if info.error_inputs_func is not None:
         plan.append(("errors", None))
     out = R.out_dtype(entry)
@@ -166,9 +168,11 @@ def _run_out(case: OpCase) -> List[str]:
 
 
 def _run_gradients(case: OpCase) -> List[str]:
-    samples = R.generate(case.entry.info, "gradients", torch.float64, requires_grad=True)
+    samples = R.generate(case.entry.info, "gradients", case.dtype, requires_grad=True)
     failures = []
-    for variant, sample in _pairs(case, samples, R.samples_per_case("gradients")):
+    for variant, sample in _pairs(case, samples, R.samples_per_case("gradients"),
+                                  *([] if case.dtype == torch.float64 else
+                                    [dtype_name(case.dtype)])):
         result = R.check_gradients(variant, sample)
         if result is not None:
             failures.append(f"{variant.kind}({R.describe(sample)}): {result}")

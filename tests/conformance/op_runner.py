@@ -44,7 +44,8 @@ __all__ = ["Variant", "OpEntry", "entry_key", "tested_dtypes", "reference_dtypes
            "select_samples",
            "check_values", "check_gradients", "check_error", "check_saves", "check_out",
            "out_dtype", "SEED", "quiet",
-           "samples_per_case", "RUN_ALL", "SIGN_GAUGE_ENTRIES"]
+           "samples_per_case", "RUN_ALL", "SIGN_GAUGE_ENTRIES", "takes_complex",
+           "COMPLEX_ENTRIES"]
 
 SEED = 20240530
 # Entries whose outputs are unique only up to a sign (gauge) per eigen- or singular vector:
@@ -186,15 +187,33 @@ _DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.in
 _MORE_DTYPES = (torch.uint8, torch.int8, torch.int16)
 
 
+# The entries whose complex inputs are compared too (complex64 and complex128 values, complex128
+# gradients): torch.fft and the complex-number ops. Every other op refuses a complex input in
+# tinyattn (docs/pytorch.md), which is not compared against torch's computing it.
+COMPLEX_ENTRIES = frozenset({"real", "imag", "conj", "conj_physical", "resolve_conj",
+                             "view_as_real", "angle", "abs", "add", "sub", "mul",
+                             "div.no_rounding_mode", "true_divide", "neg", "exp", "matmul", "mm",
+                             "bmm", "mv", "dot", "vdot", "outer", "sum", "mean", "reshape",
+                             "flip", "roll", "cat", "stack", "transpose", "permute",
+                             "index_select", "squeeze", "unsqueeze", "expand", "repeat"})
+_COMPLEX_DTYPES = (torch.complex64, torch.complex128)
+
+
+def takes_complex(info: Any) -> bool:
+    return info.name.startswith("fft.") or entry_key(info) in COMPLEX_ENTRIES
+
+
 def tested_dtypes(info: Any) -> List[torch.dtype]:
     """float32 and float64, then float16, bfloat16, int64, int32 and bool, where the OpInfo
     supports them on the CPU, and one of uint8, int8 and int16 (chosen by a seed from the
-    op's name, so the ops share them out; all three with TINYATTN_CONFORMANCE=all)."""
+    op's name, so the ops share them out; all three with TINYATTN_CONFORMANCE=all);
+    complex64 and complex128 for the entries that take complex inputs (COMPLEX_ENTRIES)."""
     supported = info.supported_dtypes("cpu")
     small = [d for d in _MORE_DTYPES if d in supported]
     if small and not RUN_ALL:
         small = [small[_stable_seed(entry_key(info), "small ints") % len(small)]]
-    return [d for d in _DTYPES + tuple(small) if d in supported]
+    complex_ = _COMPLEX_DTYPES if takes_complex(info) else ()
+    return [d for d in _DTYPES + tuple(small) + complex_ if d in supported]
 
 
 def reference_dtypes(info: Any) -> List[torch.dtype]:
@@ -402,6 +421,13 @@ def _loss(outputs: List[Any], framework: Any, seed: int) -> Any:
         if not out.requires_grad:
             continue
         g = _upstream(tuple(out.shape), i, seed)
+        if out.is_complex():         # a real loss of a complex output: Re and Im weighted
+            h = _upstream(tuple(out.shape), i + 1000, seed)       # apart (torch's convention
+            make = torch.from_numpy if framework is torch else tinyattn.tensor  # for z.grad)
+            term = (out.real * make(g).to(out.real.dtype)
+                    + out.imag * make(h).to(out.real.dtype)).sum()
+            total = term if total is None else total + term
+            continue
         g = (torch.from_numpy(g) if framework is torch else tinyattn.tensor(g)).to(out.dtype)
         term = (out * g).sum()
         total = term if total is None else total + term

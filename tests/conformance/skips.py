@@ -334,6 +334,37 @@ OUT_HARNESS39: List[Skip] = [
             "addmm per batch; one element of 50 differs by 1.2e-5)", dtypes=("float32",)),
 ]
 
+# ------------------------------------------------------------------ complex tensors (fft39)
+_NO_COMPLEX32 = ("not implemented: float16 inputs give torch's complex32, a dtype tinyattn "
+                 "does not have; tinyattn refuses with a RuntimeError that says so")
+_DTYPE_VIEW_WRITE = ("to fix: an in-place write (while gradients are recorded) through a view "
+                     "that reinterprets the dtype (view_as_complex, view_as_real, .real, "
+                     ".imag), or to its base while it is alive: tinyattn's view histories map "
+                     "one element of the base to one of the view, so it refuses the write "
+                     "with a RuntimeError; torch gives the view a history")
+_FFT_ENTRIES = ("fft.fft", "fft.fft2", "fft.fftn", "fft.hfft", "fft.ifft", "fft.ifft2",
+                "fft.ifftn", "fft.ihfft", "fft.irfft", "fft.irfft2", "fft.irfftn", "fft.rfft",
+                "fft.rfft2", "fft.rfftn")
+_FFT_STR = ("to fix (found after rebasing onto harness39's printing check, 05:45, not yet "
+            "fixed): for a real input, fft/fftn/... convert to complex and run a complex "
+            "transform, so the imaginary parts torch's real-to-complex kernel leaves exactly 0 "
+            "come out ~1e-17: the values agree within tolerance (tests/test_fft.py), but "
+            "str(result) switches the imaginary column to scientific notation where torch "
+            "prints 0.0000j; skipped (not strict) because only some samples and dtypes hit it")
+_FFT_OUT = ("to fix: torch.fft's functions take out= in torch; tinyattn's do not yet (a "
+            "TypeError for the unexpected keyword)")
+COMPLEX_FFT39: List[Skip] = [
+    *[op_skip(name, "values", _FFT_STR, kind="skip") for name in _FFT_ENTRIES],
+    *[op_skip(name, "out", _FFT_OUT, kind="skip") for name in _FFT_ENTRIES],
+    op_skip("view_as_complex", "values", "harness: the noncontiguous copy of a (5, 2) input "
+            "has a last-dim stride of 2 in torch (refused: 'Tensor must have a last dimension "
+            "with stride 1'), but the converter hands tinyattn a contiguous copy", kind="skip",
+            dtypes=("float32", "float64")),
+    op_skip("complex", "values", _NO_COMPLEX32, dtypes=("float16",)),
+    op_skip("view_as_complex", "values", _NO_COMPLEX32, dtypes=("float16",)),
+    op_skip("view_as_complex", "saves", _DTYPE_VIEW_WRITE),
+]
+
 TABLE: List[Skip] = (CANNOT_COMPARE + ON_PURPOSE + TO_FIX + NOT_IMPLEMENTED + NEW_OPS_B
                      + COVERAGE_A
                      + MODULES_AND_OPTIMIZERS + COMPOSITIONS_COV30 + OUT_ALIASING
@@ -341,4 +372,4 @@ TABLE: List[Skip] = (CANNOT_COMPARE + ON_PURPOSE + TO_FIX + NOT_IMPLEMENTED + NE
                      + EMBEDDING_BAG_INTERP39
                      + ABSENT_A38
                      + LINEAR_CROSS_ENTROPY_B38 + ERROR_TYPES_HARNESS38
-                     + OUT_HARNESS39)
+                     + OUT_HARNESS39 + COMPLEX_FFT39)

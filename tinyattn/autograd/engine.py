@@ -228,6 +228,10 @@ def _checked(fn: Function, t: "Tensor", g: Any, anomaly: bool) -> Any:
         raise RuntimeError(
             f"internal error: {type(fn).__name__}.backward returned a gradient of "
             f"shape {g.shape} for an input of shape {t.shape}")
+    if g.dtype.kind == "c" and t.dtype.kind != "c":
+        raise RuntimeError(        # an op's backward forgot to take the real part: loud
+            f"internal error: {type(fn).__name__}.backward returned a complex gradient "
+            f"({g.dtype}) for a real input ({t.dtype})")
     if anomaly and not _is_finite(g):
         raise FloatingPointError(
             f"anomaly: the backward of {type(fn).__name__} produced NaN or Inf "

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import backend
+from .. import precision
 from .. import promotion
 from ..broadcast_error import from_numpy_error
 from ..precision import is_floating
@@ -242,6 +243,10 @@ class Function:
     # (float32 with float64 runs in float64), as torch's pointwise ops, losses, where and cat
     # do; False refuses, for the ops torch refuses (matmul, scatter, index_put, the norms...)
     promotes_inputs = True
+    # Complex inputs: False (most ops) refuses them with a TypeError naming the op, so no op
+    # whose forward or backward was written for real numbers computes a complex result
+    # silently wrong; True for the ops checked for complex (tinyattn/ops/complex_numbers.py)
+    accepts_complex = False
     # Inputs (by position; -1: the output) that torch's backward saves where this one keeps
     # something derived (relu keeps x > 0, torch its result): an in-place change to them makes
     # this backward raise too, exactly when torch's does (docs/pytorch.md).
@@ -312,6 +317,8 @@ class Function:
             return _op_observer.apply(cls, inputs, options)
         if cls._pytorch_style:
             return _pytorch_style_apply(cls, inputs, options)
+        if _complex_on and not cls.accepts_complex:  # one read while no complex tensor exists
+            _refuse_complex(cls, inputs)
         fn = cls()
         state = _state
         try:              # zero cost unless raised: NumPy's broadcasting ValueError
@@ -513,6 +520,33 @@ def _check_inputs_agree(cls: type, inputs: Tuple["Tensor", ...]
                  for t in inputs)
 
 
+# True once any complex tensor or dtype was made (precision.on_complex): until then
+# Function.apply pays one global read for the complex check.
+_complex_on = False
+
+
+def _switch_complex_on() -> None:
+    global _complex_on
+    _complex_on = True
+
+
+precision.on_complex(_switch_complex_on)
+
+
+def _refuse_complex(cls: type, inputs: Sequence[Any]) -> None:
+    """Raise a TypeError naming the op when one of its inputs is complex and the op was not
+    checked for complex numbers (``accepts_complex``): a loud refusal, never a result that a
+    forward or backward written for real numbers would get silently wrong."""
+    for t in inputs:
+        dtype = getattr(t, "dtype", None)
+        if dtype is not None and getattr(dtype, "kind", "") == "c":
+            raise TypeError(
+                f"{cls.__name__}: complex tensors ({dtype}) are not supported by this op in "
+                f"tinyattn (complex numbers work in: + - * / neg exp matmul, real, imag, conj, "
+                f"abs, angle, view_as_real, view_as_complex, torch.fft and the shape ops); "
+                f"work on x.real and x.imag (or torch.view_as_real(x)) instead")
+
+
 def _check_same_device(op: str, inputs: Sequence["Tensor"]) -> None:
     devices = {t.device for t in inputs}
     if len(devices) > 1:
@@ -604,6 +638,8 @@ _TORCH_NODE_NAMES: Dict[str, Any] = {
     "Pinv": "LinalgPinvBackward0", "MatrixExp": "LinalgMatrixExpBackward0",
     "Solve": "LinalgSolveExBackward0", "CholeskyEx": "LinalgCholeskyExBackward0",
     "Prelu": "PreluKernelBackward0", "GroupNorm": "NativeGroupNormBackward0",
+    "ComplexAbs": "AbsBackward0", "MakeComplex": "ComplexBackward0",
+    "C2C": "FftC2CBackward0", "R2C": "FftR2CBackward0", "C2R": "FftC2RBackward0",
 }
 
 

@@ -78,6 +78,8 @@ from .flat_index import (index_reduce, index_reduce_, nonzero_static, put, put_,
 from .index_writes import (select_scatter, slice_scatter, diagonal_scatter, diag_embed, index_copy,
                            index_copy_, index_put, index_put_, masked_scatter, masked_scatter_)
 from .picks import masked_select, take_along_dim, unfold
+from .complex_numbers import (angle, complex, conj, conj_physical, imag, polar, real,
+                              view_as_complex, view_as_real)
 from .more_activations import (relu6, hardsigmoid, hardswish, hardshrink, softshrink, tanhshrink,
                                threshold, mish, celu, selu, rrelu, glu, prelu, softmin)
 from .search import (searchsorted, bucketize, isin, histc, argwhere, unique_consecutive,
@@ -677,6 +679,8 @@ def true_divide(dividend: Any, divisor: Any) -> Tensor:
     return _op(div)(dividend, divisor)
 
 
+__all__ += ["angle", "complex", "conj", "conj_physical", "imag", "polar", "real",
+            "view_as_complex", "view_as_real"]
 __all__ += ["xlogy", "xlog1py", "logaddexp", "logaddexp2", "hypot", "copysign", "fmax", "fmin",
             "clamp_min", "clamp_max", "nextafter", "heaviside", "addcmul", "addcdiv",
             "float_power", "ldexp", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
@@ -988,3 +992,14 @@ register_tensor_extras()
 from .torch_keywords import numpy_spellings_on as _numpy_spellings_on  # noqa: E402
 
 _numpy_spellings_on(globals(), __all__, Tensor)
+
+angle = _kw(angle, out=True)
+complex = out_same_dtype(_kw(complex, out=True))  # noqa: A001 - torch's name
+conj_physical = _kw(conj_physical, out=True)
+polar = _kw(polar, out=True)
+# complex numbers (ops/complex_numbers.py): .real and .imag are views, as torch's
+Tensor.real = property(real)
+Tensor.imag = property(imag)
+Tensor.conj = conj
+Tensor.conj_physical = conj_physical
+Tensor.angle = angle

@@ -23,6 +23,7 @@ from .matmul import matmul
 from .reduce import sum
 from .shape import cat, permute, reshape, squeeze, unsqueeze
 from .rearrange import narrow
+from .complex_numbers import conj_physical
 
 __all__ = ["addmv", "addbmm", "baddbmm", "addr", "vdot", "inner", "kron", "tensordot", "cross",
            "linalg_cross", "vecdot", "multi_dot", "matrix_power"]
@@ -172,14 +173,16 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1,  # noqa: A
 
 
 def vdot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
-    """sum_i input_i * other_i of two 1-D tensors (``torch.vdot``; no complex dtypes here,
-    so it is ``dot``)."""
+    """sum_i conj(input_i) * other_i of two 1-D tensors (``torch.vdot``; for real tensors,
+    ``dot``)."""
     _check_ndim(input, 1, "input", "vdot")
     _check_ndim(other, 1, "other", "vdot")
     _check_dtypes("vdot", input, other)
     if input.shape != other.shape:
         raise RuntimeError(f"vdot: 1-D tensors of the same size expected, got "
                            f"{input.shape[0]} and {other.shape[0]}")
+    if input.dtype.kind == "c":
+        input = conj_physical(input)
     return matmul(input, other)
 
 

@@ -11,6 +11,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import backend
+from ..precision import refuse_complex_order
 from ..autograd import Function, name_node, unbroadcast
 from ..tensor import Tensor
 from .return_types import return_type
@@ -144,6 +145,7 @@ def argmin(x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tenso
 
 
 def _arg_extreme(x: Tensor, dim: Optional[int], keepdim: bool, op: str) -> Tensor:
+    refuse_complex_order(op, x)
     data = x._data
     xp = backend.get_array_module(data)
     if dim is None:
@@ -171,6 +173,7 @@ def _sort_indices(data: Any, axis: int, descending: bool, stable: bool = True) -
 
     Not ``stable`` on the CPU: the order torch's CPU sort leaves equal values in (its
     ``std::sort``, replayed by ops/tie_order.py where it differs from the stable order)."""
+    refuse_complex_order("sort", data)
     xp = backend.get_array_module(data)
     if not stable and backend.device_of(data) == "cpu" and data.ndim:
         return _along_rows(data, axis, lambda rows: torch_cpu_order(rows,

@@ -39,7 +39,9 @@ def _reduced(loss: Tensor, reduction: str) -> Tensor:
 
 def isreal(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
     """``torch.isreal``: True where the imaginary part is 0; tinyattn has no complex dtypes, so
-    every element is real (a bool tensor of ones, no gradient)."""
+    a real tensor is real everywhere (a bool tensor of ones, no gradient)."""
+    if input.dtype.kind == "c":
+        return Tensor._wrap(input._data.imag == 0)
     return input.new_ones(tuple(input.shape), dtype="bool")
 
 

@@ -53,7 +53,7 @@ def as_operand(value: Any, like: Tensor) -> Tensor:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (bool, int, float, np.generic))
+    return isinstance(value, (bool, int, float, complex, np.generic))
 
 
 def _as_dtype(value: Any, dtype: np.dtype, like: Tensor) -> Tensor:
@@ -67,6 +67,11 @@ def _as_dtype(value: Any, dtype: np.dtype, like: Tensor) -> Tensor:
         return value
     if is_floating(value.dtype) and is_floating(dtype):    # bfloat16 included (kind "V")
         return convert(value, dtype=dtype)
+    if dtype.kind == "c" and (is_floating(value.dtype) or value.dtype.kind == "c"):
+        return convert(value, dtype=dtype)      # float -> complex: differentiable too
+    if value.dtype.kind == "c":
+        raise TypeError(f"a complex tensor ({value.dtype}) cannot take part in an op whose "
+                        f"result is {dtype}; take .real or .abs() first")
     return Tensor._wrap(value._data.astype(dtype))
 
 
@@ -90,7 +95,7 @@ def _binary(fn: type, op: str, a: Any, b: Any) -> Tensor:
     dimensions, or both 0-d) and different dtypes are promoted by Function.apply (refused
     there under tinyattn.set_strict_promotion)."""
     if (isinstance(a, Tensor) and isinstance(b, Tensor) and a._data.dtype == b._data.dtype
-            and (fn is not Div or is_floating(a._data.dtype))):
+            and (fn is not Div or is_floating(a._data.dtype) or a._data.dtype.kind == "c")):
         pass                                 # the common case: nothing to promote
     else:
         if fn in _NUMBER_IN_FLOAT32:
@@ -104,7 +109,7 @@ def _binary(fn: type, op: str, a: Any, b: Any) -> Tensor:
         if not isinstance(b, Tensor) and not _is_number(b):
             b = as_operand(b, a)
         target = result_type(a, b)
-        if fn is Div and not is_floating(target):   # 7 / 2 on integer tensors: float32, as torch
+        if fn is Div and not is_floating(target) and target.kind != "c":   # 7 / 2 on integer tensors: float32, as torch
             target = np.dtype(np.float32)
         if not (isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype != b.dtype
                 and is_floating(a.dtype) and is_floating(b.dtype)
@@ -159,9 +164,19 @@ class Mul(Function):
         return a * b
 
     def backward(self, grad):
-        a, b = self.saved
-        return (unbroadcast(grad * b, a.shape) if self.needs_input_grad[0] else None,
-                unbroadcast(grad * a, b.shape) if self.needs_input_grad[1] else None)
+        a, b = self.saved          # complex: da = g * conj(b), db = g * conj(a) (derivations.md)
+        return (unbroadcast(grad * conj_if_complex(b), a.shape)
+                if self.needs_input_grad[0] else None,
+                unbroadcast(grad * conj_if_complex(a), b.shape)
+                if self.needs_input_grad[1] else None)
+
+
+def conj_if_complex(x):
+    """conj(x) for a complex array, x itself otherwise (no copy): the backward of a product
+    multiplies by the conjugate of the other factor (torch's convention for complex inputs,
+    docs/derivations.md#complex-numbers). A ``_Shape`` stand-in passes through."""
+    dtype = getattr(x, "dtype", None)
+    return x.conj() if dtype is not None and dtype.kind == "c" else x
 
 
 class _Shape:
@@ -183,7 +198,8 @@ class Div(Function):
         return a / b
 
     def backward(self, grad):
-        a, b = self.saved
+        a, b = self.saved          # complex: the same with conj(a), conj(b) (derivations.md)
+        a, b = conj_if_complex(a), conj_if_complex(b)
         return (unbroadcast(grad / b, a.shape) if self.needs_input_grad[0] else None,
                 unbroadcast(-grad * a / (b * b), b.shape) if self.needs_input_grad[1] else None)
 
@@ -226,7 +242,7 @@ class Exp(Function):
 
     def backward(self, grad):
         (out,) = self.saved
-        return grad * out
+        return grad * conj_if_complex(out)   # complex: g * conj(e^z) (derivations.md)
 
 
 class Log(Function):
@@ -365,6 +381,8 @@ class Convert(Function):
 
     def backward(self, grad):
         device, dtype = self.saved
+        if grad.dtype.kind == "c" and dtype.kind != "c":    # real -> complex: the real part
+            grad = grad.real             # (the imaginary direction does not reach a real x)
         return backend.to_device(grad, device).astype(dtype, copy=False)
 
 
@@ -444,6 +462,7 @@ def pow(x: Tensor, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
     ``rpow``."""
     if not isinstance(x, Tensor) and isinstance(exponent, Tensor):
         return rpow(exponent, x)
+    _refuse_complex_power(x, exponent)
     if isinstance(exponent, (bool, np.bool_)):     # torch: x ** True is x ** 1
         if isinstance(x, Tensor) and x.dtype == np.bool_:   # bool ** bool stays bool
             return pow(x, int(exponent)).to(np.bool_)
@@ -517,6 +536,7 @@ def rpow(x: Tensor, base: Any) -> Tensor:
     (``RPow``, ops/powers.py), also for a negative base (real at whole x, NaN elsewhere)."""
     if isinstance(base, Tensor):
         return pow(base, x)
+    _refuse_complex_power(x, base)
     if isinstance(base, (bool, np.bool_)):         # torch: True ** x is 1 ** x
         base = int(base)
     if not isinstance(
@@ -528,6 +548,15 @@ def rpow(x: Tensor, base: Any) -> Tensor:
         xp = backend.get_array_module(data)
         return Tensor._wrap(integer_power(xp.asarray(np.asarray(base).astype(target)), data))
     return RPow.apply(_as_dtype(x, target, x), base=_number_in(base, target))
+
+
+def _refuse_complex_power(*values: Any) -> None:
+    """pow's integer and real paths would drop a complex gradient or imaginary part: refuse."""
+    for value in values:
+        if isinstance(value, complex) or getattr(getattr(value, "dtype", None), "kind",
+                                                 "") == "c":
+            raise TypeError("pow: complex powers are not supported in tinyattn; write z * z "
+                            "for a square, or work on z.abs() and z.angle() (torch.polar)")
 
 
 def exp(x: Tensor) -> Tensor:
@@ -615,6 +644,7 @@ def convert(x: Tensor, device: Optional[str] = None, dtype: Any = None) -> Tenso
         dtype = None
     if device is None and dtype is None:
         return x
-    if dtype is not None and x.requires_grad and not is_floating(np.dtype(dtype)):
+    if dtype is not None and x.requires_grad and not is_floating(np.dtype(dtype)) and \
+            np.dtype(dtype).kind != "c":
         return Tensor._wrap(x._data.astype(dtype))  # to an integer type: leaves the graph
     return Convert.apply(x, device=device, dtype=dtype)

@@ -129,6 +129,8 @@ def _write(target: Tensor, result: Tensor, name: str) -> None:
                            f"updated in place has shape {target.shape}; an in-place op cannot "
                            f"change a tensor's shape (the other operand must broadcast to "
                            f"{target.shape})")
+    if target.dtype.kind == "c" and result.dtype.kind != "c" and name in ("abs_", "absolute_"):
+        raise RuntimeError("In-place abs is not supported for complex tensors.")   # as torch
     if not can_cast(result.dtype, target.dtype):
         raise RuntimeError(f"{name}: the result is {result.dtype}, which cannot be stored in "
                            f"this {target.dtype} tensor in place; convert the tensor first "

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import backend
 from ..broadcast_error import broadcast_error
+from ..precision import refuse_complex_order
 from ..promotion import compared_operands
 from ..tensor import Tensor
 from .compare import _sort_indices
@@ -40,6 +41,8 @@ def _elementwise(op: str, ufunc: str, input: Tensor, other: Any) -> Tensor:  # n
         raise TypeError(f"{op}: the first argument must be a Tensor, got "
                         f"{type(input).__name__}")
     a, b = input._data, _array(other, op, input)
+    if op not in ("eq", "ne"):
+        refuse_complex_order(op, a, b)
     xp = backend.get_array_module(a)
     a, b = compared_operands(a, b)      # torch converts both to the result type first
     try:
@@ -155,6 +158,7 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False,  # noqa: A00
     their order with ``stable=True``; without it, on the CPU, the order torch's CPU sort
     leaves them in (ops/tie_order.py), on a GPU the stable order."""
     axis = _single_axis(dim, input.ndim, "argsort")
+    refuse_complex_order("argsort", input)
     xp = backend.get_array_module(input._data)
     if input.ndim == 0:
         return Tensor._wrap(xp.zeros((), dtype=np.int64))

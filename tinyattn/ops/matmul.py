@@ -66,6 +66,8 @@ class Matmul(Function):
 
     def backward(self, grad):
         a, b, a2, b2, out_shape = self.saved
+        if a2.dtype.kind == "c":                # complex: da = g @ conj(b)^T, db = conj(a)^T @ g
+            a2, b2 = a2.conj(), b2.conj()       # (torch's convention, docs/derivations.md)
         g = grad.reshape(out_shape)             # restore the (..., M, N) axes dropped for 1-D
         da = db = None
         if self.needs_input_grad[0]:
@@ -129,6 +131,10 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not line up: the last dim "
                          f"of the first ({k_a}) must equal the second-to-last of the second "
                          f"({k_b}); did you mean to transpose one of them?")
+    if a.dtype != b.dtype and "c" in (a.dtype.kind, b.dtype.kind):
+        raise RuntimeError(f"matmul: expected both operands to have the same dtype, got "
+                           f"{a.dtype} and {b.dtype} (torch does not promote a real operand "
+                           f"of a complex matmul either); convert one with .to({a.dtype if a.dtype.kind == 'c' else b.dtype})")
     try:
         return Matmul.apply(a, b)
     except ValueError:

@@ -23,6 +23,7 @@ from .shape import cat, squeeze
 from .rearrange import narrow
 from .stats import std, var
 from .tie_order import torch_cpu_kth
+from ..precision import refuse_complex_order
 
 __all__ = ["nansum", "nanmean", "var_mean", "std_mean", "logcumsumexp", "cummax", "cummin",
            "diff", "aminmax", "median", "nanmedian", "kthvalue"]
@@ -178,6 +179,8 @@ def nansum(input: Tensor, dim: Dim = None, keepdim: bool = False, *,  # noqa: A0
     if dtype is not None:
         input = input.to(dtype)
     axes = _reduce_axes(input, dim, "nansum")
+    if input.dtype.kind == "c":
+        raise RuntimeError("nansum on CPU does not support complex inputs (as torch)")
     if not is_floating(input.dtype):
         return plain_sum(input, dim, keepdim, dtype=dtype)
     return NanSum.apply(input, axes=axes, keepdim=keepdim)
@@ -363,6 +366,7 @@ def _pick(input: Tensor, dim: Any, keepdim: bool, k: Optional[int], ignore_nan: 
 def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
     """``torch.median``: without dim the lower median of all values (NaN if any is NaN);
     with dim, (values, indices) along it."""
+    refuse_complex_order("median", input)
     if dim is None:
         if input.numel() == 0:
             xp = backend.get_array_module(input._data)

@@ -56,6 +56,11 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None
     if size is not None:
         raise TypeError("normal: size is only for two numbers; with a tensor mean or std the "
                         "shape is theirs")
+    for value in (mean, std):
+        if isinstance(value, Tensor) and value.dtype.kind == "c":
+            raise TypeError(f"normal: complex tensors ({value.dtype}) are not supported by "
+                            f"this op in tinyattn (torch samples complex normals; here, "
+                            f"draw the real and imaginary parts and use torch.complex)")
     like = mean if isinstance(mean, Tensor) else std
     want = normalize_dtype(dtype) or (like.dtype if is_floating(like.dtype) else np.float32)
     xp = backend.get_array_module(like._data)

@@ -16,6 +16,7 @@ from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
 from .elementwise import _as_float
+from .complex_numbers import complex_abs
 
 __all__ = ["sigmoid", "abs", "rsqrt", "log2", "log10", "leaky_relu", "silu", "softplus",
            "stable_sigmoid"]
@@ -149,7 +150,10 @@ def sigmoid(x: Tensor) -> Tensor:
 
 
 def abs(x: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
-    """|x|; an integer tensor stays an integer tensor (no gradient), as in PyTorch."""
+    """|x|; an integer tensor stays an integer tensor (no gradient), as in PyTorch; a complex
+    one gives its real modulus (ops/complex_numbers.py)."""
+    if x.dtype.kind == "c":
+        return complex_abs(x)
     return Abs.apply(x)
 
 

@@ -50,6 +50,9 @@ def cov(input: Tensor, *, correction: int = 1,  # noqa: A002 - torch's names
     (vars, vars), a 1-D input -> 0-d. ``fweights`` (integer repeat counts) and ``aweights``
     (floating importance weights) weight the observations; ``correction`` is subtracted from
     the weight sum (1: Bessel's correction). Integer input gives the default float dtype."""
+    if input.dtype.kind == "c":
+        raise TypeError(f"cov: complex tensors ({input.dtype}) are not supported by this op "
+                        f"in tinyattn; work on x.real and x.imag instead")
     if input.ndim > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
                            f"input with {input.ndim} dimensions")

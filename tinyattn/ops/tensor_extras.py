@@ -204,11 +204,11 @@ def storage_offset(x: Tensor) -> int:
 
 
 def is_signed(x: Tensor) -> bool:
-    return np.dtype(x.dtype).kind in "if" or is_floating(x.dtype)
+    return np.dtype(x.dtype).kind in "ifc" or is_floating(x.dtype)
 
 
 def is_complex(x: Tensor) -> bool:
-    return False                                    # tinyattn has no complex dtype
+    return x.dtype.kind == "c"                      # complex64, complex128
 
 
 def is_nonzero(x: Tensor) -> bool:

@@ -23,6 +23,7 @@ from .rearrange import diagonal, unbind
 from .reduce import sum as _sum
 from .shape import permute, reshape, squeeze, transpose, unsqueeze
 from .structure import split_with_sizes
+from .complex_numbers import conj as _conj
 
 __all__ = ["expand_copy", "diagonal_copy", "alias_copy", "view_copy", "permute_copy",
            "split_with_sizes_copy", "unbind_copy", "unfold_copy", "squeeze_copy",
@@ -107,7 +108,8 @@ def H(input: Tensor) -> Tensor:  # noqa: N802 - torch's name
     if input.ndim not in (0, 2):
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
                            f"{input.ndim}-D tensor.")
-    return T(input) if input.ndim == 2 else input
+    out = T(input) if input.ndim == 2 else input
+    return _conj(out) if out.dtype.kind == "c" else out
 
 
 def mH(input: Tensor) -> Tensor:  # noqa: N802 - torch's name
@@ -115,7 +117,8 @@ def mH(input: Tensor) -> Tensor:  # noqa: N802 - torch's name
     if input.ndim < 2:
         raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. "
                            f"Got {input.ndim}-D tensor.")
-    return mT(input)
+    out = mT(input)
+    return _conj(out) if out.dtype.kind == "c" else out
 
 
 adjoint = mH

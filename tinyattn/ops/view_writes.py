@@ -106,6 +106,7 @@ def write_through_view(base: Tensor, view: Tensor, result: Tensor) -> None:
     """``view``'s memory now holds ``result``: give ``base`` the history CopySlices(base as
     it was, result), then make every live view of base (``view`` included) read from it."""
     from .elementwise import convert  # noqa: PLC0415 - same layer
+    _refuse_dtype_view(base, view)
     before = Tensor._wrap(base._data, base.requires_grad)    # the base as it was
     before._ctx, before._vc = base._ctx, base._version_counter()
     r = result if result.dtype == base.dtype else convert(result, dtype=base.dtype)
@@ -124,9 +125,24 @@ def rebase_views(base: Tensor) -> None:
         view = ref()
         if view is None or view._base is not base:
             continue
+        _refuse_dtype_view(base, view)
         out = AsStrided.apply(base, pos=positions(base._data, view._data), view=view._data)
         view._ctx, view._requires_grad = out._ctx, out.requires_grad
         _retain(view)
+
+
+def _refuse_dtype_view(base: Tensor, view: Tensor) -> None:
+    """The histories above locate a view's elements in its base by address, one element of
+    the base per element of the view: a view that reinterprets the dtype (view_as_real,
+    view_as_complex, .real, .imag: one complex element is two real ones) has no such map, so
+    an in-place write that would need one is refused here instead of giving a wrong
+    gradient (torch supports it)."""
+    if (base._data.dtype.kind == "c") != (view._data.dtype.kind == "c"):
+        raise RuntimeError(
+            f"an in-place write while gradients are recorded, to a {view.dtype} view of a "
+            f"{base.dtype} tensor (view_as_real, view_as_complex, .real or .imag), or to its "
+            f"base while the view is alive: tinyattn cannot give that view a history (torch "
+            f"can); clone() the view first, or write under torch.no_grad()")
 
 
 def _retain(t: Tensor) -> None:

@@ -37,6 +37,7 @@ from . import grid_sample, embedding_bag            # grid_sample, affine_grid, 
 from . import distances, float_parts, order_stats   # cdist, pdist, quantile, mode, frexp
 from . import polygamma                             # polygamma, mvlgamma
 from . import ctc_loss, linear_cross_entropy, local_response_norm
+from . import complex_numbers, fft   # complex tensors and torch.fft
 from .spec import OpCase, OpSpec, make_inputs
 
 __all__ = ["OpCase", "OpSpec", "OP_TABLE", "make_inputs", "FAMILIES"]
@@ -52,6 +53,7 @@ FAMILIES = [elementwise, powers, trig, reduce, shape, interleave, matmul, softma
             clamp_bounds, linalg_norms, decompositions, linalg_solvers, statistics,
             bilinear, margin_loss, interpolate, distances, order_stats, float_parts,
             polygamma, local_response_norm, linear_cross_entropy, ctc_loss, grid_sample,
-            embedding_bag]
+            embedding_bag,
+            complex_numbers, fft]
 
 OP_TABLE: List[OpSpec] = [row for family in FAMILIES for row in family.ROWS]

@@ -68,10 +68,18 @@ class TensorConversions:
         return repr(self)
 
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._real_item("float"))
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._real_item("int"))
+
+    def _real_item(self, name: str) -> Any:
+        value = self.item()
+        if isinstance(value, complex):      # Python would say "can't convert complex"
+            raise RuntimeError(f"value cannot be converted to type {name} without overflow "
+                               f"(a complex value {value}, as torch says); take .real or "
+                               f".abs() first")
+        return value
 
     def __index__(self) -> int:
         if self.dtype.kind not in "iu" or self._data.size != 1:
@@ -160,6 +168,8 @@ class TensorConversions:
     def _compare(self, other: Any, name: str, promote: bool = True) -> "Tensor":
         other_data = other._data if isinstance(other, TensorConversions) else other
         mine = self._data
+        if name not in ("__eq__", "__ne__"):
+            precision.refuse_complex_order(name.strip("_"), mine, other_data)
         if promote and (isinstance(other_data, (bool, int, float, np.generic))
                         or isinstance(other, TensorConversions)):  # torch's promotion first
             mine, other_data = compared_operands(mine, other_data)

@@ -319,9 +319,10 @@ class Tensor(TensorConversions):
         self.requires_grad_(bool(value))
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
-        if requires_grad and not is_floating(self.dtype):
+        if requires_grad and not is_floating(self.dtype) and self.dtype.kind != "c":
             raise GradientDtypeError(
-                f"only floating-point tensors can require gradients, but this tensor has "
+                f"only floating-point and complex tensors can require gradients, but this "
+                f"tensor has "
                 f"dtype {self.dtype}; convert it first with .float() (or .double())")
         if not requires_grad and self._ctx is not None:
             raise RuntimeError("requires_grad_(False) on a non-leaf tensor: use .detach()")
@@ -471,7 +472,7 @@ def _host_array(data: Any) -> np.ndarray:
         raise ValueError("tensor: the data is ragged (nested lists of different lengths); "
                          "every row must have the same length") from None
     if not _holds_numbers(array.dtype):
-        raise TypeError(f"tensor: expected numbers (int, float or bool), got data of type "
+        raise TypeError(f"tensor: expected numbers (int, float, complex or bool), got data of type "
                         f"{type(data).__name__} (NumPy dtype {array.dtype})")
     return array
 
@@ -549,7 +550,7 @@ def _copy_of(data: Any, dtype: np.dtype) -> Any:
 
 
 def _holds_numbers(dtype: np.dtype) -> bool:
-    return dtype.kind in "biuf" or dtype == precision.BFLOAT16
+    return dtype.kind in "biufc" or dtype == precision.BFLOAT16
 
 
 def _shape(shape: Sequence[Any]) -> Tuple[int, ...]:

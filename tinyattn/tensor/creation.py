@@ -28,6 +28,10 @@ def tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None,
                 source, (np.ndarray, np.generic)) and not (
                 isinstance(source, (list, tuple)) and _holds_tensor(source)):
             want = np.dtype(np.float32)      # Python floats: the default float dtype
+        elif want is None and array.dtype == np.complex128 and not isinstance(
+                source, (np.ndarray, np.generic)) and not (
+                isinstance(source, (list, tuple)) and _holds_tensor(source)):
+            want = np.dtype(np.complex64)    # Python complex numbers: complex64, as torch
         array = np.array(array, dtype=want or array.dtype, copy=True)
         precision.note_dtype(array.dtype)
     else:

@@ -20,6 +20,8 @@ _DTYPE_NAMES = {
     "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
     "uint8": np.uint8, "int": np.int32, "long": np.int64, "short": np.int16,
     "bool": np.bool_, "bfloat16": precision.BFLOAT16,
+    "complex64": np.complex64, "complex128": np.complex128, "cfloat": np.complex64,
+    "cdouble": np.complex128,
 }
 
 
@@ -39,6 +41,8 @@ def normalize_dtype(dtype: DTypeLike) -> Optional[np.dtype]:
         return np.dtype(np.int64)
     if dtype is bool:
         return np.dtype(np.bool_)
+    if dtype is complex:
+        return np.dtype(np.complex64)   # as torch: the Python type complex means complex64
     found = np.dtype(dtype)
     precision.note_dtype(found)
     return found

@@ -126,6 +126,7 @@ MODULES: Dict[str, ModuleSpec] = {
     "torch.nn.init": ModuleSpec("tinyattn.nn.init"),
     "torch.special": ModuleSpec("tinyattn.special"),
     "torch.linalg": ModuleSpec("tinyattn.linalg"),
+    "torch.fft": ModuleSpec("tinyattn.fft"),
     "torch.nn.utils": ModuleSpec("tinyattn.nn.utils"),
     "torch.nn.utils.rnn": ModuleSpec("tinyattn.nn.utils.rnn"),
     "torch.nn.parameter": ModuleSpec(None, shim_names={"Parameter": Parameter}),

@@ -142,7 +142,9 @@ _DTYPES = {name: dtype(np.dtype(value).name) for name, value in [
     ("float16", "float16"), ("half", "float16"), ("float32", "float32"), ("float", "float32"),
     ("float64", "float64"), ("double", "float64"), ("int8", "int8"), ("int16", "int16"),
     ("short", "int16"), ("int32", "int32"), ("int", "int32"), ("int64", "int64"),
-    ("long", "int64"), ("uint8", "uint8"), ("bool", "bool"), ("bfloat16", "bfloat16")]}
+    ("long", "int64"), ("uint8", "uint8"), ("bool", "bool"), ("bfloat16", "bfloat16"),
+    ("complex64", "complex64"), ("cfloat", "complex64"), ("complex128", "complex128"),
+    ("cdouble", "complex128")]}
 
 
 Size = printing.Size     # torch.Size: the class of every tensor's .shape
