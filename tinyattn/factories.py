@@ -250,8 +250,8 @@ def _write_out(op: str, out: Tensor, values: np.ndarray, requires_grad: bool,
     """A factory's out=: the values are written into ``out`` in place (a view writes through
     to its base); an ``out`` with another number of elements is resized to the values' 1-D
     shape (arange warns then, unless ``out`` was empty, as torch does); ``shaped``: to the
-    values' shape whenever out's differs (zeros, full, eye...: silently, as torch). Refused when ``out``
-    requires grad and grad mode is on (torch's rule for every out= function)."""
+    values' shape whenever out's differs (zeros, full, eye...: silently, as torch). Refused
+    when ``out`` requires grad and grad mode is on (torch's rule for every out= function)."""
     if is_grad_enabled() and out.requires_grad:
         raise RuntimeError(f"aten::{op}(): functions with out=... arguments don't support "
                            f"automatic differentiation, but one of the arguments requires "
