@@ -21,14 +21,18 @@ from tinyattn.torch_shim import MODULES, exposed_names
 torch = pytest.importorskip("torch", reason="torch's signatures are the reference")
 import torch.nn.functional as TF  # noqa: E402
 
-_FACTORY = "tinyattn's factories make new memory; their out=, layout=, pin_memory= are absent"
+_FACTORY = "tinyattn's factories: no layout=, pin_memory=; the *_like/rand/randint/randperm "\
+    "ones no out= either"
 _MEMORY = "tinyattn's memory is always dense row-major: no memory_format / out_dtype options"
 EXCEPTIONS = {
     # names torch accepts that tinyattn does not, with the reason
     **{f"torch.{n}": {"out", "layout", "pin_memory", "memory_format"} for n in (
-        "arange", "empty", "empty_like", "eye", "full", "full_like", "linspace", "logspace",
-        "ones", "ones_like", "zeros", "zeros_like", "rand", "rand_like", "randn", "randn_like",
-        "randint", "randint_like", "randperm", "multinomial")},
+        "empty_like", "full_like", "ones_like", "zeros_like", "rand", "rand_like", "randn_like",
+        "randint", "randint_like", "randperm")},
+    # these take out= (rows39, out39)
+    **{f"torch.{n}": {"layout", "pin_memory", "memory_format"} for n in (
+        "arange", "empty", "eye", "full", "linspace", "logspace", "ones", "zeros", "randn",
+        "multinomial")},
     "torch.randint": {"out", "layout", "low", "high"},        # (low, high, size) positional
     "torch.randint_like": {"layout", "memory_format", "low", "high"},
     "torch.clone": {"memory_format"}, "Tensor.clone": {"memory_format"},
@@ -38,8 +42,8 @@ EXCEPTIONS = {
     **{f"{k}.{n}": {"out_dtype"} for k in ("torch", "Tensor")
        for n in ("mm", "bmm", "addmm", "baddbmm")},
     "torch.max": {"other"}, "torch.min": {"other"},            # use torch.maximum/minimum
-    # not yet: histogram's out= (a tuple), relu_'s argument named input (it is x); to fix
-    "torch.histogram": {"out"}, "torch.relu_": {"input"},
+    # not yet: relu_'s argument named input (it is x); to fix
+    "torch.relu_": {"input"},
     "Tensor.max": {"other"}, "Tensor.min": {"other"},
     "torch.save": {"f", "pickle_module", "pickle_protocol", "_use_new_zipfile_serialization",
                    "_disable_byteorder_record"},                # no pickle: path or file first

@@ -114,31 +114,53 @@ def _inferred_dtype(value: Any) -> np.dtype:
 
 
 # ------------------------------------------------------------------ constant fills
-def zeros(*shape: Any, size: Any = None, dtype: DTypeLike = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:
+def zeros(*shape: Any, size: Any = None, out: Optional[Tensor] = None, dtype: DTypeLike = None,
+          device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Zeros of ``shape``. ``out=`` as torch's factories: the values in out's dtype (a
+    different dtype= is torch's RuntimeError), out resized to ``shape`` without a warning."""
+    if out is not None:
+        return _factory_out("zeros", out, dtype, requires_grad,
+                            lambda want: np.zeros(_size(shape, size, "zeros"), dtype=want))
     xp = backend.array_module_for(_device(device))
     return _leaf(xp.zeros(_size(shape, size, "zeros"), dtype=_float_dtype(dtype)),
                  requires_grad)
 
 
-def ones(*shape: Any, size: Any = None, dtype: DTypeLike = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
+def ones(*shape: Any, size: Any = None, out: Optional[Tensor] = None, dtype: DTypeLike = None,
+         device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Ones of ``shape``; ``out=`` as zeros'."""
+    if out is not None:
+        return _factory_out("ones", out, dtype, requires_grad,
+                            lambda want: np.ones(_size(shape, size, "ones"), dtype=want))
     xp = backend.array_module_for(_device(device))
     return _leaf(xp.ones(_size(shape, size, "ones"), dtype=_float_dtype(dtype)), requires_grad)
 
 
-def empty(*shape: Any, size: Any = None, dtype: DTypeLike = None, device: Any = None,
-          requires_grad: bool = False, memory_format: Any = None) -> Tensor:
-    """Like ``torch.empty``, but filled with zeros (see the module docstring)."""
+def empty(*shape: Any, size: Any = None, out: Optional[Tensor] = None, dtype: DTypeLike = None,
+          device: Any = None, requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    """Like ``torch.empty``, but filled with zeros (see the module docstring); ``out=`` as
+    zeros' (torch leaves out's values as they were where its shape is kept; zeros here)."""
     check_memory_format(_size(shape, size, "empty"), memory_format, "empty")
-    return zeros(*shape, size=size, dtype=dtype, device=device, requires_grad=requires_grad)
+    return zeros(*shape, size=size, out=out, dtype=dtype, device=device,
+                 requires_grad=requires_grad)
 
 
-def full(size: Any, fill_value: Any, *, dtype: DTypeLike = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
+def _factory_out(op: str, out: Any, dtype: DTypeLike, requires_grad: bool, make: Any) -> Tensor:
+    """zeros/ones/empty/full/eye/randn's out=: ``make(dtype)`` (NumPy values) written into
+    ``out`` in out's dtype (_out_dtype, _write_out), resized silently as torch's factories."""
+    want = _out_dtype(op, out, dtype)
+    return _write_out(op, out, make(want), requires_grad, shaped=True)
+
+
+def full(size: Any, fill_value: Any, *, out: Optional[Tensor] = None, dtype: DTypeLike = None,
+         device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value``; the dtype follows the value as in
-    PyTorch (``full((2,), 3)`` is int64, ``full((2,), 2.5)`` float32, ``True`` bool)."""
+    PyTorch (``full((2,), 3)`` is int64, ``full((2,), 2.5)`` float32, ``True`` bool), or is
+    out's with ``out=`` (as zeros')."""
     value = _number(fill_value, "full", "fill_value")
+    if out is not None:
+        return _factory_out("full", out, dtype, requires_grad, lambda want: np.full(
+            _size((size,), None, "full"), value).astype(want))
     want = normalize_dtype(dtype) or _inferred_dtype(value)
     check_fits(value, want, "full")
     xp = backend.array_module_for(_device(device))
@@ -146,10 +168,13 @@ def full(size: Any, fill_value: Any, *, dtype: DTypeLike = None, device: Any = N
     return _leaf(xp.full(shape, value, dtype=want), requires_grad)
 
 
-def eye(n: int, m: Optional[int] = None, *, dtype: DTypeLike = None, device: Any = None,
-        requires_grad: bool = False) -> Tensor:
-    """The (n, m) identity matrix (m defaults to n)."""
+def eye(n: int, m: Optional[int] = None, *, out: Optional[Tensor] = None,
+        dtype: DTypeLike = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """The (n, m) identity matrix (m defaults to n); ``out=`` as zeros'."""
     rows, cols = _size((n, n if m is None else m), None, "eye")
+    if out is not None:
+        return _factory_out("eye", out, dtype, requires_grad,
+                            lambda want: np.eye(rows, cols, dtype=want))
     xp = backend.array_module_for(_device(device))
     return _leaf(xp.eye(rows, cols, dtype=_float_dtype(dtype)), requires_grad)
 
@@ -221,17 +246,18 @@ def _out_dtype(op: str, out: Any, dtype: DTypeLike) -> Optional[np.dtype]:
 
 
 def _write_out(op: str, out: Tensor, values: np.ndarray, requires_grad: bool,
-               warn_resize: bool = False) -> Tensor:
+               warn_resize: bool = False, shaped: bool = False) -> Tensor:
     """A factory's out=: the values are written into ``out`` in place (a view writes through
     to its base); an ``out`` with another number of elements is resized to the values' 1-D
-    shape (arange warns then, unless ``out`` was empty, as torch does). Refused when ``out``
-    requires grad and grad mode is on (torch's rule for every out= function)."""
+    shape (arange warns then, unless ``out`` was empty, as torch does); ``shaped``: to the
+    values' shape whenever out's differs (zeros, full, eye...: silently, as torch). Refused
+    when ``out`` requires grad and grad mode is on (torch's rule for every out= function)."""
     if is_grad_enabled() and out.requires_grad:
         raise RuntimeError(f"aten::{op}(): functions with out=... arguments don't support "
                            f"automatic differentiation, but one of the arguments requires "
                            f"grad.")
     data = backend.to_device(values.astype(out.dtype), out.device)
-    if out.numel() != values.size:
+    if out.numel() != values.size or (shaped and tuple(out.shape) != values.shape):
         if warn_resize and out.numel() > 0:
             import warnings  # noqa: PLC0415 - only on this rare path
             warnings.warn(f"The number of elements in the out tensor of shape "
@@ -304,13 +330,25 @@ def rand(*shape: Any, size: Any = None, generator: Any = None, dtype: DTypeLike 
     return _leaf(data, requires_grad)
 
 
-def randn(*shape: Any, size: Any = None, generator: Any = None, dtype: DTypeLike = None,
-          device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Standard normal samples."""
+def randn(*shape: Any, size: Any = None, generator: Any = None, out: Optional[Tensor] = None,
+          dtype: DTypeLike = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Standard normal samples; ``out=`` as zeros' (a floating out only: torch's
+    NotImplementedError for an integer one)."""
+    if out is not None:
+        return _factory_out("randn", out, dtype, requires_grad, lambda want: _normal_into(
+            _size(shape, size, "randn"), want, generator, out.device))
     want = _random_float_dtype(dtype, "randn")
     data = backend.standard_normal(_size(shape, size, "randn"), _device(device), want,
                                    generator)
     return _leaf(data, requires_grad)
+
+
+def _normal_into(shape: Tuple[int, ...], want: np.dtype, generator: Any, device: Any) -> Any:
+    if not is_floating(want):
+        raise NotImplementedError(f'"normal_kernel_cpu" not implemented for '
+                                  f"'{_torch_type_name(want)}': randn's out= must be a "
+                                  f"floating tensor")
+    return backend.standard_normal(shape, str(device), want, generator)
 
 
 def _random_float_dtype(dtype: DTypeLike, op: str) -> np.dtype:

@@ -31,6 +31,15 @@ from .ops.compositions import (channel_shuffle, cosine_embedding_loss, gaussian_
                                 multilabel_soft_margin_loss, pairwise_distance, pixel_shuffle,
                                 pixel_unshuffle, poisson_nll_loss, soft_margin_loss)
 
+from .ops.torch_keywords import out_same_dtype as _out_same_dtype
+from .ops.torch_keywords import with_torch_keywords as _kw
+
+# torch's out= (issue 30, stream out39; ops/torch_keywords.py write_out applies it), in the
+# result's own dtype as torch's kernels of these want it
+hardshrink, softshrink, avg_pool2d, avg_pool3d = (
+    _out_same_dtype(_kw(fn, input=True, out=True))
+    for fn in (hardshrink, softshrink, avg_pool2d, avg_pool3d))
+
 __all__ = ["softmax", "log_softmax", "relu", "gelu", "tanh", "linear", "layer_norm", "dropout",
            "embedding", "cross_entropy", "masked_fill", "where", "scaled_dot_product_attention",
            "rope", "sigmoid", "silu", "softplus", "leaky_relu", "pad", "one_hot", "mse_loss",

@@ -238,7 +238,7 @@ log = _kw(log, input=True, out=True)
 log10 = _kw(log10, input=True, out=True)
 log1p = _kw(log1p, out=True)
 log2 = _kw(log2, input=True, out=True)
-log_softmax = _kw(log_softmax, input=True, dtype=True)
+log_softmax = out_same_dtype(_kw(log_softmax, input=True, dtype=True, out=True))
 logical_and = _kw(logical_and, out=True)
 logical_not = _kw(logical_not, out=True)
 logical_or = _kw(logical_or, out=True)
@@ -278,7 +278,7 @@ sign = _kw(sign, out=True)
 silu = _kw(silu, input=True)
 sin = _kw(sin, out=True)
 sinh = _kw(sinh, out=True)
-softmax = _kw(softmax, input=True, dtype=True)
+softmax = out_same_dtype(_kw(softmax, input=True, dtype=True, out=True))
 softplus = _kw(softplus, input=True, out=True)
 sort = _kw(sort, input=True, out=True)
 sqrt = _kw(sqrt, input=True, out=True)
@@ -933,7 +933,7 @@ from .linalg_solvers import (cond, lstsq, matrix_exp, matrix_rank, pinv, pinvers
 __all__ += ["cond", "lstsq", "matrix_exp", "matrix_rank", "pinv", "pinverse",
             "solve_triangular", "triangular_solve", "vander"]
 cond = _kw(cond, out=True)
-lstsq = _kw(lstsq)
+lstsq = _kw(lstsq, out=True)
 matrix_exp = _kw(matrix_exp)
 matrix_rank = _kw(matrix_rank, out=True)
 pinv = _kw(pinv, out=True)
@@ -982,6 +982,36 @@ Tensor.polygamma = polygamma_method
 Tensor.mvlgamma = mvlgamma_method
 Tensor.polygamma_ = in_place_of(polygamma_method, "polygamma_")
 Tensor.mvlgamma_ = in_place_of(mvlgamma_method, "mvlgamma_")
+
+# torch's out= on the functions that took none (issue 30, stream out39): write_out
+# (torch_keywords.py) is the one place that applies it: the result is computed as without
+# out=, then written into out (resized, with torch's warning when it had elements), out
+# bumped and returned; refused under autograd. torch's kernels of these ops, except the
+# special functions', want out in the result's own dtype ("Expected out tensor to have dtype
+# float, but got double instead": out_same_dtype); the special functions cast into out
+# (torch's RuntimeError when they can't). A tuple out for slogdet, lstsq and histogram; a
+# list for split_with_sizes_copy and unbind_copy (out_pieces: they return None then).
+from .torch_keywords import out_pieces as _out_pieces  # noqa: E402
+
+
+def _out_of_own_dtype(fn, **keywords):
+    return out_same_dtype(_kw(fn, out=True, **keywords))
+
+
+(isin, scatter, scatter_add, scatter_reduce, slice_scatter, tensordot, histogram, alias_copy,
+ diagonal_copy, expand_copy, permute_copy, squeeze_copy, t_copy, transpose_copy, unfold_copy,
+ unsqueeze_copy, view_copy, det, solve, slogdet, svdvals, eigvalsh, multi_dot) = (
+    _out_of_own_dtype(fn) for fn in (
+        isin, scatter, scatter_add, scatter_reduce, slice_scatter, tensordot, histogram,
+        alias_copy, diagonal_copy, expand_copy, permute_copy, squeeze_copy, t_copy,
+        transpose_copy, unfold_copy, unsqueeze_copy, view_copy, det, solve, slogdet, svdvals,
+        eigvalsh, multi_dot))
+split_with_sizes_copy = _out_pieces(_kw(split_with_sizes_copy))
+unbind_copy = _out_pieces(_kw(unbind_copy))
+(entr, erfcx, i0e, i1, i1e, log_ndtr, ndtr, ndtri, xlog1py) = (
+    _kw(fn, out=True) for fn in (entr, erfcx, i0e, i1, i1e, log_ndtr, ndtr, ndtri, xlog1py))
+logsigmoid = _out_of_own_dtype(logsigmoid, input=True)
+normalize = _kw(normalize, input=True, out=True)
 
 from .dtype_rules import can_cast, promote_types, result_type  # noqa: E402
 from .tensor_extras import register_tensor_extras  # noqa: E402

@@ -32,6 +32,7 @@ from ..promotion import can_cast
 from ..tensor import Tensor, normalize_dtype
 
 __all__ = ["with_torch_keywords", "write_out", "unwrapped", "out_apart", "out_same_dtype",
+           "out_pieces",
            "numpy_spellings", "NUMPY_SPELLINGS"]
 
 # torch's argument parser takes NumPy's names too (torch/csrc/utils/python_arg_parser.cpp)
@@ -53,9 +54,9 @@ def write_out(name: str, out: Any, result: Any) -> Any:
                            f"automatic differentiation, but one of the arguments requires "
                            f"grad.")
     if not can_cast(result.dtype, out.dtype):
-        raise RuntimeError(f"{name}(): result type {result.dtype} can't be cast to the "
-                           f"desired output type {out.dtype} (pass an out= tensor of dtype "
-                           f"{result.dtype})")
+        raise RuntimeError(f"{name}(): result type {_scalar_type(result.dtype)} can't be "
+                           f"cast to the desired output type {_scalar_type(out.dtype)} (pass "
+                           f"an out= tensor of dtype {result.dtype})")
     if out.shape != result.shape:                 # torch resizes out to the result's shape
         if out.numel():                           # and warns unless out was empty
             warnings.warn(
@@ -70,6 +71,14 @@ def write_out(name: str, out: Any, result: Any) -> Any:
         out._data[...] = result._data
     out._bump_version()
     return out
+
+
+def _scalar_type(dtype: Any) -> str:
+    """torch's ScalarType name of a dtype (float32 -> Float), as its out= messages print it."""
+    return {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+            "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
+            "bool": "Bool", "complex64": "ComplexFloat",
+            "complex128": "ComplexDouble"}.get(str(dtype), str(dtype))
 
 
 def _renamed_signature(fn: Callable, rename: Dict[str, str], extra: List[str]) -> Any:
@@ -249,6 +258,41 @@ def out_same_dtype(fn: Callable) -> Callable:
                                    f"but got {got} instead (pass an out= tensor of dtype "
                                    f"{value.dtype})")
         return write_out(fn.__name__, out, result)
+    return call
+
+
+def out_pieces(fn: Callable) -> Callable:
+    """``fn`` (a function returning a tuple of pieces: split_with_sizes_copy, unbind_copy)
+    taking torch's ``out=`` list, one tensor per piece, each of the piece's dtype (torch's
+    "Expected out tensor to have dtype ..."), each written as ``write_out`` writes; returns
+    None then, as torch's (its out= variant returns nothing)."""
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        out = kwargs.pop("out", None)
+        result = fn(*args, **kwargs)
+        if out is None:
+            return result
+        if not isinstance(out, (list, tuple)) or \
+                not all(isinstance(t, Tensor) for t in out):
+            raise TypeError(f"{fn.__name__}(): argument 'out' must be a list of tensors, "
+                            f"not {type(out).__name__}")
+        if len(out) != len(result):
+            raise RuntimeError(f"{fn.__name__}_out expected an out= argument of size "
+                               f"{len(result)}, got size {len(out)} (one tensor per piece)")
+        for target, value in zip(out, result):
+            if value.dtype != target.dtype:
+                want, got = (_TORCH_TYPE_NAMES.get(d.name, d.name)
+                             for d in (value.dtype, target.dtype))
+                raise RuntimeError(f"{fn.__name__}(): Expected out tensor to have dtype {want}, "
+                                   f"but got {got} instead (pass out= tensors of dtype "
+                                   f"{value.dtype})")
+        for target, value in zip(out, result):
+            write_out(fn.__name__, target, value)
+        return None
+    sig = _renamed_signature(fn, {}, ["out"])
+    if sig is not None:
+        call.__signature__ = sig
+    call._torch_keywords = True
     return call
 
 
