@@ -12,7 +12,8 @@ import numpy as np
 
 from .. import backend
 
-__all__ = ["normal_cdf_and_pdf", "exact_gelu_by_blocks", "gelu_slope_by_blocks"]
+__all__ = ["normal_cdf_and_pdf", "exact_gelu_by_blocks", "gelu_slope_by_blocks",
+           "exact_gelu_and_slope_by_blocks"]
 
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)    # Python floats: they never upcast float32
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -91,6 +92,15 @@ def _cdf_from_tail(x: Any, h: Any, out: Any) -> Any:
     return cdf
 
 
+def _slope_from_tail(x: Any, a: Any, e: Any, h: Any, out: Any) -> Any:
+    """out = Phi(x) + x phi(x) from the tail h = Phi(-|x|) and e = exp(-x^2 / 2); ``a`` is
+    scratch, and e becomes phi(x)."""
+    slope = _cdf_from_tail(x, h, out=out)                      # Phi(x)
+    np.multiply(e, _INV_SQRT_2PI, out=e)                       # phi(x)
+    slope += np.multiply(x, e, out=a)                          # + x phi(x)
+    return slope
+
+
 def exact_gelu_by_blocks(x: Any, for_backward: bool = False) -> Any:
     """x Phi(x) for a float32 NumPy array, ``_GELU_BLOCK`` elements at a time, so each of
     the ~20 passes runs in the CPU cache (twice as fast as whole-array passes, measured);
@@ -132,7 +142,28 @@ def gelu_slope_by_blocks(x: Any) -> Any:
             block = slice(start, start + _GELU_BLOCK)
             n = min(_GELU_BLOCK, flat.size - start)
             _normal_tail(flat[block], a[:n], e[:n], h[:n], cap[:n])
-            cdf = _cdf_from_tail(flat[block], h[:n], out=slope[block])     # Phi(x)
-            np.multiply(e[:n], _INV_SQRT_2PI, out=e[:n])                     # phi(x)
-            cdf += np.multiply(flat[block], e[:n], out=a[:n])               # + x phi(x)
+            _slope_from_tail(flat[block], a[:n], e[:n], h[:n], out=slope[block])
     return slope.reshape(x.shape)
+
+
+def exact_gelu_and_slope_by_blocks(x: Any) -> Any:
+    """(x Phi(x), Phi(x) + x phi(x)) for a float32 NumPy array, in one loop over blocks: the
+    slope comes from the tail h and exponential e the output was just computed from, while
+    they are in the cache, so the backward is one product, g * slope, instead of ~24 passes
+    that recompute the tail from x. The forward of a recorded GELU saves this slope instead
+    of x: one array of x's size either way. Each element goes through the same operations
+    as in ``exact_gelu_by_blocks`` and ``gelu_slope_by_blocks``: the same bits."""
+    flat = np.ravel(x)
+    out, slope = np.empty_like(flat), np.empty_like(flat)
+    size = min(_GELU_BLOCK, flat.size)
+    a, e, h = np.empty(size, flat.dtype), np.empty(size, flat.dtype), np.empty(size, flat.dtype)
+    zeros, cap = np.zeros_like(a), np.full_like(a, _TAIL_CAP)
+    # invalid: the slope at x = +-inf is inf * 0 = NaN, for the backward to show, not the forward
+    with np.errstate(over="ignore", invalid="ignore"):
+        for start in range(0, flat.size, _GELU_BLOCK):
+            block = slice(start, start + _GELU_BLOCK)
+            n = min(_GELU_BLOCK, flat.size - start)
+            _exact_gelu_float32(flat[block], out[block], a[:n], e[:n], h[:n], zeros[:n],
+                                cap[:n])        # leaves h = Phi(-|x|), e = exp(-x^2 / 2)
+            _slope_from_tail(flat[block], a[:n], e[:n], h[:n], out=slope[block])
+    return out.reshape(x.shape), slope.reshape(x.shape)
