@@ -30,10 +30,11 @@ _TAIL_CAP = 20.0        # |x| is capped here: h is already 0 in float32, and inf
 _GELU_BLOCK = 1 << 15   # elements per block: a few 128 KiB buffers stay in the L2 cache
 
 
-def _normal_tail(x: Any, a: Any, e: Any, h: Any, cap: Any) -> None:
+def _normal_tail(x: Any, a: Any, e: Any, h: Any, cap: Any, tail: Any) -> None:
     """Into the buffers (each x's shape): a = min(|x|, _TAIL_CAP), e = exp(-x^2 / 2) and the
     tail h = Phi(-|x|), by A&S 7.1.26 as rewritten above (float32 NumPy arrays). ``cap`` is
-    an array of _TAIL_CAP: NumPy's minimum takes one faster than a number."""
+    an array of _TAIL_CAP: NumPy's minimum takes one faster than a number. ``tail`` is
+    scratch (the caller's output block, written later): no new array per block."""
     xp = backend.get_array_module(x)
     xp.abs(x, out=a)
     xp.minimum(a, cap, out=a)
@@ -42,7 +43,7 @@ def _normal_tail(x: Any, a: Any, e: Any, h: Any, cap: Any) -> None:
     xp.exp2(e, out=e)                           # e = exp(-x^2 / 2)
     t = xp.add(a, _AS_K, out=h)
     xp.divide(1.0, t, out=t)                    # t = 1 / (|x| + K), in h's buffer for now
-    tail = t * _AS_B[-1]
+    tail = xp.multiply(t, _AS_B[-1], out=tail)
     for b in _AS_B[-2::-1]:                     # Horner: t (b1 + t (b2 + ... + t b5))
         tail += b
         tail *= t
@@ -55,7 +56,7 @@ def _exact_gelu_float32(x: Any, out: Any, a: Any, e: Any, h: Any, zeros: Any,
     x - x h, for x < 0 it is x h, each without cancellation. Leaves h = Phi(-|x|) and
     e = exp(-x^2 / 2) in their buffers, for the backward. ``zeros``: an array of 0 (faster
     in NumPy's maximum than the number)."""
-    _normal_tail(x, a, e, h, cap)
+    _normal_tail(x, a, e, h, cap, tail=out)
     xp = backend.get_array_module(x)
     xp.maximum(x, zeros, out=out)
     out -= xp.multiply(a, h, out=a)
@@ -141,7 +142,7 @@ def gelu_slope_by_blocks(x: Any) -> Any:
         for start in range(0, flat.size, _GELU_BLOCK):
             block = slice(start, start + _GELU_BLOCK)
             n = min(_GELU_BLOCK, flat.size - start)
-            _normal_tail(flat[block], a[:n], e[:n], h[:n], cap[:n])
+            _normal_tail(flat[block], a[:n], e[:n], h[:n], cap[:n], tail=slope[block])
             _slope_from_tail(flat[block], a[:n], e[:n], h[:n], out=slope[block])
     return slope.reshape(x.shape)
 
