@@ -399,6 +399,26 @@ def test_float32_gelu_saves_the_slope_and_its_gradient_is_the_recomputed_slope(s
     np.testing.assert_array_equal(out.numpy(), normal_cdf.exact_gelu_by_blocks(x))
 
 
+def test_float32_gelu_saves_x_while_its_backward_is_swapped(monkeypatch):
+    """The exercises' payoff swaps a learner's GELU backward in, which is called with x: while
+    Gelu.backward is not its own, a recorded float32 forward saves x; one recorded before
+    the swap saved the slope, and the adapter says it is not covered (tinyattn's own
+    backward then runs) instead of passing the slope as x."""
+    from tinyattn.exercises.adapters import NotCovered, _gelu
+    from tinyattn.ops.elementwise import _SLOPE_SAVED, Gelu
+    x = ta.tensor(RNG.standard_normal(8).astype(np.float32), requires_grad=True)
+    before = F.gelu(x)._ctx
+    assert before.saved[1] == _SLOPE_SAVED
+    with pytest.raises(NotCovered):
+        _gelu(before, np.ones(8, np.float32), lambda grad, cache: 1 / 0)
+    own = Gelu.backward
+    monkeypatch.setattr(Gelu, "backward", lambda self, grad: own(self, grad))
+    during = F.gelu(x)._ctx
+    assert during.saved[1] == "none" and during.saved[0] is x._data
+    np.testing.assert_array_equal(
+        during.backward(np.ones(8, np.float32)), before.backward(np.ones(8, np.float32)))
+
+
 def test_float32_gelu_backward_raises_when_its_input_changed_in_place():
     """torch's GELU saves x: changed in place, its backward raises. tinyattn's saves the
     slope instead, and still checks x's version."""
