@@ -374,6 +374,65 @@ def test_float32_gelu_without_graph_equals_the_recorded_path_bit_for_bit(shape, 
         np.testing.assert_array_equal(fast.reshape(-1)[:6], [np.inf, 0, np.nan, 0, 0, 30])
 
 
+@pytest.mark.parametrize("shape", [(), (0,), (7,), (5, 3, 11), (70, 9)])
+def test_float32_gelu_saves_the_slope_and_its_gradient_is_the_recomputed_slope(shape,
+                                                                             monkeypatch):
+    """A recorded float32 GELU computes its slope in the forward's block loop (30 elements a
+    block here) and saves it instead of x: the gradient is g times the slope recomputed from
+    x alone (``gelu_slope_by_blocks``), bit for bit, specials included, and the output is
+    the unrecorded one."""
+    import tinyattn.ops.normal_cdf as normal_cdf
+    from tinyattn.ops.elementwise import _SLOPE_SAVED
+    monkeypatch.setattr(normal_cdf, "_GELU_BLOCK", 30)
+    x = (RNG.standard_normal(shape) * 4).astype(np.float32)
+    if x.size >= 6:
+        x.reshape(-1)[:6] = [np.inf, -np.inf, np.nan, 0.0, -30.0, 30.0]
+    g = RNG.standard_normal(shape).astype(np.float32)
+    t = ta.tensor(x, requires_grad=True)
+    out = F.gelu(t)
+    assert out.grad_fn.saved[1] == _SLOPE_SAVED     # the fast path ran (not vacuous)
+    with np.errstate(invalid="ignore"):
+        out.backward(ta.tensor(g))
+        expected = g * normal_cdf.gelu_slope_by_blocks(x)
+    assert t.grad.dtype == np.float32
+    np.testing.assert_array_equal(t.grad, expected)
+    np.testing.assert_array_equal(out.numpy(), normal_cdf.exact_gelu_by_blocks(x))
+
+
+def test_float32_gelu_saves_x_while_its_backward_is_swapped(monkeypatch):
+    """The exercises' payoff swaps a learner's GELU backward in, which is called with x: while
+    Gelu.backward is not its own, a recorded float32 forward saves x; one recorded before
+    the swap saved the slope, and the adapter says it is not covered (tinyattn's own
+    backward then runs) instead of passing the slope as x."""
+    from tinyattn.exercises.adapters import NotCovered, _gelu
+    from tinyattn.ops.elementwise import _SLOPE_SAVED, Gelu
+    x = ta.tensor(RNG.standard_normal(8).astype(np.float32), requires_grad=True)
+    before = F.gelu(x)._ctx
+    assert before.saved[1] == _SLOPE_SAVED
+    with pytest.raises(NotCovered):
+        _gelu(before, np.ones(8, np.float32), lambda grad, cache: 1 / 0)
+    own = Gelu.backward
+    monkeypatch.setattr(Gelu, "backward", lambda self, grad: own(self, grad))
+    during = F.gelu(x)._ctx
+    assert during.saved[1] == "none" and during.saved[0] is x._data
+    np.testing.assert_array_equal(
+        during.backward(np.ones(8, np.float32)), before.backward(np.ones(8, np.float32)))
+
+
+def test_float32_gelu_backward_raises_when_its_input_changed_in_place():
+    """torch's GELU saves x: changed in place, its backward raises. tinyattn's saves the
+    slope instead, and still checks x's version."""
+    leaf = ta.tensor(RNG.standard_normal(8).astype(np.float32), requires_grad=True)
+    x = leaf * 1.0
+    out = F.gelu(x)
+    out.sum().backward()                  # negative control: unchanged, it runs
+    x = leaf * 1.0
+    out = F.gelu(x)
+    x.mul_(2.0)
+    with pytest.raises(RuntimeError, match="in ?place|inplace|modified"):
+        out.sum().backward()
+
+
 # ------------------------------------------------------------------ attention without graph
 def _mask_cases(batch, heads, s):
     padded = np.ones((batch, 1, 1, s), bool)

@@ -17,7 +17,8 @@ from ..autograd import Function, unbroadcast
 from ..promotion import float_mix_error, is_strict_promotion, operand_tier, result_type
 from ..tensor import Tensor
 from ..tensor.memory_format import check_memory_format
-from .normal_cdf import exact_gelu_by_blocks, gelu_slope_by_blocks, normal_cdf_and_pdf
+from .normal_cdf import (exact_gelu_and_slope_by_blocks, exact_gelu_by_blocks,
+                         gelu_slope_by_blocks, normal_cdf_and_pdf)
 from .tanh_gelu import by_value_blocks, tanh_gelu_by_blocks, tanh_gelu_slope_times_grad_by_blocks
 from .powers import RPow, integer_power, pow_tensor, scalar_power
 from ..precision import is_floating
@@ -300,6 +301,9 @@ class Relu(Function):
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)  # Python floats: they never upcast float32
 _GELU_CUBIC = 0.044715
+_SLOPE_SAVED = "none, slope saved"   # Gelu.saved's tag when it keeps Phi(x) + x phi(x)
+
+
 class Gelu(Function):
     """Gaussian error linear unit (docs/derivations.md#gelu).
 
@@ -309,11 +313,22 @@ class Gelu(Function):
             dx = g ((1 + t) / 2 + x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2) / 2).
     Saves x alone, as torch does, and recomputes Phi and phi (or t) in the backward: keeping
     them would hold two more arrays of x's size until then (docs/benchmarks.md). In float32
-    on NumPy the exact form is max(x, 0) - |x| Phi(-|x|) and its slope comes from the same
-    tail Phi(-|x|) (``normal_cdf.py``), a block at a time.
+    on NumPy the exact form is max(x, 0) - |x| Phi(-|x|) (``normal_cdf.py``), a block at a
+    time; when recorded, the same loop also computes the slope Phi(x) + x phi(x) from the
+    tail Phi(-|x|) while it is in the cache, and saves that one array instead of x (the same
+    memory), so the backward is one product. x's version is still checked: changed in
+    place, the backward raises, as torch's does.
     """
 
+    versions_checked = (0,)    # what torch saves: changed in place, backward raises
+    _own_backward: Any         # Gelu.backward itself (set below the class)
+
     def forward(self, x, approximate: str = "none"):
+        if (approximate == "none" and self.recording and backend.erf_is_slow(x)
+                and type(self).backward is Gelu._own_backward):  # a swapped-in one needs x
+            out, slope = exact_gelu_and_slope_by_blocks(x)
+            self.save_for_backward(slope, _SLOPE_SAVED)
+            return out
         self.save_for_backward(x, approximate)
         if approximate == "tanh" and by_value_blocks(x):    # the same values, in the cache
             return tanh_gelu_by_blocks(x, _SQRT_2_OVER_PI, _GELU_CUBIC)
@@ -327,6 +342,8 @@ class Gelu(Function):
 
     def backward(self, grad):
         x, approximate = self.saved
+        if approximate == _SLOPE_SAVED:     # exact, float32 NumPy: x holds the slope
+            return grad * x
         if approximate == "tanh" and by_value_blocks(x, grad):
             return tanh_gelu_slope_times_grad_by_blocks(grad, x, _SQRT_2_OVER_PI, _GELU_CUBIC)
         if approximate == "tanh":
@@ -338,6 +355,11 @@ class Gelu(Function):
             return grad * gelu_slope_by_blocks(x)       # Phi(x) + x phi(x), by blocks
         cdf, pdf = normal_cdf_and_pdf(x)
         return grad * (cdf + x * pdf)
+
+
+# The backward that reads a saved slope. A backward swapped in for it (the exercises' payoff,
+# tinyattn.exercises.payoff, calls a learner's GELU backward with x) makes the forward save x.
+Gelu._own_backward = Gelu.backward
 
 
 class Clone(Function):
