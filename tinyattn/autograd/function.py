@@ -330,8 +330,7 @@ class Function:
                     if promoted is not None:            # float32 * float64: both as float64
                         return cls.apply(*promoted, **options)
                 fn.needs_input_grad = (a._requires_grad, b._requires_grad)
-                fn.recording = track = state.grad_enabled and (a._requires_grad
-                                                               or b._requires_grad)
+                fn.recording = track = state.grad_enabled and (a._requires_grad or b._requires_grad)
                 out_data = fn.forward(x, y, **options) if options else fn.forward(x, y)
                 parents = (a._ctx, b._ctx)
             elif len(inputs) == 1:

@@ -90,7 +90,7 @@ def _rows(array: Any, axis: int) -> Any:
 
 
 def _softmax_like(fn, grad, backward):
-    y, axis = fn.saved                          # softmax: y; log_softmax: its output
+    y, axis = fn.saved[:2]      # softmax: y; log_softmax: its output (and the half dtype)
     dx = backward(_rows(grad, axis), (_rows(y, axis),))
     return np.moveaxis(np.asarray(dx), -1, axis)
 
