@@ -168,8 +168,9 @@ class ASGD(Optimizer):
     def _check_group(self, group: Dict[str, Any]) -> Dict[str, Any]:
         group["lr"] = check_hyperparameter("lr (learning rate)", group["lr"])
         group["weight_decay"] = check_hyperparameter("weight_decay", group["weight_decay"])
-        for name in ("lambd", "alpha", "t0"):
-            group[name] = float(group[name])
+        for name in ("lambd", "alpha", "t0"):    # a Python int stays an int, as in torch
+            value = group[name]
+            group[name] = value if type(value) is int else float(value)
         return group
 
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:

@@ -317,7 +317,9 @@ class Optimizer:
                                      f"different model?")
         new_groups = []
         for saved, group in zip(saved_groups, self.param_groups):
-            restored = {k: _to_python(copy.deepcopy(v)) for k, v in saved.items()
+            # a Tensor learning rate stays a Tensor, as torch's does
+            restored = {k: copy.deepcopy(v) if k == "lr" and isinstance(v, Tensor)
+                        else _to_python(copy.deepcopy(v)) for k, v in saved.items()
                         if k != "params"}
             for key, value in self._late_defaults.items():
                 restored.setdefault(key, value)
@@ -344,12 +346,14 @@ class Optimizer:
         return _to_param(value, p)
 
     def __repr__(self) -> str:
-        lines = [f"{type(self).__name__} ("]
+        # torch's layout: each group opens with a newline, so groups after the first are
+        # set off by a blank line; keys sorted
+        text = f"{type(self).__name__} ("
         for number, group in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {number}")
+            text += f"\nParameter Group {number}\n"
             for key in sorted(k for k in group if k != "params"):
-                lines.append(f"    {key}: {group[key]}")
-        return "\n".join(lines) + "\n)"
+                text += f"    {key}: {group[key]}\n"
+        return text + ")"
 
 
 def _is_array(value: Any) -> bool:
@@ -428,6 +432,10 @@ def _host_copy(value: Any) -> Any:
     deep-copied."""
     if _is_array(value):
         return Tensor._wrap(np.array(backend.to_host(value), copy=True))
+    if isinstance(value, np.floating) or (hasattr(value, "shape") and hasattr(value, "dtype")
+                                          and is_floating(value.dtype)):
+        # a NumPy scalar / 0-d array (L-BFGS's t and H_diag): torch holds a 0-d tensor
+        return Tensor._wrap(np.array(backend.to_host(value), copy=True))
     if isinstance(value, (list, tuple)):
         return type(value)(_host_copy(v) for v in value)
     return copy.deepcopy(value)
@@ -441,6 +449,10 @@ def _to_param(value: Any, p: Tensor) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(_to_param(v, p) for v in value)
     if isinstance(value, Tensor):
+        if value.dim() == 0 and is_floating(value.dtype):
+            # a 0-d floating tensor (L-BFGS's t, H_diag): a NumPy scalar of p's dtype, what
+            # the step computed, so a resumed run rounds as an uninterrupted one
+            return np.asarray(backend.to_host(value._data), dtype=p.dtype)[()]
         value = value._data
     if not _is_array(value):
         return _to_python(copy.deepcopy(value))
