@@ -263,3 +263,23 @@ def test_kernel_switches_as_torch_on_cpu(name, options):
         return ("ok", [(k, v) for k, v in opt.state_dict()["param_groups"][0].items()
                        if k in options])
     assert outcome(ta, [w, b], xy) == outcome(torch, [tw, tb], txy)
+
+
+def test_a_saved_checkpoint_keeps_scalar_tensors_0_d_for_torch_load(tmp_path):
+    """tinyattn's torch-format writer kept 0-d tensors 1-d (np.ascontiguousarray makes them
+    so): torch.load read an optimizer's step as tensor([3.]). It is tensor(3.) now."""
+    from tinyattn.io.torch_file import load_torch, save_torch
+    w, b, *xy = _model(ta, "float32")
+    opt = optim.Adam([w, b])
+    _steps(opt, w, b, *xy, 3)
+    path = tmp_path / "opt.pt"
+    save_torch(opt.state_dict(), str(path))
+    theirs = torch.load(str(path), weights_only=True)
+    assert theirs["state"][0]["step"].shape == () and theirs["state"][0]["step"].item() == 3.0
+    with open(path, "rb") as f:
+        ours = load_torch(f, weights_only=True)
+    assert ours["state"][0]["step"].shape == ()
+    tw, tb, *_ = _model(torch, "float32")
+    t_opt = torch.optim.Adam([tw, tb])
+    t_opt.load_state_dict(theirs)      # torch reads tinyattn's checkpoint as its own
+    assert t_opt.state[tw]["step"].item() == 3.0
