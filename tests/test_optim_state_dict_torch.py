@@ -283,3 +283,35 @@ def test_a_saved_checkpoint_keeps_scalar_tensors_0_d_for_torch_load(tmp_path):
     t_opt = torch.optim.Adam([tw, tb])
     t_opt.load_state_dict(theirs)      # torch reads tinyattn's checkpoint as its own
     assert t_opt.state[tw]["step"].item() == 3.0
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib, o: lib.optim.lr_scheduler.StepLR(o, 2, gamma=0.5),
+    lambda lib, o: lib.optim.lr_scheduler.LambdaLR(o, lambda e: 0.9 ** e),
+    lambda lib, o: lib.optim.lr_scheduler.CosineAnnealingLR(o, T_max=10)], ids=["StepLR",
+                                                                            "LambdaLR",
+                                                                            "Cosine"])
+def test_scheduler_state_dicts_have_torch_s_keys_and_cross_frameworks(make):
+    w, b, *_ = _model(ta)
+    tw, tb, *_ = _model(torch)
+    opt, t_opt = optim.SGD([w, b], lr=0.1), torch.optim.SGD([tw, tb], lr=0.1)
+    sched, t_sched = make(ta, opt), make(torch, t_opt)
+    for _ in range(3):
+        opt.step(), t_opt.step(), sched.step(), t_sched.step()
+    assert list(sched.state_dict()) == list(t_sched.state_dict())
+    assert sched.state_dict()["_step_count"] == t_sched.state_dict()["_step_count"] == 4
+    ours = make(ta, optim.SGD([w, b], lr=0.1))
+    ours.load_state_dict(t_sched.state_dict())
+    t_opt2 = torch.optim.SGD([tw, tb], lr=0.1)
+    theirs = make(torch, t_opt2)
+    t_opt2.load_state_dict(t_opt.state_dict())   # torch's scheduler reads the optimizer's lr
+    theirs.load_state_dict(sched.state_dict())
+    for _ in range(4):
+        ours.step(), theirs.step(), t_sched.step()
+        assert ours.get_last_lr() == pytest.approx(t_sched.get_last_lr(), rel=1e-12)
+        assert theirs.get_last_lr() == pytest.approx(t_sched.get_last_lr(), rel=1e-12)
+    # a state dict saved by older tinyattn (no torch bookkeeping keys) still loads
+    old = {k: v for k, v in sched.state_dict().items()
+           if k not in ("_step_count", "_is_initial", "_get_lr_called_within_step",
+                        "lr_lambdas")}
+    make(ta, optim.SGD([w, b], lr=0.1)).load_state_dict(old)
