@@ -308,16 +308,23 @@ def test_deprecated_step_epoch_form_matches_torch():
             assert sched.last_epoch == epoch
 
 
-@pytest.mark.parametrize("name", ["SequentialLR", "ChainedScheduler", "CyclicLR",
-                                  "CosineAnnealingWarmRestarts", "PolynomialLR"])
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_state_dict_keys_are_torchs(name):
+    """torch's keys (its bookkeeping _step_count, _is_initial, _get_lr_called_within_step
+    included) with torch's step count, after construction and after three steps."""
     opt, t_opt = _optimizers()
-    ours, theirs = CASES[name][0](opt).state_dict(), CASES[name][1](t_opt).state_dict()
-    torch_only = {"_step_count", "_is_initial", "_get_lr_called_within_step"}
-    assert set(ours) == set(theirs) - torch_only
-    if "_schedulers" in ours:
-        assert [set(s) for s in ours["_schedulers"]] == \
-            [set(s) - torch_only for s in theirs["_schedulers"]]
+    sched, t_sched = CASES[name][0](opt), CASES[name][1](t_opt)
+    for _ in range(2):
+        ours, theirs = sched.state_dict(), t_sched.state_dict()
+        assert set(ours) == set(theirs)
+        if "_step_count" in theirs:
+            assert ours["_step_count"] == theirs["_step_count"]
+            assert ours["_is_initial"] is theirs["_is_initial"] is False
+        if "_schedulers" in ours:
+            assert [set(s) for s in ours["_schedulers"]] == [set(s) for s in theirs["_schedulers"]]
+        for _ in range(3):
+            opt.step(), t_opt.step()
+            sched.step(), t_sched.step()
 
 
 def test_sequential_resume_restores_the_active_rate_before_its_milestone():

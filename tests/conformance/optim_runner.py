@@ -12,12 +12,16 @@ that takes matrices only (``MATRICES_ONLY``: Muon refuses any other parameter) g
 bias as a (1, 3) row, which broadcasts to the same loss.
 
 ``check_trajectory`` returns None when tinyattn agrees, else a one-line description of the
-first difference (which step, which parameter).
+first difference (which step, which parameter). After the trajectory it compares the two
+optimizers' ``state_dict()`` structure (each group's keys in order with their types and
+values; each parameter's state entries in order, a tensor by dtype and shape, a number by
+type) and ``repr(optimizer)`` (what ``print(optimizer)`` shows), then loads torch's state dict
+into tinyattn and checks that loading and saving gives the same structure back.
 """
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 import torch
@@ -28,7 +32,8 @@ from . import op_runner as R
 from .convert import Converter, Unconvertible, assert_agrees
 from .torch_names import resolve
 
-__all__ = ["OptimEntry", "STEPS", "optimizer_inputs", "check_trajectory", "PARAM_GROUPS"]
+__all__ = ["OptimEntry", "STEPS", "optimizer_inputs", "check_trajectory", "check_state_dict",
+           "PARAM_GROUPS"]
 
 STEPS = 6
 MATRICES_ONLY = frozenset({"Muon"})     # torch's constructor refuses parameters not 2-D
@@ -90,8 +95,8 @@ def _groups(optim_input: Any, weight: Any, bias: Any) -> Any:
 
 
 def _run(framework: Any, cls: Any, optim_input: Any, kwargs: Dict[str, Any],
-         closure_needed: bool) -> List[List[np.ndarray]]:
-    """The parameters after each step, as float64 arrays."""
+         closure_needed: bool) -> Tuple[List[List[np.ndarray]], Any]:
+    """The parameters after each step, as float64 arrays, and the optimizer."""
     data = _data(cls.__name__ in MATRICES_ONLY)
     make = (lambda a, grad=False: torch.tensor(a, dtype=torch.float64, requires_grad=grad)) \
         if framework is torch else \
@@ -115,7 +120,72 @@ def _run(framework: Any, cls: Any, optim_input: Any, kwargs: Dict[str, Any],
             optimizer.step()
         trajectory.append([np.array(p.detach().numpy(), dtype=np.float64)
                            for p in (weight, bias)])
-    return trajectory
+    return trajectory, optimizer
+
+
+def _describe(value: Any, with_value: bool) -> Any:
+    """A framework-neutral description of a state-dict value: tensors by dtype and shape,
+    numbers by type (and value in param_groups, where both hold the same kwargs)."""
+    if isinstance(value, (torch.Tensor, tinyattn.Tensor)):
+        return ("tensor", str(value.dtype).replace("torch.", ""), tuple(value.shape))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_describe(v, with_value) for v in value))
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, float)):
+        return (type(value).__name__, value) if with_value else type(value).__name__
+    return type(value).__name__
+
+
+def _structure(state_dict: Dict[str, Any]) -> Dict[str, Any]:
+    groups = [[(k, _describe(v, True)) for k, v in group.items()]
+              for group in state_dict["param_groups"]]
+    state = {i: [(k, _describe(v, False)) for k, v in entries.items()]
+             for i, entries in state_dict["state"].items()}
+    return {"param_groups": groups, "state": state}
+
+
+def _first_difference(ours: Any, theirs: Any, where: str) -> Optional[str]:
+    """The first entry in which two structures differ, named by its path."""
+    if ours == theirs:
+        return None
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        if list(ours) != list(theirs):
+            return f"{where} keys: tinyattn {list(ours)}, torch {list(theirs)}"
+        for key in ours:
+            found = _first_difference(ours[key], theirs[key], f"{where}[{key!r}]")
+            if found:
+                return found
+    if isinstance(ours, list) and isinstance(theirs, list) and len(ours) == len(theirs):
+        if all(isinstance(x, tuple) and len(x) == 2 for x in ours + theirs):
+            keys = [x[0] for x in ours], [x[0] for x in theirs]
+            if keys[0] != keys[1]:
+                return f"{where} keys: tinyattn {keys[0]}, torch {keys[1]}"
+        for i, (a, b) in enumerate(zip(ours, theirs)):
+            found = _first_difference(a, b, f"{where}[{i}]")
+            if found:
+                return found
+    return f"{where}: tinyattn {ours!r}, torch {theirs!r}"
+
+
+def check_state_dict(tiny_opt: Any, torch_opt: Any) -> Optional[str]:
+    """None when the two optimizers' state dicts have the same structure and their reprs
+    agree; also after tinyattn loads torch's state dict (converted) and saves it again."""
+    theirs = _structure(torch_opt.state_dict())
+    found = _first_difference(_structure(tiny_opt.state_dict()), theirs, "state_dict()")
+    if found is None and not any(isinstance(v, torch.Tensor) for g in torch_opt.param_groups
+                                 for v in g.values()):
+        # (a tensor lr prints as each framework prints a tensor)
+        found = _first_difference(repr(tiny_opt), repr(torch_opt), "repr(optimizer)")
+    if found is None:
+        try:
+            converted = Converter()(torch_opt.state_dict())
+        except Unconvertible:
+            return None
+        tiny_opt.load_state_dict(converted)
+        found = _first_difference(_structure(tiny_opt.state_dict()), theirs,
+                                  "state_dict() after load_state_dict(torch's)")
+    return found
 
 
 def check_trajectory(entry: OptimEntry, optim_input: Any) -> Optional[str]:
@@ -128,11 +198,12 @@ def check_trajectory(entry: OptimEntry, optim_input: Any) -> Optional[str]:
     except Unconvertible as exc:
         return f"the optimizer input holds {exc}"
     with R.quiet():
-        expected = _run(torch, entry.info.optim_cls, optim_input, dict(optim_input.kwargs),
-                        closure_needed)
+        expected, torch_opt = _run(torch, entry.info.optim_cls, optim_input,
+                                   dict(optim_input.kwargs), closure_needed)
     try:
         with R.quiet():
-            actual = _run(tinyattn, entry.tiny_class, optim_input, kwargs, closure_needed)
+            actual, tiny_opt = _run(tinyattn, entry.tiny_class, optim_input, kwargs,
+                                    closure_needed)
     except Exception as exc:  # noqa: BLE001
         return f"tinyattn raises {R._tiny_failure(exc)}"
     for step, (ours, theirs) in enumerate(zip(actual, expected), start=1):
@@ -142,4 +213,8 @@ def check_trajectory(entry: OptimEntry, optim_input: Any) -> Optional[str]:
                               f"{name} after step {step}")
             except AssertionError as exc:
                 return str(exc).strip().replace("\n", " ")[:400]
-    return None
+    try:
+        with R.quiet():
+            return check_state_dict(tiny_opt, torch_opt)
+    except Exception as exc:  # noqa: BLE001
+        return f"tinyattn raises {R._tiny_failure(exc)} on its state dict"

@@ -172,7 +172,10 @@ class _Pickler(pickle._Pickler):       # the Python pickler: it lets GLOBALs be 
             return (_torch_name("torch._utils", "_rebuild_parameter"),
                     (plain, bool(obj.requires_grad), collections.OrderedDict()))
         if isinstance(obj, Tensor):
-            host = np.ascontiguousarray(backend.to_host(obj._data))
+            data = backend.to_host(obj._data)
+            # np.ascontiguousarray makes a 0-d array 1-d: reshape back, or torch.load would
+            # read a scalar tensor (an optimizer's step) as shape (1,)
+            host = np.ascontiguousarray(data).reshape(np.shape(data))
             dtype = np.dtype(host.dtype).name
             if dtype not in _STORAGE_OF:
                 raise pickle.PicklingError(f"save: a tensor of dtype {dtype} has no torch "

@@ -39,7 +39,7 @@ class Adafactor(Optimizer):
                  weight_decay: float = 0.0, *, foreach: Optional[bool] = None,
                  maximize: bool = False):
         defaults = dict(lr=lr, beta2_decay=beta2_decay, eps=eps, d=d,
-                        weight_decay=weight_decay, maximize=bool(maximize))
+                        weight_decay=weight_decay, foreach=foreach, maximize=bool(maximize))
         super().__init__(params, defaults)
 
     def _check_group(self, group: Dict[str, Any]) -> Dict[str, Any]:

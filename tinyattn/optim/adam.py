@@ -62,11 +62,14 @@ class Adam(Optimizer):
 
     def __init__(self, params: ParamsT, lr: float = 1e-3,
                  betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0, amsgrad: bool = False, *, maximize: bool = False,
-                 foreach: Optional[bool] = None, capturable: bool = False,
-                 differentiable: bool = False, fused: Optional[bool] = None):
+                 weight_decay: float = 0, amsgrad: bool = False, *,
+                 foreach: Optional[bool] = None, maximize: bool = False,
+                 capturable: bool = False, differentiable: bool = False,
+                 fused: Optional[bool] = None, decoupled_weight_decay: bool = False):
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                        amsgrad=bool(amsgrad), maximize=bool(maximize))
+                        amsgrad=bool(amsgrad), maximize=bool(maximize), foreach=foreach,
+                        capturable=bool(capturable), differentiable=bool(differentiable),
+                        fused=fused, decoupled_weight_decay=bool(decoupled_weight_decay))
         if foreach and not capturable and isinstance(lr, Tensor):
             raise ValueError("lr as a Tensor is not supported for capturable=False and "
                              "foreach=True")
@@ -98,7 +101,7 @@ class Adam(Optimizer):
                 state["step"] = t = int(state["step"]) + 1
                 grad = -p.grad._data if group.get("maximize") else p.grad._data
                 if weight_decay != 0:
-                    if self.decoupled_weight_decay:
+                    if group.get("decoupled_weight_decay", self.decoupled_weight_decay):
                         p._data *= 1.0 - lr * weight_decay  # AdamW: shrink theta directly
                     else:
                         grad = grad + weight_decay * p._data  # Adam: L2 term in the gradient
@@ -135,4 +138,5 @@ class AdamW(Adam):
                  differentiable: bool = False, fused: Optional[bool] = None):
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                          amsgrad=amsgrad, maximize=maximize, foreach=foreach,
-                         capturable=capturable, differentiable=differentiable, fused=fused)
+                         capturable=capturable, differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)

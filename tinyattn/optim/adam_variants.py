@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Optional, Tuple
 
+import numpy as np
+
 from .. import backend
 from .adam import check_adam_group
 from .optimizer import Optimizer, ParamsT, check_hyperparameter
@@ -62,15 +64,19 @@ class NAdam(Optimizer):
 
     def __init__(self, params: ParamsT, lr: float = 2e-3,
                  betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0, momentum_decay: float = 4e-3,
+                 weight_decay: float = 0, momentum_decay: float = 4e-3,
                  decoupled_weight_decay: bool = False, *, foreach: Optional[bool] = None,
                  maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False):
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         momentum_decay=momentum_decay,
-                        decoupled_weight_decay=decoupled_weight_decay, maximize=maximize)
+                        decoupled_weight_decay=decoupled_weight_decay, maximize=maximize,
+                        foreach=foreach, capturable=bool(capturable),
+                        differentiable=bool(differentiable))
         super().__init__(params, defaults)
         self._kernel_options(foreach, None, capturable, differentiable)
+
+    _tensor_scalar_state = ("step", "mu_product")   # torch's 0-d float32 tensors
 
     def _check_group(self, group: Dict[str, Any]) -> Dict[str, Any]:
         group["momentum_decay"] = check_hyperparameter("momentum_decay",
@@ -94,7 +100,11 @@ class NAdam(Optimizer):
                 v += (1.0 - beta2) * (grad * grad)
                 mu = beta1 * (1.0 - 0.5 * 0.96 ** (t * psi))
                 mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * psi))
-                state["mu_product"] = mu_product = float(state["mu_product"]) * mu
+                # torch keeps mu_product as a float32 0-d tensor and multiplies it in float32
+                # (mu rounded to float32 first); the same rounding here keeps the trajectory
+                # torch's and lets a float32 state dict resume it bit for bit
+                mu_product = float(np.float32(state["mu_product"]) * np.float32(mu))
+                state["mu_product"] = mu_product
                 denom = xp.sqrt(v / (1.0 - beta2 ** t)) + eps
                 p._data += (-lr * (1.0 - mu) / (1.0 - mu_product)) * (grad / denom)
                 p._data += (-lr * mu_next / (1.0 - mu_product * mu_next)) * (
@@ -111,11 +121,13 @@ class RAdam(Optimizer):
 
     def __init__(self, params: ParamsT, lr: float = 1e-3,
                  betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0, decoupled_weight_decay: bool = False, *,
+                 weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
                  foreach: Optional[bool] = None, maximize: bool = False,
                  capturable: bool = False, differentiable: bool = False):
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                        decoupled_weight_decay=decoupled_weight_decay, maximize=maximize)
+                        maximize=maximize, foreach=foreach, capturable=bool(capturable),
+                        decoupled_weight_decay=decoupled_weight_decay,
+                        differentiable=bool(differentiable))
         super().__init__(params, defaults)
         self._kernel_options(foreach, None, capturable, differentiable)
 
@@ -159,11 +171,12 @@ class Adamax(Optimizer):
 
     def __init__(self, params: ParamsT, lr: float = 2e-3,
                  betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0, foreach: Optional[bool] = None, *,
+                 weight_decay: float = 0, foreach: Optional[bool] = None, *,
                  maximize: bool = False, differentiable: bool = False,
                  capturable: bool = False):
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                        maximize=maximize)
+                        foreach=foreach, maximize=maximize, differentiable=bool(differentiable),
+                        capturable=bool(capturable))
         super().__init__(params, defaults)
         self._kernel_options(foreach, None, capturable, differentiable)
 

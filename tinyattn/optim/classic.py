@@ -44,7 +44,8 @@ class Adadelta(Optimizer):
                  capturable: bool = False, maximize: bool = False,
                  differentiable: bool = False):
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
-                        maximize=bool(maximize))
+                        maximize=bool(maximize), capturable=bool(capturable),
+                        foreach=foreach, differentiable=bool(differentiable))
         super().__init__(params, defaults)
 
     _late_defaults = {"maximize": False}
@@ -88,7 +89,9 @@ class Adadelta(Optimizer):
 def _pair(name: str, value: Any) -> Tuple[float, float]:
     if not isinstance(value, (tuple, list)) or len(value) != 2:
         raise ValueError(f"{name} must be a pair of numbers, got {value!r}")
-    return float(value[0]), float(value[1])
+    # a Python int stays an int, as torch keeps step_sizes=(1e-6, 50)
+    first, second = (v if type(v) is int else float(v) for v in value)
+    return first, second
 
 
 class Rprop(Optimizer):
@@ -101,7 +104,9 @@ class Rprop(Optimizer):
                  step_sizes: Tuple[float, float] = (1e-6, 50), *, capturable: bool = False,
                  foreach: Optional[bool] = None, maximize: bool = False,
                  differentiable: bool = False):
-        defaults = dict(lr=lr, etas=etas, step_sizes=step_sizes, maximize=bool(maximize))
+        defaults = dict(lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach,
+                        maximize=bool(maximize), differentiable=bool(differentiable),
+                        capturable=bool(capturable))
         super().__init__(params, defaults)
 
     _late_defaults = {"maximize": False}
@@ -153,16 +158,19 @@ class ASGD(Optimizer):
                  foreach: Optional[bool] = None, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False):
         defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
-                        maximize=bool(maximize))
+                        foreach=foreach, maximize=bool(maximize),
+                        differentiable=bool(differentiable), capturable=bool(capturable))
         super().__init__(params, defaults)
 
     _late_defaults = {"maximize": False}
+    _tensor_scalar_state = ("step", "eta", "mu")    # torch's 0-d float32 tensors
 
     def _check_group(self, group: Dict[str, Any]) -> Dict[str, Any]:
         group["lr"] = check_hyperparameter("lr (learning rate)", group["lr"])
         group["weight_decay"] = check_hyperparameter("weight_decay", group["weight_decay"])
-        for name in ("lambd", "alpha", "t0"):
-            group[name] = float(group[name])
+        for name in ("lambd", "alpha", "t0"):    # a Python int stays an int, as in torch
+            value = group[name]
+            group[name] = value if type(value) is int else float(value)
         return group
 
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:

@@ -20,6 +20,8 @@ Formulas and plots: docs/optim.md#schedules.
 """
 from __future__ import annotations
 
+import types
+
 import bisect
 import math
 import numbers
@@ -64,6 +66,32 @@ class LambdaLR(LRScheduler):
     def get_lr(self) -> List[float]:
         return [base_lr * fn(self.last_epoch) for fn, base_lr in zip(self.lr_lambdas,
                                                                      self.base_lrs)]
+
+    def state_dict(self) -> Dict[str, Any]:
+        """As torch's: ``lr_lambdas`` last, None for a function, a copy of a callable
+        object's attributes otherwise (the functions themselves are code, not state)."""
+        state = super().state_dict()
+        state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType)
+                               else dict(fn.__dict__) for fn in self.lr_lambdas]
+        return state
+
+    def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        state_dict = dict(state_dict)
+        saved = state_dict.pop("lr_lambdas", None)   # older tinyattn state dicts lack it
+        LRScheduler.load_state_dict(self, state_dict)
+        for fn, attributes in zip(self.lr_lambdas, saved or []):
+            if attributes is not None:
+                fn.__dict__.update(attributes)
+
+    def _check_keys(self, state_dict: Any) -> None:
+        expected = set(LRScheduler.state_dict(self))     # lr_lambdas was popped already
+        optional = {"_step_count", "_is_initial", "_get_lr_called_within_step"}
+        if not isinstance(state_dict, dict) or not \
+                expected - optional <= set(state_dict) <= expected:
+            given = sorted(state_dict) if isinstance(state_dict, dict) else type(state_dict)
+            raise ValueError(f"LambdaLR.load_state_dict expects the keys "
+                             f"{sorted(expected | {'lr_lambdas'})}, got {given}: was it saved "
+                             f"by a different scheduler?")
 
 
 class WarmupCosineLR(LRScheduler):

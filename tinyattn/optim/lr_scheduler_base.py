@@ -60,19 +60,24 @@ class LRScheduler:
                                f"and call load_state_dict")
         self.base_lrs: List[float] = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        # torch's bookkeeping, in torch's order, so the state dict has torch's keys: the
+        # number of step() calls (the constructor's included), whether the constructor's
+        # step is running, and torch's flag for get_lr() called outside step()
+        self._step_count = 0
+        self._is_initial = False
+        self._get_lr_called_within_step = False
         self._last_lr: List[float] = []
         self._initial_step()
-
-    _is_initial = False
 
     def _initial_step(self) -> None:
         """The constructor's step (PyTorch's ``_initial_step``): ``get_lr`` sees
         ``_is_initial``, so chainable schedules keep the optimizer's learning rate."""
+        self._step_count = 0
         self._is_initial = True
         try:
             self.step()
         finally:
-            del self._is_initial           # back to the class default, False
+            self._is_initial = False
 
     def _update_lr(self, epoch: int) -> None:
         """Jump to ``last_epoch = epoch`` and set its learning rates from the closed form
@@ -97,6 +102,7 @@ class LRScheduler:
         ``step(epoch)`` is PyTorch's deprecated form, kept with its meaning and its warning:
         jump to ``last_epoch = epoch``, from the closed form where the schedule has one.
         """
+        self._step_count += 1
         if epoch is not None:
             warnings.warn("passing an epoch to scheduler.step() is deprecated (as in "
                           "PyTorch): call step() once per optimizer step", UserWarning,
@@ -113,7 +119,8 @@ class LRScheduler:
         return list(self._last_lr)
 
     def state_dict(self) -> Dict[str, Any]:
-        """Every attribute except the optimizer (and any callables): plain Python values."""
+        """Every attribute except the optimizer (and any callables): plain Python values,
+        with torch's keys (``_step_count``, ``_is_initial``, ``_get_lr_called_within_step``)."""
         return {key: (list(value) if isinstance(value, list) else value)
                 for key, value in self.__dict__.items()
                 if key != "optimizer" and not key.startswith("lr_lambda")}
@@ -121,7 +128,10 @@ class LRScheduler:
     def _check_keys(self, state_dict: Any) -> None:
         """Refuse a state dict whose keys are not this scheduler's, naming both sets."""
         expected = set(self.state_dict())
-        if not isinstance(state_dict, dict) or set(state_dict) != expected:
+        # torch's bookkeeping keys may be absent (a state dict saved by older tinyattn)
+        optional = {"_step_count", "_is_initial", "_get_lr_called_within_step"}
+        if not isinstance(state_dict, dict) or not \
+                expected - optional <= set(state_dict) <= expected:
             given = sorted(state_dict) if isinstance(state_dict, dict) else type(state_dict)
             raise ValueError(f"{type(self).__name__}.load_state_dict expects the keys "
                              f"{sorted(expected)}, got {given}: was it saved by a different "

@@ -19,7 +19,8 @@ import copy
 import functools
 import math
 import numbers
-from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Union
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Tuple, Union
+import warnings
 
 import numpy as np
 
@@ -55,6 +56,9 @@ def check_hyperparameter(name: str, value: Any, low: float = 0.0, high: float = 
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r} "
                         f"({type(value).__name__})")
+    # A Python int stays an int (torch's groups hold ``weight_decay: 0``, and print it so);
+    # it keeps float32 arrays float32 as a Python float does. NumPy scalars become floats.
+    kept = value if type(value) is int else float(value)
     value = float(value)
     if nan_ok and math.isnan(value):      # torch's SGD checks `lr < 0.0`, which NaN passes
         return value
@@ -62,7 +66,7 @@ def check_hyperparameter(name: str, value: Any, low: float = 0.0, high: float = 
     if not value >= low or above_high:  # written so that NaN fails too
         closing = "]" if high_inclusive else ")"
         raise ValueError(f"invalid {name}: {value!r}; it must lie in [{low}, {high}{closing}")
-    return value
+    return kept
 
 
 class Optimizer:
@@ -79,6 +83,14 @@ class Optimizer:
     # State entries whose shape is not the parameter's (Adafactor's row and column factors,
     # LBFGS's flat vectors): load_state_dict does not compare their shape with it.
     _shapeless_state: FrozenSet[str] = frozenset()
+    # State entries kept as Python numbers while stepping that torch keeps as 0-d float32
+    # tensors (``step``; NAdam's ``mu_product``; ASGD's ``eta`` and ``mu``): ``state_dict()``
+    # saves them as such tensors, ``load_state_dict`` reads tensors, arrays or numbers.
+    _tensor_scalar_state: Tuple[str, ...] = ("step",)
+    # torch's kernel switches and flags, present in every group of the optimizers that take
+    # them; a checkpoint without them (older tinyattn, older torch) loads with the defaults.
+    _KERNEL_KEYS = frozenset({"foreach", "capturable", "differentiable", "fused",
+                              "decoupled_weight_decay"})
 
     def __init__(self, params: ParamsT, defaults: Dict[str, Any]):
         if isinstance(params, Tensor) or isinstance(params, dict):
@@ -113,7 +125,15 @@ class Optimizer:
                             "a set's order changes between runs, which breaks state dicts")
         else:
             params = list(params)
-        seen = {id(p) for group in self.param_groups for p in group["params"]}
+        # torch 2.13 accepts named parameters, (name, tensor) pairs (model.named_parameters()),
+        # and keeps the names in the group as "param_names".
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        if names and len(names) != len(params):
+            raise ValueError("all optimizer params should be with/without names. Some param "
+                             "names are missing: pass every parameter as a (name, tensor) pair "
+                             "or none of them")
+        if names:
+            params = [p[1] for p in params]
         for index, p in enumerate(params):
             if not isinstance(p, Tensor):
                 raise TypeError(f"the optimizer can only update Tensors (Parameters), but "
@@ -121,17 +141,32 @@ class Optimizer:
             if not p.is_leaf:
                 raise ValueError(f"params[{index}] is not a leaf tensor (it was computed by an "
                                  f"op); optimize the Parameters it was computed from")
-            if id(p) in seen:
-                raise ValueError(f"params[{index}] (shape {p.shape}) appears twice among the "
-                                 f"optimizer's parameters; list each parameter once")
-            seen.add(id(p))
-        group = {key: value for key, value in param_group.items() if key != "params"}
-        unknown = sorted(set(group) - set(self.defaults) - {"initial_lr"})
+        group = {key: value for key, value in param_group.items()
+                 if key not in ("params", "param_names")}
+        if names:
+            group["param_names"] = names
+        unknown = sorted(set(group) - set(self.defaults) - {"initial_lr", "param_names"})
         if unknown:
             raise ValueError(f"unknown hyperparameter(s) {unknown} in a parameter group; "
                              f"{type(self).__name__} accepts {sorted(self.defaults)}")
         for key, value in self.defaults.items():
             group.setdefault(key, value)
+        if len({id(p) for p in params}) != len(params):
+            # torch warns and keeps both entries (each step then updates the parameter twice)
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; "
+                          "in future, this will cause an error; see "
+                          "github.com/pytorch/pytorch/issues/40967 for more information",
+                          UserWarning, stacklevel=3)
+        seen = set()
+        for other in self.param_groups:
+            seen.update(id(p) for p in other["params"])
+            if ("param_names" in other) != bool(names):
+                kind = "with names" if names else "without names"
+                raise ValueError(f"all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {kind} to the optimizer")
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group: list "
+                             "each parameter in one group only")
         group = self._check_group(group)
         group["params"] = params
         self.param_groups.append(group)
@@ -174,11 +209,13 @@ class Optimizer:
 
     def _evaluate(self, closure: Optional[Callable[[], Any]]) -> Any:
         """Run the closure (which recomputes the loss and calls backward), as torch does."""
-        if getattr(self, "_differentiable", False):
+        flags = {key for group in self.param_groups for key in ("capturable", "differentiable")
+                 if group.get(key)}
+        if getattr(self, "_differentiable", False) or "differentiable" in flags:
             raise RuntimeError(f"{type(self).__name__}(differentiable=True) is not implemented: "
                                f"tinyattn has no higher-order autograd (torch's step also "
                                f"refuses leaf parameters that require grad); drop it")
-        if getattr(self, "_capturable", False):
+        if getattr(self, "_capturable", False) or "capturable" in flags:
             raise AssertionError(f"{type(self).__name__}(capturable=True) is for CUDA graphs, "
                                  f"which tinyattn does not have (torch's step also refuses CPU "
                                  f"parameters); drop it")
@@ -206,19 +243,35 @@ class Optimizer:
         Arrays are fresh host Tensors, as torch's; ``index`` counts parameters across all
         groups in order.
         """
+        # torch's numbering: a group's parameters take the next len(params) numbers (a
+        # duplicate inside a group keeps its last position; one seen in an earlier group keeps
+        # that group's number)
         index: Dict[int, int] = {}
         groups = []
+        start = 0
         for group in self.param_groups:
             packed = {k: copy.deepcopy(v) for k, v in group.items() if k != "params"}
-            packed["params"] = [index.setdefault(id(p), len(index)) for p in group["params"]]
+            earlier = set(index)
+            for i, p in enumerate(group["params"], start):
+                if id(p) not in earlier:
+                    index[id(p)] = i
+            packed["params"] = [index[id(p)] for p in group["params"]]
+            start += len(group["params"])
             groups.append(packed)
         state = {}
         for group in self.param_groups:
             for p in group["params"]:
-                if p in self.state:
-                    state[index[id(p)]] = {name: _host_copy(value)
+                if p in self.state and index[id(p)] not in state:
+                    state[index[id(p)]] = {name: self._saved_value(name, value)
                                            for name, value in self.state[p].items()}
         return {"state": state, "param_groups": groups}
+
+    def _saved_value(self, name: str, value: Any) -> Any:
+        """A state entry as torch's state dict holds it: a number torch keeps as a 0-d
+        tensor becomes a float32 0-d Tensor; arrays become fresh host Tensors."""
+        if name in self._tensor_scalar_state and isinstance(value, numbers.Real):
+            return Tensor._wrap(np.array(value, dtype=np.float32))
+        return _host_copy(value)
 
     def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
         """Restore what ``state_dict()`` returned: hyperparameters and per-parameter state.
@@ -240,7 +293,8 @@ class Optimizer:
                 raise ValueError(f"parameter group {number} holds {len(saved['params'])} "
                                  f"parameter(s) in the state dict but {len(group['params'])} "
                                  f"in this optimizer: was it saved for a different model?")
-            missing = sorted(set(self.defaults) - set(saved) - set(self._late_defaults))
+            missing = sorted(set(self.defaults) - set(saved) - set(self._late_defaults)
+                             - self._KERNEL_KEYS)
             if missing:
                 raise ValueError(f"parameter group {number} of the state dict lacks "
                                  f"hyperparameter(s) {missing}: was it saved by a different "
@@ -263,10 +317,14 @@ class Optimizer:
                                      f"different model?")
         new_groups = []
         for saved, group in zip(saved_groups, self.param_groups):
-            restored = {k: _to_python(copy.deepcopy(v)) for k, v in saved.items()
+            # a Tensor learning rate stays a Tensor, as torch's does
+            restored = {k: copy.deepcopy(v) if k == "lr" and isinstance(v, Tensor)
+                        else _to_python(copy.deepcopy(v)) for k, v in saved.items()
                         if k != "params"}
             for key, value in self._late_defaults.items():
                 restored.setdefault(key, value)
+            for key in self._KERNEL_KEYS & set(self.defaults):
+                restored.setdefault(key, self.defaults[key])
             restored = self._check_group(restored)  # a bad hyperparameter raises here
             restored["params"] = group["params"]
             new_groups.append(restored)
@@ -275,15 +333,27 @@ class Optimizer:
         self.state = {}
         for saved_index, entries in state_dict["state"].items():
             p = by_index[saved_index]
-            self.state[p] = {name: _to_param(value, p) for name, value in entries.items()}
+            self.state[p] = {name: self._loaded_value(name, value, p)
+                             for name, value in entries.items()}
+
+    def _loaded_value(self, name: str, value: Any, p: Tensor) -> Any:
+        """A saved state entry for stepping: a scalar torch keeps as a 0-d tensor (a Tensor
+        from torch or from ``state_dict()``, or a number from an older checkpoint) as a
+        Python number (``step`` an int); anything else via ``_to_param``."""
+        if name in self._tensor_scalar_state and not _is_array(value):
+            number = value.item() if hasattr(value, "item") else value
+            return int(round(number)) if name == "step" else float(number)
+        return _to_param(value, p)
 
     def __repr__(self) -> str:
-        lines = [f"{type(self).__name__} ("]
+        # torch's layout: each group opens with a newline, so groups after the first are
+        # set off by a blank line; keys sorted
+        text = f"{type(self).__name__} ("
         for number, group in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {number}")
+            text += f"\nParameter Group {number}\n"
             for key in sorted(k for k in group if k != "params"):
-                lines.append(f"    {key}: {group[key]}")
-        return "\n".join(lines) + "\n)"
+                text += f"    {key}: {group[key]}\n"
+        return text + ")"
 
 
 def _is_array(value: Any) -> bool:
@@ -362,6 +432,10 @@ def _host_copy(value: Any) -> Any:
     deep-copied."""
     if _is_array(value):
         return Tensor._wrap(np.array(backend.to_host(value), copy=True))
+    if isinstance(value, np.floating) or (hasattr(value, "shape") and hasattr(value, "dtype")
+                                          and is_floating(value.dtype)):
+        # a NumPy scalar / 0-d array (L-BFGS's t and H_diag): torch holds a 0-d tensor
+        return Tensor._wrap(np.array(backend.to_host(value), copy=True))
     if isinstance(value, (list, tuple)):
         return type(value)(_host_copy(v) for v in value)
     return copy.deepcopy(value)
@@ -375,6 +449,10 @@ def _to_param(value: Any, p: Tensor) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(_to_param(v, p) for v in value)
     if isinstance(value, Tensor):
+        if value.dim() == 0 and is_floating(value.dtype):
+            # a 0-d floating tensor (L-BFGS's t, H_diag): a NumPy scalar of p's dtype, what
+            # the step computed, so a resumed run rounds as an uninterrupted one
+            return np.asarray(backend.to_host(value._data), dtype=p.dtype)[()]
         value = value._data
     if not _is_array(value):
         return _to_python(copy.deepcopy(value))

@@ -28,12 +28,14 @@ class RMSprop(Optimizer):
     step is divided by a running root mean square of its gradients."""
 
     def __init__(self, params: ParamsT, lr: float = 1e-2, alpha: float = 0.99,
-                 eps: float = 1e-8, weight_decay: float = 0.0, momentum: float = 0.0,
+                 eps: float = 1e-8, weight_decay: float = 0, momentum: float = 0,
                  centered: bool = False, capturable: bool = False,
                  foreach: Optional[bool] = None, maximize: bool = False,
                  differentiable: bool = False):
-        defaults = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                        momentum=momentum, centered=centered, maximize=bool(maximize))
+        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+                        weight_decay=weight_decay, capturable=bool(capturable),
+                        foreach=foreach, maximize=bool(maximize),
+                        differentiable=bool(differentiable))
         super().__init__(params, defaults)
         self._kernel_options(foreach, None, capturable, differentiable)
 
@@ -93,14 +95,15 @@ class Adagrad(Optimizer):
     """Adagrad (Duchi et al., 2011), with PyTorch's signature and arithmetic: each element's
     step is divided by the root of the sum of all its squared gradients so far."""
 
-    def __init__(self, params: ParamsT, lr: float = 1e-2, lr_decay: float = 0.0,
-                 weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
+    def __init__(self, params: ParamsT, lr: float = 1e-2, lr_decay: float = 0,
+                 weight_decay: float = 0, initial_accumulator_value: float = 0,
                  eps: float = 1e-10, foreach: Optional[bool] = None, *,
                  maximize: bool = False, differentiable: bool = False,
                  fused: Optional[bool] = None):
-        defaults = dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
-                        initial_accumulator_value=initial_accumulator_value, eps=eps,
-                        maximize=bool(maximize))
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value,
+                        foreach=foreach, maximize=bool(maximize),
+                        differentiable=bool(differentiable), fused=fused)
         super().__init__(params, defaults)
         self._kernel_options(foreach, fused, differentiable=differentiable)
 

@@ -41,12 +41,13 @@ class SGD(Optimizer):
 
     _late_defaults = {"maximize": False}      # absent from older checkpoints
 
-    def __init__(self, params: ParamsT, lr: float = 1e-3, momentum: float = 0.0,
-                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
+    def __init__(self, params: ParamsT, lr: float = 1e-3, momentum: float = 0,
+                 dampening: float = 0, weight_decay: float = 0, nesterov: bool = False,
                  *, maximize: bool = False, foreach: Optional[bool] = None,
                  differentiable: bool = False, fused: Optional[bool] = None):
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
-                        weight_decay=weight_decay, nesterov=nesterov, maximize=bool(maximize))
+                        weight_decay=weight_decay, nesterov=nesterov, maximize=bool(maximize),
+                        foreach=foreach, differentiable=bool(differentiable), fused=fused)
         super().__init__(params, defaults)
         self._kernel_options(foreach, fused, differentiable=differentiable)
 
