@@ -1,0 +1,52 @@
+"""Leftovers of the probe39 outside probe (issue 30), each checked against torch."""
+import pytest
+
+import tinyattn as ta
+
+torch = pytest.importorskip("torch", reason="torch is the oracle for these tests")
+
+
+def _outcome(lib, f):
+    x = lib.arange(6.)
+    try:
+        f(lib, x)
+    except RuntimeError as exc:
+        assert "single memory location" in str(exc)
+        return "raises"
+    return [float(v) for v in x.tolist()]
+
+
+OVERLAP_CASES = {
+    "setitem_shift": lambda lib, x: x.__setitem__(slice(1, 4), x[0:3]),
+    "copy_shift": lambda lib, x: x[1:4].copy_(x[0:3]),
+    "copy_same_view": lambda lib, x: x[1:4].copy_(x[1:4]),
+    "copy_whole_other_shape": lambda lib, x: x.copy_(x.view(1, 6)),
+    "copy_broadcast_overlap": lambda lib, x: x[0:4].copy_(x[1:2]),
+    "copy_broadcast_apart": lambda lib, x: x[1:4].copy_(x[0:1]),
+    "setitem_apart": lambda lib, x: x.__setitem__(slice(3, 6), x[0:3]),
+    "add_shift": lambda lib, x: x[1:4].add_(x[0:3]),
+    "add_same_view": lambda lib, x: x[1:4].add_(x[1:4]),
+    "mul_shift": lambda lib, x: x[1:4].mul_(x[0:3]),
+    "pow_shift": lambda lib, x: x[1:4].pow_(x[0:3]),
+    "clamp_shift": lambda lib, x: x[1:4].clamp_(min=x[0:3]),
+    "lerp_shift": lambda lib, x: x[1:4].lerp_(x[0:3], 0.5),
+    "index_put_shift": lambda lib, x: x[1:4].index_put_((lib.tensor([0, 1, 2]),), x[0:3]),
+    "setitem_index_overlap": lambda lib, x: x.__setitem__(lib.tensor([3, 4, 5]), x[0:3]),
+    "setitem_mask_overlap": lambda lib, x: x.__setitem__(x > 2, x[0:3]),
+    "setitem_row_index_apart": lambda lib, x: x.view(2, 3).__setitem__(
+        (0, lib.tensor([0, 1, 2])), x.view(2, 3)[1]),
+    "strided_not_checked": lambda lib, x: x[0::2].copy_(x[1::2]),
+    "iadd_self": lambda lib, x: x.__iadd__(x),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OVERLAP_CASES))
+def test_partial_overlap_refused_as_torch(case):
+    f = OVERLAP_CASES[case]
+    assert _outcome(ta, f) == _outcome(torch, f)
+
+
+def test_partial_overlap_control_some_raise_some_not():
+    # negative control: the table above holds both outcomes, so it cannot pass vacuously
+    outcomes = [_outcome(torch, f) == "raises" for f in OVERLAP_CASES.values()]
+    assert any(outcomes) and not all(outcomes)
