@@ -50,3 +50,37 @@ def test_partial_overlap_control_some_raise_some_not():
     # negative control: the table above holds both outcomes, so it cannot pass vacuously
     outcomes = [_outcome(torch, f) == "raises" for f in OVERLAP_CASES.values()]
     assert any(outcomes) and not all(outcomes)
+
+
+CLAMP_CASES = [
+    ("uint8", dict(min=-1)), ("uint8", dict(max=-1)), ("uint8", dict(max=256)),
+    ("uint8", dict(min=-255)), ("uint8", dict(min=-256)), ("uint8", dict(min=-1, max=3)),
+    ("int8", dict(min=200)), ("int8", dict(max=-200)), ("int16", dict(min=70000)),
+    ("int32", dict(min=2 ** 40)), ("uint8", dict(min=True)), ("int64", dict(min=True, max=1)),
+    ("uint8", dict(min=1.5)), ("uint8", dict(min=2.0)), ("int32", dict(max=3.0)),
+    ("bool", dict(min=True)), ("bool", dict(max=False)), ("bool", dict(min=True, max=True)),
+    ("bool", dict(min=2)), ("bool", dict(min=-1)), ("float32", dict(min=True)),
+    ("float16", dict(min=-1)),
+]
+
+
+def _clamp_outcome(lib, dtype, kwargs):
+    x = lib.tensor([1, 0, 2], dtype=getattr(lib, dtype))
+    try:
+        r = lib.clamp(x, **kwargs)
+    except (RuntimeError, NotImplementedError) as exc:
+        return type(exc).__name__, str(exc).split(" (")[0]
+    return str(r.dtype).replace("torch.", ""), r.tolist()
+
+
+@pytest.mark.parametrize("dtype,kwargs", CLAMP_CASES, ids=[f"{d}-{k}" for d, k in CLAMP_CASES])
+def test_clamp_number_bounds_of_integer_tensors_as_torch(dtype, kwargs):
+    assert _clamp_outcome(ta, dtype, kwargs) == _clamp_outcome(torch, dtype, kwargs)
+
+
+def test_clamp_uint8_wrapped_bound_control():
+    # the probe's case: -1 wraps to 255, so every element becomes 255 (not [1, 0, 2])
+    assert ta.clamp(ta.tensor([1, 0, 2], dtype=ta.uint8), min=-1).tolist() == [255, 255, 255]
+    x = ta.tensor([1, 0, 2], dtype=ta.uint8)
+    x.clamp_(min=-1)
+    assert x.tolist() == [255, 255, 255]

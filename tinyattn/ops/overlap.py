@@ -25,11 +25,14 @@ OVERLAP_MESSAGE = ("unsupported operation: some elements of the input tensor and
                    "tensor before performing the operation.")
 
 
-def _address(array: Any) -> int:
-    interface = getattr(array, "__array_interface__", None)      # NumPy (and its scalars)
-    if interface is None:
-        interface = array.__cuda_array_interface__                  # CuPy
-    return int(interface["data"][0])
+def _address(array: Any) -> Optional[int]:
+    """The address of the first element, or None where the array does not tell it."""
+    for name in ("__array_interface__", "__cuda_array_interface__"):     # NumPy, CuPy
+        interface = getattr(array, name, None)
+        if interface is not None:
+            return int(interface["data"][0])
+    inner = getattr(array, "_array", None)      # the strict device stand-in wraps a NumPy array
+    return None if inner is None or inner is array else _address(inner)
 
 
 def _dense_extent(array: Any) -> Optional[Tuple[int, int]]:
@@ -44,6 +47,8 @@ def _dense_extent(array: Any) -> Optional[Tuple[int, int]]:
             return None
         expected *= n
     begin = _address(array)
+    if begin is None:
+        return None
     return begin, begin + array.size * array.itemsize
 
 
