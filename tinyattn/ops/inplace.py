@@ -319,12 +319,12 @@ def fill_(x: Tensor, value: Any) -> Tensor:
 
 def copy_(x: Tensor, src: Any) -> Tensor:
     """Copy ``src`` (broadcast to x's shape, converted to x's dtype and device) into x."""
-    if isinstance(src, Tensor):
+    if isinstance(src, Tensor):     # overlap first (torch's order), before a dtype change copies
+        check_no_partial_overlap(x._data, src._data, "copy_")
         error = broadcast_error([x.shape, src.shape], "copy_") or \
             expand_error(src.shape, x.shape, "copy_: src to the tensor's shape")
         if error is not None:
             raise error
-        check_no_partial_overlap(x._data, src._data, "copy_")   # before a dtype change copies
     if isinstance(src, Tensor) and src.dtype != x.dtype:
         src = convert(src, dtype=x.dtype)
     setitem(x, Ellipsis, src)
