@@ -84,3 +84,35 @@ def test_clamp_uint8_wrapped_bound_control():
     x = ta.tensor([1, 0, 2], dtype=ta.uint8)
     x.clamp_(min=-1)
     assert x.tolist() == [255, 255, 255]
+
+
+def _saved_views(lib, save, load):
+    import io
+    x = lib.arange(6.).reshape(3, 2)
+    buffer = io.BytesIO()
+    save({"x": x, "row": x[1], "t": x.t(), "tail": lib.arange(3.)[1:]}, buffer)
+    buffer.seek(0)
+    loaded = load(buffer)
+    loaded["row"][0] = 100.          # a write through the view reaches the base, as torch's
+    return (loaded["x"].tolist(), tuple(loaded["t"].stride()), loaded["tail"].tolist(),
+            tuple(loaded["tail"].stride()))
+
+
+def test_save_load_keeps_views_and_strides_as_torch():
+    from tinyattn.io.torch_file import load_torch, save_torch
+    ours = _saved_views(ta, save_torch, load_torch)
+    assert ours == _saved_views(torch, torch.save, torch.load)
+    assert ours[0][1] == [100.0, 3.0]            # control: the write reached the base
+
+
+def test_torch_written_views_load_shared_here():
+    import io
+    from tinyattn.io.torch_file import load_torch
+    x = torch.arange(6.).reshape(3, 2)
+    buffer = io.BytesIO()
+    torch.save({"x": x, "t": x.t()}, buffer)
+    buffer.seek(0)
+    loaded = load_torch(buffer)
+    loaded["x"][0, 0] = 7.
+    assert loaded["t"].tolist() == [[7.0, 2.0, 4.0], [1.0, 3.0, 5.0]]
+    assert tuple(loaded["t"].stride()) == (1, 2)
