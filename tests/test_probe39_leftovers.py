@@ -116,3 +116,18 @@ def test_torch_written_views_load_shared_here():
     loaded["x"][0, 0] = 7.
     assert loaded["t"].tolist() == [[7.0, 2.0, 4.0], [1.0, 3.0, 5.0]]
     assert tuple(loaded["t"].stride()) == (1, 2)
+
+
+def test_run_torch_dtype_and_device_load_back_as_objects():
+    import io
+    from tinyattn.io.torch_file import load_torch, save_torch
+    from tinyattn.torch_shim.shim_names import device, dtype
+    buffer = io.BytesIO()
+    save_torch({"d": dtype("float16"), "v": device("cpu")}, buffer)
+    buffer.seek(0)
+    loaded = load_torch(buffer)
+    assert type(loaded["d"]) is dtype and loaded["d"] == "float16"   # was the str 'float16'
+    assert type(loaded["v"]) is device and loaded["v"].type == "cpu"
+    buffer.seek(0)
+    theirs = torch.load(buffer)          # and torch reads the file as its own objects
+    assert theirs["d"] is torch.float16 and theirs["v"] == torch.device("cpu")

@@ -332,8 +332,14 @@ def _encode(text: Any, encoding: str = "utf-8") -> bytes:
     return text.encode(encoding)
 
 
-def _device(kind: Any, index: Any = None) -> str:
-    return str(kind) if index is None else f"{kind}:{int(index)}"
+# What a loaded torch.float16 / torch.device("cpu") becomes: plain strings (tinyattn's own
+# dtypes and devices); the torch runner registers its dtype and device classes here
+# (torch_shim/shim_names.py), so that under run-torch they load back as torch's objects.
+LOADED_TYPES: Dict[str, Callable[[str], Any]] = {"dtype": str, "device": str}
+
+
+def _device(kind: Any, index: Any = None) -> Any:
+    return LOADED_TYPES["device"](str(kind) if index is None else f"{kind}:{int(index)}")
 
 
 _LAZY: Dict[str, Any] = {"torch.nn.parameter.UninitializedParameter": UninitializedParameter,
@@ -365,7 +371,7 @@ class _Unpickler(pickle.Unpickler):
         if module == "torch" and name in _STORAGES:
             return _STORAGES[name]
         if module == "torch" and name in _TORCH_DTYPES:
-            return _TORCH_DTYPES[name]
+            return LOADED_TYPES["dtype"](_TORCH_DTYPES[name])
         if full in _ALLOWED:
             return _ALLOWED[full]
         for obj, safe_name in reversed(_safe):
