@@ -131,3 +131,33 @@ def test_run_torch_dtype_and_device_load_back_as_objects():
     buffer.seek(0)
     theirs = torch.load(buffer)          # and torch reads the file as its own objects
     assert theirs["d"] is torch.float16 and theirs["v"] == torch.device("cpu")
+
+
+def test_sqrt_backward_at_zero_is_inf_without_a_numpy_warning():
+    import warnings
+    x = ta.tensor([0., 1.], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ta.sqrt(x).sum().backward()
+    y = torch.tensor([0., 1.], requires_grad=True)
+    torch.sqrt(y).sum().backward()
+    assert x.grad.tolist() == y.grad.tolist() == [float("inf"), 0.5]
+
+
+def test_tensor_dataset_size_mismatch_is_torch_assertion_error():
+    from tinyattn.utils.data import TensorDataset
+    from torch.utils.data import TensorDataset as TorchDataset
+    with pytest.raises(AssertionError, match="Size mismatch between tensors"):
+        TorchDataset(torch.ones(3), torch.ones(4))
+    with pytest.raises(AssertionError, match="Size mismatch between tensors"):
+        TensorDataset(ta.ones(3), ta.ones(4))
+    assert len(TensorDataset(ta.ones(3), ta.ones(3))) == 3     # control: equal sizes work
+
+
+def test_histogram_default_bins_are_100_as_torch():
+    values = [1., 2., 3., 7.5]
+    ours = ta.histogram(ta.tensor(values), density=True)
+    theirs = torch.histogram(torch.tensor(values), density=True)
+    assert tuple(ours[0].shape) == tuple(theirs[0].shape) == (100,)
+    assert ours[0].tolist() == pytest.approx(theirs[0].tolist())
+    assert ours[1].tolist() == pytest.approx(theirs[1].tolist())

@@ -268,7 +268,8 @@ class Sqrt(Function):
 
     def backward(self, grad):
         (out,) = self.saved
-        return grad / (2 * out)
+        with np.errstate(divide="ignore", invalid="ignore"):   # at 0: inf quietly, as torch
+            return grad / (2 * out)
 
 
 class Tanh(Function):
