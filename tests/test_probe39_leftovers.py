@@ -161,3 +161,28 @@ def test_histogram_default_bins_are_100_as_torch():
     assert tuple(ours[0].shape) == tuple(theirs[0].shape) == (100,)
     assert ours[0].tolist() == pytest.approx(theirs[0].tolist())
     assert ours[1].tolist() == pytest.approx(theirs[1].tolist())
+
+
+SECOND_BACKWARD = {
+    "add_zero": lambda x: x + 0, "sum": lambda x: (x + 1).sum(), "neg": lambda x: -x,
+    "view": lambda x: x.view(3, 1), "sub_self": lambda x: x - x,
+    "mul_self": lambda x: x * x, "exp": lambda x: x.exp(), "relu": lambda x: x.relu(),
+}
+
+
+def _twice(lib, f):
+    x = lib.ones(3, requires_grad=True)
+    y = f(x)
+    y.backward(lib.ones_like(y))
+    try:
+        y.backward(lib.ones_like(y))
+    except RuntimeError as exc:
+        assert "second time" in str(exc)
+        return "raises"
+    return x.grad.tolist()
+
+
+@pytest.mark.parametrize("case", sorted(SECOND_BACKWARD))
+def test_second_backward_refused_only_where_arrays_were_saved(case):
+    # control inside the table: mul_self/exp/relu saved arrays and raise in both
+    assert _twice(ta, SECOND_BACKWARD[case]) == _twice(torch, SECOND_BACKWARD[case])
