@@ -153,7 +153,7 @@ def test_loader_errors_name_the_option():
         DataLoader(ds, sampler=[0, 1], shuffle=True)
     with pytest.raises(ValueError, match="positive integer"):
         DataLoader(ds, batch_size=0)
-    with pytest.raises(ValueError, match="same first dim"):
+    with pytest.raises(AssertionError, match="Size mismatch between tensors"):
         TensorDataset(ta.zeros(3, 2), ta.zeros(4))
 
 

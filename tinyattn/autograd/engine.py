@@ -215,7 +215,11 @@ def _backward_call(retain_graph: bool, observer: Any, trace: Any, anomaly: bool
         checked = tuple(_checked(fn, t, g, anomaly) if needed and g is not None else None
                         for t, needed, g in zip(fn.inputs, fn.needs_input_grad, input_grads))
         if not retain_graph:
-            fn.saved = None
+            # as torch: a node that saved no array (Add keeps only shapes) can run backward
+            # again; one that saved arrays frees them, and a second backward raises
+            if fn.saved is None or fn.keeps_input_tensors or \
+                    any(hasattr(item, "dtype") for item in fn.saved):
+                fn.saved = None
             if fn.keeps_input_tensors:      # built outside apply: its inputs go now
                 function.release_inputs(fn)
         return checked

@@ -172,14 +172,20 @@ class _Pickler(pickle._Pickler):       # the Python pickler: it lets GLOBALs be 
             return (_torch_name("torch._utils", "_rebuild_parameter"),
                     (plain, bool(obj.requires_grad), collections.OrderedDict()))
         if isinstance(obj, Tensor):
+            dtype = np.dtype(obj._data.dtype).name
+            if dtype not in _STORAGE_OF:
+                raise pickle.PicklingError(f"save: a tensor of dtype {dtype} has no torch "
+                                           f"storage type")
+            shared = self._shared_storage(obj._data, dtype)
+            if shared is not None:      # a view: its base's memory, its offset and strides
+                storage, offset, strides = shared
+                return (_torch_name("torch._utils", "_rebuild_tensor_v2"),
+                        (storage, offset, tuple(obj._data.shape), strides,
+                         bool(obj.requires_grad), collections.OrderedDict()))
             data = backend.to_host(obj._data)
             # np.ascontiguousarray makes a 0-d array 1-d: reshape back, or torch.load would
             # read a scalar tensor (an optimizer's step) as shape (1,)
             host = np.ascontiguousarray(data).reshape(np.shape(data))
-            dtype = np.dtype(host.dtype).name
-            if dtype not in _STORAGE_OF:
-                raise pickle.PicklingError(f"save: a tensor of dtype {dtype} has no torch "
-                                           f"storage type")
             storage = _Storage(str(len(self.storages)), dtype, host.reshape(-1))
             self.storages.append(storage)
             strides = tuple(s // host.itemsize for s in host.strides) if host.size else \
@@ -188,6 +194,39 @@ class _Pickler(pickle._Pickler):       # the Python pickler: it lets GLOBALs be 
                     (storage, 0, tuple(host.shape), strides, bool(obj.requires_grad),
                      collections.OrderedDict()))
         return NotImplemented
+
+
+def _shared_storage(self: _Pickler, data: Any, dtype: str) -> Optional[Tuple[_Storage, int,
+                                                                           Tuple[int, ...]]]:
+    """As torch saves a tensor: the whole memory it views (its NumPy base, written once per
+    file and shared by every tensor viewing it, so a tensor and its view load sharing memory
+    again) with its element offset and strides (a transposed tensor keeps its strides).
+    None where the array is not a plain host NumPy view of a contiguous base of its dtype
+    (then the tensor is written as a contiguous copy of its own)."""
+    if not isinstance(data, np.ndarray) or not data.size:
+        return None
+    root = data
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if root.dtype != data.dtype or not root.flags.c_contiguous:
+        return None
+    item = data.itemsize
+    if any(step < 0 or step % item for step in data.strides):
+        return None
+    start = data.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    if start < 0 or start % item:
+        return None
+    if not hasattr(self, "_roots"):
+        self._roots = {}
+    entry = self._roots.get(id(root))
+    if entry is None or entry[0] is not root:
+        storage = _Storage(str(len(self.storages)), dtype, root.reshape(-1))
+        self.storages.append(storage)
+        entry = self._roots[id(root)] = (root, storage)
+    return entry[1], start // item, tuple(step // item for step in data.strides)
+
+
+_Pickler._shared_storage = _shared_storage
 
 
 def _write_global(self: _Pickler, obj: _TorchName) -> None:
@@ -249,10 +288,12 @@ def _rebuild_tensor_v2(storage: Any, storage_offset: Any, size: Any, stride: Any
                               f"{offset} reaches past its storage of {storage.size} elements; "
                               f"the file is damaged")
     if count:
-        view = np.lib.stride_tricks.as_strided(
+        # a view of the storage, as torch's: tensors saved sharing memory load sharing it, and
+        # a tensor keeps its strides (overlapping ones, an expanded tensor, stay read-only)
+        overlapping = any(s == 0 and n > 1 for n, s in zip(shape, strides))
+        data = np.lib.stride_tricks.as_strided(
             storage[offset:], shape=shape, strides=[s * storage.itemsize for s in strides],
-            writeable=False)
-        data = np.array(view)
+            writeable=not overlapping and storage.flags.writeable)
     else:
         data = np.zeros(shape, dtype=storage.dtype)
     out = Tensor._wrap(data)
@@ -291,8 +332,14 @@ def _encode(text: Any, encoding: str = "utf-8") -> bytes:
     return text.encode(encoding)
 
 
-def _device(kind: Any, index: Any = None) -> str:
-    return str(kind) if index is None else f"{kind}:{int(index)}"
+# What a loaded torch.float16 / torch.device("cpu") becomes: plain strings (tinyattn's own
+# dtypes and devices); the torch runner registers its dtype and device classes here
+# (torch_shim/shim_names.py), so that under run-torch they load back as torch's objects.
+LOADED_TYPES: Dict[str, Callable[[str], Any]] = {"dtype": str, "device": str}
+
+
+def _device(kind: Any, index: Any = None) -> Any:
+    return LOADED_TYPES["device"](str(kind) if index is None else f"{kind}:{int(index)}")
 
 
 _LAZY: Dict[str, Any] = {"torch.nn.parameter.UninitializedParameter": UninitializedParameter,
@@ -324,7 +371,7 @@ class _Unpickler(pickle.Unpickler):
         if module == "torch" and name in _STORAGES:
             return _STORAGES[name]
         if module == "torch" and name in _TORCH_DTYPES:
-            return _TORCH_DTYPES[name]
+            return LOADED_TYPES["dtype"](_TORCH_DTYPES[name])
         if full in _ALLOWED:
             return _ALLOWED[full]
         for obj, safe_name in reversed(_safe):

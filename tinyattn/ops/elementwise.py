@@ -268,7 +268,8 @@ class Sqrt(Function):
 
     def backward(self, grad):
         (out,) = self.saved
-        return grad / (2 * out)
+        with np.errstate(divide="ignore", invalid="ignore"):   # at 0: inf quietly, as torch
+            return grad / (2 * out)
 
 
 class Tanh(Function):
@@ -616,7 +617,13 @@ def clone(x: Tensor, *, memory_format: Any = None) -> Tensor:
 
 def clamp(x: Tensor, min: Optional[float] = None,  # noqa: A002 - PyTorch's names
           max: Optional[float] = None) -> Tensor:  # noqa: A002
-    """Limit every element to [min, max] (either bound may be None), as ``torch.clamp``."""
+    """Limit every element to [min, max] (either bound may be None), as ``torch.clamp``.
+
+    Number bounds follow torch's scalar rules: a bool bound is the number 0 or 1; a Python
+    float bound (even a whole one, 2.0) makes an integer tensor's result float32; an integer
+    bound is converted to an integer tensor's dtype as torch converts it, wrapping a negative
+    bound into an unsigned dtype (uint8: -1 is 255, down to -255) and refusing one that does
+    not fit (RuntimeError "value cannot be converted to type uint8_t without overflow")."""
     bounds = []
     for name, bound in (("min", min), ("max", max)):
         if isinstance(bound, Tensor):
@@ -624,20 +631,48 @@ def clamp(x: Tensor, min: Optional[float] = None,  # noqa: A002 - PyTorch's name
                 raise TypeError(f"clamp: {name} must be a number (tensor bounds are not "
                                 f"supported), got a tensor of shape {bound.shape}")
             bound = bound.item()
-        if isinstance(bound, bool):
-            raise ValueError(f"clamp: {name} must be a number, got {bound!r}")
         if bound is not None and np.isnan(float(bound)):
             raise ValueError(f"clamp: {name} is NaN, which would make every element NaN (as in "
                              f"PyTorch); pass a number, or None for no bound")
-        bounds.append(None if bound is None else float(bound))
+        bounds.append(bound)
     if bounds[0] is None and bounds[1] is None:
         raise ValueError("clamp: give at least one of min and max")
+    given = [b for b in bounds if b is not None]
+    if x.dtype.kind == "b" and all(isinstance(b, (bool, np.bool_)) for b in given):
+        kernel = ("clamp" if len(given) == 2 else
+                  "clamp_min" if bounds[0] is not None else "clamp_max")
+        raise NotImplementedError(f'"{kernel}_scalar_cpu" not implemented for \'Bool\' (as torch: '
+                                  f'clamp of a bool tensor by bool bounds); convert the tensor '
+                                  f'with .int() or .float() first')
+    bounds = [None if b is None else (int(b) if isinstance(b, (bool, np.bool_, int, np.integer))
+                                      else float(b)) for b in bounds]
     if x.dtype.kind in "biu":
-        if any(b is not None and not b.is_integer() for b in bounds):
-            x = _as_float(x)              # a fractional bound: PyTorch's default float
-        else:                             # whole bounds keep an integer tensor's dtype
-            bounds = [None if b is None else int(b) for b in bounds]
+        if any(isinstance(b, float) for b in bounds):
+            x = _as_float(x)              # a float bound: PyTorch's default float
+        else:                             # integer bounds keep an integer tensor's dtype
+            target = np.dtype(np.int64) if x.dtype.kind == "b" else x.dtype
+            bounds = [None if b is None else _integer_bound(b, target) for b in bounds]
     return Clamp.apply(x, low=bounds[0], high=bounds[1])
+
+
+_C_TYPE_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+                 "int64": "int64_t", "uint16": "uint16_t", "uint32": "uint32_t",
+                 "uint64": "uint64_t"}
+
+
+def _integer_bound(bound: int, dtype: Any) -> int:
+    """A Python int converted to integer ``dtype`` as torch converts a scalar: in range it
+    stays; for an unsigned dtype a negative value down to -max wraps (two's complement, -1 in
+    uint8 is 255); anything else is torch's RuntimeError."""
+    info = np.iinfo(dtype)
+    if info.min <= bound <= info.max:
+        return bound
+    if info.min == 0 and -int(info.max) <= bound < 0:
+        return bound % (int(info.max) + 1)
+    raise RuntimeError(f"value cannot be converted to type {_C_TYPE_NAMES.get(dtype.name, dtype.name)} "
+                       f"without overflow (clamp bound {bound} for a {dtype.name} tensor; its "
+                       f"range is {info.min}..{info.max}; pass a bound in that range or convert "
+                       f"the tensor)")
 
 
 def _as_float(x: Tensor) -> Tensor:

@@ -25,7 +25,8 @@ __all__ = ["histogram", "HistogramResult"]
 HistogramResult = return_type("histogram", ["hist", "bin_edges"])
 
 
-def histogram(input: Tensor, bins: Any, *, range: Optional[Sequence[float]] = None,  # noqa: A002
+def histogram(input: Tensor, bins: Any = 100, *,  # noqa: A002 - torch's names (bins: 100)
+              range: Optional[Sequence[float]] = None,  # noqa: A002
               weight: Optional[Tensor] = None, density: bool = False) -> HistogramResult:
     """``torch.histogram(input, bins, *, range=None, weight=None, density=False)``."""
     if not isinstance(input, Tensor):

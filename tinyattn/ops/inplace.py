@@ -38,6 +38,7 @@ from .clamp_bounds import clamp
 from .division import divide, floor_divide, fmod, remainder
 from .elementwise import add, as_operand, convert, div, mul, neg, pow, sub
 from .masking import masked_fill
+from .overlap import check_no_partial_overlap, written_region
 from .view_writes import rebase_views, write_through_view
 from .shape import _index_to_arrays, torch_index_steps
 from ..precision import check_fits, is_floating
@@ -169,8 +170,13 @@ def _read_only_error(name: str, saved_by: Optional[str] = None) -> RuntimeError:
 
 
 def _in_place(target: Tensor, name: str, compute: Callable[[Tensor], Tensor],
-              others: Sequence[Any] = ()) -> Tensor:
-    """Apply ``compute`` (the op, out of place) and write its result into ``target``."""
+              others: Sequence[Any] = (), check_overlap: bool = True) -> Tensor:
+    """Apply ``compute`` (the op, out of place) and write its result into ``target``.
+    An operand sharing part of target's memory is refused, as torch refuses it."""
+    if check_overlap:
+        for other in others:
+            if isinstance(other, Tensor):
+                check_no_partial_overlap(target._data, other._data, name)
     recording = is_grad_enabled() and (target.requires_grad or any(
         isinstance(o, Tensor) and o.requires_grad for o in others))
     if not recording:
@@ -240,7 +246,7 @@ def div_(x: Tensor, other: Any, *, rounding_mode: Any = None) -> Tensor:
 
 
 def pow_(x: Tensor, exponent: float) -> Tensor:
-    return _in_place(x, "pow_", lambda t: pow(t, exponent))
+    return _in_place(x, "pow_", lambda t: pow(t, exponent), (exponent,))
 
 
 def remainder_(x: Tensor, other: Any) -> Tensor:
@@ -261,7 +267,7 @@ def neg_(x: Tensor) -> Tensor:
 
 def clamp_(x: Tensor, min: Optional[float] = None,  # noqa: A002 - PyTorch's names
            max: Optional[float] = None) -> Tensor:  # noqa: A002
-    return _in_place(x, "clamp_", lambda t: clamp(t, min, max))
+    return _in_place(x, "clamp_", lambda t: clamp(t, min, max), (min, max))
 
 
 def masked_fill_(x: Tensor, mask: Any, value: float) -> Tensor:
@@ -273,6 +279,8 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     index = _index_to_arrays(index, x.device)
     if isinstance(value, Tensor) and value.device != x.device:
         value = convert(value, device=x.device)
+    if isinstance(value, Tensor):   # x[1:4] = x[0:3] would write a shifted copy: torch refuses
+        check_no_partial_overlap(written_region(x._data, index), value._data, "x[index] = value")
     recording = is_grad_enabled() and (x.requires_grad or (isinstance(value, Tensor)
                                                            and value.requires_grad))
     if not recording:
@@ -295,7 +303,8 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     value = as_operand(value, x)
     if value.dtype != x.dtype:
         value = convert(value, dtype=x.dtype)
-    _in_place(x, "x[index] = value", lambda t: SetItem.apply(t, value, index=index), (value,))
+    _in_place(x, "x[index] = value", lambda t: SetItem.apply(t, value, index=index), (value,),
+              check_overlap=False)
 
 
 def zero_(x: Tensor) -> Tensor:
@@ -310,7 +319,8 @@ def fill_(x: Tensor, value: Any) -> Tensor:
 
 def copy_(x: Tensor, src: Any) -> Tensor:
     """Copy ``src`` (broadcast to x's shape, converted to x's dtype and device) into x."""
-    if isinstance(src, Tensor):
+    if isinstance(src, Tensor):     # overlap first (torch's order), before a dtype change copies
+        check_no_partial_overlap(x._data, src._data, "copy_")
         error = broadcast_error([x.shape, src.shape], "copy_") or \
             expand_error(src.shape, x.shape, "copy_: src to the tensor's shape")
         if error is not None:

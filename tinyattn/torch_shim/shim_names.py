@@ -480,3 +480,7 @@ AUTOGRAD_PROFILER_SHIM_NAMES = {"profile": _profiler.LegacyProfile,
 
 CUDNN_SHIM_NAMES = {"is_available": lambda: False, "enabled": False, "deterministic": True,
                 "benchmark": False, "allow_tf32": True}   # torch's default (no effect here)
+
+
+# torch.load under run-torch gives torch's dtype and device objects back (not their names)
+torch_file.LOADED_TYPES.update(dtype=dtype, device=device)

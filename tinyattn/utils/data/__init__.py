@@ -69,9 +69,10 @@ class TensorDataset(Dataset):
         self.tensors = tuple(t if isinstance(t, Tensor) else as_tensor(np.asarray(t))
                              for t in tensors)
         sizes = [t.shape[0] if t.ndim else None for t in self.tensors]
-        if None in sizes or len(set(sizes)) != 1:
-            raise ValueError(f"TensorDataset: every tensor needs the same first dim (the "
-                             f"number of samples), got shapes {[t.shape for t in self.tensors]}")
+        if None in sizes or len(set(sizes)) != 1:     # torch's AssertionError and its words
+            raise AssertionError(f"Size mismatch between tensors: TensorDataset needs the same "
+                                 f"first dim (the number of samples) in every tensor, got "
+                                 f"shapes {[tuple(t.shape) for t in self.tensors]}")
 
     def __getitem__(self, index: Any) -> tuple:
         return tuple(t[index] for t in self.tensors)
