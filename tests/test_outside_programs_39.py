@@ -345,8 +345,9 @@ def test_shape_errors_are_runtime_errors_as_torch(name, call):
         call(torch, torch.ones(2, 3))
     with pytest.raises(RuntimeError):
         call(ta, ta.ones(2, 3))
-    with pytest.raises(ValueError):                    # what tinyattn raised stays caught
-        call(ta, ta.ones(2, 3))
+    if name != "expand size":   # a size that cannot grow: torch's broadcasting RuntimeError
+        with pytest.raises(ValueError):                # what tinyattn raised stays caught
+            call(ta, ta.ones(2, 3))                    # (broadcast_error.py), as every op's
 
 
 # ------------------------------------------------------------------------ dtype/number probes
