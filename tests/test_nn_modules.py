@@ -124,9 +124,9 @@ def test_cross_entropy_loss_matches_torch(case, reduction, smoothing, weighted):
 def test_cross_entropy_weight_is_a_buffer_and_bad_layouts_are_explained():
     loss = nn.CrossEntropyLoss(weight=ta.ones(3))
     assert "weight" in loss.state_dict() and list(loss.parameters()) == []
-    with pytest.raises(ValueError, match=r"need integer targets of shape \(2, 4\)"):
+    with pytest.raises(RuntimeError, match=r"need integer targets of shape \(2, 4\)"):
         F.cross_entropy(ta.randn(2, 3, 4), ta.tensor([[1, 2, 3], [0, 1, 2]]))
-    with pytest.raises(ValueError, match=r"weight must be a Tensor of shape \(C,\) = \(3,\)"):
+    with pytest.raises(RuntimeError, match=r"Tensor of shape \(C,\) = \(3,\)"):
         F.cross_entropy(ta.randn(2, 3), ta.tensor([0, 1]), weight=ta.ones(4))
     with pytest.raises(ValueError, match="deprecated"):
         nn.CrossEntropyLoss(size_average=True)

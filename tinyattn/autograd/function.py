@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import inspect
 import operator
+import re
 import weakref
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
@@ -350,7 +351,7 @@ class Function:
                 parents = tuple(map(_ctx_of, inputs))
         except ValueError as exc:      # -> torch's RuntimeError naming the sizes
             error = from_numpy_error(exc, [t.shape for t in inputs if hasattr(t, "shape")],
-                                     cls.__name__.lower())
+                                     _op_name_in_errors(cls))
             if error is None:
                 raise
             raise error from None
@@ -650,6 +651,14 @@ def name_node(out: Any, name: Any) -> Any:
     if fn is not None:
         fn.torch_name = name
     return out
+
+
+def _op_name_in_errors(cls: type) -> str:
+    """The op an error names: torch's node name without ``Backward<n>`` (PowTensor's
+    PowBackward1 -> ``pow``), else the class name, lower case."""
+    rule = _TORCH_NODE_NAMES.get(cls.__name__)
+    name = rule if isinstance(rule, str) else cls.__name__
+    return re.sub(r"Backward\d+$", "", name).lower()
 
 
 def torch_node_name(fn: Function) -> str:

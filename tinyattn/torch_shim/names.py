@@ -146,7 +146,7 @@ MODULES: Dict[str, ModuleSpec] = {
         "FunctionCtx", "VersionCounter", "is_grad_enabled", "run_backward", "unbroadcast",
         "is_anomaly_enabled",
         "set_backward_hook", "set_current_module", "register_hook", "RemovableHandle",
-        "keep_versions"}),                                # tinyattn's own: torch has no such
+        "keep_versions", "name_node"}),                   # tinyattn's own: torch has no such
         shim_names.AUTOGRAD_SHIM_NAMES),
     "torch.serialization": ModuleSpec(None, shim_names=shim_names.SERIALIZATION_SHIM_NAMES),
     "torch.utils.benchmark": ModuleSpec("tinyattn.utils.benchmark"),
