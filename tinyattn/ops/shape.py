@@ -11,7 +11,7 @@ from typing import Any, List, Sequence, Tuple, Union
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, name_node
 from ..tensor import Tensor
 from ..precision import is_floating
 from ..promotion import promote_types
@@ -152,9 +152,9 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     ndim = max(x.ndim, 1)                  # a 0-d tensor takes dim 0 or -1, as in torch
     d0, d1 = _normalize_dim(dim0, ndim, "transpose"), _normalize_dim(dim1, ndim, "transpose")
     if x.ndim == 0:
-        return Permute.apply(x, dims=())
+        return name_node(Permute.apply(x, dims=()), "TransposeBackward0")
     dims[d0], dims[d1] = dims[d1], dims[d0]
-    return Permute.apply(x, dims=tuple(dims))
+    return name_node(Permute.apply(x, dims=tuple(dims)), "TransposeBackward0")
 
 
 swapaxes = transpose
