@@ -138,6 +138,17 @@ def _named(fn_ta, fn_torch, *shapes, dtype="float64"):
     (lambda m: lambda x: m.triu(x, 1), (3, 4)),
     (lambda m: lambda x: m.log2(x.abs()), (5,)),
     (lambda m: lambda x: m.log10(x.abs()), (5,)),
+    (lambda m: lambda x: m.cumsum(x, 1), (3, 4)),
+    (lambda m: lambda x: m.cumsum(x, 0), ()),
+    (lambda m: lambda x: m.cumprod(x, 0), ()),
+    (lambda m: lambda x: m.logcumsumexp(x, 0), ()),
+    (lambda m: lambda x: m.gather(x, 1, m.tensor([[0, 2], [1, 0], [3, 3]])), (3, 4)),
+    (lambda m: lambda x: m.index_select(x, 1, m.tensor([0, 2])), (3, 4)),
+    (lambda m: lambda x: m.take(x, m.tensor([0, 5])), (3, 4)),
+    (lambda m: lambda x: x.squeeze(), (3, 1, 4)),
+    (lambda m: lambda x: x.squeeze(1), (3, 1, 4)),
+    (lambda m: lambda x: x.squeeze((1,)), (3, 1, 4)),
+    (lambda m: lambda x: x.unsqueeze(0), (3, 4)),
 ])
 def test_grad_fn_names_as_torchs(case):
     make, *shapes = case

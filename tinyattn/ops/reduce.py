@@ -268,7 +268,7 @@ def cumsum(x: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
         return in_integer_dtype(cumsum(x.to(dtype), dim), dtype)
     axis = _single_axis(dim, x.ndim, "cumsum")
     if x.ndim == 0:
-        return reshape(cumsum(reshape(x, 1), 0), ())
+        return name_node(reshape(cumsum(reshape(x, 1), 0), ()), "CumsumBackward0")
     if x.dtype.kind in "biu":
         return Tensor._wrap(backend.get_array_module(x._data).cumsum(x._data, axis=axis,
                                                                      dtype=np.int64))

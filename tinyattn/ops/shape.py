@@ -162,14 +162,14 @@ swapaxes = transpose
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     dim = _normalize_dim(dim, x.ndim + 1, "unsqueeze")
-    return reshape(x, x.shape[:dim] + (1,) + x.shape[dim:])
+    return name_node(reshape(x, x.shape[:dim] + (1,) + x.shape[dim:]), "UnsqueezeBackward0")
 
 
 def squeeze(x: Tensor, dim: Union[int, Sequence[int], None] = None) -> Tensor:
     """Drop dims of size 1: all of them, or those among ``dim`` (an int or, as PyTorch 2, a
     tuple of ints); a named dim whose size is not 1 stays."""
     if dim is None:
-        return reshape(x, tuple(n for n in x.shape if n != 1))
+        return name_node(reshape(x, tuple(n for n in x.shape if n != 1)), "SqueezeBackward0")
     dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
     if x.ndim == 0:                             # PyTorch accepts dim 0 / -1 on a 0-d tensor
         for d in dims:
@@ -178,7 +178,8 @@ def squeeze(x: Tensor, dim: Union[int, Sequence[int], None] = None) -> Tensor:
     axes = {_normalize_dim(d, x.ndim, "squeeze") for d in dims}
     if all(x.shape[a] != 1 for a in axes):
         return x
-    return reshape(x, tuple(n for a, n in enumerate(x.shape) if a not in axes or n != 1))
+    out = reshape(x, tuple(n for a, n in enumerate(x.shape) if a not in axes or n != 1))
+    return name_node(out, "SqueezeBackward2" if isinstance(dim, (tuple, list)) else "SqueezeBackward1")
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
