@@ -149,6 +149,20 @@ def _named(fn_ta, fn_torch, *shapes, dtype="float64"):
     (lambda m: lambda x: x.squeeze(1), (3, 1, 4)),
     (lambda m: lambda x: x.squeeze((1,)), (3, 1, 4)),
     (lambda m: lambda x: x.unsqueeze(0), (3, 4)),
+    (lambda m: lambda x: m.nn.functional.max_pool1d(x, 2), (2, 3, 4)),
+    (lambda m: lambda x: m.nn.functional.max_pool2d(x, 2), (2, 3, 4, 4)),
+    (lambda m: lambda x: m.nn.functional.max_pool2d(x, 2), (3, 4, 4)),
+    (lambda m: lambda x: m.nn.functional.max_pool3d(x, 2), (1, 2, 4, 4, 4)),
+    (lambda m: lambda x: m.nn.functional.avg_pool1d(x, 2), (2, 3, 4)),
+    (lambda m: lambda x: m.nn.functional.avg_pool2d(x, 2), (2, 3, 4, 4)),
+    (lambda m: lambda x: m.nn.functional.avg_pool3d(x, 2), (1, 2, 4, 4, 4)),
+    (lambda m: lambda x: m.nn.functional.adaptive_avg_pool2d(x, 2), (2, 3, 4, 4)),
+    (lambda m: lambda x: m.nn.functional.adaptive_max_pool2d(x, 2), (3, 4, 4)),
+    (lambda m: lambda x: m.nn.functional.adaptive_max_pool1d(x, 2), (2, 3, 4)),
+    (lambda m: lambda x: m.nn.functional.pad(x, (1, 2)), (2, 3, 4)),
+    (lambda m: lambda x: m.nn.functional.pad(x, (1, 2), mode="reflect"), (2, 3, 4)),
+    (lambda m: lambda x: m.nn.functional.pad(x, (1, 1, 1, 1), mode="replicate"), (2, 3, 4)),
+    (lambda m: lambda x: m.nn.functional.pad(x, (1,) * 6, mode="reflect"), (1, 2, 3, 4, 4)),
 ])
 def test_grad_fn_names_as_torchs(case):
     make, *shapes = case
