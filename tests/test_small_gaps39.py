@@ -163,6 +163,20 @@ def _named(fn_ta, fn_torch, *shapes, dtype="float64"):
     (lambda m: lambda x: m.nn.functional.pad(x, (1, 2), mode="reflect"), (2, 3, 4)),
     (lambda m: lambda x: m.nn.functional.pad(x, (1, 1, 1, 1), mode="replicate"), (2, 3, 4)),
     (lambda m: lambda x: m.nn.functional.pad(x, (1,) * 6, mode="reflect"), (1, 2, 3, 4, 4)),
+    (lambda m: lambda x, y: m.logaddexp(x, y), (3, 4), (3, 4)),
+    (lambda m: lambda x, y: m.logaddexp2(x, y), (3, 4), (3, 4)),
+    (lambda m: lambda x, y: m.fmax(x, y), (3, 4), (4,)),
+    (lambda m: lambda x, y: m.fmin(x, y), (3, 4), (4,)),
+    (lambda m: lambda x, y: m.clamp_min(x, y), (3, 4), (3, 4)),
+    (lambda m: lambda x, y: m.clamp_max(x, y), (3, 4), (3, 4)),
+    (lambda m: lambda x: m.clamp_min(x, 0.1), (3, 4)),
+    (lambda m: lambda x: m.clamp_max(x, 0.1), (3, 4)),
+    (lambda m: lambda x: x.clamp(min=0.1), (3, 4)),
+    (lambda m: lambda x, y: x.clamp(min=y), (3, 4), (3, 4)),
+    (lambda m: lambda x: m.nn.functional.hardshrink(x), (3, 4)),
+    (lambda m: lambda x: m.nn.functional.softshrink(x), (3, 4)),
+    (lambda m: lambda x, y: m.nn.functional.smooth_l1_loss(x, y), (3, 4), (3, 4)),
+    (lambda m: lambda x, y: m.nn.functional.huber_loss(x, y, reduction="none"), (3, 4), (3, 4)),
 ])
 def test_grad_fn_names_as_torchs(case):
     make, *shapes = case
