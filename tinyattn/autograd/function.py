@@ -640,6 +640,8 @@ _TORCH_NODE_NAMES: Dict[str, Any] = {
     "Prelu": "PreluKernelBackward0", "GroupNorm": "NativeGroupNormBackward0",
     "ComplexAbs": "AbsBackward0", "MakeComplex": "ComplexBackward0",
     "C2C": "FftC2CBackward0", "R2C": "FftR2CBackward0", "C2R": "FftC2RBackward0",
+    "Clamp": "ClampBackward1", "ClampTensor": "ClampBackward0",   # clamp(Scalar) / clamp(Tensor)
+    "PowTensor": "PowBackward1", "RPow": "PowBackward2",   # pow(Tensor, Tensor) / pow(Scalar, Tensor)
 }
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import backend
 from ..broadcast_error import broadcast_error
-from ..autograd import Function, unbroadcast
+from ..autograd import Function, name_node, unbroadcast
 from ..precision import is_floating
 from ..promotion import result_type
 from ..tensor import Tensor
@@ -291,7 +291,7 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     _tensors_only("logaddexp", input, other)
     a, b = operands(input, other, "logaddexp")
     _floating_only(a, b, "logaddexp")
-    return _apply(LogAddExp, "logaddexp", a, b, base2=False)
+    return name_node(_apply(LogAddExp, "logaddexp", a, b, base2=False), "LogaddexpBackward0")
 
 
 def logaddexp2(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
@@ -299,7 +299,7 @@ def logaddexp2(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     _tensors_only("logaddexp2", input, other)
     a, b = operands(input, other, "logaddexp2")
     _floating_only(a, b, "logaddexp2")
-    return _apply(LogAddExp, "logaddexp2", a, b, base2=True)
+    return name_node(_apply(LogAddExp, "logaddexp2", a, b, base2=True), "Logaddexp2Backward0")
 
 
 def hypot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
@@ -320,14 +320,14 @@ def fmax(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """The elementwise maximum, ignoring NaN where only one side is NaN (``torch.fmax``)."""
     _tensors_only("fmax", input, other)
     a, b = operands(input, other, "fmax")
-    return _apply(FMax, "fmax", a, b, smaller=False)
+    return name_node(_apply(FMax, "fmax", a, b, smaller=False), "FmaxBackward0")
 
 
 def fmin(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """The elementwise minimum, ignoring NaN where only one side is NaN (``torch.fmin``)."""
     _tensors_only("fmin", input, other)
     a, b = operands(input, other, "fmin")
-    return _apply(FMax, "fmin", a, b, smaller=True)
+    return name_node(_apply(FMax, "fmin", a, b, smaller=True), "FminBackward0")
 
 
 def _clamp_bound(x: Tensor, bound: Any, upper: bool, op: str) -> Tensor:
@@ -338,9 +338,11 @@ def _clamp_bound(x: Tensor, bound: Any, upper: bool, op: str) -> Tensor:
         if not isinstance(bound, (int, float, np.number)):
             raise TypeError(f"{op}: the bound must be a number or a tensor, got "
                             f"{type(bound).__name__}")
-        return clamp(x, max=bound) if upper else clamp(x, min=bound)
+        out = clamp(x, max=bound) if upper else clamp(x, min=bound)
+        return name_node(out, "ClampMaxBackward0" if upper else "ClampMinBackward0")
     a, b = operands(x, bound, op)
-    return _apply(ClampBound, op, a, b, upper=upper)
+    out = _apply(ClampBound, op, a, b, upper=upper)
+    return name_node(out, "ClampMaxBackward1" if upper else "ClampMinBackward1")   # .Tensor
 
 
 def clamp_min(input: Tensor, min: Any) -> Tensor:  # noqa: A002 - PyTorch's names

@@ -14,7 +14,7 @@ from typing import Any, Tuple
 import numpy as np
 
 from .. import backend
-from ..autograd import keep_versions
+from ..autograd import keep_versions, name_node
 from ..precision import is_floating
 from ..tensor import Tensor
 from .index_writes import WriteRegion, _whole
@@ -47,6 +47,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:  # noqa: A002 - torch's names
     flat = reshape(input, (-1,))
     ids = _flat_index(index, flat.shape[0], "take")
     out = reshape(gather(flat, 0, reshape(ids, (-1,))), index.shape)
+    name_node(out, "TakeBackward0")
     return keep_versions(out, index, input)   # torch's take keeps index and input (put_)
 
 
@@ -68,7 +69,7 @@ def put(input: Tensor, index: Tensor, source: Tensor,  # noqa: A002
     kept = (index, source) if accumulate else (index,)     # what torch's put keeps
     out = WriteRegion.apply(flat, reshape(source, (-1,)), *kept, place=_whole,
                             key=(ids._data.reshape(-1),), accumulate=bool(accumulate))
-    return reshape(out, input.shape)
+    return name_node(reshape(out, input.shape), "PutBackward0")
 
 
 def put_(x: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:

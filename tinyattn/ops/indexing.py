@@ -9,7 +9,7 @@ from typing import Any, Tuple
 import numpy as np
 
 from .. import backend
-from ..autograd import Function, keep_versions
+from ..autograd import Function, keep_versions, name_node
 from ..tensor import Tensor
 from .embedding import check_index_range
 from .reduce import _single_axis
@@ -79,7 +79,8 @@ def gather(input: Tensor, dim: int, index: Tensor,  # noqa: A002 - PyTorch's nam
                            f"they must have the same number (unsqueeze the index); Index tensor "
                            f"must have the same number of dimensions as input tensor")
     if input.ndim == 0 or index.ndim == 0:      # a 0-d tensor counts as 1-d of one element
-        return gather(input.reshape(-1), 0, index.reshape(-1)).reshape(index.shape)
+        return name_node(gather(input.reshape(-1), 0, index.reshape(-1)).reshape(index.shape),
+                         "GatherBackward0")
     for d in range(input.ndim):
         if d != axis and index.shape[d] > input.shape[d]:
             raise RuntimeError(f"gather: index {index.shape} is larger than input "
@@ -88,6 +89,7 @@ def gather(input: Tensor, dim: int, index: Tensor,  # noqa: A002 - PyTorch's nam
     idx = index._data.astype(np.int64)          # a copy: the caller may reuse their index
     out = Gather.apply(input, index=along_axis_index(idx, axis), unique=False,
                        keep_input=True)
+    name_node(out, "GatherBackward0")    # the node sort's gather shares
     return keep_versions(out, index)      # torch keeps the index: writing to it raises
 
 

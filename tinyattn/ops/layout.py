@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import backend
 from ..broadcast_error import expand_error
-from ..autograd import Function, unbroadcast
+from ..autograd import Function, name_node, unbroadcast
 from ..tensor import Tensor
 from ..tensor.memory_format import check_memory_format
 from .elementwise import Clone, convert
@@ -173,7 +173,8 @@ def _triangle(x: Tensor, diagonal: int, lower: bool, op: str) -> Tensor:
                            f"{x.shape}")
     if not isinstance(diagonal, (int, np.integer)) or isinstance(diagonal, bool):
         raise TypeError(f"{op}: diagonal must be an int, got {diagonal!r}")
-    return Triangle.apply(x, k=int(diagonal), lower=lower)
+    return name_node(Triangle.apply(x, k=int(diagonal), lower=lower),
+                     "TrilBackward0" if lower else "TriuBackward0")
 
 
 def tril(x: Tensor, diagonal: int = 0) -> Tensor:
@@ -211,7 +212,7 @@ def t(x: Tensor) -> Tensor:
     if x.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dims, got shape {x.shape}; use "
                            f"x.mT or x.transpose(dim0, dim1)")
-    return Permute.apply(x, dims=tuple(range(x.ndim - 1, -1, -1)))
+    return name_node(Permute.apply(x, dims=tuple(range(x.ndim - 1, -1, -1))), "TBackward0")
 
 
 def view(x: Tensor, *shape: Any) -> Tensor:

@@ -17,7 +17,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import backend
-from ..autograd import Function, unbroadcast
+from ..autograd import Function, name_node, unbroadcast
 from ..tensor import Tensor
 from .activations import Hardtanh
 from .elementwise import _as_float, mul, neg, sub, tanh
@@ -220,13 +220,15 @@ def _lambd(lambd: Any, op: str) -> float:
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     """``F.hardshrink``: x where |x| > lambd, else 0."""
-    return Shrink.apply(_floating(input, "hardshrink"), lambd=float(lambd), soft=False)
+    return name_node(Shrink.apply(_floating(input, "hardshrink"), lambd=float(lambd), soft=False),
+                     "HardshrinkBackward0")
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     """``F.softshrink``: x - lambd above lambd, x + lambd below -lambd, else 0."""
-    return Shrink.apply(_floating(input, "softshrink"), lambd=_lambd(lambd, "softshrink"),
-                        soft=True)
+    return name_node(Shrink.apply(_floating(input, "softshrink"),
+                                  lambd=_lambd(lambd, "softshrink"), soft=True),
+                     "SoftshrinkBackward0")
 
 
 def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002

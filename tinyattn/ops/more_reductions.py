@@ -228,7 +228,8 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:  # noqa: A002 - PyTorch's n
                            f".float() first")
     axis = _single_axis(dim, input.ndim, "logcumsumexp")
     if input.ndim == 0:
-        return LogCumSumExp.apply(input.reshape(1), axis=0).reshape(())
+        return name_node(LogCumSumExp.apply(input.reshape(1), axis=0).reshape(()),
+                         "LogcumsumexpBackward0")
     return LogCumSumExp.apply(input, axis=axis)
 
 

@@ -10,7 +10,7 @@ from typing import Any, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import backend
-from ..autograd import Function, keep_versions
+from ..autograd import Function, keep_versions, name_node
 from ..tensor import Tensor
 from ..amp.dispatch import composite as autocast_as
 
@@ -130,6 +130,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",  # noqa: A002
             return _pad_by_index(input, _amounts(pad), mode)
         with autocast_as(f"{'reflection' if mode == 'reflect' else 'replication'}_pad"):
             out = _pad_by_index(input, _amounts(pad), mode)   # float32 in CPU autocast
+        kind = "Reflection" if mode == "reflect" else "Replication"   # torch's node names
+        name_node(out, f"{kind}Pad{len(_amounts(pad)) // 2}DBackward0")
         return keep_versions(out, input)   # torch's reflection/replication pads keep it
     if mode != "constant":
         raise ValueError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', "
@@ -151,7 +153,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",  # noqa: A002
     fill = 0 if value is None else value
     if isinstance(fill, Tensor):
         fill = fill.item()
-    return Pad.apply(input, widths=tuple(widths), value=fill)
+    return name_node(Pad.apply(input, widths=tuple(widths), value=fill), "ConstantPadNdBackward0")
 
 
 def _amounts(pad: Any) -> Tuple[int, ...]:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, name_node
 from ..tensor import Tensor
 from .elementwise import _as_float
 from .complex_numbers import complex_abs
@@ -158,11 +158,11 @@ def abs(x: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
 
 
 def log2(x: Tensor) -> Tensor:
-    return LogBase.apply(_as_float(x), base=2)
+    return name_node(LogBase.apply(_as_float(x), base=2), "Log2Backward0")
 
 
 def log10(x: Tensor) -> Tensor:
-    return LogBase.apply(_as_float(x), base=10)
+    return name_node(LogBase.apply(_as_float(x), base=10), "Log10Backward0")
 
 
 def rsqrt(x: Tensor) -> Tensor:

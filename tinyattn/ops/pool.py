@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import backend
 from ..amp.dispatch import cast_args
-from ..autograd import Function
+from ..autograd import Function, name_node
 from ..precision import is_floating
 from ..tensor import Tensor
 from .conv import as_tuple, col2im, im2col_windows
@@ -289,14 +289,24 @@ def _max_pool(op: str, dims: int, input: Tensor, kernel_size: Any,  # noqa: A002
     dilation_t = as_tuple(dilation, dims, "dilation", op)
     sizes = _pool_sizes(op, x.shape[2:], kernel, stride_t, pad_t, dilation_t, bool(ceil_mode))
     index = max_pool_indices(x._data, kernel, stride_t, pad_t, dilation_t, sizes)
-    return _gathered(x, index, added, return_indices)
+    return _gathered(x, index, added, return_indices, op)
 
 
-def _gathered(x: Tensor, index: Any, added: bool, return_indices: bool) -> Any:
+def _node_name(op: str) -> str:
+    """torch's grad_fn name for a pool: its 1-d pools squeeze a 2-d pool's result
+    (SqueezeBackward1), the others have their own node (max_pool2d: MaxPool2DWithIndices)."""
+    if op.endswith("1d"):
+        return "SqueezeBackward1"
+    words = "".join(w.capitalize() for w in op[:-2].split("_"))
+    return f"{words}{op[-2:].upper()}{'WithIndices' if op.startswith('max') else ''}Backward0"
+
+
+def _gathered(x: Tensor, index: Any, added: bool, return_indices: bool, op: str) -> Any:
     out = MaxPool.apply(x, index=index)
     indices = Tensor._wrap(index)
     if added:
         out, indices = out.squeeze(0), indices.squeeze(0)
+    name_node(out, _node_name(op))
     return (out, indices) if return_indices else out
 
 
@@ -360,7 +370,7 @@ def _avg_pool(op: str, dims: int, input: Tensor, kernel_size: Any,  # noqa: A002
     divisor = backend.to_device(divisor, x.device)      # built on the host, once
     out = AvgPool.apply(x, kernel=kernel, stride=stride_t, padding=pad_t, out_sizes=sizes,
                         divisor=divisor)
-    return out.squeeze(0) if added else out
+    return name_node(out.squeeze(0) if added else out, _node_name(op))
 
 
 def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
@@ -423,7 +433,7 @@ def _adaptive_avg(op: str, dims: int, input: Tensor, output_size: Any) -> Tensor
     half_steps = x.dtype if dims == 3 and x.dtype.itemsize < 4 and sizes != (1, 1, 1) \
         else None
     out = AdaptiveAvgPool.apply(x, matrices=matrices, half_steps=half_steps)
-    return out.squeeze(0) if added else out
+    return name_node(out.squeeze(0) if added else out, _node_name(op))
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
@@ -451,7 +461,7 @@ def _adaptive_max(op: str, dims: int, input: Tensor, output_size: Any,  # noqa: 
     sizes = _adaptive_sizes(op, x, output_size, dims)
     if not is_floating(x.dtype):
         _refuse_dtype(op, x.dtype, "floating dtypes only")
-    return _gathered(x, adaptive_max_indices(x._data, sizes), added, return_indices)
+    return _gathered(x, adaptive_max_indices(x._data, sizes), added, return_indices, op)
 
 
 def adaptive_max_pool1d(input: Tensor, output_size: Any,  # noqa: A002

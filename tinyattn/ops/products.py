@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import backend
 from ..broadcast_error import expand_error
-from ..autograd import Function, unbroadcast
+from ..autograd import Function, name_node, unbroadcast
 from ..tensor import Tensor
 from .elementwise import add, mul, sub
 from .masking import masked_fill
@@ -65,7 +65,7 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A
         return in_integer_dtype(cumprod(input.to(dtype), dim), dtype)
     axis = _single_axis(dim, input.ndim, "cumprod")
     if input.ndim == 0:
-        return reshape(cumprod(reshape(input, 1), 0), ())
+        return name_node(reshape(cumprod(reshape(input, 1), 0), ()), "CumprodBackward0")
     if input.dtype.kind in "biu":
         xp = backend.get_array_module(input._data)
         return Tensor._wrap(xp.cumprod(input._data, axis=axis, dtype=np.int64))

@@ -13,7 +13,7 @@ from typing import Any, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .. import backend
-from ..autograd import Function, keep_versions
+from ..autograd import Function, keep_versions, name_node
 from ..tensor import Tensor
 from .layout import repeat, view
 from .reduce import sum as _sum
@@ -136,6 +136,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A00
         out = reshape(getitem(reshape(input, 1), (ids,)), ())     # 0-d, as PyTorch
     else:
         out = _take(input, axis, ids)
+    name_node(out, "IndexSelectBackward0")
     return keep_versions(out, index)      # torch keeps the index: writing to it raises
 
 

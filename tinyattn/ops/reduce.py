@@ -12,7 +12,7 @@ from typing import Any, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, name_node
 from ..tensor import Tensor
 from ..tensor.dtypes import normalize_dtype
 from .shape import reshape
@@ -180,6 +180,7 @@ def sum(x: Tensor, dim: Dim = None, keepdim: bool = False, *,  # noqa: A001
     the bool sum is "any")."""
     x = x.to(dtype) if dtype is not None else x
     out = Sum.apply(_as_int64(x), axes=_axes(dim, x.ndim, "sum"), keepdim=keepdim)
+    name_node(out, "SumBackward0" if dim is None else "SumBackward1")  # torch: sum / sum.dim
     return in_integer_dtype(out, dtype)
 
 
@@ -195,7 +196,8 @@ def mean(x: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any = None
         x = x.to(dtype)
     elif x.dtype.kind in "biu":
         x = x.to(np.float32)
-    return Mean.apply(x, axes=_axes(dim, x.ndim, "mean"), keepdim=keepdim)
+    out = Mean.apply(x, axes=_axes(dim, x.ndim, "mean"), keepdim=keepdim)
+    return name_node(out, "MeanBackward0" if dim is None else "MeanBackward1")
 
 
 def _as_int64(x: Tensor) -> Tensor:
@@ -266,7 +268,7 @@ def cumsum(x: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
         return in_integer_dtype(cumsum(x.to(dtype), dim), dtype)
     axis = _single_axis(dim, x.ndim, "cumsum")
     if x.ndim == 0:
-        return reshape(cumsum(reshape(x, 1), 0), ())
+        return name_node(reshape(cumsum(reshape(x, 1), 0), ()), "CumsumBackward0")
     if x.dtype.kind in "biu":
         return Tensor._wrap(backend.get_array_module(x._data).cumsum(x._data, axis=axis,
                                                                      dtype=np.int64))

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import backend
 from ..broadcast_error import broadcast_error
-from ..autograd import Function, unbroadcast
+from ..autograd import Function, name_node, unbroadcast
 from ..tensor import Tensor
 from .pointwise_loss import _pair, _reduce, _spread
 from ..precision import is_floating
@@ -113,7 +113,8 @@ def smooth_l1_loss(input: Tensor, target: Any, size_average: Any = None,  # noqa
     if float(beta) < 0:
         raise ValueError(f"smooth_l1_loss: beta must be >= 0, got {beta}")
     input, target = _checked_pair(input, target, "smooth_l1_loss", _REDUCTIONS, reduction)
-    return SmoothL1.apply(input, target, beta=float(beta), scale=1.0, reduction=reduction)
+    return name_node(SmoothL1.apply(input, target, beta=float(beta), scale=1.0,
+                                    reduction=reduction), "SmoothL1LossBackward0")
 
 
 def huber_loss(input: Tensor, target: Any, reduction: str = "mean",  # noqa: A002
@@ -123,8 +124,8 @@ def huber_loss(input: Tensor, target: Any, reduction: str = "mean",  # noqa: A00
         raise RuntimeError(f"huber_loss: delta must be > 0, got {delta}")
     input, target = _checked_pair(input, target, "huber_loss", _REDUCTIONS, reduction)
     if weight is None:
-        return SmoothL1.apply(input, target, beta=float(delta), scale=float(delta),
-                              reduction=reduction)
+        return name_node(SmoothL1.apply(input, target, beta=float(delta), scale=float(delta),
+                                        reduction=reduction), "HuberLossBackward0")
     if tuple(weight.shape) != tuple(input.shape):    # torch 2.13: weight times the loss
         raise ValueError("Weights and input must have the same size.")
     weighted = SmoothL1.apply(input, target, beta=float(delta), scale=float(delta),

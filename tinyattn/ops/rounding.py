@@ -13,7 +13,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import backend
-from ..autograd import Function, keep_versions
+from ..autograd import Function, keep_versions, name_node
 from ..tensor import Tensor
 from .elementwise import _as_float
 from ..precision import finfo, is_floating
@@ -141,24 +141,24 @@ def _sign(x: Any) -> Any:
 def sign(input: Tensor) -> Tensor:  # noqa: A002
     """-1, 0 or +1 by the sign of each element (0 for NaN and for -0.0, as PyTorch); the
     gradient is 0. An integer tensor stays integer, a bool tensor stays bool."""
-    return Step.apply(input, fn=_sign)
+    return name_node(Step.apply(input, fn=_sign), "SignBackward0")
 
 
 def sgn(input: Tensor) -> Tensor:  # noqa: A002
     """``torch.sgn``: ``sign`` for real tensors (tinyattn has no complex ones). torch's sgn
     keeps its input and result for backward (its formula serves complex numbers), sign keeps
     nothing: a write to either after sgn makes backward raise, as there."""
-    out = sign(input)
+    out = name_node(sign(input), "SgnBackward0")
     return keep_versions(out, input, out)
 
 
-def _step(name: str, input: Tensor, fn: Any) -> Tensor:
+def _step(name: str, input: Tensor, fn: Any, node: str = "") -> Tensor:
     if input.dtype == np.bool_:
         raise TypeError(f"{name}: not defined for bool tensors (as PyTorch); convert first "
                         f"with .float() or .long()")
     if input.dtype.kind in "iu":
         return Tensor._wrap(input._data.copy())       # integers are already whole
-    return Step.apply(input, fn=fn)
+    return name_node(Step.apply(input, fn=fn), node or f"{name.capitalize()}Backward0")
 
 
 def floor(input: Tensor) -> Tensor:  # noqa: A002
@@ -194,7 +194,7 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001
         xp = backend.get_array_module(x)
         with np.errstate(over="ignore", invalid="ignore"):
             return (xp.rint(x * x.dtype.type(scale)) / x.dtype.type(scale)).astype(x.dtype)
-    return _step("round", input, rounded)
+    return _step("round", input, rounded, "RoundBackward1")   # torch: round.decimals
 
 
 def _test(name: str, input: Tensor, test: str) -> Tensor:

@@ -11,7 +11,7 @@ from typing import Any, List, Sequence, Tuple, Union
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, name_node
 from ..tensor import Tensor
 from ..precision import is_floating
 from ..promotion import promote_types
@@ -152,9 +152,9 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     ndim = max(x.ndim, 1)                  # a 0-d tensor takes dim 0 or -1, as in torch
     d0, d1 = _normalize_dim(dim0, ndim, "transpose"), _normalize_dim(dim1, ndim, "transpose")
     if x.ndim == 0:
-        return Permute.apply(x, dims=())
+        return name_node(Permute.apply(x, dims=()), "TransposeBackward0")
     dims[d0], dims[d1] = dims[d1], dims[d0]
-    return Permute.apply(x, dims=tuple(dims))
+    return name_node(Permute.apply(x, dims=tuple(dims)), "TransposeBackward0")
 
 
 swapaxes = transpose
@@ -162,14 +162,14 @@ swapaxes = transpose
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     dim = _normalize_dim(dim, x.ndim + 1, "unsqueeze")
-    return reshape(x, x.shape[:dim] + (1,) + x.shape[dim:])
+    return name_node(reshape(x, x.shape[:dim] + (1,) + x.shape[dim:]), "UnsqueezeBackward0")
 
 
 def squeeze(x: Tensor, dim: Union[int, Sequence[int], None] = None) -> Tensor:
     """Drop dims of size 1: all of them, or those among ``dim`` (an int or, as PyTorch 2, a
     tuple of ints); a named dim whose size is not 1 stays."""
     if dim is None:
-        return reshape(x, tuple(n for n in x.shape if n != 1))
+        return name_node(reshape(x, tuple(n for n in x.shape if n != 1)), "SqueezeBackward0")
     dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
     if x.ndim == 0:                             # PyTorch accepts dim 0 / -1 on a 0-d tensor
         for d in dims:
@@ -178,7 +178,8 @@ def squeeze(x: Tensor, dim: Union[int, Sequence[int], None] = None) -> Tensor:
     axes = {_normalize_dim(d, x.ndim, "squeeze") for d in dims}
     if all(x.shape[a] != 1 for a in axes):
         return x
-    return reshape(x, tuple(n for a, n in enumerate(x.shape) if a not in axes or n != 1))
+    out = reshape(x, tuple(n for a, n in enumerate(x.shape) if a not in axes or n != 1))
+    return name_node(out, "SqueezeBackward2" if isinstance(dim, (tuple, list)) else "SqueezeBackward1")
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import backend
 from ..amp.dispatch import cast_args
-from ..autograd import Function
+from ..autograd import Function, name_node
 from ..tensor import Tensor
 from .elementwise import _as_float, convert
 
@@ -455,12 +455,12 @@ def frac(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
 
 def deg2rad(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
     """Degrees to radians, x * pi / 180 (``torch.deg2rad``)."""
-    return _scaled(input, math.pi / 180.0, "deg2rad")
+    return name_node(_scaled(input, math.pi / 180.0, "deg2rad"), "Deg2RadBackward0")
 
 
 def rad2deg(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
     """Radians to degrees, x * 180 / pi (``torch.rad2deg``)."""
-    return _scaled(input, 180.0 / math.pi, "rad2deg")
+    return name_node(_scaled(input, 180.0 / math.pi, "rad2deg"), "Rad2DegBackward0")
 
 
 def _scaled(x: Tensor, factor: float, name: str) -> Tensor:

@@ -108,7 +108,7 @@ def H(input: Tensor) -> Tensor:  # noqa: N802 - torch's name
     if input.ndim not in (0, 2):
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
                            f"{input.ndim}-D tensor.")
-    out = T(input) if input.ndim == 2 else input
+    out = transpose(input, 0, 1) if input.ndim == 2 else input   # torch: TransposeBackward0
     return _conj(out) if out.dtype.kind == "c" else out
 
 
