@@ -51,6 +51,7 @@ _NOT_REACHABLE = {  # Function classes with no torch equivalent to compare in th
     "LocalAttention", "PerformerAttention",     # docs/long_sequences.md: torch has neither
     "CheckpointFunction", "_SegmentOutput",     # checkpoint's wrappers: the ops inside are cast
     "_FunctionOutput",                          # a custom Function's several outputs
+    "_BackwardHookIdentity",                    # module backward hooks: passes values through
     "PackedRows",                               # MHA's q/k/v weight rows read in place (cat)
     "NoDerivative", "Unique2", "UniqueDim",     # unique's nodes: values already computed,
     "UniqueConsecutive",                        # a backward that raises (no_derivative.py)
