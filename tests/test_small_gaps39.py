@@ -289,3 +289,25 @@ def test_digamma_at_zero_and_negative_integers_as_torch(dtype):
     np.testing.assert_array_equal(out.detach().numpy()[2:4], [-np.inf, np.inf])   # +0, -0
     np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-6)
     assert np.isfinite(ours.grad.numpy()[[0, 1, 6]]).all()      # huge, finite: not SciPy's inf
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float32", "bool"])   # complex x: refused, loudly
+@pytest.mark.parametrize("value", [1 + 0j, 1 + 2j, "tensor 1+0j", "tensor 1+2j"])
+def test_masked_fill_with_a_complex_value_converts_or_refuses_as_torch(dtype, value):
+    """A complex fill for a real tensor: its real part when the imaginary part is 0, torch's
+    RuntimeError when not (it was silently dropped for a 0-d tensor value); bool takes
+    value != 0. Python numbers and 0-d tensors alike, in place too."""
+    def run(m):
+        x = m.tensor([1, 2]).to(getattr(m, dtype))
+        v = m.tensor(complex(value.split()[1].replace("j", "") + "j")) \
+            if isinstance(value, str) else value
+        return [m.masked_fill(x, m.tensor([True, False]), v), x.masked_fill_(m.tensor(True), v)]
+    try:
+        want = run(torch)
+    except RuntimeError:
+        with pytest.raises(RuntimeError, match="without overflow"):
+            run(ta)
+        return
+    for got, expected in zip(run(ta), want):
+        assert str(got.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1]
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())

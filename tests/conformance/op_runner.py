@@ -175,9 +175,11 @@ def _function_variant(info: Any) -> Optional[Callable[..., Any]]:
             return None
         return rebind(op)
     found = resolve(name)
-    if found is None and "." not in name and tensor_method(name) is not None \
-            and not callable(getattr(torch, name, None)):
-        return _method_caller(name)       # a Tensor-only op (contiguous, expand_as, ...)
+    if (found is None or not callable(found)) and "." not in name \
+            and tensor_method(name) is not None and not callable(getattr(torch, name, None)):
+        # a Tensor-only op (contiguous, expand_as, ...), or one whose torch.<name> is a
+        # dtype (torch.cdouble; x.cdouble() converts)
+        return _method_caller(name)
     return found
 
 

@@ -240,8 +240,9 @@ INTERPOLATE_MODS30: List[Skip] = [
             "compiled kernel fuses its float32 multiply-adds in an order tinyattn's matrix "
             "products do not follow (the weights are torch's, bit for bit): on op_db's large "
             "sample (2, 3, 345, 456) -> (270, 270) 7 of 437400 elements differ by one unit in "
-            "the last place (float16: 3.1e-5); the small samples agree exactly",
-            dtypes=("float16",), when=predicate("op_db's large sample (over 10^5 elements)",
+            "the last place (float16: 3.1e-5), on some of its random draws and not others "
+            "(so skipped, not a strict expected failure); the small samples agree exactly",
+            kind="skip", dtypes=("float16",), when=predicate("op_db's large sample (over 10^5 elements)",
                                                 lambda s: s.input.numel() > 100_000)),
 ]
 

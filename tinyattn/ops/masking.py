@@ -113,9 +113,14 @@ def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
                                f"got tensor with {value.ndim} dimension(s); pass value[0] or "
                                f"value.item() for a one-element tensor")
+        if value.dtype.kind == "c" and x.dtype.kind != "c":
+            _real_fill(value.item(), x.dtype)
+            value = value.real if x.dtype != np.bool_ else value != 0
         check_fits(value.item(), x.dtype, "masked_fill")
         fill = value if value.dtype == x.dtype else value.to(x.dtype)   # x's dtype, as torch
         return MaskedFill.apply(x, fill, mask=mask.copy(), number=None)
+    if isinstance(value, complex) and x.dtype.kind != "c":
+        value = _real_fill(value, x.dtype)
     check_fits(value, x.dtype, "masked_fill")        # -1e9 in float16: torch's error
     if x.dtype.kind in "iu" and isinstance(value, (int, float, np.number)) \
             and not isinstance(value, bool) and (not np.isfinite(value) or not
@@ -123,11 +128,21 @@ def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
                                                  <= np.iinfo(x.dtype).max):
         raise RuntimeError(f"masked_fill: value cannot be converted to type {x.dtype} without "
                            f"overflow: {value} is outside {x.dtype}'s range")
-    if isinstance(value, complex):
-        raise RuntimeError(f"masked_fill: value cannot be converted to type {x.dtype} without "
-                           f"overflow (a complex value)")
     out = MaskedFill.apply(x, mask=mask.copy(), number=value)   # mask kept for backward
     return keep_versions(out, mask_tensor)    # torch keeps the mask: writing to it raises
+
+
+def _real_fill(value: complex, dtype: Any) -> Any:
+    """A complex fill value for a real or bool tensor, as torch converts it: the real part
+    when the imaginary part is 0 (bool: value != 0), else torch's RuntimeError."""
+    value = complex(value)
+    if dtype == np.bool_:
+        return value != 0
+    if value.imag != 0:
+        raise RuntimeError(f"masked_fill: value cannot be converted to type {dtype} without "
+                           f"overflow: {value} has an imaginary part; fill a complex tensor, "
+                           f"or pass its real part")
+    return value.real
 
 
 def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa: A002

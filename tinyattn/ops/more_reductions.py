@@ -162,8 +162,11 @@ class NanMedianAll(MedianAll):
     def forward(self, x):
         xp = backend.get_array_module(x)
         ordered = _sorted_flat(x)
-        numbers = int((~xp.isnan(ordered)).sum()) if ordered.dtype.kind == "f" else ordered.size
-        out = xp.asarray(ordered[max(numbers - 1, 0) // 2]).astype(x.dtype)
+        if ordered.dtype.kind != "f":
+            out = xp.asarray(ordered[max(ordered.size - 1, 0) // 2]).astype(x.dtype)
+        else:       # NaNs sort last; the index stays on the device (no host sync on a GPU)
+            numbers = (~xp.isnan(ordered)).sum()
+            out = xp.asarray(xp.take(ordered, xp.maximum(numbers - 1, 0) // 2), x.dtype)
         self.save_for_backward(x, out)
         return out
 

@@ -131,6 +131,12 @@ class TensorConversions:
     def double(self, *, memory_format: Any = None) -> "Tensor":
         return self.to(np.float64, memory_format=memory_format)
 
+    def cfloat(self, *, memory_format: Any = None) -> "Tensor":
+        return self.to(np.complex64, memory_format=memory_format)
+
+    def cdouble(self, *, memory_format: Any = None) -> "Tensor":
+        return self.to(np.complex128, memory_format=memory_format)
+
     def half(self, *, memory_format: Any = None) -> "Tensor":
         return self.to(np.float16, memory_format=memory_format)
 
