@@ -242,8 +242,9 @@ INTERPOLATE_MODS30: List[Skip] = [
             "sample (2, 3, 345, 456) -> (270, 270) 7 of 437400 elements differ by one unit in "
             "the last place (float16: 3.1e-5), on some of its random draws and not others "
             "(so skipped, not a strict expected failure); the small samples agree exactly",
-            kind="skip", dtypes=("float16",), when=predicate("op_db's large sample (over 10^5 elements)",
-                                                lambda s: s.input.numel() > 100_000)),
+            kind="skip", dtypes=("float16",),
+            when=predicate("op_db's large sample (over 10^5 elements)",
+                           lambda s: s.input.numel() > 100_000)),
 ]
 
 # F.embedding_bag (stream interp39)

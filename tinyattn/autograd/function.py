@@ -641,7 +641,8 @@ _TORCH_NODE_NAMES: Dict[str, Any] = {
     "ComplexAbs": "AbsBackward0", "MakeComplex": "ComplexBackward0",
     "C2C": "FftC2CBackward0", "R2C": "FftR2CBackward0", "C2R": "FftC2RBackward0",
     "Clamp": "ClampBackward1", "ClampTensor": "ClampBackward0",   # clamp(Scalar) / clamp(Tensor)
-    "PowTensor": "PowBackward1", "RPow": "PowBackward2",   # pow(Tensor, Tensor) / pow(Scalar, Tensor)
+    "PowTensor": "PowBackward1",             # pow(Tensor, Tensor)
+    "RPow": "PowBackward2",                  # pow(Scalar, Tensor)
 }
 
 

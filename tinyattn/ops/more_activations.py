@@ -289,7 +289,8 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa
     """``F.rrelu``: leaky_relu whose negative slope is drawn uniformly from [lower, upper]
     for each element in training; in eval (the default) the fixed slope (lower + upper) / 2."""
     if inplace:                                 # written into the input, as torch
-        return in_place_op(input, "rrelu", lambda t: rrelu(t, lower, upper, training, generator=generator))
+        return in_place_op(input, "rrelu",
+                           lambda t: rrelu(t, lower, upper, training, generator=generator))
     x = _floating(input, "rrelu")
     if float(lower) > float(upper):
         raise RuntimeError(f"Lower bound should be less than or equal to the upper bound, "

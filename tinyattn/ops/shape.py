@@ -179,7 +179,8 @@ def squeeze(x: Tensor, dim: Union[int, Sequence[int], None] = None) -> Tensor:
     if all(x.shape[a] != 1 for a in axes):
         return x
     out = reshape(x, tuple(n for a, n in enumerate(x.shape) if a not in axes or n != 1))
-    return name_node(out, "SqueezeBackward2" if isinstance(dim, (tuple, list)) else "SqueezeBackward1")
+    return name_node(out, "SqueezeBackward2" if isinstance(dim, (tuple, list))
+                     else "SqueezeBackward1")
 
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
