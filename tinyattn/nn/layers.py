@@ -26,7 +26,7 @@ import numpy as np
 from .. import functional as F
 from ..autograd import no_grad
 from ..ops.embedding import check_embedding_options, normalize_padding_idx
-from ..ops.shape import _normalize_dim
+from ..ops.shape import ShapeError, _normalize_dim
 from ..tensor import Tensor, ones, rand, randn, zeros
 from .activation import GELU, ReLU
 from .module import Module, Parameter
@@ -88,9 +88,13 @@ class Linear(Module):
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - torch's name (input=x works)
         if input.shape[-1:] != (self.in_features,):
-            raise ValueError(f"Linear: input has {input.shape[-1] if input.ndim else 0} "
-                             f"features (shape {input.shape}) but the layer expects "
-                             f"in_features={self.in_features}")
+            rows = math.prod(input.shape[:-1]) if input.ndim else 1
+            raise ShapeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x"
+                             f"{input.shape[-1] if input.ndim else 1} and {self.in_features}x"
+                             f"{self.out_features}) (Linear: input has "
+                             f"{input.shape[-1] if input.ndim else 0} features (shape "
+                             f"{input.shape}) but the layer expects in_features="
+                             f"{self.in_features})")
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:

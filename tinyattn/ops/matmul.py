@@ -6,11 +6,13 @@ as in NumPy and PyTorch (docs/derivations.md#matmul).
 """
 from __future__ import annotations
 
+import math
 from typing import Optional
 
 from .. import backend
 from ..autograd import Function, name_node, unbroadcast
 from ..tensor import Tensor
+from .shape import ShapeError
 
 __all__ = ["matmul", "linear", "bmm"]
 
@@ -121,6 +123,15 @@ class Linear(Function):
         return dx, dw, db
 
 
+def _in_torch_words(a_shape: tuple, b_shape: tuple, explanation: str) -> str:
+    """torch's message for two matrices that do not line up (2-d @ 2-d: 'mat1 and mat2 shapes
+    cannot be multiplied (2x3 and 4x5)'), with tinyattn's ``explanation`` after it."""
+    if len(a_shape) == 2 and len(b_shape) == 2:
+        return (f"mat1 and mat2 shapes cannot be multiplied ({a_shape[0]}x{a_shape[1]} and "
+                f"{b_shape[0]}x{b_shape[1]}) ({explanation})")
+    return explanation
+
+
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: both operands need at least 1 dim, got shapes {a.shape} "
@@ -128,9 +139,10 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     k_a = a.shape[-1]
     k_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
     if k_a != k_b:
-        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not line up: the last dim "
-                         f"of the first ({k_a}) must equal the second-to-last of the second "
-                         f"({k_b}); did you mean to transpose one of them?")
+        raise ShapeError(_in_torch_words(a.shape, b.shape, (
+            f"matmul: shapes {a.shape} and {b.shape} do not line up: the last dim of the "
+            f"first ({k_a}) must equal the second-to-last of the second ({k_b}); did you mean "
+            f"to transpose one of them?")))
     if a.dtype != b.dtype and "c" in (a.dtype.kind, b.dtype.kind):
         raise RuntimeError(f"matmul: expected both operands to have the same dtype, got "
                            f"{a.dtype} and {b.dtype} (torch does not promote a real operand "
@@ -151,8 +163,10 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
                              f"{t.shape}; use matmul for other shapes")
     batch, _, k = input.shape
     if mat2.shape[:2] != (batch, k):
-        raise ValueError(f"bmm: input {input.shape} needs mat2 of shape ({batch}, {k}, N), "
-                         f"got {mat2.shape}; bmm does not broadcast (matmul does)")
+        raise ShapeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                         f"[{batch}, {k}] but got: [{mat2.shape[0]}, {mat2.shape[1]}]. (bmm: "
+                         f"input {input.shape} needs mat2 of shape ({batch}, {k}, N), got "
+                         f"{mat2.shape}; bmm does not broadcast (matmul does))")
     return name_node(Matmul.apply(input, mat2), "BmmBackward0")   # matmul's: UnsafeView
 
 
@@ -162,9 +176,12 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
         raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape "
                          f"{weight.shape}")
     if x.ndim == 0 or x.shape[-1] != weight.shape[1]:
-        raise ValueError(f"linear: input of shape {x.shape} has {x.shape[-1] if x.ndim else 0} "
-                         f"features but weight {weight.shape} expects in_features="
-                         f"{weight.shape[1]}")
+        rows = math.prod(x.shape[:-1]) if x.ndim else 1
+        raise ShapeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x"
+                         f"{x.shape[-1] if x.ndim else 1} and {weight.shape[1]}x"
+                         f"{weight.shape[0]}) (linear: input of shape {x.shape} has "
+                         f"{x.shape[-1] if x.ndim else 0} features but weight {weight.shape} "
+                         f"expects in_features={weight.shape[1]})")
     if bias is not None and bias.shape != (weight.shape[0],):
         raise ValueError(f"linear: bias has shape {bias.shape}, expected ({weight.shape[0]},)")
     if bias is None:

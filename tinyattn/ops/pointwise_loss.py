@@ -338,6 +338,11 @@ def _check_unit_interval(t: Tensor, name: str, op: str) -> None:
     xp = backend.get_array_module(t._data)
     low, high = backend.to_host(xp.stack([t._data.min(), t._data.max()])).tolist()
     if not (0 <= low and high <= 1):           # NaN fails both comparisons
-        raise ValueError(f"{op}: every element of {name} must be between 0 and 1, found "
-                         f"{low if not 0 <= low else high}; for logits use "
-                         f"binary_cross_entropy_with_logits")
+        raise OutOfRangeError(f"all elements of {name} should be between 0 and 1 ({op}: "
+                              f"found {low if not 0 <= low else high}; for logits use "
+                              f"binary_cross_entropy_with_logits)")
+
+
+class OutOfRangeError(ValueError, RuntimeError):
+    """torch's RuntimeError for a probability outside [0, 1] (a ValueError too, as tinyattn
+    raised it before)."""
