@@ -403,3 +403,31 @@ def test_negative_control_sequence_is_not_chain_and_triangular2_is_not_triangula
     seen, t_seen = _run((opt, L.CyclicLR(opt, 0.01, 1.0, 5)),
                         (t_opt, TL.CyclicLR(t_opt, 0.01, 1.0, 5, mode="triangular2")), 30)
     assert seen[:10] == t_seen[:10] and seen != t_seen      # the same first cycle only
+
+
+@pytest.mark.parametrize("options", [dict(patience=1, threshold=0.1),
+                                     dict(mode="max", min_lr=[0.05], cooldown=1),
+                                     dict(min_lr=0.001, factor=0.5, threshold_mode="abs")])
+def test_reduce_lr_on_plateau_state_dict_is_torchs_both_ways(options):
+    """The same keys, order and values as torch's (default_min_lr, mode_worse included), and
+    a state dict saved by torch loads here (and continues identically)."""
+    metrics = [1.0, 2.0, 3.0, 0.5, 0.6, 0.7, 0.8]
+
+    def run(m, steps):
+        p = m.nn.Parameter(m.zeros(2))
+        opt = m.optim.SGD([p], lr=0.1)
+        sched = m.optim.lr_scheduler.ReduceLROnPlateau(opt, **options)
+        for value in metrics[:steps]:
+            sched.step(value)
+        return opt, sched
+    _, theirs = run(torch, 4)
+    _, ours = run(ta, 4)
+    assert list(ours.state_dict().items()) == list(theirs.state_dict().items())
+    opt, loaded = run(ta, 0)
+    loaded.load_state_dict(theirs.state_dict())
+    # the learning rate itself travels in the optimizer's state dict (as in torch)
+    opt.param_groups[0]["lr"] = theirs.optimizer.param_groups[0]["lr"]
+    for value in metrics[4:]:
+        loaded.step(value), theirs.step(value)
+    assert loaded.state_dict() == theirs.state_dict()
+    assert opt.param_groups[0]["lr"] == theirs.optimizer.param_groups[0]["lr"]

@@ -129,7 +129,8 @@ class LRScheduler:
         """Refuse a state dict whose keys are not this scheduler's, naming both sets."""
         expected = set(self.state_dict())
         # torch's bookkeeping keys may be absent (a state dict saved by older tinyattn)
-        optional = {"_step_count", "_is_initial", "_get_lr_called_within_step"}
+        optional = {"_step_count", "_is_initial", "_get_lr_called_within_step",
+                    "default_min_lr", "mode_worse"}     # ReduceLROnPlateau's, from older ones
         if not isinstance(state_dict, dict) or not \
                 expected - optional <= set(state_dict) <= expected:
             given = sorted(state_dict) if isinstance(state_dict, dict) else type(state_dict)

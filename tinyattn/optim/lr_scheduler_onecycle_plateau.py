@@ -157,16 +157,23 @@ class ReduceLROnPlateau(LRScheduler):
             raise ValueError(f"ReduceLROnPlateau: threshold_mode must be 'rel' or 'abs', got "
                              f"{threshold_mode!r}")
         self.optimizer = optimizer
+        # the attributes in torch's order and with its values (state_dict() is them: a
+        # checkpoint saved by either library loads in the other)
         self.factor = _check_real("factor", factor, low=0.0)
-        self.min_lrs = _per_group("min_lr", optimizer, min_lr)
+        _per_group("min_lr", optimizer, min_lr)                  # checked; kept as given
+        many = isinstance(min_lr, (list, tuple))
+        self.default_min_lr = None if many else min_lr
+        self.min_lrs = list(min_lr) if many else [min_lr] * len(optimizer.param_groups)
         self.patience = _check_int("patience", patience, low=0)
         self.cooldown = _check_int("cooldown", cooldown, low=0)
-        self.threshold = _check_real("threshold", threshold, low=0.0)
-        self.mode, self.threshold_mode = mode, threshold_mode
         self.eps = _check_real("eps", eps, low=0.0)
         self.last_epoch = 0
         self._last_lr = self._current_lrs()
-        self.best = math.inf if mode == "min" else -math.inf
+        self.mode_worse = math.inf if mode == "min" else -math.inf   # the first best
+        self.mode = mode
+        self.threshold = _check_real("threshold", threshold, low=0.0)
+        self.threshold_mode = threshold_mode
+        self.best = self.mode_worse
         self.cooldown_counter = 0
         self.num_bad_epochs = 0
 
