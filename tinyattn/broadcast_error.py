@@ -8,7 +8,7 @@ dimension named are torch's. No imports: every layer may raise it.
 from __future__ import annotations
 
 import re
-from typing import Any, Optional, Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 __all__ = ["mismatch", "broadcast_error", "from_numpy_error", "expand_error"]
 

@@ -19,8 +19,7 @@ from ..autograd import Function, name_node, unbroadcast
 from ..precision import is_floating
 from ..promotion import result_type
 from ..tensor import Tensor
-from .elementwise import _as_dtype, clamp, convert, mul, pow
-from .hyperbolic import exp2
+from .elementwise import _as_dtype, clamp, convert, pow
 from .inplace_of import in_place_of
 
 __all__ = ["xlogy", "xlog1py", "logaddexp", "logaddexp2", "hypot", "copysign", "fmax", "fmin",

@@ -162,7 +162,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Optional[Tensor] = Non
     if max_norm is not None:
         embedding_renorm_(weight, ids_data, float(max_norm), norm_type)
     if scale_grad_by_freq and mode == "max":
-        raise ValueError(f"max mode does not support scaling the gradient by the frequency")
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
                                   f"per_sample_weights is only supported for mode='sum' (got "

@@ -27,8 +27,6 @@ import re
 import weakref
 from typing import Any, Callable, Optional, Sequence
 
-import numpy as np
-
 from .. import backend
 from ..broadcast_error import broadcast_error, expand_error
 from ..autograd import Function, is_grad_enabled, no_grad, unbroadcast
@@ -36,7 +34,7 @@ from ..autograd.function import is_input
 from ..tensor import Tensor
 from .clamp_bounds import clamp
 from .division import divide, floor_divide, fmod, remainder
-from .elementwise import add, as_operand, convert, div, mul, neg, pow, sub
+from .elementwise import add, as_operand, convert, mul, neg, pow, sub
 from .masking import masked_fill
 from .overlap import check_no_partial_overlap, written_region
 from .view_writes import rebase_views, write_through_view

@@ -29,7 +29,7 @@ scattered back to the inputs it read, with the same weights (the adjoint).
 from __future__ import annotations
 
 import math
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 

@@ -6,7 +6,7 @@ four forms (docs/derivations.md#normal-samples):
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 

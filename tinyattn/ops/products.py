@@ -15,7 +15,7 @@ from .. import backend
 from ..broadcast_error import expand_error
 from ..autograd import Function, name_node, unbroadcast
 from ..tensor import Tensor
-from .elementwise import add, mul, sub
+from .elementwise import add, mul
 from .masking import masked_fill
 from .matmul import matmul
 from .reduce import _single_axis, in_integer_dtype, refuse_bool_running

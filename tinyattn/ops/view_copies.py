@@ -17,7 +17,7 @@ import numpy as np
 from ..tensor import Tensor
 from .compare import sort
 from .elementwise import clone
-from .layout import T, expand, mT, t, view
+from .layout import expand, mT, t, view
 from .picks import unfold
 from .rearrange import diagonal, unbind
 from .reduce import sum as _sum

@@ -8,27 +8,12 @@ from typing import List
 
 import numpy as np
 
-from .. import fft, ops
+from .. import fft
 from .cases import case_pair
+from .complex_numbers import _c, _nc, _nr, _r   # complex <-> (..., 2) real pairs
 from .spec import OpSpec, from_pairs
 
 __all__ = ["ROWS"]
-
-
-def _c(x):
-    return ops.view_as_complex(x)
-
-
-def _r(z):
-    return ops.view_as_real(z)
-
-
-def _nc(x: np.ndarray) -> np.ndarray:
-    return x[..., 0] + 1j * x[..., 1]
-
-
-def _nr(z: np.ndarray) -> np.ndarray:
-    return np.stack([z.real, z.imag], axis=-1)
 
 
 def _normal(shape):
