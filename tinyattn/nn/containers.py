@@ -337,6 +337,15 @@ class ParameterDict(_DictMethods, _Keyed):
     def __setitem__(self, key: str, value: Any) -> None:
         self._put(key, value)
 
+    def update(self, items: Any) -> None:
+        """As torch: a plain mapping (a ``dict``) is added in sorted key order; an
+        OrderedDict, another ParameterDict or an iterable of pairs keeps its order. The order
+        is that of ``parameters()``, so of an optimizer's state, and of the state dict."""
+        if (isinstance(items, Mapping) and not isinstance(items, OrderedDict)
+                and not isinstance(items, ParameterDict)):
+            items = sorted(items.items())
+        super().update(items)
+
     def __delitem__(self, key: str) -> None:
         self[key]                                   # KeyError with the keys if absent
         self._keys.remove(key)

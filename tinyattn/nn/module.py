@@ -73,6 +73,16 @@ class IncompatibleKeys(NamedTuple):
     missing_keys: List[str]
     unexpected_keys: List[str]
 
+    def __repr__(self) -> str:
+        # torch prints this line when every key matched (``print(model.load_state_dict(sd))``
+        # in notebooks), and its class is ``_IncompatibleKeys`` otherwise.
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return (f"_IncompatibleKeys(missing_keys={self.missing_keys!r}, "
+                f"unexpected_keys={self.unexpected_keys!r})")
+
+    __str__ = __repr__
+
 
 def _check_name(kind: str, name: Any) -> None:
     if not isinstance(name, str):
