@@ -44,3 +44,48 @@ def test_parameter_dict_order_as_torch(make_items):
         orders.append((list(pd), [k for k, _ in w.named_parameters()], list(w.state_dict()),
                        [tuple(p.shape) for p in w.parameters()]))
     assert orders[1] == orders[0]
+
+
+def _outcome(fn, lib):
+    try:
+        out = fn(lib)
+    except Exception as e:                        # noqa: BLE001 - comparing what is raised
+        return ("raises", isinstance(e, RuntimeError))
+    return ("value", str(out.dtype).split(".")[-1])
+
+
+_MIXED_PRODUCTS = {
+    "int64 @ float32": lambda L: L.ones(2, 2, dtype=L.int64) @ L.ones(2, 2),
+    "float32 @ int64": lambda L: L.ones(2, 2) @ L.ones(2, 2, dtype=L.int64),
+    "int32 @ int64": lambda L: L.ones(2, 2, dtype=L.int32) @ L.ones(2, 2, dtype=L.int64),
+    "bool @ float32": lambda L: L.ones(2, 2, dtype=L.bool) @ L.ones(2, 2),
+    "matrix @ vector": lambda L: L.ones(2, 2, dtype=L.int64) @ L.ones(2),
+    "bmm": lambda L: L.bmm(L.ones(1, 2, 2, dtype=L.int64), L.ones(1, 2, 2)),
+    "F.linear int64 input": lambda L: L.nn.functional.linear(L.ones(2, 2, dtype=L.int64),
+                                                             L.ones(3, 2)),
+    "nn.Linear int64 batch": lambda L: L.nn.Linear(2, 3)(L.ones(4, 2, dtype=L.int64)),
+    "F.linear int64 bias": lambda L: L.nn.functional.linear(L.ones(2, 2), L.ones(3, 2),
+                                                            L.ones(3, dtype=L.int64)),
+    "addmm": lambda L: L.addmm(L.ones(2), L.ones(2, 2, dtype=L.int64), L.ones(2, 2)),
+    # controls: one dtype works in both
+    "int64 @ int64": lambda L: L.ones(2, 2, dtype=L.int64) @ L.ones(2, 2, dtype=L.int64),
+    "nn.Linear float batch": lambda L: L.nn.Linear(2, 3)(L.ones(4, 2)),
+}
+
+
+@pytest.mark.parametrize("case", list(_MIXED_PRODUCTS))
+def test_matrix_products_refuse_integer_float_mix_as_torch(case):
+    # tinyattn used to promote through NumPy and return float64, a result torch never gives
+    fn = _MIXED_PRODUCTS[case]
+    assert _outcome(fn, ta) == _outcome(fn, torch)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.nn.functional.layer_norm(L.tensor([[1, 2, 4], [3, 3, 9]]), (3,)),
+    lambda L: L.nn.LayerNorm(3)(L.tensor([[1, 2, 4], [3, 3, 9]])),
+    lambda L: L.nn.functional.layer_norm(L.tensor([[True, False, True]]), (3,)),
+    lambda L: L.nn.LayerNorm(3)(L.tensor([[1.0, 2.0, 4.0]])),         # control: works
+])
+def test_layer_norm_on_integers_raises_as_torch(make):
+    # it used to normalise in int64 and truncate: [[1, 2, 4]] -> [[-1, 0, 1]]
+    assert _outcome(make, ta) == _outcome(make, torch)

@@ -17,6 +17,19 @@ from .shape import ShapeError
 __all__ = ["matmul", "linear", "bmm"]
 
 
+def _refuse_integer_mix(op: str, *tensors: Tensor) -> None:
+    """torch's matrix products need one dtype: an integer or bool operand next to a floating
+    one (``long_ids @ weight``, ``Linear`` on an int64 batch) raises there. NumPy would
+    promote to float64, a result torch never gives, so refuse it as torch does. (Floating
+    mixes are refused, or cast under autocast, by Function.apply.)"""
+    dtypes = [t.dtype for t in tensors]
+    if len(set(dtypes)) > 1 and any(d.kind in "biu" for d in dtypes):
+        names = " and ".join(str(d) for d in dtypes)
+        raise RuntimeError(f"{op}: expected m1 and m2 to have the same dtype, but got {names} "
+                           f"(as PyTorch); convert the integer tensor with .float() (or "
+                           f".to(dtype)) first")
+
+
 def _swap(x):
     """x^T over the last two axes: (..., M, N) -> (..., N, M), a view. Shared by the
     attention ops."""
@@ -147,6 +160,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         raise RuntimeError(f"matmul: expected both operands to have the same dtype, got "
                            f"{a.dtype} and {b.dtype} (torch does not promote a real operand "
                            f"of a complex matmul either); convert one with .to({a.dtype if a.dtype.kind == 'c' else b.dtype})")
+    _refuse_integer_mix("matmul", a, b)
     try:
         return Matmul.apply(a, b)
     except ValueError:
@@ -167,6 +181,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
                          f"[{batch}, {k}] but got: [{mat2.shape[0]}, {mat2.shape[1]}]. (bmm: "
                          f"input {input.shape} needs mat2 of shape ({batch}, {k}, N), got "
                          f"{mat2.shape}; bmm does not broadcast (matmul does))")
+    _refuse_integer_mix("bmm", input, mat2)
     return name_node(Matmul.apply(input, mat2), "BmmBackward0")   # matmul's: UnsafeView
 
 
@@ -184,6 +199,7 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
                          f"expects in_features={weight.shape[1]})")
     if bias is not None and bias.shape != (weight.shape[0],):
         raise ValueError(f"linear: bias has shape {bias.shape}, expected ({weight.shape[0]},)")
+    _refuse_integer_mix("linear", x, weight, *(() if bias is None else (bias,)))
     if bias is None:
         return Linear.apply(x, weight)
     return Linear.apply(x, weight, bias)

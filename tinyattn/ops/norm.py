@@ -240,6 +240,11 @@ def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]],
                weight: Optional[Tensor] = None, bias: Optional[Tensor] = None,
                eps: float = 1e-5) -> Tensor:
     """PyTorch's ``F.layer_norm``: normalise over the trailing ``normalized_shape`` dims."""
+    if x.dtype.kind in "biu":
+        # NumPy would normalise in the integer dtype and truncate (e.g. [[1, 2, 4]] -> [[-1, 0,
+        # 1]]): torch has no integer kernel and raises; NotImplementedError is a RuntimeError
+        raise NotImplementedError(f"layer_norm: not implemented for integer or bool input "
+                                  f"({x.dtype}), as in PyTorch; convert with .float() first")
     axes = _normalized_axes("layer_norm", x, normalized_shape, weight=weight, bias=bias)
     x, weight, bias = cast_args("layer_norm", x, weight, bias)     # float32 in CUDA autocast
     affine = [half_as_float32(p) for p in (weight, bias) if p is not None]
