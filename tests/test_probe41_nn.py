@@ -89,3 +89,39 @@ def test_matrix_products_refuse_integer_float_mix_as_torch(case):
 def test_layer_norm_on_integers_raises_as_torch(make):
     # it used to normalise in int64 and truncate: [[1, 2, 4]] -> [[-1, 0, 1]]
     assert _outcome(make, ta) == _outcome(make, torch)
+
+
+_LOSS_NODES = {
+    # the Annotated Transformer prints its LabelSmoothing loss: KLDivLoss(reduction="sum")
+    "kl_div sum": lambda L, x, y: L.nn.KLDivLoss(reduction="sum")(x, y),
+    "kl_div batchmean": lambda L, x, y: L.nn.functional.kl_div(x, y, reduction="batchmean"),
+    "kl_div none": lambda L, x, y: L.nn.functional.kl_div(x, y, reduction="none"),
+    "kl_div none log_target": lambda L, x, y: L.nn.functional.kl_div(x, y, reduction="none",
+                                                                     log_target=True),
+    "l1 mean": lambda L, x, y: L.nn.L1Loss()(x, y),
+    "l1 sum": lambda L, x, y: L.nn.functional.l1_loss(x, y, reduction="sum"),
+    "l1 none": lambda L, x, y: L.nn.functional.l1_loss(x, y, reduction="none"),
+    "nll (N, C)": lambda L, x, y: L.nn.NLLLoss()(x, L.tensor([0, 2, 1])),
+    "nll (N, C, d)": lambda L, x, y: L.nn.functional.nll_loss(x[None], L.tensor([[0, 2, 1, 2]])),
+    "nll (N, C, d) none": lambda L, x, y: L.nn.functional.nll_loss(
+        x[None], L.tensor([[0, 2, 1, 2]]), reduction="none"),
+    "ce (N, C, h, w)": lambda L, x, y: L.nn.functional.cross_entropy(
+        x[None, :, :, None], L.tensor([[[0], [2], [1], [2]]]), reduction="none"),
+    "ce label_smoothing": lambda L, x, y: L.nn.CrossEntropyLoss(label_smoothing=0.1)(
+        x, L.tensor([0, 2, 1])),
+    "ce plain (control)": lambda L, x, y: L.nn.functional.cross_entropy(x, L.tensor([0, 2, 1])),
+}
+
+
+@pytest.mark.parametrize("case", list(_LOSS_NODES))
+def test_loss_grad_fn_names_as_torch(case):
+    # printed as tensor(..., grad_fn=<SumBackward0>): tinyattn printed <KlDivBackward0>,
+    # <L1LossBackward0>, <NLLLossBackward0> (a misspelling of torch's NllLossBackward0), ...
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    y = rng.random((3, 4)).astype(np.float32)
+    names = []
+    for lib in (torch, ta):
+        out = _LOSS_NODES[case](lib, lib.tensor(x, requires_grad=True), lib.tensor(y))
+        names.append(out.grad_fn.name())
+    assert names[1] == names[0]

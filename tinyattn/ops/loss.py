@@ -7,7 +7,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import backend
-from ..autograd import Function, is_grad_enabled, keep_versions
+from ..autograd import Function, is_grad_enabled, keep_versions, name_node
 from ..tensor import Tensor, as_tensor
 from .embedding import check_index_range
 from .nll import nll_loss
@@ -159,6 +159,12 @@ def cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor] = None,
                          float(label_smoothing))
     if reduction == "none" and (extra or unbatched):
         loss = loss.reshape(input.shape[:1] + extra if not unbatched else ())
+    # torch's node (grad_fn=<...> when printed): smoothing adds two terms; else its nll kernel,
+    # the 2-D one for (N, C, d1, ...) (then a view for a 3-D input's reduction='none')
+    name_node(loss, "AddBackward0" if label_smoothing > 0 else
+              "NllLossBackward0" if input.ndim <= 2 else
+              "ViewBackward0" if input.ndim == 3 and reduction == "none" else
+              "NllLoss2DBackward0")
     return keep_versions(loss, given_target, weight)   # torch's nll keeps target, weight
 
 

@@ -10,7 +10,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from .. import backend
-from ..autograd import Function, keep_versions
+from ..autograd import Function, keep_versions, name_node
 from ..precision import is_low_precision
 from ..tensor import Tensor, as_tensor
 from .embedding import check_index_range
@@ -168,4 +168,9 @@ def nll_loss(input: Tensor, target: Any, weight: Optional[Tensor] = None,  # noq
     loss = NLLLoss.apply(logp, target.reshape(-1), class_weight=class_weight,
                          ignore_index=int(ignore_index), reduction=reduction, half=half)
     loss = loss.reshape(target.shape) if reduction == "none" else loss
+    # torch's node: NllLossBackward0 for (C,)/(N, C); its 2-D kernel's NllLoss2DBackward0 for
+    # (N, C, d1, ...) (with a final view for a 3-D input's reduction='none')
+    name_node(loss, "NllLossBackward0" if input.ndim <= 2 else
+              "ViewBackward0" if input.ndim == 3 and reduction == "none" else
+              "NllLoss2DBackward0")
     return keep_versions(loss, input, target, weight)   # as torch's nll_loss keeps them

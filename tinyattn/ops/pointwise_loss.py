@@ -14,7 +14,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from .. import backend
-from ..autograd import Function, keep_versions, unbroadcast
+from ..autograd import Function, keep_versions, name_node, unbroadcast
 from ..broadcast_error import broadcast_error
 from ..tensor import Tensor
 from .elementwise import _match_dtypes, as_operand
@@ -255,7 +255,11 @@ def l1_loss(input: Tensor, target: Any, size_average: Optional[bool] = None,  # 
             weight: Optional[Tensor] = None) -> Tensor:
     """Mean absolute error, mean(|input - target|) (``F.l1_loss``); ``weight`` as mse_loss."""
     reduction = legacy_reduction(size_average, reduce, reduction, "l1_loss")
-    return _regression(L1Loss, "l1_loss", input, target, reduction, weight)
+    out = _regression(L1Loss, "l1_loss", input, target, reduction, weight)
+    if weight is None:   # torch composes l1_loss as |input - target| then the reduction
+        name_node(out, {"mean": "MeanBackward0", "sum": "SumBackward0"}.get(
+            reduction, "AbsBackward0"))
+    return out
 
 
 def _constant(value: Optional[Tensor], name: str, op: str, like: Tensor) -> Any:

@@ -149,8 +149,12 @@ def kl_div(input: Tensor, target: Any, size_average: Any = None, reduce: Any = N
                       "matches the math definition of the KL divergence (as PyTorch warns)",
                       UserWarning, stacklevel=2)
     batch = input.shape[0] if reduction == "batchmean" and input.ndim else 1
-    return KlDiv.apply(input, target, log_target=bool(log_target), reduction=reduction,
-                       batch=batch)
+    out = KlDiv.apply(input, target, log_target=bool(log_target), reduction=reduction,
+                      batch=batch)
+    # torch composes kl_div, so its node is the last step's (printed as grad_fn=<...>)
+    return name_node(out, {"sum": "SumBackward0", "mean": "MeanBackward0",
+                           "batchmean": "DivBackward0"}.get(
+        reduction, "MulBackward0" if log_target else "SubBackward0"))
 
 
 def _no_legacy(size_average: Any, reduce: Any, op: str) -> None:
