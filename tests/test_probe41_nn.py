@@ -125,3 +125,20 @@ def test_loss_grad_fn_names_as_torch(case):
         out = _LOSS_NODES[case](lib, lib.tensor(x, requires_grad=True), lib.tensor(y))
         names.append(out.grad_fn.name())
     assert names[1] == names[0]
+
+
+def test_float_of_a_tensor_that_requires_grad_warns_once_as_torch(monkeypatch):
+    # torch 2.13 says this once per process on float(loss) (d2l's float(l.sum())), and not for
+    # int(), .item() or a detached tensor
+    import warnings
+    from tinyattn.tensor import conversion
+    monkeypatch.setattr(conversion, "_warned_float_of_grad", False)
+    x = ta.tensor([1.5, 2.0], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        int(x.sum()), x.sum().item(), float(x.sum().detach())      # control: silent
+    with pytest.warns(UserWarning, match="requires_grad=True to a scalar"):
+        assert float(x.sum()) == 3.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert float(x.sum() * 2) == 7.0                            # once only

@@ -4,6 +4,7 @@ record no graph. ``Tensor`` (core.py) inherits them from ``TensorConversions``.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -13,6 +14,9 @@ from ..broadcast_error import from_numpy_error
 from ..promotion import compared_operands
 from .dtypes import DTypeLike, is_device_name, normalize_dtype
 from .memory_format import check_memory_format
+
+# torch's TORCH_WARN_ONCE for float() of a tensor that requires grad: said once per process
+_warned_float_of_grad = False
 
 __all__ = ["TensorConversions"]
 
@@ -68,6 +72,14 @@ class TensorConversions:
         return repr(self)
 
     def __float__(self) -> float:
+        global _warned_float_of_grad
+        if self.requires_grad and not _warned_float_of_grad:
+            # torch warns here, once per process (``float(loss)`` in a training loop), and
+            # not for int(), .item() or a detached tensor
+            _warned_float_of_grad = True
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                          "unexpected behavior.\nConsider using tensor.detach() first.",
+                          UserWarning, stacklevel=2)
         return float(self._real_item("float"))
 
     def __int__(self) -> int:
