@@ -142,3 +142,57 @@ def test_float_of_a_tensor_that_requires_grad_warns_once_as_torch(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert float(x.sum() * 2) == 7.0                            # once only
+
+
+def _extra_state_run(lib):
+    nn = lib.nn
+
+    class Counter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(1, 1)
+            self.register_buffer("b", lib.zeros(1))
+            self.steps = 3
+
+        def get_extra_state(self):
+            return {"steps": self.steps}
+
+        def set_extra_state(self, state):
+            self.steps = state["steps"]
+
+    class Wrap(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = Counter()
+            self.z = nn.Linear(1, 1)
+
+    state = Wrap().state_dict()
+    fresh = Wrap()
+    fresh.m.steps = 0
+    fresh.load_state_dict(state)
+    del state["m._extra_state"]
+    partial = Wrap().load_state_dict(state, strict=False)
+    with pytest.raises(RuntimeError):
+        Wrap().load_state_dict(state)                     # strict: the key is missing
+    return list(Wrap().state_dict()), fresh.m.steps, repr(partial)
+
+
+def test_get_set_extra_state_round_trip_as_torch():
+    # tinyattn left _extra_state out of the state dict and never called set_extra_state:
+    # the loaded module silently kept steps = 0
+    assert _extra_state_run(ta) == _extra_state_run(torch)
+    assert _extra_state_run(ta)[1] == 3
+
+
+def test_parameter_containers_print_their_items_as_torch():
+    outs = []
+    for lib in (torch, ta):
+        nn = lib.nn
+        outs.append((repr(nn.ParameterList([nn.Parameter(lib.ones(2, dtype=lib.bfloat16)),
+                                            lib.ones(2, 3, dtype=lib.float64)])),
+                     repr(nn.ParameterDict({"b": nn.Parameter(lib.ones(2, 3)),
+                                            "a": nn.Parameter(lib.ones(()))})),
+                     repr(nn.ParameterList()), repr(nn.Sequential(nn.ParameterList(
+                         [nn.Parameter(lib.ones(4))])))))
+    assert outs[1] == outs[0]
+    assert "of size 2x3" in outs[0][0]                       # not vacuous

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
 
+import numpy as np
+
 from ..tensor import Tensor
 from .module import Module, Parameter, _check_name, _checked_index
 from ..precision import is_floating
@@ -251,6 +253,22 @@ class _Keyed(Module):
 
     def _pairs(self) -> List[Tuple[str, Any]]:
         return [(key, self.__dict__[key]) for key in self._keys]
+
+    def extra_repr(self) -> str:
+        """torch's printout, a line per item: ``(0): Parameter containing: [torch.float32 of
+        size 2x3]`` (a ParameterDict names the legacy type, ``torch.FloatTensor``)."""
+        lines = []
+        for key, value in self._pairs():
+            if not isinstance(value, Tensor):
+                lines.append(f"  ({key}): Object of type: {type(value).__name__}")
+                continue
+            kind = "Parameter" if isinstance(value, Parameter) else "Tensor"
+            dtype = value.type() if isinstance(self, ParameterDict) else \
+                f"torch.{np.dtype(value.dtype).name}"
+            size = "x".join(str(n) for n in value.shape)
+            device = f" ({value.device})" if str(value.device).startswith("cuda") else ""
+            lines.append(f"  ({key}): {kind} containing: [{dtype} of size {size}{device}]")
+        return "\n".join(lines)
 
     def __len__(self) -> int:
         return len(self._keys)

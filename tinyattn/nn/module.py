@@ -67,6 +67,13 @@ class StateDictShapeError(ValueError, RuntimeError):
     """``load_state_dict`` with an array whose shape differs from the model's."""
 
 
+class _ExtraState:
+    """A module's ``_extra_state`` entry while state dicts are built or loaded."""
+
+    def __init__(self, module: Any):
+        self.module = module
+
+
 class IncompatibleKeys(NamedTuple):
     """What ``load_state_dict`` returns, as PyTorch's: keys it could not match."""
 
@@ -487,9 +494,26 @@ class Module:
         """What the state dict holds: for each module, its parameters, then its persistent
         buffers (PyTorch's order); a tensor shared under several names (a tied weight, a
         module used twice) appears under each of them, as in torch's state dict."""
-        def own(module: Module) -> List[Tuple[str, Tensor]]:
-            return self._own_parameters(module) + self._own_buffers(module, True)
+        def own(module: Module) -> List[Tuple[str, Any]]:
+            items: List[Tuple[str, Any]] = (self._own_parameters(module)
+                                            + self._own_buffers(module, True))
+            if type(module).get_extra_state is not Module.get_extra_state:
+                items.append(("_extra_state", _ExtraState(module)))   # torch's key, last
+            return items
         return list(self._named_members(own, "", True, False))
+
+    def get_extra_state(self) -> Any:
+        """Override (with ``set_extra_state``) to keep any picklable value in the state dict
+        under ``<prefix>_extra_state``, after the module's parameters and buffers, as torch."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never "
+                           "be called: define get_extra_state() in your module to return the "
+                           "extra state to save")
+
+    def set_extra_state(self, state: Any) -> None:
+        """Receives what ``get_extra_state`` returned, from ``load_state_dict``."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never "
+                           "be called: define set_extra_state() in your module to load the "
+                           "extra state that get_extra_state() saved")
 
     def state_dict(self, *, prefix: str = "", keep_vars: bool = False
                    ) -> "OrderedDict[str, Any]":
@@ -499,6 +523,9 @@ class Module:
         training goes on (``{k: v.clone() for k, v in model.state_dict().items()}``)."""
         state: "OrderedDict[str, Any]" = OrderedDict()
         for name, value in self._state_items():
+            if isinstance(value, _ExtraState):
+                state[prefix + name] = value.module.get_extra_state()
+                continue
             if type(value).__name__ in _UNINITIALIZED:    # lazy: kept as is, as in torch
                 state[prefix + name] = value
                 continue
@@ -531,14 +558,17 @@ class Module:
                      getattr(state[k], "_is_uninitialized", False) and
                      getattr(targets[k], "_is_uninitialized", False)}   # nothing to copy yet
         for key, value in state.items():
-            if key in targets and key not in both_lazy:
+            if key in targets and key not in both_lazy and \
+                    not isinstance(targets[key], _ExtraState):
                 shape = tuple(np.shape(value._data if isinstance(value, Tensor) else value))
                 if shape != targets[key].shape:
                     raise StateDictShapeError(
                         f"load_state_dict: {key} has shape {shape} in the state dict but "
                         f"{targets[key].shape} in the model")
         for key, value in state.items():
-            if key in targets and key not in both_lazy:
+            if isinstance(targets.get(key), _ExtraState):
+                targets[key].module.set_extra_state(value)
+            elif key in targets and key not in both_lazy:
                 _copy_into(targets[key], value)
         return IncompatibleKeys(missing, unexpected)
 
