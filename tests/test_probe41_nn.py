@@ -196,3 +196,17 @@ def test_parameter_containers_print_their_items_as_torch():
                          [nn.Parameter(lib.ones(4))])))))
     assert outs[1] == outs[0]
     assert "of size 2x3" in outs[0][0]                       # not vacuous
+
+
+def test_convert_torch_state_dict_takes_bfloat16_checkpoints():
+    # LLM checkpoints are bfloat16: torch's .numpy() refuses them, so the conversion raised
+    # torch's TypeError ("Got unsupported ScalarType BFloat16")
+    from tinyattn.nn.torch_compat import convert_torch_state_dict
+    t = torch.nn.Linear(4, 3).to(torch.bfloat16)
+    m = tnn.Linear(4, 3).to(ta.bfloat16)
+    m.load_state_dict(convert_torch_state_dict(t.state_dict()))
+    x = torch.randn(2, 4).to(torch.bfloat16)
+    ours = m(ta.tensor(x.float().numpy(), dtype=ta.bfloat16))
+    assert str(ours.dtype) == "bfloat16"
+    np.testing.assert_array_equal(ours.float().numpy(), t(x).float().detach().numpy())
+    np.testing.assert_array_equal(m.weight.float().detach().numpy(), t.weight.float().detach().numpy())

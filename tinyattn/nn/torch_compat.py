@@ -20,6 +20,8 @@ from typing import Any, Dict, Mapping
 
 import numpy as np
 
+from ..precision import BFLOAT16
+
 __all__ = ["convert_torch_state_dict", "convert_torch_mha_state_dict", "to_torch_state_dict"]
 
 _PROJ = ("q", "k", "v")
@@ -27,7 +29,12 @@ _PROJ = ("q", "k", "v")
 
 def _to_numpy(value: Any) -> np.ndarray:
     if hasattr(value, "detach"):                 # a torch tensor, converted without importing
-        value = value.detach().cpu().numpy()
+        value = value.detach().cpu()
+        if str(getattr(value, "dtype", "")) == "torch.bfloat16":
+            # NumPy has no bfloat16, so torch's .numpy() refuses it: go through float32,
+            # which holds every bfloat16 value exactly, and back to ml_dtypes' bfloat16
+            return value.float().numpy().astype(BFLOAT16)
+        value = value.numpy()
     elif hasattr(value, "numpy") and not isinstance(value, np.ndarray):
         value = value.numpy()                    # a tinyattn Tensor
     return np.array(value, copy=True)
