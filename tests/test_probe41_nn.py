@@ -210,3 +210,27 @@ def test_convert_torch_state_dict_takes_bfloat16_checkpoints():
     assert str(ours.dtype) == "bfloat16"
     np.testing.assert_array_equal(ours.float().numpy(), t(x).float().detach().numpy())
     np.testing.assert_array_equal(m.weight.float().detach().numpy(), t.weight.float().detach().numpy())
+
+
+_WEIGHT_MIXES = {
+    "ce float32 logits, float64 weight": lambda L: L.nn.functional.cross_entropy(
+        L.randn(3, 4), L.tensor([0, 1, 3]), weight=L.ones(4, dtype=L.float64)),
+    "CrossEntropyLoss float64 weight, smoothing": lambda L: L.nn.CrossEntropyLoss(
+        weight=L.ones(4, dtype=L.float64), label_smoothing=0.1)(L.randn(3, 4), L.tensor([0, 1, 3])),
+    "ce float64 logits, float32 weight": lambda L: L.nn.functional.cross_entropy(
+        L.randn(3, 4, dtype=L.float64), L.tensor([0, 1, 3]), weight=L.ones(4)),
+    "nll float64 weight": lambda L: L.nn.functional.nll_loss(
+        L.randn(3, 4), L.tensor([0, 1, 3]), weight=L.ones(4, dtype=L.float64)),
+    # controls: probability targets may mix (torch promotes), one dtype works
+    "ce probabilities, float64 weight": lambda L: L.nn.functional.cross_entropy(
+        L.randn(3, 4), L.ones(3, 4) / 4, weight=L.ones(4, dtype=L.float64)),
+    "ce one dtype": lambda L: L.nn.functional.cross_entropy(
+        L.randn(3, 4), L.tensor([0, 1, 3]), weight=L.ones(4)),
+}
+
+
+@pytest.mark.parametrize("case", list(_WEIGHT_MIXES))
+def test_class_weight_of_another_dtype_raises_as_torch(case):
+    # tinyattn computed these, the cross-entropy in float64 (torch never returns that here)
+    fn = _WEIGHT_MIXES[case]
+    assert _outcome(fn, ta) == _outcome(fn, torch)

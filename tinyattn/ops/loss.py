@@ -10,7 +10,7 @@ from .. import backend
 from ..autograd import Function, is_grad_enabled, keep_versions, name_node
 from ..tensor import Tensor, as_tensor
 from .embedding import check_index_range
-from .nll import nll_loss
+from .nll import check_class_weight_dtype, nll_loss
 from .reduce import sum as reduce_sum
 from .softmax import log_softmax, safe_row_max
 from ..precision import is_floating
@@ -128,6 +128,7 @@ def cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor] = None,
                                f"{ignore_index}; as torch, give probabilities of 0 instead")
         return _probability_targets(logits, target, weight, reduction, label_smoothing)
     _check_class_target(logits, target)
+    check_class_weight_dtype(weight, logits)       # probability targets may mix, as torch
     xp = backend.get_array_module(target._data)
     if classes == 0:    # no class at all: only rows that are ignored can be scored
         if bool(backend.to_host((target._data != ignore_index).any())):

@@ -10,6 +10,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from .. import backend
+from ..amp.dispatch import autocast_state
 from ..autograd import Function, keep_versions, name_node
 from ..precision import is_low_precision
 from ..tensor import Tensor, as_tensor
@@ -119,6 +120,25 @@ def _half_cascade(picked: Any, valid: Any, class_weight: Any, safe: Any, half: A
     return total, total_weight
 
 
+_SCALAR_TYPES = {"float32": "Float", "float64": "Double", "float16": "Half",
+                 "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
+                 "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def check_class_weight_dtype(weight: Optional[Tensor], input: Tensor) -> None:  # noqa: A002
+    """torch's nll kernels take class weights of the input's dtype only (outside autocast,
+    which casts both): a float64 weight with float32 logits raises there, where NumPy would
+    promote the loss to float64."""
+    if weight is None or not isinstance(weight, Tensor) or weight.dtype == input.dtype:
+        return
+    if str(input.device).split(":")[0] in autocast_state.dtypes:
+        return
+    want, got = (_SCALAR_TYPES.get(str(np.dtype(d)), str(d)) for d in (input.dtype, weight.dtype))
+    raise RuntimeError(f"expected scalar type {want} but found {got} (the class weight is "
+                       f"{weight.dtype}, the input {input.dtype}); convert it with "
+                       f"weight.to(input.dtype)")
+
+
 def nll_loss(input: Tensor, target: Any, weight: Optional[Tensor] = None,  # noqa: A002
              size_average: Optional[bool] = None, ignore_index: int = -100,
              reduce: Optional[bool] = None, reduction: str = "mean") -> Tensor:
@@ -144,6 +164,7 @@ def nll_loss(input: Tensor, target: Any, weight: Optional[Tensor] = None,  # noq
         raise RuntimeError(f"nll_loss: input is on {input.device} but target is on "
                            f"{target.device}; move them to one device")
     classes = input.shape[0] if input.ndim == 1 else input.shape[1]
+    check_class_weight_dtype(weight, input)
     class_weight = None
     if weight is not None:
         if weight.shape != (classes,):
