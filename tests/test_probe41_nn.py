@@ -234,3 +234,18 @@ def test_class_weight_of_another_dtype_raises_as_torch(case):
     # tinyattn computed these, the cross-entropy in float64 (torch never returns that here)
     fn = _WEIGHT_MIXES[case]
     assert _outcome(fn, ta) == _outcome(fn, torch)
+
+
+@pytest.mark.parametrize("op", ["huber_loss", "soft_margin_loss", "smooth_l1_loss"])
+@pytest.mark.parametrize("dtypes", [("float32", "float64"), ("float64", "float32"),
+                                    ("float16", "float32"), ("float32", "float32")])
+def test_loss_result_dtype_with_a_target_of_another_dtype_as_torch(op, dtypes):
+    # huber_loss and soft_margin_loss have the input's dtype in torch; tinyattn promoted
+    # (a float32 model's loss came back float64). smooth_l1_loss promotes in both: control.
+    outs = []
+    for lib in (torch, ta):
+        x = lib.tensor([[0.5, 2.0, -1.0]], dtype=getattr(lib, dtypes[0]))
+        y = lib.tensor([[0.1, 0.2, 0.3]], dtype=getattr(lib, dtypes[1]))
+        out = getattr(lib.nn.functional, op)(x, y, reduction="none")
+        outs.append((str(out.dtype).split(".")[-1], np.round(out.float().numpy(), 3).tolist()))
+    assert outs[1] == outs[0]

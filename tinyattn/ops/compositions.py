@@ -11,7 +11,7 @@ import math
 from typing import Any, Optional
 
 from ..autograd import keep_versions
-from ..precision import is_low_precision
+from ..precision import is_floating, is_low_precision
 from ..tensor import Tensor
 from .compare import minimum
 from .masking import where
@@ -151,8 +151,13 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None,  #
                      reduce: Any = None, reduction: str = "mean") -> Tensor:
     """``F.soft_margin_loss``: log(1 + exp(-target x)), reduced."""
     reduction = legacy_reduction(size_average, reduce, reduction, "soft_margin_loss")
-    # torch's soft_margin_loss is one node that keeps input and target: so does this one
-    return keep_versions(_reduced((-target * input).exp().log1p(), reduction), input, target)
+    # torch's soft_margin_loss is one node that keeps input and target: so does this one;
+    # its result has the input's dtype (a float64 target does not widen a float32 loss)
+    given = target
+    if isinstance(target, Tensor) and isinstance(input, Tensor) and \
+            target.dtype != input.dtype and is_floating(target.dtype):
+        target = target.to(input.dtype)
+    return keep_versions(_reduced((-target * input).exp().log1p(), reduction), input, given)
 
 
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,

@@ -123,6 +123,8 @@ def huber_loss(input: Tensor, target: Any, reduction: str = "mean",  # noqa: A00
     if float(delta) <= 0:
         raise RuntimeError(f"huber_loss: delta must be > 0, got {delta}")
     input, target = _checked_pair(input, target, "huber_loss", _REDUCTIONS, reduction)
+    if target.dtype != input.dtype and is_floating(target.dtype):
+        target = target.to(input.dtype)   # torch's loss has the input's dtype, not the wider
     if weight is None:
         return name_node(SmoothL1.apply(input, target, beta=float(delta), scale=float(delta),
                                         reduction=reduction), "HuberLossBackward0")
