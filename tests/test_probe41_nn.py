@@ -26,7 +26,7 @@ def test_load_state_dict_result_prints_as_torch():
 
 
 @pytest.mark.parametrize("make_items", [
-    lambda lib: {"x": lib.ones(2), "a": lib.zeros(1), "m": lib.ones(3)},         # plain dict: sorted
+    lambda lib: {"x": lib.ones(2), "a": lib.zeros(1), "m": lib.ones(3)},   # plain dict: sorted
     lambda lib: OrderedDict([("x", lib.ones(2)), ("a", lib.zeros(1))]),         # kept in order
     lambda lib: [("q", lib.ones(1)), ("b", lib.ones(2))],                       # pairs: kept
 ])
@@ -209,7 +209,8 @@ def test_convert_torch_state_dict_takes_bfloat16_checkpoints():
     ours = m(ta.tensor(x.float().numpy(), dtype=ta.bfloat16))
     assert str(ours.dtype) == "bfloat16"
     np.testing.assert_array_equal(ours.float().numpy(), t(x).float().detach().numpy())
-    np.testing.assert_array_equal(m.weight.float().detach().numpy(), t.weight.float().detach().numpy())
+    np.testing.assert_array_equal(m.weight.float().detach().numpy(),
+                                  t.weight.float().detach().numpy())
 
 
 _WEIGHT_MIXES = {
