@@ -1,0 +1,76 @@
+"""probeA41: tensor-op semantics checked against torch (CPU) where tinyattn differed.
+
+Each case runs the same small program with ``torch`` and with ``tinyattn`` and compares
+values, dtype, shape, or the exception type (and warning, where torch warns)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tinyattn as ta
+
+torch = pytest.importorskip("torch")
+
+
+def _run(code: str, mod):
+    ns = {"torch": mod}
+    exec(code, ns)  # noqa: S102 - the test programs below
+    return ns["r"]
+
+
+def _as_numpy(value):
+    if isinstance(value, (tuple, list)):
+        return [_as_numpy(v) for v in value]
+    if isinstance(value, torch.Tensor):
+        return value.detach().numpy(), str(value.dtype).replace("torch.", "")
+    if isinstance(value, ta.Tensor):
+        return value.detach().numpy(), str(value.dtype).replace("tinyattn.", "")
+    return value
+
+
+def _same(code: str) -> None:
+    want = _as_numpy(_run(code, torch))
+    got = _as_numpy(_run(code, ta))
+    flat_want = want if isinstance(want, list) else [want]
+    flat_got = got if isinstance(got, list) else [got]
+    assert len(flat_want) == len(flat_got)
+    for (w, wd), (g, gd) in zip(flat_want, flat_got):
+        assert gd == wd, (code, gd, wd)
+        assert g.shape == w.shape, (code, g.shape, w.shape)
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6, equal_nan=True, err_msg=code)
+
+
+def _same_error(code: str) -> None:
+    with pytest.raises(Exception) as want:
+        _run(code, torch)
+    with pytest.raises(Exception) as got:
+        _run(code, ta)
+    assert isinstance(got.value, type(want.value)), (code, got.value, want.value)
+
+
+# ---- an empty dim tuple/list reduces over every dim (sum/mean/amax/var/norm...), but any/all
+# ---- over no dims is each element's own truth
+X = "x = torch.arange(24.).view(2, 3, 4) - 5; "
+EMPTY_DIM = [X + f"r = {call}" for call in [
+    "x.sum(())", "x.sum([])", "torch.sum(x, dim=(), keepdim=True)", "x.mean(dim=[])",
+    "torch.mean(x, (), True)", "x.amax(())", "x.amin([])", "torch.nansum(x, ())",
+    "torch.nanmean(x, [])", "x.std(())", "x.var([], correction=0)", "torch.var_mean(x, ())",
+    "torch.std_mean(x, (), keepdim=True)", "torch.count_nonzero(x, ())", "x.norm(dim=())",
+    "torch.linalg.vector_norm(x, 1, dim=[], keepdim=True)",
+    "torch.logsumexp(x, (), keepdim=True)",
+    "x.any(dim=[])", "x.all(dim=[])", "torch.any(x, ())", "torch.all(x, dim=[])",
+    "x.any(dim=[0, 2])", "x.to(torch.uint8).all(dim=[])",
+]]
+
+
+@pytest.mark.parametrize("code", EMPTY_DIM)
+def test_empty_dim_reduces_as_torch(code):
+    _same(code)
+
+
+def test_empty_dim_is_not_a_no_op():        # negative control: the old answer was x itself
+    x = ta.arange(6.).view(2, 3)
+    assert x.sum(()).shape == ()
+    assert float(x.sum(dim=[])) == 15.0
