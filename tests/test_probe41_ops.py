@@ -74,3 +74,64 @@ def test_empty_dim_is_not_a_no_op():        # negative control: the old answer w
     x = ta.arange(6.).view(2, 3)
     assert x.sum(()).shape == ()
     assert float(x.sum(dim=[])) == 15.0
+
+
+# ---- indexing: torch's reading of a list holding sequences (a tuple), uint8 masks, empty
+# ---- lists, negative steps and narrow integer index tensors
+M = "x = torch.arange(12).view(3, 4); "
+INDEX_SAME = [M + code for code in [
+    "r = x[[[0, 2]]]", "r = x[[[0, 1], [1, 2]]]", "r = x[[0, slice(None)]]",
+    "r = x[[torch.tensor([0, 1]), 1]]", "r = x[[None, 0]]", "r = x[[..., 0]]",
+    "r = x[[[0]] * 32]", "r = x[0, [[0, 1]]]", "r = x[[0, 2]]", "r = x[[True, False, True]]",
+    "x[[[0, 1], [1, 2]]] = -1; r = x",
+    "r = x[torch.tensor([0, 1, 1], dtype=torch.uint8)]",
+    "r = x[:, torch.tensor([0, 1, 1, 0], dtype=torch.uint8)]",
+    "r = x[torch.tensor(1, dtype=torch.uint8)]", "r = x[torch.tensor(0, dtype=torch.uint8)]",
+    "x[torch.tensor([0, 1, 1], dtype=torch.uint8)] = torch.tensor([7, 7, 7, 7]); r = x",
+    "x[torch.tensor(1, dtype=torch.uint8)] = 7; r = x",
+    "r = x[torch.tensor([0, 2], dtype=torch.int32)]",
+    "r = x[[]]", "r = x[[], 1]", "x[[]] = 5; r = x",
+]]
+INDEX_ERRORS = [M + code for code in [
+    "r = x[::-1]", "r = x[:, ::-2]", "r = x[1, 3:0:-1]", "x[::-1] = 0; r = x",
+    "r = x[torch.tensor([0, 2], dtype=torch.int16)]",
+    "r = x[torch.tensor([0, 2], dtype=torch.int8)]",
+    "x[torch.tensor([0, 1, 1], dtype=torch.uint8)] = 0; r = x",
+    "x[torch.tensor([0, 1, 1], dtype=torch.uint8), 0] = 7; r = x",
+    "r = x[[[0]] * 31]",
+]]
+
+
+@pytest.mark.parametrize("code", INDEX_SAME)
+def test_indexing_as_torch(code):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)    # both warn: deprecated forms
+        _same(code)
+
+
+@pytest.mark.parametrize("code", INDEX_ERRORS)
+def test_indexing_errors_as_torch(code):
+    _same_error(code)
+
+
+def test_deprecated_index_forms_warn_as_torch():
+    x = ta.arange(12).view(3, 4)
+    with pytest.warns(UserWarning, match="non-tuple sequence"):
+        x[[[0, 1], [1, 2]]]
+    with pytest.warns(UserWarning, match="uint8"):
+        x[ta.tensor([1, 0, 1], dtype=ta.uint8)]
+    with warnings.catch_warnings():                     # negative control: no warning
+        warnings.simplefilter("error")
+        x[[0, 1]]
+        x[0, [[0, 1]]]
+
+
+def test_list_of_lists_index_backward_as_torch():
+    grads = []
+    for lib in (torch, ta):
+        x = lib.arange(12.).view(3, 4).requires_grad_()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            x[[[0, 1], [1, 1]]].sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(grads[1], grads[0])

@@ -274,6 +274,12 @@ def masked_fill_(x: Tensor, mask: Any, value: float) -> Tensor:
 
 def setitem(x: Tensor, index: Any, value: Any) -> None:
     """``x[index] = value`` (``Tensor.__setitem__``), with PyTorch's indexing rules."""
+    if not (isinstance(value, Tensor) and value.ndim) and any(
+            isinstance(p, Tensor) and p.dtype == np.uint8 and p.ndim
+            for p in (index if isinstance(index, tuple) else (index,))):
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           "unsigned char (as torch: x[uint8 mask] = a number is refused; "
+                           "use mask.bool())")
     index = _index_to_arrays(index, x.device)
     if isinstance(value, Tensor) and value.device != x.device:
         value = convert(value, device=x.device)
