@@ -135,3 +135,27 @@ def test_list_of_lists_index_backward_as_torch():
             x[[[0, 1], [1, 1]]].sum().backward()
         grads.append(x.grad.numpy())
     np.testing.assert_array_equal(grads[1], grads[0])
+
+
+# ---- clamp: a NaN bound gives NaN everywhere (gradient 0); no bound at all is RuntimeError
+CLAMP = ["x = torch.tensor([1., 2., float('nan')]); r = x.clamp(min=float('nan'))",
+         "x = torch.tensor([1., 2.]); r = x.clamp(0., float('nan'))",
+         "x = torch.tensor([1., 2.]); r = x.clamp(min=float('nan'), max=1.)",
+         "x = torch.tensor([1, 2]); r = x.clamp(min=float('nan'))",
+         "x = torch.tensor([1, 2]); r = x.clamp(max=torch.tensor(float('nan')))",
+         "x = torch.tensor([1., 2.], dtype=torch.float16); r = torch.clamp(x, max=float('nan'))",
+         "x = torch.tensor([1., 2.]); x.clamp_(min=float('nan')); r = x",
+         "x = torch.tensor([1., 5.], requires_grad=True); x.clamp(float('nan')).sum().backward(); "
+         "r = x.grad",
+         "x = torch.tensor([1., 5., 10.]); r = x.clamp(min=6, max=4)"]
+
+
+@pytest.mark.parametrize("code", CLAMP)
+def test_clamp_nan_bounds_as_torch(code):
+    _same(code)
+
+
+def test_clamp_without_bounds_raises_as_torch():
+    _same_error("r = torch.tensor([1., 2.]).clamp()")
+    with pytest.raises(ValueError):         # still a ValueError for tinyattn's older callers
+        ta.tensor([1.]).clamp()

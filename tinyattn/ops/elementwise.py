@@ -373,6 +373,10 @@ class Clone(Function):
         return grad
 
 
+class ClampBoundsError(ValueError, RuntimeError):
+    """clamp without bounds: torch's RuntimeError (a ValueError here before, kept as one)."""
+
+
 class Clamp(Function):
     """out = min(max(x, low), high).   dx = g where low <= x <= high, else 0 (a clamped
     element is a constant; at the boundary itself we pass the gradient, as PyTorch does)."""
@@ -631,12 +635,10 @@ def clamp(x: Tensor, min: Optional[float] = None,  # noqa: A002 - PyTorch's name
                 raise TypeError(f"clamp: {name} must be a number (tensor bounds are not "
                                 f"supported), got a tensor of shape {bound.shape}")
             bound = bound.item()
-        if bound is not None and np.isnan(float(bound)):
-            raise ValueError(f"clamp: {name} is NaN, which would make every element NaN (as in "
-                             f"PyTorch); pass a number, or None for no bound")
-        bounds.append(bound)
+        bounds.append(bound)    # a NaN bound makes every element NaN (gradient 0), as torch
     if bounds[0] is None and bounds[1] is None:
-        raise ValueError("clamp: give at least one of min and max")
+        raise ClampBoundsError("torch.clamp: At least one of 'min' or 'max' must not be None "
+                               "(give min=, max= or both)")
     given = [b for b in bounds if b is not None]
     if x.dtype.kind == "b" and all(isinstance(b, (bool, np.bool_)) for b in given):
         kernel = ("clamp" if len(given) == 2 else
