@@ -159,3 +159,50 @@ def test_clamp_without_bounds_raises_as_torch():
     _same_error("r = torch.tensor([1., 2.]).clamp()")
     with pytest.raises(ValueError):         # still a ValueError for tinyattn's older callers
         ta.tensor([1.]).clamp()
+
+
+# ---- creation and scalar conversion into integer dtypes: torch refuses what does not fit
+# ---- (NumPy wrapped 300 to 44, inf/NaN to int64's minimum); -1 into uint8 is 255
+CREATION_SAME = ["r = " + code for code in [
+    "torch.tensor([-1], dtype=torch.uint8)", "torch.tensor([-128], dtype=torch.int8)",
+    "torch.tensor([255], dtype=torch.uint8)", "torch.tensor([-255], dtype=torch.uint8)",
+    "torch.tensor([1.7, -1.7], dtype=torch.int64)", "torch.tensor([True], dtype=torch.uint8)",
+    "torch.tensor([2 ** 63 - 1])", "torch.tensor([-2 ** 63])",
+    "torch.tensor([2 ** 63], dtype=torch.float32)", "torch.tensor([[]], dtype=torch.uint8)",
+    "torch.tensor([np.float64(2.5)])", "torch.tensor([1, np.float64(2)])",
+    "torch.tensor([[np.float64(1)], [2.]])", "torch.tensor([np.float32(1.5), 2.0])",
+    "torch.tensor([np.int8(1)])", "torch.tensor([0.5, 1.5])",
+    "torch.full((2,), -1, dtype=torch.uint8)", "torch.full((2,), 2.5, dtype=torch.uint8)",
+    "torch.zeros(2, dtype=torch.uint8).fill_(-1)", "torch.zeros(2, dtype=torch.int8).fill_(2.7)",
+    "torch.where(torch.tensor([True, False]), torch.zeros(2, dtype=torch.uint8), -1)",
+    "torch.where(torch.tensor([True, False]), 255, torch.zeros(2, dtype=torch.uint8))",
+    "torch.where(torch.tensor([True, False]), torch.zeros(2, dtype=torch.int32), 2.5)",
+    "torch.where(torch.tensor([True, False]), torch.zeros(2), 2 ** 40)",
+]]
+CREATION_ERRORS = ["r = " + code for code in [
+    "torch.tensor([300], dtype=torch.uint8)", "torch.tensor(300, dtype=torch.uint8)",
+    "torch.tensor([-256], dtype=torch.uint8)", "torch.tensor([-129], dtype=torch.int8)",
+    "torch.tensor([[1, 2 ** 40]], dtype=torch.int32)", "torch.tensor([1e10], dtype=torch.int32)",
+    "torch.tensor([float('inf')], dtype=torch.int64)", "torch.tensor([float('nan')], dtype=torch.int32)",
+    "torch.tensor([255.7], dtype=torch.uint8)", "torch.tensor([-0.5], dtype=torch.uint8)",
+    "torch.tensor(2 ** 63)", "torch.tensor([-2 ** 63 - 1])", "torch.tensor([2 ** 64])",
+    "torch.full((1,), float('inf'), dtype=torch.int64)", "torch.full((1,), 2 ** 63)",
+    "torch.full((1,), 1000, dtype=torch.uint8)", "torch.full((1,), -256, dtype=torch.uint8)",
+    "torch.full((1,), float('nan'), dtype=torch.int32)",
+    "torch.full_like(torch.zeros(2, dtype=torch.int64), float('nan'))",
+    "torch.zeros(2, dtype=torch.int32).new_full((2,), 2 ** 40)",
+    "torch.zeros(2, dtype=torch.uint8).fill_(300)", "torch.zeros(2, dtype=torch.int8).fill_(128.0)",
+    "torch.zeros(2, dtype=torch.int32).fill_(float('inf'))",
+    "torch.where(torch.tensor([True, False]), torch.zeros(2, dtype=torch.uint8), 300)",
+    "torch.where(torch.tensor([True, False]), 2 ** 40, torch.zeros(2, dtype=torch.int32))",
+]]
+
+
+@pytest.mark.parametrize("code", CREATION_SAME)
+def test_creation_as_torch(code):
+    _same("import numpy as np; " + code)
+
+
+@pytest.mark.parametrize("code", CREATION_ERRORS)
+def test_creation_errors_as_torch(code):
+    _same_error(code)

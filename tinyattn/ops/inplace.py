@@ -39,7 +39,7 @@ from .masking import masked_fill
 from .overlap import check_no_partial_overlap, written_region
 from .view_writes import rebase_views, write_through_view
 from .shape import _index_to_arrays, torch_index_steps
-from ..precision import check_fits, is_floating
+from ..precision import check_fits, integer_scalar, is_floating
 from ..promotion import can_cast
 
 __all__ = ["add_", "sub_", "mul_", "div_", "pow_", "neg_", "clamp_", "masked_fill_", "zero_",
@@ -317,6 +317,7 @@ def zero_(x: Tensor) -> Tensor:
 
 def fill_(x: Tensor, value: Any) -> Tensor:
     check_fits(value, x.dtype, "fill_")
+    value = integer_scalar(value, x.dtype, "fill_")      # -1 in uint8 is 255; 300 raises
     setitem(x, Ellipsis, value)
     return x
 

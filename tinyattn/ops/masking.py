@@ -18,7 +18,7 @@ import numpy as np
 from .. import backend
 from ..broadcast_error import broadcast_error
 from ..autograd import Function, keep_versions, unbroadcast
-from ..precision import check_fits, is_floating
+from ..precision import check_fits, integer_scalar, is_floating
 from ..promotion import operand_tier, result_type
 from ..tensor import Tensor
 from .elementwise import _as_dtype, as_operand
@@ -164,6 +164,11 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa:
         dtype = _scalar_dtype(input, other)
         input = Tensor._wrap(xp.asarray(input, dtype=dtype))
         other = Tensor._wrap(xp.asarray(other, dtype=dtype))
+    for number, tensor in ((input, other), (other, input)):   # 300 into uint8: torch's error
+        if isinstance(number, (int, np.integer)) and not isinstance(number, (bool, np.bool_)) \
+                and isinstance(tensor, Tensor) and tensor.dtype.kind in "iu":
+            converted = integer_scalar(number, tensor.dtype, "where")
+            input, other = (converted, other) if number is input else (input, converted)
     if not isinstance(input, Tensor):
         input = as_operand(input, other)
     other = as_operand(other, input)
