@@ -206,3 +206,23 @@ def test_creation_as_torch(code):
 @pytest.mark.parametrize("code", CREATION_ERRORS)
 def test_creation_errors_as_torch(code):
     _same_error(code)
+
+
+# ---- torch's NotImplementedError (a RuntimeError subclass) for a kernel without the dtype
+NOT_IMPLEMENTED = ["r = " + code for code in [
+    "torch.tensor([5]) & 3.0", "torch.bitwise_or(torch.tensor([True]), 2.5)",
+    "torch.bitwise_xor(torch.tensor([1.]), torch.tensor([1.], dtype=torch.float64))",
+    "torch.bitwise_left_shift(torch.tensor([1], dtype=torch.int8), 2.5)",
+    "torch.bitwise_not(torch.tensor([1.], dtype=torch.float16))",
+    "torch.gcd(torch.tensor([4]), torch.tensor(2.))", "torch.lcm(torch.tensor([True]), torch.tensor([True]))",
+    "torch.hypot(torch.tensor([3]), torch.tensor([4]))",
+    "torch.logaddexp(torch.tensor([3], dtype=torch.uint8), torch.tensor([4]))",
+    "torch.nextafter(torch.tensor([3]), torch.tensor([4]))", "torch.tensor([-3, 3]).frac()",
+]]
+
+
+@pytest.mark.parametrize("code", NOT_IMPLEMENTED)
+def test_not_implemented_dtype_errors_as_torch(code):
+    _same_error(code)
+    with pytest.raises(RuntimeError):           # still caught as RuntimeError, as in torch
+        _run(code, ta)
