@@ -226,3 +226,25 @@ def test_not_implemented_dtype_errors_as_torch(code):
     _same_error(code)
     with pytest.raises(RuntimeError):           # still caught as RuntimeError, as in torch
         _run(code, ta)
+
+
+# ---- matmul does not promote: an integer operand with another dtype is torch's RuntimeError
+# ---- (NumPy gave float64 for float32 @ int64)
+MATMUL_ERRORS = ["r = " + code for code in [
+    "torch.tensor([[1, 2]]) @ torch.tensor([[1.], [2.]])",
+    "torch.ones(2) @ torch.ones(2, dtype=torch.int64)",
+    "torch.ones(2, 2, dtype=torch.int32) @ torch.ones(2, 2, dtype=torch.int64)",
+    "torch.matmul(torch.ones(2, 2, 2, dtype=torch.int32), torch.ones(2, 2))",
+    "torch.ones(2, 2) @ torch.ones(2, 2, dtype=torch.float64)",
+    "torch.tensor(2.) @ torch.tensor(3.)",
+]]
+
+
+@pytest.mark.parametrize("code", MATMUL_ERRORS)
+def test_matmul_dtype_errors_as_torch(code):
+    _same_error(code)
+
+
+def test_matmul_same_integer_dtype_still_works():       # negative control
+    _same("r = torch.tensor([[1, 2], [3, 4]]) @ torch.tensor([[1, 2], [3, 4]])")
+    _same("r = torch.ones(2, 3, dtype=torch.float64) @ torch.ones(3, dtype=torch.float64)")

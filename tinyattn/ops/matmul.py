@@ -134,7 +134,7 @@ def _in_torch_words(a_shape: tuple, b_shape: tuple, explanation: str) -> str:
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     if a.ndim == 0 or b.ndim == 0:
-        raise ValueError(f"matmul: both operands need at least 1 dim, got shapes {a.shape} "
+        raise ShapeError(f"matmul: both operands need at least 1 dim, got shapes {a.shape} "
                          f"and {b.shape}; use * for scaling by a number")
     k_a = a.shape[-1]
     k_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
@@ -147,6 +147,12 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         raise RuntimeError(f"matmul: expected both operands to have the same dtype, got "
                            f"{a.dtype} and {b.dtype} (torch does not promote a real operand "
                            f"of a complex matmul either); convert one with .to({a.dtype if a.dtype.kind == 'c' else b.dtype})")
+    if a.dtype != b.dtype and not (a.dtype.kind in "fV" and b.dtype.kind in "fV"):
+        # an integer or bool operand with another dtype: torch refuses (NumPy would give
+        # float64 for int64 @ float32); two floating dtypes are refused in Function.apply
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a.dtype} != "
+                           f"{b.dtype} (matmul does not promote, as in torch); convert one "
+                           f"with .to({b.dtype if a.dtype.kind in 'biu' else a.dtype})")
     try:
         return Matmul.apply(a, b)
     except ValueError:
