@@ -248,3 +248,37 @@ def test_matmul_dtype_errors_as_torch(code):
 def test_matmul_same_integer_dtype_still_works():       # negative control
     _same("r = torch.tensor([[1, 2], [3, 4]]) @ torch.tensor([[1, 2], [3, 4]])")
     _same("r = torch.ones(2, 3, dtype=torch.float64) @ torch.ones(3, dtype=torch.float64)")
+
+
+# ---- a Python number written by x[index] = v or masked_fill into an integer dtype: torch's
+# ---- scalar conversion (-1 into uint8 is 255; 300, 2**40 into int32, inf are errors)
+SCALAR_WRITES = [
+    "x = torch.zeros(5, dtype=torch.uint8); x[0] = -1; r = x",
+    "x = torch.zeros(5, dtype=torch.uint8); x[1:3] = -255; r = x",
+    "x = torch.zeros(5, dtype=torch.int64); x[torch.tensor([0, 0, 2])] = 2.7; r = x",
+    "x = torch.zeros(5, dtype=torch.int64); x[0] = True; r = x",
+    "x = torch.zeros(5, dtype=torch.uint8); "
+    "x.masked_fill_(torch.tensor([True, False, True, False, False]), -1); r = x",
+    "x = torch.zeros(5, dtype=torch.int64); "
+    "x.masked_fill_(torch.tensor([True, False, True, False, False]), 2.7); r = x",
+]
+SCALAR_WRITE_ERRORS = [
+    "x = torch.zeros(5, dtype=torch.uint8); x[0] = 300; r = x",
+    "x = torch.zeros(5, dtype=torch.int32); x[1:3] = 2**40; r = x",
+    "x = torch.zeros(5, dtype=torch.int32); x[1:3] = float('inf'); r = x",
+    "x = torch.zeros(5, dtype=torch.int32); x[torch.tensor([1, 2])] = float('nan'); r = x",
+    "x = torch.zeros(5, dtype=torch.uint8); "
+    "x.masked_fill_(torch.tensor([True, False, True, False, False]), 256); r = x",
+    "x = torch.zeros(5, dtype=torch.int32); "
+    "x.masked_fill_(torch.tensor([True, False, True, False, False]), float('nan')); r = x",
+]
+
+
+@pytest.mark.parametrize("code", SCALAR_WRITES)
+def test_scalar_writes_into_integers_as_torch(code):
+    _same(code)
+
+
+@pytest.mark.parametrize("code", SCALAR_WRITE_ERRORS)
+def test_scalar_write_errors_as_torch(code):
+    _same_error(code)

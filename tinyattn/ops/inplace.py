@@ -281,6 +281,7 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
                            "unsigned char (as torch: x[uint8 mask] = a number is refused; "
                            "use mask.bool())")
     index = _index_to_arrays(index, x.device)
+    value = integer_scalar(value, x.dtype, "x[index] = value")  # -1 in uint8: 255; 300 raises
     if isinstance(value, Tensor) and value.device != x.device:
         value = convert(value, device=x.device)
     if isinstance(value, Tensor):   # x[1:4] = x[0:3] would write a shifted copy: torch refuses

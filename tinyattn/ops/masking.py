@@ -122,12 +122,8 @@ def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
     if isinstance(value, complex) and x.dtype.kind != "c":
         value = _real_fill(value, x.dtype)
     check_fits(value, x.dtype, "masked_fill")        # -1e9 in float16: torch's error
-    if x.dtype.kind in "iu" and isinstance(value, (int, float, np.number)) \
-            and not isinstance(value, bool) and (not np.isfinite(value) or not
-                                                 np.iinfo(x.dtype).min <= value
-                                                 <= np.iinfo(x.dtype).max):
-        raise RuntimeError(f"masked_fill: value cannot be converted to type {x.dtype} without "
-                           f"overflow: {value} is outside {x.dtype}'s range")
+    # into an integer dtype as torch converts a scalar: -1 in uint8 is 255, 300 raises
+    value = integer_scalar(value, x.dtype, "masked_fill")
     out = MaskedFill.apply(x, mask=mask.copy(), number=value)   # mask kept for backward
     return keep_versions(out, mask_tensor)    # torch keeps the mask: writing to it raises
 
