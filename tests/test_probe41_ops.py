@@ -282,3 +282,20 @@ def test_scalar_writes_into_integers_as_torch(code):
 @pytest.mark.parametrize("code", SCALAR_WRITE_ERRORS)
 def test_scalar_write_errors_as_torch(code):
     _same_error(code)
+
+
+# ---- flatten with start_dim after end_dim: torch refuses (tinyattn inserted a dim of 1)
+SHAPE_ERRORS = [X + "r = " + code for code in [
+    "x.flatten(2, 1)", "torch.flatten(x, -1, 0)", "x.unflatten(2, (3, 2))",
+]]
+
+
+@pytest.mark.parametrize("code", SHAPE_ERRORS)
+def test_shape_errors_as_torch(code):
+    _same_error(code)
+
+
+@pytest.mark.parametrize("code", [X + "r = x.flatten(1, 1)", X + "r = x.flatten(-2)",
+                                  X + "r = torch.tensor(3.).flatten(0, -1)"])
+def test_flatten_still_works(code):          # negative control
+    _same(code)

@@ -191,6 +191,9 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         return reshape(x, (1,))
     start = _normalize_dim(start_dim, x.ndim, "flatten")
     end = _normalize_dim(end_dim, x.ndim, "flatten")
+    if start > end:         # torch refuses (the product of no dims would insert a dim of 1)
+        raise RuntimeError(f"flatten() has invalid args: start_dim cannot come after end_dim "
+                           f"(start_dim={start_dim}, end_dim={end_dim} for {x.ndim} dims)")
     middle = math.prod(x.shape[start:end + 1])
     return reshape(x, x.shape[:start] + (middle,) + x.shape[end + 1:])
 
