@@ -299,3 +299,18 @@ def test_shape_errors_as_torch(code):
                                   X + "r = torch.tensor(3.).flatten(0, -1)"])
 def test_flatten_still_works(code):          # negative control
     _same(code)
+
+
+# ---- cummax/cummin: bfloat16 NaNs were ignored, and each later NaN takes the index over
+CUM = [f"x = torch.tensor([[1., float('nan'), 0.5, 2., 0.5], [3., 1., float('nan'), "
+       f"float('nan'), -1.], [float('nan'), float('nan'), float('nan'), 1., float('nan')]], "
+       f"dtype=torch.{dt}); r = x.{op}({dim})"
+       for dt in ("float32", "float64", "float16", "bfloat16") for op in ("cummax", "cummin")
+       for dim in (0, 1)]
+
+
+@pytest.mark.parametrize("code", CUM)
+def test_cummax_cummin_nan_as_torch(code):
+    want, got = _run(code, torch), _run(code, ta)
+    np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy(), err_msg=code)
+    np.testing.assert_array_equal(got.values.float().numpy(), want.values.float().numpy())
