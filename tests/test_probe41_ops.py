@@ -314,3 +314,21 @@ def test_cummax_cummin_nan_as_torch(code):
     want, got = _run(code, torch), _run(code, ta)
     np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy(), err_msg=code)
     np.testing.assert_array_equal(got.values.float().numpy(), want.values.float().numpy())
+
+
+# ---- mode with NaN: torch's std::sort by plain < places NaNs where an insertion sort leaves
+# ---- them (a stable NaN-last argsort does not), so the mode and its index differed
+MODE = [f"x = torch.tensor({v}, dtype=torch.{dt}); r = x.mode({dim})"
+        for v, dim in (("[3., float('nan'), -4., -4., 3.]", ""), ("[float('nan'), float('nan'), 1.]", ""),
+                       ("[[1., float('nan'), 0.5, 2., 0.5], [3., 1., float('nan'), float('nan'), -1.]]",
+                        "1"),
+                       ("[[1., float('nan'), 0.5], [float('nan'), float('nan'), 0.5]]", "0"),
+                       ("[2., 2., 1., 1.]", ""))
+        for dt in ("float32", "bfloat16")]
+
+
+@pytest.mark.parametrize("code", MODE)
+def test_mode_with_nan_as_torch(code):
+    want, got = _run(code, torch), _run(code, ta)
+    np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy(), err_msg=code)
+    np.testing.assert_array_equal(got.values.float().numpy(), want.values.float().numpy())
