@@ -183,7 +183,8 @@ CREATION_ERRORS = ["r = " + code for code in [
     "torch.tensor([300], dtype=torch.uint8)", "torch.tensor(300, dtype=torch.uint8)",
     "torch.tensor([-256], dtype=torch.uint8)", "torch.tensor([-129], dtype=torch.int8)",
     "torch.tensor([[1, 2 ** 40]], dtype=torch.int32)", "torch.tensor([1e10], dtype=torch.int32)",
-    "torch.tensor([float('inf')], dtype=torch.int64)", "torch.tensor([float('nan')], dtype=torch.int32)",
+    "torch.tensor([float('inf')], dtype=torch.int64)",
+    "torch.tensor([float('nan')], dtype=torch.int32)",
     "torch.tensor([255.7], dtype=torch.uint8)", "torch.tensor([-0.5], dtype=torch.uint8)",
     "torch.tensor(2 ** 63)", "torch.tensor([-2 ** 63 - 1])", "torch.tensor([2 ** 64])",
     "torch.full((1,), float('inf'), dtype=torch.int64)", "torch.full((1,), 2 ** 63)",
@@ -214,7 +215,8 @@ NOT_IMPLEMENTED = ["r = " + code for code in [
     "torch.bitwise_xor(torch.tensor([1.]), torch.tensor([1.], dtype=torch.float64))",
     "torch.bitwise_left_shift(torch.tensor([1], dtype=torch.int8), 2.5)",
     "torch.bitwise_not(torch.tensor([1.], dtype=torch.float16))",
-    "torch.gcd(torch.tensor([4]), torch.tensor(2.))", "torch.lcm(torch.tensor([True]), torch.tensor([True]))",
+    "torch.gcd(torch.tensor([4]), torch.tensor(2.))",
+    "torch.lcm(torch.tensor([True]), torch.tensor([True]))",
     "torch.hypot(torch.tensor([3]), torch.tensor([4]))",
     "torch.logaddexp(torch.tensor([3], dtype=torch.uint8), torch.tensor([4]))",
     "torch.nextafter(torch.tensor([3]), torch.tensor([4]))", "torch.tensor([-3, 3]).frac()",
@@ -319,9 +321,10 @@ def test_cummax_cummin_nan_as_torch(code):
 # ---- mode with NaN: torch's std::sort by plain < places NaNs where an insertion sort leaves
 # ---- them (a stable NaN-last argsort does not), so the mode and its index differed
 MODE = [f"x = torch.tensor({v}, dtype=torch.{dt}); r = x.mode({dim})"
-        for v, dim in (("[3., float('nan'), -4., -4., 3.]", ""), ("[float('nan'), float('nan'), 1.]", ""),
-                       ("[[1., float('nan'), 0.5, 2., 0.5], [3., 1., float('nan'), float('nan'), -1.]]",
-                        "1"),
+        for v, dim in (("[3., float('nan'), -4., -4., 3.]", ""),
+                       ("[float('nan'), float('nan'), 1.]", ""),
+                       ("[[1., float('nan'), 0.5, 2., 0.5], "
+                        "[3., 1., float('nan'), float('nan'), -1.]]", "1"),
                        ("[[1., float('nan'), 0.5], [float('nan'), float('nan'), 0.5]]", "0"),
                        ("[2., 2., 1., 1.]", ""))
         for dt in ("float32", "bfloat16")]

@@ -27,6 +27,8 @@ import re
 import weakref
 from typing import Any, Callable, Optional, Sequence
 
+import numpy as np
+
 from .. import backend
 from ..broadcast_error import broadcast_error, expand_error
 from ..autograd import Function, is_grad_enabled, no_grad, unbroadcast
