@@ -335,3 +335,35 @@ def test_mode_with_nan_as_torch(code):
     want, got = _run(code, torch), _run(code, ta)
     np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy(), err_msg=code)
     np.testing.assert_array_equal(got.values.float().numpy(), want.values.float().numpy())
+
+
+# ---- add/sub alpha: torch refuses a float alpha with integer inputs and a bool alpha with a
+# ---- non-bool result (tinyattn gave float32); an int alpha keeps a bool result bool
+ALPHA_SAME = ["r = " + code for code in [
+    "torch.add(torch.ones(3, dtype=torch.bool), torch.ones(3, dtype=torch.bool), alpha=2)",
+    "torch.add(torch.zeros(3, dtype=torch.bool), torch.ones(3, dtype=torch.bool), alpha=0)",
+    "torch.add(torch.ones(3, dtype=torch.bool), torch.ones(3, dtype=torch.bool), alpha=True)",
+    "torch.add(torch.ones(3, dtype=torch.int64), 1.5, alpha=2.5)",
+    "torch.add(torch.ones(3, dtype=torch.int64), torch.ones(3), alpha=2.5)",
+    "torch.add(torch.ones(3, dtype=torch.uint8), torch.ones(3, dtype=torch.uint8) * 3, alpha=-1)",
+    "torch.ones(3).sub(torch.ones(3), alpha=0.5)",
+    "torch.tensor([1, 2]).add(torch.tensor([1, 2]), alpha=3)",
+]]
+ALPHA_ERRORS = ["r = " + code for code in [
+    "torch.add(torch.ones(3, dtype=torch.int64), 1, alpha=2.5)",
+    "torch.add(torch.ones(3, dtype=torch.int64), 1, alpha=2.0)",
+    "torch.ones(3, dtype=torch.int64).add_(1, alpha=2.5)",
+    "torch.sub(torch.ones(3, dtype=torch.int64), 1, alpha=0.5)",
+    "torch.add(torch.ones(3, dtype=torch.int64), 1, alpha=True)",
+    "torch.add(torch.ones(3), 1, alpha=False)",
+]]
+
+
+@pytest.mark.parametrize("code", ALPHA_SAME)
+def test_alpha_as_torch(code):
+    _same(code)
+
+
+@pytest.mark.parametrize("code", ALPHA_ERRORS)
+def test_alpha_errors_as_torch(code):
+    _same_error(code)

@@ -422,6 +422,7 @@ _NUMBER_IN_FLOAT32 = (Mul, Div)     # _half_and_number (add and sub round the nu
 
 def add(a: Any, b: Any, alpha: float = 1) -> Tensor:
     """a + alpha * b (PyTorch's ``add``; alpha scales the second operand)."""
+    alpha = _check_alpha(a, b, alpha)
     return _binary(Add, "add", a, _scaled(b, alpha))
 
 
@@ -432,7 +433,33 @@ def sub(a: Any, b: Any, alpha: float = 1) -> Tensor:
         raise RuntimeError("sub: subtraction (the - operator) with a bool tensor or bool is "
                            "not supported, as in torch; to invert a mask use ~mask or "
                            "logical_not(mask), or convert it first with .int() or .float()")
+    alpha = _check_alpha(a, b, alpha)
     return _binary(Sub, "sub", a, _scaled(b, alpha))
+
+
+def _check_alpha(a: Any, b: Any, alpha: Any) -> Any:
+    """torch's rules for alpha: a float alpha with an integer (or bool) result and a bool
+    alpha with a non-bool result are refused (the result would not be the inputs' dtype); an
+    int alpha with a bool result counts as alpha != 0 (the result stays bool, as torch).
+    Returns the alpha to scale with."""
+    if not (isinstance(a, Tensor) or isinstance(b, Tensor)) or (
+            isinstance(alpha, (int, np.integer)) and not isinstance(alpha, (bool, np.bool_))
+            and alpha == 1):
+        return alpha
+    kind = result_type(a, b).kind
+    if kind == "b" and isinstance(alpha, (int, np.integer)):
+        return bool(alpha)
+    if not isinstance(alpha, (bool, np.bool_, float, np.floating)):
+        return alpha
+    if isinstance(alpha, (bool, np.bool_)):
+        if kind != "b":
+            raise RuntimeError(f"Boolean alpha only supported for Boolean results (as torch; "
+                               f"got alpha={alpha!r}: pass alpha={int(alpha)})")
+    elif kind in "biu":
+        raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating "
+                           f"point number (as torch; got alpha={alpha}: convert the tensors "
+                           f"with .float(), or pass an int alpha)")
+    return alpha
 
 
 def _scaled(b: Any, alpha: float) -> Any:
