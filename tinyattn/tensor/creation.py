@@ -25,9 +25,15 @@ def tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None,
     if backend.device_of(source) == "cpu":
         python_data = not isinstance(source, (np.ndarray, np.generic)) and not (
             isinstance(source, (list, tuple)) and _holds_tensor(source))
-        if python_data and isinstance(source, (int, list, tuple)):
-            _check_python_ints(source, want)
-        array = _host_array(source)
+        try:
+            array = _host_array(source)
+        except TypeError:       # NumPy's object array: maybe an int beyond int64 (torch's error)
+            if python_data and isinstance(source, (int, list, tuple)):
+                _check_python_ints(source, want)
+            raise
+        if python_data and array.dtype == np.uint64 and not (
+                want is not None and (want.kind in "fc" or want == np.uint64)):
+            _check_python_ints(source, want)    # 2**63..2**64-1: NumPy's uint64, torch refuses
         if python_data and want is not None and want.kind in "iu" and array.dtype.kind in "iuf":
             _check_fits_integer(array, want)
         if want is None and array.dtype == np.float64 and python_data and not (
@@ -50,8 +56,16 @@ def tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None,
 def _holds_numpy_float64(data: Any) -> bool:
     """A list holding a NumPy float64 scalar or array: torch.tensor([np.float64(2.5)]) is
     float64 there (each NumPy item counts with its own dtype), a Python float float32."""
-    return any(isinstance(d, (np.float64, np.ndarray)) and d.dtype == np.float64
-               or (isinstance(d, (list, tuple)) and _holds_numpy_float64(d)) for d in data)
+    for d in data:                      # plain Python numbers first: this walks big lists
+        kind = type(d)
+        if kind is float or kind is int or kind is bool:
+            continue
+        if kind is list or kind is tuple:
+            if _holds_numpy_float64(d):
+                return True
+        elif isinstance(d, (np.float64, np.ndarray)) and d.dtype == np.float64:
+            return True
+    return False
 
 
 def _check_python_ints(data: Any, want: Any) -> None:
