@@ -25,7 +25,7 @@ from .autograd import is_grad_enabled
 from .spaced_values import linspace_values, logspace_values
 from .tensor import DTypeLike, Tensor, normalize_dtype, tensor
 from .tensor.memory_format import check_memory_format
-from .precision import check_fits, is_floating
+from .precision import check_fits, integer_scalar, is_floating
 
 __all__ = ["zeros", "ones", "empty", "full", "eye", "arange", "linspace", "logspace", "rand",
            "randn", "randperm", "randint", "zeros_like", "ones_like", "empty_like", "full_like",
@@ -163,6 +163,7 @@ def full(size: Any, fill_value: Any, *, out: Optional[Tensor] = None, dtype: DTy
             _size((size,), None, "full"), value).astype(want))
     want = normalize_dtype(dtype) or _inferred_dtype(value)
     check_fits(value, want, "full")
+    value = integer_scalar(value, want, "full")     # inf or 300 in uint8: torch's error
     xp = backend.array_module_for(_device(device))
     shape = _size((size,), None, "full")
     return _leaf(xp.full(shape, value, dtype=want), requires_grad)

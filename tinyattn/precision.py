@@ -125,6 +125,33 @@ def check_fits(value: Any, dtype: np.dtype, op: str) -> None:
             f"tinyattn.finfo(x.dtype).min, or compute in float32 (x.float())")
 
 
+_C_INT_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+                "int64": "int64_t", "uint16": "uint16_t", "uint32": "uint32_t",
+                "uint64": "uint64_t"}
+
+
+def integer_scalar(value: Any, dtype: np.dtype, op: str) -> Any:
+    """A Python number written into an integer ``dtype`` as torch converts a scalar (fill_,
+    full): a float is truncated, a negative int down to -max wraps into an unsigned dtype
+    (-1 is 255 in uint8); anything else (300 in uint8, inf, NaN) is torch's RuntimeError,
+    where NumPy would wrap silently or raise OverflowError. Other values pass unchanged."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "iu" or isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, (int, float, np.integer, np.floating)):
+        return value
+    info = np.iinfo(dtype)
+    low = int(info.min) if info.min < 0 else -int(info.max)
+    if isinstance(value, (float, np.floating)):
+        whole = int(value) if np.isfinite(value) else None
+    else:
+        whole = int(value)
+    if whole is None or not low <= whole <= int(info.max):
+        raise RuntimeError(f"value cannot be converted to type "
+                           f"{_C_INT_NAMES.get(dtype.name, dtype.name)} without overflow: {op} "
+                           f"got {value}, but {dtype.name} holds {info.min}..{info.max} (as torch)")
+    return whole % (int(info.max) + 1) if whole < 0 and info.min == 0 else whole
+
+
 def _dtype_name(dtype: np.dtype) -> str:
     return str(dtype)
 

@@ -281,8 +281,8 @@ def xlog1py(input: Any, other: Any) -> Tensor:  # noqa: A002
 def _floating_only(a: Tensor, b: Tensor, op: str) -> None:
     for t in (a, b):
         if not is_floating(t.dtype):
-            raise RuntimeError(f'"{op}" not implemented for {t.dtype.name!r} (as in torch); '
-                               f"convert with .float() first")
+            raise NotImplementedError(f'"{op}" not implemented for {t.dtype.name!r} (as in '
+                                      f"torch); convert with .float() first")
 
 
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002

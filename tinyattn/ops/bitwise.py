@@ -24,9 +24,9 @@ def _arrays(a: Any, b: Any, op: str, allow_bool: bool = True) -> Any:
         raise TypeError(f"{op}: expected a tensor for input or other")
     target = result_type(a, b)
     if target.kind == "f" or target.kind == "V" or (target.kind == "b" and not allow_bool):
-        raise RuntimeError(f'"{op}_cpu" not implemented for {target.name!r} (as in torch): '
-                           f"{op} works on integer{'' if not allow_bool else ' and bool'} "
-                           f"tensors")
+        kinds = "integer" if not allow_bool else "integer and bool"
+        raise NotImplementedError(f'"{op}_cpu" not implemented for {target.name!r} (as in '
+                                  f"torch): {op} works on {kinds} tensors")
     like = a if isinstance(a, Tensor) else b
     xp = backend.get_array_module(like._data)
 
@@ -121,8 +121,9 @@ for _op, _doc in ((bitwise_and, "x & y, bit by bit (logical and for bool)"),
 def bitwise_not(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
     """``torch.bitwise_not``: ~x, bit by bit (logical not for bool)."""
     if input.dtype.kind not in "biu":
-        raise RuntimeError(f'"bitwise_not_cpu" not implemented for {input.dtype.name!r} (as '
-                           f"in torch): bitwise_not works on integer and bool tensors")
+        raise NotImplementedError(f'"bitwise_not_cpu" not implemented for '
+                                  f"{input.dtype.name!r} (as in torch): bitwise_not works on "
+                                  f"integer and bool tensors")
     xp = backend.get_array_module(input._data)
     return _wrap(xp, xp.invert(input._data))
 

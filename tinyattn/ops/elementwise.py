@@ -373,6 +373,10 @@ class Clone(Function):
         return grad
 
 
+class ClampBoundsError(ValueError, RuntimeError):
+    """clamp without bounds: torch's RuntimeError (a ValueError here before, kept as one)."""
+
+
 class Clamp(Function):
     """out = min(max(x, low), high).   dx = g where low <= x <= high, else 0 (a clamped
     element is a constant; at the boundary itself we pass the gradient, as PyTorch does)."""
@@ -418,6 +422,7 @@ _NUMBER_IN_FLOAT32 = (Mul, Div)     # _half_and_number (add and sub round the nu
 
 def add(a: Any, b: Any, alpha: float = 1) -> Tensor:
     """a + alpha * b (PyTorch's ``add``; alpha scales the second operand)."""
+    alpha = _check_alpha(a, b, alpha)
     return _binary(Add, "add", a, _scaled(b, alpha))
 
 
@@ -428,7 +433,33 @@ def sub(a: Any, b: Any, alpha: float = 1) -> Tensor:
         raise RuntimeError("sub: subtraction (the - operator) with a bool tensor or bool is "
                            "not supported, as in torch; to invert a mask use ~mask or "
                            "logical_not(mask), or convert it first with .int() or .float()")
+    alpha = _check_alpha(a, b, alpha)
     return _binary(Sub, "sub", a, _scaled(b, alpha))
+
+
+def _check_alpha(a: Any, b: Any, alpha: Any) -> Any:
+    """torch's rules for alpha: a float alpha with an integer (or bool) result and a bool
+    alpha with a non-bool result are refused (the result would not be the inputs' dtype); an
+    int alpha with a bool result counts as alpha != 0 (the result stays bool, as torch).
+    Returns the alpha to scale with."""
+    if not (isinstance(a, Tensor) or isinstance(b, Tensor)) or (
+            isinstance(alpha, (int, np.integer)) and not isinstance(alpha, (bool, np.bool_))
+            and alpha == 1):
+        return alpha
+    kind = result_type(a, b).kind
+    if kind == "b" and isinstance(alpha, (int, np.integer)):
+        return bool(alpha)
+    if not isinstance(alpha, (bool, np.bool_, float, np.floating)):
+        return alpha
+    if isinstance(alpha, (bool, np.bool_)):
+        if kind != "b":
+            raise RuntimeError(f"Boolean alpha only supported for Boolean results (as torch; "
+                               f"got alpha={alpha!r}: pass alpha={int(alpha)})")
+    elif kind in "biu":
+        raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating "
+                           f"point number (as torch; got alpha={alpha}: convert the tensors "
+                           f"with .float(), or pass an int alpha)")
+    return alpha
 
 
 def _scaled(b: Any, alpha: float) -> Any:
@@ -631,12 +662,10 @@ def clamp(x: Tensor, min: Optional[float] = None,  # noqa: A002 - PyTorch's name
                 raise TypeError(f"clamp: {name} must be a number (tensor bounds are not "
                                 f"supported), got a tensor of shape {bound.shape}")
             bound = bound.item()
-        if bound is not None and np.isnan(float(bound)):
-            raise ValueError(f"clamp: {name} is NaN, which would make every element NaN (as in "
-                             f"PyTorch); pass a number, or None for no bound")
-        bounds.append(bound)
+        bounds.append(bound)    # a NaN bound makes every element NaN (gradient 0), as torch
     if bounds[0] is None and bounds[1] is None:
-        raise ValueError("clamp: give at least one of min and max")
+        raise ClampBoundsError("torch.clamp: At least one of 'min' or 'max' must not be None "
+                               "(give min=, max= or both)")
     given = [b for b in bounds if b is not None]
     if x.dtype.kind == "b" and all(isinstance(b, (bool, np.bool_)) for b in given):
         kernel = ("clamp" if len(given) == 2 else

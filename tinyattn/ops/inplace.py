@@ -27,6 +27,8 @@ import re
 import weakref
 from typing import Any, Callable, Optional, Sequence
 
+import numpy as np
+
 from .. import backend
 from ..broadcast_error import broadcast_error, expand_error
 from ..autograd import Function, is_grad_enabled, no_grad, unbroadcast
@@ -39,7 +41,7 @@ from .masking import masked_fill
 from .overlap import check_no_partial_overlap, written_region
 from .view_writes import rebase_views, write_through_view
 from .shape import _index_to_arrays, torch_index_steps
-from ..precision import check_fits, is_floating
+from ..precision import check_fits, integer_scalar, is_floating
 from ..promotion import can_cast
 
 __all__ = ["add_", "sub_", "mul_", "div_", "pow_", "neg_", "clamp_", "masked_fill_", "zero_",
@@ -274,7 +276,14 @@ def masked_fill_(x: Tensor, mask: Any, value: float) -> Tensor:
 
 def setitem(x: Tensor, index: Any, value: Any) -> None:
     """``x[index] = value`` (``Tensor.__setitem__``), with PyTorch's indexing rules."""
+    if not (isinstance(value, Tensor) and value.ndim) and any(
+            isinstance(p, Tensor) and p.dtype == np.uint8 and p.ndim
+            for p in (index if isinstance(index, tuple) else (index,))):
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           "unsigned char (as torch: x[uint8 mask] = a number is refused; "
+                           "use mask.bool())")
     index = _index_to_arrays(index, x.device)
+    value = integer_scalar(value, x.dtype, "x[index] = value")  # -1 in uint8: 255; 300 raises
     if isinstance(value, Tensor) and value.device != x.device:
         value = convert(value, device=x.device)
     if isinstance(value, Tensor):   # x[1:4] = x[0:3] would write a shifted copy: torch refuses
@@ -311,6 +320,7 @@ def zero_(x: Tensor) -> Tensor:
 
 def fill_(x: Tensor, value: Any) -> Tensor:
     check_fits(value, x.dtype, "fill_")
+    value = integer_scalar(value, x.dtype, "fill_")      # -1 in uint8 is 255; 300 raises
     setitem(x, Ellipsis, value)
     return x
 

@@ -180,8 +180,13 @@ def all(input: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tens
 def _any_all(op: str, input: Tensor, dim: Any, keepdim: bool) -> Tensor:  # noqa: A002
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}: expected a Tensor, got {type(input).__name__}")
-    axes = _axes(dim, input.ndim, op) if dim is not None else None
     xp = backend.get_array_module(input._data)
+    if dim is not None and not isinstance(dim, (int, np.integer)) and len(dim) == 0:
+        # torch: any/all over no dims is each element's own truth (not the whole tensor's,
+        # as the empty dim of sum/mean/amax is)
+        result = input._data != 0
+        return Tensor._wrap(result.astype(np.uint8) if input.dtype == np.uint8 else result)
+    axes = _axes(dim, input.ndim, op) if dim is not None else None
     result = xp.asarray(getattr(input._data, op)(axis=axes, keepdims=keepdim))
     if input.dtype == np.uint8:
         result = result.astype(np.uint8)

@@ -18,7 +18,7 @@ import numpy as np
 from .. import backend
 from ..broadcast_error import broadcast_error
 from ..autograd import Function, keep_versions, unbroadcast
-from ..precision import check_fits, is_floating
+from ..precision import check_fits, integer_scalar, is_floating
 from ..promotion import operand_tier, result_type
 from ..tensor import Tensor
 from .elementwise import _as_dtype, as_operand
@@ -122,12 +122,8 @@ def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
     if isinstance(value, complex) and x.dtype.kind != "c":
         value = _real_fill(value, x.dtype)
     check_fits(value, x.dtype, "masked_fill")        # -1e9 in float16: torch's error
-    if x.dtype.kind in "iu" and isinstance(value, (int, float, np.number)) \
-            and not isinstance(value, bool) and (not np.isfinite(value) or not
-                                                 np.iinfo(x.dtype).min <= value
-                                                 <= np.iinfo(x.dtype).max):
-        raise RuntimeError(f"masked_fill: value cannot be converted to type {x.dtype} without "
-                           f"overflow: {value} is outside {x.dtype}'s range")
+    # into an integer dtype as torch converts a scalar: -1 in uint8 is 255, 300 raises
+    value = integer_scalar(value, x.dtype, "masked_fill")
     out = MaskedFill.apply(x, mask=mask.copy(), number=value)   # mask kept for backward
     return keep_versions(out, mask_tensor)    # torch keeps the mask: writing to it raises
 
@@ -164,6 +160,11 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa:
         dtype = _scalar_dtype(input, other)
         input = Tensor._wrap(xp.asarray(input, dtype=dtype))
         other = Tensor._wrap(xp.asarray(other, dtype=dtype))
+    for number, tensor in ((input, other), (other, input)):   # 300 into uint8: torch's error
+        if isinstance(number, (int, np.integer)) and not isinstance(number, (bool, np.bool_)) \
+                and isinstance(tensor, Tensor) and tensor.dtype.kind in "iu":
+            converted = integer_scalar(number, tensor.dtype, "where")
+            input, other = (converted, other) if number is input else (input, converted)
     if not isinstance(input, Tensor):
         input = as_operand(input, other)
     other = as_operand(other, input)

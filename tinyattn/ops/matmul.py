@@ -147,7 +147,7 @@ def _in_torch_words(a_shape: tuple, b_shape: tuple, explanation: str) -> str:
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     if a.ndim == 0 or b.ndim == 0:
-        raise ValueError(f"matmul: both operands need at least 1 dim, got shapes {a.shape} "
+        raise ShapeError(f"matmul: both operands need at least 1 dim, got shapes {a.shape} "
                          f"and {b.shape}; use * for scaling by a number")
     k_a = a.shape[-1]
     k_b = b.shape[0] if b.ndim == 1 else b.shape[-2]

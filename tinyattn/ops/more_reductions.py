@@ -238,8 +238,11 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:  # noqa: A002 - PyTorch's n
 
 def _running_index(x: Any, axis: int, larger: bool) -> Any:
     """For each position, the index of the running max (min) so far along axis: the latest
-    of equal values, and a NaN wins from where it appears on (torch's rule)."""
+    of equal values, and a NaN wins from where it appears on, each later NaN taking over
+    (torch's rule). float16/bfloat16 compare in float32 (bfloat16's NaN is not NumPy's "f")."""
     xp = backend.get_array_module(x)
+    if is_floating(x.dtype) and x.dtype.itemsize < 4:
+        x = x.astype(np.float32)
     moved = xp.moveaxis(x, axis, -1)
     index = xp.zeros(moved.shape, dtype=np.int64)
     if moved.shape[-1] == 0:
@@ -252,7 +255,7 @@ def _running_index(x: Any, axis: int, larger: bool) -> Any:
         with np.errstate(invalid="ignore"):
             better = (value >= best) if larger else (value <= best)
         if moved.dtype.kind == "f":
-            better = (better & ~xp.isnan(best)) | xp.isnan(value) & ~xp.isnan(best)
+            better = (better & ~xp.isnan(best)) | xp.isnan(value)
         best = xp.where(better, value, best)
         best_at = xp.where(better, i, best_at)
         index[..., i] = best_at

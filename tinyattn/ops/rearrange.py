@@ -17,7 +17,7 @@ from ..autograd import Function, keep_versions, name_node
 from ..tensor import Tensor
 from .layout import repeat, view
 from .reduce import sum as _sum
-from .shape import _normalize_dim, getitem, permute, reshape, transpose
+from .shape import ShapeError, _normalize_dim, getitem, permute, reshape, transpose
 
 __all__ = ["unbind", "narrow", "index_select", "roll", "movedim", "swapdims", "unflatten",
            "tile", "view_as", "reshape_as", "diagonal", "trace"]
@@ -197,8 +197,8 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:  # noqa:
     known = int(np.prod([n for n in sizes if n != -1]))
     if sizes.count(-1) > 1 or any(n < -1 for n in sizes) or (
             -1 not in sizes and known != size) or (-1 in sizes and (known == 0 or size % known)):
-        raise ValueError(f"unflatten: sizes {sizes} do not multiply to the size of dim {dim} "
-                         f"({size})")
+        raise ShapeError(f"unflatten: sizes {sizes} do not multiply to the size of dim {dim} "
+                         f"({size})")           # torch's RuntimeError (and a ValueError)
     shape = input.shape[:axis] + sizes + input.shape[axis + 1:]
     return reshape(input, shape)
 

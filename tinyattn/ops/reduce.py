@@ -25,8 +25,10 @@ Dim = Union[int, Sequence[int], None]
 def _axes(dim: Dim, ndim: int, op: str) -> Tuple[int, ...]:
     """Normalise ``dim`` to a sorted tuple of non-negative axes, with a clear range error.
 
-    A 0-d tensor accepts dim 0 or -1 as PyTorch does, reducing over nothing (axes ())."""
-    if dim is None:
+    A 0-d tensor accepts dim 0 or -1 as PyTorch does, reducing over nothing (axes ()).
+    An empty ``dim`` (``()`` or ``[]``) means every dim, as in torch's sum/mean/amax/var/norm
+    (``x.sum(dim=())`` is the full sum there, not x unchanged)."""
+    if dim is None or (not isinstance(dim, (int, np.integer)) and len(dim) == 0):
         return tuple(range(ndim))
     dims = (int(dim),) if isinstance(dim, (int, np.integer)) else tuple(int(d) for d in dim)
     rank = builtins.max(ndim, 1)  # this module's max() is the tensor op

@@ -6,6 +6,7 @@ Each backward routes every gradient element back to where its value came from
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, List, Sequence, Tuple, Union
 
 import numpy as np
@@ -190,6 +191,9 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         return reshape(x, (1,))
     start = _normalize_dim(start_dim, x.ndim, "flatten")
     end = _normalize_dim(end_dim, x.ndim, "flatten")
+    if start > end:         # torch refuses (the product of no dims would insert a dim of 1)
+        raise RuntimeError(f"flatten() has invalid args: start_dim cannot come after end_dim "
+                           f"(start_dim={start_dim}, end_dim={end_dim} for {x.ndim} dims)")
     middle = math.prod(x.shape[start:end + 1])
     return reshape(x, x.shape[:start] + (middle,) + x.shape[end + 1:])
 
@@ -200,18 +204,54 @@ def _index_to_arrays(index: Any, device: str) -> Any:
     arrays are copied: an op keeps its index for backward, and the caller may reuse theirs.
     A 0-d integer array becomes a Python int, as PyTorch treats it: NumPy would count it as
     an index array, so ``x[t]`` would be a copy instead of a view and ``x[t, :, [0, 2]] = v``
-    would write into a temporary."""
+    would write into a temporary.
+
+    As torch: a list of fewer than 32 items holding a sequence, tensor, slice, None or ``...``
+    is the tuple of those indices (``x[[[0, 1], [1, 2]]]`` is ``x[[0, 1], [1, 2]]``, with
+    torch's deprecation warning); an empty list is an empty int64 index; a uint8 tensor is a
+    mask (torch's deprecated meaning, warned), other integer tensors than int64/int32 and
+    slices with a negative step are refused."""
+    if _list_as_tuple(index):
+        warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated "
+                      "(as in torch); use x[tuple(seq)] instead of x[seq]", UserWarning,
+                      stacklevel=3)
+        index = tuple(index)
     if isinstance(index, tuple):
-        return tuple(_index_to_arrays(i, device) for i in index)
+        return tuple(_index_part(i, device) for i in index)
+    return _index_part(index, device)
+
+
+def _index_part(index: Any, device: str) -> Any:
+    """One item of an index (a list here is always an index array)."""
+    if isinstance(index, slice) and index.step is not None and index.step < 0:
+        raise ValueError(f"step must be greater than zero (as in torch; got the slice "
+                         f"{index.start}:{index.stop}:{index.step}); use x.flip(dim) to "
+                         f"reverse")
     if isinstance(index, Tensor):
+        if index.dtype == np.uint8 and index.ndim:
+            warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a "
+                          "dtype torch.bool instead (as in torch: the uint8 tensor is a mask)",
+                          UserWarning, stacklevel=3)
+        if index.dtype == np.uint8:
+            index = index.to(np.bool_)
+        elif index.dtype.kind in "iu" and index.dtype not in (np.int64, np.int32):
+            raise IndexError(f"tensors used as indices must be long, int, byte or bool "
+                             f"tensors, got {index.dtype}; convert with .long()")
         index = index._data
     elif isinstance(index, list):
-        index = np.asarray(index)
+        index = np.asarray(index) if len(index) else np.zeros(0, dtype=np.int64)
     if hasattr(index, "shape") and index.ndim == 0 and index.dtype.kind in "iu":
         return int(index)
     if hasattr(index, "shape") and not np.isscalar(index):
         return backend.to_device(index, device).copy()
     return index
+
+
+def _list_as_tuple(index: Any) -> bool:
+    """torch's rule for a non-tuple sequence that it reads as several indices."""
+    return isinstance(index, list) and len(index) < 32 and any(
+        isinstance(item, (Tensor, list, tuple, slice, type(None), type(Ellipsis), np.ndarray))
+        for item in index)
 
 
 def _is_int(part: Any) -> bool:

@@ -448,8 +448,9 @@ def logit(input: Tensor, eps: Optional[float] = None) -> Tensor:  # noqa: A002
 def frac(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
     """x - trunc(x), keeping the sign of x (``torch.frac``); floating tensors only."""
     if input.dtype.kind in "biu":
-        raise RuntimeError(f'"frac" not implemented for {input.dtype.name!r} (as in torch): '
-                           f"the fractional part of an integer is 0; use a floating tensor")
+        raise NotImplementedError(f'"frac" not implemented for {input.dtype.name!r} (as in '
+                                  f"torch): the fractional part of an integer is 0; use a "
+                                  f"floating tensor")
     return Frac.apply(input)
 
 

@@ -293,6 +293,8 @@ def torch_cpu_order(rows: Any, nan_last: bool = True, descending: bool = False) 
     if rows.shape[-1] <= 1:
         return order
     replay = _rows_to_replay(rows, order, not nan_last, _THRESHOLD)
+    if not nan_last and rows.dtype.kind == "f":     # plain < with a NaN: no stable argsort
+        replay |= np.isnan(rows).any(axis=1)        # gives std::sort's order, at any length
     less = _less if not nan_last else (_greater_nan_first if descending else _less_nan_last)
     for r in np.flatnonzero(replay):
         order[r] = sort_order(rows[r].tolist(), less)

@@ -266,6 +266,7 @@ class TensorConversions:
         """True where any element (along ``dim``) is non-zero. ``axis``/``keepdims``: NumPy's
         spellings, so ``np.any(tensor)`` works as well."""
         dim = axis if dim is None else dim
+        dim = tuple(dim) if isinstance(dim, list) else dim      # x.any(dim=[0, 1]) as torch
         keep = bool(keepdims) if keepdims is not None else keepdim
         xp = backend.get_array_module(self._data)
         return _plain_tensor()._wrap(_uint8_kept(self._data, xp.asarray(
@@ -274,6 +275,7 @@ class TensorConversions:
     def all(self, dim: Optional[int] = None, keepdim: bool = False, *, axis: Any = None,
             out: Any = None, keepdims: Any = None) -> "Tensor":
         dim = axis if dim is None else dim
+        dim = tuple(dim) if isinstance(dim, list) else dim      # x.all(dim=[0, 1]) as torch
         keep = bool(keepdims) if keepdims is not None else keepdim
         xp = backend.get_array_module(self._data)
         return _plain_tensor()._wrap(_uint8_kept(self._data, xp.asarray(

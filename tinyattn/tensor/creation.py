@@ -23,10 +23,21 @@ def tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None,
     want = normalize_dtype(dtype)
     source = data._data if isinstance(data, Tensor) else data
     if backend.device_of(source) == "cpu":
-        array = _host_array(source)
-        if want is None and array.dtype == np.float64 and not isinstance(
-                source, (np.ndarray, np.generic)) and not (
-                isinstance(source, (list, tuple)) and _holds_tensor(source)):
+        python_data = not isinstance(source, (np.ndarray, np.generic)) and not (
+            isinstance(source, (list, tuple)) and _holds_tensor(source))
+        try:
+            array = _host_array(source)
+        except TypeError:       # NumPy's object array: maybe an int beyond int64 (torch's error)
+            if python_data and isinstance(source, (int, list, tuple)):
+                _check_python_ints(source, want)
+            raise
+        if python_data and array.dtype == np.uint64 and not (
+                want is not None and (want.kind in "fc" or want == np.uint64)):
+            _check_python_ints(source, want)    # 2**63..2**64-1: NumPy's uint64, torch refuses
+        if python_data and want is not None and want.kind in "iu" and array.dtype.kind in "iuf":
+            _check_fits_integer(array, want)
+        if want is None and array.dtype == np.float64 and python_data and not (
+                isinstance(source, (list, tuple)) and _holds_numpy_float64(source)):
             want = np.dtype(np.float32)      # Python floats: the default float dtype
         elif want is None and array.dtype == np.complex128 and not isinstance(
                 source, (np.ndarray, np.generic)) and not (
@@ -40,6 +51,56 @@ def tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None,
     if requires_grad:
         out.requires_grad_(True)
     return out
+
+
+def _holds_numpy_float64(data: Any) -> bool:
+    """A list holding a NumPy float64 scalar or array: torch.tensor([np.float64(2.5)]) is
+    float64 there (each NumPy item counts with its own dtype), a Python float float32."""
+    for d in data:                      # plain Python numbers first: this walks big lists
+        kind = type(d)
+        if kind is float or kind is int or kind is bool:
+            continue
+        if kind is list or kind is tuple:
+            if _holds_numpy_float64(d):
+                return True
+        elif isinstance(d, (np.float64, np.ndarray)) and d.dtype == np.float64:
+            return True
+    return False
+
+
+def _check_python_ints(data: Any, want: Any) -> None:
+    """torch.tensor reads a Python int as a C long long: beyond int64 it raises ValueError
+    (NumPy would make uint64 or object arrays) unless a float or uint64 dtype is asked for."""
+    if want is not None and want.kind in "fcu" and want.itemsize == 8 or (
+            want is not None and want.kind in "fc"):
+        return
+    items = [data] if isinstance(data, int) else data
+    for d in items:
+        if isinstance(d, (list, tuple)):
+            _check_python_ints(d, want)
+        elif isinstance(d, int) and not isinstance(d, bool) and not (
+                -2 ** 63 <= d < 2 ** 63):
+            raise ValueError(f"Overflow when unpacking long long: tensor({d}) is beyond int64 "
+                             f"(as torch); pass dtype=tinyattn.float64 or uint64")
+
+
+def _check_fits_integer(array: np.ndarray, want: np.dtype) -> None:
+    """torch.tensor(python numbers, dtype=an integer dtype) refuses a number the dtype cannot
+    hold (NumPy would wrap 300 to 44 in uint8): an int may be negative down to -max for an
+    unsigned dtype (two's complement: -1 is 255); a float must be finite and in range."""
+    if array.size == 0:
+        return
+    info = np.iinfo(want)
+    if array.dtype.kind == "f":
+        bad = not bool(np.isfinite(array).all()) or array.min() < info.min or \
+            array.max() > info.max
+    else:
+        low = info.min if info.min < 0 else -int(info.max)
+        bad = int(array.min()) < low or int(array.max()) > int(info.max)
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {want} without overflow "
+                           f"(tensor(..., dtype={want}) holds {info.min}..{info.max}; got values "
+                           f"from {array.min()} to {array.max()})")
 
 
 def as_tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None) -> Tensor:
