@@ -2,6 +2,7 @@
 mnist, d2l's RNN and CNN chapters run unchanged under run-torch), each checked against torch.
 """
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -47,3 +48,69 @@ def test_state_dict_and_own_whole_module_still_load(tmp_path):   # the negative 
     back = ta.load(tmp_path / "whole.pt", weights_only=False)
     np.testing.assert_array_equal(back[0].weight.detach().numpy(),
                                   model.weight.detach().numpy())
+
+
+# word_language_model's TransformerModel builds its causal mask as
+# torch.log(torch.tril(torch.ones(n, n))): torch prints nothing; tinyattn printed NumPy's
+# "RuntimeWarning: divide by zero encountered in log" on every new sequence length.
+QUIET_CASES = {
+    "log_of_tril_mask": lambda lib: lib.log(lib.tril(lib.ones(3, 3))),
+    "log_negative": lambda lib: lib.log(lib.tensor([-1.0, 2.0])),
+    "sqrt_negative": lambda lib: lib.sqrt(lib.tensor([-1.0, 4.0])),
+    "exp_overflow": lambda lib: lib.exp(lib.tensor([1000.0, 0.0])),
+    "divide_by_zero": lambda lib: lib.tensor([1.0, 0.0]) / lib.zeros(2),
+    "log_backward_at_zero": lambda lib: _backward(lib, lambda x: lib.log(x), [0.0, 1.0]),
+    "sqrt_backward_at_zero": lambda lib: _backward(lib, lambda x: lib.sqrt(x), [0.0, 1.0]),
+}
+
+
+def _backward(lib, f, values):
+    x = lib.tensor(values, requires_grad=True)
+    f(x).sum().backward()
+    return x.grad
+
+
+QUIET_SCRIPT = """
+import sys
+import torch
+cases = sys.argv[1].split(",")
+for name in cases:
+    out = CASES[name](torch)
+    print(name, out.tolist())
+"""
+
+
+def _quiet_case_lines(framework_cmd, tmp_path):
+    import inspect
+    import subprocess
+    import sys
+    source = inspect.getsource(_backward) + "\nCASES = {\n" + "".join(
+        f"    {name!r}: {inspect.getsource(f).split(': ', 1)[1].rstrip().rstrip(',')},\n"
+        for name, f in QUIET_CASES.items()) + "}\n"
+    script = tmp_path / "quiet.py"
+    script.write_text(QUIET_SCRIPT.replace("cases = ", source + "cases = ", 1))
+    cmd = [sys.executable, *framework_cmd, str(script), ",".join(QUIET_CASES)]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    return run.stdout, run.stderr
+
+
+def test_inf_and_nan_results_print_no_warning(tmp_path):
+    """The script runs as a user runs it (pytest's own warning capture would lose the filter
+    tinyattn installs at import): under run-torch, stdout as torch's, stderr empty."""
+    torch_out, torch_err = _quiet_case_lines([], tmp_path)
+    out, err = _quiet_case_lines(["-m", "tinyattn", "run-torch"], tmp_path)
+    assert out == torch_out
+    assert torch_err == ""
+    assert [line for line in err.splitlines() if "running" not in line] == []
+
+
+def _printed_warnings(f):
+    with warnings.catch_warnings(record=True) as caught:
+        f()
+    return [str(w.message) for w in caught]
+
+
+def test_numpy_in_the_callers_own_code_still_warns():   # the negative control
+    assert _printed_warnings(lambda: np.log(np.zeros(1))) == \
+        ["divide by zero encountered in log"]
