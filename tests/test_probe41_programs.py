@@ -114,3 +114,42 @@ def _printed_warnings(f):
 def test_numpy_in_the_callers_own_code_still_warns():   # the negative control
     assert _printed_warnings(lambda: np.log(np.zeros(1))) == \
         ["divide by zero encountered in log"]
+
+
+# d2l's Module.plot stand-in calls float(loss) on a tensor that requires grad: torch prints
+# "UserWarning: Converting a tensor with requires_grad=True to a scalar ..." once per process.
+FLOAT_SCRIPT = """
+import math
+import torch
+x = torch.tensor(2.0, requires_grad=True) * 3
+print(float(x), float(x), math.exp(x) > 403, int(x), x.item(), f"{x:.2f}",
+      float(x.detach()))
+"""
+
+
+def _run(cmd, tmp_path, text):
+    import subprocess
+    import sys
+    script = tmp_path / "script.py"
+    script.write_text(text)
+    run = subprocess.run([sys.executable, *cmd, str(script)], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    return run.stdout, [line for line in run.stderr.splitlines()
+                        if "Warning" in line or "Consider" in line]
+
+
+def test_float_of_a_tensor_that_requires_grad_warns_once_as_torch(tmp_path):
+    torch_out, torch_warnings = _run([], tmp_path, FLOAT_SCRIPT)
+    out, printed = _run(["-m", "tinyattn", "run-torch"], tmp_path, FLOAT_SCRIPT)
+    assert out == torch_out
+    assert len(torch_warnings) == 2 and torch_warnings[0].endswith(
+        "UserWarning: Converting a tensor with requires_grad=True to a scalar may lead to "
+        "unexpected behavior.")
+    assert printed[0] == torch_warnings[0]
+    assert printed[1] == "Consider using tensor.detach() first."
+    assert len(printed) == 2                       # once, as torch's TORCH_WARN_ONCE
+    # the negative control: no tensor that requires grad, no warning
+    quiet = FLOAT_SCRIPT.replace("requires_grad=True", "requires_grad=False")
+    assert _run(["-m", "tinyattn", "run-torch"], tmp_path, quiet)[1] == []
+    assert _run([], tmp_path, quiet)[1] == []

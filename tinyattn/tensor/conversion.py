@@ -35,6 +35,20 @@ _LEGACY_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor",
                       "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
 
 
+_float_of_grad_warned = [False]
+
+
+def _warn_float_of_grad_tensor() -> None:
+    """torch warns once per process when ``float(t)`` (``math.exp(t)``, ...) reads a tensor
+    that requires grad; ``t.item()``, ``int(t)`` and ``f"{t:.2f}"`` stay quiet there too."""
+    if not _float_of_grad_warned[0]:
+        _float_of_grad_warned[0] = True
+        import warnings  # noqa: PLC0415 - only on this rare path
+        warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                      "unexpected behavior.\nConsider using tensor.detach() first.",
+                      UserWarning, stacklevel=3)
+
+
 class TensorConversions:
     """Conversion and comparison methods of ``Tensor`` (see the module docstring)."""
 
@@ -68,6 +82,8 @@ class TensorConversions:
         return repr(self)
 
     def __float__(self) -> float:
+        if self._requires_grad:
+            _warn_float_of_grad_tensor()
         return float(self._real_item("float"))
 
     def __int__(self) -> int:
