@@ -153,3 +153,29 @@ def test_float_of_a_tensor_that_requires_grad_warns_once_as_torch(tmp_path):
     quiet = FLOAT_SCRIPT.replace("requires_grad=True", "requires_grad=False")
     assert _run(["-m", "tinyattn", "run-torch"], tmp_path, quiet)[1] == []
     assert _run([], tmp_path, quiet)[1] == []
+
+
+# d2l's BiRNNScratch runs self.b_rnn(reversed(inputs)) and the RNN reads inputs.shape:
+# torch's reversed(t) is t.flip(0), a tensor; tinyattn gave Python's reversed iterator.
+@pytest.mark.parametrize("shape", [(3, 2), (4,), (0, 2), (2, 3, 2)])
+def test_reversed_is_flip_along_dim0(shape):
+    values = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    weight = np.linspace(-1, 1, values.size, dtype=np.float32).reshape(shape)
+    results = []
+    for lib in (torch, ta):
+        x = lib.tensor(values, requires_grad=True)
+        r = reversed(x)
+        assert isinstance(r, lib.Tensor)
+        (r * lib.tensor(weight)).sum().backward()
+        results.append((tuple(r.shape), r.detach().numpy().copy(), x.grad.numpy().copy(),
+                        type(r.grad_fn).__name__.replace("Backward0", "")))
+    (t_shape, t_val, t_grad, t_fn), (shape_, val, grad, fn) = results
+    assert shape_ == t_shape and fn.startswith(t_fn[:4])
+    np.testing.assert_array_equal(val, t_val)
+    np.testing.assert_array_equal(grad, t_grad)
+
+
+def test_reversed_of_a_0d_tensor_is_itself():
+    for lib in (torch, ta):
+        s = lib.tensor(3.0)
+        assert reversed(s) is s
