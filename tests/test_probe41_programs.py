@@ -179,3 +179,38 @@ def test_reversed_of_a_0d_tensor_is_itself():
     for lib in (torch, ta):
         s = lib.tensor(3.0)
         assert reversed(s) is s
+
+
+# d2l's batch-norm, ResNet, DenseNet, GoogLeNet and AnyNet chapters build nn.LazyBatchNorm2d:
+# tinyattn had only LazyBatchNorm1d, so run-torch stopped on the name.
+@pytest.mark.parametrize("name,shape", [("LazyBatchNorm1d", (6, 3)), ("LazyBatchNorm1d", (6, 3, 4)),
+                                        ("LazyBatchNorm2d", (4, 3, 5, 5)),
+                                        ("LazyBatchNorm3d", (2, 3, 2, 3, 4))])
+def test_lazy_batch_norm_as_torch(name, shape):
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32) * 2 + 1
+    results = []
+    for lib in (torch, ta):
+        layer = getattr(lib.nn, name)()
+        assert layer.has_uninitialized_params()
+        t = lib.tensor(x, requires_grad=True)
+        y = layer(t)
+        (y * y).sum().backward()
+        assert type(layer).__name__ == name.replace("Lazy", "")
+        layer.eval()
+        z = layer(lib.tensor(x))
+        results.append((y.detach().numpy(), t.grad.numpy(), z.detach().numpy(),
+                        list(layer.state_dict()), layer.running_var.numpy(), repr(layer)))
+    (ty, tg, tz, tkeys, tvar, trepr), (y, g, z, keys, var, rep) = results
+    np.testing.assert_allclose(y, ty, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(g, tg, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(z, tz, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(var, tvar, rtol=1e-6)
+    assert keys == tkeys
+
+
+@pytest.mark.parametrize("name,shape", [("LazyBatchNorm2d", (4, 3, 5)),
+                                        ("LazyBatchNorm3d", (4, 3, 5, 5))])
+def test_lazy_batch_norm_wrong_rank_raises_as_torch(name, shape):
+    for lib in (torch, ta):
+        with pytest.raises(ValueError):
+            getattr(lib.nn, name)()(lib.zeros(*shape))
