@@ -214,3 +214,25 @@ def test_lazy_batch_norm_wrong_rank_raises_as_torch(name, shape):
     for lib in (torch, ta):
         with pytest.raises(ValueError):
             getattr(lib.nn, name)()(lib.zeros(*shape))
+
+
+# d2l's NiN block: nn.LazyConv2d(out_channels, kernel_size, strides, padding) positionally;
+# tinyattn's lazy convolutions took stride, padding, ... as keywords only (TypeError).
+@pytest.mark.parametrize("name,args,shape", [
+    ("LazyConv2d", (4, 3, 2, 1), (1, 2, 9, 9)),
+    ("LazyConv1d", (4, 3, 2, 1, 2), (2, 3, 11)),
+    ("LazyConvTranspose2d", (4, 3, 2, 1, 1), (1, 2, 5, 5)),
+])
+def test_lazy_conv_positional_arguments_as_torch(name, args, shape):
+    got = []
+    for lib in (torch, ta):
+        layer = getattr(lib.nn, name)(*args)
+        out = layer(lib.ones(*shape))
+        got.append((tuple(out.shape), repr(layer)))
+    assert got[1] == got[0]
+
+
+def test_lazy_conv_argument_given_twice_raises_as_torch():
+    for lib in (torch, ta):
+        with pytest.raises(TypeError):
+            lib.nn.LazyConv2d(4, 3, 2, stride=2)
