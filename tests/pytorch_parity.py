@@ -58,11 +58,13 @@ def patch_torch(draws: Callable[[], np.random.Generator]) -> None:
         return out.requires_grad_(True) if requires_grad else out
 
     def rand(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None,
-             **_: Any) -> Any:
+             **kw: Any) -> Any:          # torch.rand(size=(8, 8)) too (d2l's chapters)
+        size = size if size or "size" not in kw else (kw["size"],)
         return wrap(draws().random(_shape(size)).astype(np_dtype(dtype)), requires_grad, device)
 
     def randn(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None,
-              **_: Any) -> Any:
+              **kw: Any) -> Any:
+        size = size if size or "size" not in kw else (kw["size"],)
         data = draws().standard_normal(_shape(size)).astype(np_dtype(dtype))
         return wrap(data, requires_grad, device)
 

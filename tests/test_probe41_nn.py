@@ -132,7 +132,7 @@ def test_float_of_a_tensor_that_requires_grad_warns_once_as_torch(monkeypatch):
     # int(), .item() or a detached tensor
     import warnings
     from tinyattn.tensor import conversion
-    monkeypatch.setattr(conversion, "_warned_float_of_grad", False)
+    monkeypatch.setattr(conversion, "_float_of_grad_warned", [False])
     x = ta.tensor([1.5, 2.0], requires_grad=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -152,7 +152,8 @@ def _run_backward_from(starts: Sequence[Tuple["Tensor", Any]], retain_graph: boo
                               _anomaly_enabled())
         call = _with_tensor_hooks(call) if capture is None else \
             _capturing(call, roots, capture, captured_fns or {})
-        backward_walk(roots, grads, call, deliver)
+        with np.errstate(all="ignore"):    # inf/NaN gradients quietly, as torch (backend.py)
+            backward_walk(roots, grads, call, deliver)
     for leaf, grad in held.values():       # a leaf's hooks see its whole gradient, once
         _deliver(leaf, _run_hooks(leaf._hooks, grad), capture)
     if pending is not None:

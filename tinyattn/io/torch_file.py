@@ -381,6 +381,13 @@ class _Unpickler(pickle.Unpickler):
             return _LAZY[full]                                # refuses them in weights_only
         if not self.weights_only:
             return super().find_class(module, name)        # trusted file: anything
+        if full.startswith("torch.nn.modules."):
+            raise UnpicklingError(
+                f"load: this file holds a whole PyTorch module ({full}) pickled by "
+                f"torch.save(model); tinyattn cannot rebuild PyTorch's module objects, even "
+                f"allow-listed. In PyTorch save its weights, torch.save(model.state_dict(), "
+                f"path), then build the model here and call "
+                f"model.load_state_dict(torch.load(path)).")
         raise UnpicklingError(_WEIGHTS_ONLY_TEXT.format(
             why=f"Unsupported global: GLOBAL {full} was not an allowed global by default. "
                 f"Please use `torch.serialization.add_safe_globals([{full}])` or the "

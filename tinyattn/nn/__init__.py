@@ -21,7 +21,8 @@ from .containers import ModuleDict, ParameterDict, ParameterList, Sequential
 from .gpt import GPT, Block, GPTConfig
 from .layers import (Dropout, Embedding, FeedForward, Flatten, Identity, LayerNorm, Linear,
                      RMSNorm, Unflatten)
-from .lazy import LazyBatchNorm1d, LazyLinear, UninitializedBuffer, UninitializedParameter
+from .lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyLinear,
+                   UninitializedBuffer, UninitializedParameter)
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .loss import KLDivLoss
 from .masks import causal_mask, combine_masks, key_padding_mask, sliding_window_mask
@@ -57,7 +58,8 @@ __all__ = [
     "TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder",
     "TransformerDecoder", "Transformer",
     "GPTConfig", "GPT", "Block", "NonFiniteLogitsError", "torch_compat",
-    "LazyLinear", "LazyBatchNorm1d", "UninitializedParameter", "UninitializedBuffer",
+    "LazyLinear", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+    "UninitializedParameter", "UninitializedBuffer",
     "KLDivLoss",
     "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
     "Unfold", "Fold", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",

@@ -1,4 +1,4 @@
-"""Lazy layers: ``nn.LazyLinear(out_features)`` and ``nn.LazyBatchNorm1d()`` learn their input
+"""Lazy layers: ``nn.LazyLinear(out_features)`` and ``nn.LazyBatchNorm1d/2d/3d()`` learn their input
 size from the first batch, as PyTorch's do.
 
 Until the first forward their parameters are ``UninitializedParameter``s: they are listed by
@@ -14,11 +14,12 @@ from typing import Any, Dict, Optional
 import numpy as np
 
 from ..tensor import Tensor
-from .batchnorm import BatchNorm1d
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .layers import Linear
 from .module import Module, Parameter
 
 __all__ = ["UninitializedParameter", "UninitializedBuffer", "LazyLinear", "LazyBatchNorm1d",
+           "LazyBatchNorm2d", "LazyBatchNorm3d",
            "materialize_from_state"]
 
 _UNINITIALIZED = ("Can't access the shape of an uninitialized parameter or buffer. This error "
@@ -195,12 +196,14 @@ class LazyBatchNorm1d(_LazyModule):
                                  if track_running_stats else None)
 
     def initialize_parameters(self, x: Tensor) -> None:
-        if x.ndim not in (2, 3):
-            raise ValueError(f"LazyBatchNorm1d: expected a 2-D (N, C) or 3-D (N, C, L) input, "
-                             f"got shape {x.shape}")
-        made = BatchNorm1d(x.shape[1], self.eps, self.momentum, self.affine,
-                           self.track_running_stats, device=self._device,
-                           dtype=self._dtype or x.dtype)
+        target = self.cls_to_become
+        if x.ndim not in target._input_dims:
+            dims = " or ".join(f"{n}-D" for n in target._input_dims)
+            raise ValueError(f"{type(self).__name__}: expected a {dims} "
+                             f"{target._input_layout} input, got shape {x.shape}")
+        made = target(x.shape[1], self.eps, self.momentum, self.affine,
+                      self.track_running_stats, device=self._device,
+                      dtype=self._dtype or x.dtype)
         self.num_features = x.shape[1]
         for name in ("weight", "bias", "running_mean", "running_var", "num_batches_tracked"):
             if getattr(self, name) is not None:
@@ -212,12 +215,26 @@ class LazyBatchNorm1d(_LazyModule):
                 self.num_features = value.shape[0]
 
     def forward(self, x: Tensor) -> Tensor:
-        return BatchNorm1d.forward(self, x)
+        return self.cls_to_become.forward(self, x)
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
                 f"affine={self.affine}, track_running_stats={self.track_running_stats}")
 
+
+
+class LazyBatchNorm2d(LazyBatchNorm1d):
+    """``nn.LazyBatchNorm2d()``: a BatchNorm2d whose num_features is dim 1 of its first
+    (N, C, H, W) input (d2l's ResNet, DenseNet, GoogLeNet and batch-norm chapters)."""
+
+    cls_to_become = BatchNorm2d
+
+
+class LazyBatchNorm3d(LazyBatchNorm1d):
+    """``nn.LazyBatchNorm3d()``: a BatchNorm3d whose num_features is dim 1 of its first
+    (N, C, D, H, W) input."""
+
+    cls_to_become = BatchNorm3d
 
 def _fill(target: _Uninitialized, made: Tensor) -> None:
     """Materialise ``target`` in place with ``made``'s values (so an optimizer made before

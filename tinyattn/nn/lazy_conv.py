@@ -16,8 +16,26 @@ __all__ = ["LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
            "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 
+_POSITIONAL = {False: ("stride", "padding", "dilation", "groups", "bias", "padding_mode",
+                       "device", "dtype"),
+               True: ("stride", "padding", "output_padding", "groups", "bias", "dilation",
+                      "padding_mode", "device", "dtype")}
+
+
 class _LazyConv(_LazyModule):
-    def __init__(self, out_channels: int, kernel_size: Any, **options: Any) -> None:
+    def __init__(self, out_channels: int, kernel_size: Any, *args: Any, **options: Any
+                 ) -> None:
+        # torch's positional order after kernel_size: nn.LazyConv2d(96, 11, 4, 1) is
+        # stride 4, padding 1 (d2l's NiN block); a transposed one has output_padding third
+        names = _POSITIONAL[self.cls_to_become._transposed]
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__}() takes at most {len(names) + 2} "
+                            f"positional arguments but {len(args) + 2} were given")
+        for name, value in zip(names, args):
+            if name in options:
+                raise TypeError(f"{type(self).__name__}() got multiple values for argument "
+                                f"{name!r}")
+            options[name] = value
         self._options: Dict[str, Any] = dict(options, out_channels=out_channels,
                                              kernel_size=kernel_size)
         groups = options.get("groups", 1)

@@ -199,6 +199,28 @@ class Module:
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement forward()")
 
+    def __setstate__(self, state: Any) -> None:
+        """Unpickling: tinyattn keeps a module's members as plain attributes. PyTorch pickles
+        a whole module (``torch.save(model)``) as its ``_parameters``/``_buffers``/``_modules``
+        dicts, which tinyattn's classes cannot take: the module would come back without its
+        layers. Refuse that layout with what to do instead."""
+        if isinstance(state, dict) and isinstance(state.get("_modules"), dict) \
+                and isinstance(state.get("_parameters"), dict):
+            import pickle
+            raise pickle.UnpicklingError(
+                f"load: this file holds a whole {type(self).__name__} module pickled by "
+                f"PyTorch (torch.save(model)); tinyattn cannot rebuild PyTorch's module "
+                f"objects. In PyTorch save its weights, torch.save(model.state_dict(), path), "
+                f"then build the model here and call "
+                f"model.load_state_dict(torch.load(path)).")
+        slots = None
+        if isinstance(state, tuple) and len(state) == 2:      # (dict, slots), as pickle
+            state, slots = state
+        if state:
+            self.__dict__.update(state)
+        for key, value in (slots or {}).items():
+            object.__setattr__(self, key, value)
+
     # ---------------------------------------------------------------- registration
     def _buffer_flags(self) -> Dict[str, bool]:
         """name -> persistent, for every registered buffer (created on first use)."""

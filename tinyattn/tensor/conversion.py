@@ -15,9 +15,6 @@ from ..promotion import compared_operands
 from .dtypes import DTypeLike, is_device_name, normalize_dtype
 from .memory_format import check_memory_format
 
-# torch's TORCH_WARN_ONCE for float() of a tensor that requires grad: said once per process
-_warned_float_of_grad = False
-
 __all__ = ["TensorConversions"]
 
 _tensor_class: Any = None
@@ -37,6 +34,19 @@ _LEGACY_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor",
                       "float16": "HalfTensor", "bfloat16": "BFloat16Tensor",
                       "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
                       "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+
+
+_float_of_grad_warned = [False]
+
+
+def _warn_float_of_grad_tensor() -> None:
+    """torch warns once per process when ``float(t)`` (``math.exp(t)``, ...) reads a tensor
+    that requires grad; ``t.item()``, ``int(t)`` and ``f"{t:.2f}"`` stay quiet there too."""
+    if not _float_of_grad_warned[0]:
+        _float_of_grad_warned[0] = True
+        warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                      "unexpected behavior.\nConsider using tensor.detach() first.",
+                      UserWarning, stacklevel=3)
 
 
 class TensorConversions:
@@ -72,14 +82,8 @@ class TensorConversions:
         return repr(self)
 
     def __float__(self) -> float:
-        global _warned_float_of_grad
-        if self.requires_grad and not _warned_float_of_grad:
-            # torch warns here, once per process (``float(loss)`` in a training loop), and
-            # not for int(), .item() or a detached tensor
-            _warned_float_of_grad = True
-            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
-                          "unexpected behavior.\nConsider using tensor.detach() first.",
-                          UserWarning, stacklevel=2)
+        if self._requires_grad:
+            _warn_float_of_grad_tensor()
         return float(self._real_item("float"))
 
     def __int__(self) -> int:

@@ -278,6 +278,14 @@ class Tensor(TensorConversions):
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self.shape[0]))
 
+    def __reversed__(self) -> Any:
+        """``reversed(t)``, as PyTorch: a tensor, ``t.flip(0)`` (differentiable, a copy), not
+        Python's iterator over rows (d2l's bidirectional RNN passes it on as a tensor); a
+        0-d tensor comes back as itself."""
+        if self.ndim == 0:
+            return self
+        return self.flip(0)
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         """``np.asarray(tensor)`` and NumPy functions on a tensor: its host array, as PyTorch
         allows, for CPU tensors that do not require grad (``np.exp(x)`` on one that does

@@ -85,6 +85,7 @@ _NN_MODULE_FILES = {
             "CTCLoss",
     "distance": "PairwiseDistance CosineSimilarity",
     "batchnorm": "BatchNorm1d BatchNorm2d BatchNorm3d LazyBatchNorm1d LazyBatchNorm2d "
+                 "LazyBatchNorm3d "
                  "SyncBatchNorm",
     "flatten": "Flatten Unflatten",
     "conv": "Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d LazyConv1d "

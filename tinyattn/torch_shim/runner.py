@@ -15,6 +15,7 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
+from .. import backend
 from .finder import install, uninstall
 from .missing import MissingTorchFeature, _is_internal, describe_location
 
@@ -81,6 +82,7 @@ def run_script(path: str, args: Sequence[str] = (), banner: bool = True) -> int:
     if banner:
         print(_banner(path), file=sys.stderr, flush=True)
     install()
+    backend.quiet_numpy_warnings()
     try:
         sys.argv = [path, *args]
         sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
