@@ -100,6 +100,12 @@ class set_grad_enabled(_GradMode):  # noqa: N801 - PyTorch's name
     def __exit__(self, *exc: Any) -> None:
         _state.grad_enabled = self.previous.pop()
 
+    def __call__(self, fn: Any) -> Any:
+        # ``@set_grad_enabled(False)``: __init__ switched the mode for the line that made
+        # the decorator; switch it back (as torch's) so only calls of ``fn`` run in it
+        _state.grad_enabled = self.previous.pop()
+        return super().__call__(fn)
+
 
 def is_anomaly_enabled() -> bool:
     """``torch.is_anomaly_enabled()``: whether anomaly detection is on in this thread."""

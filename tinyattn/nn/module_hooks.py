@@ -129,6 +129,10 @@ class _BackwardState:
     def __init__(self, module: Any, n_args: int) -> None:
         self.module, self.n_args = module, n_args
         self.input_positions: Optional[List[int]] = None
+        # per tensor argument: did it require grad? One that did not gets zeros in
+        # grad_input, as torch's (the identity's output for it requires grad, so a real
+        # gradient reaches it; torch's hook never reports that one)
+        self.input_requires_grad: List[bool] = []
         self.output_positions: List[int] = []
         self.n_outputs = 0
         self.grad_output: Optional[Tuple[Any, ...]] = None
@@ -164,8 +168,8 @@ class _BackwardState:
     def on_input_grads(self, grads: Tuple[Any, ...]) -> Tuple[Any, ...]:
         positions = self.input_positions or []
         full: List[Any] = [None] * self.n_args
-        for i, g in zip(positions, grads):
-            full[i] = g
+        for i, g, needed in zip(positions, grads, self.input_requires_grad):
+            full[i] = g if needed or g is None else g.new_zeros(g.shape)
         grad_input = tuple(full)
         grad_output = self.grad_output if self.grad_output is not None else ()
         for hook in self._full_hooks():
@@ -199,6 +203,7 @@ def call_with_hooks(module: Any, forward: Callable[..., Any], args: Tuple[Any, .
         wrapped = _wrap(args, state.on_input_grads)
         if wrapped is not None:
             state.input_positions = _tensor_positions(args)
+            state.input_requires_grad = [args[i].requires_grad for i in state.input_positions]
             args = wrapped
     hooks = d.get("_forward_hooks") or {}
     with_kwargs = d.get("_forward_hooks_with_kwargs") or {}

@@ -117,6 +117,10 @@ class Tensor(TensorConversions):
         if not hasattr(value, "shape") or not hasattr(value, "dtype"):
             raise TypeError(f"x.data = ... takes an array or a Tensor, got "
                             f"{type(value).__name__}")
+        if self._requires_grad and not is_floating(value.dtype) and value.dtype.kind != "c":
+            raise GradientDtypeError(
+                f"x.data = ...: x requires grad, so its data must be floating point or "
+                f"complex, got dtype {value.dtype}; convert the value first (.float())")
         self._bump_version()
         self._data = value
         self._vc, self._is_view, self._has_views = None, False, False
@@ -338,7 +342,11 @@ class Tensor(TensorConversions):
         return self
 
     def retain_grad(self) -> "Tensor":
-        """Keep ``.grad`` on this intermediate tensor after backward (leaves always keep it)."""
+        """Keep ``.grad`` on this intermediate tensor after backward (leaves always keep it).
+        A tensor that does not require grad has no gradient to keep: refused, as torch."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False "
+                               "(call requires_grad_() on the leaf it comes from first)")
         self._retains_grad = True
         if self._ctx is not None:
             self._ctx._retained = weakref.ref(self)

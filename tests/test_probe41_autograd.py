@@ -1,0 +1,133 @@
+"""probeC41: the autograd engine, grad modes, hooks and the Tensor API against torch 2.13
+(CPU). Each case runs the same program with torch and with tinyattn and compares."""
+import pytest
+
+import tinyattn as ta
+
+torch = pytest.importorskip("torch", reason="torch is the oracle for these tests")
+
+
+def _t(lib, data, rg=True):
+    return lib.tensor(data, dtype=lib.float64, requires_grad=rg)
+
+
+def _lists(values):
+    return [None if v is None else v.tolist() for v in values]
+
+
+# --- full backward hook: a tensor argument that does not require grad -------------------
+
+def _hook_grad_input(lib, detach_b):
+    class M(lib.nn.Module):
+        def forward(self, a, b, c):
+            return a * b + c * 2
+
+    seen = []
+    m = M()
+    m.register_full_backward_hook(lambda mod, gi, go: seen.append(_lists(gi)))
+    a, b, c = _t(lib, [1., 2.]), _t(lib, [3., 4.]), _t(lib, [5., 6.], rg=False)
+    if detach_b:
+        b = b.detach()
+    (m(a, b, c) * lib.tensor([1., 10.], dtype=lib.float64)).sum().backward()
+    return seen, a.grad.tolist()
+
+
+@pytest.mark.parametrize("detach_b", [False, True])
+def test_full_backward_hook_grad_input_of_input_without_grad(detach_b):
+    # torch reports zeros for a tensor argument that does not require grad (tinyattn gave
+    # the gradient it would have had, [2, 20], silently)
+    got, want = _hook_grad_input(ta, detach_b), _hook_grad_input(torch, detach_b)
+    assert got == want
+    assert want[0][0][2] == [0.0, 0.0]          # negative control: not the real gradient
+
+
+def test_full_backward_hook_non_tensor_arg_is_none():
+    def run(lib):
+        class M(lib.nn.Module):
+            def forward(self, a, k):
+                return a * k
+        seen = []
+        m = M()
+        m.register_full_backward_hook(lambda mod, gi, go: seen.append(_lists(gi)))
+        m(_t(lib, [1., 2.]), 3.0).sum().backward()
+        return seen
+    assert run(ta) == run(torch)
+
+
+# --- retain_grad on a tensor that does not require grad --------------------------------
+
+def test_retain_grad_without_requires_grad_raises():
+    for lib in (torch, ta):
+        with pytest.raises(RuntimeError, match="retain_grad"):
+            lib.tensor([1., 2.]).retain_grad()
+
+
+def test_retain_grad_on_leaf_and_non_leaf_as_torch():
+    def run(lib):
+        x = _t(lib, [1., 2.])
+        x.retain_grad()
+        y = x * 2
+        before = y.retains_grad
+        y.retain_grad()
+        (y * y).sum().backward()
+        return x.retains_grad, before, y.retains_grad, y.grad.tolist(), x.grad.tolist()
+    assert run(ta) == run(torch)
+
+
+# --- set_grad_enabled as a decorator ---------------------------------------------------
+
+def _decorated(lib):
+    x = _t(lib, [1., 2.])
+
+    @lib.set_grad_enabled(False)
+    def f(a):
+        return a * 2
+    after_decorating = lib.is_grad_enabled()
+    inside = f(x).requires_grad
+    return after_decorating, inside, lib.is_grad_enabled(), (x * 2).requires_grad
+
+
+def test_set_grad_enabled_decorator_does_not_leak():
+    # tinyattn left recording off after the decorator line: every later op was silently
+    # untracked
+    try:
+        assert _decorated(ta) == _decorated(torch) == (True, False, True, True)
+    finally:
+        ta.set_grad_enabled(True)
+
+
+def test_set_grad_enabled_call_and_context_as_torch():
+    def run(lib):
+        out = []
+        lib.set_grad_enabled(False)
+        out.append(lib.is_grad_enabled())
+        lib.set_grad_enabled(True)
+        with lib.set_grad_enabled(False):
+            out.append(lib.is_grad_enabled())
+            with lib.enable_grad():
+                out.append(lib.is_grad_enabled())
+        out.append(lib.is_grad_enabled())
+        return out
+    try:
+        assert run(ta) == run(torch)
+    finally:
+        ta.set_grad_enabled(True)
+
+
+# --- x.data = ... on a tensor that requires grad ---------------------------------------
+
+def test_data_assign_integer_to_requires_grad_raises():
+    for lib in (torch, ta):
+        x = _t(lib, [1., 2.])
+        with pytest.raises(RuntimeError, match="floating point"):
+            x.data = lib.tensor([5, 6])
+        assert x.dtype == lib.float64          # unchanged
+
+
+def test_data_assign_float_other_shape_as_torch():
+    def run(lib):
+        x = _t(lib, [1., 2.])
+        x.data = lib.tensor([5., 6., 7.], dtype=lib.float64)
+        (x * x).sum().backward()
+        return x.grad.tolist(), x.requires_grad
+    assert run(ta) == run(torch)
