@@ -131,3 +131,114 @@ def test_data_assign_float_other_shape_as_torch():
         (x * x).sum().backward()
         return x.grad.tolist(), x.requires_grad
     assert run(ta) == run(torch)
+
+
+# --- custom autograd.Function ----------------------------------------------------------
+
+def _function(lib, forward, backward, setup_context=None):
+    body = {"forward": staticmethod(forward), "backward": staticmethod(backward)}
+    if setup_context is not None:
+        body["setup_context"] = staticmethod(setup_context)
+    return type("F", (lib.autograd.Function,), body)
+
+
+def _kwargs_ctx_style(lib):
+    F = _function(lib, lambda ctx, x, k=2.0: x * k, lambda ctx, g: (g * 3, None))
+    x = _t(lib, [1., 2.])
+    y = F.apply(x, k=4.0)
+    y.sum().backward()
+    return y.tolist(), x.grad.tolist()
+
+
+def _setup_context_style(lib, use_kw):
+    def forward(x, w, k=2.0):
+        return x * w * k
+
+    def setup(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0], inputs[1])
+        ctx.k = inputs[2]
+        ctx.n = len(inputs)
+
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        return g * w * ctx.k, g * x * ctx.k, None
+
+    F = _function(lib, forward, backward, setup)
+    x, w = _t(lib, [1., 2.]), _t(lib, [3., 4.])
+    y = F.apply(x, w=w, k=5.0) if use_kw else F.apply(x, w)
+    y.sum().backward()
+    return y.tolist(), x.grad.tolist(), w.grad.tolist()
+
+
+def test_function_apply_keywords_as_torch():
+    # torch 2.13 passes keywords on to forward (tinyattn refused them)
+    assert _kwargs_ctx_style(ta) == _kwargs_ctx_style(torch)
+
+
+@pytest.mark.parametrize("use_kw", [False, True])
+def test_function_setup_context_style_as_torch(use_kw):
+    assert _setup_context_style(ta, use_kw) == _setup_context_style(torch, use_kw)
+
+
+def _materialize(lib, materialize):
+    seen = []
+
+    def forward(ctx, x):
+        ctx.set_materialize_grads(materialize)
+        return x * 2, x * 3
+
+    def backward(ctx, g1, g2):
+        seen.append((g1 is None, g2 is None, None if g2 is None else g2.tolist()))
+        return g1 * 2 if g2 is None else g1 * 2 + g2 * 3
+
+    x = _t(lib, [1., 2.])
+    a, _ = _function(lib, forward, backward).apply(x)
+    a.sum().backward()
+    return seen, x.grad.tolist()
+
+
+@pytest.mark.parametrize("materialize", [True, False])
+def test_function_set_materialize_grads_as_torch(materialize):
+    # False: backward gets None for the unused output (tinyattn gave zeros)
+    assert _materialize(ta, materialize) == _materialize(torch, materialize)
+
+
+def _non_tensor_output(lib):
+    seen = []
+
+    def backward(ctx, g, g2):
+        seen.append(g2)
+        return g * 2
+
+    x = _t(lib, [1., 2.])
+    y, n = _function(lib, lambda ctx, x: (x * 2, 5), backward).apply(x)
+    y.sum().backward()
+    return seen, n, x.grad.tolist()
+
+
+def test_function_non_tensor_output_gets_none_in_backward():
+    assert _non_tensor_output(ta) == _non_tensor_output(torch)
+
+
+def test_function_gradient_for_non_tensor_input_raises():
+    for lib in (torch, ta):
+        F = _function(lib, lambda ctx, x, k: x * k, lambda ctx, g: (g * 2, g))
+        y = F.apply(_t(lib, [1., 2.]), 2.0).sum()
+        with pytest.raises(RuntimeError, match="different than None at position 2"):
+            y.backward()
+
+
+def test_once_differentiable_as_torch():
+    def run(lib):
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @lib.autograd.function.once_differentiable
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return 2 * x * g
+        x = _t(lib, [1., 2.])
+        _function(lib, forward, backward).apply(x).sum().backward()
+        return x.grad.tolist()
+    assert run(ta) == run(torch) == [2.0, 4.0]

@@ -8,20 +8,34 @@ on Tensors, and a ``_PyTorchStyleNode`` joins the graph in its place.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+import functools
+import inspect
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .. import backend
 from . import function
 from .function import Function, VersionCounter, _tensor_type
 from .grad_mode import _state, no_grad
 
-__all__ = ["FunctionCtx"]
+__all__ = ["FunctionCtx", "once_differentiable"]
+
+
+def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:
+    """``torch.autograd.function.once_differentiable``: marks a ``backward`` that is not
+    itself differentiable. tinyattn runs every backward without recording (``create_graph``
+    is refused), so the decorator only makes sure of that."""
+    @functools.wraps(backward)
+    def wrapper(ctx: Any, *grads: Any) -> Any:
+        with no_grad():
+            return backward(ctx, *grads)
+    return wrapper
 
 
 class FunctionCtx:
     """The ``ctx`` a PyTorch-style ``forward(ctx, ...)`` and ``backward(ctx, ...)`` receive."""
 
     needs_input_grad: Tuple[bool, ...] = ()
+    _materialize_grads = True
 
     def __init__(self) -> None:
         self._saved: Optional[Tuple[Any, ...]] = ()
@@ -65,7 +79,9 @@ class FunctionCtx:
         self._non_differentiable = {id(t) for t in tensors}
 
     def set_materialize_grads(self, value: bool) -> None:
-        """Accepted for compatibility: gradients reaching backward are always arrays."""
+        """False: backward gets None (not zeros, torch's default) for an output of several
+        that no gradient reached."""
+        self._materialize_grads = bool(value)
 
 
 class _PyTorchStyleNode(Function):
@@ -79,16 +95,20 @@ class _PyTorchStyleNode(Function):
     keeps_input_tensors = True             # built here, not by apply (see Function)
 
     slots: Optional[List[Any]] = None      # several outputs: g_k of each (None: none came)
-    output_meta: Tuple[Tuple[Tuple[int, ...], Any], ...] = ()
+    output_meta: Tuple[Any, ...] = ()      # (shape, dtype) of each output; None: not a tensor
 
     def backward(self, grad: Any) -> Any:
         tensor_type = _tensor_type()
         if self.slots is None:
             grads_out = (tensor_type._wrap(grad),)
-        else:                      # one gradient per output, zeros where none came (torch's)
+        else:   # one gradient per output: zeros where none came (torch's), or None when
+            # ctx.set_materialize_grads(False); None for an output that is not a tensor
             xp = backend.get_array_module(grad)
-            grads_out = tuple(tensor_type._wrap(xp.zeros(shape, dtype=dtype) if g is None else g)
-                              for g, (shape, dtype) in zip(self.slots, self.output_meta))
+            materialize = self.ctx._materialize_grads
+            grads_out = tuple(
+                None if meta is None else tensor_type._wrap(g) if g is not None else
+                tensor_type._wrap(xp.zeros(meta[0], dtype=meta[1])) if materialize else None
+                for g, meta in zip(self.slots, self.output_meta))
             self.slots[:] = [None] * len(self.slots)
         with no_grad():
             result = self.user_class.backward(self.ctx, *grads_out)
@@ -100,6 +120,12 @@ class _PyTorchStyleNode(Function):
             raise RuntimeError(f"{name}.backward returned {len(results)} gradient(s), but "
                                f"forward took {self.num_args} argument(s) after ctx: return "
                                f"one per argument (None for those without a gradient)")
+        for position, g in enumerate(results):
+            if g is not None and position not in self.arg_positions:
+                raise RuntimeError(f"function {name}Backward returned a gradient different "
+                                   f"than None at position {position + 1}, but the "
+                                   f"corresponding forward input was not a Tensor: return "
+                                   f"None there")
         grads = []
         for i, position in enumerate(self.arg_positions):
             g = results[position]
@@ -119,16 +145,26 @@ class _PyTorchStyleNode(Function):
 
 
 def _apply_pytorch_style(cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
+    """``cls.apply(*args, **kwargs)`` as torch's: with a ``setup_context``, ``forward(*args)``
+    takes no ctx and keywords (and defaults) are bound to positions first, so each argument
+    can have a gradient; without one, ``forward(ctx, *args, **kwargs)`` and only the
+    positional arguments have gradients."""
     tensor_type = _tensor_type()
-    if kwargs:
-        raise TypeError(f"{cls.__name__}.apply takes positional arguments only (as in "
-                        f"PyTorch), got keywords {sorted(kwargs)}")
+    setup = getattr(cls, "setup_context", None)
+    if setup is not None:
+        bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+        bound.apply_defaults()
+        args, kwargs = tuple(bound.args), dict(bound.kwargs)
     ctx = FunctionCtx()
     positions = tuple(i for i, a in enumerate(args) if isinstance(a, tensor_type))
     tensors = tuple(args[i] for i in positions)
     ctx.needs_input_grad = tuple(isinstance(a, tensor_type) and a.requires_grad for a in args)
     with no_grad():
-        out = cls.forward(ctx, *args)
+        if setup is not None:
+            out = cls.forward(*args, **kwargs)
+            setup(ctx, args, out)
+        else:
+            out = cls.forward(ctx, *args, **kwargs)
     if isinstance(out, tuple):
         return _several_outputs(cls, ctx, args, positions, tensors, out)
     if not isinstance(out, tensor_type):
@@ -182,14 +218,15 @@ def _several_outputs(cls: type, ctx: FunctionCtx, args: Tuple[Any, ...],
     node.needs_input_grad = tuple(t.requires_grad for t in tensors)
     node.saved = (ctx,)
     kept = [o for o in outs if isinstance(o, tensor_type)]
-    node.slots = [None] * len(kept)
-    node.output_meta = tuple((o.shape, o._data.dtype) for o in kept)
+    node.slots = [None] * len(outs)
+    node.output_meta = tuple((o.shape, o._data.dtype) if isinstance(o, tensor_type) else None
+                             for o in outs)
     xp = backend.get_array_module(kept[0]._data) if kept else None
     anchor = tensor_type._wrap(xp.zeros((), dtype=kept[0]._data.dtype)) if kept else None
     if anchor is not None:
         anchor._requires_grad, anchor._ctx = True, node
-    result, k = [], 0
-    for original, out in zip(outs, fresh):
+    result = []
+    for k, (original, out) in enumerate(zip(outs, fresh)):
         if not isinstance(original, tensor_type):
             result.append(out)
             continue
@@ -201,8 +238,8 @@ def _several_outputs(cls: type, ctx: FunctionCtx, args: Tuple[Any, ...],
             reader.saved = (node.slots, k, anchor._data)
             out._requires_grad, out._ctx = True, reader
         result.append(out)
-        k += 1
     return tuple(result)
 
 
 function._pytorch_style_apply = _apply_pytorch_style
+function.once_differentiable = once_differentiable   # torch.autograd.function's name
