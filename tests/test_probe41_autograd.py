@@ -242,3 +242,64 @@ def test_once_differentiable_as_torch():
         _function(lib, forward, backward).apply(x).sum().backward()
         return x.grad.tolist()
     assert run(ta) == run(torch) == [2.0, 4.0]
+
+
+# --- an index naming one element is a 0-d view -----------------------------------------
+
+ZERO_D_VIEWS = {
+    "add_at_2d": lambda lib, a: a.view(2, 3)[1, 2].add_(10),
+    "mul_at_1d": lambda lib, a: a[1].mul_(10),
+    "fill_last": lambda lib, a: a[-1].fill_(7),
+    "zero_second": lambda lib, a: a[1].zero_(),
+    "copy_into": lambda lib, a: a[1].copy_(lib.tensor(9.)),
+    "select": lambda lib, a: a.select(0, 1).add_(5),
+    "unbind": lambda lib, a: a.unbind(0)[1].add_(5),
+    "iterate": lambda lib, a: [v.mul_(2) for v in a],
+    "diagonal_element": lambda lib, a: a.view(2, 3).diagonal()[1].add_(5),
+    "view_of_0d": lambda lib, a: a[2].view(()).sub_(1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_D_VIEWS))
+def test_zero_d_index_writes_through(name):
+    # tinyattn's x[1] was a copy (NumPy's scalar): x[1].mul_(10) left x unchanged silently
+    def run(lib):
+        a = lib.arange(6.)
+        ZERO_D_VIEWS[name](lib, a)
+        return a.tolist()
+    assert run(ta) == run(torch)
+    assert run(torch) != list(range(6))        # negative control: the write lands
+
+
+def test_zero_d_view_sees_later_writes_and_offsets():
+    def run(lib):
+        a = lib.arange(24.).reshape(2, 3, 4)
+        b = a[1, 2, 3]
+        a.add_(1)
+        return b.item(), b.storage_offset(), a[0, 1].storage_offset()
+    assert run(ta) == run(torch)
+
+
+def test_zero_d_view_in_place_gradient():
+    def run(lib):
+        x = lib.tensor([1., 2., 3.], requires_grad=True)
+        y = x * 1
+        y[1].mul_(3)
+        (y * y).sum().backward()
+        return y.tolist(), x.grad.tolist()
+    assert run(ta) == run(torch)
+
+
+# --- max(x) / min(x) without a dim on a tensor holding NaN -----------------------------
+
+@pytest.mark.parametrize("data", [[float("nan"), 1.], [1., float("nan"), 3.],
+                                  [[float("nan"), float("nan"), 2.]], [[2., 2., 1.]]])
+@pytest.mark.parametrize("op", ["max", "min", "amax", "amin"])
+def test_extreme_without_dim_gradient_with_nan(op, data):
+    # torch's max(x) gives the NaN elements the gradient (k NaNs: g / k each); tinyattn gave
+    # every element 0. amax keeps NaN everywhere, in both.
+    def run(lib):
+        x = lib.tensor(data, dtype=lib.float64, requires_grad=True)
+        getattr(x, op)().backward()
+        return [str(v) for v in x.grad.flatten().tolist()]
+    assert run(ta) == run(torch)

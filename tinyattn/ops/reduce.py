@@ -85,6 +85,14 @@ class Mean(Function):
         return xp.broadcast_to(_expand_back(grad, shape, axes, keepdim) / count, shape)
 
 
+def _extreme_mask(x: Any, out: Any, spread: bool) -> Any:
+    """Where x holds its max (min): x == out; for ``spread`` (max(x)/min(x) without a dim,
+    torch's evenly_distribute_backward) NaN counts as equal to a NaN result (x != x: NaN)."""
+    if spread:
+        return (x == out) | ((x != x) & (out != out))
+    return x == out
+
+
 class Amax(Function):
     """out = max of x over ``axes``.
 
@@ -92,14 +100,17 @@ class Amax(Function):
     k elements share the maximum, each gets g / k (the sum over ties is g, as for any
     subgradient, and the split is symmetric, so it does not depend on element order).
     ``spread=True`` (``max(x)`` without a dim): the others get +0.0 written in, not g * 0
-    (which is -0.0 for a negative g), as torch's evenly_distribute_backward.
+    (which is -0.0 for a negative g), as torch's evenly_distribute_backward; and a NaN
+    result (x holds NaN) marks the NaN elements as the maxima (NaN == NaN is false, which
+    would leave every element 0), so k NaNs get g / k each, as torch. amax keeps the plain
+    comparison: its gradient is then g * 0 / 0 = NaN everywhere, as torch's.
     """
 
     versions_checked = (0, -1)    # what torch saves: changed in place, backward raises
 
     def forward(self, x, axes: Tuple[int, ...], keepdim: bool, spread: bool = False):
         out = x.max(axis=axes, keepdims=True)
-        self.save_for_backward(x == out, axes, keepdim)
+        self.save_for_backward(_extreme_mask(x, out, spread), axes, keepdim)
         self._spread = spread
         return out if keepdim else out.squeeze(axis=axes)
 
@@ -119,7 +130,7 @@ class Amin(Amax):
 
     def forward(self, x, axes: Tuple[int, ...], keepdim: bool, spread: bool = False):
         out = x.min(axis=axes, keepdims=True)
-        self.save_for_backward(x == out, axes, keepdim)
+        self.save_for_backward(_extreme_mask(x, out, spread), axes, keepdim)
         self._spread = spread
         return out if keepdim else out.squeeze(axis=axes)
 

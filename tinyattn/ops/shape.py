@@ -76,7 +76,13 @@ class GetItem(Function):
 
     def forward(self, x, index: Any):
         self.save_for_backward(x.shape, x.dtype, index)
-        return x[index]
+        out = x[index]
+        if type(out) is not type(x):
+            # NumPy answers an index naming one element (x[1, 2]) with a scalar, a copy;
+            # torch's x[1, 2] is a 0-d view, so x[1, 2].add_(1) changes x. A trailing
+            # Ellipsis makes NumPy return that 0-d view.
+            out = x[(index if isinstance(index, tuple) else (index,)) + (Ellipsis,)]
+        return out
 
     def backward(self, grad):
         shape, dtype, index = self.saved
