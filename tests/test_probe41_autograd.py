@@ -303,3 +303,35 @@ def test_extreme_without_dim_gradient_with_nan(op, data):
         getattr(x, op)().backward()
         return [str(v) for v in x.grad.flatten().tolist()]
     assert run(ta) == run(torch)
+
+
+# --- Python number conversions ----------------------------------------------------------
+
+def _convert(lib, name, make):
+    t = make(lib)
+    try:
+        return "ok", {"float": float, "int": int, "complex": complex}[name](t)
+    except (ValueError, RuntimeError, TypeError) as exc:
+        return type(exc).__name__
+
+
+CONVERSIONS = {
+    "several": lambda lib: lib.tensor([1., 2.]),
+    "empty": lambda lib: lib.tensor([]),
+    "one_nested": lambda lib: lib.tensor([[2.5]]),
+    "complex_0d": lambda lib: lib.tensor(1 + 2j),
+}
+
+
+@pytest.mark.parametrize("make", sorted(CONVERSIONS))
+@pytest.mark.parametrize("name", ["float", "int", "complex"])
+def test_python_number_conversion_as_torch(name, make):
+    # float(t) of several elements: torch's ValueError (tinyattn raised RuntimeError);
+    # complex(t) of a complex tensor works (tinyattn refused it)
+    got, want = _convert(ta, name, CONVERSIONS[make]), _convert(torch, name, CONVERSIONS[make])
+    assert got == want
+
+
+def test_numpy_force_keyword():
+    assert ta.tensor([1., 2.], requires_grad=True).numpy(force=True).tolist() == \
+        torch.tensor([1., 2.], requires_grad=True).numpy(force=True).tolist()

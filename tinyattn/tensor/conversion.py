@@ -53,9 +53,10 @@ class TensorConversions:
     """Conversion and comparison methods of ``Tensor`` (see the module docstring)."""
 
     # ------------------------------------------------------------------ conversion
-    def numpy(self) -> np.ndarray:
+    def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data as a NumPy array: the same memory on the CPU (read-only while a pending
-        backward needs it), a copy from a GPU."""
+        backward needs it), a copy from a GPU. ``force=True`` (torch's) is accepted: here
+        numpy() already detaches and copies from a GPU."""
         if self.device == "cpu":
             return self._user_array()
         return backend.to_host(self._data)
@@ -89,7 +90,16 @@ class TensorConversions:
     def __int__(self) -> int:
         return int(self._real_item("int"))
 
+    def __complex__(self) -> complex:
+        if self._data.size != 1:
+            self._real_item("complex")      # raises torch's ValueError
+        return complex(self.item())
+
     def _real_item(self, name: str) -> Any:
+        if self._data.size != 1:            # torch: ValueError here, RuntimeError in item()
+            raise ValueError(f"only one element tensors can be converted to Python scalars: "
+                             f"{name}() got a tensor of shape {tuple(self.shape)}; take "
+                             f"one element (t[0]) or reduce it (t.sum()) first")
         value = self.item()
         if isinstance(value, complex):      # Python would say "can't convert complex"
             raise RuntimeError(f"value cannot be converted to type {name} without overflow "
