@@ -335,3 +335,27 @@ def test_python_number_conversion_as_torch(name, make):
 def test_numpy_force_keyword():
     assert ta.tensor([1., 2.], requires_grad=True).numpy(force=True).tolist() == \
         torch.tensor([1., 2.], requires_grad=True).numpy(force=True).tolist()
+
+
+# --- .grad of a non-leaf ----------------------------------------------------------------
+
+def _non_leaf_grad(lib, use_inputs):
+    import warnings
+    x = _t(lib, [1., 2.])
+    y = x * 3
+    z = (y * y).sum()
+    if use_inputs:
+        z.backward(inputs=[y])
+    else:
+        z.backward()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        g = y.grad
+    return (None if g is None else g.tolist(), len(caught),
+            None if x.grad is None else x.grad.tolist())
+
+
+@pytest.mark.parametrize("use_inputs", [False, True])
+def test_non_leaf_grad_warns_only_without_a_grad(use_inputs):
+    # backward(inputs=[y]) fills y.grad; torch reads it without the non-leaf warning
+    assert _non_leaf_grad(ta, use_inputs) == _non_leaf_grad(torch, use_inputs)

@@ -131,7 +131,8 @@ class Tensor(TensorConversions):
         """The gradient, a Tensor like this one (None until a backward reaches it). Read on
         a non-leaf that did not ``retain_grad()``, it warns as torch does (it stays None)."""
         ctx = self._ctx
-        if ctx is not None and self._requires_grad and not (
+        # torch warns only while there is no grad: backward(inputs=[y]) fills a non-leaf's
+        if ctx is not None and self._requires_grad and self._grad is None and not (
                 ctx._retained is not None and ctx._retained() is self):
             warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
