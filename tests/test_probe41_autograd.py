@@ -359,3 +359,23 @@ def _non_leaf_grad(lib, use_inputs):
 def test_non_leaf_grad_warns_only_without_a_grad(use_inputs):
     # backward(inputs=[y]) fills y.grad; torch reads it without the non-leaf warning
     assert _non_leaf_grad(ta, use_inputs) == _non_leaf_grad(torch, use_inputs)
+
+
+def _tuple_output_hooks(lib):
+    class M(lib.nn.Module):
+        def forward(self, a):
+            return a * 2, a * 3
+
+    seen = []
+    m = M()
+    m.register_full_backward_pre_hook(lambda mod, go: seen.append(("pre", _lists(go))))
+    m.register_full_backward_hook(lambda mod, gi, go: seen.append((_lists(gi), _lists(go))))
+    a = _t(lib, [1., 2.])
+    first, _ = m(a)
+    first.sum().backward()
+    return seen, a.grad.tolist()
+
+
+def test_full_backward_hooks_unused_output_is_none():
+    # torch's grad_output holds None for an output the loss did not use (tinyattn: zeros)
+    assert _tuple_output_hooks(ta) == _tuple_output_hooks(torch)

@@ -85,29 +85,33 @@ def register(module: Any, kind: str, hook: Callable[..., Any], prepend: bool = F
 
 
 class _BackwardHookIdentity(Function):
-    """out_i = x_i; d x_i = g_i, after ``on_grads`` has seen (and may replace) the g_i."""
+    """out_i = x_i; d x_i = g_i, after ``on_grads`` has seen (and may replace) the g_i.
+    ``materialize``: an unused x_i's g_i is zeros (the arguments' grad_input, as torch's)
+    or None (the outputs' grad_output, as torch's)."""
 
     @staticmethod
-    def forward(ctx: Any, on_grads: Callable[..., Any], *tensors: Any) -> Any:
+    def forward(ctx: Any, on_grads: Callable[..., Any], materialize: bool, *tensors: Any) -> Any:
         ctx.on_grads = on_grads
+        ctx.set_materialize_grads(materialize)
         return tensors[0] if len(tensors) == 1 else tuple(tensors)
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> Any:
-        return (None,) + tuple(ctx.on_grads(grads))
+        return (None, None) + tuple(ctx.on_grads(grads))
 
 
 def _tensor_positions(values: Tuple[Any, ...]) -> List[int]:
     return [i for i, v in enumerate(values) if isinstance(v, Tensor)]
 
 
-def _wrap(values: Tuple[Any, ...], on_grads: Callable[..., Any]) -> Optional[Tuple[Any, ...]]:
+def _wrap(values: Tuple[Any, ...], on_grads: Callable[..., Any],
+          materialize: bool = True) -> Optional[Tuple[Any, ...]]:
     """``values`` with its tensors through one identity node, or None when no tensor needs
     a gradient (then there is no backward to watch)."""
     positions = _tensor_positions(values)
     if not is_grad_enabled() or not any(values[i].requires_grad for i in positions):
         return None
-    outs = _BackwardHookIdentity.apply(on_grads, *(values[i] for i in positions))
+    outs = _BackwardHookIdentity.apply(on_grads, materialize, *(values[i] for i in positions))
     outs = (outs,) if len(positions) == 1 else outs
     wrapped = list(values)
     for i, out in zip(positions, outs):
@@ -231,7 +235,8 @@ def call_with_hooks(module: Any, forward: Callable[..., Any], args: Tuple[Any, .
     if state is not None:
         outputs = output if isinstance(output, tuple) else (output,)
         state.n_outputs, state.output_positions = len(outputs), _tensor_positions(outputs)
-        wrapped_out = _wrap(outputs, state.on_output_grads)
+        # an output the loss did not use: None in grad_output, as torch's
+        wrapped_out = _wrap(outputs, state.on_output_grads, materialize=False)
         if wrapped_out is not None:
             output = wrapped_out if isinstance(output, tuple) else wrapped_out[0]
     return output
