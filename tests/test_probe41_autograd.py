@@ -379,3 +379,32 @@ def _tuple_output_hooks(lib):
 def test_full_backward_hooks_unused_output_is_none():
     # torch's grad_output holds None for an output the loss did not use (tinyattn: zeros)
     assert _tuple_output_hooks(ta) == _tuple_output_hooks(torch)
+
+
+# --- an empty dim reduces over every dim (sum, mean, std, amax, norm, ...) -------------
+
+EMPTY_DIM_OPS = ["sum", "mean", "nansum", "nanmean", "std", "var", "amax", "amin", "norm",
+                 "var_mean", "std_mean", "any", "all"]
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dim", [(), []], ids=["tuple", "list"])
+@pytest.mark.parametrize("op", EMPTY_DIM_OPS)
+def test_empty_dim_reduction_as_torch(op, dim, keepdim):
+    # tinyattn reduced over no dim (x.sum(()) was x itself, x.std(()) all NaN); torch
+    # reduces over all of them. any/all reduce over none in both (negative control).
+    def run(lib):
+        x = lib.tensor([[1., 2., 0.], [4., 5., 7.]])
+        out = getattr(lib, op)(x, dim=dim, keepdim=keepdim)
+        outs = out if isinstance(out, tuple) else (out,)
+        return [(tuple(o.shape), [round(float(v), 5) for v in o.flatten().tolist()])
+                for o in outs]
+    assert run(ta) == run(torch)
+
+
+def test_empty_dim_gradient_as_torch():
+    def run(lib):
+        x = lib.tensor([[1., 2.], [4., 5.]], dtype=lib.float64, requires_grad=True)
+        (x.sum(()) + x.mean([]) * 4 + x.amax(())).backward()
+        return x.grad.tolist()
+    assert run(ta) == run(torch)
