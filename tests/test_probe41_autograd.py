@@ -430,3 +430,31 @@ def test_tensor_integer_range_as_torch(data, dtype):
             assert "without overflow" in str(exc)
             return "overflow"
     assert run(ta) == run(torch)
+
+
+WHERE_CASES = {
+    "other_too_big": lambda lib: lib.where(lib.tensor([True, False]),
+                                           lib.zeros(2, dtype=lib.int16), 100000),
+    "input_too_big": lambda lib: lib.where(lib.tensor([True, False]), 100000,
+                                           lib.zeros(2, dtype=lib.int16)),
+    "method_int8": lambda lib: lib.zeros(2, dtype=lib.int8).where(lib.tensor([True, False]), 200),
+    "uint8_minus_one_wraps": lambda lib: lib.where(lib.tensor([True, False]),
+                                                   lib.zeros(2, dtype=lib.uint8), -1),
+    "uint8_too_negative": lambda lib: lib.where(lib.tensor([True, False]),
+                                                lib.zeros(2, dtype=lib.uint8), -256),
+    "fits": lambda lib: lib.where(lib.tensor([True, False]), lib.zeros(2, dtype=lib.int16), 5),
+    "two_numbers": lambda lib: lib.where(lib.tensor([True, False]), 1, 100000),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WHERE_CASES))
+def test_where_number_range_as_torch(name):
+    # where(c, int16_x, 100000) wrapped to -31072 silently; torch refuses it
+    def run(lib):
+        try:
+            out = WHERE_CASES[name](lib)
+        except RuntimeError as exc:
+            assert "without overflow" in str(exc)
+            return "overflow"
+        return out.tolist(), str(out.dtype).replace("torch.", "")
+    assert run(ta) == run(torch)
