@@ -458,3 +458,36 @@ def test_where_number_range_as_torch(name):
             return "overflow"
         return out.tolist(), str(out.dtype).replace("torch.", "")
     assert run(ta) == run(torch)
+
+
+# --- float64 -> float16 / bfloat16 rounds through float32, as torch ----------------------
+
+DOUBLE_ROUNDED = [1.1645508316087867, 0.5085449116976437, 1.3784179206039884,
+                  -1.3090820361107907]
+
+
+@pytest.mark.parametrize("how", ["list", "to", "numpy", "gradient"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_double_to_half_rounds_as_torch(dtype, how):
+    # NumPy rounds float64 -> float16 once; torch goes through float32 (c10::Half(float)),
+    # and for these values the two land one ulp apart (1.1640625 in torch, 1.1650391 here)
+    import numpy as np
+    values = DOUBLE_ROUNDED + list(np.random.default_rng(1).standard_normal(20000))
+
+    def run(lib):
+        dt = getattr(lib, dtype)
+        if how == "list":
+            t = lib.tensor(values, dtype=dt)
+        elif how == "to":
+            t = lib.tensor(values, dtype=lib.float64).to(dt)
+        elif how == "numpy":
+            t = lib.tensor(np.array(values), dtype=dt)
+        else:
+            x = lib.zeros(len(values), dtype=dt, requires_grad=True)
+            (x.double() * lib.tensor(values, dtype=lib.float64)).sum().backward()
+            t = x.grad
+        return t.float().tolist()
+    got, want = run(ta), run(torch)
+    assert got == want
+    if dtype == "float16":                     # negative control: NumPy's single rounding
+        assert np.float16(DOUBLE_ROUNDED[0]) != np.float16(want[0])

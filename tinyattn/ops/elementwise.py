@@ -12,7 +12,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from .. import backend
+from .. import backend, precision
 from ..autograd import Function, unbroadcast
 from ..promotion import float_mix_error, is_strict_promotion, operand_tier, result_type
 from ..tensor import Tensor
@@ -404,13 +404,13 @@ class Convert(Function):
     def forward(self, x, device: Optional[str] = None, dtype: Any = None):
         self.save_for_backward(backend.device_of(x), x.dtype)
         out = x if device is None else backend.to_device(x, device)
-        return out if dtype is None else out.astype(dtype, copy=False)
+        return out if dtype is None else precision.cast(out, dtype)   # torch's rounding
 
     def backward(self, grad):
         device, dtype = self.saved
         if grad.dtype.kind == "c" and dtype.kind != "c":    # real -> complex: the real part
             grad = grad.real             # (the imaginary direction does not reach a real x)
-        return backend.to_device(grad, device).astype(dtype, copy=False)
+        return precision.cast(backend.to_device(grad, device), dtype)
 
 
 # ------------------------------------------------------------------ public functions

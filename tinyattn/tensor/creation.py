@@ -43,10 +43,10 @@ def tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None,
                 source, (np.ndarray, np.generic)) and not (
                 isinstance(source, (list, tuple)) and _holds_tensor(source)):
             want = np.dtype(np.complex64)    # Python complex numbers: complex64, as torch
-        array = np.array(array, dtype=want or array.dtype, copy=True)
+        array = precision.cast(array, want or array.dtype, copy=True)   # torch's rounding
         precision.note_dtype(array.dtype)
     else:
-        array = source.astype(want or source.dtype, copy=True)
+        array = precision.cast(source, want or source.dtype, copy=True)
     out = Tensor._wrap(array if device is None else backend.to_device(array, device))
     if requires_grad:
         out.requires_grad_(True)
