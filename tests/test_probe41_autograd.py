@@ -491,3 +491,15 @@ def test_double_to_half_rounds_as_torch(dtype, how):
     assert got == want
     if dtype == "float16":                     # negative control: NumPy's single rounding
         assert np.float16(DOUBLE_ROUNDED[0]) != np.float16(want[0])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_setitem_double_into_half_rounds_as_torch(dtype):
+    import numpy as np
+    values = DOUBLE_ROUNDED + list(np.random.default_rng(2).standard_normal(20000))
+
+    def run(lib):
+        out = lib.zeros(len(values), dtype=getattr(lib, dtype))
+        out[:] = lib.tensor(values, dtype=lib.float64)
+        return out.float().tolist()
+    assert run(ta) == run(torch)

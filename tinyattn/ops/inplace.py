@@ -29,7 +29,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from .. import backend
+from .. import backend, precision
 from ..broadcast_error import broadcast_error, expand_error
 from ..autograd import Function, is_grad_enabled, no_grad, unbroadcast
 from ..autograd.function import is_input
@@ -292,6 +292,8 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
                                                            and value.requires_grad))
     if not recording:
         data = value._data if isinstance(value, Tensor) else value
+        if isinstance(value, Tensor) and value.dtype != x.dtype:
+            data = precision.cast(data, x.dtype)     # torch's rounding into float16
         try:
             _store(x, lambda array: _assign(array, index, data), "x[index] = value")
         except IndexError as exc:
