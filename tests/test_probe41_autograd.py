@@ -503,3 +503,31 @@ def test_setitem_double_into_half_rounds_as_torch(dtype):
         out[:] = lib.tensor(values, dtype=lib.float64)
         return out.float().tolist()
     assert run(ta) == run(torch)
+
+
+FILL_CASES = {
+    "full_int16": lambda lib: lib.full((2,), 100000, dtype=lib.int16),
+    "full_uint8": lambda lib: lib.full((2,), 300, dtype=lib.uint8),
+    "full_fits": lambda lib: lib.full((2,), 7, dtype=lib.uint8),
+    "fill_int16": lambda lib: lib.zeros(2, dtype=lib.int16).fill_(100000),
+    "fill_min": lambda lib: lib.zeros(2, dtype=lib.int16).fill_(-32768),
+    "fill_nan_int": lambda lib: lib.zeros(2, dtype=lib.int32).fill_(float("nan")),
+    "fill_float_big": lambda lib: lib.zeros(2, dtype=lib.int16).fill_(1e10),
+    "fill_float_truncates": lambda lib: lib.zeros(2, dtype=lib.int16).fill_(3.9),
+    "new_full": lambda lib: lib.zeros(2, dtype=lib.int16).new_full((2,), 100000),
+    "full_like": lambda lib: lib.full_like(lib.zeros(2, dtype=lib.int16), 100000),
+    "masked_fill": lambda lib: lib.zeros(2, dtype=lib.int16).masked_fill(
+        lib.tensor([True, False]), 100000),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FILL_CASES))
+def test_fill_number_range_as_torch(name):
+    # NumPy's OverflowError (not a RuntimeError) where torch raises RuntimeError
+    def run(lib):
+        try:
+            return FILL_CASES[name](lib).tolist()
+        except RuntimeError as exc:
+            assert "without overflow" in str(exc)
+            return "overflow"
+    assert run(ta) == run(torch)
