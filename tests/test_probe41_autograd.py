@@ -531,3 +531,13 @@ def test_fill_number_range_as_torch(name):
             assert "without overflow" in str(exc)
             return "overflow"
     assert run(ta) == run(torch)
+
+
+@pytest.mark.parametrize("grad", ["float32", "other_shape"])
+def test_assigning_a_wrong_grad_raises_runtime_error(grad):
+    for lib in (torch, ta):
+        x = _t(lib, [1., 2.])
+        value = lib.ones(2) if grad == "float32" else lib.ones(3, dtype=lib.float64)
+        with pytest.raises(RuntimeError):
+            x.grad = value
+        assert x.grad is None

@@ -150,8 +150,10 @@ class Tensor(TensorConversions):
             raise RuntimeError(f"assigned grad has shape {value.shape}, but the tensor has "
                                f"shape {self.shape}; they must match")
         if value.dtype != self.dtype or value.device != self.device:
-            raise TypeError(f"assigned grad is {value.dtype} on {value.device}, but the tensor "
-                            f"is {self.dtype} on {self.device}; convert it first")
+            # torch: RuntimeError; a GradientDtypeError is a TypeError too (it was one here)
+            raise GradientDtypeError(f"assigned grad is {value.dtype} on {value.device}, but "
+                                     f"the tensor is {self.dtype} on {self.device}; convert "
+                                     f"it first")
         self._grad = value
 
     # ------------------------------------------------------------ versions and views
