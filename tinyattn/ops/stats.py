@@ -154,10 +154,12 @@ class Norm(Function):
                 return x * xp.where(out == 0, 0, g / out)
             if p == 1:
                 return g * xp.sign(x)
-            if math.isinf(p):
-                hit = xp.abs(x) == out
+            if math.isinf(p):       # torch's mask: the extremes and the NaNs, sign(NaN) = 0
+                a = xp.abs(x)
+                hit = (a == out) | (a != a)
                 ties = hit.sum(axis=axes, keepdims=True).astype(x.dtype)
-                return g * xp.sign(x) * hit / ties
+                sign = xp.where(a != a, 0, xp.sign(x)).astype(x.dtype)
+                return sign * (g / ties * hit)
             if p == 0:              # no gradient at all, as torch's (x.grad stays None)
                 return None
             a = xp.abs(x)
