@@ -554,3 +554,18 @@ def test_inf_norm_gradient_with_nan_as_torch(data, p):
         lib.linalg.vector_norm(x, p).backward()
         return [str(v) for v in x.grad.tolist()]
     assert run(ta) == run(torch)
+
+
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+@pytest.mark.parametrize("data", [[float("nan"), float("nan"), 2.],
+                                  [1., float("nan"), 3., float("nan"), 0.],
+                                  [3., 1., float("nan"), float("nan")]])
+def test_cumulative_extreme_later_nan_takes_over(op, data):
+    # torch's running index moves to each new NaN; tinyattn kept the first NaN's index
+    # (so the gradient went to the wrong element)
+    def run(lib):
+        x = lib.tensor(data, dtype=lib.float64, requires_grad=True)
+        out = getattr(lib, op)(x, 0)
+        out.values.sum().backward()
+        return out.indices.tolist(), x.grad.tolist()
+    assert run(ta) == run(torch)
