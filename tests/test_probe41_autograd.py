@@ -569,3 +569,27 @@ def test_cumulative_extreme_later_nan_takes_over(op, data):
         out.values.sum().backward()
         return out.indices.tolist(), x.grad.tolist()
     assert run(ta) == run(torch)
+
+
+SETITEM_NUMBER_CASES = {
+    "int16_too_big": (lambda lib: lib.zeros(2, dtype=lib.int16), 100000),
+    "uint8_256": (lambda lib: lib.zeros(2, dtype=lib.uint8), 256),
+    "uint8_minus_one_wraps": (lambda lib: lib.zeros(2, dtype=lib.uint8), -1),
+    "int32_float_too_big": (lambda lib: lib.zeros(2, dtype=lib.int32), 1e10),
+    "int32_nan": (lambda lib: lib.zeros(2, dtype=lib.int32), float("nan")),
+    "int32_float_truncates": (lambda lib: lib.zeros(2, dtype=lib.int32), 2.7),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SETITEM_NUMBER_CASES))
+def test_setitem_number_range_as_torch(name):
+    def run(lib):
+        make, value = SETITEM_NUMBER_CASES[name]
+        x = make(lib)
+        try:
+            x[0] = value
+        except RuntimeError as exc:
+            assert "without overflow" in str(exc)
+            return "overflow"
+        return x.tolist()
+    assert run(ta) == run(torch)
