@@ -292,10 +292,6 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
                                                            and value.requires_grad))
     if not recording:
         data = value._data if isinstance(value, Tensor) else value
-        if not isinstance(value, Tensor) and x.dtype.kind in "iu":
-            check_fits(value, x.dtype, "x[index] = value")   # torch's RuntimeError
-            if x.dtype.kind == "u" and isinstance(value, int) and value < 0:
-                data = value % (int(np.iinfo(x.dtype).max) + 1)   # torch wraps: -1 is 255
         if isinstance(value, Tensor) and value.dtype != x.dtype:
             data = precision.cast(data, x.dtype)     # torch's rounding into float16
         try:
