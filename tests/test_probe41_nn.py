@@ -250,3 +250,17 @@ def test_loss_result_dtype_with_a_target_of_another_dtype_as_torch(op, dtypes):
         out = getattr(lib.nn.functional, op)(x, y, reduction="none")
         outs.append((str(out.dtype).split(".")[-1], np.round(out.float().numpy(), 3).tolist()))
     assert outs[1] == outs[0]
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.nn.Embedding(5, 3, padding_idx=1, _freeze=True),
+    lambda m: m.nn.Embedding(5, 3, padding_idx=1),
+    lambda m: m.nn.EmbeddingBag(5, 3, padding_idx=1)])
+def test_embedding_tables_are_made_as_torch_makes_them(make):
+    """One helper makes both tables: the padding row zeroed, _freeze honoured without a given
+    weight (it was ignored), and a _weight of the wrong shape is torch's AssertionError."""
+    ours, theirs = make(ta), make(torch)
+    assert ours.weight.requires_grad == theirs.weight.requires_grad
+    assert ours.weight[1].tolist() == theirs.weight[1].tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(AssertionError, match="Shape of weight does not match"):
+        type(ours)(5, 3, _weight=ta.zeros(4, 3))

@@ -6,11 +6,10 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .. import functional as F
-from ..autograd import no_grad
 from ..ops.embedding import check_embedding_options, normalize_padding_idx
 from ..tensor import Tensor
-from .layers import _check_positive, _factory, normal_parameter
-from .module import Module, Parameter
+from .layers import _check_positive, _factory, embedding_weight
+from .module import Module
 
 __all__ = ["EmbeddingBag"]
 
@@ -34,16 +33,8 @@ class EmbeddingBag(Module):
         self.scale_grad_by_freq, self.mode, self.sparse = scale_grad_by_freq, mode, sparse
         self.include_last_offset = include_last_offset
         self.padding_idx = normalize_padding_idx(padding_idx, num_embeddings)
-        if _weight is None:
-            self.weight = normal_parameter((num_embeddings, embedding_dim), 1.0)
-            if self.padding_idx is not None:
-                with no_grad():
-                    self.weight[self.padding_idx] = 0.0
-        else:
-            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
-                raise AssertionError("Shape of weight does not match num_embeddings and "
-                                     "embedding_dim")
-            self.weight = Parameter(_weight)
+        self.weight = embedding_weight(num_embeddings, embedding_dim, self.padding_idx,
+                                       _weight)
         _factory(self, device, dtype)
 
     @classmethod

@@ -118,6 +118,29 @@ class Identity(Module):
         return x
 
 
+def embedding_weight(num_embeddings: int, embedding_dim: int, padding_idx: Optional[int],
+                     given: Optional[Tensor], requires_grad: bool = True) -> Parameter:
+    """An embedding table's weight, as torch's Embedding and EmbeddingBag make it: N(0, 1)
+    with the padding row zeroed, or ``given`` (``_weight=``) when its shape is (V, D); else
+    torch's AssertionError (a ValueError too, as tinyattn raised it)."""
+    if given is None:
+        weight = normal_parameter((num_embeddings, embedding_dim), 1.0)
+        if padding_idx is not None:
+            with no_grad():
+                weight[padding_idx] = 0.0
+        weight.requires_grad_(requires_grad)
+        return weight
+    if tuple(given.shape) != (num_embeddings, embedding_dim):
+        raise _WeightShapeError(f"Shape of weight does not match num_embeddings and "
+                                f"embedding_dim (_weight has shape {tuple(given.shape)}, "
+                                f"expected ({num_embeddings}, {embedding_dim}))")
+    return Parameter(given, requires_grad=requires_grad)
+
+
+class _WeightShapeError(AssertionError, ValueError):
+    """torch asserts the ``_weight`` shape (AssertionError); tinyattn raised ValueError."""
+
+
 class Embedding(Module):
     """A lookup table: integer ids (...) -> rows of ``weight`` (..., embedding_dim).
 
@@ -138,16 +161,8 @@ class Embedding(Module):
         self.padding_idx = normalize_padding_idx(padding_idx, num_embeddings)
         self.max_norm, self.scale_grad_by_freq, self.sparse = max_norm, scale_grad_by_freq, sparse
         self.norm_type = norm_type
-        if _weight is None:
-            self.weight = normal_parameter((num_embeddings, embedding_dim), 1.0)
-            if self.padding_idx is not None:
-                with no_grad():
-                    self.weight[self.padding_idx] = 0.0
-        else:
-            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
-                raise ValueError(f"Embedding: _weight has shape {tuple(_weight.shape)}, "
-                                 f"expected ({num_embeddings}, {embedding_dim})")
-            self.weight = Parameter(_weight, requires_grad=not _freeze)
+        self.weight = embedding_weight(num_embeddings, embedding_dim, self.padding_idx,
+                                       _weight, requires_grad=not _freeze)
         _factory(self, device, dtype)
 
     @classmethod
