@@ -85,13 +85,7 @@ class LambdaLR(LRScheduler):
 
     def _check_keys(self, state_dict: Any) -> None:
         expected = set(LRScheduler.state_dict(self))     # lr_lambdas was popped already
-        optional = {"_step_count", "_is_initial", "_get_lr_called_within_step"}
-        if not isinstance(state_dict, dict) or not \
-                expected - optional <= set(state_dict) <= expected:
-            given = sorted(state_dict) if isinstance(state_dict, dict) else type(state_dict)
-            raise ValueError(f"LambdaLR.load_state_dict expects the keys "
-                             f"{sorted(expected | {'lr_lambdas'})}, got {given}: was it saved "
-                             f"by a different scheduler?")
+        super()._check_keys(state_dict, expected, named=expected | {"lr_lambdas"})
 
 
 class WarmupCosineLR(LRScheduler):

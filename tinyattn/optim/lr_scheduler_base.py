@@ -125,9 +125,10 @@ class LRScheduler:
                 for key, value in self.__dict__.items()
                 if key != "optimizer" and not key.startswith("lr_lambda")}
 
-    def _check_keys(self, state_dict: Any) -> None:
-        """Refuse a state dict whose keys are not this scheduler's, naming both sets."""
-        expected = set(self.state_dict())
+    def _check_keys(self, state_dict: Any, expected: Any = None, named: Any = None) -> None:
+        """Refuse a state dict whose keys are not this scheduler's (``expected``, by default
+        its own state dict's), naming both sets (``named``, by default the expected ones)."""
+        expected = set(self.state_dict()) if expected is None else set(expected)
         # torch's bookkeeping keys may be absent (a state dict saved by older tinyattn)
         optional = {"_step_count", "_is_initial", "_get_lr_called_within_step",
                     "default_min_lr", "mode_worse"}     # ReduceLROnPlateau's, from older ones
@@ -135,8 +136,8 @@ class LRScheduler:
                 expected - optional <= set(state_dict) <= expected:
             given = sorted(state_dict) if isinstance(state_dict, dict) else type(state_dict)
             raise ValueError(f"{type(self).__name__}.load_state_dict expects the keys "
-                             f"{sorted(expected)}, got {given}: was it saved by a different "
-                             f"scheduler?")
+                             f"{sorted(expected if named is None else named)}, got {given}: "
+                             f"was it saved by a different scheduler?")
 
     def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
         """Restore a saved schedule and write its current learning rates into the optimizer,
