@@ -18,16 +18,46 @@ from __future__ import annotations
 
 from typing import Any, Callable, List, Optional
 
-import ml_dtypes
 import numpy as np
 
-__all__ = ["BFLOAT16", "FLOAT16", "LOW_PRECISION", "is_floating", "is_low_precision",
+__all__ = ["BFLOAT16", "FLOAT16", "LOW_PRECISION", "is_floating", "is_low_precision", "is_bfloat16",
            "finfo", "iinfo", "on_low_precision", "note_dtype", "check_fits",
            "is_complex_dtype", "on_complex", "note_complex", "refuse_complex_order"]
 
-BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 FLOAT16 = np.dtype(np.float16)
-LOW_PRECISION = (FLOAT16, BFLOAT16)
+BFLOAT16: np.dtype              # ml-dtypes' bfloat16, made on first use (__getattr__ below)
+LOW_PRECISION: tuple            # (FLOAT16, BFLOAT16), made on first use
+
+
+def _ml_dtypes() -> Any:
+    """The ``ml-dtypes`` package, imported the first time bfloat16 is needed: its extension
+    registers a dozen dtypes with NumPy and takes about half a second to import, which every
+    ``import tinyattn`` (every script, DataLoader worker and spawned process) paid before."""
+    import ml_dtypes  # noqa: PLC0415 - deliberately lazy (see above)
+    return ml_dtypes
+
+
+def __getattr__(name: str) -> Any:
+    """``BFLOAT16`` and ``LOW_PRECISION``, made on first use (module attributes, PEP 562)."""
+    if name == "BFLOAT16":
+        value: Any = np.dtype(_ml_dtypes().bfloat16)
+    elif name == "LOW_PRECISION":
+        value = (FLOAT16, __getattr__("BFLOAT16"))
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def is_bfloat16(dtype: Any) -> bool:
+    """True for ml-dtypes' bfloat16 (by name: an array can only have that dtype once
+    ml-dtypes is imported, so asking never imports it)."""
+    return getattr(dtype, "name", None) == "bfloat16"
+
+
+def _finfo(dtype: np.dtype) -> Any:
+    """NumPy's finfo for its own dtypes, ml-dtypes' for bfloat16 (NumPy's does not know it)."""
+    return _ml_dtypes().finfo(dtype) if is_bfloat16(dtype) else np.finfo(dtype)
 
 _listeners: List[Callable[[], None]] = []   # called once, when a half dtype is first seen
 _seen_low_precision = False
@@ -37,11 +67,11 @@ _seen_complex = False
 
 def is_floating(dtype: Any) -> bool:
     """True for float16, bfloat16, float32, float64 (bfloat16's NumPy kind is "V")."""
-    return dtype.kind == "f" or dtype == BFLOAT16
+    return dtype.kind == "f" or is_bfloat16(dtype)
 
 
 def is_low_precision(dtype: Any) -> bool:
-    return dtype == FLOAT16 or dtype == BFLOAT16
+    return dtype == FLOAT16 or is_bfloat16(dtype)
 
 
 def on_low_precision(callback: Callable[[], None]) -> None:
@@ -115,7 +145,7 @@ def check_fits(value: Any, dtype: np.dtype, op: str) -> None:
             value, (int, float, np.number)):
         return
     value = float(value)
-    limit = float(ml_dtypes.finfo(dtype).max)
+    limit = float(_finfo(dtype).max)
     if np.isfinite(value) and abs(value) > limit:
         name = _dtype_name(dtype)
         raise RuntimeError(
@@ -152,7 +182,6 @@ def integer_scalar(value: Any, dtype: np.dtype, op: str) -> Any:
     return whole % (int(info.max) + 1) if whole < 0 and info.min == 0 else whole
 
 
-_HALVES = (np.dtype(np.float16), BFLOAT16)
 
 
 def cast(array: Any, dtype: Any, copy: bool = False) -> Any:
@@ -161,7 +190,7 @@ def cast(array: Any, dtype: Any, copy: bool = False) -> Any:
     it rounds twice; NumPy rounds once, and about one value in 10^4 then lands one ulp
     away (1.1645508316 is 1.1640625 in torch's float16, 1.1650391 in NumPy's)."""
     dtype = np.dtype(dtype)
-    if dtype in _HALVES and array.dtype.kind in "fiu" and array.dtype.itemsize >= 4 and \
+    if is_low_precision(dtype) and array.dtype.kind in "fiu" and array.dtype.itemsize >= 4 and \
             array.dtype != np.float32:
         array = array.astype(np.float32)
         copy = False
@@ -181,7 +210,7 @@ class finfo:  # noqa: N801 - PyTorch's name
         if not is_floating(want):
             raise TypeError(f"finfo takes a floating dtype (float16, bfloat16, float32, "
                             f"float64), got {want}; use iinfo for integer dtypes")
-        info = ml_dtypes.finfo(want)
+        info = _finfo(want)
         self.bits = int(info.bits)
         self.eps = float(info.eps)
         self.max = float(info.max)

@@ -29,8 +29,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import ml_dtypes
 import numpy as np
+
+from . import precision
 
 __all__ = ["linspace_values", "logspace_values", "to_integer_scalar", "to_float_scalar"]
 
@@ -71,7 +72,7 @@ def to_float_scalar(value: Any, dtype: np.dtype, op: str) -> Any:
     value = float(value)
     if dtype == np.float64:
         return np.float64(value)
-    limit = float(ml_dtypes.finfo(dtype).max)
+    limit = float(precision._finfo(dtype).max)
     if math.isfinite(value) and abs(value) > limit:
         raise _overflow(value, dtype, op)
     return np.array(np.float32(value)).astype(dtype)[()]

@@ -27,7 +27,7 @@ from . import dispatch
 __all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "cuda_autocast",
            "cpu_autocast"]
 
-_DEFAULT_DTYPES = {"cpu": precision.BFLOAT16, "cuda": precision.FLOAT16}
+_DEFAULT_DTYPES = {"cpu": "bfloat16", "cuda": "float16"}   # names: bfloat16 imports ml-dtypes
 _active_lock = threading.Lock()
 _active_regions = 0                   # enabled regions open in any thread (for the hook)
 
@@ -47,7 +47,7 @@ class autocast:  # noqa: N801 - PyTorch's name
             raise RuntimeError(f"User specified an unsupported autocast device_type "
                                f"'{device_type}': tinyattn's autocast knows 'cpu' and 'cuda'")
         self.device = device_type.split(":")[0]
-        self.fast_dtype = _DEFAULT_DTYPES[self.device] if dtype is None else _dtype_of(dtype)
+        self.fast_dtype = _dtype_of(_DEFAULT_DTYPES[self.device] if dtype is None else dtype)
         self._enabled = bool(enabled)
         self._cache_enabled = True if cache_enabled is None else bool(cache_enabled)
         if self._enabled and not precision.is_low_precision(self.fast_dtype):

@@ -29,8 +29,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-from .. import backend
-from ..precision import BFLOAT16
+from .. import backend, precision
 from ..serialization import atomic_write
 from ..tensor import Tensor
 
@@ -221,7 +220,7 @@ def load_safetensors(path: str, mmap: bool = True, keep_bfloat16: bool = False
                                            f"{name!r} was read")
             array = flat.reshape(info.shape)
             if info.dtype == "BF16":
-                array = array.view(BFLOAT16) if keep_bfloat16 else _bf16_to_float32(array)
+                array = array.view(precision.BFLOAT16) if keep_bfloat16 else _bf16_to_float32(array)
             arrays[name] = array
     return arrays
 
@@ -278,7 +277,7 @@ def _host_array(name: Any, value: Any) -> np.ndarray:
                          "pass metadata= instead")
     data = value._data if isinstance(value, Tensor) else value
     array = np.asarray(backend.to_host(data) if backend.device_of(data) != "cpu" else data)
-    if array.dtype != BFLOAT16 and (array.dtype.kind, array.dtype.itemsize) not in _NAMES:
+    if not precision.is_bfloat16(array.dtype) and (array.dtype.kind, array.dtype.itemsize) not in _NAMES:
         raise TypeError(f"save_safetensors: tensor {name!r} has dtype {array.dtype}; "
                         f"safetensors stores floats (16/32/64 bit), integers and bool")
     # (np.ascontiguousarray would turn a 0-d array into shape (1,))
@@ -286,7 +285,7 @@ def _host_array(name: Any, value: Any) -> np.ndarray:
 
 
 def _name_of(dtype: np.dtype) -> str:
-    return "BF16" if dtype == BFLOAT16 else _NAMES[(dtype.kind, dtype.itemsize)]
+    return "BF16" if precision.is_bfloat16(dtype) else _NAMES[(dtype.kind, dtype.itemsize)]
 
 
 def _is_count(value: Any) -> bool:

@@ -20,7 +20,7 @@ from typing import Any, Dict, Mapping
 
 import numpy as np
 
-from ..precision import BFLOAT16
+from .. import precision
 
 __all__ = ["convert_torch_state_dict", "convert_torch_mha_state_dict", "to_torch_state_dict"]
 
@@ -33,7 +33,7 @@ def _to_numpy(value: Any) -> np.ndarray:
         if str(getattr(value, "dtype", "")) == "torch.bfloat16":
             # NumPy has no bfloat16, so torch's .numpy() refuses it: go through float32,
             # which holds every bfloat16 value exactly, and back to ml_dtypes' bfloat16
-            return value.float().numpy().astype(BFLOAT16)
+            return value.float().numpy().astype(precision.BFLOAT16)
         value = value.numpy()
     elif hasattr(value, "numpy") and not isinstance(value, np.ndarray):
         value = value.numpy()                    # a tinyattn Tensor

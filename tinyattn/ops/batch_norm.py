@@ -12,11 +12,11 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from .. import backend
+from .. import backend, precision
 from ..autograd import Function, keep_versions, no_grad
 from ..tensor import Tensor
 from .elementwise import convert, half_as_float32
-from ..precision import BFLOAT16, is_floating, is_low_precision
+from ..precision import is_floating, is_low_precision
 
 __all__ = ["batch_norm"]
 
@@ -195,7 +195,7 @@ def _half_batch_norm(x: Tensor, running_mean: Optional[Tensor],
         mean32 = data.sum(axis=axes, keepdims=True, dtype=np.float32) / np.float32(n)
         var_sum = ((data - mean32) ** 2).sum(axis=axes, keepdims=True, dtype=np.float32)
         mean = rounded(mean32)
-        if half == BFLOAT16 and stats == half:  # bfloat16: the variance is rounded too, and
+        if precision.is_bfloat16(half) and stats == half:  # bfloat16: the variance is rounded too,
             var_sum = rounded(var_sum)          # the running estimates are updated in
             var = rounded(var_sum / np.float32(n))      # bfloat16 arithmetic
             _update_running_bfloat16(running_mean, running_var, mean, var_sum, n, momentum)
@@ -257,9 +257,9 @@ def _update_running_bfloat16(running_mean: Optional[Tensor], running_var: Option
                         "average); F.batch_norm needs a number")
 
     def bf16(a: Any) -> Any:
-        return a.astype(np.float32).astype(BFLOAT16).astype(np.float32)
-    m = np.float32(np.float32(momentum).astype(BFLOAT16))
-    keep = np.float32(np.float32(1 - float(momentum)).astype(BFLOAT16))
+        return a.astype(np.float32).astype(precision.BFLOAT16).astype(np.float32)
+    m = np.float32(np.float32(momentum).astype(precision.BFLOAT16))
+    keep = np.float32(np.float32(1 - float(momentum)).astype(precision.BFLOAT16))
     with no_grad():
         for running, value in ((running_mean, mean),
                                (running_var, bf16(var_sum / np.float32(n - 1)))):

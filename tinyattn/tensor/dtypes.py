@@ -19,7 +19,7 @@ _DTYPE_NAMES = {
     "half": np.float16, "float": np.float32, "double": np.float64,
     "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
     "uint8": np.uint8, "int": np.int32, "long": np.int64, "short": np.int16,
-    "bool": np.bool_, "bfloat16": precision.BFLOAT16,
+    "bool": np.bool_, "bfloat16": None,   # ml-dtypes' bfloat16: precision.BFLOAT16, made on first use
     "complex64": np.complex64, "complex128": np.complex128, "cfloat": np.complex64,
     "cdouble": np.complex128,
 }
@@ -32,7 +32,7 @@ def normalize_dtype(dtype: DTypeLike) -> Optional[np.dtype]:
         name = dtype[len("torch."):] if dtype.startswith("torch.") else dtype
         if name not in _DTYPE_NAMES:
             raise TypeError(f"unknown dtype {dtype!r}: use one of {sorted(_DTYPE_NAMES)}")
-        found = np.dtype(_DTYPE_NAMES[name])
+        found = np.dtype(_DTYPE_NAMES[name] if name != "bfloat16" else precision.BFLOAT16)
         precision.note_dtype(found)
         return found
     if dtype is float:

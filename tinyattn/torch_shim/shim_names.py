@@ -84,7 +84,7 @@ class dtype(str):  # noqa: N801 - PyTorch's name
     dtype of the same name, so tinyattn's own code reads it as NumPy's."""
 
     def _numpy(self) -> np.dtype:
-        return np.dtype(str.__str__(self))
+        return _numpy_dtype(str.__str__(self))
 
     @property
     def is_floating_point(self) -> bool:
@@ -122,7 +122,7 @@ class dtype(str):  # noqa: N801 - PyTorch's name
         if isinstance(other, str):
             other = other[len("torch."):] if other.startswith("torch.") else other
         try:
-            return self._numpy() == np.dtype(other)
+            return self._numpy() == _numpy_dtype(other)
         except TypeError:
             return False
 
@@ -138,7 +138,14 @@ class dtype(str):  # noqa: N801 - PyTorch's name
     __str__ = __repr__
 
 
-_DTYPES = {name: dtype(np.dtype(value).name) for name, value in [
+def _numpy_dtype(value: Any) -> np.dtype:
+    """np.dtype(value), with "bfloat16" as ml-dtypes' (imported on first use: NumPy knows
+    the name only after that)."""
+    return precision.BFLOAT16 if isinstance(value, str) and value == "bfloat16" else \
+        np.dtype(value)
+
+
+_DTYPES = {name: dtype(value) for name, value in [
     ("float16", "float16"), ("half", "float16"), ("float32", "float32"), ("float", "float32"),
     ("float64", "float64"), ("double", "float64"), ("int8", "int8"), ("int16", "int16"),
     ("short", "int16"), ("int32", "int32"), ("int", "int32"), ("int64", "int64"),
@@ -152,7 +159,7 @@ Size = printing.Size     # torch.Size: the class of every tensor's .shape
 
 def torch_dtype(numpy_dtype: Any) -> dtype:
     """The torch dtype object for a NumPy dtype (what ``x.dtype`` gives under run-torch)."""
-    name = np.dtype(numpy_dtype).name
+    name = _numpy_dtype(numpy_dtype).name
     found = _DTYPES.get(name)
     return found if found is not None else dtype(name)
 
@@ -367,7 +374,7 @@ class _LegacyTensorType(type):
         return zeros(shape, dtype=cls.dtype_name, device=device)
 
     def __instancecheck__(cls, obj: Any) -> bool:
-        return isinstance(obj, Tensor) and obj.dtype == np.dtype(cls.dtype_name)
+        return isinstance(obj, Tensor) and obj.dtype == _numpy_dtype(cls.dtype_name)
 
 
 def _legacy(name: str, dtype_name: str) -> type:
