@@ -1,0 +1,123 @@
+"""float32 accuracy as torch's (issue 30), stream accuracy42: each case runs one op in float32
+in tinyattn and in torch on the same float32 inputs and measures the normwise error
+max |out32 - ref64| / max |ref64| against torch's float64 result on those inputs; tinyattn's
+must be at most twice torch's (plus a floor of a quarter unit of float32 round-off). Each
+case has a negative control: the float32 formula tinyattn used before (written here in NumPy)
+is more than twice torch's on the same input, so the case can fail.
+
+Found while bisecting d2l's ResNet18 (digits 96x96, batch 16) layer by layer: batch norm's
+per-channel sums were float32 over N * H * W terms (torch's CPU kernel accumulates them in
+double), and adaptive average pooling's backward multiplied by a rounded 1/3 twice.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tinyattn as ta  # noqa: E402
+import tinyattn.functional as F  # noqa: E402
+
+FLOOR = 2.0 ** -26
+
+
+def _err(out, ref) -> float:
+    out, ref = np.asarray(out, np.float64), np.asarray(ref, np.float64)
+    return float(np.abs(out - ref).max() / np.abs(ref).max())
+
+
+def _as_numpy(t):
+    return t.detach().double().numpy() if isinstance(t, torch.Tensor) else \
+        t.detach().numpy().astype(np.float64)
+
+
+# --- batch norm (training): (64, 8, 8, 8), mean 5 -------------------------------------------
+
+def _bn_inputs():
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((64, 8, 8, 8)) + 5).astype(np.float32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    return x, g
+
+
+def _bn_run(lib, x, g, dtype):
+    fn = torch.nn.functional.batch_norm if lib is torch else F.batch_norm
+    X = lib.tensor(x).to(dtype).requires_grad_(True)
+    W = lib.ones(x.shape[1], dtype=dtype, requires_grad=True)
+    B = lib.zeros(x.shape[1], dtype=dtype, requires_grad=True)
+    y = fn(X, None, None, W, B, training=True)
+    y.backward(lib.tensor(g).to(dtype))
+    return {"y": _as_numpy(y), "dx": _as_numpy(X.grad), "dw": _as_numpy(W.grad),
+            "db": _as_numpy(B.grad)}
+
+
+def _bn_naive_float32(x, g):
+    """The former float32 formulas: statistics and sums in float32 over the axes (0, 2, 3)."""
+    axes, n = (0, 2, 3), x.size // x.shape[1]
+    mean = x.mean(axis=axes, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+    rstd = 1 / np.sqrt(var + np.float32(1e-5))
+    xhat = (x - mean) * rstd
+    dx = n * g - g.sum(axis=axes, keepdims=True)
+    dx -= xhat * (g * xhat).sum(axis=axes, keepdims=True)
+    dx *= rstd / n
+    return {"y": xhat, "dx": dx, "dw": (g * xhat).sum(axis=axes), "db": g.sum(axis=axes)}
+
+
+@pytest.fixture(scope="module")
+def bn_results():
+    x, g = _bn_inputs()
+    return (_bn_run(torch, x, g, torch.float64), _bn_run(torch, x, g, torch.float32),
+            _bn_run(ta, x, g, ta.float32), _bn_naive_float32(x, g))
+
+
+@pytest.mark.parametrize("part", ["y", "dx", "dw", "db"])
+def test_batch_norm_float32_error_at_most_twice_torch(bn_results, part):
+    ref, theirs, ours, _ = bn_results
+    assert _err(ours[part], ref[part]) <= 2 * _err(theirs[part], ref[part]) + FLOOR
+
+
+@pytest.mark.parametrize("part", ["y", "dw"])
+def test_batch_norm_negative_control_float32_sums_fail(bn_results, part):
+    ref, theirs, _, naive = bn_results
+    assert _err(naive[part], ref[part]) > 2 * _err(theirs[part], ref[part]) + FLOOR
+
+
+def test_batch_norm_running_stats_and_float64_unchanged():
+    x, g = _bn_inputs()
+    runs = []
+    for lib, fn in ((torch, torch.nn.functional.batch_norm), (ta, F.batch_norm)):
+        for dtype in (lib.float32, lib.float64):
+            rm, rv = lib.zeros(8, dtype=dtype), lib.ones(8, dtype=dtype)
+            fn(lib.tensor(x).to(dtype), rm, rv, training=True, momentum=0.3)
+            runs.append((_as_numpy(rm), _as_numpy(rv)))
+    (t32m, t32v), (t64m, t64v), (a32m, a32v), (a64m, a64v) = runs
+    np.testing.assert_allclose(a64m, t64m, rtol=1e-12)
+    np.testing.assert_allclose(a64v, t64v, rtol=1e-12)
+    assert _err(a32m, t64m) <= 2 * _err(t32m, t64m) + FLOOR
+    assert _err(a32v, t64v) <= 2 * _err(t32v, t64v) + FLOOR
+
+
+# --- adaptive average pooling's backward: g / 9 ---------------------------------------------
+
+def _pool_grad(lib, dtype, output_size):
+    rng = np.random.default_rng(1)
+    x = lib.tensor(rng.standard_normal((16, 64, 3, 3)).astype(np.float32)).to(dtype)
+    x.requires_grad_(True)
+    y = lib.nn.functional.adaptive_avg_pool2d(x, output_size)
+    g = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+    y.backward(lib.tensor(g).to(dtype))
+    return _as_numpy(x.grad), g
+
+
+@pytest.mark.parametrize("output_size", [1, (1, 3)])
+def test_adaptive_avg_pool_backward_float32_error_at_most_twice_torch(output_size):
+    ref, g = _pool_grad(torch, torch.float64, output_size)
+    theirs, _ = _pool_grad(torch, torch.float32, output_size)
+    ours, _ = _pool_grad(ta, ta.float32, output_size)
+    assert _err(ours, ref) <= 2 * _err(theirs, ref) + FLOOR
+    if output_size == 1:    # negative control: times float32 1/3, twice (the former product)
+        third = np.float32(1 / 3)
+        naive = np.broadcast_to((g * third * third)[..., :1, :1], ref.shape)
+        assert _err(naive, ref) > 2 * _err(theirs, ref) + FLOOR
