@@ -121,3 +121,62 @@ def test_adaptive_avg_pool_backward_float32_error_at_most_twice_torch(output_siz
         third = np.float32(1 / 3)
         naive = np.broadcast_to((g * third * third)[..., :1, :1], ref.shape)
         assert _err(naive, ref) > 2 * _err(theirs, ref) + FLOOR
+
+
+# --- long reductions and scans along dim 0 (found by the op sweep at 10^5-10^6 elements) ---
+
+def _lse_naive(x):
+    m = x.max(0, keepdims=True)
+    return (np.log(np.exp(x - m).sum(0, keepdims=True)) + m)[0]
+
+
+# name -> (call on a library's module, input maker, the former float32 formula in NumPy)
+LONG = {
+    "nansum": (lambda T, x: T.nansum(x, 0),
+               lambda r: (r.standard_normal((8192, 4)) + 1).astype(np.float32),
+               lambda x: np.nansum(x, 0)),
+    "nanmean": (lambda T, x: T.nanmean(x, 0),
+                lambda r: (r.standard_normal((8192, 4)) + 1).astype(np.float32),
+                lambda x: np.nansum(x, 0) / np.float32(x.shape[0])),
+    "logsumexp": (lambda T, x: T.logsumexp(x, 0),
+                  lambda r: (r.standard_normal((8192, 4)) * 3).astype(np.float32), _lse_naive),
+    "logcumsumexp": (lambda T, x: T.logcumsumexp(x, 0),
+                     lambda r: (r.standard_normal((2048, 2)) * 3).astype(np.float32),
+                     lambda x: np.logaddexp.accumulate(x, 0)),
+    "cumprod": (lambda T, x: T.cumprod(x, 0),
+                lambda r: (1 + r.standard_normal((1024, 4)) * 0.01).astype(np.float32),
+                lambda x: np.cumprod(x, 0)),
+}
+
+
+def _long_run(lib, name, x, dtype):
+    call = LONG[name][0]
+    t = lib.tensor(x).to(dtype).requires_grad_(True)
+    out = call(lib, t)
+    g = np.random.default_rng(2).standard_normal(tuple(out.shape)).astype(np.float32)
+    out.backward(lib.tensor(g).to(dtype))
+    return _as_numpy(out), _as_numpy(t.grad)
+
+
+@pytest.mark.parametrize("name", list(LONG))
+def test_long_reduction_float32_error_at_most_twice_torch(name):
+    x = LONG[name][1](np.random.default_rng(0))
+    ref = _long_run(torch, name, x, torch.float64)
+    theirs = _long_run(torch, name, x, torch.float32)
+    ours = _long_run(ta, name, x, ta.float32)
+    for part in (0, 1):
+        assert _err(ours[part], ref[part]) <= 2 * _err(theirs[part], ref[part]) + FLOOR, part
+    # negative control: the former float32 formula, more than twice torch's error here
+    naive = LONG[name][2](x)
+    assert _err(naive, ref[0]) > 2 * _err(theirs[0], ref[0]) + FLOOR
+
+
+def test_nansum_nanmean_still_skip_nans_and_keep_dtype():
+    x = np.random.default_rng(3).standard_normal((300, 3)).astype(np.float32)
+    x[::7, 1] = np.nan
+    x[:, 2] = np.nan
+    for op in ("nansum", "nanmean"):
+        ours = getattr(ta, op)(ta.tensor(x), 0)
+        theirs = getattr(torch, op)(torch.tensor(x), 0)
+        assert ours.dtype == ta.float32
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6, equal_nan=True)

@@ -104,7 +104,8 @@ class LogSumExp(Function):
             m = x.max(axis=axes, keepdims=True)
             m = xp.where(xp.isfinite(m), m, 0)
             with np.errstate(divide="ignore"):
-                out = xp.log(xp.exp(x - m).sum(axis=axes, keepdims=True)) + m
+                total = backend.accurate_sum(xp.exp(x - m), axes, True)   # float64 terms
+                out = xp.log(total) + m                  # (a float32 sum over dim 0 lost digits)
         self.save_for_backward(x, out, axes, keepdim)
         return out if keepdim else out.squeeze(axis=axes)
 
