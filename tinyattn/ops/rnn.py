@@ -278,7 +278,7 @@ class GRUSequence(Function):
             dh[:size] = dgates_h @ w_hh + direct                     # (b, 3H) -> (b, H)
         grads = [dprojected, dh, dgates_h_all.T @ h_prev_all]       # dW_hh: (3H, N) @ (N, H)
         if has_bias:
-            grads.append(dgates_h_all.sum(axis=0))
+            grads.append(backend.accurate_sum(dgates_h_all, 0))   # float64 blocks
         return tuple(grads)
 
 
