@@ -205,3 +205,4 @@ def test_gru_bias_gradient_float32_error_at_most_twice_torch():
     ours = _gru_grads(ta, ta.float32, state)
     for name in ("bias_hh_l0", "bias_ih_l0"):
         assert _err(ours[name], ref[name]) <= 2 * _err(theirs[name], ref[name]) + FLOOR, name
+
