@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 
-from . import precision
 
 __all__ = ["linspace_values", "logspace_values", "to_integer_scalar", "to_float_scalar"]
 
@@ -40,6 +39,15 @@ _C10_NAMES = {"int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "in
               "float32": "float", "float64": "double"}
 
 _BIG = float(2 ** 27 + 1)                       # Veltkamp's splitter for float64
+
+
+def _finfo(dtype: np.dtype) -> Any:
+    """NumPy's finfo, or ml-dtypes' for bfloat16 (imported only then: it is slow to import,
+    and an array can be bfloat16 only once it has been)."""
+    if dtype.name == "bfloat16":
+        import ml_dtypes  # noqa: PLC0415 - deliberately lazy (tinyattn/precision.py says why)
+        return ml_dtypes.finfo(dtype)
+    return np.finfo(dtype)
 
 
 def _overflow(value: Any, dtype: np.dtype, op: str) -> RuntimeError:
@@ -72,7 +80,7 @@ def to_float_scalar(value: Any, dtype: np.dtype, op: str) -> Any:
     value = float(value)
     if dtype == np.float64:
         return np.float64(value)
-    limit = float(precision._finfo(dtype).max)
+    limit = float(_finfo(dtype).max)
     if math.isfinite(value) and abs(value) > limit:
         raise _overflow(value, dtype, op)
     return np.array(np.float32(value)).astype(dtype)[()]
