@@ -1,0 +1,45 @@
+"""Findings of the programs42 probe (d2l's seq2seq/Transformer/optimisation/MLP chapters,
+nn-zero-to-hero, pytorch/examples run unchanged under run-torch), each checked against torch.
+"""
+import numpy as np
+import pytest
+
+import tinyattn as ta
+from tinyattn.torch_shim import patches
+
+torch = pytest.importorskip("torch", reason="torch is the oracle for these tests")
+
+
+@pytest.fixture
+def torch_meanings():
+    """``x.data`` as a Tensor, as while a script runs under run-torch."""
+    patches.apply()
+    try:
+        yield
+    finally:
+        patches.restore()
+
+
+# d2l's concise linear regression initialises a LazyLinear before its first forward:
+# ``self.net.weight.data.normal_(0, 0.01); self.net.bias.data.fill_(0)``. In torch ``.data``
+# of an uninitialized parameter is an empty tensor (the writes do nothing; the first forward
+# initialises the layer); tinyattn raised "Can't access the shape ..." at the model's making.
+@pytest.mark.parametrize("name", ["weight", "bias"])
+def test_lazy_parameter_data_is_an_empty_tensor(torch_meanings, name):
+    ours, theirs = getattr(ta.nn.LazyLinear(1), name), getattr(torch.nn.LazyLinear(1), name)
+    a, b = ours.data, theirs.data
+    assert tuple(a.shape) == tuple(b.shape) == (0,)
+    assert str(a.dtype) == str(b.dtype)
+    a.normal_(0, 0.01), b.normal_(0, 0.01)
+    a.fill_(0), b.fill_(0)
+    assert float(a.sum()) == float(b.sum()) == 0.0
+
+
+def test_lazy_linear_after_data_init_is_initialised_by_its_forward(torch_meanings):
+    layer = ta.nn.LazyLinear(2)
+    layer.weight.data.normal_(0, 0.01)
+    out = layer(ta.ones(4, 3))
+    assert tuple(out.shape) == (4, 2) and tuple(layer.weight.shape) == (2, 3)
+    assert float(layer.weight.detach().abs().max()) > 0.02      # not the 0.01 normal: a no-op
+    with pytest.raises(RuntimeError):                            # negative control: still lazy
+        ta.nn.LazyLinear(1).weight.shape
