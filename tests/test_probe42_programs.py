@@ -43,3 +43,26 @@ def test_lazy_linear_after_data_init_is_initialised_by_its_forward(torch_meaning
     assert float(layer.weight.detach().abs().max()) > 0.02      # not the 0.01 normal: a no-op
     with pytest.raises(RuntimeError):                            # negative control: still lazy
         ta.nn.LazyLinear(1).weight.shape
+
+
+# d2l's lr-scheduler chapter calls a scheduler unless it is torch's own:
+# ``if scheduler.__module__ == lr_scheduler.__name__: scheduler.step() else: scheduler(epoch)``.
+# Under run-torch the module is named torch.optim.lr_scheduler but its classes said
+# tinyattn.optim.lr_scheduler, so MultiStepLR was called ("object is not callable").
+@pytest.mark.parametrize("module, name", [("torch.optim.lr_scheduler", "MultiStepLR"),
+                                          ("torch.optim.lr_scheduler", "StepLR"),
+                                          ("torch.optim", "SGD"), ("torch.nn", "Linear")])
+def test_classes_report_their_torch_module_under_run_torch(module, name):
+    import importlib
+    from tinyattn.torch_shim.finder import TorchModule
+    from tinyattn.torch_shim.names import MODULES
+    real = getattr(importlib.import_module(module), name)
+    patches.apply()
+    try:
+        shim = TorchModule(module, MODULES[module])
+        cls = getattr(shim, name)
+        assert cls.__module__ == module               # torch's: torch.optim.lr_scheduler ...
+        assert real.__module__.startswith(cls.__module__)
+    finally:
+        patches.restore()
+    assert cls.__module__.startswith("tinyattn.")    # its own name again once a script ends
