@@ -66,3 +66,39 @@ def test_classes_report_their_torch_module_under_run_torch(module, name):
     finally:
         patches.restore()
     assert cls.__module__.startswith("tinyattn.")    # its own name again once a script ends
+
+
+# pytorch/examples' GCN multiplies with torch.spmm (sparse @ dense). tinyattn has no sparse
+# tensors, but with the dense adjacency the program can build, torch.spmm is torch.mm: it was
+# missing ("tinyattn does not implement torch.spmm"). torch.mm's refusals are RuntimeErrors
+# (TypeError for a non-tensor); tinyattn raised ValueError.
+def _pair_of(lib, seed):
+    rng = np.random.default_rng(seed)
+    a = lib.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    b = lib.tensor(rng.standard_normal((4, 2)), requires_grad=True)
+    return a, b
+
+
+@pytest.mark.parametrize("name", ["spmm", "mm"])
+def test_spmm_and_mm_of_dense_matrices_match_torch(name):
+    (a, b), (ta_, tb) = _pair_of(ta, 0), _pair_of(torch, 0)
+    ours, theirs = getattr(ta, name)(a, b), getattr(torch, name)(ta_, tb)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)
+    ours.square().sum().backward()
+    theirs.square().sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), ta_.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(b.grad.numpy(), tb.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["spmm", "mm"])
+@pytest.mark.parametrize("case", ["vector_first", "batch_second", "number_second"])
+def test_spmm_and_mm_refuse_with_torchs_exception_types(name, case):
+    def call(lib):
+        make = {"vector_first": lambda: (lib.ones(3), lib.ones(3, 2)),
+                "batch_second": lambda: (lib.ones(2, 3), lib.ones(2, 3, 2)),
+                "number_second": lambda: (lib.ones(2, 3), 2)}[case]
+        return getattr(lib, name)(*make())
+    with pytest.raises(Exception) as theirs:
+        call(torch)
+    with pytest.raises(type(theirs.value)):
+        call(ta)
