@@ -102,3 +102,65 @@ def test_spmm_and_mm_refuse_with_torchs_exception_types(name, case):
         call(torch)
     with pytest.raises(type(theirs.value)):
         call(ta)
+
+
+# pytorch/examples' reinforce.py and actor_critic.py (policy gradients) stopped at
+# "from torch.distributions import Categorical" (not implemented). Categorical's values,
+# gradients and refusals against torch's.
+from tinyattn.distributions import Categorical  # noqa: E402
+
+CATEGORICAL_PARAMS = {
+    "probs": (np.array([[0.2, 0.3, 0.5], [0.0, 1.0, 0.0]]) * 2, [2, 1]),
+    "logits": (np.array([[1.0, -2.0, 0.5], [0.0, 0.0, 3.0]]), [[0], [2]]),
+    "probs_1d": (np.array([1.0, 3.0]), 1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CATEGORICAL_PARAMS))
+def test_categorical_matches_torch(case):
+    params, value = CATEGORICAL_PARAMS[case]
+    kind = "logits" if case == "logits" else "probs"
+    ours_p = ta.tensor(params, requires_grad=True)
+    theirs_p = torch.tensor(params, requires_grad=True)
+    ours = Categorical(**{kind: ours_p})
+    theirs = torch.distributions.Categorical(**{kind: theirs_p})
+    assert tuple(ours.batch_shape) == tuple(theirs.batch_shape)
+    for name in ("probs", "logits"):
+        np.testing.assert_allclose(getattr(ours, name).detach().numpy(),
+                                   getattr(theirs, name).detach().numpy(), rtol=1e-12)
+    a = ours.log_prob(ta.tensor(value)), ours.entropy()
+    b = theirs.log_prob(torch.tensor(value)), theirs.entropy()
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(x.detach().numpy(), y.detach().numpy(), rtol=1e-12)
+    (a[0].sum() + a[1].sum()).backward()
+    (b[0].sum() + b[1].sum()).backward()
+    np.testing.assert_allclose(ours_p.grad.numpy(), theirs_p.grad.numpy(), rtol=1e-10,
+                               atol=1e-12)
+    assert ours.mode.tolist() == theirs.mode.tolist()
+    for shape in [(), (4,), (2, 3)]:
+        assert tuple(ours.sample(shape).shape) == tuple(theirs.sample(shape).shape)
+
+
+def test_categorical_samples_follow_the_probabilities():
+    ta.manual_seed(0)
+    draws = Categorical(ta.tensor([0.1, 0.0, 0.6, 0.3])).sample((20000,)).numpy()
+    counts = np.bincount(draws, minlength=4) / 20000
+    assert counts[1] == 0.0                                   # never a zero-probability class
+    np.testing.assert_allclose(counts, [0.1, 0.0, 0.6, 0.3], atol=0.02)
+
+
+@pytest.mark.parametrize("case", ["negative_prob", "both", "neither", "value_too_big",
+                                  "value_fraction", "scalar_probs"])
+def test_categorical_refuses_as_torch(case):
+    def call(lib, cat):
+        t = lib.tensor
+        return {"negative_prob": lambda: cat(t([0.5, -0.1])),
+                "both": lambda: cat(probs=t([0.5, 0.5]), logits=t([0.0, 0.0])),
+                "neither": lambda: cat(),
+                "value_too_big": lambda: cat(t([0.5, 0.5])).log_prob(t(2)),
+                "value_fraction": lambda: cat(t([0.5, 0.5])).log_prob(t(0.5)),
+                "scalar_probs": lambda: cat(t(0.5))}[case]()
+    with pytest.raises(Exception) as theirs:
+        call(torch, torch.distributions.Categorical)
+    with pytest.raises(type(theirs.value)):
+        call(ta, Categorical)
