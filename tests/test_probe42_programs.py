@@ -164,3 +164,17 @@ def test_categorical_refuses_as_torch(case):
         call(torch, torch.distributions.Categorical)
     with pytest.raises(type(theirs.value)):
         call(ta, Categorical)
+
+
+# A learner's PSNR line, torch.log10(1 / mse.item()), hands a Python float to an op that takes
+# a tensor: torch raises TypeError ("must be Tensor, not float"); tinyattn stopped with an
+# AttributeError from deep inside the op.
+@pytest.mark.parametrize("name", ["log10", "exp", "sqrt", "sin", "floor", "square", "lgamma",
+                                  "logit", "sigmoid", "sum", "softmax", "clone", "abs"])
+def test_an_op_given_a_python_number_raises_torchs_type_error(name):
+    args = (2.0, 0) if name == "softmax" else (2.0,)
+    with pytest.raises(TypeError):
+        getattr(torch, name)(*args)
+    with pytest.raises(TypeError, match="must be Tensor, not float"):
+        getattr(ta, name)(*args)
+    assert getattr(ta, name)(ta.tensor([2.0]), *args[1:]).numel() == 1   # negative control
