@@ -52,7 +52,7 @@ def patch_torch(draws: Callable[[], np.random.Generator]) -> None:
         return torch.empty((), dtype=dtype or torch.get_default_dtype()).numpy().dtype
 
     def wrap(array: np.ndarray, requires_grad: bool = False, device: Any = None) -> Any:
-        out = torch.from_numpy(np.ascontiguousarray(array))
+        out = torch.from_numpy(np.array(array, order="C"))   # 0-d stays 0-d
         if device is not None:
             out = out.to(device)
         return out.requires_grad_(True) if requires_grad else out

@@ -37,6 +37,7 @@ LAYERS: Dict[str, str] = {
     "amp": "tensor",          # autocast: a dispatch mode of Function.apply, GradScaler
     # ops: one Function per op, and the torch.nn.functional names over them
     "ops": "ops", "functional": "ops", "special": "ops", "linalg": "ops", "fft": "ops",
+    "distributions": "ops",   # torch.distributions.Categorical, composed of ops
     # several processes: torch.distributed's collectives on MPI, torch.multiprocessing
     "distributed": "ops", "multiprocessing": "ops",
     # nn: modules, layers, attention, GPT; utils.data (Dataset, DataLoader)

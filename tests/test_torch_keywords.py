@@ -40,7 +40,7 @@ EXCEPTIONS = {
     **{f"{k}.{n}": {"memory_format"} for k in ("Tensor",) for n in (
         "bool", "cpu", "cuda", "double", "float", "half", "int", "long")},
     **{f"{k}.{n}": {"out_dtype"} for k in ("torch", "Tensor")
-       for n in ("mm", "bmm", "addmm", "baddbmm")},
+       for n in ("mm", "bmm", "addmm", "baddbmm", "spmm")},
     "torch.max": {"other"}, "torch.min": {"other"},            # use torch.maximum/minimum
     # not yet: relu_'s argument named input (it is x); to fix
     "torch.relu_": {"input"},

@@ -23,7 +23,7 @@ from .factories import (arange, empty, empty_like, eye, full, full_like, linspac
                         randn, randn_like, randperm, zeros, zeros_like)
 from .ops import (abs, add, allclose, amax, amin, argmax, argmin, bmm, cat, chunk, clamp, clone,
                   concat, cos, cumsum, div, einsum, equal, exp, flatten, flip, gather, log,
-                  log_softmax, logsumexp, matmul, max, maximum, mean, min, minimum, mm, mul, neg,
+                  log_softmax, logsumexp, matmul, max, maximum, mean, min, minimum, mm, spmm, mul, neg,
                   norm, permute, pow, prod, relu, repeat_interleave, reshape, rsqrt, sigmoid,
                   sin, softmax, sort, split, sqrt, squeeze, stack, std, sub, sum, tanh, topk,
                   transpose, tril, triu, unsqueeze, var, where)
@@ -97,7 +97,7 @@ __all__ = [
     "maximum", "mean", "min", "minimum", "norm", "permute", "prod", "relu", "reshape", "rsqrt",
     "sigmoid", "softmax", "sort", "squeeze", "std", "sum", "topk", "transpose", "tril", "triu",
     "unsqueeze", "var",
-    "sin", "cos", "repeat_interleave", "add", "sub", "mul", "div", "neg", "pow", "mm",
+    "sin", "cos", "repeat_interleave", "add", "sub", "mul", "div", "neg", "pow", "mm", "spmm",
     "equal", "allclose",
     "square", "reciprocal", "log1p", "expm1", "sign", "sgn", "floor", "ceil", "round", "trunc",
     "isnan", "isinf", "isfinite", "nan_to_num", "eq", "ne", "lt", "le", "gt", "ge",

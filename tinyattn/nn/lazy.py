@@ -46,6 +46,13 @@ class _Uninitialized:
     def _data(self) -> Any:
         raise RuntimeError(_UNINITIALIZED)
 
+    def _user_array(self) -> Any:
+        """``.data`` before materialisation: as in torch, an empty 1-d array (shape (0,)) of
+        the parameter's dtype, not linked to it. ``p.data.normal_(0, 0.01)`` on a lazy layer
+        (d2l's concise linear regression) is then a no-op there and here; the first forward
+        initialises the parameter as the layer does. Every other read still raises."""
+        return np.empty((0,), dtype=self._lazy_dtype)
+
     def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
         array = np.zeros(tuple(int(n) for n in shape), dtype=dtype or self._lazy_dtype)
         self.__class__ = self.cls_to_become

@@ -18,7 +18,7 @@ from ..tensor import Tensor
 from .activations import cosine_similarity, elu, hardtanh, logsigmoid, normalize, softsign
 from .attention import scaled_dot_product_attention
 from .batch_norm import batch_norm
-from .compat import allclose, detach_, equal, mm
+from .compat import allclose, detach_, equal, mm, spmm
 from .compare import argmax, argmin, max, maximum, min, minimum, sort, topk
 from .dropout import dropout
 from .einsum import einsum
@@ -113,7 +113,7 @@ __all__ = [
     "mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
     "nll_loss",
     # ops the PyTorch tutorials need (examples/pytorch/)
-    "sin", "cos", "repeat_interleave", "mm", "equal", "allclose",
+    "sin", "cos", "repeat_interleave", "mm", "spmm", "equal", "allclose",
     # rounding, division, rearranging and activation ops
     "square", "reciprocal", "log1p", "expm1", "sign", "sgn", "floor", "ceil", "round", "trunc",
     "isnan", "isinf", "isfinite", "nan_to_num",

@@ -12,17 +12,32 @@ from .. import backend
 from ..tensor import Tensor
 from .matmul import matmul
 
-__all__ = ["mm", "equal", "allclose", "detach_"]
+__all__ = ["mm", "spmm", "equal", "allclose", "detach_"]
 
 
 def mm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
     """(n, m) @ (m, p) -> (n, p); both must be matrices, as in ``torch.mm`` (use matmul or
-    ``@`` for batches and vectors)."""
+    ``@`` for batches and vectors). torch's errors: TypeError for a non-tensor, RuntimeError
+    for a tensor that is not a matrix."""
+    return _matrix_product("mm", input, mat2)
+
+
+def spmm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
+    """``torch.spmm``: ``mm`` for a sparse first operand. tinyattn has no sparse tensors, so
+    with the dense matrices it gets (pytorch/examples' GCN once its adjacency is dense) it is
+    ``mm``, as torch's is for dense operands (same value, same gradient)."""
+    return _matrix_product("spmm", input, mat2)
+
+
+def _matrix_product(op: str, input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002
     for name, t in (("input", input), ("mat2", mat2)):
-        if not isinstance(t, Tensor) or t.ndim != 2:
-            shape = t.shape if isinstance(t, Tensor) else type(t).__name__
-            raise ValueError(f"mm: {name} must be a 2-D tensor (a matrix), got {shape}; use "
-                             f"torch.matmul (or @) for batched or 1-D operands")
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}(): argument {name!r} must be Tensor, not "
+                            f"{type(t).__name__}")
+        if t.ndim != 2:
+            raise RuntimeError(f"{op}: {name} must be a 2-D tensor (a matrix), got shape "
+                               f"{t.shape}; use torch.matmul (or @) for batched or 1-D "
+                               f"operands")
     return matmul(input, mat2)
 
 

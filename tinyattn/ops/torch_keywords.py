@@ -110,6 +110,7 @@ def with_torch_keywords(fn: Callable, input: bool = False, other: bool = False, 
     if other and len(own) > 1 and own[1] != "other":
         rename["other"] = own[1]
     first = "input" if input else (own[0] if own else None)
+    takes_input = first == "input"         # torch's first argument is the input tensor
     everything = _parameter_names(fn)
     for numpy_name, torch_name in NUMPY_SPELLINGS.items():
         if torch_name in everything and numpy_name not in everything \
@@ -118,6 +119,19 @@ def with_torch_keywords(fn: Callable, input: bool = False, other: bool = False, 
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return with_keywords(*args, **kwargs)
+        except AttributeError:
+            # torch.log10(1 / mse.item()): a Python number where torch takes a tensor. torch
+            # refuses it with a TypeError; here the op stopped on a missing tensor attribute.
+            given = args[0] if args else kwargs.get("input", kwargs.get(first))
+            if takes_input and isinstance(given, (bool, int, float, complex)):
+                raise TypeError(f"{fn.__name__}(): argument 'input' (position 1) must be "
+                                f"Tensor, not {type(given).__name__} (wrap a number with "
+                                f"torch.tensor(...), or use the math module)") from None
+            raise
+
+    def with_keywords(*args: Any, **kwargs: Any) -> Any:
         if not kwargs:                      # positional only: nothing to rename or add
             return fn(*args)
         for torch_name, own_name in rename.items():

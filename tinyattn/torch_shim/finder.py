@@ -69,7 +69,9 @@ class TorchModule(types.ModuleType):
         if spec.source is not None and name not in spec.hidden and not name.startswith("_"):
             source = _import_source(spec, full)
             if name in _public_names(source):
-                return getattr(source, name)
+                value = getattr(source, name)
+                patches.torch_module_name(value, self.__name__)
+                return value
         raise MissingTorchAttribute(full)
 
     def __dir__(self) -> List[str]:

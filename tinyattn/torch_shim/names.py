@@ -126,6 +126,8 @@ MODULES: Dict[str, ModuleSpec] = {
                                                  "local_attention", "performer_attention"})),
     "torch.nn.init": ModuleSpec("tinyattn.nn.init"),
     "torch.special": ModuleSpec("tinyattn.special"),
+    "torch.distributions": ModuleSpec("tinyattn.distributions"),
+    "torch.distributions.categorical": ModuleSpec("tinyattn.distributions"),
     "torch.linalg": ModuleSpec("tinyattn.linalg"),
     "torch.fft": ModuleSpec("tinyattn.fft"),
     "torch.nn.utils": ModuleSpec("tinyattn.nn.utils"),

@@ -19,9 +19,22 @@ from ..tensor import Tensor
 from .shim_names import device, torch_dtype
 from .missing import MissingTorchAttribute
 
-__all__ = ["apply", "restore"]
+__all__ = ["apply", "restore", "torch_module_name"]
 
 _saved: Dict[str, Any] = {}
+_renamed: Dict[type, str] = {}      # class -> its own __module__, while a script runs
+
+
+def torch_module_name(value: Any, module: str) -> None:
+    """A tinyattn class handed out as ``module.Name`` (``torch.optim.lr_scheduler``) reports
+    that module as its ``__module__`` while the script runs, as torch's classes do: d2l tells
+    its own schedulers from torch's by ``scheduler.__module__ == lr_scheduler.__name__``, and
+    took torch's ``MultiStepLR`` for a function to call. The first torch module that hands the
+    class out names it; ``restore()`` gives every class its own name back."""
+    if isinstance(value, type) and value not in _renamed \
+            and str(getattr(value, "__module__", "")).startswith("tinyattn"):
+        _renamed[value] = value.__module__
+        value.__module__ = module
 
 
 def _torch_data(self: Tensor) -> Tensor:
@@ -93,3 +106,6 @@ def restore() -> None:
     del Tensor.__getattr__
     printing.options.torch_names = False
     multiprocessing.spawn.get_command_line = _saved.pop("spawn_command")
+    for cls, module in _renamed.items():
+        cls.__module__ = module
+    _renamed.clear()
