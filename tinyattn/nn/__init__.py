@@ -9,7 +9,7 @@ from .activation import (CELU, ELU, GLU, PReLU, ReLU6, RReLU, SELU, Hardshrink, 
                          Tanhshrink, Threshold)
 from .attention import KVCache, MultiHeadAttention
 from .batchnorm import BatchNorm1d, BatchNorm2d
-from .channel_dropout import Dropout1d, Dropout2d, Dropout3d
+from .channel_dropout import AlphaDropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d,
                    Fold, Unfold)
 from .group_norm import GroupNorm
@@ -64,7 +64,8 @@ __all__ = [
     "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
     "Unfold", "Fold", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "BatchNorm2d", "GroupNorm",
-    "Dropout1d", "Dropout2d", "Dropout3d", "VisionTransformer", "ViTBlock", "attention_rollout",
+    "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+    "VisionTransformer", "ViTBlock", "attention_rollout",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
     "AdditiveAttention", "LuongAttention",
 ]
