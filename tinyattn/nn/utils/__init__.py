@@ -12,11 +12,11 @@ from typing import Iterable
 from ...autograd import no_grad
 from ...ops import cat
 from ...tensor import Tensor
-from . import rnn
+from . import parametrize, rnn
 from .clip_grad import clip_grad_norm_, clip_grad_value_
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
-           "vector_to_parameters", "rnn"]
+           "vector_to_parameters", "rnn", "parametrize"]
 
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
