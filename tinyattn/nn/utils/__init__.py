@@ -12,11 +12,13 @@ from typing import Iterable
 from ...autograd import no_grad
 from ...ops import cat
 from ...tensor import Tensor
-from . import parametrize, rnn
+from . import parametrizations, parametrize, rnn
+from .norm_hooks import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm
 from .clip_grad import clip_grad_norm_, clip_grad_value_
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
-           "vector_to_parameters", "rnn", "parametrize"]
+           "vector_to_parameters", "rnn", "parametrize", "parametrizations", "weight_norm",
+           "remove_weight_norm", "spectral_norm", "remove_spectral_norm"]
 
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
