@@ -321,7 +321,8 @@ def run_load_pre_hooks(root: Any, state: Any, strict: bool, missing: List[str],
         local = metadata.get(module_prefix[:-1], {})
         with_module = _flags(module, "load_state_dict_pre_hooks_with_module")
         for key, hook in _hooks(module, "load_state_dict_pre_hooks"):
-            args = (state, module_prefix, local, strict, missing, unexpected, error_msgs)
+            # torch hands every module's load strict=True, whatever the caller passed
+            args = (state, module_prefix, local, True, missing, unexpected, error_msgs)
             if key in with_module:
                 hook(module, *args)
             else:

@@ -1,0 +1,391 @@
+"""Probe stream nn42: nn names a PyTorch program uses that tinyattn lacked (alpha dropout
+layers, init.sparse_/dirac_, parametrizations, weight/spectral norm, state-dict hooks,
+load_state_dict(assign=True), set_submodule, to_empty, ...), each compared with torch."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import tinyattn as ta
+import tinyattn.nn.utils.parametrizations as APZ
+import tinyattn.nn.utils.parametrize as AP
+
+torch = pytest.importorskip("torch")
+TPZ = pytest.importorskip("torch.nn.utils.parametrizations")
+TP = pytest.importorskip("torch.nn.utils.parametrize")
+
+
+def _np(t):
+    return np.asarray(t.detach().numpy())
+
+
+def _same(t, a, tol=1e-5):
+    return np.allclose(_np(t), _np(a), atol=tol, rtol=tol)
+
+
+def _copy_state(tmod, amod):
+    amod.load_state_dict({k: ta.tensor(v.detach().numpy()) for k, v in tmod.state_dict().items()})
+
+
+def _build(lib, kind):
+    nn = lib.nn
+    return {"linear": lambda: nn.Linear(3, 4), "conv": lambda: nn.Conv2d(2, 3, 3),
+            "convT": lambda: nn.ConvTranspose2d(2, 3, 3)}[kind]()
+
+
+# ----------------------------------------------------------------- dropout layers, init
+@pytest.mark.parametrize("name", ["AlphaDropout", "FeatureAlphaDropout"])
+def test_alpha_dropout_layers(name):
+    t, a = getattr(torch.nn, name)(0.2), getattr(ta.nn, name)(0.2)
+    assert repr(t) == repr(a)
+    x = np.random.default_rng(0).standard_normal((64, 32, 4)).astype(np.float32)
+    t.eval(), a.eval()
+    assert np.array_equal(_np(a(ta.tensor(x))), x)            # eval: the identity
+    a.train()
+    out = _np(a(ta.tensor(x)))
+    assert not np.array_equal(out, x)                          # negative control
+    assert abs(out.mean() - x.mean()) < 0.05 and abs(out.std() - x.std()) < 0.05
+    with pytest.raises(ValueError):
+        getattr(ta.nn, name)(1.5)
+
+
+@pytest.mark.parametrize("shape,groups", [((4, 3, 3), 1), ((6, 4, 3, 3), 2),
+                                          ((4, 6, 3, 3, 2), 2), ((2, 5, 4), 1)])
+def test_init_dirac(shape, groups):
+    t, a = torch.empty(shape), ta.empty(shape)
+    torch.nn.init.dirac_(t, groups)
+    ta.nn.init.dirac_(a, groups)
+    assert np.array_equal(_np(t), _np(a))
+
+
+@pytest.mark.parametrize("call", [lambda m: m.nn.init.dirac_(m.empty(3, 3)),
+                                  lambda m: m.nn.init.dirac_(m.empty(3, 3, 3), 2),
+                                  lambda m: m.nn.init.sparse_(m.empty(3), 0.1)])
+def test_init_errors(call):
+    with pytest.raises(ValueError):
+        call(torch)
+    with pytest.raises(ValueError):
+        call(ta)
+
+
+def test_init_sparse():
+    a = ta.empty(10, 20)
+    ta.nn.init.sparse_(a, 0.3, std=0.5)
+    zeros = (_np(a) == 0).sum(0)
+    assert (zeros == math.ceil(0.3 * 10)).all()                # as torch: per column
+    assert 0.3 < _np(a)[_np(a) != 0].std() < 0.7
+    with pytest.warns(FutureWarning):
+        ta.nn.init.sparse(ta.empty(3, 3), 0.5)
+
+
+# ----------------------------------------------------------------- Module methods
+def test_set_submodule_and_errors():
+    def run(lib):
+        nn = lib.nn
+        m = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.ReLU()))
+        out = []
+        for target, value, strict in [("", nn.ReLU(), False), ("1.0", nn.Tanh(), False),
+                                      ("0.weight", nn.ReLU(), False),
+                                      ("2.x", nn.ReLU(), False), ("1.5", nn.ReLU(), False),
+                                      ("1.6", nn.ReLU(), True), ("1.0", 3, False)]:
+            try:
+                m.set_submodule(target, value, strict=strict)
+                out.append("ok")
+            except Exception as e:  # noqa: BLE001 - compared with torch's
+                out.append((type(e).__name__, str(e)))
+        return out, repr(m)
+    assert run(torch) == run(ta)
+
+
+def test_to_empty_keeps_parameter_objects():
+    m = ta.nn.Linear(2, 3)
+    w = m.weight
+    assert m.to_empty(device="cpu") is m
+    assert m.weight is w and m.weight.shape == (3, 2) and m.weight.requires_grad
+
+
+def _hook_program(lib):
+    nn = lib.nn
+    lib.manual_seed(0)
+    log = []
+    s = nn.Sequential(nn.Linear(2, 3), nn.Linear(3, 1))
+    s.register_state_dict_pre_hook(lambda m, p, kv: log.append(("pre root", p, kv)))
+    s[0].register_state_dict_pre_hook(lambda m, p, kv: log.append(("pre0", p, kv)))
+    s[1].register_state_dict_post_hook(lambda m, sd, p, meta: log.append(("post1", list(sd), p)))
+    s.register_state_dict_post_hook(lambda m, sd, p, meta: log.append(("post", list(sd), p)))
+    s[0]._register_state_dict_hook(lambda m, sd, p, meta: {"ignored": 1})
+
+    def rename(m, sd, p, meta):
+        sd[p + "renamed"] = sd.pop(p + "bias")
+    s[1]._register_state_dict_hook(rename)
+    log.append(list(s.state_dict()))
+    log.append(list(s.state_dict(prefix="pp.")))
+    bad = nn.Linear(2, 2)
+    bad.register_state_dict_post_hook(lambda *a: 5)
+    try:
+        bad.state_dict()
+    except RuntimeError as e:
+        log.append(str(e))
+
+    s = nn.Sequential(nn.Linear(2, 3))
+    s[0].register_load_state_dict_post_hook(lambda m, k: log.append(("lpost0", repr(k))))
+    s.register_load_state_dict_post_hook(lambda m, k: log.append(("lpost", repr(k))))
+    s[0].register_load_state_dict_pre_hook(lambda m, *a: log.append(("lpre", a[1], a[3])))
+    s[0]._register_load_state_dict_pre_hook(lambda *a: log.append(("lpre_", len(a), a[1])))
+    log.append(repr(s.load_state_dict({"0.weight": lib.zeros(3, 2)}, strict=False)))
+
+    def clear(m, k):
+        k.missing_keys.clear()
+    handle = s.register_load_state_dict_post_hook(clear)
+    log.append(repr(s.load_state_dict({"0.weight": lib.ones(3, 2)})))
+    log.append(float(s[0].weight.detach().sum()))
+    handle.remove()
+    s[0].register_load_state_dict_post_hook(lambda m, k: 1)
+    try:
+        s.load_state_dict({"0.weight": lib.ones(3, 2), "0.bias": lib.ones(3)})
+    except AssertionError:
+        log.append("AssertionError")
+
+    m = nn.Linear(2, 2)
+
+    def upgrade(state, prefix, *rest):
+        if prefix + "w" in state:
+            state[prefix + "weight"] = state.pop(prefix + "w")
+    m._register_load_state_dict_pre_hook(upgrade)
+    given = {"w": lib.full((2, 2), 3.0), "bias": lib.zeros(2)}
+    log.append((repr(m.load_state_dict(given)), sorted(given), float(m.weight.detach().sum())))
+    m.register_load_state_dict_pre_hook(lambda mod, sd, p, meta, strict, mk, uk, msgs:
+                                        msgs.append("bad thing"))
+    try:
+        m.load_state_dict(given)
+    except RuntimeError as e:
+        log.append(str(e))
+    return log
+
+
+def test_state_dict_hooks_as_torch():
+    assert _hook_program(ta) == _hook_program(torch)
+
+
+def test_load_state_dict_assign():
+    def run(lib):
+        m = lib.nn.Linear(2, 2)
+        w0 = m.weight
+        sd = {"weight": lib.ones(2, 2, dtype=lib.float64), "bias": lib.zeros(2, dtype=lib.float64)}
+        r = repr(m.load_state_dict(sd, assign=True))
+        sd["weight"][0, 0] = 5          # the module holds the state dict's tensor itself
+        out = [r, str(m.weight.dtype).replace("torch.", ""), type(m.weight).__name__,
+               m.weight.requires_grad, m.weight is w0, float(m.weight[0, 0])]
+        m.bias.requires_grad_(False)
+        m.load_state_dict({"weight": lib.ones(2, 2), "bias": lib.zeros(2)}, assign=True)
+        out += [m.bias.requires_grad, m.weight.requires_grad]
+        return out
+    assert run(ta) == run(torch)
+
+
+# ----------------------------------------------------------------- parametrize
+def _parametrize_program(lib):
+    nn = lib.nn
+    P = AP if lib is ta else TP
+    out = []
+
+    class Sym(nn.Module):
+        def forward(self, X):
+            return X.triu() + X.triu(1).transpose(-1, -2)
+
+    class Scale(nn.Module):
+        def forward(self, X):
+            return 2 * X
+
+        def right_inverse(self, X):
+            return X / 2
+
+    class Split(nn.Module):
+        def forward(self, A, B):
+            return A + B
+
+        def right_inverse(self, X):
+            return X / 2, X / 2
+
+    m = nn.Linear(3, 3)
+    w0 = m.weight
+    P.register_parametrization(m, "weight", Sym())
+    out += [repr(m), type(m).__name__, [c.__name__ for c in type(m).__mro__][1:],
+            m.parametrizations.weight.original is w0, list(m.state_dict()),
+            [n for n, _ in m.named_parameters()], list(m._parameters),
+            P.is_parametrized(m), P.is_parametrized(m, "weight"), P.is_parametrized(m, "bias"),
+            float((m.weight - m.weight.T).abs().sum()), isinstance(m, nn.Linear)]
+    try:
+        m.weight = lib.ones(3, 3)
+    except RuntimeError as e:
+        out.append(str(e))
+    m = nn.Linear(3, 3)
+    with lib.no_grad():
+        m.weight.copy_(lib.arange(9.0).reshape(3, 3))
+    w0 = m.weight
+    P.register_parametrization(m, "weight", Scale())
+    P.register_parametrization(m, "weight", Scale())
+    out += [_np(m.parametrizations.weight.original).tolist(), _np(m.weight).tolist(), repr(m)]
+    m.weight = lib.ones(3, 3)
+    out += [_np(m.parametrizations.weight.original).tolist(),
+            m.parametrizations.weight.original is w0]
+    with P.cached():
+        out.append(m.weight is m.weight)
+    out.append(m.weight is m.weight)
+    m.weight.sum().backward()
+    out.append(_np(m.parametrizations.weight.original.grad).tolist())
+    P.remove_parametrizations(m, "weight")
+    out += [type(m).__name__, _np(m.weight).tolist(), type(m.weight).__name__, m.weight is w0,
+            list(m.state_dict())]
+    for call in [lambda: P.remove_parametrizations(m, "weight"),
+                 lambda: P.register_parametrization(nn.Linear(2, 2), "foo", Sym())]:
+        try:
+            call()
+        except ValueError as e:
+            out.append(str(e))
+    m = nn.Linear(2, 2)
+    P.register_parametrization(m, "weight", Split())
+    out += [list(m.state_dict()), float((m.weight - 2 * m.parametrizations.weight.original0)
+                                        .abs().sum())]
+    b = nn.BatchNorm1d(2)
+    P.register_parametrization(b, "running_mean", Scale())
+    out.append(list(b.state_dict()))
+    m = nn.Linear(2, 2)
+    P.register_parametrization(m, "weight", Scale())
+    w = _np(m.weight).copy()
+    P.remove_parametrizations(m, "weight", leave_parametrized=False)
+    out += [type(m.weight).__name__, np.allclose(_np(m.weight) * 2, w),
+            P.type_before_parametrizations(m).__name__]
+    return out
+
+
+def test_parametrize_as_torch():
+    assert _parametrize_program(ta) == _parametrize_program(torch)
+
+
+@pytest.mark.parametrize("kind", ["shape", "dtype"])
+def test_parametrize_checks(kind):
+    class Bad(ta.nn.Module):
+        def forward(self, X):
+            return X[0] if kind == "shape" else X.double()
+    with pytest.raises(ValueError, match=f"may not change the {kind}"):
+        AP.register_parametrization(ta.nn.Linear(2, 2), "weight", Bad())
+    m = AP.register_parametrization(ta.nn.Linear(2, 2), "weight", Bad(), unsafe=True)
+    assert m.weight.shape == ((2,) if kind == "shape" else (2, 2))
+
+
+# ----------------------------------------------------------------- weight / spectral norm
+@pytest.mark.parametrize("kind", ["linear", "conv", "convT"])
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_weight_norm_new_and_old(kind, dim):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        t, a = _build(torch, kind), _build(ta, kind)
+        _copy_state(t, a)
+        TPZ.weight_norm(t, dim=dim)
+        APZ.weight_norm(a, dim=dim)
+        assert list(t.state_dict()) == list(a.state_dict())
+        assert all(_same(t.state_dict()[k], a.state_dict()[k]) for k in t.state_dict())
+        assert _same(t.weight, a.weight)
+        t.weight.pow(2).sum().backward()
+        a.weight.pow(2).sum().backward()
+        for i in (0, 1):
+            assert _same(getattr(t.parametrizations.weight, f"original{i}").grad,
+                         getattr(a.parametrizations.weight, f"original{i}").grad, 1e-4)
+        t2, a2 = _build(torch, kind), _build(ta, kind)
+        _copy_state(t2, a2)
+        torch.nn.utils.weight_norm(t2, dim=dim)
+        ta.nn.utils.weight_norm(a2, dim=dim)
+        assert list(t2.state_dict()) == list(a2.state_dict())      # weight_g, weight_v
+        assert all(_same(t2.state_dict()[k], a2.state_dict()[k]) for k in t2.state_dict())
+        a3 = _build(ta, kind)                  # the old keys load into the new form
+        APZ.weight_norm(a3, dim=dim)
+        a3.load_state_dict({k: ta.tensor(v.detach().numpy()) for k, v in t2.state_dict().items()})
+        assert _same(t2.weight, a3.weight)
+        torch.nn.utils.remove_weight_norm(t2)
+        ta.nn.utils.remove_weight_norm(a2)
+        assert list(t2.state_dict()) == list(a2.state_dict()) and _same(t2.weight, a2.weight)
+
+
+@pytest.mark.parametrize("kind", ["linear", "conv", "convT"])
+def test_spectral_norm_new_and_old(kind):
+    torch.manual_seed(0)
+    t, a = _build(torch, kind), _build(ta, kind)
+    _copy_state(t, a)
+    TPZ.spectral_norm(t)
+    APZ.spectral_norm(a)
+    assert list(t.state_dict()) == list(a.state_dict())
+    _copy_state(t, a)                            # the same u and v (random draws)
+    for mode in ["train", "train", "eval"]:
+        getattr(t, mode)(), getattr(a, mode)()
+        assert _same(t.weight, a.weight)
+        assert _same(t.parametrizations.weight[0]._u, a.parametrizations.weight[0]._u)
+    t.train(), a.train()
+    t.weight.sum().backward()
+    a.weight.sum().backward()
+    assert _same(t.parametrizations.weight.original.grad,
+                 a.parametrizations.weight.original.grad, 1e-4)
+    t2, a2 = _build(torch, kind), _build(ta, kind)
+    _copy_state(t2, a2)
+    torch.nn.utils.spectral_norm(t2)
+    ta.nn.utils.spectral_norm(a2)
+    assert list(t2.state_dict()) == list(a2.state_dict())
+    _copy_state(t2, a2)
+    x = np.random.default_rng(0).standard_normal((2, 2, 5, 5)).astype(np.float32)
+    x = x if kind != "linear" else x[0, 0, :, :3]
+    for mode in ["train", "train", "eval"]:
+        getattr(t2, mode)(), getattr(a2, mode)()
+        assert _same(t2(torch.tensor(x)), a2(ta.tensor(x)))
+    torch.nn.utils.remove_spectral_norm(t2)
+    ta.nn.utils.remove_spectral_norm(a2)
+    assert list(t2.state_dict()) == list(a2.state_dict()) and _same(t2.weight, a2.weight)
+
+
+def test_norm_errors_as_torch():
+    def run(lib):
+        nn, out = lib.nn, []
+        PZ = APZ if lib is ta else TPZ
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            for call in [lambda: PZ.spectral_norm(nn.Linear(2, 2), n_power_iterations=0),
+                         lambda: lib.nn.utils.spectral_norm(nn.Linear(2, 2),
+                                                            n_power_iterations=0),
+                         lambda: PZ.spectral_norm(nn.Linear(2, 2), name="foo"),
+                         lambda: lib.nn.utils.spectral_norm(
+                             lib.nn.utils.spectral_norm(nn.Linear(2, 2))),
+                         lambda: lib.nn.utils.remove_spectral_norm(nn.Linear(2, 2)),
+                         lambda: lib.nn.utils.weight_norm(lib.nn.utils.weight_norm(
+                             nn.Linear(2, 2))),
+                         lambda: lib.nn.utils.remove_weight_norm(nn.Linear(2, 2)),
+                         lambda: PZ.orthogonal(nn.Linear(2, 2), orthogonal_map="qr")]:
+                try:
+                    call()
+                    out.append("ok")
+                except Exception as e:  # noqa: BLE001 - compared with torch's
+                    out.append((type(e).__name__, str(e)))
+        return out
+    assert run(ta) == run(torch)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)])
+@pytest.mark.parametrize("omap", [None, "cayley", "householder"])
+@pytest.mark.parametrize("triv", [True, False])
+def test_orthogonal(shape, omap, triv):
+    torch.manual_seed(0)
+    t, a = torch.nn.Linear(shape[1], shape[0]), ta.nn.Linear(shape[1], shape[0])
+    _copy_state(t, a)
+    TPZ.orthogonal(t, orthogonal_map=omap, use_trivialization=triv)
+    APZ.orthogonal(a, orthogonal_map=omap, use_trivialization=triv)
+    assert list(t.state_dict()) == list(a.state_dict())
+    assert _same(t.weight, a.weight)
+    with torch.no_grad():
+        t.parametrizations.weight.original.add_(0.1 * torch.randn(shape))
+    _copy_state(t, a)
+    assert _same(t.weight, a.weight)
+    t.weight.pow(3).sum().backward()
+    a.weight.pow(3).sum().backward()
+    assert _same(t.parametrizations.weight.original.grad,
+                 a.parametrizations.weight.original.grad, 1e-4)
