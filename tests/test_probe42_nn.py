@@ -389,3 +389,104 @@ def test_orthogonal(shape, omap, triv):
     a.weight.pow(3).sum().backward()
     assert _same(t.parametrizations.weight.original.grad,
                  a.parametrizations.weight.original.grad, 1e-4)
+
+
+# ----------------------------------------------------------------- accepted where torch refuses
+def _outcome(fn, lib):
+    try:
+        out = fn(lib)
+    except Exception as e:  # noqa: BLE001 - comparing what is raised
+        return ("raises", type(e).__name__, str(e).split(" (")[0].split("; ")[0])
+    return ("value", str(out.dtype).split(".")[-1], np.asarray(out.tolist()).tolist())
+
+
+def _hook_result(dtype_name):
+    def run(L):
+        w = L.ones(3, requires_grad=True)
+        y = w * 2
+        y.register_hook(lambda g: g.to(getattr(L, dtype_name)))
+        y.sum().backward()
+        return w.grad
+    return run
+
+
+def _index_put(dst, src, index):
+    def run(L):
+        x = L.zeros(4, dtype=getattr(L, dst))
+        x[index(L)] = L.tensor([1.5, 2.5], dtype=getattr(L, src))
+        return x
+    return run
+
+
+_NOW_REFUSED_AS_TORCH = {
+    "relu(bool)": lambda L: L.relu(L.tensor([True, False])),
+    "F.relu(bool)": lambda L: L.nn.functional.relu(L.tensor([True, False])),
+    "argmax(bool)": lambda L: L.tensor([False, True]).argmax(),
+    "argmin(bool, dim)": lambda L: L.tensor([[False, True]]).argmin(dim=1),
+    "bool @ bool": lambda L: L.tensor([[True, False]]) @ L.tensor([[True], [True]]),
+    "mm(bool)": lambda L: L.mm(L.tensor([[True]]), L.tensor([[True]])),
+    "int x[idx] = float": _index_put("int64", "float32", lambda L: L.tensor([0, 2])),
+    "float x[idx] = double": _index_put("float32", "float64", lambda L: L.tensor([0, 2])),
+    "int x[mask] = float": _index_put("int64", "float32",
+                                      lambda L: L.tensor([True, False, True, False])),
+    "hook -> float64": _hook_result("float64"),
+    "hook -> int64": _hook_result("int64"),
+    # controls: what torch accepts still works
+    "relu(int)": lambda L: L.relu(L.tensor([1, -2])),
+    "max(bool)": lambda L: L.tensor([False, True]).max(),
+    "int @ int": lambda L: L.tensor([[1, 2]]) @ L.tensor([[3], [4]]),
+    "int x[0:2] = float": lambda L: _slice_write(L),
+    "hook -> float32": _hook_result("float32"),
+}
+
+
+def _slice_write(L):
+    x = L.zeros(4, dtype=L.int64)
+    x[0:2] = L.tensor([1.5, 2.5])
+    return x
+
+
+@pytest.mark.parametrize("case", list(_NOW_REFUSED_AS_TORCH))
+def test_refused_as_torch(case):
+    fn = _NOW_REFUSED_AS_TORCH[case]
+    got, want = _outcome(fn, ta), _outcome(fn, torch)
+    assert got[:2] == want[:2]
+    if want[0] == "raises":
+        assert got[2] == want[2]            # torch's words first
+    else:
+        assert got[2] == want[2]
+
+
+_DOCUMENTED_EXTENSIONS = {
+    "max_pool1d(int)": lambda L: L.nn.functional.max_pool1d(L.tensor([[[1, 3, 2, 4]]]), 2),
+    "interpolate nearest int": lambda L: L.nn.functional.interpolate(
+        L.tensor([[[1, 3]]]), scale_factor=2),
+    "interpolate nearest bool": lambda L: L.nn.functional.interpolate(
+        L.tensor([[[True, False]]]), scale_factor=2),
+    "abs(bool)": lambda L: L.abs(L.tensor([True, False])),
+    "abs out=float64": lambda L: L.abs(L.tensor([-1.5, 2.0]),
+                                       out=L.empty(2, dtype=L.float64)),
+    "argmax out=int32": lambda L: L.argmax(L.tensor([1.0, 3.0]), out=L.empty((), dtype=L.int32)),
+}
+
+
+@pytest.mark.parametrize("case", list(_DOCUMENTED_EXTENSIONS))
+def test_documented_extensions_agree_with_torch_on_the_converted_input(case):
+    # torch refuses these; tinyattn's value is what torch gives once the input or the
+    # output is converted (docs/pytorch.md, what differs on purpose)
+    assert _outcome(_DOCUMENTED_EXTENSIONS[case], torch)[0] == "raises"
+    got = _outcome(_DOCUMENTED_EXTENSIONS[case], ta)
+    assert got[0] == "value"
+    want = {"max_pool1d(int)": [[[3, 4]]], "interpolate nearest int": [[[1, 1, 3, 3]]],
+            "interpolate nearest bool": [[[True, True, False, False]]],
+            "abs(bool)": [True, False], "abs out=float64": [1.5, 2.0],
+            "argmax out=int32": 1}[case]
+    assert got[2] == want
+
+
+def test_inference_tensor_in_autograd_gives_torchs_gradient():
+    with ta.inference_mode():
+        t = ta.tensor([1.0, 2.0, 3.0])
+    w = ta.ones(3, requires_grad=True)
+    (w * t).sum().backward()
+    assert _np(w.grad).tolist() == [1.0, 2.0, 3.0]       # torch refuses; d/dw (w t) = t
