@@ -490,3 +490,72 @@ def test_inference_tensor_in_autograd_gives_torchs_gradient():
     w = ta.ones(3, requires_grad=True)
     (w * t).sum().backward()
     assert _np(w.grad).tolist() == [1.0, 2.0, 3.0]       # torch refuses; d/dw (w t) = t
+
+
+# ----------------------------------------------------------------- fractional max pooling
+@pytest.mark.parametrize("dims,spatial,kernel,size", [
+    (2, (7, 9), (2, 3), (4, 5)), (2, (6, 6), (3, 1), (4, 6)), (2, (5, 8), 2, (1, 3)),
+    (3, (5, 6, 4), (2, 2, 1), (3, 2, 3)), (3, (6, 5, 7), 2, (4, 3, 1))])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fractional_max_pool_given_samples(dims, spatial, kernel, size, dtype):
+    rng = np.random.default_rng(dims + len(spatial))
+    x = rng.standard_normal((2, 3) + spatial).astype(dtype)
+    x[0, 0].flat[2] = np.nan                           # NaN wins, as torch's
+    samples = rng.random((2, 3, dims)).astype(dtype)
+    name = f"fractional_max_pool{dims}d"
+    tx, ax = torch.tensor(x, requires_grad=True), ta.tensor(x, requires_grad=True)
+    to, ti = getattr(torch.nn.functional, name)(tx, kernel, output_size=size,
+                                                  return_indices=True,
+                                                  _random_samples=torch.tensor(samples))
+    ao, ai = getattr(ta.nn.functional, name)(ax, kernel, output_size=size,
+                                             return_indices=True,
+                                             _random_samples=ta.tensor(samples))
+    assert np.array_equal(_np(to), _np(ao), equal_nan=True) and str(ao.dtype) == dtype
+    assert np.array_equal(_np(ti), _np(ai))
+    g = rng.standard_normal(to.shape).astype(dtype)
+    to.backward(torch.tensor(g))
+    ao.backward(ta.tensor(g))
+    assert np.allclose(_np(tx.grad), _np(ax.grad))
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+def test_fractional_max_pool_module(dims):
+    samples = torch.rand(1, 3, dims, dtype=torch.float64)
+    name = f"FractionalMaxPool{dims}d"
+    t = getattr(torch.nn, name)(2, output_ratio=0.5, return_indices=True,
+                                _random_samples=samples)
+    a = getattr(ta.nn, name)(2, output_ratio=0.5, return_indices=True,
+                             _random_samples=ta.tensor(samples.numpy()))
+    assert repr(t) == repr(a) and list(t.state_dict()) == list(a.state_dict())
+    x = np.random.default_rng(0).random((3,) + (7,) * dims)      # no batch dim
+    (to, ti), (ao, ai) = t(torch.tensor(x)), a(ta.tensor(x))
+    assert np.array_equal(_np(to), _np(ao)) and np.array_equal(_np(ti), _np(ai))
+    drawn = getattr(ta.nn, name)(2, output_size=3)(ta.tensor(x[None]))
+    assert drawn.shape == (1, 3) + (3,) * dims
+
+
+def test_fractional_max_pool_errors_as_torch():
+    def run(lib):
+        F, out = lib.nn.functional, []
+        for call in [
+                lambda: F.fractional_max_pool2d(lib.rand(1, 1, 5, 6), 3, output_size=(4, 2)),
+                lambda: F.fractional_max_pool3d(lib.rand(1, 1, 5, 6, 7), 2,
+                                                output_size=(4, 2, 2)),
+                lambda: F.fractional_max_pool2d(lib.rand(1, 1, 5, 6), 2),
+                lambda: F.fractional_max_pool2d(lib.rand(2, 3, 6, 6), 2, output_size=3,
+                                                _random_samples=lib.rand(1, 3, 2)),
+                lambda: F.fractional_max_pool2d(lib.rand(2, 3, 6, 6), 2, output_size=3,
+                                                _random_samples=lib.rand(2, 3, 3)),
+                lambda: F.fractional_max_pool2d(lib.rand(2, 3, 6, 6), 2, output_size=3,
+                                                _random_samples=lib.rand(2, 3, 2,
+                                                                         dtype=lib.float64)),
+                lambda: lib.nn.FractionalMaxPool2d(2),
+                lambda: lib.nn.FractionalMaxPool2d(2, output_size=2, output_ratio=0.5),
+                lambda: lib.nn.FractionalMaxPool3d(2, output_ratio=1.5)]:
+            try:
+                call()
+                out.append("ok")
+            except Exception as e:  # noqa: BLE001 - compared with torch's
+                out.append((type(e).__name__, str(e)))
+        return out
+    assert run(ta) == run(torch)

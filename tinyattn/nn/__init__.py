@@ -123,6 +123,8 @@ from .pooling import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d,  # noqa: 
 __all__ += ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "LPPool3d"]
 from .pooling import MaxUnpool1d, MaxUnpool2d, MaxUnpool3d                # noqa: E402
 __all__ += ["MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
+from .pooling import FractionalMaxPool2d, FractionalMaxPool3d             # noqa: E402
+__all__ += ["FractionalMaxPool2d", "FractionalMaxPool3d"]
 from .local_response_norm import LocalResponseNorm                       # noqa: E402
 __all__ += ["LocalResponseNorm"]
 from .linear_cross_entropy import (LinearCrossEntropyLoss,              # noqa: E402
