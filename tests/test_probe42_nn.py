@@ -559,3 +559,35 @@ def test_fractional_max_pool_errors_as_torch():
                 out.append((type(e).__name__, str(e)))
         return out
     assert run(ta) == run(torch)
+
+
+# ----------------------------------------------------------------- smaller names
+def test_get_total_norm_and_clip_grads_with_norm():
+    def run(lib):
+        m = lib.nn.Linear(3, 2)
+        with lib.no_grad():
+            m.weight.copy_(lib.tensor([[1.0, 2, 3], [4, 5, 6]]))
+            m.bias.copy_(lib.tensor([1.0, -1]))
+        m(lib.ones(4, 3)).pow(2).sum().backward()
+        grads = [p.grad for p in m.parameters()]
+        norm = lib.nn.utils.get_total_norm(grads)
+        lib.nn.utils.clip_grads_with_norm_(m.parameters(), 1.0, norm)
+        return [round(float(norm), 3), round(float(lib.nn.utils.get_total_norm(grads)), 5),
+                round(float(lib.nn.utils.get_total_norm(grads, float("inf"))), 5)]
+    assert run(ta) == run(torch)
+
+
+def test_buffer_and_skip_init():
+    def run(lib):
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = lib.nn.Buffer(lib.ones(2))
+                self.b = lib.nn.Buffer(lib.zeros(1), persistent=False)
+        m = M()
+        out = [list(m.state_dict()), [n for n, _ in m.named_buffers()], m.a.requires_grad,
+               isinstance(m.a, lib.nn.Buffer), isinstance(lib.ones(1), lib.nn.Buffer),
+               m._get_name()]
+        s = lib.nn.utils.skip_init(lib.nn.Linear, 3, 4)
+        return out + [type(s).__name__, tuple(s.weight.shape), s.weight.requires_grad]
+    assert run(ta) == run(torch)

@@ -29,7 +29,7 @@ from .masks import causal_mask, combine_masks, key_padding_mask, sliding_window_
 from .masks import global_tokens_mask, random_block_mask
 from .long_attention import LinformerSelfAttention, RelativePositionBias
 from .containers import ModuleList
-from .module import Module, Parameter
+from .module import Buffer, Module, Parameter
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .rnn_attention import AdditiveAttention, LuongAttention
 from .positional import (ALiBi, LearnedPositionalEmbedding, RotaryEmbedding,
@@ -40,7 +40,7 @@ from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLay
                           TransformerEncoder, TransformerEncoderLayer)
 
 __all__ = [
-    "Module", "ModuleList", "Parameter", "Sequential", "ModuleDict", "ParameterList",
+    "Module", "ModuleList", "Parameter", "Buffer", "Sequential", "ModuleDict", "ParameterList",
     "ParameterDict",
     "Linear", "Embedding", "LayerNorm", "RMSNorm", "BatchNorm1d", "Dropout", "Identity", "Flatten",
     "Unflatten", "FeedForward", "SwiGLU", "llama_hidden_dim",

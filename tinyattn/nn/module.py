@@ -29,7 +29,7 @@ from ..tensor import Tensor, normalize_dtype, tensor
 from ..precision import is_floating
 from . import module_hooks
 
-__all__ = ["Parameter", "Module", "StateDictKeyError", "StateDictShapeError"]
+__all__ = ["Parameter", "Buffer", "Module", "StateDictKeyError", "StateDictShapeError"]
 
 
 _UNINITIALIZED = ("UninitializedParameter", "UninitializedBuffer")   # nn/lazy.py
@@ -53,6 +53,25 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
+
+
+class _BufferMeta(type):
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return isinstance(instance, Tensor) and getattr(instance, "_is_buffer", False)
+
+
+class Buffer(metaclass=_BufferMeta):
+    """``nn.Buffer(tensor, persistent=True)``, as torch's: a tensor marked so that assigning
+    it to a module attribute (``self.mask = nn.Buffer(m)``) registers it as a buffer
+    (``register_buffer(name, tensor, persistent)``). It is the tensor itself, detached."""
+
+    def __new__(cls, data: Any = None, *, persistent: bool = True) -> Any:  # type: ignore[misc]
+        if data is None:
+            data = tensor(np.zeros((0,), dtype=np.float32))
+        marked = data.detach().requires_grad_(data.requires_grad)
+        marked.persistent = persistent
+        marked._is_buffer = True
+        return marked
 
 
 class StateDictKeyError(KeyError, RuntimeError):
@@ -283,6 +302,10 @@ class Module:
         """PyTorch's rules: a parameter can only be replaced by a Parameter (or None), a
         buffer by a Tensor (or None); a Parameter or a Module assigned to a buffer's name
         takes its place."""
+        if isinstance(value, Tensor) and getattr(value, "_is_buffer", False):
+            self.__dict__.pop(name, None)       # torch: an nn.Buffer takes the name over
+            self.register_buffer(name, value, persistent=getattr(value, "persistent", True))
+            return
         current = self.__dict__.get(name)
         flags = self.__dict__.get("_buffer_persistence") or {}
         if isinstance(current, Parameter) and value is not None \
@@ -715,6 +738,10 @@ class Module:
     # ---------------------------------------------------------------- display
     def extra_repr(self) -> str:
         return ""
+
+    def _get_name(self) -> str:
+        """The class name, as torch's printout uses it."""
+        return type(self).__name__
 
     def __repr__(self) -> str:
         """torch's printout, line for line (learners compare the two): extra_repr's lines,
