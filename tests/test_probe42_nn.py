@@ -591,3 +591,37 @@ def test_buffer_and_skip_init():
         s = lib.nn.utils.skip_init(lib.nn.Linear, 3, 4)
         return out + [type(s).__name__, tuple(s.weight.shape), s.weight.requires_grad]
     assert run(ta) == run(torch)
+
+
+def _functional_call_program(lib):
+    from importlib import import_module
+    functional_call = import_module(lib.__name__ + ".func").functional_call
+    nn, out = lib.nn, []
+    m = nn.Linear(2, 2)
+    with lib.no_grad():
+        m.weight.fill_(0.5)
+        m.bias.fill_(0.25)
+    w = lib.ones(2, 2, requires_grad=True)
+    y = functional_call(m, {"weight": w}, (lib.ones(1, 2),))
+    out += [y.tolist(), float(m.weight.detach().sum()), type(m.weight).__name__]
+    y.sum().backward()
+    out += [w.grad.tolist(), m.weight.grad]
+    for call in [lambda: functional_call(m, {"weight": w, "foo": w}, lib.ones(1, 2),
+                                         strict=True),
+                 lambda: functional_call(m, {"foo": w}, lib.ones(1, 2)).tolist(),
+                 lambda: functional_call(m, ({"weight": w}, {"bias": lib.zeros(2)}),
+                                         lib.ones(1, 2), {}).tolist(),
+                 lambda: functional_call(m, ({"weight": w}, {"weight": w}), lib.ones(1, 2))]:
+        try:
+            out.append(call())
+        except Exception as e:  # noqa: BLE001 - compared with torch's
+            out.append((type(e).__name__, str(e)))
+    e, h = nn.Embedding(3, 2), nn.Linear(2, 3, bias=False)
+    h.weight = e.weight                                     # tied: one name replaces both
+    out.append(functional_call(nn.Sequential(e, h), {"0.weight": lib.zeros(3, 2)},
+                               (lib.tensor([1]),)).tolist())
+    return out
+
+
+def test_functional_call_as_torch():
+    assert _functional_call_program(ta) == _functional_call_program(torch)
