@@ -625,3 +625,40 @@ def _functional_call_program(lib):
 
 def test_functional_call_as_torch():
     assert _functional_call_program(ta) == _functional_call_program(torch)
+
+
+def _weight_norm_training(lib):
+    import copy
+    import pickle
+    nn = lib.nn
+    PZ = APZ if lib is ta else TPZ
+    rng = np.random.default_rng(0)
+    x = lib.tensor(rng.standard_normal((16, 4)).astype(np.float32))
+    y = lib.tensor(rng.standard_normal((16, 1)).astype(np.float32))
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+    with lib.no_grad():
+        model[0].weight.copy_(lib.tensor(rng.standard_normal((8, 4)).astype(np.float32)))
+        model[2].weight.copy_(lib.tensor(rng.standard_normal((1, 8)).astype(np.float32)))
+        model[0].bias.zero_()
+        model[2].bias.zero_()
+    PZ.weight_norm(model[0])
+    opt = lib.optim.Adam(model.parameters(), lr=0.01)
+    for _ in range(5):
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+    out = [round(float(loss), 4), [n for n, _ in model.named_parameters()]]
+    twin = copy.deepcopy(model)
+    out += [type(twin[0]).__name__, float(((twin(x) - model(x)) ** 2).sum().detach()) == 0.0]
+    try:
+        pickle.dumps(model)
+    except RuntimeError as e:
+        out.append(str(e)[:60])
+    model.eval()
+    out.append(model[0].parametrizations.weight[0].training)
+    return out
+
+
+def test_weight_norm_model_trains_as_torch():
+    assert _weight_norm_training(ta) == _weight_norm_training(torch)
