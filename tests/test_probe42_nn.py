@@ -662,3 +662,16 @@ def _weight_norm_training(lib):
 
 def test_weight_norm_model_trains_as_torch():
     assert _weight_norm_training(ta) == _weight_norm_training(torch)
+
+
+@pytest.mark.parametrize("d,shape", [(1, (2, 3, 5)), (2, (2, 3, 4, 4)), (3, (2, 3, 2, 3, 2))])
+def test_lazy_instance_norm_as_torch(d, shape):
+    x = np.random.default_rng(d).standard_normal(shape).astype(np.float32)
+
+    def run(lib):
+        m = getattr(lib.nn, f"LazyInstanceNorm{d}d")()        # affine, tracking: torch's
+        before = repr(m)
+        y = m(lib.tensor(x))
+        return [before, repr(m), type(m).__name__, list(m.state_dict()),
+                np.round(_np(y), 4).tolist(), np.round(_np(m.running_mean), 4).tolist()]
+    assert run(ta) == run(torch)

@@ -22,6 +22,7 @@ from .gpt import GPT, Block, GPTConfig
 from .layers import (Dropout, Embedding, FeedForward, Flatten, Identity, LayerNorm, Linear,
                      RMSNorm, Unflatten)
 from .lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyLinear,
+                   LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d,
                    UninitializedBuffer, UninitializedParameter)
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .loss import KLDivLoss
@@ -59,6 +60,7 @@ __all__ = [
     "TransformerDecoder", "Transformer",
     "GPTConfig", "GPT", "Block", "NonFiniteLogitsError", "torch_compat",
     "LazyLinear", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
     "UninitializedParameter", "UninitializedBuffer",
     "KLDivLoss",
     "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
