@@ -675,3 +675,35 @@ def test_lazy_instance_norm_as_torch(d, shape):
         return [before, repr(m), type(m).__name__, list(m.state_dict()),
                 np.round(_np(y), 4).tolist(), np.round(_np(m.running_mean), 4).tolist()]
     assert run(ta) == run(torch)
+
+
+def _fusion_program(lib):
+    nn, rng, out = lib.nn, np.random.default_rng(0), []
+    for make, norm, shape, transpose in [
+            (lambda: nn.Conv2d(2, 3, 3), nn.BatchNorm2d, (2, 2, 5, 5), False),
+            (lambda: nn.Conv2d(2, 3, 3, bias=False), nn.BatchNorm2d, (2, 2, 5, 5), False),
+            (lambda: nn.ConvTranspose2d(2, 3, 3), nn.BatchNorm2d, (2, 2, 5, 5), True),
+            (lambda: nn.Linear(4, 3), nn.BatchNorm1d, (5, 4), None)]:
+        layer, bn = make(), norm(3)
+        layer.load_state_dict({k: lib.tensor(rng.standard_normal(tuple(v.shape))
+                                             .astype(np.float32))
+                               for k, v in layer.state_dict().items()})
+        with lib.no_grad():
+            bn.running_mean.copy_(lib.tensor(rng.standard_normal(3).astype(np.float32)))
+            bn.running_var.copy_(lib.tensor(rng.random(3).astype(np.float32) + 0.5))
+            bn.weight.copy_(lib.tensor(rng.standard_normal(3).astype(np.float32)))
+        layer.eval(), bn.eval()
+        fused = nn.utils.fuse_linear_bn_eval(layer, bn) if transpose is None else \
+            nn.utils.fuse_conv_bn_eval(layer, bn, transpose=transpose)
+        x = lib.tensor(rng.standard_normal(shape).astype(np.float32))
+        out.append((np.round(_np(fused(x)), 4).tolist() == np.round(_np(bn(layer(x))), 4)
+                    .tolist(), fused.bias.requires_grad, type(fused.weight).__name__))
+    try:
+        nn.utils.fuse_conv_bn_eval(nn.Conv2d(1, 1, 1), nn.BatchNorm2d(1))
+    except AssertionError as e:
+        out.append(str(e))
+    return out
+
+
+def test_fuse_conv_and_linear_with_batch_norm_as_torch():
+    assert _fusion_program(ta) == _fusion_program(torch)

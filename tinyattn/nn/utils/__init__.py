@@ -12,14 +12,18 @@ from typing import Any, Iterable
 from ...autograd import no_grad
 from ...ops import cat
 from ...tensor import Tensor
-from . import parametrizations, parametrize, rnn, stateless
+from . import fusion, parametrizations, parametrize, rnn, stateless
+from .fusion import (fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval,
+                     fuse_linear_bn_weights)
 from .norm_hooks import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm
 from .clip_grad import (clip_grad_norm, clip_grad_norm_, clip_grad_value_,
                         clip_grads_with_norm_, get_total_norm)
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "get_total_norm",
            "clip_grads_with_norm_", "skip_init", "parameters_to_vector",
-           "vector_to_parameters", "rnn", "parametrize", "stateless", "parametrizations", "weight_norm",
+           "vector_to_parameters", "rnn", "parametrize", "stateless", "fusion",
+           "fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
+           "fuse_linear_bn_weights", "parametrizations", "weight_norm",
            "remove_weight_norm", "spectral_norm", "remove_spectral_norm"]
 
 
