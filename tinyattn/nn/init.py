@@ -28,7 +28,8 @@ from ..precision import is_floating
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
-           "trunc_normal_", "orthogonal_", "sparse_", "dirac_", "uniform", "normal", "constant", "eye",
+           "trunc_normal_", "orthogonal_", "sparse_", "dirac_", "uniform", "normal", "constant",
+           "eye",
            "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal", "orthogonal",
            "sparse", "dirac"]
 
