@@ -42,6 +42,7 @@ LAYERS: Dict[str, str] = {
     "distributed": "ops", "multiprocessing": "ops",
     # nn: modules, layers, attention, GPT; utils.data (Dataset, DataLoader)
     "nn": "nn", "utils": "nn",
+    "func": "nn",             # torch.func.functional_call (nn/utils/stateless.py)
     # checking: gradcheck, the op table that drives it (its rows use nn's attention variants)
     "gradcheck": "checking", "optable": "checking", "testing": "checking",
     # tools above nn: file formats, optimisers, the profiler, quantization, pictures

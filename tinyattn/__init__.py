@@ -158,6 +158,7 @@ from .ops import (addbmm, addmv, addr, baddbmm, cross, inner, kron, matrix_power
                   vdot)
 from . import linalg
 from . import fft  # noqa: E402 - torch.fft (ops/fft.py)
+from . import func  # noqa: E402 - torch.func.functional_call (nn/utils/stateless.py)
 __all__ += ["fft"]
 __all__ += ["linalg", "addbmm", "addmv", "addr", "baddbmm", "cross", "inner", "kron",
             "matrix_power", "tensordot", "vdot"]

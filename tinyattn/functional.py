@@ -78,6 +78,11 @@ __all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
 from .ops.instance_norm import instance_norm                               # noqa: E402
 __all__ += ["instance_norm"]
 from .ops.lp_pool import lp_pool1d, lp_pool2d, lp_pool3d                 # noqa: E402
+from .ops.fractional_pool import (fractional_max_pool2d,                 # noqa: E402
+                                  fractional_max_pool2d_with_indices, fractional_max_pool3d,
+                                  fractional_max_pool3d_with_indices)
+__all__ += ["fractional_max_pool2d", "fractional_max_pool3d",
+            "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices"]
 __all__ += ["lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool3d", "avg_pool3d",
             "adaptive_avg_pool3d", "adaptive_max_pool3d"]
 from .ops.unpool import max_unpool1d, max_unpool2d, max_unpool3d            # noqa: E402

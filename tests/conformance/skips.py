@@ -31,6 +31,9 @@ _RANDOM_OPS = ("normal", "normal.in_place", "normal.number_mean", "uniform", "ra
                "randn_like", "rand_like", "randint", "randint_like", "multinomial",
                "exponential", "cauchy", "geometric", "log_normal")
 
+_drawn_windows = predicate("samples without _random_samples (the windows are drawn at each "
+                           "call)", lambda s: s.kwargs.get("_random_samples") is None)
+
 CANNOT_COMPARE: List[Skip] = [
     *[op_skip(name, "values", RANDOM, kind="structure") for name in _RANDOM_OPS],
     op_skip("normal", "gradients", RANDOM, kind="skip"),
@@ -44,6 +47,10 @@ CANNOT_COMPARE: List[Skip] = [
       for name in ("alpha_dropout", "feature_alpha_dropout.with_train")],
     *[op_skip(f"nn.functional.{name}", "gradients", RANDOM, kind="skip")
       for name in ("dropout2d", "dropout3d")],
+    *[op_skip(f"nn.functional.fractional_max_pool{d}d", "values", RANDOM, kind="structure",
+              when=_drawn_windows) for d in (2, 3)],
+    *[op_skip(f"nn.functional.fractional_max_pool{d}d", "gradients", RANDOM, kind="skip",
+              when=_drawn_windows) for d in (2, 3)],
     op_skip("nn.functional.scaled_dot_product_attention", "values", RANDOM, kind="structure",
             when=_dropout_on),
     op_skip("nn.functional.scaled_dot_product_attention", "gradients", RANDOM, kind="skip",

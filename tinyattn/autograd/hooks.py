@@ -100,12 +100,17 @@ def _run_hooks(hooks: List[Any], grad: Any) -> Any:
             raise TypeError(f"the hook {name} returned a {type(result).__name__}; a hook "
                             f"returns None or a Tensor (the new gradient)")
         if result.shape != tuple(grad.shape):
-            raise RuntimeError(f"the hook {name} returned a gradient of shape {result.shape} "
-                               f"for a tensor of shape {tuple(grad.shape)}; keep the shape")
+            raise RuntimeError(f"hook '{name}' has changed the size of value (it returned a "
+                               f"gradient of shape {result.shape} for a tensor of shape "
+                               f"{tuple(grad.shape)}; keep the shape)")
         device = backend.device_of(grad)
         if result.device != device:
             raise RuntimeError(f"the hook {name} returned a gradient on {result.device} for a "
                                f"tensor on {device}; return it on {device} "
                                f"(e.g. new_grad.to({device!r}))")
-        grad = result._data.astype(grad.dtype, copy=False)
+        if result.dtype != grad.dtype:      # torch refuses: an int gradient would truncate
+            was = tensor_type._wrap(grad).type()
+            raise RuntimeError(f"hook '{name}' has changed the type of value (was {was} got "
+                               f"{result.type()})")
+        grad = result._data
     return grad

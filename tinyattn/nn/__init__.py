@@ -9,7 +9,7 @@ from .activation import (CELU, ELU, GLU, PReLU, ReLU6, RReLU, SELU, Hardshrink, 
                          Tanhshrink, Threshold)
 from .attention import KVCache, MultiHeadAttention
 from .batchnorm import BatchNorm1d, BatchNorm2d
-from .channel_dropout import Dropout1d, Dropout2d, Dropout3d
+from .channel_dropout import AlphaDropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d,
                    Fold, Unfold)
 from .group_norm import GroupNorm
@@ -22,6 +22,7 @@ from .gpt import GPT, Block, GPTConfig
 from .layers import (Dropout, Embedding, FeedForward, Flatten, Identity, LayerNorm, Linear,
                      RMSNorm, Unflatten)
 from .lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyLinear,
+                   LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d,
                    UninitializedBuffer, UninitializedParameter)
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .loss import KLDivLoss
@@ -29,7 +30,7 @@ from .masks import causal_mask, combine_masks, key_padding_mask, sliding_window_
 from .masks import global_tokens_mask, random_block_mask
 from .long_attention import LinformerSelfAttention, RelativePositionBias
 from .containers import ModuleList
-from .module import Module, Parameter
+from .module import Buffer, Module, Parameter
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .rnn_attention import AdditiveAttention, LuongAttention
 from .positional import (ALiBi, LearnedPositionalEmbedding, RotaryEmbedding,
@@ -40,7 +41,7 @@ from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLay
                           TransformerEncoder, TransformerEncoderLayer)
 
 __all__ = [
-    "Module", "ModuleList", "Parameter", "Sequential", "ModuleDict", "ParameterList",
+    "Module", "ModuleList", "Parameter", "Buffer", "Sequential", "ModuleDict", "ParameterList",
     "ParameterDict",
     "Linear", "Embedding", "LayerNorm", "RMSNorm", "BatchNorm1d", "Dropout", "Identity", "Flatten",
     "Unflatten", "FeedForward", "SwiGLU", "llama_hidden_dim",
@@ -59,12 +60,14 @@ __all__ = [
     "TransformerDecoder", "Transformer",
     "GPTConfig", "GPT", "Block", "NonFiniteLogitsError", "torch_compat",
     "LazyLinear", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
     "UninitializedParameter", "UninitializedBuffer",
     "KLDivLoss",
     "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
     "Unfold", "Fold", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "BatchNorm2d", "GroupNorm",
-    "Dropout1d", "Dropout2d", "Dropout3d", "VisionTransformer", "ViTBlock", "attention_rollout",
+    "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+    "VisionTransformer", "ViTBlock", "attention_rollout",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
     "AdditiveAttention", "LuongAttention",
 ]
@@ -122,6 +125,8 @@ from .pooling import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d,  # noqa: 
 __all__ += ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "LPPool3d"]
 from .pooling import MaxUnpool1d, MaxUnpool2d, MaxUnpool3d                # noqa: E402
 __all__ += ["MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
+from .pooling import FractionalMaxPool2d, FractionalMaxPool3d             # noqa: E402
+__all__ += ["FractionalMaxPool2d", "FractionalMaxPool3d"]
 from .local_response_norm import LocalResponseNorm                       # noqa: E402
 __all__ += ["LocalResponseNorm"]
 from .linear_cross_entropy import (LinearCrossEntropyLoss,              # noqa: E402

@@ -1,5 +1,7 @@
 """``Dropout1d``, ``Dropout2d``, ``Dropout3d``: PyTorch's channel dropout layers (whole
-channels zeroed while training, the identity after ``model.eval()``; ops/channel_dropout.py)."""
+channels zeroed while training, the identity after ``model.eval()``; ops/channel_dropout.py),
+and ``AlphaDropout`` / ``FeatureAlphaDropout`` (SELU networks' dropout, which keeps the mean
+and variance of its input: ops/alpha_dropout.py)."""
 from __future__ import annotations
 
 from typing import Any
@@ -8,7 +10,7 @@ from .. import functional as F
 from ..tensor import Tensor
 from .module import Module
 
-__all__ = ["Dropout1d", "Dropout2d", "Dropout3d"]
+__all__ = ["Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
 
 
 class _DropoutNd(Module):
@@ -20,7 +22,7 @@ class _DropoutNd(Module):
         self.p, self.inplace = p, bool(inplace)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - torch's name
-        return type(self)._function(input, self.p, self.training)
+        return type(self)._function(input, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
@@ -39,3 +41,14 @@ class Dropout2d(_DropoutNd):
 class Dropout3d(_DropoutNd):
     """Zero each channel of (N, C, D, H, W) with probability p while training."""
     _function = staticmethod(F.dropout3d)
+
+
+class AlphaDropout(_DropoutNd):
+    """Set each element to SELU's negative saturation with probability p while training,
+    then rescale so the mean and variance stay those of the input; the identity in eval."""
+    _function = staticmethod(F.alpha_dropout)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """AlphaDropout of whole channels of (N, C, ...) while training; the identity in eval."""
+    _function = staticmethod(F.feature_alpha_dropout)

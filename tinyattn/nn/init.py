@@ -28,8 +28,10 @@ from ..precision import is_floating
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
-           "trunc_normal_", "orthogonal_", "uniform", "normal", "constant", "eye",
-           "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal", "orthogonal"]
+           "trunc_normal_", "orthogonal_", "sparse_", "dirac_", "uniform", "normal", "constant",
+           "eye",
+           "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal", "orthogonal",
+           "sparse", "dirac"]
 
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "sigmoid")
@@ -209,6 +211,48 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
     return tensor
 
 
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01,
+            generator: Any = None) -> Tensor:
+    """A sparse 2-D matrix (Martens, 2010): N(0, std^2) entries, then in each column
+    ceil(sparsity * rows) entries, at rows drawn without replacement, set to zero."""
+    if isinstance(tensor, Tensor) and tensor.ndim != 2:
+        raise ValueError(f"sparse_: only tensors with 2 dimensions are supported, got shape "
+                         f"{tensor.shape}")
+    rows, cols = tensor.shape if isinstance(tensor, Tensor) else (0, 0)
+    if not _checked(tensor, "sparse_"):
+        return tensor
+    zeros_per_column = int(math.ceil(sparsity * rows))
+    values = std * backend.standard_normal((rows, cols), "cpu", np.float64, generator)
+    order = np.argsort(backend.uniform((rows, cols), "cpu", np.float64, generator), axis=0)
+    np.put_along_axis(values, order[:zeros_per_column], 0.0, axis=0)   # a random subset
+    with no_grad():
+        tensor.copy_(make_tensor(values.astype(tensor.dtype), device=tensor.device))
+    return tensor
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """The identity convolution: a (out, in, *kernel) weight of zeros with a 1 at the centre
+    of the kernel for each pair (g * out_per_group + d, d), d < min(out_per_group, in), so a
+    convolution keeps as many of the input's channels as it can (in each of ``groups``)."""
+    if isinstance(tensor, Tensor) and tensor.ndim not in (3, 4, 5):
+        raise ValueError(f"dirac_: only tensors with 3, 4, or 5 dimensions are supported, got "
+                         f"shape {tensor.shape}")
+    if isinstance(tensor, Tensor) and tensor.shape[0] % groups != 0:
+        raise ValueError(f"dirac_: dim 0 must be divisible by groups, got shape "
+                         f"{tensor.shape} and groups={groups}")
+    if not _checked(tensor, "dirac_"):
+        return tensor
+    out_per_group = tensor.shape[0] // groups
+    values = np.zeros(tensor.shape, dtype=tensor.dtype)
+    centre = tuple(k // 2 for k in tensor.shape[2:])
+    for g in range(groups):
+        for d in range(min(out_per_group, tensor.shape[1])):
+            values[(g * out_per_group + d, d) + centre] = 1
+    with no_grad():
+        tensor.copy_(make_tensor(values, device=tensor.device))
+    return tensor
+
+
 def _deprecated(name: str) -> Any:
     """torch's underscore-less initialisers (still in tutorials): torch's FutureWarning, then
     the in-place one."""
@@ -228,3 +272,4 @@ uniform, normal, constant, eye = (_deprecated(n) for n in ("uniform", "normal", 
 xavier_uniform, xavier_normal = _deprecated("xavier_uniform"), _deprecated("xavier_normal")
 kaiming_uniform, kaiming_normal = _deprecated("kaiming_uniform"), _deprecated("kaiming_normal")
 orthogonal = _deprecated("orthogonal")
+sparse, dirac = _deprecated("sparse"), _deprecated("dirac")

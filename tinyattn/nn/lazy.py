@@ -15,10 +15,12 @@ import numpy as np
 
 from ..tensor import Tensor
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .layers import Linear
 from .module import Module, Parameter
 
-__all__ = ["UninitializedParameter", "UninitializedBuffer", "LazyLinear", "LazyBatchNorm1d",
+__all__ = ["LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
+           "UninitializedParameter", "UninitializedBuffer", "LazyLinear", "LazyBatchNorm1d",
            "LazyBatchNorm2d", "LazyBatchNorm3d",
            "materialize_from_state"]
 
@@ -242,6 +244,43 @@ class LazyBatchNorm3d(LazyBatchNorm1d):
     (N, C, D, H, W) input."""
 
     cls_to_become = BatchNorm3d
+
+class LazyInstanceNorm1d(LazyBatchNorm1d):
+    """``nn.LazyInstanceNorm1d()``: an InstanceNorm1d whose num_features is dim 1 of its
+    first input. torch's defaults differ from InstanceNorm1d's: ``affine=True`` and
+    ``track_running_stats=True`` (kept here, as torch's)."""
+
+    cls_to_become = InstanceNorm1d
+
+    def initialize_parameters(self, x: Tensor) -> None:
+        if x.ndim < 2:
+            raise ValueError(f"{type(self).__name__}: the first input needs a channel dim "
+                             f"(dim 1), got shape {x.shape}")
+        made = self.cls_to_become(x.shape[1], self.eps, self.momentum, self.affine,
+                                  self.track_running_stats, device=self._device,
+                                  dtype=self._dtype or x.dtype)
+        self.num_features = x.shape[1]
+        for name in ("weight", "bias", "running_mean", "running_var", "num_batches_tracked"):
+            if getattr(self, name) is not None:
+                _fill(getattr(self, name), getattr(made, name))
+
+    def extra_repr(self) -> str:
+        return InstanceNorm1d.extra_repr(self)
+
+
+class LazyInstanceNorm2d(LazyInstanceNorm1d):
+    """``nn.LazyInstanceNorm2d()``: an InstanceNorm2d whose num_features is dim 1 of its
+    first input (affine and tracking by default, as torch's)."""
+
+    cls_to_become = InstanceNorm2d
+
+
+class LazyInstanceNorm3d(LazyInstanceNorm1d):
+    """``nn.LazyInstanceNorm3d()``: an InstanceNorm3d whose num_features is dim 1 of its
+    first input (affine and tracking by default, as torch's)."""
+
+    cls_to_become = InstanceNorm3d
+
 
 def _fill(target: _Uninitialized, made: Tensor) -> None:
     """Materialise ``target`` in place with ``made``'s values (so an optimizer made before

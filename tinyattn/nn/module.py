@@ -29,7 +29,7 @@ from ..tensor import Tensor, normalize_dtype, tensor
 from ..precision import is_floating
 from . import module_hooks
 
-__all__ = ["Parameter", "Module", "StateDictKeyError", "StateDictShapeError"]
+__all__ = ["Parameter", "Buffer", "Module", "StateDictKeyError", "StateDictShapeError"]
 
 
 _UNINITIALIZED = ("UninitializedParameter", "UninitializedBuffer")   # nn/lazy.py
@@ -53,6 +53,25 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
+
+
+class _BufferMeta(type):
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return isinstance(instance, Tensor) and getattr(instance, "_is_buffer", False)
+
+
+class Buffer(metaclass=_BufferMeta):
+    """``nn.Buffer(tensor, persistent=True)``, as torch's: a tensor marked so that assigning
+    it to a module attribute (``self.mask = nn.Buffer(m)``) registers it as a buffer
+    (``register_buffer(name, tensor, persistent)``). It is the tensor itself, detached."""
+
+    def __new__(cls, data: Any = None, *, persistent: bool = True) -> Any:  # type: ignore[misc]
+        if data is None:
+            data = tensor(np.zeros((0,), dtype=np.float32))
+        marked = data.detach().requires_grad_(data.requires_grad)
+        marked.persistent = persistent
+        marked._is_buffer = True
+        return marked
 
 
 class StateDictKeyError(KeyError, RuntimeError):
@@ -196,6 +215,55 @@ class Module:
         positional tensor arguments are known; it may return a replacement grad_input."""
         return module_hooks.register(self, "backward_hooks", hook, prepend)
 
+    # state-dict hooks (module_hooks.py runs them), as torch's
+    _state_dict_pre_hooks: Any = MappingProxyType({})
+    _state_dict_hooks: Any = MappingProxyType({})
+    _load_state_dict_pre_hooks: Any = MappingProxyType({})
+    _load_state_dict_post_hooks: Any = MappingProxyType({})
+    _version: int = 1
+
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any]
+                                     ) -> "module_hooks.RemovableHandle":
+        """``hook(module, prefix, keep_vars)`` before ``state_dict`` saves this module."""
+        return module_hooks.register(self, "state_dict_pre_hooks", hook)
+
+    def register_state_dict_post_hook(self, hook: Callable[..., Any]
+                                      ) -> "module_hooks.RemovableHandle":
+        """``hook(module, state_dict, prefix, local_metadata)`` after ``state_dict`` saved
+        this module and its children; it edits ``state_dict`` in place and returns None."""
+        return module_hooks.register(self, "state_dict_hooks", hook,
+                                     flag="state_dict_hooks_public")
+
+    def _register_state_dict_hook(self, hook: Callable[..., Any]
+                                  ) -> "module_hooks.RemovableHandle":
+        """torch's older form: as ``register_state_dict_post_hook``, and a value it returns
+        replaces the state dict this module's ``state_dict`` call returns."""
+        return module_hooks.register(self, "state_dict_hooks", hook)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]
+                                          ) -> "module_hooks.RemovableHandle":
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` before ``load_state_dict`` loads this module (it may
+        rename or change the entries of ``state_dict``, a copy of the caller's)."""
+        return module_hooks.register(self, "load_state_dict_pre_hooks", hook,
+                                     flag="load_state_dict_pre_hooks_with_module")
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable[..., Any],
+                                           with_module: bool = False
+                                           ) -> "module_hooks.RemovableHandle":
+        """torch's older form: the hook gets the arguments without the module unless
+        ``with_module``."""
+        return module_hooks.register(self, "load_state_dict_pre_hooks", hook,
+                                     flag="load_state_dict_pre_hooks_with_module"
+                                     if with_module else None)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[..., Any]
+                                           ) -> "module_hooks.RemovableHandle":
+        """``hook(module, incompatible_keys)`` after ``load_state_dict`` loaded; it may edit
+        ``incompatible_keys.missing_keys`` / ``unexpected_keys`` in place (before the strict
+        check) and must return None."""
+        return module_hooks.register(self, "load_state_dict_post_hooks", hook)
+
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement forward()")
 
@@ -234,6 +302,10 @@ class Module:
         """PyTorch's rules: a parameter can only be replaced by a Parameter (or None), a
         buffer by a Tensor (or None); a Parameter or a Module assigned to a buffer's name
         takes its place."""
+        if isinstance(value, Tensor) and getattr(value, "_is_buffer", False):
+            self.__dict__.pop(name, None)       # torch: an nn.Buffer takes the name over
+            self.register_buffer(name, value, persistent=getattr(value, "persistent", True))
+            return
         current = self.__dict__.get(name)
         flags = self.__dict__.get("_buffer_persistence") or {}
         if isinstance(current, Parameter) and value is not None \
@@ -356,6 +428,30 @@ class Module:
                                      f"(looking for '{target}')")
             module = child
         return module
+
+    def set_submodule(self, target: str, module: "Module", strict: bool = False) -> None:
+        """Put ``module`` at a dotted path, ``model.set_submodule("1.0", nn.Tanh())``
+        (torch's): the modules on the way must exist; the last name may be new unless
+        ``strict``, and an existing attribute there must be a module."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        *path, last = target.split(".")
+        owner: Module = self
+        for part in path:
+            if not hasattr(owner, part):
+                raise AttributeError(f"{type(owner).__name__} has no attribute `{part}`")
+            child = getattr(owner, part)
+            if not isinstance(child, Module):
+                raise AttributeError(f"`{part}` is not an nn.Module")
+            owner = child
+        if not hasattr(owner, last):
+            if strict:
+                raise AttributeError(f"{type(owner).__name__} has no attribute `{last}`")
+        elif not isinstance(getattr(owner, last), Module):
+            raise AttributeError(f"`{last}` is not an nn.Module")
+        setattr(owner, last, module)
 
     def get_parameter(self, target: str) -> Parameter:
         """The parameter at a dotted path, ``model.get_parameter("0.bias")`` (torch's)."""
@@ -493,6 +589,19 @@ class Module:
                         value._grad._data = _moved(value._grad._data, device, dtype)
         return self
 
+    def to_empty(self, *, device: Any, recurse: bool = True) -> "Module":
+        """Every parameter and buffer replaced by an uninitialised tensor of its shape and
+        dtype on ``device`` (the same Parameter objects, as torch's); initialise them
+        afterwards (``reset_parameters`` or ``load_state_dict``). Returns self."""
+        device = backend.normalize_device(device)
+        xp = backend.array_module_for(device)
+        for module in (self.modules() if recurse else [self]):
+            for value in list(vars(module).values()):
+                if isinstance(value, Tensor) and not getattr(value, "_is_uninitialized", False):
+                    value._data = xp.empty(value.shape, dtype=value._data.dtype)
+                    value._grad = None
+        return self
+
     def cpu(self) -> "Module":
         return self.to("cpu")
 
@@ -543,6 +652,9 @@ class Module:
         the tensor detached (``keep_vars=True``: the tensor itself), sharing its memory, so
         writing into ``state["fc.weight"]`` writes the parameter. Copy what you keep while
         training goes on (``{k: v.clone() for k, v in model.state_dict().items()}``)."""
+        hooked = module_hooks.state_dict_hooks_present(self)
+        if hooked:
+            module_hooks.run_state_dict_pre_hooks(self, prefix, keep_vars)
         state: "OrderedDict[str, Any]" = OrderedDict()
         for name, value in self._state_items():
             if isinstance(value, _ExtraState):
@@ -552,6 +664,8 @@ class Module:
                 state[prefix + name] = value
                 continue
             state[prefix + name] = value if keep_vars else value.detach()
+        if hooked:
+            state = module_hooks.run_state_dict_post_hooks(self, state, prefix)
         return state
 
     def load_state_dict(self, state: Dict[str, Any], strict: bool = True,
@@ -559,12 +673,20 @@ class Module:
         """Copy arrays into the parameters and buffers. Every check runs before anything is
         written, so a bad state dict leaves the module untouched. Returns the missing and
         unexpected keys (PyTorch's named tuple); with ``strict`` they raise instead."""
-        if assign:
-            raise NotImplementedError("load_state_dict(assign=True) is not supported: tinyattn "
-                                      "copies into the existing parameters (assign=False)")
         if not hasattr(state, "items"):
             raise TypeError(f"load_state_dict expects a mapping of names to arrays, got "
                             f"{type(state).__name__}")
+        hooked = module_hooks.load_hooks_present(self)
+        error_msgs: List[str] = []
+        if hooked:        # the hooks may edit the state dict: a copy, as torch's
+            metadata = getattr(state, "_metadata", None)
+            state = state.copy() if hasattr(state, "copy") else OrderedDict(state)
+            if metadata is not None:
+                state._metadata = metadata
+            missing_from_hooks: List[str] = []
+            unexpected_from_hooks: List[str] = []
+            module_hooks.run_load_pre_hooks(self, state, strict, missing_from_hooks,
+                                            unexpected_from_hooks, error_msgs)
         from .lazy import materialize_from_state  # noqa: PLC0415 - lazy.py builds on this
         materialize_from_state(self, state)            # lazy parameters take the state's shape
         targets = dict(self._state_items())
@@ -572,7 +694,11 @@ class Module:
         # a tied weight named once (an older tinyattn checkpoint) is loaded, not missing
         missing = [k for k in targets if k not in state and id(targets[k]) not in given]
         unexpected = [k for k in state if k not in targets]
-        if strict and (missing or unexpected):
+        if hooked:
+            missing += [k for k in missing_from_hooks if k not in missing]
+            unexpected += [k for k in unexpected_from_hooks if k not in unexpected]
+        post_hooks = hooked and module_hooks.load_post_hooks_present(self)
+        if strict and (missing or unexpected) and not post_hooks:
             raise StateDictKeyError(
                 f"load_state_dict: missing keys {missing}, unexpected keys {unexpected} "
                 f"(pass strict=False to load the keys that match)")
@@ -587,16 +713,35 @@ class Module:
                     raise StateDictShapeError(
                         f"load_state_dict: {key} has shape {shape} in the state dict but "
                         f"{targets[key].shape} in the model")
+        if error_msgs:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:"
+                               + "".join("\n\t" + m for m in error_msgs))
+        owners = _state_owners(self) if assign else {}
         for key, value in state.items():
             if isinstance(targets.get(key), _ExtraState):
                 targets[key].module.set_extra_state(value)
             elif key in targets and key not in both_lazy:
-                _copy_into(targets[key], value)
-        return IncompatibleKeys(missing, unexpected)
+                if assign:
+                    _assign_into(owners[key], targets[key], value)
+                else:
+                    _copy_into(targets[key], value)
+        result = IncompatibleKeys(missing, unexpected)
+        if post_hooks:            # they may clear keys before the strict check, as torch's
+            module_hooks.run_load_post_hooks(self, result)
+            if strict and (result.missing_keys or result.unexpected_keys):
+                raise StateDictKeyError(
+                    f"load_state_dict: missing keys {result.missing_keys}, unexpected keys "
+                    f"{result.unexpected_keys} (pass strict=False to load the keys that "
+                    f"match)")
+        return result
 
     # ---------------------------------------------------------------- display
     def extra_repr(self) -> str:
         return ""
+
+    def _get_name(self) -> str:
+        """The class name, as torch's printout uses it."""
+        return type(self).__name__
 
     def __repr__(self) -> str:
         """torch's printout, line for line (learners compare the two): extra_repr's lines,
@@ -655,6 +800,30 @@ def _copy_into(target: Tensor, value: Any) -> None:
     else:
         xp.copyto(target._data, converted)
         target._bump_version()
+
+
+def _state_owners(root: Module) -> Dict[str, Tuple[Module, str]]:
+    """state-dict key -> (module, attribute name), for ``load_state_dict(assign=True)``."""
+    owners: Dict[str, Tuple[Module, str]] = {}
+    for prefix, module in root.named_modules(remove_duplicate=False):
+        for name, _ in Module._own_parameters(module) + Module._own_buffers(module, True):
+            owners[f"{prefix}.{name}" if prefix else name] = (module, name)
+    return owners
+
+
+def _assign_into(owner: Tuple[Module, str], target: Tensor, value: Any) -> None:
+    """``assign=True``: the state dict's tensor itself takes the place of ``target`` (its
+    dtype and device kept, as torch's); a parameter stays a Parameter with the module's
+    requires_grad."""
+    module, name = owner
+    if not isinstance(value, Tensor):
+        value = tensor(np.asarray(backend.to_host(value)))
+    if isinstance(target, Parameter):
+        if not isinstance(value, Parameter):
+            value = Parameter(value.detach(), requires_grad=target.requires_grad)
+        object.__setattr__(module, name, value)
+    else:
+        object.__setattr__(module, name, value)
 
 
 def _checked_index(index: Any, length: int, owner: str) -> int:

@@ -59,7 +59,8 @@ def _hook_dict(module: Any, name: str) -> "OrderedDict[int, Any]":
 
 
 def register(module: Any, kind: str, hook: Callable[..., Any], prepend: bool = False,
-             with_kwargs: bool = False, always_call: bool = False) -> RemovableHandle:
+             with_kwargs: bool = False, always_call: bool = False,
+             flag: Optional[str] = None) -> RemovableHandle:
     """Add ``hook`` to the module's dict ``_<kind>`` (``forward_hooks``, ...); the
     flags go in companion dicts keyed by the handle's id, as torch keeps them."""
     if not callable(hook):
@@ -73,6 +74,8 @@ def register(module: Any, kind: str, hook: Callable[..., Any], prepend: bool = F
         extra.append(flags)
     if always_call:
         extra.append(_hook_dict(module, f"_{kind}_always_called"))
+    if flag is not None:
+        extra.append(_hook_dict(module, f"_{flag}"))
     handle = RemovableHandle(*(handle_dicts + extra))
     hooks[handle.id] = hook
     for flags in extra:
@@ -240,3 +243,97 @@ def call_with_hooks(module: Any, forward: Callable[..., Any], args: Tuple[Any, .
         if wrapped_out is not None:
             output = wrapped_out if isinstance(output, tuple) else wrapped_out[0]
     return output
+
+
+# ------------------------------------------------------------------- state-dict hooks
+def _hooks(module: Any, kind: str) -> List[Tuple[int, Any]]:
+    return list((module.__dict__.get(f"_{kind}") or {}).items())
+
+
+def _flags(module: Any, name: str) -> Dict[int, Any]:
+    return module.__dict__.get(f"_{name}") or {}
+
+
+def _any(root: Any, kinds: Tuple[str, ...]) -> bool:
+    return any(module.__dict__.get(f"_{kind}") for module in root.modules() for kind in kinds)
+
+
+def state_dict_hooks_present(root: Any) -> bool:
+    return _any(root, ("state_dict_pre_hooks", "state_dict_hooks"))
+
+
+def load_hooks_present(root: Any) -> bool:
+    return _any(root, ("load_state_dict_pre_hooks", "load_state_dict_post_hooks"))
+
+
+def load_post_hooks_present(root: Any) -> bool:
+    return _any(root, ("load_state_dict_post_hooks",))
+
+
+def _prefixed(root: Any, prefix: str) -> List[Tuple[str, Any]]:
+    """(prefix of its keys, module), parents first, a shared module under each name (the
+    order of torch's recursive ``state_dict``)."""
+    return [((prefix + name + ".") if name else prefix, module)
+            for name, module in root.named_modules(remove_duplicate=False)]
+
+
+def _postorder(root: Any, prefix: str) -> List[Tuple[str, Any]]:
+    """As ``_prefixed``, each module after its children (where torch's recursive calls end)."""
+    from .module import Module  # noqa: PLC0415 - module.py imports this file
+    out: List[Tuple[str, Any]] = []
+
+    def visit(module: Any, module_prefix: str) -> None:
+        for name, value in list(vars(module).items()):
+            if isinstance(value, Module):
+                visit(value, module_prefix + name + ".")
+        out.append((module_prefix, module))
+    visit(root, prefix)
+    return out
+
+
+def run_state_dict_pre_hooks(root: Any, prefix: str, keep_vars: bool) -> None:
+    for module_prefix, module in _prefixed(root, prefix):
+        for _, hook in _hooks(module, "state_dict_pre_hooks"):
+            hook(module, module_prefix, keep_vars)
+
+
+def run_state_dict_post_hooks(root: Any, state: Any, prefix: str) -> Any:
+    """Children before their parent (torch's hooks run when a module's ``state_dict`` call
+    ends). A value returned by an old-style hook replaces the state dict only where the
+    call returns it, i.e. at the root, as torch's; a public post-hook must return None."""
+    for module_prefix, module in _postorder(root, prefix):
+        public = _flags(module, "state_dict_hooks_public")
+        for key, hook in _hooks(module, "state_dict_hooks"):
+            result = hook(module, state, module_prefix, {"version": module._version})
+            if result is None:
+                continue
+            if key in public:
+                raise RuntimeError("state_dict post-hook must return None")
+            if module is root:
+                state = result
+    return state
+
+
+def run_load_pre_hooks(root: Any, state: Any, strict: bool, missing: List[str],
+                       unexpected: List[str], error_msgs: List[str]) -> None:
+    metadata = getattr(state, "_metadata", None) or {}
+    for module_prefix, module in _prefixed(root, ""):
+        local = metadata.get(module_prefix[:-1], {})
+        with_module = _flags(module, "load_state_dict_pre_hooks_with_module")
+        for key, hook in _hooks(module, "load_state_dict_pre_hooks"):
+            # torch hands every module's load strict=True, whatever the caller passed
+            args = (state, module_prefix, local, True, missing, unexpected, error_msgs)
+            if key in with_module:
+                hook(module, *args)
+            else:
+                hook(*args)
+
+
+def run_load_post_hooks(root: Any, incompatible_keys: Any) -> None:
+    for _, module in _postorder(root, ""):
+        for _, hook in _hooks(module, "load_state_dict_post_hooks"):
+            if hook(module, incompatible_keys) is not None:
+                raise AssertionError(
+                    "Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                    "expected to return new values, if incompatible_keys need to be modified, "
+                    "it should be done inplace.")

@@ -14,7 +14,8 @@ from .module import Module
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
            "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
-           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
+           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "FractionalMaxPool2d",
+           "FractionalMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -223,4 +224,45 @@ class MaxUnpool2d(_MaxUnpoolNd):
 class MaxUnpool3d(_MaxUnpoolNd):
     """(N, C, D, H, W) and max_pool3d's indices -> (N, C, D_out, H_out, W_out)."""
     _function = staticmethod(F.max_unpool3d)
+    _dims = 3
+
+
+class _FractionalMaxPoolNd(Module):
+    """torch's FractionalMaxPool: ``_random_samples`` (when given) is a buffer, so the
+    windows are the same at every call; otherwise they are drawn at each call."""
+    _dims = 2
+
+    def __init__(self, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                 return_indices: bool = False, _random_samples: Optional[Tensor] = None):
+        name, dims = type(self).__name__, self._dims
+        self.kernel_size = as_tuple(kernel_size, dims, "kernel_size", name)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = None if output_size is None else \
+            as_tuple(output_size, dims, "output_size", name)
+        self.output_ratio = None if output_ratio is None else (
+            tuple(output_ratio) if isinstance(output_ratio, (tuple, list))
+            else (output_ratio,) * dims)
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a "
+                             f"pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: Tensor) -> Any:  # noqa: A002 - torch's name
+        function = F.fractional_max_pool2d if self._dims == 2 else F.fractional_max_pool3d
+        return function(input, self.kernel_size, self.output_size, self.output_ratio,
+                        self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """(N, C, H, W) -> (N, C, *output_size): the max of kernel_size windows at
+    pseudo-random positions (ops/fractional_pool.py)."""
+    _dims = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """(N, C, T, H, W) -> (N, C, *output_size), as FractionalMaxPool2d."""
     _dims = 3

@@ -136,12 +136,21 @@ def _one_dim(dim: Any, op: str) -> int:
 
 def argmax(x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
     """Index of the largest element (the first one at a tie, and NaN counts as largest, as
-    PyTorch); over the flattened tensor when ``dim`` is None. int64, no gradient."""
+    PyTorch); over the flattened tensor when ``dim`` is None. int64, no gradient. A bool
+    tensor is refused, as torch refuses it (``mask.nonzero()`` or ``mask.int().argmax()``)."""
+    _refuse_bool(x, "argmax")
     return _arg_extreme(x, dim, keepdim, "argmax")
 
 
 def argmin(x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+    _refuse_bool(x, "argmin")
     return _arg_extreme(x, dim, keepdim, "argmin")
+
+
+def _refuse_bool(x: Tensor, op: str) -> None:
+    if isinstance(x, Tensor) and x.dtype == np.bool_:
+        raise RuntimeError(f"{op}(): does not support bool input (as torch); convert it, "
+                           f"x.int().{op}(), or find the True positions with x.nonzero()")
 
 
 def _arg_extreme(x: Tensor, dim: Optional[int], keepdim: bool, op: str) -> Tensor:

@@ -630,6 +630,8 @@ def tanh(x: Tensor) -> Tensor:
 
 
 def relu(x: Tensor) -> Tensor:
+    if isinstance(x, Tensor) and x.dtype == np.bool_:   # torch's check, word for word
+        raise RuntimeError("Boolean inputs not supported for relu")
     return Relu.apply(x)
 
 

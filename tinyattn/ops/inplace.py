@@ -41,6 +41,7 @@ from .masking import masked_fill
 from .overlap import check_no_partial_overlap, written_region
 from .view_writes import rebase_views, write_through_view
 from .shape import _index_to_arrays, torch_index_steps
+from .torch_keywords import _scalar_type
 from ..precision import check_fits, integer_scalar, is_floating
 from ..promotion import can_cast
 
@@ -283,6 +284,13 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
                            "unsigned char (as torch: x[uint8 mask] = a number is refused; "
                            "use mask.bool())")
     index = _index_to_arrays(index, x.device)
+    if isinstance(value, Tensor) and value.dtype != x.dtype and _advanced(index):
+        # torch's index_put refuses it (a float written into an int tensor would truncate);
+        # basic indexing (x[0:2] = v) converts, as copy_ does
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{_scalar_type(x.dtype)} for the destination and "
+                           f"{_scalar_type(value.dtype)} for the source. (x[index] = value "
+                           f"with a tensor index: convert the value, value.to(x.dtype))")
     value = integer_scalar(value, x.dtype, "x[index] = value")  # -1 in uint8: 255; 300 raises
     if isinstance(value, Tensor) and value.device != x.device:
         value = convert(value, device=x.device)
@@ -314,6 +322,12 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
         value = convert(value, dtype=x.dtype)
     _in_place(x, "x[index] = value", lambda t: SetItem.apply(t, value, index=index), (value,),
               check_overlap=False)
+
+
+def _advanced(index: Any) -> bool:
+    """Does the (converted) index hold an index array (torch's index_put path)?"""
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(hasattr(p, "shape") and not np.isscalar(p) for p in parts)
 
 
 def zero_(x: Tensor) -> Tensor:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from typing import Optional
 
+import numpy as np
+
 from .. import backend
 from ..autograd import Function, name_node, unbroadcast
 from ..tensor import Tensor
@@ -28,6 +30,15 @@ def _refuse_integer_mix(op: str, *tensors: Tensor) -> None:
         raise RuntimeError(f"{op}: expected m1 and m2 to have the same dtype, but got {names} "
                            f"(as PyTorch); convert the integer tensor with .float() (or "
                            f".to(dtype)) first")
+
+
+def _refuse_bool(op: str, *tensors: Tensor) -> None:
+    """torch has no bool matrix product (CPU or GPU); NumPy's would be a logical
+    or-of-ands, not the count a learner may expect from ``mask @ mask``: refuse it."""
+    if any(t.dtype == np.bool_ for t in tensors):
+        raise NotImplementedError(
+            f"\"addmm_impl_cpu_\" not implemented for 'Bool' ({op} of bool tensors, as "
+            f"torch; convert them with .int() for counts or .float())")
 
 
 def _swap(x):
@@ -161,6 +172,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
                            f"{a.dtype} and {b.dtype} (torch does not promote a real operand "
                            f"of a complex matmul either); convert one with .to({a.dtype if a.dtype.kind == 'c' else b.dtype})")
     _refuse_integer_mix("matmul", a, b)
+    _refuse_bool("matmul", a, b)
     try:
         return Matmul.apply(a, b)
     except ValueError:
@@ -182,6 +194,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
                          f"input {input.shape} needs mat2 of shape ({batch}, {k}, N), got "
                          f"{mat2.shape}; bmm does not broadcast (matmul does))")
     _refuse_integer_mix("bmm", input, mat2)
+    _refuse_bool("bmm", input, mat2)
     return name_node(Matmul.apply(input, mat2), "BmmBackward0")   # matmul's: UnsafeView
 
 

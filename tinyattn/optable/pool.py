@@ -9,6 +9,7 @@ from typing import List
 import numpy as np
 
 from .. import functional as F
+from ..tensor import tensor
 from .cases import Case, case_pair, distinct_cases, normal_cases, shapes_label
 from .spec import OpSpec, from_pairs
 
@@ -59,6 +60,37 @@ def _unpool_ref(x: np.ndarray, index: np.ndarray, out_sizes) -> np.ndarray:
     return out.reshape((n, c) + tuple(out_sizes))
 
 
+_FRACTIONAL_SAMPLES = {2: np.array([[[0.3, 0.7], [0.9, 0.1]], [[0.5, 0.5], [0.05, 0.95]]]),
+                       3: np.array([[[0.3, 0.7, 0.2]], [[0.6, 0.1, 0.9]]])}
+
+
+def _fractional(x, kernel, sizes):
+    """F.fractional_max_pool{2,3}d with fixed samples (the windows then are torch's)."""
+    samples = _FRACTIONAL_SAMPLES[len(kernel)]
+    fn = F.fractional_max_pool2d if len(kernel) == 2 else F.fractional_max_pool3d
+    return fn(x, kernel, output_size=sizes, _random_samples=tensor(samples, dtype=x.dtype))
+
+
+def _fractional_ref(x: np.ndarray, kernel, sizes) -> np.ndarray:
+    """Loops over the windows: starts int((i + u) alpha) - int(u alpha), the last at n - k."""
+    samples = _FRACTIONAL_SAMPLES[len(kernel)]
+    dims = len(kernel)
+    out = np.empty(x.shape[:2] + tuple(sizes))
+    for b, c in itertools.product(range(x.shape[0]), range(x.shape[1])):
+        u = samples[b, c][::-1] if dims == 2 else samples[b, c]     # 2-D: (width, height)
+        starts = []
+        for d in range(dims):
+            n, o, k = x.shape[2 + d], sizes[d], kernel[d]
+            alpha = (n - k) / (o - 1) if o > 1 else 0.0
+            starts.append([int((i + u[d]) * alpha) - int(u[d] * alpha) for i in range(o - 1)]
+                          + [n - k])
+        for i in itertools.product(*(range(o) for o in sizes)):
+            box = tuple(slice(starts[d][i[d]], starts[d][i[d]] + kernel[d])
+                        for d in range(dims))
+            out[(b, c) + i] = x[(b, c) + box].max()
+    return out
+
+
 def _max(block: np.ndarray) -> np.ndarray:
     return block.max(axis=-1)
 
@@ -94,6 +126,12 @@ ROWS: List[OpSpec] = from_pairs([
      lambda x: _adaptive_ref(x, (2, 3, 2), _mean), normal_cases((2, 2, 3, 5, 4)), _SECTION),
     ("adaptive_max_pool3d", lambda x: F.adaptive_max_pool3d(x, (2, 3, 2)),
      lambda x: _adaptive_ref(x, (2, 3, 2), _max), distinct_cases((2, 2, 3, 5, 4)), _SECTION),
+    ("fractional_max_pool2d", lambda x: _fractional(x, (2, 3), (3, 4)),
+     lambda x: _fractional_ref(x, (2, 3), (3, 4)), distinct_cases((2, 2, 6, 7)),
+     "fractional-max-pooling"),
+    ("fractional_max_pool3d", lambda x: _fractional(x, (2, 2, 1), (2, 3, 3)),
+     lambda x: _fractional_ref(x, (2, 2, 1), (2, 3, 3)), distinct_cases((2, 1, 4, 5, 4)),
+     "fractional-max-pooling"),
     ("max_unpool1d", lambda x, i: F.max_unpool1d(x, i, 3, stride=2),
      lambda x, i: _unpool_ref(x, i, (9,)), _unpool_cases((2, 3, 4), (9,)), "max-unpooling"),
     ("max_unpool2d", lambda x, i: F.max_unpool2d(x, i, 2),

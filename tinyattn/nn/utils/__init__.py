@@ -7,16 +7,24 @@ that use them (docs/optim.md#clipping).
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 from ...autograd import no_grad
 from ...ops import cat
 from ...tensor import Tensor
-from . import rnn
-from .clip_grad import clip_grad_norm_, clip_grad_value_
+from . import fusion, parametrizations, parametrize, rnn, stateless
+from .fusion import (fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval,
+                     fuse_linear_bn_weights)
+from .norm_hooks import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm
+from .clip_grad import (clip_grad_norm, clip_grad_norm_, clip_grad_value_,
+                        clip_grads_with_norm_, get_total_norm)
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
-           "vector_to_parameters", "rnn"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "get_total_norm",
+           "clip_grads_with_norm_", "skip_init", "parameters_to_vector",
+           "vector_to_parameters", "rnn", "parametrize", "stateless", "fusion",
+           "fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
+           "fuse_linear_bn_weights", "parametrizations", "weight_norm",
+           "remove_weight_norm", "spectral_norm", "remove_spectral_norm"]
 
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
@@ -43,3 +51,14 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
         for p in params:
             p.copy_(vec[start:start + p.numel()].reshape(p.shape))
             start += p.numel()
+
+
+def skip_init(module_cls: type, *args: Any, **kwargs: Any) -> Any:
+    """``module_cls(*args, **kwargs)`` with its parameters and buffers left uninitialised
+    (torch's ``skip_init``: initialise them yourself afterwards). tinyattn builds the module
+    and then empties it (``to_empty``); the result is the same module."""
+    from ..module import Module  # noqa: PLC0415 - the nn layer, imported where used
+    if not isinstance(module_cls, type) or not issubclass(module_cls, Module):
+        raise RuntimeError(f"Expected a Module; got {module_cls}")
+    device = kwargs.get("device") or "cpu"
+    return module_cls(*args, **kwargs).to_empty(device=device)

@@ -24,7 +24,8 @@ import numpy as np
 from ... import backend
 from ...tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_",
+           "clip_grad_norm"]
 
 
 def clip_grad_norm_(parameters: Union[Tensor, Iterable[Tensor]], max_norm: float,
@@ -62,29 +63,74 @@ def clip_grad_norm_(parameters: Union[Tensor, Iterable[Tensor]], max_norm: float
                          f"measures the norm)")
     if not norm_type > 0:
         raise ValueError(f"norm_type must be > 0 or float('inf'), got {norm_type}")
-    grads = [p.grad._data for p in parameters if p.grad is not None]
+    grads = [p.grad for p in parameters if p.grad is not None]
     if not grads:
         return Tensor._wrap(np.zeros((), dtype=np.float32))
-    xp = backend.get_array_module(grads[0])
+    total = get_total_norm(grads, norm_type, error_if_nonfinite)
+    _scale(grads, max_norm, total._data)
+    return total
+
+
+def _total(arrays: list, norm_type: float) -> Any:
+    xp = backend.get_array_module(arrays[0])
     # float16 squares overflow above 256: the norm is taken in float32 (as torch accumulates)
-    wide = [g.astype(xp.float32) if g.dtype == xp.float16 else g for g in grads]
+    wide = [g.astype(xp.float32) if g.dtype == xp.float16 else g for g in arrays]
     if math.isinf(norm_type):
         maxima = [xp.max(xp.abs(g)) for g in wide if g.size > 0]
-        total = functools.reduce(xp.maximum, maxima) if maxima else xp.zeros((), wide[0].dtype)
-    elif norm_type == 2.0:
-        total = xp.sqrt(sum(xp.sum(g * g) for g in wide))
-    else:
-        total = sum(xp.sum(xp.abs(g) ** norm_type) for g in wide) ** (1.0 / norm_type)
-    if error_if_nonfinite and not bool(backend.to_host(xp.isfinite(total))):
-        raise RuntimeError(f"the total norm of order {norm_type} of the gradients is "
-                           f"non-finite ({float(backend.to_host(total))}), so it cannot be "
-                           f"clipped; look for the NaN/Inf with tinyattn.detect_anomaly()")
+        return functools.reduce(xp.maximum, maxima) if maxima else xp.zeros((), wide[0].dtype)
+    if norm_type == 2.0:
+        return xp.sqrt(sum(xp.sum(g * g) for g in wide))
+    return sum(xp.sum(xp.abs(g) ** norm_type) for g in wide) ** (1.0 / norm_type)
+
+
+def _scale(grads: list, max_norm: float, total: Any) -> None:
+    xp = backend.get_array_module(total)
     # max_norm inf: the scale is min(inf / norm, 1) = 1 (NaN for a non-finite norm, as torch)
     with np.errstate(invalid="ignore", over="ignore"):  # a NaN/Inf norm scales to NaN, as torch
         scale = xp.minimum(max_norm / (total + 1e-6), 1.0)  # a 0-d array, on the device
         for g in grads:
-            g *= scale
-    return Tensor._wrap(xp.asarray(total))
+            g._data *= scale
+            g._bump_version()
+
+
+def get_total_norm(tensors: Union[Tensor, Iterable[Tensor]], norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: Any = None) -> Tensor:
+    """The p-norm of ``tensors`` seen as one vector (torch's ``get_total_norm``; pass the
+    gradients, ``[p.grad for p in params if p.grad is not None]``), a 0-d tensor."""
+    tensors = [tensors] if isinstance(tensors, Tensor) else [t for t in tensors
+                                                               if t is not None]
+    norm_type = float(norm_type)
+    if not tensors:
+        return Tensor._wrap(np.zeros((), dtype=np.float32))
+    total = _total([t._data for t in tensors], norm_type)
+    if error_if_nonfinite and not bool(backend.to_host(
+            backend.get_array_module(total).isfinite(total))):
+        raise RuntimeError(f"the total norm of order {norm_type} of the gradients is "
+                           f"non-finite ({float(backend.to_host(total))}), so it cannot be "
+                           f"clipped; look for the NaN/Inf with tinyattn.detect_anomaly()")
+    return Tensor._wrap(backend.get_array_module(total).asarray(total))
+
+
+def clip_grads_with_norm_(parameters: Union[Tensor, Iterable[Tensor]], max_norm: float,
+                          total_norm: Tensor, foreach: Any = None) -> None:
+    """Scale the gradients of ``parameters`` by min(1, max_norm / (total_norm + 1e-6)) in
+    place (torch's second half of ``clip_grad_norm_``, the norm from ``get_total_norm``)."""
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    grads = [p.grad for p in parameters if p.grad is not None]
+    if grads:
+        total = total_norm._data if isinstance(total_norm, Tensor) else np.asarray(total_norm)
+        _scale(grads, float(max_norm), total)
+
+
+def clip_grad_norm(parameters: Union[Tensor, Iterable[Tensor]], max_norm: float,
+                   norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach: Any = None) -> Tensor:
+    """torch's deprecated name of ``clip_grad_norm_`` (its FutureWarning too)."""
+    import warnings
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grad_value_(parameters: Union[Tensor, Iterable[Tensor]], clip_value: float,
