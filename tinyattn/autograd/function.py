@@ -620,6 +620,18 @@ def _getitem_name(fn: Function) -> str:
     return "AliasBackward0"
 
 
+def _unfold_name(fn: Function) -> str:
+    """Tensor.unfold (ops/picks.py) is torch's UnfoldBackward0; F.unfold (ops/conv.py) is
+    torch's im2col."""
+    return "Im2ColBackward0" if type(fn).__module__.endswith(".conv") else "UnfoldBackward0"
+
+
+def _grid_sample_name(fn: Function) -> str:
+    """grid_sample's kernel: grid_sampler_2d for 4-D input, grid_sampler_3d for 5-D."""
+    x = fn.inputs[0] if fn.inputs else None
+    return f"GridSampler{3 if len(getattr(x, 'shape', ())) == 5 else 2}DBackward0"
+
+
 _TORCH_NODE_NAMES: Dict[str, Any] = {
     "Linear": _linear_name, "Matmul": _matmul_name, "GetItem": _getitem_name,
     "CrossEntropy": "NllLossBackward0", "LayerNorm": "NativeLayerNormBackward0",
@@ -643,6 +655,15 @@ _TORCH_NODE_NAMES: Dict[str, Any] = {
     "Clamp": "ClampBackward1", "ClampTensor": "ClampBackward0",   # clamp(Scalar) / clamp(Tensor)
     "PowTensor": "PowBackward1",             # pow(Tensor, Tensor)
     "RPow": "PowBackward2",                  # pow(Scalar, Tensor)
+    # names42: fused here, composed or renamed in torch (its last step names the result)
+    "Norm": "LinalgVectorNormBackward0",     # torch.norm, Tensor.norm, linalg.*_norm
+    "ConvolutionTranspose": "ConvolutionBackward0", "ChannelDropout": "MulBackward0",
+    "Unfold": _unfold_name, "Fold": "Col2ImBackward0", "GridSample": _grid_sample_name,
+    "RMSNorm": "MulBackward0", "LocalResponseNorm": "DivBackward0",
+    "Softsign": "DivBackward0", "NanMean": "DivBackward0",
+    "Eigvalsh": "LinalgEighBackward0", "Svdvals": "LinalgSvdBackward0",
+    "SolveTriangular": "LinalgSolveTriangularBackward0",
+    "LstsqSolution": "LinalgLstsqBackward0",
 }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
-from ..autograd import keep_versions
+from ..autograd import keep_versions, name_node
 from ..precision import is_floating, is_low_precision
 from ..tensor import Tensor
 from .compare import minimum
@@ -55,7 +55,7 @@ def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:  # noqa: A002
     """``torch.dist``: the p-norm of ``input - other`` over all elements (sub, then ``norm``;
     both differentiable)."""
     # torch's dist is one node that keeps input, other and the result: so does this one
-    out = norm(input - other, p)
+    out = name_node(norm(input - other, p), "DistBackward0")
     return keep_versions(out, input, other, out)
 
 
@@ -167,7 +167,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     difference = x1 - x2 + eps
     if difference.ndim == 0:
         return difference.abs()
-    return norm(difference, p, -1, keepdim)
+    return name_node(norm(difference, p, -1, keepdim), "NormBackward1")   # torch: at::norm
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor,

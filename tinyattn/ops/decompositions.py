@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import backend
 from ..amp.dispatch import cast_args
-from ..autograd import Function
+from ..autograd import Function, name_node
 from ..precision import is_floating
 from ..tensor import Tensor
 from .return_types import return_type
@@ -182,7 +182,7 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803 - torch
     Raises ``LinAlgError`` where A is not positive-definite."""
     (A,) = cast_args("linalg_cholesky", A)      # float32 in CPU autocast, as torch's
     check_square(A, "linalg.cholesky", "cholesky_cpu")
-    return Cholesky.apply(A, upper=bool(upper))
+    return name_node(Cholesky.apply(A, upper=bool(upper)), "LinalgCholeskyExBackward0")
 
 
 class CholeskyEx(Cholesky):
