@@ -605,9 +605,11 @@ def _getitem_name(fn: Function) -> str:
         index = fn.saved[2]
     except (AttributeError, IndexError, TypeError):
         return "SliceBackward0"
+    if isinstance(index, slice):        # x[:] alone slices, even in full (x[:, :] aliases)
+        return "SliceBackward0"
     parts = index if isinstance(index, tuple) else (index,)
     if any(hasattr(p, "shape") and getattr(p, "ndim", 0) > 0 or isinstance(p, list)
-           for p in parts):
+           or p is True or p is False for p in parts):     # x[True]: a 0-d mask, indexed
         return "IndexBackward0"
     for part in reversed(parts):
         if part is Ellipsis or (isinstance(part, slice) and part == slice(None)):

@@ -316,7 +316,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
         raise RuntimeError(f"Halving dimension must be even, but dimension {axis} is size "
                            f"{size}")
     first, second = split(_as_float(input), size // 2, axis)
-    return mul(first, sigmoid(second))
+    return name_node(mul(first, sigmoid(second)), "GluBackward0")
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002

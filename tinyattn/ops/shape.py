@@ -392,16 +392,20 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return Stack.apply(*_floats_win(tensors), axis=axis)
 
 
-def split(x: Tensor, split_size_or_sections: Union[int, Sequence[int]], dim: int = 0
-          ) -> Tuple[Tensor, ...]:
+def split(x: Tensor, split_size_or_sections: Union[int, Sequence[int]], dim: int = 0,
+          *, _node: str = "Split") -> Tuple[Tensor, ...]:
     """PyTorch's ``split``: chunks of one size (the last may be smaller) or of given sizes,
     a tuple as torch's (a list printed ``[tensor(...), ...]`` where torch prints ``(...)``).
 
-    Each piece is a slice (a ``GetItem``), so its backward is the slice's.
+    Each piece is a slice (a ``GetItem``), so its backward is the slice's; its grad_fn is
+    named as torch's one node (``SplitBackward0``, ``SplitWithSizesBackward0`` for sizes;
+    ``_node="UnsafeSplit"`` for unsafe_split).
     """
     axis = _normalize_dim(dim, x.ndim, "split")
     length = x.shape[axis]
-    if isinstance(split_size_or_sections, int):
+    sized = not isinstance(split_size_or_sections, int)
+    name = f"{_node}{'WithSizes' if sized else ''}Backward0"
+    if not sized:
         if split_size_or_sections <= 0:
             raise ShapeError(f"split: size must be positive, got {split_size_or_sections}")
         sizes = [min(split_size_or_sections, length - s)
@@ -414,13 +418,13 @@ def split(x: Tensor, split_size_or_sections: Union[int, Sequence[int]], dim: int
     pieces, start = [], 0
     for size in sizes:
         index = (slice(None),) * axis + (slice(start, start + size),)
-        pieces.append(GetItem.apply(x, index=index))
+        pieces.append(name_node(GetItem.apply(x, index=index), name))
         start += size
     return tuple(pieces)
 
 
-def chunk(x: Tensor, chunks: int, dim: int = 0) -> Tuple[Tensor, ...]:
+def chunk(x: Tensor, chunks: int, dim: int = 0, *, _node: str = "Split") -> Tuple[Tensor, ...]:
     if not isinstance(chunks, (int, np.integer)) or chunks < 1:
         raise ShapeError(f"chunk: chunks must be a positive integer, got {chunks!r}")
     length = x.shape[_normalize_dim(dim, x.ndim, "chunk")]
-    return split(x, -(-length // chunks), dim)
+    return split(x, -(-length // chunks), dim, _node=_node)

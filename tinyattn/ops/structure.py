@@ -255,13 +255,13 @@ def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0  # 
 
 def unsafe_split(input: Tensor, split_size: Any, dim: int = 0) -> Tuple[Tensor, ...]:  # noqa
     """``torch.unsafe_split``: ``split`` (tinyattn's pieces never alias a later write)."""
-    return tuple(split(_check_tensor(input, "unsafe_split"), split_size, dim))
+    return tuple(split(_check_tensor(input, "unsafe_split"), split_size, dim, _node="UnsafeSplit"))
 
 
 def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> Tuple[Tensor, ...]:  # noqa
     """``torch.unsafe_chunk``: ``chunk``."""
     from .shape import chunk
-    return tuple(chunk(_check_tensor(input, "unsafe_chunk"), chunks, dim))
+    return tuple(chunk(_check_tensor(input, "unsafe_chunk"), chunks, dim, _node="UnsafeSplit"))
 
 
 # ------------------------------------------------------------------ picking and turning
