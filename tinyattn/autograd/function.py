@@ -283,8 +283,8 @@ class Function:
         Function, whose forward and backward are the ones that ran."""
         return torch_node_name(self)
 
-    def __repr__(self) -> str:
-        return f"<{self.name()} object at {hex(id(self))}>"
+    def __repr__(self) -> str:      # torch: name() "torch::autograd::CopyBackwards", printed
+        return f"<{self.name().rpartition('::')[2]} object at {hex(id(self))}>"   # CopyBackwards
 
     @property
     def next_functions(self) -> Tuple[Tuple[Any, int], ...]:

@@ -307,8 +307,8 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Optional[Tensor] = N
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
-    if n == 0:                                  # as torch: nothing is concatenated either
-        return input
+    if n == 0:          # as torch: nothing is concatenated either; a copy in new memory
+        return name_node(input.clone(), "torch::autograd::CopyBackwards")
     axis = _single_axis(dim, input.ndim, "diff")
     parts = [t for t in (prepend, input, append) if t is not None]
     x = cat(parts, axis) if len(parts) > 1 else input
