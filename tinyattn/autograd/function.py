@@ -21,6 +21,7 @@ costs one read per op while empty: ``dispatch_hook`` (tinyattn.amp's autocast),
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import operator
 import re
@@ -665,7 +666,7 @@ _TORCH_NODE_NAMES: Dict[str, Any] = {
     "Softsign": "DivBackward0", "NanMean": "DivBackward0",
     "Eigvalsh": "LinalgEighBackward0", "Svdvals": "LinalgSvdBackward0",
     "SolveTriangular": "LinalgSolveTriangularBackward0",
-    "LstsqSolution": "LinalgLstsqBackward0",
+    "LstsqSolution": "LinalgLstsqBackward0", "Prod": "ProdBackward1",   # prod(x, dim)
 }
 
 
@@ -677,6 +678,17 @@ def name_node(out: Any, name: Any) -> Any:
     if fn is not None:
         fn.torch_name = name
     return out
+
+
+def names_node(name: str) -> Any:
+    """Decorator: the op's result gets torch's node ``name`` (``name_node``), for a composite
+    op whose every return path is torch's one node (``addmm`` composes matmul and add)."""
+    def decorate(op: Any) -> Any:
+        @functools.wraps(op)
+        def named(*args: Any, **kwargs: Any) -> Any:
+            return name_node(op(*args, **kwargs), name)
+        return named
+    return decorate
 
 
 def _op_name_in_errors(cls: type) -> str:

@@ -13,6 +13,7 @@ from typing import Any, Sequence, Tuple, Union
 import numpy as np
 
 from .. import backend
+from ..autograd import names_node
 from ..tensor import Tensor
 from ..precision import is_low_precision
 from .elementwise import add, convert, mul, sub
@@ -80,6 +81,7 @@ def _check_dtypes(op: str, *tensors: Tensor) -> None:
                            f"(as torch); convert them with .to()")
 
 
+@names_node("AddmvBackward0")
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1,  # noqa: A002
           alpha: Any = 1) -> Tensor:
     """beta * input + alpha * (mat @ vec), mat (n, m), vec (m,) (``torch.addmv``)."""
@@ -94,6 +96,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1,  # noqa: A0
                        input, mat, vec)
 
 
+@names_node("BaddbmmBackward0")
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,  # noqa: A002
             alpha: Any = 1) -> Tensor:
     """beta * input + alpha * (batch1 @ batch2), batches (b, n, m) @ (b, m, p)
@@ -109,6 +112,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,  # 
                                                      "baddbmm"), input, batch1, batch2)
 
 
+@names_node("AddbmmBackward0")
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,  # noqa: A002
            alpha: Any = 1) -> Tensor:
     """beta * input + alpha * sum_b batch1[b] @ batch2[b] (``torch.addbmm``)."""
@@ -146,6 +150,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,  # n
     return _in_float32(compute, input, batch1, batch2)
 
 
+@names_node("AddrBackward0")
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1,  # noqa: A002
          alpha: Any = 1) -> Tensor:
     """beta * input + alpha * outer(vec1, vec2) (``torch.addr``)."""

@@ -157,7 +157,9 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None,  #
     if isinstance(target, Tensor) and isinstance(input, Tensor) and \
             target.dtype != input.dtype and is_floating(target.dtype):
         target = target.to(input.dtype)
-    return keep_versions(_reduced((-target * input).exp().log1p(), reduction), input, given)
+    loss = name_node(_reduced((-target * input).exp().log1p(), reduction),
+                     "SoftMarginLossBackward0")         # torch: one node
+    return keep_versions(loss, input, given)
 
 
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,

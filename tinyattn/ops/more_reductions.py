@@ -220,7 +220,8 @@ def _moment_mean(moment: Any, name: str, input: Tensor, dim: Any, unbiased: Any,
     if isinstance(dim, bool):               # var_mean(x, False): torch's (input, unbiased)
         dim, unbiased = None, dim
     spread = moment(input, dim, unbiased=unbiased, keepdim=keepdim, correction=correction)
-    return spread, mean(input, dim, keepdim=keepdim)
+    node = "VarMeanBackward0" if name == "var_mean" else "StdMeanBackward0"   # torch: one node
+    return name_node(spread, node), name_node(mean(input, dim, keepdim=keepdim), node)
 
 
 def var_mean(input: Tensor, dim: Dim = None, unbiased: Optional[bool] = None,  # noqa: A002
@@ -332,8 +333,10 @@ def aminmax(input: Tensor, *, dim: Optional[int] = None,  # noqa: A002 - PyTorch
     _check_not_empty(input, axes, "aminmax")
     if dim is None and keepdim:
         shape = (1,) * input.ndim
-        return MinMax(amin(input).reshape(shape), amax(input).reshape(shape))
-    return MinMax(amin(input, dim, keepdim), amax(input, dim, keepdim))
+        low, high = amin(input).reshape(shape), amax(input).reshape(shape)
+    else:
+        low, high = amin(input, dim, keepdim), amax(input, dim, keepdim)
+    return MinMax(name_node(low, "AminmaxBackward0"), name_node(high, "AminmaxBackward0"))
 
 
 def _order_index(x: Any, axis: int, k: int, ignore_nan: bool) -> Any:

@@ -242,4 +242,4 @@ def trace(input: Tensor) -> Tensor:  # noqa: A002
     give int64, as PyTorch)."""
     if input.ndim != 2:
         raise RuntimeError(f"trace: expects a 2-D tensor, got shape {input.shape}")
-    return _sum(diagonal(input))
+    return name_node(_sum(diagonal(input)), "TraceBackward0")
