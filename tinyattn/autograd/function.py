@@ -667,6 +667,7 @@ _TORCH_NODE_NAMES: Dict[str, Any] = {
     "Eigvalsh": "LinalgEighBackward0", "Svdvals": "LinalgSvdBackward0",
     "SolveTriangular": "LinalgSolveTriangularBackward0",
     "LstsqSolution": "LinalgLstsqBackward0", "Prod": "ProdBackward1",   # prod(x, dim)
+    "MaskedFill": lambda fn: f"MaskedFillBackward{int(len(fn.inputs) > 1)}",  # value: a tensor
 }
 
 

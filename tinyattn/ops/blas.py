@@ -13,7 +13,7 @@ from typing import Any, Sequence, Tuple, Union
 import numpy as np
 
 from .. import backend
-from ..autograd import names_node
+from ..autograd import name_node, names_node
 from ..tensor import Tensor
 from ..precision import is_low_precision
 from .elementwise import add, convert, mul, sub
@@ -177,6 +177,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1,  # noqa: A
     return _in_float32(compute, input, vec1, vec2)
 
 
+@names_node("VdotBackward0")
 def vdot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
     """sum_i conj(input_i) * other_i of two 1-D tensors (``torch.vdot``; for real tensors,
     ``dot``)."""
@@ -214,7 +215,8 @@ def kron(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
     b = reshape(other, tuple(s for n in b_shape for s in (1, n)))   # (1, b0, 1, b1, ...)
     # the product keeps copies: torch's kron keeps copies too (its reshapes of permuted
     # inputs), so a write to input or other after the op is allowed, as there
-    return reshape(mul(a.clone(), b.clone()), tuple(x * y for x, y in zip(a_shape, b_shape)))
+    return name_node(reshape(mul(a.clone(), b.clone()),       # torch ends in an _unsafe_view
+                             tuple(x * y for x, y in zip(a_shape, b_shape))), "UnsafeViewBackward0")
 
 
 def _dims_pair(dims: Any, a: Tensor, b: Tensor) -> Tuple[list, list]:
@@ -279,8 +281,8 @@ def _cross_at(a: Tensor, b: Tensor, dim: int) -> Tensor:
     dim = dim % a.ndim
     a0, a1, a2 = (narrow(a, dim, i, 1) for i in range(3))
     b0, b1, b2 = (narrow(b, dim, i, 1) for i in range(3))
-    return cat([sub(mul(a1, b2), mul(a2, b1)), sub(mul(a2, b0), mul(a0, b2)),
-                sub(mul(a0, b1), mul(a1, b0))], dim)
+    return name_node(cat([sub(mul(a1, b2), mul(a2, b1)), sub(mul(a2, b0), mul(a0, b2)),
+                          sub(mul(a0, b1), mul(a1, b0))], dim), "LinalgCrossBackward0")
 
 
 def _broadcast_pair(a: Tensor, b: Tensor) -> Tuple[Tensor, Tensor]:

@@ -134,7 +134,8 @@ def expand(x: Tensor, *sizes: Any) -> Tensor:
         shape.append(n)
     shape = tuple(shape)
     if math.prod(shape) == x.numel() and x.numel() > 0:
-        return reshape(x, shape)                # nothing repeats: a plain (writable) view
+        # nothing repeats: a plain (writable) view, torch's ExpandBackward0 all the same
+        return name_node(reshape(x, shape), "ExpandBackward0")
     return Expand.apply(x, shape=shape)
 
 
