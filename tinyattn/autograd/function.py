@@ -635,6 +635,28 @@ def _grid_sample_name(fn: Function) -> str:
     return f"GridSampler{3 if len(getattr(x, 'shape', ())) == 5 else 2}DBackward0"
 
 
+def _setitem_name(fn: Function) -> str:
+    """``x[index] = value``: torch writes through a view of x (CopySlices) when the index
+    selects (an int, a partial slice, None), index_put when it is index arrays or a mask among
+    full slices, and fill_ (a 0-d value) or copy_ when it names the whole tensor."""
+    try:
+        index, value_shape = fn.saved[0], fn.saved[1]
+    except (IndexError, TypeError):
+        return "torch::autograd::CopySlices"
+    parts = index if isinstance(index, tuple) else (index,)
+    advanced = False
+    for p in parts:
+        if p is Ellipsis or (isinstance(p, slice) and p == slice(None)):
+            continue
+        if isinstance(p, list) or (hasattr(p, "shape") and getattr(p, "ndim", 0) > 0):
+            advanced = True
+            continue
+        return "torch::autograd::CopySlices"        # an int, a slice, None, True
+    if advanced:
+        return "IndexPutBackward0"
+    return "FillBackward3" if len(value_shape) == 0 else "torch::autograd::CopyBackwards"
+
+
 _TORCH_NODE_NAMES: Dict[str, Any] = {
     "Linear": _linear_name, "Matmul": _matmul_name, "GetItem": _getitem_name,
     "CrossEntropy": "NllLossBackward0", "LayerNorm": "NativeLayerNormBackward0",
@@ -668,6 +690,7 @@ _TORCH_NODE_NAMES: Dict[str, Any] = {
     "SolveTriangular": "LinalgSolveTriangularBackward0",
     "LstsqSolution": "LinalgLstsqBackward0", "Prod": "ProdBackward1",   # prod(x, dim)
     "MaskedFill": lambda fn: f"MaskedFillBackward{int(len(fn.inputs) > 1)}",  # value: a tensor
+    "SetItem": _setitem_name, "CopySlices": "torch::autograd::CopySlices",   # a view written
 }
 
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import backend, precision
 from ..broadcast_error import broadcast_error, expand_error
-from ..autograd import Function, is_grad_enabled, no_grad, unbroadcast
+from ..autograd import Function, is_grad_enabled, name_node, no_grad, unbroadcast
 from ..autograd.function import is_input
 from ..tensor import Tensor
 from .clamp_bounds import clamp
@@ -316,15 +316,25 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
               check_overlap=False)
 
 
+def _named_write(x: Tensor, before: Any, name: str) -> Tensor:
+    """Name the node an in-place write just gave x (none when it recorded nothing)."""
+    if x._ctx is not before:
+        name_node(x, name)
+    return x
+
+
 def zero_(x: Tensor) -> Tensor:
-    return fill_(x, 0)
+    before = x._ctx
+    return _named_write(fill_(x, 0), before, "ZeroBackward0")
 
 
 def fill_(x: Tensor, value: Any) -> Tensor:
     check_fits(value, x.dtype, "fill_")
     value = integer_scalar(value, x.dtype, "fill_")      # -1 in uint8 is 255; 300 raises
-    setitem(x, Ellipsis, value)
-    return x
+    before = x._ctx
+    setitem(x, Ellipsis, value)         # torch: fill_.Tensor (a tensor value), fill_.Scalar
+    return _named_write(x, before, "FillBackward3" if isinstance(value, Tensor)
+                        else "FillBackward2")
 
 
 def copy_(x: Tensor, src: Any) -> Tensor:
@@ -337,8 +347,9 @@ def copy_(x: Tensor, src: Any) -> Tensor:
             raise error
     if isinstance(src, Tensor) and src.dtype != x.dtype:
         src = convert(src, dtype=x.dtype)
+    before = x._ctx
     setitem(x, Ellipsis, src)
-    return x
+    return _named_write(x, before, "torch::autograd::CopyBackwards")
 
 
 def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
