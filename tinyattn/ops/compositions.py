@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
-from ..autograd import keep_versions, name_node
+from ..autograd import keep_versions, name_node, names_node
 from ..precision import is_floating, is_low_precision
 from ..tensor import Tensor
 from .compare import minimum
@@ -193,6 +193,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor,
     return _reduced(positive + negative, reduction)
 
 
+@names_node("PixelShuffleBackward0")
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002
     """``F.pixel_shuffle``: (*, C r^2, H, W) -> (*, C, H r, W r) (reshape and permute)."""
     if input.ndim < 3:
@@ -212,6 +213,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002
     return x.permute(*order).reshape(*batch, out_channels, height * r, width * r)
 
 
+@names_node("PixelUnshuffleBackward0")
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A002
     """``F.pixel_unshuffle``: (*, C, H r, W r) -> (*, C r^2, H, W), pixel_shuffle's inverse."""
     if input.ndim < 3:
@@ -230,6 +232,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A0
     return x.permute(*order).reshape(*batch, channels * r * r, height // r, width // r)
 
 
+@names_node("ChannelShuffleBackward0")
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
     """``F.channel_shuffle``: (N, g k, *) -> the channels as a (g, k) grid, transposed."""
     if input.ndim < 3:
