@@ -691,7 +691,7 @@ _TORCH_NODE_NAMES: Dict[str, Any] = {
     "LstsqSolution": "LinalgLstsqBackward0", "Prod": "ProdBackward1",   # prod(x, dim)
     "MaskedFill": lambda fn: f"MaskedFillBackward{int(len(fn.inputs) > 1)}",  # value: a tensor
     "RepeatInterleave": "ViewBackward0", "RepeatCounts": "IndexSelectBackward0",
-    "SetItem": _setitem_name, "CopySlices": "torch::autograd::CopySlices",   # a view written
+    "BernoulliDraw": "BernoulliBackward0", "SetItem": _setitem_name, "CopySlices": "torch::autograd::CopySlices",   # a view written
 }
 
 

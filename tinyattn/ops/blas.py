@@ -376,6 +376,8 @@ def matrix_power(input: Tensor, n: int) -> Tensor:  # noqa: A002 - PyTorch's nam
             return Tensor._wrap(eye)
         everywhere = xp.ones(input.shape, dtype=bool)
         return add(masked_fill(input, everywhere, 0), Tensor._wrap(eye))
+    if n == 1:                 # torch returns a copy (CloneBackward0), never A itself
+        return input.clone()
     result, square = None, input
     while n:
         if n & 1:
