@@ -165,8 +165,9 @@ def _reflected(fn):
 
 
 def _named_reflected(fn, node):
-    def __rsub__(self, other):
-        return _name_node(fn(other, self), node)
+    def __rsub__(self, other):      # a tensor other (called directly): rsub.Tensor's node
+        return _name_node(fn(other, self), "RsubBackward0" if isinstance(other, Tensor)
+                          else node)
     return __rsub__
 
 

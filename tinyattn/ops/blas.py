@@ -374,8 +374,9 @@ def matrix_power(input: Tensor, n: int) -> Tensor:  # noqa: A002 - PyTorch's nam
         eye = xp.broadcast_to(xp.eye(input.shape[-1], dtype=input.dtype), input.shape).copy()
         if not input.requires_grad:
             return Tensor._wrap(eye)
-        everywhere = xp.ones(input.shape, dtype=bool)
-        return add(masked_fill(input, everywhere, 0), Tensor._wrap(eye))
+        everywhere = xp.ones(input.shape, dtype=bool)       # torch copies eye into a clone
+        return name_node(add(masked_fill(input, everywhere, 0), Tensor._wrap(eye)),
+                         "torch::autograd::CopyBackwards")
     if n == 1:                 # torch returns a copy (CloneBackward0), never A itself
         return input.clone()
     result, square = None, input

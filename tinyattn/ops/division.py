@@ -164,9 +164,9 @@ def _node_name(fn: type, op: str, a: Any, b: Any) -> str:
         return "DivBackward2"
     if fn is Remainder or fn is Fmod:
         if not isinstance(a, Tensor):
-            return "NotImplemented"
+            return "torch::autograd::NotImplemented"
         return f"{fn.__name__}Backward{1 if isinstance(b, Tensor) else 0}"
-    return "NotImplemented"
+    return "torch::autograd::NotImplemented"
 
 
 def _is_half(dtype: Any) -> bool:

@@ -140,6 +140,8 @@ class TensorConversions:
         if copy and out is self:
             from ..ops import clone  # noqa: PLC0415
             out = clone(self)
+            if out._ctx is not None:            # torch's _to_copy node, as for a conversion
+                out._ctx.torch_name = "ToCopyBackward0"
         return out
 
     def type(self, dtype: DTypeLike = None) -> Any:
