@@ -133,6 +133,15 @@ _CASES = {
     "fmod tensor": (lambda m: lambda x, y: m.fmod(x, y), (3,), (3,)),
     "round decimals=0": (lambda m: lambda x: m.round(x, decimals=0), (3,)),
     "round": (lambda m: lambda x: m.round(x), (3,)),
+    # einsum: torch's last step (a permute, a sum, a product, or the view of a bmm)
+    "einsum ij,jk->ik": (lambda m: lambda x, y: m.einsum("ij,jk->ik", x, y), (3, 4), (4, 2)),
+    "einsum attention": (lambda m: lambda q, k: m.einsum("bhqd,bhkd->bhqk", q, k),
+                         (1, 2, 3, 4), (1, 2, 5, 4)),
+    "einsum outer": (lambda m: lambda x, y: m.einsum("i,j->ij", x, y), (3,), (4,)),
+    "einsum trace": (lambda m: lambda x: m.einsum("ii", x), (3, 3)),
+    "einsum transpose": (lambda m: lambda x: m.einsum("ij->ji", x), (3, 4)),
+    "einsum three": (lambda m: lambda x, y, z: m.einsum("ij,jk,kd->id", x, y, z),
+                     (2, 3), (3, 4), (4, 2)),
     # linalg and sampling
     "linalg.cholesky": (lambda m: lambda a: m.linalg.cholesky(a @ a.mT + m.eye(3)), (3, 3)),
     "linalg.eigh vectors": (lambda m: lambda a: m.linalg.eigh(a + a.mT)[1], (3, 3)),
