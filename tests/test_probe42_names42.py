@@ -221,6 +221,21 @@ def test_what_is_returned_itself_a_view_or_a_copy_as_torch(name):
     assert run(ta) == run(torch)
 
 
+@pytest.mark.parametrize("fill", ["uniform_()", "normal_()", "exponential_()", "random_(0, 5)",
+                                  "cauchy_()", "log_normal_()", "geometric_(0.5)",
+                                  "bernoulli_(0.5)"])
+def test_a_random_fill_in_the_graph_keeps_requires_grad_with_a_zero_gradient(fill):
+    """torch records x.clone().uniform_() (UniformBackward0, a zero gradient to the clone):
+    the result still requires grad and backward through it works; tinyattn dropped it from
+    the graph (requires_grad False), so loss.backward() on it alone raised."""
+    def run(m):
+        x = m.ones(3, requires_grad=True)
+        y = eval("(x * 2)." + fill, {"x": x})
+        y.sum().backward()
+        return y.requires_grad, y.is_leaf, y.grad_fn.name(), x.grad.tolist()
+    assert run(ta) == run(torch)
+
+
 def test_diff_n0_is_a_copy_writing_it_leaves_the_input():
     x = ta.arange(3.0)
     y = ta.diff(x, n=0)

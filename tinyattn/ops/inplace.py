@@ -370,7 +370,21 @@ def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = Non
 def _fill_random(x: Tensor, draws: Any, name: str) -> Tensor:
     if not is_floating(x.dtype):
         raise TypeError(f"{name} fills floating-point tensors, got {x.dtype}")
-    return _in_place(x, name, lambda t: Tensor._wrap(draws.astype(x.dtype, copy=False)))
+    return random_write(x, name, draws.astype(x.dtype, copy=False))
+
+
+def random_write(x: Tensor, name: str, values: Any) -> Tensor:
+    """x (in place) = ``values``, random draws. Recorded as torch records it: x keeps
+    requires_grad and gets a node whose gradient is zero (``x.clone().uniform_()`` has
+    ``UniformBackward0``: torch's node per fill, named after the op)."""
+    node = "".join(part.capitalize() for part in name.rstrip("_").split("_")) + "Backward0"
+
+    def compute(t: Tensor) -> Tensor:
+        if not (t.requires_grad and is_grad_enabled()):
+            return Tensor._wrap(values)
+        out = SetItem.apply(t, Tensor._wrap(values), index=Ellipsis)   # dx = 0 everywhere
+        return name_node(out, node)
+    return _in_place(x, name, compute)
 
 
 # Operators: Python calls x.__iadd__(y) for x += y and binds x to what it returns.

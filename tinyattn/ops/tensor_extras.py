@@ -88,7 +88,8 @@ def _float_draws(x: Tensor, generator: Any) -> Any:
 
 
 def _fill(x: Tensor, name: str, values: Any) -> Tensor:
-    return _in_place(x, name, lambda t: Tensor._wrap(values.astype(x.dtype)))
+    from .inplace import random_write
+    return random_write(x, name, values.astype(x.dtype))
 
 
 def _need_float(x: Tensor, name: str) -> None:
