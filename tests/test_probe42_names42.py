@@ -175,6 +175,10 @@ _WRITES = {
     "fill_ tensor": lambda m, x: x.fill_(m.tensor(2.0, dtype=m.float64)),
     "copy_": lambda m, x: x.copy_(m.ones(3, 4, dtype=m.float64)),
     "row zero_": lambda m, x: x[0].zero_(),
+    "t_": lambda m, x: x.t_(),
+    "transpose_": lambda m, x: x.transpose_(0, 1),
+    "unsqueeze_": lambda m, x: x.unsqueeze_(0),
+    "squeeze_(0)": lambda m, x: x.unsqueeze_(0).squeeze_(0),
 }
 
 
