@@ -328,7 +328,8 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     except ValueError:
         raise RuntimeError(f"linalg.vecdot: shapes {tuple(x.shape)} and {tuple(y.shape)} do "
                            f"not broadcast") from None
-    return sum(mul(x, y), dim)
+    out = sum(mul(x, y), dim)
+    return name_node(out, "VdotBackward0") if x.ndim == y.ndim == 1 else out   # torch: vdot
 
 
 def multi_dot(tensors: Sequence[Tensor], *, out: Any = None) -> Tensor:

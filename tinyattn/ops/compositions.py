@@ -110,12 +110,18 @@ def _trapezoid(y: Tensor, x: Optional[Tensor], dx: Any, dim: int, cumulative: bo
 def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
     """``torch.trapezoid``: the trapezoidal rule along ``dim``, sum of
     (x[i+1] - x[i]) (y[i] + y[i+1]) / 2 (spacing dx, 1 by default, or the sample points x)."""
-    return _trapezoid(y, x, dx, dim, False, "trapezoid")
+    return _trapezoid_named(_trapezoid(y, x, dx, dim, False, "trapezoid"), x)
+
+
+def _trapezoid_named(out: Tensor, x: Any) -> Tensor:
+    """torch's last step: the spacing dx multiplied in (mul.Scalar), or, with sample points
+    x, the halving of the sum (div.Scalar)."""
+    return name_node(out, "DivBackward1" if isinstance(x, Tensor) else "MulBackward1")
 
 
 def trapz(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
     """``torch.trapz``: ``trapezoid`` under its older name."""
-    return _trapezoid(y, x, dx, dim, False, "trapz")
+    return _trapezoid_named(_trapezoid(y, x, dx, dim, False, "trapz"), x)
 
 
 def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
