@@ -118,8 +118,9 @@ class TensorConversions:
            ) -> "Tensor":
         """``.to('cuda')``, ``.to('cpu')``, ``.to(tinyattn.float64)``, ``.to('cuda',
         'float64')``, ``.to(other_tensor)`` or keywords ``device=``, ``dtype=``.
-        ``non_blocking`` and ``memory_format`` are accepted as in PyTorch and change nothing
-        (every copy here completes before ``to`` returns; memory is always row-major).
+        ``non_blocking`` and ``memory_format`` are accepted as in PyTorch and change no value
+        (every copy here completes before ``to`` returns; memory is always row-major; a
+        channels-last format gives a copy, never x itself, as torch's).
 
         Differentiable: a gradient flows back across a device or dtype change.
         """
@@ -137,6 +138,10 @@ class TensorConversions:
             device = backend.normalize_device(device)   # a clear error if bad
         check_memory_format(self.shape, memory_format, "to")
         out = convert(self, device=device, dtype=normalize_dtype(dtype))
+        # torch copies into a channels-last layout whatever the strides were: the result is
+        # never x itself, so writing to it leaves x (tinyattn's copy stays row-major)
+        if str(memory_format) in ("torch.channels_last", "torch.channels_last_3d"):
+            copy = True
         if copy and out is self:
             from ..ops import clone  # noqa: PLC0415
             out = clone(self)
