@@ -209,6 +209,7 @@ _ALIASING = {     # what torch returns: the input itself, or a new tensor
     "diff n=0": lambda m, x: m.diff(x, n=0),
     "conj_physical of real": lambda m, x: m.conj_physical(x),
     "matrix_power 1": lambda m, x: m.linalg.matrix_power(x.reshape(2, 2), 1),
+    "to(dtype, non_blocking, copy) positionally": lambda m, x: x.to(m.float32, False, True),
     "to channels_last": lambda m, x: x.reshape(1, 2, 1, 2).to(memory_format=m.channels_last),
     "contiguous channels_last": lambda m, x: x.reshape(1, 2, 1, 2).contiguous(
         memory_format=m.channels_last),

@@ -3,7 +3,7 @@ entry, the first output): ``python -m tests.conformance.grad_fn_names [dtype [op
 each entry whose names differ, as (torch's, tinyattn's). A report, not a test (session 39:
 225 of op_db's entries still differ in float64, most where tinyattn composes an op that torch
 has one node for; tests/test_small_gaps39.py pins the names fixed; session 42: 158 before
-names42, names compared as ``grad_fn.name()`` on both sides, so torch's
+names42, 25 after, names compared as ``grad_fn.name()`` on both sides, so torch's
 ``torch::autograd::CopySlices`` is compared whole; tests/test_probe42_names42.py pins them)."""
 import sys, collections
 import torch

@@ -125,9 +125,14 @@ class TensorConversions:
         Differentiable: a gradient flows back across a device or dtype change.
         """
         from ..ops import convert  # noqa: PLC0415 - ops sit above tensor in the layers
+        flags = 0
         for arg in args:
-            if isinstance(arg, bool):         # .to(device, dtype, non_blocking) positionally
-                non_blocking = arg
+            if isinstance(arg, bool):   # .to(device, dtype, non_blocking, copy) positionally
+                if flags:
+                    copy = arg          # the second: copy (torch's order; it was ignored)
+                else:
+                    non_blocking = arg
+                flags += 1
             elif isinstance(arg, TensorConversions):
                 device, dtype = arg.device, arg.dtype
             elif is_device_name(arg):
