@@ -21,7 +21,7 @@ from . import engine, function, grad_mode, hooks, pytorch_function
 from .engine import (_run_backward_from, accumulate_grad, backward, grad, refuse_create_graph,
                      run_backward)
 from .function import (Function, VersionCounter, _check_inputs_agree, _check_same_device,
-                       keep_versions, name_node, set_op_observer, unbroadcast)
+                       keep_versions, name_node, names_node, set_op_observer, unbroadcast)
 from .grad_mode import (_state, detect_anomaly, enable_grad, inference_mode, is_anomaly_enabled,
                         is_grad_enabled, no_grad, set_backward_hook, set_current_module,
                         set_detect_anomaly, set_grad_enabled)
@@ -32,4 +32,4 @@ __all__ = ["Function", "FunctionCtx", "no_grad", "enable_grad", "inference_mode"
            "set_grad_enabled", "is_grad_enabled", "detect_anomaly", "set_detect_anomaly",
            "is_anomaly_enabled", "run_backward", "grad", "backward",
            "unbroadcast", "VersionCounter", "set_backward_hook", "set_current_module",
-           "register_hook", "RemovableHandle", "keep_versions", "name_node"]
+           "register_hook", "RemovableHandle", "keep_versions", "name_node", "names_node"]

@@ -21,6 +21,7 @@ costs one read per op while empty: ``dispatch_hook`` (tinyattn.amp's autocast),
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import operator
 import re
@@ -283,8 +284,8 @@ class Function:
         Function, whose forward and backward are the ones that ran."""
         return torch_node_name(self)
 
-    def __repr__(self) -> str:
-        return f"<{self.name()} object at {hex(id(self))}>"
+    def __repr__(self) -> str:      # torch: name() "torch::autograd::CopyBackwards", printed
+        return f"<{self.name().rpartition('::')[2]} object at {hex(id(self))}>"   # CopyBackwards
 
     @property
     def next_functions(self) -> Tuple[Tuple[Any, int], ...]:
@@ -605,9 +606,11 @@ def _getitem_name(fn: Function) -> str:
         index = fn.saved[2]
     except (AttributeError, IndexError, TypeError):
         return "SliceBackward0"
+    if isinstance(index, slice):        # x[:] alone slices, even in full (x[:, :] aliases)
+        return "SliceBackward0"
     parts = index if isinstance(index, tuple) else (index,)
     if any(hasattr(p, "shape") and getattr(p, "ndim", 0) > 0 or isinstance(p, list)
-           for p in parts):
+           or p is True or p is False for p in parts):     # x[True]: a 0-d mask, indexed
         return "IndexBackward0"
     for part in reversed(parts):
         if part is Ellipsis or (isinstance(part, slice) and part == slice(None)):
@@ -618,6 +621,40 @@ def _getitem_name(fn: Function) -> str:
             return "SliceBackward0"
         return "SelectBackward0"
     return "AliasBackward0"
+
+
+def _unfold_name(fn: Function) -> str:
+    """Tensor.unfold (ops/picks.py) is torch's UnfoldBackward0; F.unfold (ops/conv.py) is
+    torch's im2col."""
+    return "Im2ColBackward0" if type(fn).__module__.endswith(".conv") else "UnfoldBackward0"
+
+
+def _grid_sample_name(fn: Function) -> str:
+    """grid_sample's kernel: grid_sampler_2d for 4-D input, grid_sampler_3d for 5-D."""
+    x = fn.inputs[0] if fn.inputs else None
+    return f"GridSampler{3 if len(getattr(x, 'shape', ())) == 5 else 2}DBackward0"
+
+
+def _setitem_name(fn: Function) -> str:
+    """``x[index] = value``: torch writes through a view of x (CopySlices) when the index
+    selects (an int, a partial slice, None), index_put when it is index arrays or a mask among
+    full slices, and fill_ (a 0-d value) or copy_ when it names the whole tensor."""
+    try:
+        index, value_shape = fn.saved[0], fn.saved[1]
+    except (IndexError, TypeError):
+        return "torch::autograd::CopySlices"
+    parts = index if isinstance(index, tuple) else (index,)
+    advanced = False
+    for p in parts:
+        if p is Ellipsis or (isinstance(p, slice) and p == slice(None)):
+            continue
+        if isinstance(p, list) or (hasattr(p, "shape") and getattr(p, "ndim", 0) > 0):
+            advanced = True
+            continue
+        return "torch::autograd::CopySlices"        # an int, a slice, None, True
+    if advanced:
+        return "IndexPutBackward0"
+    return "FillBackward3" if len(value_shape) == 0 else "torch::autograd::CopyBackwards"
 
 
 _TORCH_NODE_NAMES: Dict[str, Any] = {
@@ -643,6 +680,18 @@ _TORCH_NODE_NAMES: Dict[str, Any] = {
     "Clamp": "ClampBackward1", "ClampTensor": "ClampBackward0",   # clamp(Scalar) / clamp(Tensor)
     "PowTensor": "PowBackward1",             # pow(Tensor, Tensor)
     "RPow": "PowBackward2",                  # pow(Scalar, Tensor)
+    # names42: fused here, composed or renamed in torch (its last step names the result)
+    "Norm": "LinalgVectorNormBackward0",     # torch.norm, Tensor.norm, linalg.*_norm
+    "ConvolutionTranspose": "ConvolutionBackward0", "ChannelDropout": "MulBackward0",
+    "Unfold": _unfold_name, "Fold": "Col2ImBackward0", "GridSample": _grid_sample_name,
+    "RMSNorm": "MulBackward0", "LocalResponseNorm": "DivBackward0",
+    "Softsign": "DivBackward0", "NanMean": "DivBackward0",
+    "Eigvalsh": "LinalgEighBackward0", "Svdvals": "LinalgSvdBackward0",
+    "SolveTriangular": "LinalgSolveTriangularBackward0",
+    "LstsqSolution": "LinalgLstsqBackward0", "Prod": "ProdBackward1",   # prod(x, dim)
+    "MaskedFill": lambda fn: f"MaskedFillBackward{int(len(fn.inputs) > 1)}",  # value: a tensor
+    "RepeatInterleave": "ViewBackward0", "RepeatCounts": "IndexSelectBackward0",
+    "BernoulliDraw": "BernoulliBackward0", "SetItem": _setitem_name, "CopySlices": "torch::autograd::CopySlices",   # a view written
 }
 
 
@@ -654,6 +703,17 @@ def name_node(out: Any, name: Any) -> Any:
     if fn is not None:
         fn.torch_name = name
     return out
+
+
+def names_node(name: str) -> Any:
+    """Decorator: the op's result gets torch's node ``name`` (``name_node``), for a composite
+    op whose every return path is torch's one node (``addmm`` composes matmul and add)."""
+    def decorate(op: Any) -> Any:
+        @functools.wraps(op)
+        def named(*args: Any, **kwargs: Any) -> Any:
+            return name_node(op(*args, **kwargs), name)
+        return named
+    return decorate
 
 
 def _op_name_in_errors(cls: type) -> str:

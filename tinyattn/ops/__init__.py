@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import factories
+from ..autograd import name_node as _name_node
 from ..precision import is_floating as _is_floating
 from ..tensor import Tensor
 from .activations import cosine_similarity, elu, hardtanh, logsigmoid, normalize, softsign
@@ -161,6 +162,13 @@ def _reflected(fn):
     def method(self, other):
         return fn(other, self)
     return method
+
+
+def _named_reflected(fn, node):
+    def __rsub__(self, other):      # a tensor other (called directly): rsub.Tensor's node
+        return _name_node(fn(other, self), "RsubBackward0" if isinstance(other, Tensor)
+                          else node)
+    return __rsub__
 
 
 def _keepdims_too(fn):
@@ -324,7 +332,7 @@ vstack = _kw(vstack, out=True)
 Tensor.__add__ = binary_operator(Add, _op(add))
 Tensor.__radd__ = _reflected(_op(add))
 Tensor.__sub__ = binary_operator(Sub, _op(sub))
-Tensor.__rsub__ = _reflected(_op(sub))
+Tensor.__rsub__ = _named_reflected(_op(sub), "RsubBackward1")    # 1 - x: torch's rsub.Scalar
 Tensor.__mul__ = binary_operator(Mul, _op(mul))
 Tensor.__rmul__ = _reflected(_op(mul))
 Tensor.__truediv__ = binary_operator(Div, _op(div))
@@ -664,7 +672,9 @@ def rsub(input: Any, other: Any, alpha: Any = 1) -> Tensor:  # noqa: A002 - PyTo
     """``torch.rsub``: other - alpha * input (``sub`` with its operands swapped)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"rsub(): argument 'input' must be Tensor, not {type(input).__name__}")
-    return _op(sub)(other, input, alpha=alpha)
+    # torch's node: rsub.Tensor (RsubBackward0), rsub.Scalar for a number (RsubBackward1)
+    return _name_node(_op(sub)(other, input, alpha=alpha),
+                     "RsubBackward0" if isinstance(other, Tensor) else "RsubBackward1")
 
 
 def positive(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name

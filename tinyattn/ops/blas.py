@@ -13,6 +13,7 @@ from typing import Any, Sequence, Tuple, Union
 import numpy as np
 
 from .. import backend
+from ..autograd import name_node, names_node
 from ..tensor import Tensor
 from ..precision import is_low_precision
 from .elementwise import add, convert, mul, sub
@@ -80,6 +81,7 @@ def _check_dtypes(op: str, *tensors: Tensor) -> None:
                            f"(as torch); convert them with .to()")
 
 
+@names_node("AddmvBackward0")
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1,  # noqa: A002
           alpha: Any = 1) -> Tensor:
     """beta * input + alpha * (mat @ vec), mat (n, m), vec (m,) (``torch.addmv``)."""
@@ -94,6 +96,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1,  # noqa: A0
                        input, mat, vec)
 
 
+@names_node("BaddbmmBackward0")
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,  # noqa: A002
             alpha: Any = 1) -> Tensor:
     """beta * input + alpha * (batch1 @ batch2), batches (b, n, m) @ (b, m, p)
@@ -109,6 +112,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,  # 
                                                      "baddbmm"), input, batch1, batch2)
 
 
+@names_node("AddbmmBackward0")
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,  # noqa: A002
            alpha: Any = 1) -> Tensor:
     """beta * input + alpha * sum_b batch1[b] @ batch2[b] (``torch.addbmm``)."""
@@ -146,6 +150,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,  # n
     return _in_float32(compute, input, batch1, batch2)
 
 
+@names_node("AddrBackward0")
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1,  # noqa: A002
          alpha: Any = 1) -> Tensor:
     """beta * input + alpha * outer(vec1, vec2) (``torch.addr``)."""
@@ -172,6 +177,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1,  # noqa: A
     return _in_float32(compute, input, vec1, vec2)
 
 
+@names_node("VdotBackward0")
 def vdot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
     """sum_i conj(input_i) * other_i of two 1-D tensors (``torch.vdot``; for real tensors,
     ``dot``)."""
@@ -209,7 +215,8 @@ def kron(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
     b = reshape(other, tuple(s for n in b_shape for s in (1, n)))   # (1, b0, 1, b1, ...)
     # the product keeps copies: torch's kron keeps copies too (its reshapes of permuted
     # inputs), so a write to input or other after the op is allowed, as there
-    return reshape(mul(a.clone(), b.clone()), tuple(x * y for x, y in zip(a_shape, b_shape)))
+    return name_node(reshape(mul(a.clone(), b.clone()),       # torch ends in an _unsafe_view
+                             tuple(x * y for x, y in zip(a_shape, b_shape))), "UnsafeViewBackward0")
 
 
 def _dims_pair(dims: Any, a: Tensor, b: Tensor) -> Tuple[list, list]:
@@ -274,8 +281,8 @@ def _cross_at(a: Tensor, b: Tensor, dim: int) -> Tensor:
     dim = dim % a.ndim
     a0, a1, a2 = (narrow(a, dim, i, 1) for i in range(3))
     b0, b1, b2 = (narrow(b, dim, i, 1) for i in range(3))
-    return cat([sub(mul(a1, b2), mul(a2, b1)), sub(mul(a2, b0), mul(a0, b2)),
-                sub(mul(a0, b1), mul(a1, b0))], dim)
+    return name_node(cat([sub(mul(a1, b2), mul(a2, b1)), sub(mul(a2, b0), mul(a0, b2)),
+                          sub(mul(a0, b1), mul(a1, b0))], dim), "LinalgCrossBackward0")
 
 
 def _broadcast_pair(a: Tensor, b: Tensor) -> Tuple[Tensor, Tensor]:
@@ -321,7 +328,8 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     except ValueError:
         raise RuntimeError(f"linalg.vecdot: shapes {tuple(x.shape)} and {tuple(y.shape)} do "
                            f"not broadcast") from None
-    return sum(mul(x, y), dim)
+    out = sum(mul(x, y), dim)
+    return name_node(out, "VdotBackward0") if x.ndim == y.ndim == 1 else out   # torch: vdot
 
 
 def multi_dot(tensors: Sequence[Tensor], *, out: Any = None) -> Tensor:
@@ -367,8 +375,11 @@ def matrix_power(input: Tensor, n: int) -> Tensor:  # noqa: A002 - PyTorch's nam
         eye = xp.broadcast_to(xp.eye(input.shape[-1], dtype=input.dtype), input.shape).copy()
         if not input.requires_grad:
             return Tensor._wrap(eye)
-        everywhere = xp.ones(input.shape, dtype=bool)
-        return add(masked_fill(input, everywhere, 0), Tensor._wrap(eye))
+        everywhere = xp.ones(input.shape, dtype=bool)       # torch copies eye into a clone
+        return name_node(add(masked_fill(input, everywhere, 0), Tensor._wrap(eye)),
+                         "torch::autograd::CopyBackwards")
+    if n == 1:                 # torch returns a copy (CloneBackward0), never A itself
+        return input.clone()
     result, square = None, input
     while n:
         if n & 1:

@@ -42,9 +42,9 @@ def _channel_dropout(op: str, dims: int, x: Tensor, p: float, training: bool,
         raise RuntimeError(f"{op}: Expected {dims + 1}D or {dims + 2}D input, but received a "
                            f"{x.ndim}D input of shape {x.shape}. {op} expects input of shape "
                            f"(N, C, ...) or (C, ...)")
-    if not training or p == 0.0:
-        return x
     unbatched = x.ndim == dims + 1
+    if not training or p == 0.0:      # torch returns the input; unbatched, a view of it made
+        return x.unsqueeze(0).squeeze(0) if unbatched else x    # by unsqueeze and squeeze
     batched = x.unsqueeze(0) if unbatched else x
     out = ChannelDropout.apply(batched, p=float(p), generator=generator)
     return out.squeeze(0) if unbatched else out

@@ -232,9 +232,10 @@ def conj(input: Tensor) -> Tensor:  # noqa: A002
 
 
 def conj_physical(input: Tensor) -> Tensor:  # noqa: A002
-    """``torch.conj_physical``: the conjugate in new memory (a real tensor: a copy, as torch)."""
+    """``torch.conj_physical``: the conjugate in new memory (a real tensor: the input itself,
+    as torch returns it)."""
     x = _tensor(input, "conj_physical")
-    return Conj.apply(x) if x.dtype.kind == "c" else x.clone()
+    return Conj.apply(x) if x.dtype.kind == "c" else x
 
 
 def complex_abs(x: Tensor) -> Tensor:

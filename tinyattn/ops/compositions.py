@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
-from ..autograd import keep_versions
+from ..autograd import keep_versions, name_node, names_node
 from ..precision import is_floating, is_low_precision
 from ..tensor import Tensor
 from .compare import minimum
@@ -55,7 +55,7 @@ def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:  # noqa: A002
     """``torch.dist``: the p-norm of ``input - other`` over all elements (sub, then ``norm``;
     both differentiable)."""
     # torch's dist is one node that keeps input, other and the result: so does this one
-    out = norm(input - other, p)
+    out = name_node(norm(input - other, p), "DistBackward0")
     return keep_versions(out, input, other, out)
 
 
@@ -110,12 +110,18 @@ def _trapezoid(y: Tensor, x: Optional[Tensor], dx: Any, dim: int, cumulative: bo
 def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
     """``torch.trapezoid``: the trapezoidal rule along ``dim``, sum of
     (x[i+1] - x[i]) (y[i] + y[i+1]) / 2 (spacing dx, 1 by default, or the sample points x)."""
-    return _trapezoid(y, x, dx, dim, False, "trapezoid")
+    return _trapezoid_named(_trapezoid(y, x, dx, dim, False, "trapezoid"), x)
+
+
+def _trapezoid_named(out: Tensor, x: Any) -> Tensor:
+    """torch's last step: the spacing dx multiplied in (mul.Scalar), or, with sample points
+    x, the halving of the sum (div.Scalar)."""
+    return name_node(out, "DivBackward1" if isinstance(x, Tensor) else "MulBackward1")
 
 
 def trapz(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
     """``torch.trapz``: ``trapezoid`` under its older name."""
-    return _trapezoid(y, x, dx, dim, False, "trapz")
+    return _trapezoid_named(_trapezoid(y, x, dx, dim, False, "trapz"), x)
 
 
 def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
@@ -157,7 +163,9 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None,  #
     if isinstance(target, Tensor) and isinstance(input, Tensor) and \
             target.dtype != input.dtype and is_floating(target.dtype):
         target = target.to(input.dtype)
-    return keep_versions(_reduced((-target * input).exp().log1p(), reduction), input, given)
+    loss = name_node(_reduced((-target * input).exp().log1p(), reduction),
+                     "SoftMarginLossBackward0")         # torch: one node
+    return keep_versions(loss, input, given)
 
 
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
@@ -167,7 +175,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     difference = x1 - x2 + eps
     if difference.ndim == 0:
         return difference.abs()
-    return norm(difference, p, -1, keepdim)
+    return name_node(norm(difference, p, -1, keepdim), "NormBackward1")   # torch: at::norm
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor,
@@ -191,6 +199,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor,
     return _reduced(positive + negative, reduction)
 
 
+@names_node("PixelShuffleBackward0")
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002
     """``F.pixel_shuffle``: (*, C r^2, H, W) -> (*, C, H r, W r) (reshape and permute)."""
     if input.ndim < 3:
@@ -210,6 +219,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002
     return x.permute(*order).reshape(*batch, out_channels, height * r, width * r)
 
 
+@names_node("PixelUnshuffleBackward0")
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A002
     """``F.pixel_unshuffle``: (*, C, H r, W r) -> (*, C r^2, H, W), pixel_shuffle's inverse."""
     if input.ndim < 3:
@@ -228,6 +238,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A0
     return x.permute(*order).reshape(*batch, channels * r * r, height // r, width // r)
 
 
+@names_node("ChannelShuffleBackward0")
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
     """``F.channel_shuffle``: (N, g k, *) -> the channels as a (g, k) grid, transposed."""
     if input.ndim < 3:

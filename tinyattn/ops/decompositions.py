@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import backend
 from ..amp.dispatch import cast_args
-from ..autograd import Function
+from ..autograd import Function, name_node
 from ..precision import is_floating
 from ..tensor import Tensor
 from .return_types import return_type
@@ -182,7 +182,7 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803 - torch
     Raises ``LinAlgError`` where A is not positive-definite."""
     (A,) = cast_args("linalg_cholesky", A)      # float32 in CPU autocast, as torch's
     check_square(A, "linalg.cholesky", "cholesky_cpu")
-    return Cholesky.apply(A, upper=bool(upper))
+    return name_node(Cholesky.apply(A, upper=bool(upper)), "LinalgCholeskyExBackward0")
 
 
 class CholeskyEx(Cholesky):
@@ -287,7 +287,7 @@ def qr(A: Tensor, mode: str = "reduced") -> QRResult:  # noqa: N803 - torch's na
     q, r = _split(packed, batch, [(m, k), (k, n)])
     if mode == "r":
         q = Tensor._wrap(backend.get_array_module(A._data).zeros((0,), dtype=A.dtype))
-    return QRResult(q, r)
+    return QRResult(*(name_node(t, "LinalgQrBackward0") for t in (q, r)))   # torch: one node
 
 
 # ------------------------------------------------------------------ eigh
@@ -331,7 +331,7 @@ def eigh(A: Tensor, UPLO: str = "L") -> EighResult:  # noqa: N803 - torch's name
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     n = A.shape[-1]
     w, v = _split(Eigh.apply(A, uplo=UPLO), tuple(A.shape[:-2]), [(n,), (n, n)])
-    return EighResult(w, v)
+    return EighResult(*(name_node(t, "LinalgEighBackward0") for t in (w, v)))
 
 
 # ------------------------------------------------------------------ SVD
@@ -399,7 +399,7 @@ def svd(A: Tensor, full_matrices: bool = True, *,  # noqa: N803 - torch's names
     shapes = [(m, m), (k,), (n, n)] if full_matrices else [(m, k), (k,), (k, n)]
     u, s, vh = _split(SVD.apply(A, full_matrices=bool(full_matrices)), tuple(A.shape[:-2]),
                        shapes)
-    return SVDResult(u, s, vh)
+    return SVDResult(*(name_node(t, "LinalgSvdBackward0") for t in (u, s, vh)))
 
 
 def svd_older_name(input: Tensor, some: bool = True,  # noqa: A002 - torch's names
@@ -416,4 +416,4 @@ def svd_older_name(input: Tensor, some: bool = True,  # noqa: A002 - torch's nam
         return OlderSVDResult(Tensor._wrap(xp.zeros(batch + (m, m), dtype=input.dtype)), s,
                               Tensor._wrap(xp.zeros(batch + (n, n), dtype=input.dtype)))
     u, s, vh = svd(input, full_matrices=not some)
-    return OlderSVDResult(u, s, vh.mT)
+    return OlderSVDResult(u, s, name_node(vh.mT, "LinalgSvdBackward0"))

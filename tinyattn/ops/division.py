@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend
-from ..autograd import Function, unbroadcast
+from ..autograd import Function, name_node, unbroadcast
 from ..promotion import result_type
 from ..tensor import Tensor
 from .elementwise import _binary, div
@@ -151,8 +151,22 @@ def _whole_division(fn: type, op: str, a: Any, b: Any) -> Tensor:
             and isinstance(b, (int, float)) and not isinstance(b, bool):
         # torch divides a half tensor by a Python number in float32 (the number is not
         # rounded to the half dtype) and rounds the quotient once
-        return _binary(fn, op, a.float(), b).to(a.dtype)
-    return _binary(fn, op, a, b)
+        return name_node(_binary(fn, op, a.float(), b).to(a.dtype), _node_name(fn, op, a, b))
+    return name_node(_binary(fn, op, a, b), _node_name(fn, op, a, b))
+
+
+def _node_name(fn: type, op: str, a: Any, b: Any) -> str:
+    """torch's node: div(rounding_mode=) is div.Tensor_mode (DivBackward2); remainder and
+    fmod of a tensor divisor are their .Tensor overloads (...Backward1), of a number the
+    .Scalar ones (...Backward0); floor_divide, and remainder of a number by a tensor, have no
+    derivative in torch (NotImplemented; tinyattn passes the zero gradient, docs/pytorch.md)."""
+    if op == "div":
+        return "DivBackward2"
+    if fn is Remainder or fn is Fmod:
+        if not isinstance(a, Tensor):
+            return "torch::autograd::NotImplemented"
+        return f"{fn.__name__}Backward{1 if isinstance(b, Tensor) else 0}"
+    return "torch::autograd::NotImplemented"
 
 
 def _is_half(dtype: Any) -> bool:

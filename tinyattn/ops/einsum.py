@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, name_node
 from ..tensor import Tensor
 from ..precision import is_floating
 
@@ -241,7 +241,19 @@ def einsum(equation: str, *operands: Any) -> Tensor:
                          for t in operands)
     elif _sums_alone(inputs, output, [t.shape for t in operands]):
         operands = tuple(Tensor._wrap(t._data.astype(np.int64)) for t in operands)
-    return Einsum.apply(*operands, inputs=tuple(inputs), output=output)
+    out = Einsum.apply(*operands, inputs=tuple(inputs), output=output)
+    return name_node(out, _torch_node_name(inputs, output))
+
+
+def _torch_node_name(inputs: Sequence[Subscripts], output: Subscripts) -> str:
+    """The last step of torch's einsum (measured on torch 2.13): one operand is permuted, and
+    summed where a letter leaves; of several, the last pair is multiplied (an outer or
+    elementwise product) or, when it shares a letter that is summed, contracted by a bmm
+    whose result is viewed into shape."""
+    if len(inputs) == 1:
+        return "SumBackward1" if set(inputs[0]) - set(output) else "PermuteBackward0"
+    shared = set(inputs[-1]) & set().union(*inputs[:-1])
+    return "ViewBackward0" if shared - set(output) else "MulBackward0"
 
 
 def _sums_alone(inputs: Sequence[Subscripts], output: Subscripts,

@@ -29,7 +29,7 @@ from typing import Any, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import backend, precision
-from ..autograd import Function
+from ..autograd import Function, name_node
 from ..tensor import Tensor, normalize_dtype
 from .complex_numbers import conj_physical
 from .elementwise import convert
@@ -252,13 +252,22 @@ def _real_inverse(x: Any, s: Any, dim: Any, norm: Optional[str], op: str) -> Ten
 def fft(input: Tensor, n: Optional[int] = None, dim: int = -1,  # noqa: A002 - torch's names
         norm: Optional[str] = None) -> Tensor:
     """``torch.fft.fft``: the 1-D discrete Fourier transform along ``dim`` (complex result)."""
-    return _complex_transform(input, n, _one(dim), norm, "fft", inverse=False)
+    out = _complex_transform(input, n, _one(dim), norm, "fft", inverse=False)
+    return _real_input_name(out, input, "FftR2CBackward0")     # torch: a real input's R2C
+
+
+def _real_input_name(out: Tensor, input: Any, name: str) -> Tensor:  # noqa: A002
+    """torch's 1-D fft/ifft of a real input: its R2C kernel (ifft: the conjugate of one)."""
+    if isinstance(input, Tensor) and input.dtype.kind != "c":
+        name_node(out, name)
+    return out
 
 
 def ifft(input: Tensor, n: Optional[int] = None, dim: int = -1,  # noqa: A002
          norm: Optional[str] = None) -> Tensor:
     """``torch.fft.ifft``: the 1-D inverse transform (1/n scaling under "backward")."""
-    return _complex_transform(input, n, _one(dim), norm, "ifft", inverse=True)
+    out = _complex_transform(input, n, _one(dim), norm, "ifft", inverse=True)
+    return _real_input_name(out, input, "ConjBackward0")
 
 
 def fft2(input: Tensor, s: Any = None, dim: Any = (-2, -1),  # noqa: A002

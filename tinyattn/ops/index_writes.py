@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, names_node
 from ..factories import zeros
 from ..tensor import Tensor
 from .shape import _normalize_dim
@@ -101,6 +101,7 @@ def _write(op: str, x: Tensor, src: Tensor, place: Callable[[Any], Any], key: An
 
 
 # ------------------------------------------------------------------ views of one region
+@names_node("SelectScatterBackward0")
 def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:  # noqa: A002
     """``torch.select_scatter``: a copy of input with ``input.select(dim, index)`` replaced
     by src (src has input's shape without ``dim``)."""
@@ -118,6 +119,7 @@ def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor: 
     return _write("select_scatter", input, src, _whole, key, region)
 
 
+@names_node("SliceScatterBackward0")
 def slice_scatter(input: Tensor, src: Tensor, dim: int = 0,  # noqa: A002
                   start: Optional[int] = None, end: Optional[int] = None,
                   step: int = 1) -> Tensor:
@@ -154,6 +156,7 @@ def _diagonal_key(shape: Tuple[int, ...], offset: int, dim1: int, dim2: int, op:
     return place, key, region
 
 
+@names_node("DiagonalScatterBackward0")
 def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,  # noqa
                      dim2: int = 1) -> Tensor:
     """``torch.diagonal_scatter``: a copy of input with ``input.diagonal(offset, dim1,
@@ -168,6 +171,7 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
     return _write("diagonal_scatter", input, src, place, key, region)
 
 
+@names_node("DiagEmbedBackward0")
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2,  # noqa: A002
                dim2: int = -1) -> Tensor:
     """``torch.diag_embed``: each last-dim vector of input on diagonal ``offset`` of a
@@ -207,6 +211,7 @@ def _index_array(index: Any, op: str, size: int, name: str = "index") -> Any:
     return ids
 
 
+@names_node("IndexCopyBackward0")
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:  # noqa
     """``torch.index_copy``: a copy of input whose slices ``index[i]`` along dim are
     source's slices i (an index repeated: one of its slices wins, as in torch)."""
@@ -281,6 +286,7 @@ def _index_key(input: Tensor, indices: Sequence[Any], op: str
     return tuple(key), np.empty(input.shape, dtype=np.bool_)[tuple(host_key)].shape
 
 
+@names_node("IndexPutBackward0")
 def index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor,  # noqa: A002
               accumulate: bool = False) -> Tensor:
     """``torch.index_put``: a copy of input with ``input[indices] = values`` (values
@@ -306,6 +312,7 @@ def index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor,  # noqa:
                              accumulate=bool(accumulate))
 
 
+@names_node("MaskedScatterBackward0")
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # noqa: A002
     """``torch.masked_scatter``: a copy of input (broadcast with mask) whose elements where
     mask is True are source's first elements, in row-major order."""

@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import backend, precision
 from ..broadcast_error import broadcast_error, expand_error
-from ..autograd import Function, is_grad_enabled, no_grad, unbroadcast
+from ..autograd import Function, is_grad_enabled, name_node, no_grad, unbroadcast
 from ..autograd.function import is_input
 from ..tensor import Tensor
 from .clamp_bounds import clamp
@@ -330,15 +330,25 @@ def _advanced(index: Any) -> bool:
     return any(hasattr(p, "shape") and not np.isscalar(p) for p in parts)
 
 
+def _named_write(x: Tensor, before: Any, name: str) -> Tensor:
+    """Name the node an in-place write just gave x (none when it recorded nothing)."""
+    if x._ctx is not before:
+        name_node(x, name)
+    return x
+
+
 def zero_(x: Tensor) -> Tensor:
-    return fill_(x, 0)
+    before = x._ctx
+    return _named_write(fill_(x, 0), before, "ZeroBackward0")
 
 
 def fill_(x: Tensor, value: Any) -> Tensor:
     check_fits(value, x.dtype, "fill_")
     value = integer_scalar(value, x.dtype, "fill_")      # -1 in uint8 is 255; 300 raises
-    setitem(x, Ellipsis, value)
-    return x
+    before = x._ctx
+    setitem(x, Ellipsis, value)         # torch: fill_.Tensor (a tensor value), fill_.Scalar
+    return _named_write(x, before, "FillBackward3" if isinstance(value, Tensor)
+                        else "FillBackward2")
 
 
 def copy_(x: Tensor, src: Any) -> Tensor:
@@ -351,8 +361,9 @@ def copy_(x: Tensor, src: Any) -> Tensor:
             raise error
     if isinstance(src, Tensor) and src.dtype != x.dtype:
         src = convert(src, dtype=x.dtype)
+    before = x._ctx
     setitem(x, Ellipsis, src)
-    return x
+    return _named_write(x, before, "torch::autograd::CopyBackwards")
 
 
 def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
@@ -373,7 +384,21 @@ def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = Non
 def _fill_random(x: Tensor, draws: Any, name: str) -> Tensor:
     if not is_floating(x.dtype):
         raise TypeError(f"{name} fills floating-point tensors, got {x.dtype}")
-    return _in_place(x, name, lambda t: Tensor._wrap(draws.astype(x.dtype, copy=False)))
+    return random_write(x, name, draws.astype(x.dtype, copy=False))
+
+
+def random_write(x: Tensor, name: str, values: Any) -> Tensor:
+    """x (in place) = ``values``, random draws. Recorded as torch records it: x keeps
+    requires_grad and gets a node whose gradient is zero (``x.clone().uniform_()`` has
+    ``UniformBackward0``: torch's node per fill, named after the op)."""
+    node = "".join(part.capitalize() for part in name.rstrip("_").split("_")) + "Backward0"
+
+    def compute(t: Tensor) -> Tensor:
+        if not (t.requires_grad and is_grad_enabled()):
+            return Tensor._wrap(values)
+        out = SetItem.apply(t, Tensor._wrap(values), index=Ellipsis)   # dx = 0 everywhere
+        return name_node(out, node)
+    return _in_place(x, name, compute)
 
 
 # Operators: Python calls x.__iadd__(y) for x += y and binds x to what it returns.

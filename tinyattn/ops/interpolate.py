@@ -34,7 +34,7 @@ from typing import Any, List, Optional, Tuple
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, name_node
 from ..tensor import Tensor
 from ..precision import is_low_precision
 from .pad import PadByIndex
@@ -392,7 +392,7 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # no
         xp = backend.get_array_module(input._data)
         reads = tuple((axis, _nearest_index(xp, n, o, s, mode == "nearest-exact"))
                       for axis, n, o, s in zip(axes, spatial, output, scales))
-        return PadByIndex.apply(input, reads=reads)
+        return name_node(PadByIndex.apply(input, reads=reads), _node_name(mode, input, output))
     if input.dtype == np.uint8 and mode in ("bilinear", "bicubic"):
         return _resample_uint8(input, mode, output, scales, bool(align_corners), antialias)
     if input.dtype.kind not in "fV":
@@ -417,7 +417,22 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # no
         maps = [_linear_matrix(xp, n, o, s, corners, dtype, half)
                 for n, o, s in zip(spatial, output, scales)]
     function = ResampleArea if mode == "area" else Resample
-    return function.apply(input, maps=tuple(zip(axes, maps)))
+    return name_node(function.apply(input, maps=tuple(zip(axes, maps))),
+                     _node_name(mode, input, output, antialias))
+
+
+def _node_name(mode: str, input: Tensor, output: Any, antialias: bool = False) -> str:  # noqa: A002
+    """torch's grad_fn name for the mode: its upsample kernel's (``UpsampleBilinear2D``,
+    ``...Aa`` with antialias), and for "area" adaptive average pooling's: a mean to one
+    element, and a 1-D input unsqueezed into the 2-D kernel, then squeezed."""
+    spatial = input.ndim - 2
+    if mode == "area":
+        if spatial == 1:
+            return "SqueezeBackward1"
+        return "MeanBackward1" if all(o == 1 for o in output) else \
+            f"AdaptiveAvgPool{spatial}DBackward0"
+    kind = {"nearest": "Nearest", "nearest-exact": "NearestExact"}.get(mode, mode.capitalize())
+    return f"Upsample{kind}{spatial}D{'Aa' if antialias else ''}Backward0"
 
 
 def _fixed_point(matrix: np.ndarray) -> Tuple[np.ndarray, int]:

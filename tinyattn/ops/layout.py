@@ -134,7 +134,8 @@ def expand(x: Tensor, *sizes: Any) -> Tensor:
         shape.append(n)
     shape = tuple(shape)
     if math.prod(shape) == x.numel() and x.numel() > 0:
-        return reshape(x, shape)                # nothing repeats: a plain (writable) view
+        # nothing repeats: a plain (writable) view, torch's ExpandBackward0 all the same
+        return name_node(reshape(x, shape), "ExpandBackward0")
     return Expand.apply(x, shape=shape)
 
 
@@ -236,9 +237,18 @@ def contiguous(x: Tensor, memory_format: Any = None) -> Tensor:
     (differentiable, like ``clone``). Memory formats are accepted and change no value
     (tensor/memory_format.py)."""
     check_memory_format(x.shape, memory_format, "contiguous", allow_preserve=False)
-    if x._data.flags.c_contiguous:
+    if x._data.flags.c_contiguous and not _copies_to_channels_last(x, memory_format):
         return x
     return Clone.apply(x)
+
+
+def _copies_to_channels_last(x: Tensor, memory_format: Any) -> bool:
+    """torch's contiguous(memory_format=channels_last[_3d]) copies a row-major tensor, unless
+    its layouts coincide (one channel, or one spatial element): the result is a new tensor
+    (tinyattn's copy stays row-major: the values and the aliasing are torch's)."""
+    if str(memory_format) not in ("torch.channels_last", "torch.channels_last_3d"):
+        return False
+    return x.shape[1] != 1 and math.prod(x.shape[2:]) != 1
 
 
 def type_as(x: Tensor, other: Tensor) -> Tensor:

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import backend
 from ..amp.dispatch import cast_args
-from ..autograd import Function, keep_versions
+from ..autograd import Function, keep_versions, name_node
 from ..precision import is_floating
 from ..tensor import Tensor
 from .return_types import return_type
@@ -191,8 +191,8 @@ def slogdet(A: Tensor) -> SignLogAbsDet:  # noqa: N803 - torch.linalg's name
     """(sign, log |det A|) of a square matrix or a batch (``torch.linalg.slogdet``); the
     sign has no gradient."""
     _square(A, "linalg.slogdet")
-    sign = DetSign.apply(A)
-    logabsdet = LogAbsDet.apply(A, nan_if_negative=False)
+    sign = name_node(DetSign.apply(A), "LinalgSlogdetBackward0")   # torch: one node, both
+    logabsdet = name_node(LogAbsDet.apply(A, nan_if_negative=False), "LinalgSlogdetBackward0")
     # torch's one node keeps A and the sign output, not log|det|: a write to the sign after
     # the op makes backward raise, a write to log|det| does not
     return SignLogAbsDet(sign, keep_versions(logabsdet, sign))

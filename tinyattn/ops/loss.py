@@ -269,4 +269,7 @@ def _probability_targets(logits: Tensor, target: Tensor, weight: Optional[Tensor
     if reduction == "none":
         return losses
     total = reduce_sum(losses)
-    return total if reduction == "sum" else total / float(max(losses.numel(), 1))
+    # torch's last step: a negation of the sum, or its division by the count (div.Scalar)
+    if reduction == "sum":
+        return name_node(total, "NegBackward0")
+    return name_node(total / float(max(losses.numel(), 1)), "DivBackward1")

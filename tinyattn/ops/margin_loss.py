@@ -13,7 +13,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd import Function, name_node
 from ..tensor import Tensor
 from .pointwise_loss import legacy_reduction
 
@@ -141,7 +141,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1,  # noqa: A002
         loss = MultiMargin.apply(scores, target_ids, weight.reshape(classes), p=p,
                                  margin=float(margin))
     loss = loss.reshape(tuple(ids.shape))
-    return _reduce(loss, reduction)
+    return name_node(_reduce(loss, reduction), "MultiMarginLossBackward0")   # torch: one node
 
 
 def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Any = None,  # noqa
@@ -171,4 +171,4 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Any = No
     loss = MultiLabelMargin.apply(input.reshape(frames, classes), target.reshape(frames, classes),
                                   pairs=pairs, picked=picked)
     loss = loss.reshape(tuple(input.shape[:-1]) if input.ndim == 2 else ())
-    return _reduce(loss, reduction)
+    return name_node(_reduce(loss, reduction), "MultilabelMarginLossBackward0")

@@ -280,8 +280,8 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     1.0507): celu's Function with the exponent's divisor 1 and torch's scale."""
     if inplace:                                 # written into the input, as torch
         return in_place_op(input, "selu", selu)
-    return Celu.apply(_floating(input, "selu"), alpha=SELU_ALPHA, divisor=1.0,
-                      scale=SELU_SCALE)
+    return name_node(Celu.apply(_floating(input, "selu"), alpha=SELU_ALPHA, divisor=1.0,
+                                scale=SELU_SCALE), "EluBackward0")     # torch's selu is an elu
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa: A002
@@ -301,7 +301,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa
     else:
         draws = backend.uniform(x.shape, backend.device_of(x._data), x.dtype, generator)
         slopes = (float(lower) + draws * (float(upper) - float(lower))).astype(x.dtype)
-    return LeakyWithSlopes.apply(x, slopes=slopes)
+    return name_node(LeakyWithSlopes.apply(x, slopes=slopes), "RreluWithNoiseBackward0")
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
@@ -316,7 +316,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
         raise RuntimeError(f"Halving dimension must be even, but dimension {axis} is size "
                            f"{size}")
     first, second = split(_as_float(input), size // 2, axis)
-    return mul(first, sigmoid(second))
+    return name_node(mul(first, sigmoid(second)), "GluBackward0")
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002

@@ -220,7 +220,8 @@ def _moment_mean(moment: Any, name: str, input: Tensor, dim: Any, unbiased: Any,
     if isinstance(dim, bool):               # var_mean(x, False): torch's (input, unbiased)
         dim, unbiased = None, dim
     spread = moment(input, dim, unbiased=unbiased, keepdim=keepdim, correction=correction)
-    return spread, mean(input, dim, keepdim=keepdim)
+    node = "VarMeanBackward0" if name == "var_mean" else "StdMeanBackward0"   # torch: one node
+    return name_node(spread, node), name_node(mean(input, dim, keepdim=keepdim), node)
 
 
 def var_mean(input: Tensor, dim: Dim = None, unbiased: Optional[bool] = None,  # noqa: A002
@@ -307,8 +308,8 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Optional[Tensor] = N
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
-    if n == 0:                                  # as torch: nothing is concatenated either
-        return input
+    if n == 0:          # as torch: nothing is concatenated either; a copy in new memory
+        return name_node(input.clone(), "torch::autograd::CopyBackwards")
     axis = _single_axis(dim, input.ndim, "diff")
     parts = [t for t in (prepend, input, append) if t is not None]
     x = cat(parts, axis) if len(parts) > 1 else input
@@ -332,8 +333,10 @@ def aminmax(input: Tensor, *, dim: Optional[int] = None,  # noqa: A002 - PyTorch
     _check_not_empty(input, axes, "aminmax")
     if dim is None and keepdim:
         shape = (1,) * input.ndim
-        return MinMax(amin(input).reshape(shape), amax(input).reshape(shape))
-    return MinMax(amin(input, dim, keepdim), amax(input, dim, keepdim))
+        low, high = amin(input).reshape(shape), amax(input).reshape(shape)
+    else:
+        low, high = amin(input, dim, keepdim), amax(input, dim, keepdim)
+    return MinMax(name_node(low, "AminmaxBackward0"), name_node(high, "AminmaxBackward0"))
 
 
 def _order_index(x: Any, axis: int, k: int, ignore_nan: bool) -> Any:

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend, factories
-from ..autograd import Function
+from ..autograd import Function, name_node
 from ..tensor import Tensor, normalize_dtype
 from ..precision import is_floating
 
@@ -74,4 +74,8 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None
         raise RuntimeError(f"normal: the shapes of mean {tensors[0].shape} and std "
                            f"{tensors[1].shape} do not broadcast") from None
     eps = factories.randn(shape, generator=generator, dtype=want, device=like.device)
-    return NormalSample.apply(tensors[0], tensors[1], eps=eps._data)
+    # torch's overloads: normal(Tensor, float) 1, (float, Tensor) 2, (Tensor, Tensor) 3
+    given = (isinstance(mean, Tensor), isinstance(std, Tensor))
+    node = {(True, False): "NormalBackward1", (False, True): "NormalBackward2"}.get(
+        given, "NormalBackward3")
+    return name_node(NormalSample.apply(tensors[0], tensors[1], eps=eps._data), node)

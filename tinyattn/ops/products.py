@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import backend
 from ..broadcast_error import expand_error
-from ..autograd import Function, name_node, unbroadcast
+from ..autograd import Function, name_node, names_node, unbroadcast
 from ..tensor import Tensor
 from .elementwise import add, mul
 from .masking import masked_fill
@@ -129,6 +129,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:  # noqa: A002
         return matmul(input, vec)
 
 
+@names_node("AddmmBackward0")
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,  # noqa: A002
           alpha: float = 1) -> Tensor:
     """beta * input + alpha * (mat1 @ mat2), with ``input`` broadcast to (n, p), as

@@ -84,7 +84,8 @@ def unbind(input: Tensor, dim: int = 0) -> Tuple[Tensor, ...]:  # noqa: A002 - t
     if input.ndim == 0:
         raise IndexError("unbind: a 0-d tensor has no dim to unbind")
     axis = _normalize_dim(_int(dim, "dim", "unbind"), input.ndim, "unbind")
-    return tuple(_take(input, axis, i) for i in range(input.shape[axis]))
+    return tuple(name_node(_take(input, axis, i), "UnbindBackward0")   # torch: one node
+                 for i in range(input.shape[axis]))
 
 
 def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:  # noqa: A002
@@ -241,4 +242,4 @@ def trace(input: Tensor) -> Tensor:  # noqa: A002
     give int64, as PyTorch)."""
     if input.ndim != 2:
         raise RuntimeError(f"trace: expects a 2-D tensor, got shape {input.shape}")
-    return _sum(diagonal(input))
+    return name_node(_sum(diagonal(input)), "TraceBackward0")

@@ -264,7 +264,8 @@ def prod(x: Tensor, dim: Optional[int] = None, keepdim: bool = False, *,
     if dim is None or x.ndim == 0:
         axis = None if dim is None else _single_axis(dim, x.ndim, "prod")
         out = prod(reshape(x, -1), 0)                  # every element, as one row
-        return reshape(out, x.shape if axis is not None and keepdim else ())
+        return name_node(reshape(out, x.shape if axis is not None and keepdim else ()),
+                         "ProdBackward0" if axis is None else "ProdBackward1")   # prod.dim_int
     axis = _single_axis(dim, x.ndim, "prod")
     if x.dtype.kind in "biu":
         xp = backend.get_array_module(x._data)

@@ -176,18 +176,21 @@ def trunc(input: Tensor) -> Tensor:  # noqa: A002
     return _step("trunc", input, lambda x: backend.get_array_module(x).trunc(x))
 
 
-def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001
+def round(input: Tensor, *, decimals: Any = None) -> Tensor:  # noqa: A001
     """Round to ``decimals`` places, halves to even (0.5 -> 0, 1.5 -> 2, 2.5 -> 2), as
     ``torch.round``; with decimals, x * 10^d is rounded and divided back (so 2.675 gives
     2.67 or 2.68 as its binary value falls, as in PyTorch). Zero gradient."""
+    if decimals is None:            # torch's round(x) (RoundBackward0); decimals=0 given is
+        return _step("round", input, lambda x: backend.get_array_module(x).rint(x))
     if isinstance(decimals, bool) or not isinstance(decimals, (int, np.integer)):
         raise TypeError(f"round: decimals must be an int, got {decimals!r}")
     decimals = int(decimals)
     if decimals != 0 and input.dtype.kind in "biu":
         raise TypeError(f"round: decimals={decimals} is not supported for {input.dtype} "
                         f"tensors (as in PyTorch); convert with .float() first")
-    if decimals == 0:
-        return _step("round", input, lambda x: backend.get_array_module(x).rint(x))
+    if decimals == 0:               # round.decimals (RoundBackward1)
+        return _step("round", input, lambda x: backend.get_array_module(x).rint(x),
+                     "RoundBackward1")
     scale = 10.0 ** decimals
 
     def rounded(x: Any) -> Any:

@@ -12,7 +12,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import backend
-from ..autograd import Function, keep_versions
+from ..autograd import Function, keep_versions, name_node
 from ..tensor import Tensor
 from ..precision import is_floating
 from .inplace import _in_place
@@ -258,11 +258,13 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:  #
     if input.ndim:
         shape[axis] = size
     mask = Tensor._wrap(backend.to_device(chosen.reshape(shape), input.device))
+    node = "IndexFillBackward1" if isinstance(value, Tensor) else "IndexFillBackward0"
     if not isinstance(value, Tensor):
         value = Tensor._wrap(xp.asarray(value, dtype=input.dtype))
     elif value.dtype != input.dtype:
         value = value.to(input.dtype)
-    return keep_versions(where(mask, value, input), index)   # torch keeps the index
+    out = name_node(where(mask, value, input), node)        # torch: index_fill.int_Tensor/Scalar
+    return keep_versions(out, index)   # torch keeps the index
 
 
 def index_fill_(x: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:

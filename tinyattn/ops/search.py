@@ -295,4 +295,8 @@ def bernoulli_(x: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
         draws = bernoulli(Tensor._wrap(np.ascontiguousarray(chances)), generator=generator)
     else:
         draws = bernoulli(x.detach(), p, generator=generator)
-    return copy_(x, draws.to(x.dtype))
+    before = x._ctx
+    copy_(x, draws.to(x.dtype))
+    if x._ctx is not before:            # torch: bernoulli_.Tensor 1, bernoulli_.float 2
+        x._ctx.torch_name = "BernoulliBackward1" if probs is not None else "BernoulliBackward2"
+    return x

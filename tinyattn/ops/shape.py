@@ -178,13 +178,14 @@ def squeeze(x: Tensor, dim: Union[int, Sequence[int], None] = None) -> Tensor:
     if dim is None:
         return name_node(reshape(x, tuple(n for n in x.shape if n != 1)), "SqueezeBackward0")
     dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    # torch's squeeze always returns a new view (of the same shape when no named dim has
+    # size 1), never the input itself: x.squeeze(0).t_() leaves x as it was
     if x.ndim == 0:                             # PyTorch accepts dim 0 / -1 on a 0-d tensor
         for d in dims:
             _normalize_dim(d, 1, "squeeze")
-        return x
-    axes = {_normalize_dim(d, x.ndim, "squeeze") for d in dims}
-    if all(x.shape[a] != 1 for a in axes):
-        return x
+        axes = set()
+    else:
+        axes = {_normalize_dim(d, x.ndim, "squeeze") for d in dims}
     out = reshape(x, tuple(n for a, n in enumerate(x.shape) if a not in axes or n != 1))
     return name_node(out, "SqueezeBackward2" if isinstance(dim, (tuple, list))
                      else "SqueezeBackward1")
@@ -200,6 +201,8 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if start > end:         # torch refuses (the product of no dims would insert a dim of 1)
         raise RuntimeError(f"flatten() has invalid args: start_dim cannot come after end_dim "
                            f"(start_dim={start_dim}, end_dim={end_dim} for {x.ndim} dims)")
+    if start == end:        # torch returns the input itself (a 1-D tensor, flatten(1, 1))
+        return x
     middle = math.prod(x.shape[start:end + 1])
     return reshape(x, x.shape[:start] + (middle,) + x.shape[end + 1:])
 
@@ -392,16 +395,20 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return Stack.apply(*_floats_win(tensors), axis=axis)
 
 
-def split(x: Tensor, split_size_or_sections: Union[int, Sequence[int]], dim: int = 0
-          ) -> Tuple[Tensor, ...]:
+def split(x: Tensor, split_size_or_sections: Union[int, Sequence[int]], dim: int = 0,
+          *, _node: str = "Split") -> Tuple[Tensor, ...]:
     """PyTorch's ``split``: chunks of one size (the last may be smaller) or of given sizes,
     a tuple as torch's (a list printed ``[tensor(...), ...]`` where torch prints ``(...)``).
 
-    Each piece is a slice (a ``GetItem``), so its backward is the slice's.
+    Each piece is a slice (a ``GetItem``), so its backward is the slice's; its grad_fn is
+    named as torch's one node (``SplitBackward0``, ``SplitWithSizesBackward0`` for sizes;
+    ``_node="UnsafeSplit"`` for unsafe_split).
     """
     axis = _normalize_dim(dim, x.ndim, "split")
     length = x.shape[axis]
-    if isinstance(split_size_or_sections, int):
+    sized = not isinstance(split_size_or_sections, int)
+    name = f"{_node}{'WithSizes' if sized else ''}Backward0"
+    if not sized:
         if split_size_or_sections <= 0:
             raise ShapeError(f"split: size must be positive, got {split_size_or_sections}")
         sizes = [min(split_size_or_sections, length - s)
@@ -414,13 +421,13 @@ def split(x: Tensor, split_size_or_sections: Union[int, Sequence[int]], dim: int
     pieces, start = [], 0
     for size in sizes:
         index = (slice(None),) * axis + (slice(start, start + size),)
-        pieces.append(GetItem.apply(x, index=index))
+        pieces.append(name_node(GetItem.apply(x, index=index), name))
         start += size
     return tuple(pieces)
 
 
-def chunk(x: Tensor, chunks: int, dim: int = 0) -> Tuple[Tensor, ...]:
+def chunk(x: Tensor, chunks: int, dim: int = 0, *, _node: str = "Split") -> Tuple[Tensor, ...]:
     if not isinstance(chunks, (int, np.integer)) or chunks < 1:
         raise ShapeError(f"chunk: chunks must be a positive integer, got {chunks!r}")
     length = x.shape[_normalize_dim(dim, x.ndim, "chunk")]
-    return split(x, -(-length // chunks), dim)
+    return split(x, -(-length // chunks), dim, _node=_node)

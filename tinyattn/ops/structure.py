@@ -15,6 +15,7 @@ from typing import Any, List, Sequence, Tuple
 
 import numpy as np
 
+from ..autograd import name_node
 from ..tensor import Tensor
 from .elementwise import clone
 from .grids import diag, meshgrid
@@ -93,7 +94,12 @@ def _at_least(op: str, shape_of: Any, tensors: Tuple[Any, ...]) -> Any:
     for i, t in enumerate(tensors):
         _check_tensor(t, op, f"tensor {i}")
         new_shape = shape_of(t.shape)
-        out.append(t if new_shape == t.shape else reshape(t, new_shape))
+        if new_shape == t.shape:
+            out.append(t)
+        elif t.ndim:                # torch unsqueezes a 1-D or 2-D tensor, reshapes a 0-d one
+            out.append(name_node(reshape(t, new_shape), "UnsqueezeBackward0"))
+        else:
+            out.append(reshape(t, new_shape))
     return out[0] if single else tuple(out)
 
 
@@ -255,13 +261,13 @@ def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0  # 
 
 def unsafe_split(input: Tensor, split_size: Any, dim: int = 0) -> Tuple[Tensor, ...]:  # noqa
     """``torch.unsafe_split``: ``split`` (tinyattn's pieces never alias a later write)."""
-    return tuple(split(_check_tensor(input, "unsafe_split"), split_size, dim))
+    return tuple(split(_check_tensor(input, "unsafe_split"), split_size, dim, _node="UnsafeSplit"))
 
 
 def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> Tuple[Tensor, ...]:  # noqa
     """``torch.unsafe_chunk``: ``chunk``."""
     from .shape import chunk
-    return tuple(chunk(_check_tensor(input, "unsafe_chunk"), chunks, dim))
+    return tuple(chunk(_check_tensor(input, "unsafe_chunk"), chunks, dim, _node="UnsafeSplit"))
 
 
 # ------------------------------------------------------------------ picking and turning
@@ -317,12 +323,14 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:  #
                            f"{dims[0]} and dim1 = {dims[1]}")
     turns = _int(k, "k", "rot90") % 4
     if turns == 1:
-        return transpose(flip(input, (b,)), a, b)
-    if turns == 2:
-        return flip(input, (a, b))
-    if turns == 3:
-        return transpose(flip(input, (a,)), a, b)
-    return clone(input)
+        out = transpose(flip(input, (b,)), a, b)
+    elif turns == 2:
+        out = flip(input, (a, b))
+    elif turns == 3:
+        out = transpose(flip(input, (a,)), a, b)
+    else:
+        out = clone(input)
+    return name_node(out, "Rot90Backward0")      # torch: one node
 
 
 # ------------------------------------------------------------------ products of sets

@@ -49,6 +49,12 @@ IN_PLACE_ALIASES = {"greater_": "gt_", "greater_equal_": "ge_", "less_": "lt_",
 RESHAPE_IN_PLACE = ("unsqueeze", "squeeze", "t", "transpose")
 
 
+# x.t_(), x.squeeze_(1), ...: torch's nodes for the in-place overloads of the view ops
+_IN_PLACE_NODE = {"TBackward0": "TBackward1", "TransposeBackward0": "TransposeBackward1",
+                  "UnsqueezeBackward0": "UnsqueezeBackward1", "SqueezeBackward0": "SqueezeBackward3",
+                  "SqueezeBackward1": "SqueezeBackward4", "SqueezeBackward2": "SqueezeBackward5"}
+
+
 def _reshape_in_place(name: str) -> Callable[..., Tensor]:
     view_name = name[:-1]
 
@@ -71,6 +77,10 @@ def _reshape_in_place(name: str) -> Callable[..., Tensor]:
         before._ctx, before._vc = self._ctx, self._version_counter()
         result = view(before, *args, **kwargs)
         self._data, self._ctx = result._data, result._ctx
+        if result._ctx is not None:             # torch's in-place overloads' nodes
+            in_place = _IN_PLACE_NODE.get(result._ctx.name())
+            if in_place is not None:
+                result._ctx.torch_name = in_place
         self._bump_version()
         return self
     method.__name__ = method.__qualname__ = name
@@ -88,7 +98,8 @@ def _float_draws(x: Tensor, generator: Any) -> Any:
 
 
 def _fill(x: Tensor, name: str, values: Any) -> Tensor:
-    return _in_place(x, name, lambda t: Tensor._wrap(values.astype(x.dtype)))
+    from .inplace import random_write
+    return random_write(x, name, values.astype(x.dtype))
 
 
 def _need_float(x: Tensor, name: str) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import backend
 from ..amp.dispatch import cast_args
-from ..autograd import Function
+from ..autograd import Function, name_node
 from ..precision import is_floating
 from ..tensor import Tensor
 from .conv import as_tuple
@@ -121,7 +121,10 @@ def _max_unpool(op: str, dims: int, input: Tensor, indices: Tensor,  # noqa: A00
         raise RuntimeError(f"{op}: Found an invalid max index: {int(bad)} (output volumes "
                            f"are of size {'x'.join(map(str, sizes))})")
     out = MaxUnpool.apply(x, index, out_sizes=sizes)
-    return out if batched else out.squeeze(0)
+    # torch's names: max_unpool2d/3d's own node (batched or not); 1-d unpools as 2-d between
+    # an unsqueeze and a squeeze
+    return name_node(out if batched else out.squeeze(0),
+                     "SqueezeBackward1" if dims == 1 else f"MaxUnpool{dims}DBackward0")
 
 
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any,  # noqa: A002

@@ -14,6 +14,7 @@ import inspect
 
 import numpy as np
 
+from ..autograd import name_node
 from ..tensor import Tensor
 from .compare import sort
 from .elementwise import clone
@@ -39,12 +40,22 @@ def _copied(op: Callable[..., Any], name: str) -> Callable[..., Any]:
                             f"{type(input).__name__}")
         out = op(input, *args, **kwargs)
         if isinstance(out, (tuple, list)):
-            return tuple(clone(piece) for piece in out)
-        return clone(out)
+            return tuple(_copy_of(piece, input) for piece in out)
+        return _copy_of(out, input)
     copy_op.__name__ = copy_op.__qualname__ = name
     copy_op.__signature__ = inspect.signature(op)         # type: ignore[attr-defined]
     copy_op.__doc__ = f"``torch.{name}``: ``{op.__name__}`` as a new tensor (a clone)."
     return copy_op
+
+
+def _copy_of(view: Tensor, input: Tensor) -> Tensor:  # noqa: A002
+    """A clone of the view, named as torch names a ``*_copy`` op's node: the view op's node
+    with ``_copy`` (``TransposeBackward0_copy``; alias_copy: ``AliasBackward0_copy``)."""
+    copy = clone(view)
+    if copy._ctx is not None:
+        made = view._ctx if view is not input and view._ctx is not None else None
+        name_node(copy, (made.name() if made is not None else "AliasBackward0") + "_copy")
+    return copy
 
 
 def _expand(input: Tensor, size: Any, *, implicit: bool = False) -> Tensor:  # noqa: A002

@@ -118,15 +118,21 @@ class TensorConversions:
            ) -> "Tensor":
         """``.to('cuda')``, ``.to('cpu')``, ``.to(tinyattn.float64)``, ``.to('cuda',
         'float64')``, ``.to(other_tensor)`` or keywords ``device=``, ``dtype=``.
-        ``non_blocking`` and ``memory_format`` are accepted as in PyTorch and change nothing
-        (every copy here completes before ``to`` returns; memory is always row-major).
+        ``non_blocking`` and ``memory_format`` are accepted as in PyTorch and change no value
+        (every copy here completes before ``to`` returns; memory is always row-major; a
+        channels-last format gives a copy, never x itself, as torch's).
 
         Differentiable: a gradient flows back across a device or dtype change.
         """
         from ..ops import convert  # noqa: PLC0415 - ops sit above tensor in the layers
+        flags = 0
         for arg in args:
-            if isinstance(arg, bool):         # .to(device, dtype, non_blocking) positionally
-                non_blocking = arg
+            if isinstance(arg, bool):   # .to(device, dtype, non_blocking, copy) positionally
+                if flags:
+                    copy = arg          # the second: copy (torch's order; it was ignored)
+                else:
+                    non_blocking = arg
+                flags += 1
             elif isinstance(arg, TensorConversions):
                 device, dtype = arg.device, arg.dtype
             elif is_device_name(arg):
@@ -137,9 +143,15 @@ class TensorConversions:
             device = backend.normalize_device(device)   # a clear error if bad
         check_memory_format(self.shape, memory_format, "to")
         out = convert(self, device=device, dtype=normalize_dtype(dtype))
+        # torch copies into a channels-last layout whatever the strides were: the result is
+        # never x itself, so writing to it leaves x (tinyattn's copy stays row-major)
+        if str(memory_format) in ("torch.channels_last", "torch.channels_last_3d"):
+            copy = True
         if copy and out is self:
             from ..ops import clone  # noqa: PLC0415
             out = clone(self)
+            if out._ctx is not None:            # torch's _to_copy node, as for a conversion
+                out._ctx.torch_name = "ToCopyBackward0"
         return out
 
     def type(self, dtype: DTypeLike = None) -> Any:

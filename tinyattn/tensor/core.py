@@ -312,7 +312,8 @@ class Tensor(TensorConversions):
     def __repr__(self) -> str:
         """As PyTorch prints it (tinyattn/printing.py): ``tensor([1.5000, 2.0000])``,
         ``tensor([1, 2], dtype=int32)``, ``tensor(4., grad_fn=<SumBackward0>)``."""
-        grad_fn = None if self._ctx is None else self._ctx.name()       # torch's node name
+        # torch's node name, as its type prints it (name() "torch::autograd::CopyBackwards")
+        grad_fn = None if self._ctx is None else self._ctx.name().rpartition("::")[2]
         return printing.tensor_repr(backend.to_host(self._data), self.device, grad_fn,
                                     self.requires_grad)
 
