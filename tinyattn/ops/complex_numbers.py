@@ -37,6 +37,12 @@ def complex_of(dtype: Any) -> np.dtype:
     return _COMPLEX_OF[np.dtype(dtype)]
 
 
+def _real_pair_dtype(dtype: Any) -> bool:
+    """float32 or float64 (the dtypes with a complex partner here). Through np.dtype, so a
+    run-torch dtype (a str that hashes as its name) is found too."""
+    return np.dtype(dtype) in _COMPLEX_OF
+
+
 def is_complex(x: Tensor) -> bool:
     return x.dtype.kind == "c"
 
@@ -258,7 +264,7 @@ def _same_float_pair(op: str, a: Any, b: Any, names: tuple) -> None:
     if a.dtype != b.dtype:
         raise RuntimeError(f"{op}: expected both inputs to have the same dtype, got {a.dtype} "
                            f"and {b.dtype} (torch does not promote them either); convert one")
-    if a.dtype not in _COMPLEX_OF:
+    if not _real_pair_dtype(a.dtype):
         raise RuntimeError(f"{op}: supported for float and double tensors only, got "
                            f"{a.dtype} (float16 would give torch's complex32, which tinyattn "
                            f"does not have)")
@@ -289,7 +295,7 @@ def view_as_real(input: Tensor) -> Tensor:  # noqa: A002
 def view_as_complex(input: Tensor) -> Tensor:  # noqa: A002
     """``torch.view_as_complex``: a complex view of a float tensor of shape (..., 2)."""
     x = _tensor(input, "view_as_complex")
-    if x.dtype not in _COMPLEX_OF:
+    if not _real_pair_dtype(x.dtype):
         raise RuntimeError(f"view_as_complex is only supported for float and double tensors, "
                            f"but got a tensor of scalar type: {x.dtype}")
     if x.ndim == 0 or x.shape[-1] != 2:
