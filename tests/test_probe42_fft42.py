@@ -1,6 +1,9 @@
 """Findings of the fft42 stream (complex tensors and torch.fft as torch's), each against torch:
 a learner's Llama 2 RoPE program under run-torch's dtypes, complex factories, and torch.fft's
 printing, out= and Hermitian n-D transforms."""
+import re
+import warnings
+
 import numpy as np
 import pytest
 
@@ -97,3 +100,96 @@ def test_complex_randn_draws_parts_of_variance_one_half(dtype):
     assert abs(np.mean(np.abs(z.numpy()) ** 2) - 1) < 0.03          # E|z|^2 = 1, as torch
     assert ta.randn_like(z).dtype == z.dtype
     assert ta.randn(3, dtype=ta.complex64, requires_grad=True).requires_grad
+
+
+# ------------------------------------------------------------------ torch.fft of real signals
+_REAL_SIGNAL_CALLS = {
+    "fft_6": lambda m, x: m.fft.fft(x, dim=-2), "ifft_odd": lambda m, x: m.fft.ifft(x, n=7),
+    "fft2_pad": lambda m, x: m.fft.fft2(x, s=(3, 10), norm="ortho"),
+    "fftn_one_dim": lambda m, x: m.fft.fftn(x, s=(8,)), "ifftn": lambda m, x: m.fft.ifftn(x),
+    "rfft2": lambda m, x: m.fft.rfft2(x, norm="ortho"), "rfftn_cut": lambda m, x: m.fft.rfftn(x, s=(6, 4)),
+    "ihfft": lambda m, x: m.fft.ihfft(x),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+@pytest.mark.parametrize("name", sorted(_REAL_SIGNAL_CALLS))
+def test_real_signal_spectra_print_as_torchs(name, dtype):
+    """The imaginary parts a real signal's spectrum has exactly 0 are 0 (were ~1e-17: the
+    printout switched to scientific notation where torch prints 0.0000j)."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(-9, 10, (3, 6, 5)) if dtype == "int64" else rng.standard_normal((3, 6, 5))
+    x = x.astype(dtype)
+    mine = _REAL_SIGNAL_CALLS[name](ta, ta.tensor(x))
+    theirs = _REAL_SIGNAL_CALLS[name](torch, torch.tensor(x))
+    np.testing.assert_allclose(mine.numpy(), theirs.resolve_conj().numpy(), rtol=2e-5,
+                               atol=2e-5)
+    assert _masked(str(mine)) == _masked(str(theirs).replace("torch.", ""))
+    theirs = theirs.resolve_conj()                  # the exact zeros are where torch's are
+    assert ((mine.numpy().imag == 0) == (theirs.numpy().imag == 0)).all()
+
+
+def _masked(text):
+    """str() with each number's digits masked (a last digit may differ): the layout, the
+    notation (fixed or scientific) and the signs stay."""
+    return re.sub(r"\d+\.\d+", "N", text).replace(" ", "").replace("\n", "")
+
+
+def test_real_signal_spectrum_gradient_matches_torch():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((4, 6))
+    w = rng.standard_normal((4, 6, 2))
+    grads = []
+    for m in (ta, torch):
+        t = m.tensor(x, requires_grad=True)
+        loss = 0
+        for call in (lambda v: m.fft.fft(v, n=5), lambda v: m.fft.ifft2(v),
+                     lambda v: m.fft.fftn(v, dim=0, norm="ortho")):
+            y = call(t)
+            y = m.view_as_real(y.resolve_conj() if m is torch else y)
+            loss = loss + (y * m.tensor(w[:, :y.shape[1]], dtype=y.dtype)).sum()
+        loss.backward()
+        grads.append(np.asarray(t.grad.numpy()))
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------------------------------------------ torch.fft's out=
+_OUT_CASES = [
+    ("fft", "float32", (4,), "complex128", (4,)), ("fft", "float32", (4,), "complex64", (2,)),
+    ("rfft", "float32", (4,), "complex128", (3,)), ("irfft", "complex64", (4,), "float64", (6,)),
+    ("hfft", "complex64", (4,), "float64", (0,)), ("ihfft", "float32", (4,), "complex64", (3,)),
+    ("fft2", "float64", (2, 2), "complex128", (2, 2)), ("ifftn", "complex64", (3,), "complex64", (3,)),
+]
+
+
+@pytest.mark.parametrize("name,in_dtype,shape,out_dtype,out_shape", _OUT_CASES)
+def test_fft_out_writes_and_returns_out_as_torch(name, in_dtype, shape, out_dtype, out_shape):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if "complex" in in_dtype
+                                      else 0)
+    x = x.astype(in_dtype)
+    results = []
+    for m in (ta, torch):
+        out = m.zeros(out_shape, dtype=getattr(m, out_dtype))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")            # torch's (and tinyattn's) resize warning
+            got = getattr(m.fft, name)(m.tensor(x), out=out)
+        assert got is out
+        results.append((str(out.dtype), tuple(out.shape), np.asarray(out.resolve_conj().numpy()
+                                                                      if m is torch else out.numpy())))
+    assert results[0][0] == results[1][0].replace("torch.", "")
+    assert results[0][1] == results[1][1]
+    np.testing.assert_allclose(results[0][2], results[1][2], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name,in_dtype,out_dtype", [
+    ("fft", "float32", "float32"), ("irfft", "complex64", "complex64"),
+    ("ihfft", "float32", "complex128")])
+def test_fft_out_of_the_wrong_kind_is_refused_as_torch(name, in_dtype, out_dtype):
+    for m in (ta, torch):
+        x = m.ones(4, dtype=getattr(m, in_dtype))
+        with pytest.raises(RuntimeError):
+            getattr(m.fft, name)(x, out=m.zeros(4, dtype=getattr(m, out_dtype)))
+    x = ta.ones(4, requires_grad=True)
+    with pytest.raises(RuntimeError, match="automatic differentiation"):
+        ta.fft.fft(x, out=ta.zeros(4, dtype=ta.complex64))

@@ -332,9 +332,6 @@ _DTYPE_VIEW_WRITE = ("to fix: an in-place write (while gradients are recorded) t
                      ".imag), or to its base while it is alive: tinyattn's view histories map "
                      "one element of the base to one of the view, so it refuses the write "
                      "with a RuntimeError; torch gives the view a history")
-_FFT_ENTRIES = ("fft.fft", "fft.fft2", "fft.fftn", "fft.hfft", "fft.ifft", "fft.ifft2",
-                "fft.ifftn", "fft.ihfft", "fft.irfft", "fft.irfft2", "fft.irfftn", "fft.rfft",
-                "fft.rfft2", "fft.rfftn")
 _FFT_NOISE = ("cannot match: for bool and uint8 signals (whole numbers, so many bins are exactly "
               "0) torch's float32 kernel leaves rounding noise in some of those bins (up to "
               "3.4e-8 of the largest magnitude) or a -0.0 where tinyattn gives exactly 0 (its "
@@ -346,12 +343,9 @@ _FFT_NOISE = ("cannot match: for bool and uint8 signals (whole numbers, so many 
 _whole_number_signal = predicate("bool and uint8 signals", lambda s: isinstance(
     s.input, torch.Tensor) and s.input.dtype in (torch.bool, torch.uint8))
 _FFT_NOISE_ENTRIES = ("fft.fft", "fft.ifft", "fft.rfft", "fft.rfft2", "fft.rfftn", "fft.ihfft")
-_FFT_OUT = ("to fix: torch.fft's functions take out= in torch; tinyattn's do not yet (a "
-            "TypeError for the unexpected keyword)")
 COMPLEX_FFT39: List[Skip] = [
     *[op_skip(name, "values", _FFT_NOISE, kind="structure", when=_whole_number_signal)
       for name in _FFT_NOISE_ENTRIES],
-    *[op_skip(name, "out", _FFT_OUT, kind="skip") for name in _FFT_ENTRIES],
     op_skip("view_as_complex", "values", "harness: the noncontiguous copy of a (5, 2) input "
             "has a last-dim stride of 2 in torch (refused: 'Tensor must have a last dimension "
             "with stride 1'), but the converter hands tinyattn a contiguous copy", kind="skip",

@@ -24,6 +24,8 @@ are refused, as torch's CPU refuses them.
 """
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
@@ -34,6 +36,7 @@ from ..tensor import Tensor, normalize_dtype
 from .complex_numbers import conj_physical
 from .elementwise import convert
 from .rearrange import roll
+from .torch_keywords import write_out
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
            "rfftn", "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
@@ -354,44 +357,92 @@ def _real_inverse(x: Any, s: Any, dim: Any, norm: Optional[str], op: str) -> Ten
 
 
 # ------------------------------------------------------------------ public functions
+def _takes_out(fn: Any) -> Any:
+    """``fn`` taking torch's ``out=``: the result written into ``out`` (resized as torch
+    resizes it), which must be complex for a complex result and a floating tensor for a real
+    one (a complex128 out takes a complex64 result, as torch's); ihfft's out must have the
+    result's dtype (torch's conj_physical_out). Refused while recording gradients, as torch's."""
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def call(*args: Any, out: Optional[Tensor] = None, **kwargs: Any) -> Tensor:
+        result = fn(*args, **kwargs)
+        if out is None:
+            return result
+        if not isinstance(out, Tensor):
+            raise TypeError(f"fft_{name}(): argument 'out' must be Tensor, not "
+                            f"{type(out).__name__}")
+        complex_result = result.dtype.kind == "c"
+        if complex_result and out.dtype.kind != "c":
+            raise RuntimeError(f"{name} expects a complex output tensor, but got "
+                               f"{_scalar_name(out.dtype)} (pass out= of dtype {result.dtype})")
+        if not complex_result and not precision.is_floating(out.dtype):
+            raise RuntimeError(f"{name} expects a floating point output tensor, but got "
+                               f"{_scalar_name(out.dtype)} (pass out= of dtype {result.dtype})")
+        if name == "ihfft" and out.dtype != result.dtype:
+            raise RuntimeError(f"Found dtype {_scalar_name(out.dtype)} but expected "
+                               f"{_scalar_name(result.dtype)} (ihfft's out= must have the "
+                               f"result's dtype, {result.dtype})")
+        return write_out(f"fft_{name}", out, result)
+
+    signature = inspect.signature(fn)
+    call.__signature__ = signature.replace(parameters=list(signature.parameters.values()) + [
+        inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)])
+    return call
+
+
+def _scalar_name(dtype: Any) -> str:
+    return {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+            "complex64": "ComplexFloat", "complex128": "ComplexDouble", "int64": "Long",
+            "int32": "Int", "bool": "Bool"}.get(np.dtype(dtype).name, str(dtype))
+
+
+@_takes_out
 def fft(input: Tensor, n: Optional[int] = None, dim: int = -1,  # noqa: A002 - torch's names
         norm: Optional[str] = None) -> Tensor:
     """``torch.fft.fft``: the 1-D discrete Fourier transform along ``dim`` (complex result)."""
     return _complex_transform(input, n, _one(dim), norm, "fft", inverse=False, one_d=True)
 
 
+@_takes_out
 def ifft(input: Tensor, n: Optional[int] = None, dim: int = -1,  # noqa: A002
          norm: Optional[str] = None) -> Tensor:
     """``torch.fft.ifft``: the 1-D inverse transform (1/n scaling under "backward")."""
     return _complex_transform(input, n, _one(dim), norm, "ifft", inverse=True, one_d=True)
 
 
+@_takes_out
 def fft2(input: Tensor, s: Any = None, dim: Any = (-2, -1),  # noqa: A002
          norm: Optional[str] = None) -> Tensor:
     return _complex_transform(input, s, dim, norm, "fft2", inverse=False)
 
 
+@_takes_out
 def ifft2(input: Tensor, s: Any = None, dim: Any = (-2, -1),  # noqa: A002
           norm: Optional[str] = None) -> Tensor:
     return _complex_transform(input, s, dim, norm, "ifft2", inverse=True)
 
 
+@_takes_out
 def fftn(input: Tensor, s: Any = None, dim: Any = None,  # noqa: A002
          norm: Optional[str] = None) -> Tensor:
     return _complex_transform(input, s, dim, norm, "fftn", inverse=False)
 
 
+@_takes_out
 def ifftn(input: Tensor, s: Any = None, dim: Any = None,  # noqa: A002
           norm: Optional[str] = None) -> Tensor:
     return _complex_transform(input, s, dim, norm, "ifftn", inverse=True)
 
 
+@_takes_out
 def rfft(input: Tensor, n: Optional[int] = None, dim: int = -1,  # noqa: A002
          norm: Optional[str] = None) -> Tensor:
     """``torch.fft.rfft``: the transform of a real signal, bins 0 .. n//2 (n//2 + 1 of them)."""
     return _real_forward(input, n, _one(dim), norm, "rfft")
 
 
+@_takes_out
 def irfft(input: Tensor, n: Optional[int] = None, dim: int = -1,  # noqa: A002
           norm: Optional[str] = None) -> Tensor:
     """``torch.fft.irfft``: the real signal of length n (default 2 * (m - 1)) whose one-sided
@@ -399,26 +450,31 @@ def irfft(input: Tensor, n: Optional[int] = None, dim: int = -1,  # noqa: A002
     return _real_inverse(input, n, _one(dim), norm, "irfft")
 
 
+@_takes_out
 def rfft2(input: Tensor, s: Any = None, dim: Any = (-2, -1),  # noqa: A002
           norm: Optional[str] = None) -> Tensor:
     return _real_forward(input, s, dim, norm, "rfft2")
 
 
+@_takes_out
 def irfft2(input: Tensor, s: Any = None, dim: Any = (-2, -1),  # noqa: A002
            norm: Optional[str] = None) -> Tensor:
     return _real_inverse(input, s, dim, norm, "irfft2")
 
 
+@_takes_out
 def rfftn(input: Tensor, s: Any = None, dim: Any = None,  # noqa: A002
           norm: Optional[str] = None) -> Tensor:
     return _real_forward(input, s, dim, norm, "rfftn")
 
 
+@_takes_out
 def irfftn(input: Tensor, s: Any = None, dim: Any = None,  # noqa: A002
            norm: Optional[str] = None) -> Tensor:
     return _real_inverse(input, s, dim, norm, "irfftn")
 
 
+@_takes_out
 def hfft(input: Tensor, n: Optional[int] = None, dim: int = -1,  # noqa: A002
          norm: Optional[str] = None) -> Tensor:
     """``torch.fft.hfft``: the real spectrum of a signal that is Hermitian in time, given by
@@ -429,6 +485,7 @@ def hfft(input: Tensor, n: Optional[int] = None, dim: int = -1,  # noqa: A002
     return _real_inverse(x, n, _one(dim), _DUAL[_norm(norm, "hfft")], "hfft")
 
 
+@_takes_out
 def ihfft(input: Tensor, n: Optional[int] = None, dim: int = -1,  # noqa: A002
           norm: Optional[str] = None) -> Tensor:
     """``torch.fft.ihfft``: the inverse of hfft: conj(rfft(input)) with the dual
