@@ -193,3 +193,46 @@ def test_fft_out_of_the_wrong_kind_is_refused_as_torch(name, in_dtype, out_dtype
     x = ta.ones(4, requires_grad=True)
     with pytest.raises(RuntimeError, match="automatic differentiation"):
         ta.fft.fft(x, out=ta.zeros(4, dtype=ta.complex64))
+
+
+# ------------------------------------------------------------------ hfft2, hfftn, ihfft2, ihfftn
+_HERMITIAN_CALLS = {
+    "hfft2": lambda m, z, x: m.fft.hfft2(z, s=(3, 6)),
+    "hfftn": lambda m, z, x: m.fft.hfftn(z, dim=(0, 2), norm="ortho"),
+    "hfftn_default": lambda m, z, x: m.fft.hfftn(z),
+    "ihfft2": lambda m, z, x: m.fft.ihfft2(x, norm="forward"),
+    "ihfftn": lambda m, z, x: m.fft.ihfftn(x, s=(5, 4), dim=(2, 0)),
+    "ihfftn_one_dim": lambda m, z, x: m.fft.ihfftn(x, dim=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_HERMITIAN_CALLS))
+def test_hermitian_nd_transforms_match_torch_with_gradients(name):
+    rng = np.random.default_rng(6)
+    z = rng.standard_normal((3, 4, 5)) + 1j * rng.standard_normal((3, 4, 5))
+    x = rng.standard_normal((3, 4, 5))
+    results = []
+    for m in (ta, torch):
+        tz, tx = m.tensor(z, requires_grad=True), m.tensor(x, requires_grad=True)
+        y = _HERMITIAN_CALLS[name](m, tz, tx)
+        flat = m.view_as_real(y.resolve_conj() if m is torch else y) if y.is_complex() else y
+        w = np.cos(np.arange(flat.numel())).reshape(tuple(flat.shape))
+        (flat * m.tensor(w)).sum().backward()
+        grad = tz.grad if tz.grad is not None else tx.grad
+        results.append((str(y.dtype).replace("torch.", ""), tuple(y.shape),
+                        y.grad_fn.name(), np.asarray((y.resolve_conj() if m is torch else y)
+                                                     .detach().numpy()),
+                        np.asarray(grad.numpy())))
+    (dtype, shape, node, value, grad), theirs = results
+    assert (dtype, shape, node) == theirs[:3]
+    np.testing.assert_allclose(value, theirs[3], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(grad, theirs[4], rtol=1e-10, atol=1e-12)
+
+
+def test_hermitian_nd_transforms_refuse_what_torch_refuses():
+    for m in (ta, torch):
+        with pytest.raises(RuntimeError):
+            m.fft.ihfft2(m.ones(2, 2, dtype=m.complex64))         # a complex input
+        with pytest.raises(RuntimeError):
+            m.fft.hfftn(m.ones(3, dtype=m.complex64), s=(2, 2))    # more sizes than dims
+    assert ta.fft.hfft2(ta.ones(2, 3, dtype=ta.complex64)).shape == (2, 4)   # control

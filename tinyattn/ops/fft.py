@@ -39,7 +39,8 @@ from .rearrange import roll
 from .torch_keywords import write_out
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
-           "rfftn", "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+           "rfftn", "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq",
+           "rfftfreq", "fftshift", "ifftshift"]
 
 _NORMS = ("backward", "ortho", "forward")
 _DUAL = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
@@ -495,6 +496,66 @@ def ihfft(input: Tensor, n: Optional[int] = None, dim: int = -1,  # noqa: A002
         raise RuntimeError(f"fft_ihfft: ihfft expects a real input tensor, but got {x.dtype}")
     return conj_physical(_real_forward(x, n, _one(dim), _DUAL[_norm(norm, "ihfft")],
                                        "ihfft"))
+
+
+@_takes_out
+def hfft2(input: Tensor, s: Any = None, dim: Any = (-2, -1),  # noqa: A002
+          norm: Optional[str] = None) -> Tensor:
+    """``torch.fft.hfft2``: hfftn over two dims (the last two by default)."""
+    return _hermitian_inverse(input, s, dim, norm, "hfft2")
+
+
+@_takes_out
+def hfftn(input: Tensor, s: Any = None, dim: Any = None,  # noqa: A002
+          norm: Optional[str] = None) -> Tensor:
+    """``torch.fft.hfftn``: the real n-D spectrum of a signal that is Hermitian in time, given
+    by its half along the last dim: irfftn(conj(input)) with the dual normalisation (the
+    forward transform of the full Hermitian signal; "backward" does not scale)."""
+    return _hermitian_inverse(input, s, dim, norm, "hfftn")
+
+
+@_takes_out
+def ihfft2(input: Tensor, s: Any = None, dim: Any = (-2, -1),  # noqa: A002
+           norm: Optional[str] = None) -> Tensor:
+    """``torch.fft.ihfft2``: ihfftn over two dims (the last two by default)."""
+    return _hermitian_forward(input, s, dim, norm, "ihfft2")
+
+
+@_takes_out
+def ihfftn(input: Tensor, s: Any = None, dim: Any = None,  # noqa: A002
+           norm: Optional[str] = None) -> Tensor:
+    """``torch.fft.ihfftn``: the inverse of hfftn: conj(rfftn(input)) with the dual
+    normalisation (1/N under "backward"), the last dim one-sided."""
+    return _hermitian_forward(input, s, dim, norm, "ihfftn")
+
+
+def _hermitian_inverse(input: Any, s: Any, dim: Any, norm: Optional[str], op: str) -> Tensor:
+    x = _check_input(input, op)
+    x = conj_physical(_as_complex(x))
+    return _real_inverse(x, s, dim, _DUAL[_norm(norm, op)], op)
+
+
+def _hermitian_forward(input: Any, s: Any, dim: Any, norm: Optional[str], op: str) -> Tensor:
+    x = _check_input(input, op)
+    if x.dtype.kind == "c":
+        raise RuntimeError(f"{op} expects a real-valued input tensor, but got {x.dtype}")
+    out = conj_physical(_real_forward(x, s, dim, _DUAL[_norm(norm, op)], op))
+    axes, _ = _axes_and_sizes(x, s, dim, op)
+    if len(axes) > 1:                    # torch's last step is a complex pass (its node)
+        _zero_signs_of_a_complex_pass(out._data, axes[:-1])
+        name_node(out, "FftC2CBackward0")
+    return out
+
+
+def _zero_signs_of_a_complex_pass(data: Any, axes: Sequence[int]) -> None:
+    """The signs of the exact zeros torch's ihfftn leaves: it conjugates the one-sided
+    transform (0 -> -0.0) and then runs a complex pass over the other dims, whose sums keep
+    -0.0 only at index 0 of each of those dims (elsewhere they add +/-, giving +0.0). The
+    values are the same; str() prints the sign (-0.0000j)."""
+    data.imag += 0.0                                    # every -0.0 to +0.0
+    index = tuple(0 if a in axes else slice(None) for a in range(data.ndim))
+    corner = data.imag[index]
+    corner[corner == 0] = -0.0
 
 
 def _one(dim: Any) -> Any:
