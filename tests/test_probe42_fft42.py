@@ -236,3 +236,45 @@ def test_hermitian_nd_transforms_refuse_what_torch_refuses():
         with pytest.raises(RuntimeError):
             m.fft.hfftn(m.ones(3, dtype=m.complex64), s=(2, 2))    # more sizes than dims
     assert ta.fft.hfft2(ta.ones(2, 3, dtype=ta.complex64)).shape == (2, 4)   # control
+
+
+# ------------------------------------------------------------------ more complex ops a learner meets
+_MORE_COMPLEX = {
+    "square": lambda m, z, r: z.square(),
+    "reciprocal": lambda m, z, r: z.reciprocal(),
+    "where": lambda m, z, r: m.where(r > 0, z, m.zeros_like(z)),
+    "where_real_other": lambda m, z, r: m.where(r > 0, z, r.to(z.dtype)),
+    "where_number": lambda m, z, r: m.where(r > 0, r, 2j),
+    "masked_fill": lambda m, z, r: z.masked_fill(r < 0, 1 + 2j),
+    "diag": lambda m, z, r: m.diag(z[0]) * m.diag(z)[1],
+}
+
+
+@pytest.mark.parametrize("name", sorted(_MORE_COMPLEX))
+def test_more_complex_ops_match_torch_with_gradients(name):
+    re = [[1.0, -2.0, 0.5], [0.25, 3.0, -1.0]]
+    im = [[0.5, 3.0, -1.0], [2.0, -0.5, 1.5]]
+    results = []
+    for m in (ta, torch):
+        z = m.complex(m.tensor(re, dtype=m.float64), m.tensor(im, dtype=m.float64))
+        z.requires_grad_(True)
+        r = m.tensor([2.0, -1.0, 0.5], dtype=m.float64, requires_grad=True)
+        y = _MORE_COMPLEX[name](m, z, r)
+        (m.view_as_real(y) ** 2).sum().backward()
+        results.append([str(y.dtype).replace("torch.", ""), y.detach().numpy(),
+                        z.grad.numpy() if z.grad is not None else None,
+                        r.grad.numpy() if r.grad is not None else None])
+    mine, theirs = results
+    assert mine[0] == theirs[0]
+    for a, b in zip(mine[1:], theirs[1:]):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_complex_ops_still_refused_name_the_op():            # the negative control
+    z = ta.tensor([1 + 2j])
+    with pytest.raises(TypeError, match="Sqrt: complex"):
+        ta.sqrt(z)
+    with pytest.raises(RuntimeError, match="complex32"):
+        ta.where(ta.tensor([True]), ta.ones(1, dtype=ta.float16), 2j)

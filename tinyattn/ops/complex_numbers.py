@@ -316,8 +316,9 @@ def view_as_complex(input: Tensor) -> Tensor:  # noqa: A002
 def _mark_checked() -> tuple:
     """The Functions whose forward and backward hold for complex numbers, besides the ones
     above. The shape ops move or copy elements (their backward moves the gradient back, the
-    same for any dtype); Add, Sub, Neg, Sum, Mean are real-linear with real coefficients;
-    Mul, Div, Exp and Matmul conjugate in their backward (docs/derivations.md); Convert takes
+    same for any dtype), and so do Where, MaskedFill, DiagEmbed and Diagonal (they select); Add, Sub,
+    Neg, Sum, Mean are real-linear with real coefficients; Mul, Div, Exp, Matmul, Square and
+    Reciprocal conjugate in their backward (docs/derivations.md); Convert takes
     the real part of a gradient going back to a real input."""
     from .elementwise import Add, Clone, Convert, Div, Exp, Mul, Neg, Sub  # noqa: PLC0415
     from .layout import Expand, Flip, Repeat                               # noqa: PLC0415
@@ -325,8 +326,13 @@ def _mark_checked() -> tuple:
     from .rearrange import Roll                                            # noqa: PLC0415
     from .reduce import Mean, Sum                                          # noqa: PLC0415
     from .shape import Concat, GetItem, Permute, Reshape, Stack            # noqa: PLC0415
+    from .masking import MaskedFill, Where                                 # noqa: PLC0415
+    from .grids import DiagEmbed                                           # noqa: PLC0415
+    from .rearrange import Diagonal                                        # noqa: PLC0415
+    from .rounding import Reciprocal, Square                               # noqa: PLC0415
     checked = (Add, Sub, Mul, Div, Neg, Exp, Clone, Convert, Matmul, Sum, Mean, Reshape,
-               Permute, GetItem, Concat, Stack, Expand, Flip, Repeat, Roll)
+               Permute, GetItem, Concat, Stack, Expand, Flip, Repeat, Roll, Where, MaskedFill,
+               DiagEmbed, Diagonal, Square, Reciprocal)
     for cls in checked:
         cls.accepts_complex = True
     return checked
