@@ -122,13 +122,14 @@ def test_fnet_style_token_mixing_trains_like_torch():
 
 
 def test_node_names_are_torchs():
-    """grad_fn names as torch prints them (FftR2CBackward0, ...); torch's fft of a real 1-D
-    signal (FftR2C) and ifft of one (Conj) are made differently: tinyattn converts to complex
-    first, so those two print FftC2CBackward0."""
+    """grad_fn names as torch prints them (FftR2CBackward0, ...), also for a real signal's
+    fft (FftR2C), ifft (Conj) and fft2 (FftC2C: torch converts to complex there)."""
     x = ta.ones(4, requires_grad=True)
     xt = torch.ones(4, requires_grad=True)
     for make in (lambda m, v: m.fft.rfft(v), lambda m, v: m.fft.fft(v * 1j),
                  lambda m, v: m.fft.irfft(v * 1j), lambda m, v: m.fft.hfft(v * 1j),
                  lambda m, v: m.complex(v, v), lambda m, v: (v * 1j).abs(),
-                 lambda m, v: m.fft.fftshift(v), lambda m, v: m.fft.fftn(v.reshape(2, 2))):
+                 lambda m, v: m.fft.fftshift(v), lambda m, v: m.fft.fftn(v.reshape(2, 2)),
+                 lambda m, v: m.fft.fft(v), lambda m, v: m.fft.ifft(v),
+                 lambda m, v: m.fft.fftn(v, dim=0), lambda m, v: m.fft.ihfft(v)):
         assert make(ta, x).grad_fn.name() == make(torch, xt).grad_fn.name()

@@ -15,6 +15,7 @@ are NumPy's, so the numbers differ from PyTorch's for the same seed.
 """
 from __future__ import annotations
 
+import builtins
 import math
 from typing import Any, Optional, Sequence, Tuple
 
@@ -91,6 +92,9 @@ def _leaf(data: Any, requires_grad: bool) -> Tensor:
     return out
 
 
+_PY_COMPLEX = builtins.complex
+
+
 def _number(value: Any, op: str, name: str) -> Any:
     """A Python number from a number or a one-element tensor, with a clear error otherwise."""
     if isinstance(value, Tensor):
@@ -157,6 +161,9 @@ def full(size: Any, fill_value: Any, *, out: Optional[Tensor] = None, dtype: DTy
     """A tensor of ``size`` filled with ``fill_value``; the dtype follows the value as in
     PyTorch (``full((2,), 3)`` is int64, ``full((2,), 2.5)`` float32, ``True`` bool), or is
     out's with ``out=`` (as zeros')."""
+    if isinstance(fill_value, (_PY_COMPLEX, np.complexfloating)):
+        return _full_complex(size, _PY_COMPLEX(fill_value), out, dtype, device,
+                             requires_grad)
     value = _number(fill_value, "full", "fill_value")
     if out is not None:
         return _factory_out("full", out, dtype, requires_grad, lambda want: np.full(
@@ -167,6 +174,27 @@ def full(size: Any, fill_value: Any, *, out: Optional[Tensor] = None, dtype: DTy
     xp = backend.array_module_for(_device(device))
     shape = _size((size,), None, "full")
     return _leaf(xp.full(shape, value, dtype=want), requires_grad)
+
+
+def _full_complex(size: Any, value: complex, out: Optional[Tensor], dtype: DTypeLike,
+                  device: Any, requires_grad: bool) -> Tensor:
+    """full with a complex fill value: complex64 by default (torch's default complex dtype);
+    a real dtype takes a value with no imaginary part, else torch's RuntimeError."""
+    want = normalize_dtype(dtype) if out is None else np.dtype(out.dtype)
+    want = want or np.dtype(np.complex64)
+    if want.kind != "c":
+        if value.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {_torch_type_name(want).lower()} "
+                               f"without overflow (full: fill_value {value!r} has an "
+                               f"imaginary part, but the dtype is {want}; use a complex "
+                               f"dtype)")
+        return full(size, value.real, out=out, dtype=dtype, device=device,
+                    requires_grad=requires_grad)
+    if out is not None:
+        return _factory_out("full", out, dtype, requires_grad, lambda w: np.full(
+            _size((size,), None, "full"), value).astype(w))
+    xp = backend.array_module_for(_device(device))
+    return _leaf(xp.full(_size((size,), None, "full"), value, dtype=want), requires_grad)
 
 
 def eye(n: int, m: Optional[int] = None, *, out: Optional[Tensor] = None,
@@ -338,10 +366,25 @@ def randn(*shape: Any, size: Any = None, generator: Any = None, out: Optional[Te
     if out is not None:
         return _factory_out("randn", out, dtype, requires_grad, lambda want: _normal_into(
             _size(shape, size, "randn"), want, generator, out.device))
+    want = _float_dtype(dtype)
+    if want.kind == "c":
+        return _leaf(_complex_normal(_size(shape, size, "randn"), _device(device), want,
+                                     generator), requires_grad)
     want = _random_float_dtype(dtype, "randn")
     data = backend.standard_normal(_size(shape, size, "randn"), _device(device), want,
                                    generator)
     return _leaf(data, requires_grad)
+
+
+def _complex_normal(shape: Tuple[int, ...], device: Any, want: np.dtype,
+                    generator: Any) -> Any:
+    """torch's complex randn: real and imaginary parts each drawn from N(0, 1/2) (so
+    E|z|^2 = 1), one draw of shape (..., 2) read as pairs."""
+    part = np.dtype(np.float32) if want == np.complex64 else np.dtype(np.float64)
+    pairs = backend.standard_normal(tuple(shape) + (2,), device, part, generator)
+    pairs = pairs * part.type(np.sqrt(0.5))
+    xp = backend.get_array_module(pairs)
+    return xp.ascontiguousarray(pairs).view(want)[..., 0]
 
 
 def _normal_into(shape: Tuple[int, ...], want: np.dtype, generator: Any, device: Any) -> Any:
@@ -466,7 +509,7 @@ def randn_like(input: Tensor, *, generator: Any = None, dtype: DTypeLike = None,
 
 
 def _like_float(dtype: np.dtype, op: str) -> np.dtype:
-    if not is_floating(dtype):
+    if not is_floating(dtype) and not (op == "randn_like" and dtype.kind == "c"):
         raise TypeError(f"{op}: the input is {dtype}, but random floats need a floating "
                         f"dtype; pass dtype=tinyattn.float32 (or use randint_like)")
     return dtype

@@ -197,7 +197,9 @@ COMPLEX_ENTRIES = frozenset({"real", "imag", "conj", "conj_physical", "resolve_c
                              "div.no_rounding_mode", "true_divide", "neg", "exp", "matmul", "mm",
                              "bmm", "mv", "dot", "vdot", "outer", "sum", "mean", "reshape",
                              "flip", "roll", "cat", "stack", "transpose", "permute",
-                             "index_select", "squeeze", "unsqueeze", "expand", "repeat"})
+                             "index_select", "squeeze", "unsqueeze", "expand", "repeat",
+                             "where", "masked_fill", "square", "reciprocal", "diag",
+                             "diagonal"})
 _COMPLEX_DTYPES = (torch.complex64, torch.complex128)
 
 

@@ -339,20 +339,47 @@ _DTYPE_VIEW_WRITE = ("to fix: an in-place write (while gradients are recorded) t
                      ".imag), or to its base while it is alive: tinyattn's view histories map "
                      "one element of the base to one of the view, so it refuses the write "
                      "with a RuntimeError; torch gives the view a history")
-_FFT_ENTRIES = ("fft.fft", "fft.fft2", "fft.fftn", "fft.hfft", "fft.ifft", "fft.ifft2",
-                "fft.ifftn", "fft.ihfft", "fft.irfft", "fft.irfft2", "fft.irfftn", "fft.rfft",
-                "fft.rfft2", "fft.rfftn")
-_FFT_STR = ("to fix (found after rebasing onto harness39's printing check, 05:45, not yet "
-            "fixed): for a real input, fft/fftn/... convert to complex and run a complex "
-            "transform, so the imaginary parts torch's real-to-complex kernel leaves exactly 0 "
-            "come out ~1e-17: the values agree within tolerance (tests/test_fft.py), but "
-            "str(result) switches the imaginary column to scientific notation where torch "
-            "prints 0.0000j; skipped (not strict) because only some samples and dtypes hit it")
-_FFT_OUT = ("to fix: torch.fft's functions take out= in torch; tinyattn's do not yet (a "
-            "TypeError for the unexpected keyword)")
+_FFT_NOISE = ("cannot match: for bool and uint8 signals (whole numbers, so many bins are exactly "
+              "0) torch's float32 kernel leaves rounding noise in some of those bins (up to "
+              "3.4e-8 of the largest magnitude) or a -0.0 where tinyattn gives exactly 0 (its "
+              "real-to-complex path zeroes parts below eps times the largest magnitude, "
+              "ops/fft.py), and str() switches to scientific notation or prints -0.0000j for "
+              "the noise. Values agree: over op_db's 128 bool/uint8 samples of these eight "
+              "entries, max |tinyattn - torch| / max |torch| = 1.1e-7, and tinyattn is never "
+              "nonzero where torch is 0; the other dtypes print as torch's")
+_whole_number_signal = predicate("bool and uint8 signals", lambda s: isinstance(
+    s.input, torch.Tensor) and s.input.dtype in (torch.bool, torch.uint8))
+_FFT_NOISE_ENTRIES = ("fft.fft", "fft.ifft", "fft.rfft", "fft.rfft2", "fft.rfftn", "fft.ihfft",
+                      "fft.ihfft2", "fft.ihfftn")
+
+
+def _one_dim_transform(sample: object) -> bool:
+    dim, s = sample.kwargs.get("dim"), sample.kwargs.get("s")
+    if dim is not None:
+        return isinstance(dim, int) or len(dim) == 1
+    if s is not None:
+        return isinstance(s, int) or len(s) == 1
+    return sample.input.ndim == 1
+
+
+_one_dim = predicate("samples transforming one dim", _one_dim_transform)
+_three_dims_in_float32 = predicate("float32-precision samples over dims (-3, -2, -1)", lambda s: (
+    s.kwargs.get("dim") == (-3, -2, -1) and s.input.dtype not in (torch.float64,
+                                                                   torch.complex128)))
+_TORCH_IHFFTN_OUT = ("cannot compare: torch's out= for ihfft2/ihfftn over one dim leaves the out "
+                     "tensor as it was (torch 2.13: ihfft2(x, dim=0, out=zeros) stays zeros; "
+                     "its result without out= is right); tinyattn writes the result")
+_HFFT2_3D = ("cannot match (tinyattn is more accurate): hfft2 over three dims of op_db's "
+             "(5, 6, 7) sample in float32: against float64, torch's largest error is 2.2e-5 "
+             "and tinyattn's 1.0e-5 (values up to 251; mean errors 6.0e-6 and 3.2e-6), so two "
+             "elements differ by just over float32's tolerance")
 COMPLEX_FFT39: List[Skip] = [
-    *[op_skip(name, "values", _FFT_STR, kind="skip") for name in _FFT_ENTRIES],
-    *[op_skip(name, "out", _FFT_OUT, kind="skip") for name in _FFT_ENTRIES],
+    *[op_skip(name, "values", _FFT_NOISE, kind="structure", when=_whole_number_signal)
+      for name in _FFT_NOISE_ENTRIES],
+    *[op_skip(name, "out", _TORCH_IHFFTN_OUT, kind="skip", when=_one_dim)
+      for name in ("fft.ihfft2", "fft.ihfftn")],
+    op_skip("fft.hfft2", ("values", "out"), _HFFT2_3D, kind="structure",
+            when=_three_dims_in_float32),
     op_skip("view_as_complex", "values", "harness: the noncontiguous copy of a (5, 2) input "
             "has a last-dim stride of 2 in torch (refused: 'Tensor must have a last dimension "
             "with stride 1'), but the converter hands tinyattn a contiguous copy", kind="skip",
@@ -360,6 +387,15 @@ COMPLEX_FFT39: List[Skip] = [
     op_skip("complex", "values", _NO_COMPLEX32, dtypes=("float16",)),
     op_skip("view_as_complex", "values", _NO_COMPLEX32, dtypes=("float16",)),
     op_skip("view_as_complex", "saves", _DTYPE_VIEW_WRITE),
+    op_skip("where", "values", _NO_COMPLEX32, kind="skip", dtypes=("float16",), when=predicate(
+        "samples with a complex number", lambda s: any(isinstance(v, complex) for v in (
+            s.input, *s.args)))),
+    op_skip("square", "values", "cannot match: torch's complex64 square of an overflowing "
+            "z = 1e20 (1 + i) depends on the tensor's length (torch 2.13: -inf+infj in a "
+            "3-element tensor, nan+infj in a 60-element one: its vectorised and scalar loops "
+            "differ); tinyattn gives -inf+infj (NumPy's product) at every length",
+            kind="structure", dtypes=("complex64",), when=predicate("samples with elements beyond 1e19", lambda s: (
+                s.input.abs().max().item() > 1e19))),
 ]
 
 TABLE: List[Skip] = (CANNOT_COMPARE + ON_PURPOSE + TO_FIX + NOT_IMPLEMENTED + NEW_OPS_B

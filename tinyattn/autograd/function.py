@@ -543,8 +543,9 @@ def _refuse_complex(cls: type, inputs: Sequence[Any]) -> None:
         if dtype is not None and getattr(dtype, "kind", "") == "c":
             raise TypeError(
                 f"{cls.__name__}: complex tensors ({dtype}) are not supported by this op in "
-                f"tinyattn (complex numbers work in: + - * / neg exp matmul, real, imag, conj, "
-                f"abs, angle, view_as_real, view_as_complex, torch.fft and the shape ops); "
+                f"tinyattn (complex numbers work in: + - * / neg exp matmul square reciprocal, "
+                f"real, imag, conj, abs, angle, view_as_real, view_as_complex, where, "
+                f"masked_fill, diag, torch.fft and the shape ops); "
                 f"work on x.real and x.imag (or torch.view_as_real(x)) instead")
 
 

@@ -37,6 +37,12 @@ def complex_of(dtype: Any) -> np.dtype:
     return _COMPLEX_OF[np.dtype(dtype)]
 
 
+def _real_pair_dtype(dtype: Any) -> bool:
+    """float32 or float64 (the dtypes with a complex partner here). Through np.dtype, so a
+    run-torch dtype (a str that hashes as its name) is found too."""
+    return np.dtype(dtype) in _COMPLEX_OF
+
+
 def is_complex(x: Tensor) -> bool:
     return x.dtype.kind == "c"
 
@@ -259,7 +265,7 @@ def _same_float_pair(op: str, a: Any, b: Any, names: tuple) -> None:
     if a.dtype != b.dtype:
         raise RuntimeError(f"{op}: expected both inputs to have the same dtype, got {a.dtype} "
                            f"and {b.dtype} (torch does not promote them either); convert one")
-    if a.dtype not in _COMPLEX_OF:
+    if not _real_pair_dtype(a.dtype):
         raise RuntimeError(f"{op}: supported for float and double tensors only, got "
                            f"{a.dtype} (float16 would give torch's complex32, which tinyattn "
                            f"does not have)")
@@ -290,7 +296,7 @@ def view_as_real(input: Tensor) -> Tensor:  # noqa: A002
 def view_as_complex(input: Tensor) -> Tensor:  # noqa: A002
     """``torch.view_as_complex``: a complex view of a float tensor of shape (..., 2)."""
     x = _tensor(input, "view_as_complex")
-    if x.dtype not in _COMPLEX_OF:
+    if not _real_pair_dtype(x.dtype):
         raise RuntimeError(f"view_as_complex is only supported for float and double tensors, "
                            f"but got a tensor of scalar type: {x.dtype}")
     if x.ndim == 0 or x.shape[-1] != 2:
@@ -311,8 +317,9 @@ def view_as_complex(input: Tensor) -> Tensor:  # noqa: A002
 def _mark_checked() -> tuple:
     """The Functions whose forward and backward hold for complex numbers, besides the ones
     above. The shape ops move or copy elements (their backward moves the gradient back, the
-    same for any dtype); Add, Sub, Neg, Sum, Mean are real-linear with real coefficients;
-    Mul, Div, Exp and Matmul conjugate in their backward (docs/derivations.md); Convert takes
+    same for any dtype), and so do Where, MaskedFill, DiagEmbed and Diagonal (they select); Add, Sub,
+    Neg, Sum, Mean are real-linear with real coefficients; Mul, Div, Exp, Matmul, Square and
+    Reciprocal conjugate in their backward (docs/derivations.md); Convert takes
     the real part of a gradient going back to a real input."""
     from .elementwise import Add, Clone, Convert, Div, Exp, Mul, Neg, Sub  # noqa: PLC0415
     from .layout import Expand, Flip, Repeat                               # noqa: PLC0415
@@ -320,8 +327,13 @@ def _mark_checked() -> tuple:
     from .rearrange import Roll                                            # noqa: PLC0415
     from .reduce import Mean, Sum                                          # noqa: PLC0415
     from .shape import Concat, GetItem, Permute, Reshape, Stack            # noqa: PLC0415
+    from .masking import MaskedFill, Where                                 # noqa: PLC0415
+    from .grids import DiagEmbed                                           # noqa: PLC0415
+    from .rearrange import Diagonal                                        # noqa: PLC0415
+    from .rounding import Reciprocal, Square                               # noqa: PLC0415
     checked = (Add, Sub, Mul, Div, Neg, Exp, Clone, Convert, Matmul, Sum, Mean, Reshape,
-               Permute, GetItem, Concat, Stack, Expand, Flip, Repeat, Roll)
+               Permute, GetItem, Concat, Stack, Expand, Flip, Repeat, Roll, Where, MaskedFill,
+               DiagEmbed, Diagonal, Square, Reciprocal)
     for cls in checked:
         cls.accepts_complex = True
     return checked

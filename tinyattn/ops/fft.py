@@ -24,6 +24,8 @@ are refused, as torch's CPU refuses them.
 """
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
@@ -34,9 +36,11 @@ from ..tensor import Tensor, normalize_dtype
 from .complex_numbers import conj_physical
 from .elementwise import convert
 from .rearrange import roll
+from .torch_keywords import write_out
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
-           "rfftn", "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+           "rfftn", "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq",
+           "rfftfreq", "fftshift", "ifftshift"]
 
 _NORMS = ("backward", "ortho", "forward")
 _DUAL = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
@@ -87,6 +91,97 @@ class C2C(Function):
         return _fit(dx, axes, had)
 
 
+class RealC2C(C2C):
+    """C2C of a real x (fft, ifft, fft2, fftn, ... of a real signal), computed as torch's
+    real-to-complex kernel does: the one-sided transform (rfftn), the other half filled with
+    the conjugates of the mirrored bins, X[k] = conj(X[-k mod n]), and the bins that are their
+    own mirror (every index 0 or n/2) exactly real. So the imaginary parts a real signal's
+    spectrum has exactly 0 are 0 here too (a complex transform of x + 0i leaves ~1e-17 there,
+    which prints differently). An inverse is the conjugate of the forward transform with the
+    dual norm (ifft x = conj(fft x) / n for a real x).
+    dx = Re of C2C's backward (x is real: only the real part of its gradient reaches it)."""
+
+    accepts_complex = False
+
+    def forward(self, x, axes: Tuple[int, ...], sizes: Tuple[int, ...], norm: str,
+                inverse: bool, one_d: bool):
+        self.save_for_backward([x.shape[a] for a in axes], axes, sizes, norm, inverse)
+        self.real_dtype = x.dtype
+        if one_d:                 # torch's 1-D real-to-complex node keeps x: a write raises
+            _check_version_when_unresized(self, x, axes, sizes)
+        xp = backend.get_array_module(x)
+        half = xp.fft.rfftn(x, s=sizes, axes=axes, norm=_DUAL[norm] if inverse else norm)
+        full = _hermitian_fill(_drop_rounding_noise(half, axes), axes, sizes)
+        if inverse:
+            full = full.conj()
+        _make_self_conjugate_bins_real(full, axes, sizes, negative_zero=inverse and one_d)
+        if not one_d:             # torch transforms x + 0i there: its exact zeros are +0.0,
+            full += 0.0           # not the -0.0 a mirrored conjugate gives (-0.0 + 0.0 = 0.0)
+        return full.astype(_complex_dtype(x.dtype), copy=False)
+
+    def backward(self, grad):
+        return super().backward(grad).real.astype(self.real_dtype)
+
+
+def _check_version_when_unresized(fn: Function, x: Any, axes: Sequence[int],
+                                  sizes: Sequence[int]) -> None:
+    """torch's real-to-complex node keeps its input: x itself when n/s leave it as it is (a
+    later in-place write to x makes the backward raise), else the padded/cut copy (no error)."""
+    if all(x.shape[a] == n for a, n in zip(axes, sizes)):
+        fn.versions_checked = (0,)
+
+
+def _hermitian_fill(half: Any, axes: Sequence[int], sizes: Sequence[int]) -> Any:
+    """The full spectrum of a real signal from its one-sided one (bins 0 .. n//2 of the last
+    axis): bin k of the last axis for k > n//2 is conj(X[-k mod n]) over every axis."""
+    xp = backend.get_array_module(half)
+    last, n = axes[-1], sizes[-1]
+    missing = n - n // 2 - 1                      # bins n//2 + 1 .. n - 1
+    if missing == 0:
+        return half
+    index = [slice(None)] * half.ndim
+    index[last] = slice(missing, 0, -1)           # bins n - k for k = n//2 + 1 .. n - 1
+    mirror = half[tuple(index)]
+    for axis in axes[:-1]:                        # j -> -j mod n: 0, n - 1, ..., 1
+        mirror = xp.roll(xp.flip(mirror, axis), 1, axis)
+    return xp.concatenate([half, mirror.conj()], axis=last)
+
+
+def _drop_rounding_noise(spectrum: Any, axes: Sequence[int]) -> Any:
+    """The spectrum of a real signal with each real or imaginary part smaller than eps times
+    the largest magnitude of its transform (over ``axes``) set to 0. A transform's error per
+    bin is about eps times its typical magnitude, so such a part is rounding noise: where the
+    exact value is 0 (a constant or integer-valued signal: bins that cancel exactly), pocketfft
+    leaves ~1e-16 and torch's kernel 0, and the printout would switch to scientific notation.
+    Zeroing it changes no value by more than the transform's own error."""
+    xp = backend.get_array_module(spectrum)
+    if spectrum.size == 0:
+        return spectrum
+    eps = np.finfo(spectrum.real.dtype).eps
+    limit = xp.abs(spectrum).max(axis=tuple(axes), keepdims=True) * eps
+    re, im = spectrum.real, spectrum.imag
+    small_re, small_im = xp.abs(re) < limit, xp.abs(im) < limit
+    if small_re.any() or small_im.any():
+        spectrum = spectrum.copy()
+        spectrum.real[small_re] = 0
+        spectrum.imag[small_im] = 0
+    return spectrum
+
+
+def _make_self_conjugate_bins_real(full: Any, axes: Sequence[int], sizes: Sequence[int],
+                                   negative_zero: bool) -> None:
+    """Zero the imaginary part of the bins that are their own mirror (each index 0, or n/2
+    for an even n): a real signal's spectrum is exactly real there. -0.0 for the 1-D inverse,
+    which torch computes as the conjugate of the forward transform (it prints -0.0000j)."""
+    index = [slice(None)] * full.ndim
+    for axis, n in zip(axes, sizes):
+        index[axis] = [0, n // 2] if n % 2 == 0 and n > 1 else [0]
+    xp = backend.get_array_module(full)
+    grid = xp.ix_(*[xp.arange(full.shape[a]) if isinstance(i, slice) else xp.asarray(i)
+                    for a, i in enumerate(index)])
+    full.imag[grid] = -0.0 if negative_zero else 0.0
+
+
 class R2C(Function):
     """out = rfftn(x): the full transform's bins 0 .. n//2 along the last axis.
     dx = Re ifftn(g padded with zeros to n bins, dual norm), cut/padded back to x's sizes."""
@@ -94,7 +189,9 @@ class R2C(Function):
     def forward(self, x, axes: Tuple[int, ...], sizes: Tuple[int, ...], norm: str):
         self.save_for_backward([x.shape[a] for a in axes], axes, sizes, norm, x.dtype)
         xp = backend.get_array_module(x)
-        out = xp.fft.rfftn(x, s=sizes, axes=axes, norm=norm)
+        _check_version_when_unresized(self, x, axes, sizes)
+        out = _drop_rounding_noise(xp.fft.rfftn(x, s=sizes, axes=axes, norm=norm), axes)
+        _make_self_conjugate_bins_real(out, axes, sizes, negative_zero=False)
         return out.astype(_complex_dtype(x.dtype), copy=False)
 
     def backward(self, grad):
@@ -206,15 +303,27 @@ def _as_complex(x: Tensor) -> Tensor:
 
 
 def _complex_transform(x: Any, s: Any, dim: Any, norm: Optional[str], op: str,
-                       inverse: bool) -> Tensor:
+                       inverse: bool, one_d: bool = False) -> Tensor:
     x = _check_input(x, op)
     axes, sizes = _axes_and_sizes(x, s, dim, op)
     sizes = tuple(x.shape[a] if n is None else n for a, n in zip(axes, sizes))
     if not axes:
         return _as_complex(x).clone()
     _check_not_empty(x, axes, sizes, op)
-    return C2C.apply(_as_complex(x), axes=axes, sizes=sizes, norm=_norm(norm, op),
-                     inverse=inverse)
+    if x.dtype.kind != "c":
+        precision.note_complex()
+        out = RealC2C.apply(x, axes=axes, sizes=sizes, norm=_norm(norm, op), inverse=inverse,
+                            one_d=one_d)
+        return name_node(out, _real_node_name(one_d, inverse))
+    return C2C.apply(x, axes=axes, sizes=sizes, norm=_norm(norm, op), inverse=inverse)
+
+
+def _real_node_name(one_d: bool, inverse: bool) -> str:
+    """torch's node for a transform of a real signal: its fft is one real-to-complex node
+    and its ifft the conjugate of one; fft2/fftn/... convert to complex first."""
+    if not one_d:
+        return "FftC2CBackward0"
+    return "ConjBackward0" if inverse else "FftR2CBackward0"
 
 
 def _check_not_empty(x: Tensor, axes: Sequence[int], sizes: Sequence[int], op: str) -> None:
@@ -249,53 +358,92 @@ def _real_inverse(x: Any, s: Any, dim: Any, norm: Optional[str], op: str) -> Ten
 
 
 # ------------------------------------------------------------------ public functions
+def _takes_out(fn: Any) -> Any:
+    """``fn`` taking torch's ``out=``: the result written into ``out`` (resized as torch
+    resizes it), which must be complex for a complex result and a floating tensor for a real
+    one (a complex128 out takes a complex64 result, as torch's); ihfft's out must have the
+    result's dtype (torch's conj_physical_out). Refused while recording gradients, as torch's."""
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def call(*args: Any, out: Optional[Tensor] = None, **kwargs: Any) -> Tensor:
+        result = fn(*args, **kwargs)
+        if out is None:
+            return result
+        if not isinstance(out, Tensor):
+            raise TypeError(f"fft_{name}(): argument 'out' must be Tensor, not "
+                            f"{type(out).__name__}")
+        complex_result = result.dtype.kind == "c"
+        if complex_result and out.dtype.kind != "c":
+            raise RuntimeError(f"{name} expects a complex output tensor, but got "
+                               f"{_scalar_name(out.dtype)} (pass out= of dtype {result.dtype})")
+        if not complex_result and not precision.is_floating(out.dtype):
+            raise RuntimeError(f"{name} expects a floating point output tensor, but got "
+                               f"{_scalar_name(out.dtype)} (pass out= of dtype {result.dtype})")
+        if name == "ihfft" and out.dtype != result.dtype:
+            raise RuntimeError(f"Found dtype {_scalar_name(out.dtype)} but expected "
+                               f"{_scalar_name(result.dtype)} (ihfft's out= must have the "
+                               f"result's dtype, {result.dtype})")
+        return write_out(f"fft_{name}", out, result)
+
+    signature = inspect.signature(fn)
+    call.__signature__ = signature.replace(parameters=list(signature.parameters.values()) + [
+        inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)])
+    return call
+
+
+def _scalar_name(dtype: Any) -> str:
+    return {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+            "complex64": "ComplexFloat", "complex128": "ComplexDouble", "int64": "Long",
+            "int32": "Int", "bool": "Bool"}.get(np.dtype(dtype).name, str(dtype))
+
+
+@_takes_out
 def fft(input: Tensor, n: Optional[int] = None, dim: int = -1,  # noqa: A002 - torch's names
         norm: Optional[str] = None) -> Tensor:
     """``torch.fft.fft``: the 1-D discrete Fourier transform along ``dim`` (complex result)."""
-    out = _complex_transform(input, n, _one(dim), norm, "fft", inverse=False)
-    return _real_input_name(out, input, "FftR2CBackward0")     # torch: a real input's R2C
+    return _complex_transform(input, n, _one(dim), norm, "fft", inverse=False, one_d=True)
 
 
-def _real_input_name(out: Tensor, input: Any, name: str) -> Tensor:  # noqa: A002
-    """torch's 1-D fft/ifft of a real input: its R2C kernel (ifft: the conjugate of one)."""
-    if isinstance(input, Tensor) and input.dtype.kind != "c":
-        name_node(out, name)
-    return out
-
-
+@_takes_out
 def ifft(input: Tensor, n: Optional[int] = None, dim: int = -1,  # noqa: A002
          norm: Optional[str] = None) -> Tensor:
     """``torch.fft.ifft``: the 1-D inverse transform (1/n scaling under "backward")."""
-    out = _complex_transform(input, n, _one(dim), norm, "ifft", inverse=True)
-    return _real_input_name(out, input, "ConjBackward0")
+    return _complex_transform(input, n, _one(dim), norm, "ifft", inverse=True, one_d=True)
 
 
+@_takes_out
 def fft2(input: Tensor, s: Any = None, dim: Any = (-2, -1),  # noqa: A002
          norm: Optional[str] = None) -> Tensor:
     return _complex_transform(input, s, dim, norm, "fft2", inverse=False)
 
 
+@_takes_out
 def ifft2(input: Tensor, s: Any = None, dim: Any = (-2, -1),  # noqa: A002
           norm: Optional[str] = None) -> Tensor:
     return _complex_transform(input, s, dim, norm, "ifft2", inverse=True)
 
 
+@_takes_out
 def fftn(input: Tensor, s: Any = None, dim: Any = None,  # noqa: A002
          norm: Optional[str] = None) -> Tensor:
     return _complex_transform(input, s, dim, norm, "fftn", inverse=False)
 
 
+@_takes_out
 def ifftn(input: Tensor, s: Any = None, dim: Any = None,  # noqa: A002
           norm: Optional[str] = None) -> Tensor:
     return _complex_transform(input, s, dim, norm, "ifftn", inverse=True)
 
 
+@_takes_out
 def rfft(input: Tensor, n: Optional[int] = None, dim: int = -1,  # noqa: A002
          norm: Optional[str] = None) -> Tensor:
     """``torch.fft.rfft``: the transform of a real signal, bins 0 .. n//2 (n//2 + 1 of them)."""
     return _real_forward(input, n, _one(dim), norm, "rfft")
 
 
+@_takes_out
 def irfft(input: Tensor, n: Optional[int] = None, dim: int = -1,  # noqa: A002
           norm: Optional[str] = None) -> Tensor:
     """``torch.fft.irfft``: the real signal of length n (default 2 * (m - 1)) whose one-sided
@@ -303,26 +451,31 @@ def irfft(input: Tensor, n: Optional[int] = None, dim: int = -1,  # noqa: A002
     return _real_inverse(input, n, _one(dim), norm, "irfft")
 
 
+@_takes_out
 def rfft2(input: Tensor, s: Any = None, dim: Any = (-2, -1),  # noqa: A002
           norm: Optional[str] = None) -> Tensor:
     return _real_forward(input, s, dim, norm, "rfft2")
 
 
+@_takes_out
 def irfft2(input: Tensor, s: Any = None, dim: Any = (-2, -1),  # noqa: A002
            norm: Optional[str] = None) -> Tensor:
     return _real_inverse(input, s, dim, norm, "irfft2")
 
 
+@_takes_out
 def rfftn(input: Tensor, s: Any = None, dim: Any = None,  # noqa: A002
           norm: Optional[str] = None) -> Tensor:
     return _real_forward(input, s, dim, norm, "rfftn")
 
 
+@_takes_out
 def irfftn(input: Tensor, s: Any = None, dim: Any = None,  # noqa: A002
            norm: Optional[str] = None) -> Tensor:
     return _real_inverse(input, s, dim, norm, "irfftn")
 
 
+@_takes_out
 def hfft(input: Tensor, n: Optional[int] = None, dim: int = -1,  # noqa: A002
          norm: Optional[str] = None) -> Tensor:
     """``torch.fft.hfft``: the real spectrum of a signal that is Hermitian in time, given by
@@ -333,6 +486,7 @@ def hfft(input: Tensor, n: Optional[int] = None, dim: int = -1,  # noqa: A002
     return _real_inverse(x, n, _one(dim), _DUAL[_norm(norm, "hfft")], "hfft")
 
 
+@_takes_out
 def ihfft(input: Tensor, n: Optional[int] = None, dim: int = -1,  # noqa: A002
           norm: Optional[str] = None) -> Tensor:
     """``torch.fft.ihfft``: the inverse of hfft: conj(rfft(input)) with the dual
@@ -342,6 +496,66 @@ def ihfft(input: Tensor, n: Optional[int] = None, dim: int = -1,  # noqa: A002
         raise RuntimeError(f"fft_ihfft: ihfft expects a real input tensor, but got {x.dtype}")
     return conj_physical(_real_forward(x, n, _one(dim), _DUAL[_norm(norm, "ihfft")],
                                        "ihfft"))
+
+
+@_takes_out
+def hfft2(input: Tensor, s: Any = None, dim: Any = (-2, -1),  # noqa: A002
+          norm: Optional[str] = None) -> Tensor:
+    """``torch.fft.hfft2``: hfftn over two dims (the last two by default)."""
+    return _hermitian_inverse(input, s, dim, norm, "hfft2")
+
+
+@_takes_out
+def hfftn(input: Tensor, s: Any = None, dim: Any = None,  # noqa: A002
+          norm: Optional[str] = None) -> Tensor:
+    """``torch.fft.hfftn``: the real n-D spectrum of a signal that is Hermitian in time, given
+    by its half along the last dim: irfftn(conj(input)) with the dual normalisation (the
+    forward transform of the full Hermitian signal; "backward" does not scale)."""
+    return _hermitian_inverse(input, s, dim, norm, "hfftn")
+
+
+@_takes_out
+def ihfft2(input: Tensor, s: Any = None, dim: Any = (-2, -1),  # noqa: A002
+           norm: Optional[str] = None) -> Tensor:
+    """``torch.fft.ihfft2``: ihfftn over two dims (the last two by default)."""
+    return _hermitian_forward(input, s, dim, norm, "ihfft2")
+
+
+@_takes_out
+def ihfftn(input: Tensor, s: Any = None, dim: Any = None,  # noqa: A002
+           norm: Optional[str] = None) -> Tensor:
+    """``torch.fft.ihfftn``: the inverse of hfftn: conj(rfftn(input)) with the dual
+    normalisation (1/N under "backward"), the last dim one-sided."""
+    return _hermitian_forward(input, s, dim, norm, "ihfftn")
+
+
+def _hermitian_inverse(input: Any, s: Any, dim: Any, norm: Optional[str], op: str) -> Tensor:
+    x = _check_input(input, op)
+    x = conj_physical(_as_complex(x))
+    return _real_inverse(x, s, dim, _DUAL[_norm(norm, op)], op)
+
+
+def _hermitian_forward(input: Any, s: Any, dim: Any, norm: Optional[str], op: str) -> Tensor:
+    x = _check_input(input, op)
+    if x.dtype.kind == "c":
+        raise RuntimeError(f"{op} expects a real-valued input tensor, but got {x.dtype}")
+    out = conj_physical(_real_forward(x, s, dim, _DUAL[_norm(norm, op)], op))
+    axes, _ = _axes_and_sizes(x, s, dim, op)
+    if len(axes) > 1:                    # torch's last step is a complex pass (its node)
+        _zero_signs_of_a_complex_pass(out._data, axes[:-1])
+        name_node(out, "FftC2CBackward0")
+    return out
+
+
+def _zero_signs_of_a_complex_pass(data: Any, axes: Sequence[int]) -> None:
+    """The signs of the exact zeros torch's ihfftn leaves: it conjugates the one-sided
+    transform (0 -> -0.0) and then runs a complex pass over the other dims, whose sums keep
+    -0.0 only at index 0 of each of those dims (elsewhere they add +/-, giving +0.0). The
+    values are the same; str() prints the sign (-0.0000j)."""
+    data.imag += 0.0                                    # every -0.0 to +0.0
+    index = tuple(0 if a in axes else slice(None) for a in range(data.ndim))
+    corner = data.imag[index]
+    corner[corner == 0] = -0.0
 
 
 def _one(dim: Any) -> Any:

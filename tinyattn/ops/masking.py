@@ -165,6 +165,7 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa:
                 and isinstance(tensor, Tensor) and tensor.dtype.kind in "iu":
             converted = integer_scalar(number, tensor.dtype, "where")
             input, other = (converted, other) if number is input else (input, converted)
+    input, other = _complex_number_meets_real(input, other)
     if not isinstance(input, Tensor):
         input = as_operand(input, other)
     other = as_operand(other, input)
@@ -189,10 +190,30 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa:
     return keep_versions(out, condition if isinstance(condition, Tensor) else None)
 
 
+def _complex_number_meets_real(input: Any, other: Any) -> Any:
+    """where(c, x, 2j) with a real x: torch's result is complex (complex128 for float64, else
+    complex64; float16 would be complex32, which tinyattn lacks): x converted, 2j in it."""
+    for number, tensor in ((input, other), (other, input)):
+        if isinstance(number, complex) and isinstance(tensor, Tensor) \
+                and tensor.dtype.kind != "c":
+            if tensor.dtype == np.float16:
+                raise RuntimeError("where: a float16 tensor with a complex number gives "
+                                   "torch's complex32, a dtype tinyattn does not have; "
+                                   "convert the tensor with .float() first")
+            want = np.complex128 if tensor.dtype == np.float64 else np.complex64
+            converted = tensor.to(want)
+            value = Tensor._wrap(backend.get_array_module(converted._data).asarray(
+                number, dtype=want))
+            return (value, converted) if number is input else (converted, value)
+    return input, other
+
+
 def _scalar_dtype(a: Any, b: Any) -> Any:
-    """PyTorch's result dtype for two Python numbers: bool, int64, or float32."""
+    """PyTorch's result dtype for two Python numbers: bool, int64, float32 or complex64."""
     if isinstance(a, bool) and isinstance(b, bool):
         return np.bool_
+    if isinstance(a, complex) or isinstance(b, complex):
+        return np.complex64
     if isinstance(a, float) or isinstance(b, float):
         return np.float32
     return np.int64

@@ -23,7 +23,8 @@ __all__ = ["square", "reciprocal", "log1p", "expm1", "sign", "sgn", "floor", "ce
 
 
 class Square(Function):
-    """out = x^2.   dx = g * 2x."""
+    """out = x^2.   dx = g * 2x (complex x: g * conj(2x), torch's convention for a
+    holomorphic op, docs/derivations.md#complex-numbers)."""
 
     def forward(self, x):
         self.save_for_backward(x)
@@ -31,11 +32,12 @@ class Square(Function):
 
     def backward(self, grad):
         (x,) = self.saved
-        return grad * (2 * x)
+        return grad * (2 * x).conj() if x.dtype.kind == "c" else grad * (2 * x)
 
 
 class Reciprocal(Function):
-    """out = 1/x.   d(x^-1)/dx = -x^-2 = -out^2, so dx = -g * out^2 (the output is saved)."""
+    """out = 1/x.   d(x^-1)/dx = -x^-2 = -out^2, so dx = -g * out^2 (the output is saved;
+    complex x: -g * conj(out^2))."""
 
     def forward(self, x):
         with np.errstate(divide="ignore"):          # 1/0 = inf, as PyTorch
@@ -45,6 +47,8 @@ class Reciprocal(Function):
 
     def backward(self, grad):
         (out,) = self.saved
+        if out.dtype.kind == "c":                   # g * conj(-out^2) (holomorphic)
+            return -grad * (out * out).conj()
         return -grad * out * out
 
 

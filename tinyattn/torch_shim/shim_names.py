@@ -92,11 +92,28 @@ class dtype(str):  # noqa: N801 - PyTorch's name
 
     @property
     def is_complex(self) -> bool:
-        return False
+        return self._numpy().kind == "c"
 
     @property
     def is_signed(self) -> bool:
-        return self._numpy().kind in "fi" or is_floating(self._numpy())
+        return self._numpy().kind in "fic" or is_floating(self._numpy())
+
+    def to_real(self) -> "dtype":
+        """``torch.complex64.to_real()``: the dtype of the real parts (a real dtype: itself)."""
+        parts = {"complex64": "float32", "complex128": "float64"}
+        return torch_dtype(parts.get(str.__str__(self), str.__str__(self)))
+
+    def to_complex(self) -> "dtype":
+        """``torch.float32.to_complex()``: the complex dtype with these real parts."""
+        name = str.__str__(self)
+        if self._numpy().kind == "c":
+            return self
+        pairs = {"float32": "complex64", "float64": "complex128"}
+        if name not in pairs:
+            raise RuntimeError(f"to_complex: tinyattn has complex64 and complex128 only "
+                               f"(torch.{name} has no complex partner here; float16's "
+                               f"would be torch's complex32)")
+        return torch_dtype(pairs[name])
 
     @property
     def itemsize(self) -> int:
