@@ -1033,3 +1033,28 @@ Tensor.imag = property(imag)
 Tensor.conj = conj
 Tensor.conj_physical = conj_physical
 Tensor.angle = angle
+
+# views with explicit geometry, x.view(dtype), resize_ (ops/strided.py)
+from .strided import as_strided, resize_, resize_as_  # noqa: E402
+Tensor.as_strided = as_strided
+Tensor.resize_ = resize_
+Tensor.resize_as_ = resize_as_
+
+
+def resolve_conj(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
+    """``torch.resolve_conj``: input itself. tinyattn's ``conj()`` computes the conjugate at
+    once (torch's may be a lazy view with ``is_conj()`` True, which this materialises), so
+    no tensor here carries a pending conjugation."""
+    return input
+
+
+def resolve_neg(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
+    """``torch.resolve_neg``: input itself (no tensor here carries a lazy negation)."""
+    return input
+
+
+Tensor.resolve_conj = resolve_conj
+Tensor.resolve_neg = resolve_neg
+Tensor.is_conj = lambda self: False
+Tensor.is_neg = lambda self: False
+__all__ += ["as_strided", "resolve_conj", "resolve_neg"]
