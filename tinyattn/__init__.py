@@ -190,9 +190,9 @@ __all__ += ["mvlgamma", "polygamma"]
 
 from .factories_extra import asarray, empty_strided, scalar_tensor  # noqa: E402
 from .factories_extra import range  # noqa: E402,A004 - torch.range (deprecated, end included)
-from .ops import as_strided, resolve_conj, resolve_neg  # noqa: E402
-__all__ += ["asarray", "empty_strided", "scalar_tensor", "range", "as_strided", "resolve_conj",
-            "resolve_neg"]
+from .ops import as_strided, resize_as_, resolve_conj, resolve_neg  # noqa: E402
+__all__ += ["asarray", "empty_strided", "scalar_tensor", "range", "as_strided", "resize_as_",
+            "resolve_conj", "resolve_neg"]
 
 # torch's second names and top-level forms of ops above (torch.multiply, torch.conv2d,
 # torch.embedding(weight, indices), ...): tinyattn/torch_top_level.py

@@ -1057,4 +1057,4 @@ Tensor.resolve_conj = resolve_conj
 Tensor.resolve_neg = resolve_neg
 Tensor.is_conj = lambda self: False
 Tensor.is_neg = lambda self: False
-__all__ += ["as_strided", "resolve_conj", "resolve_neg"]
+__all__ += ["as_strided", "resize_as_", "resolve_conj", "resolve_neg"]

@@ -75,6 +75,11 @@ def _may_overlap(size: Sequence[int], stride: Sequence[int]) -> bool:
     return False
 
 
+def _repeats(size: Sequence[int], stride: Sequence[int]) -> bool:
+    """A dim of more than one element with stride 0: torch's "internal overlap" it detects."""
+    return any(n > 1 and s == 0 for n, s in zip(size, stride))
+
+
 class AsStridedView(Function):
     """out_j = mem[p_out(j)]; dx_i = (scatter-add of g at p_out)[p_in(i)] / repeats of p_in(i)
     (module docstring)."""
@@ -94,9 +99,9 @@ class AsStridedView(Function):
             first = raw[offset * item: offset * item + count * item].view(x.dtype)
             out = backend.get_array_module(x).lib.stride_tricks.as_strided(
                 first, size, byte_strides)
-        if _may_overlap(size, stride) or not x.flags.writeable:
-            out = out.view()
-            out.flags.writeable = False       # torch refuses writes where elements repeat
+        if _repeats(size, stride) or not x.flags.writeable:
+            out = out.view()            # torch refuses writes through a stride-0 dim (other
+            out.flags.writeable = False     # overlaps it cannot detect and lets through)
         if self.recording:
             in_strides = tuple(s // item for s in x.strides)
             p_in = _element_positions(x.shape, in_strides, start_bytes // item)
@@ -134,7 +139,8 @@ def as_strided(input: Tensor, size: Any, stride: Any,  # noqa: A002 - PyTorch's 
                storage_offset: Optional[int] = None) -> Tensor:
     """``torch.as_strided``: a view of input's memory with the given sizes and strides (in
     elements), starting ``storage_offset`` elements into the memory (default: where input
-    starts). Writable unless two elements share a position (stride 0, overlapping rows)."""
+    starts). Writable unless a dim of more than one element has stride 0 (torch refuses
+    writes there as "internal overlap")."""
     if not isinstance(input, Tensor):
         raise TypeError(f"as_strided(): argument 'input' must be Tensor, not "
                         f"{type(input).__name__}")
