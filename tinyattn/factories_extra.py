@@ -79,14 +79,25 @@ def _torch_type(dtype: np.dtype) -> str:
             "bool": "Bool"}.get(np.dtype(dtype).name, np.dtype(dtype).name)
 
 
+_ASARRAY_GRAD_WARNING = (
+    "torch.asarray: unspecified requires_grad now defaults to obj.requires_grad instead of "
+    "False. Pass requires_grad=False explicitly to get the old behavior and silence this "
+    "warning.")
+
+
 def asarray(obj: Any, *, dtype: DTypeLike = None, device: Any = None,
-            copy: Optional[bool] = None, requires_grad: bool = False) -> Tensor:
+            copy: Optional[bool] = None, requires_grad: Optional[bool] = None) -> Tensor:
     """``torch.asarray(obj)``: a tensor from a tensor, a NumPy array, a number or a
     (nested) sequence. A tensor or array of the dtype and device asked for is shared, not
     copied (a tensor is returned itself), unless ``copy=True``; ``copy=False`` refuses what
     would need a copy (torch's ValueError "can't alias"). Sequences and numbers are new
-    tensors with ``torch.tensor``'s dtypes. ``requires_grad=True`` makes the result require
-    grad (a shared leaf tensor too, as torch)."""
+    tensors with ``torch.tensor``'s dtypes.
+
+    Gradients as torch 2.13's: a tensor's copy (another dtype, ``copy=True``) is
+    differentiable (``.to``, ``clone``); ``requires_grad=True``/``False`` is then set on the
+    result, which for a shared tensor is the tensor itself (``asarray(w,
+    requires_grad=False)`` turns w's off, as in torch), and False detaches a copy. Left
+    unspecified for a tensor that requires grad, it stays on, with torch's warning."""
     want = normalize_dtype(dtype)
     target = None if device is None else backend.normalize_device(device)
     if isinstance(obj, (Tensor, np.ndarray)):
@@ -106,12 +117,15 @@ def asarray(obj: Any, *, dtype: DTypeLike = None, device: Any = None,
             out = as_tensor(obj.copy() if copy else obj, dtype=want, device=target)
     else:
         if copy is False:
-            raise ValueError(f"can't alias a {type(obj).__name__} (a Python sequence or "
-                             f"number has no memory a tensor could share): pass copy=None "
-                             f"or True")
+            raise ValueError("can't alias arbitrary sequence into a tensor.")
         out = tensor(obj, dtype=want, device=target)
-    if requires_grad and not out.requires_grad:
-        out.requires_grad_(True)
+    if requires_grad is None:
+        if isinstance(obj, Tensor) and obj.requires_grad:
+            warnings.warn(_ASARRAY_GRAD_WARNING, UserWarning, stacklevel=2)
+    elif out is obj or out.is_leaf:
+        out.requires_grad_(bool(requires_grad))
+    elif not requires_grad:
+        out = out.detach()
     return out
 
 
