@@ -43,7 +43,20 @@ def quiet_numpy_warnings() -> None:
 
 quiet_numpy_warnings()
 
-__all__ = [
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for ``warnings.warn`` called here that names the first frame
+    outside tinyattn (the user's line, as torch's warnings name it), however many of
+    tinyattn's wrappers lie between (as a function of the caller of user_stacklevel)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+__all = [
     "get_array_module", "device_of", "normalize_device", "array_module_for", "to_device",
     "to_host", "cuda_is_available", "erf", "scatter_add", "default_generator", "manual_seed",
     "get_rng_state", "set_rng_state", "register_device", "CUDA_INSTALL_HINT", "uniform",

@@ -35,7 +35,7 @@ def range(start: Any = 0, end: Any = None, step: Any = 1, *,  # noqa: A001 - tor
     torch does; ``arange`` excludes the end."""
     if end is None:
         raise TypeError('range() missing 1 required positional arguments: "end"')
-    warnings.warn(_RANGE_WARNING, UserWarning, stacklevel=2)
+    warnings.warn(_RANGE_WARNING, UserWarning, stacklevel=backend.user_stacklevel())
     start, end, step = (_number(v, "range", name) for v, name in
                         ((start, "start"), (end, "end"), (step, "step")))
     want = _float_dtype(dtype if dtype is not None else (out.dtype if out is not None else None))
@@ -121,7 +121,7 @@ def asarray(obj: Any, *, dtype: DTypeLike = None, device: Any = None,
         out = tensor(obj, dtype=want, device=target)
     if requires_grad is None:
         if isinstance(obj, Tensor) and obj.requires_grad:
-            warnings.warn(_ASARRAY_GRAD_WARNING, UserWarning, stacklevel=2)
+            warnings.warn(_ASARRAY_GRAD_WARNING, UserWarning, stacklevel=backend.user_stacklevel())
     elif out is obj or out.is_leaf:
         out.requires_grad_(bool(requires_grad))
     elif not requires_grad:

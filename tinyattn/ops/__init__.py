@@ -181,6 +181,25 @@ def _keepdims_too(fn):
                             argmax, argmin, any, all))
 
 
+def _sum_like_out(fn):
+    """torch.sum / torch.prod with ``out=``: torch's out= overload needs ``dim`` (without it
+    torch's argument parser refuses the call: TypeError), and the sum is taken in out's dtype
+    (``dtype=out.dtype`` unless dtype= is given), as torch's."""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        out = kwargs.get("out")
+        if out is not None:
+            if len(args) < 2 and kwargs.get("dim", kwargs.get("axis")) is None:
+                raise TypeError(f"{fn.__name__}() received an invalid combination of "
+                                f"arguments - got (Tensor, out=Tensor): torch's out= form "
+                                f"takes dim too ({fn.__name__}(x, dim, out=...)); without "
+                                f"dim, assign the result instead")
+            if kwargs.get("dtype") is None and isinstance(out, Tensor):
+                kwargs["dtype"] = out.dtype
+        return fn(*args, **kwargs)
+    return call
+
+
 # torch's keyword names (input=, other=, out=, dtype=, inplace=) on every public op, checked
 # against torch's own signatures by tests/test_torch_keywords.py (ops/torch_keywords.py).
 abs = _kw(abs, input=True, out=True)
@@ -264,7 +283,7 @@ normal = _kw(normal, out=True)
 outer = _kw(outer, out=True)
 permute = _kw(permute, input=True)
 pow = _kw(pow, input=True, out=True)
-prod = _kw(prod, input=True)
+prod = _sum_like_out(_kw(prod, input=True, out=True))
 reciprocal = _kw(reciprocal, out=True)
 relu = _kw(relu, input=True, inplace=True)
 remainder = _kw(remainder, out=True)
@@ -287,7 +306,7 @@ squeeze = _kw(squeeze, input=True)
 stack = _kw(stack, out=True)
 std = _kw(std, input=True, out=True)
 sub = _kw(sub, input=True, other=True, out=True)
-sum = _kw(sum, input=True)
+sum = _sum_like_out(_kw(sum, input=True, out=True))
 tan = _kw(tan, out=True)
 tanh = _kw(tanh, input=True, out=True)
 topk = _kw(topk, input=True, out=True)

@@ -188,7 +188,7 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa:
     if isinstance(condition, Tensor) and condition.dtype == np.uint8:   # torch: deprecated
         warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and "
                       "will be removed in a future version of PyTorch. Use a boolean condition "
-                      "instead.", UserWarning, stacklevel=2)
+                      "instead.", UserWarning, stacklevel=backend.user_stacklevel())
         condition = Tensor._wrap(condition._data != 0)
     cond = mask_array(condition, "where", shape, input.device, what="condition")
     out = Where.apply(input, other, condition=cond.copy())   # kept for backward

@@ -194,7 +194,8 @@ def _moment(fn: type, op: str, x: Tensor, dim: Any, unbiased: Optional[bool], ke
         warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less "
                       f"than the reduction factor (input numel divided by output numel). "
                       f"(N = {_count(x.shape, axes)} values, correction = {c:g}: the result "
-                      f"is inf or NaN, as in PyTorch)", UserWarning, stacklevel=3)
+                      f"is inf or NaN, as in PyTorch)", UserWarning,
+                      stacklevel=backend.user_stacklevel())
     out = fn.apply(half_as_float32(x), axes=axes, correction=c, keepdim=keepdim)
     return convert(out, dtype=x.dtype)          # float16 in, float16 out
 
