@@ -364,3 +364,47 @@ def test_asarray_of_a_tensor_that_requires_grad_as_torch(options):
     assert seen[0] == seen[1]
     # torch warns once per process (so not compared); tinyattn, as Python warns, per line
     assert warned == ("requires_grad" not in options)
+
+
+INDEX_CASES = {
+    "x[..., ...]": lambda y: y[..., ...],
+    "x[..., 0, ...]": lambda y: y[..., 0, ...],
+    "x[..., None, ...]": lambda y: y[..., None, ...],
+    "x[1, ..., ...]": lambda y: y[1, ..., ...],
+    "x[:, ..., 1, ...]": lambda y: y[:, ..., 1, ...],
+    "x[[0.0, 1]]": lambda y: y[[0.0, 1]],
+    "x[[1.9]] truncates": lambda y: y[[1.9]],
+    "x[[-1.5]] truncates toward zero": lambda y: y[[-1.5]],
+    "x[0, [0.0, 2.0]]": lambda y: y[0, [0.0, 2.0]],
+}
+
+
+@pytest.mark.parametrize("name", list(INDEX_CASES))
+def test_indexing_as_torch(name):
+    _same(*_both(lambda m: INDEX_CASES[name](m.arange(24).reshape(2, 3, 4))))
+
+
+@pytest.mark.parametrize("index", ["y[..., ..., 1]", "y[0, ..., ..., 1]",
+                                   "y[torch.tensor([1.0])]"])
+def test_indexing_errors_as_torch(index):
+    for m in (torch, tinyattn):
+        y = m.arange(24).reshape(2, 3, 4)
+        with pytest.raises(IndexError):
+            eval(index, {"y": y, "torch": m})   # noqa: S307 - fixed test strings
+
+
+def test_sum_and_prod_out_as_torch():
+    def program(m):
+        x = m.arange(6.0).reshape(2, 3)
+        results = []
+        for fn, out in ((m.sum, m.empty(3)), (m.sum, m.empty(3, dtype=m.int64)),
+                        (m.prod, m.empty(2, dtype=m.int64)), (m.sum, m.empty(1, 3))):
+            dim = 0 if out.shape != (2,) else 1
+            keep = out.ndim == 2
+            got = fn(x, dim, keepdim=keep, out=out)
+            results += [out, got is out]
+        return results
+    _same(*_both(program))
+    for m in (torch, tinyattn):
+        with pytest.raises(TypeError):          # torch's out= form needs dim
+            m.sum(m.ones(3), out=m.empty(()))

@@ -282,7 +282,7 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
                            "unsigned char (as torch: x[uint8 mask] = a number is refused; "
                            "use mask.bool())")
-    index = _index_to_arrays(index, x.device)
+    index = _index_to_arrays(index, x.device, x.ndim)
     value = integer_scalar(value, x.dtype, "x[index] = value")  # -1 in uint8: 255; 300 raises
     if isinstance(value, Tensor) and value.device != x.device:
         value = convert(value, device=x.device)
