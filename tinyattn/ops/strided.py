@@ -211,15 +211,18 @@ def _torch_name(dtype: np.dtype) -> str:
             "complex128": "ComplexDouble"}.get(dtype.name, dtype.name)
 
 
-def resize_(x: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
+def resize_(x: Tensor, *size_args: Any, sizes: Any = None, memory_format: Any = None
+            ) -> Tensor:
     """``x.resize_(*sizes)``: x takes the new shape, row-major over its memory from where it
     starts (so its first elements in memory order keep their values, as torch's). Growing
     beyond the memory moves x to new memory (other views of the old memory no longer see
     it), the new elements zeros here (torch leaves them uninitialised). Refused while x
     requires grad, as torch ("cannot resize variables that require grad")."""
-    if len(sizes) == 1 and not isinstance(sizes[0], (int, np.integer)):
-        sizes = tuple(sizes[0])
-    shape = _ints(sizes, "resize_", "size")
+    if sizes is not None:                       # torch's keyword: x.resize_(sizes=(2, 3))
+        size_args = (sizes,)
+    if len(size_args) == 1 and not isinstance(size_args[0], (int, np.integer)):
+        size_args = tuple(size_args[0])
+    shape = _ints(size_args, "resize_", "size")
     if any(n < 0 for n in shape):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: "
                            f"{list(shape)}")
