@@ -408,3 +408,25 @@ def test_sum_and_prod_out_as_torch():
     for m in (torch, tinyattn):
         with pytest.raises(TypeError):          # torch's out= form needs dim
             m.sum(m.ones(3), out=m.empty(()))
+
+
+@pytest.mark.parametrize("program", [
+    "x.sum()", "x.mean()", "x.prod()", "x.cumsum(0)", "x.nansum()", "x.sum(0)",
+    "torch.tensor([]).mean()", "torch.tensor([1e38, 1e38]).prod()"])
+def test_reductions_of_infinities_warn_nothing_as_torch(program):
+    for m in (torch, tinyattn):
+        x = m.tensor([float("inf"), float("-inf")])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")         # as python -W always: then tinyattn's
+            tinyattn.backend.quiet_numpy_warnings()     # filter, as importing it adds it
+            eval(program, {"x": x, "torch": m})     # noqa: S307 - fixed test strings
+        assert [str(w.message) for w in caught] == [], m
+
+
+def test_numpy_in_the_users_own_code_still_warns():
+    # the control: tinyattn quiets NumPy only in its own frames
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tinyattn.backend.quiet_numpy_warnings()
+        np.array([np.inf, -np.inf]).sum()
+    assert any("invalid value" in str(w.message) for w in caught)
