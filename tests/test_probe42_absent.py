@@ -430,3 +430,29 @@ def test_numpy_in_the_users_own_code_still_warns():
         tinyattn.backend.quiet_numpy_warnings()
         np.array([np.inf, -np.inf]).sum()
     assert any("invalid value" in str(w.message) for w in caught)
+
+
+WINDOW_CASES = [("hann", {}), ("hann", {"sym": False}), ("hamming", {}), ("blackman", {}),
+                ("nuttall", {"sym": False}), ("bartlett", {}), ("cosine", {"sym": False}),
+                ("exponential", {"tau": 2.0}), ("exponential", {"center": 1.0, "sym": False}),
+                ("gaussian", {"std": 0.7}), ("kaiser", {"beta": 5.0}),
+                ("general_cosine", {"a": [0.5, 0.3, 0.2]}),
+                ("general_hamming", {"alpha": 0.6, "sym": False})]
+
+
+@pytest.mark.parametrize("name, options", WINDOW_CASES)
+@pytest.mark.parametrize("M", [0, 1, 6])
+def test_signal_windows_as_torch(name, options, M):
+    ours = getattr(tinyattn.signal.windows, name)(M, **options)
+    theirs = getattr(torch.signal.windows, name)(M, **options)
+    assert ours.dtype == np.float32 and tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("call", ["hann(-1)", "gaussian(3, std=0)", "exponential(3, tau=0)",
+                                  "exponential(3, center=1.0)", "kaiser(3, beta=-1)",
+                                  "general_cosine(3, a=[])", "hann(3, dtype=torch.int64)"])
+def test_signal_window_errors_as_torch(call):
+    for m in (torch, tinyattn):
+        with pytest.raises(ValueError):
+            eval(f"m.signal.windows.{call}", {"m": m, "torch": m})   # noqa: S307

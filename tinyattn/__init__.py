@@ -159,6 +159,8 @@ from .ops import (addbmm, addmv, addr, baddbmm, cross, inner, kron, matrix_power
 from . import linalg
 from . import fft  # noqa: E402 - torch.fft (ops/fft.py)
 __all__ += ["fft"]
+from . import signal  # noqa: E402 - torch.signal.windows (signal/windows.py)
+__all__ += ["signal"]
 __all__ += ["linalg", "addbmm", "addmv", "addr", "baddbmm", "cross", "inner", "kron",
             "matrix_power", "tensordot", "vdot"]
 from .ops import det_older_name as det
