@@ -29,6 +29,7 @@ from ..autograd import Function, name_node
 from ..tensor import Tensor
 from ..tensor.dtypes import normalize_dtype
 from ..tensor.memory_format import check_memory_format
+from .view_writes import _address          # NumPy's, CuPy's or the strict device's
 
 __all__ = ["as_strided", "view_dtype", "resize_", "resize_as_"]
 
@@ -37,12 +38,6 @@ def _root(array: Any) -> Any:
     while getattr(array, "base", None) is not None and hasattr(array.base, "strides"):
         array = array.base
     return array
-
-
-def _address(array: Any) -> int:
-    if isinstance(array, np.ndarray):
-        return array.__array_interface__["data"][0]
-    return int(array.data.ptr)                                      # CuPy
 
 
 def _storage(data: Any) -> Tuple[Any, int, int]:
