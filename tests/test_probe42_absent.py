@@ -456,3 +456,29 @@ def test_signal_window_errors_as_torch(call):
     for m in (torch, tinyattn):
         with pytest.raises(ValueError):
             eval(f"m.signal.windows.{call}", {"m": m, "torch": m})   # noqa: S307
+
+
+@pytest.mark.xfail(strict=True, reason="not fixed (stop 42): softmax's backward sums each "
+                   "row as a BLAS dot product (or NumPy's sum from +0), so a row of -0 "
+                   "gradients gives -0 where torch's kernel gives +0")
+def test_softmax_backward_of_negative_zeros_is_positive_zero():
+    def program(m):
+        t = m.tensor([[0.0, 0.0]], requires_grad=True)
+        m.softmax(t, 1).backward(m.tensor([[-0.0, -0.0]]))
+        return t.grad
+    _same(*_both(program))
+
+
+@pytest.mark.xfail(strict=True, reason="not implemented (stop 42): set_default_dtype of "
+                   "anything but float32 is refused under run-torch (factories and float "
+                   "literals do not follow it)")
+def test_set_default_dtype_float64_as_torch():
+    from tinyattn.torch_shim.shim_names import set_default_dtype
+    before = torch.get_default_dtype()
+    try:
+        torch.set_default_dtype(torch.float64)
+        theirs = torch.tensor([0.1]).dtype
+        set_default_dtype("float64")
+        assert str(tinyattn.tensor([0.1]).dtype) == str(theirs).replace("torch.", "")
+    finally:
+        torch.set_default_dtype(before)
