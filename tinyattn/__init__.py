@@ -160,6 +160,8 @@ from . import linalg
 from . import fft  # noqa: E402 - torch.fft (ops/fft.py)
 from . import func  # noqa: E402 - torch.func.functional_call (nn/utils/stateless.py)
 __all__ += ["fft"]
+from . import signal  # noqa: E402 - torch.signal.windows (signal/windows.py)
+__all__ += ["signal"]
 __all__ += ["linalg", "addbmm", "addmv", "addr", "baddbmm", "cross", "inner", "kron",
             "matrix_power", "tensordot", "vdot"]
 from .ops import det_older_name as det
@@ -188,6 +190,12 @@ from .ops import cdist, frexp, mode, nanquantile, pdist, quantile
 __all__ += ["cdist", "frexp", "mode", "nanquantile", "pdist", "quantile"]
 from .ops import mvlgamma, polygamma
 __all__ += ["mvlgamma", "polygamma"]
+
+from .factories_extra import asarray, empty_strided, scalar_tensor  # noqa: E402
+from .factories_extra import range  # noqa: E402,A004 - torch.range (deprecated, end included)
+from .ops import as_strided, resize_as_, resolve_conj, resolve_neg  # noqa: E402
+__all__ += ["asarray", "empty_strided", "scalar_tensor", "range", "as_strided", "resize_as_",
+            "resolve_conj", "resolve_neg"]
 
 # torch's second names and top-level forms of ops above (torch.multiply, torch.conv2d,
 # torch.embedding(weight, indices), ...): tinyattn/torch_top_level.py

@@ -37,13 +37,27 @@ import scipy.special
 # tinyattn's frames and still warn; the backward pass is quiet as a whole (autograd/engine.py).
 def quiet_numpy_warnings() -> None:
     warnings.filterwarnings(
-        "ignore", message=r"(divide by zero|invalid value|overflow|underflow) encountered in ",
+        "ignore", message=r"(divide by zero|invalid value|overflow|underflow) encountered in "
+                          r"|Mean of empty slice",
         category=RuntimeWarning, module=r"tinyattn\.(?!exercises\b)")
 
 
 quiet_numpy_warnings()
 
-__all__ = [
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for ``warnings.warn`` called here that names the first frame
+    outside tinyattn (the user's line, as torch's warnings name it), however many of
+    tinyattn's wrappers lie between (as a function of the caller of user_stacklevel)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+__all = [
     "get_array_module", "device_of", "normalize_device", "array_module_for", "to_device",
     "to_host", "cuda_is_available", "erf", "scatter_add", "default_generator", "manual_seed",
     "get_rng_state", "set_rng_state", "register_device", "CUDA_INSTALL_HINT", "uniform",
@@ -279,7 +293,7 @@ def accurate_sum(array: Any, axis: Any = None, keepdims: bool = False) -> Any:
     the leading axes of a NumPy array adds float32 blocks of that many terms in float64
     (``_sum_leading_axes``), which is as accurate and much faster."""
     if array.dtype != np.float32 or array.size <= WIDE_SUM_TERMS:
-        return array.sum(axis=axis, keepdims=keepdims)
+        return _plain_sum(array, axis, keepdims)
     terms = array.size
     if axis is not None:
         axes = (axis,) if isinstance(axis, (int, np.integer)) else axis
@@ -287,11 +301,25 @@ def accurate_sum(array: Any, axis: Any = None, keepdims: bool = False) -> Any:
         for a in axes:
             terms *= array.shape[a]
     if terms <= WIDE_SUM_TERMS:
-        return array.sum(axis=axis, keepdims=keepdims)
+        return _plain_sum(array, axis, keepdims)
     if (not keepdims and type(array) is np.ndarray and array.flags.c_contiguous
             and axis is not None and tuple(axes) == tuple(range(len(axes)))):
         return _sum_leading_axes(array, len(axes))
+    if type(array) is np.ndarray:
+        return np.add.reduce(array, axis=axis, keepdims=keepdims,
+                             dtype=np.float64).astype(np.float32)
     return array.sum(axis=axis, keepdims=keepdims, dtype=np.float64).astype(np.float32)
+
+
+def _plain_sum(array: Any, axis: Any, keepdims: bool) -> Any:
+    """``array.sum(axis, keepdims=...)``; for a NumPy array the ufunc's reduce itself, which
+    is what ndarray.sum runs (the same dtypes and values) without passing through NumPy's
+    numpy/_core/_methods.py: a RuntimeWarning it raises (inf + -inf: "invalid value
+    encountered in reduce") is then raised in tinyattn's frame, which quiet_numpy_warnings
+    silences, as torch says nothing."""
+    if type(array) is np.ndarray:
+        return np.add.reduce(array, axis=axis, keepdims=keepdims)
+    return array.sum(axis=axis, keepdims=keepdims)
 
 
 def _sum_leading_axes(array: np.ndarray, count: int) -> np.ndarray:
@@ -312,6 +340,10 @@ def _sum_leading_axes(array: np.ndarray, count: int) -> np.ndarray:
 def accurate_cumsum(array: Any, axis: int) -> Any:
     """Running sums along ``axis``, accumulated in float64 for a long float32 axis."""
     xp = get_array_module(array)
+    if type(array) is np.ndarray and array.dtype.kind == "f":   # no numpy frame between
+        if array.dtype == np.float32 and array.shape[axis] > WIDE_SUM_TERMS:   # (_plain_sum)
+            return np.add.accumulate(array, axis=axis, dtype=np.float64).astype(np.float32)
+        return np.add.accumulate(array, axis=axis)
     if array.dtype == np.float32 and array.shape[axis] > WIDE_SUM_TERMS:
         return xp.cumsum(array, axis=axis, dtype=np.float64).astype(np.float32)
     return xp.cumsum(array, axis=axis)

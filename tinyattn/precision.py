@@ -20,8 +20,8 @@ from typing import Any, Callable, List, Optional
 
 import numpy as np
 
-__all__ = ["BFLOAT16", "FLOAT16", "LOW_PRECISION", "is_floating", "is_low_precision", "is_bfloat16",
-           "finfo", "iinfo", "on_low_precision", "note_dtype", "check_fits",
+__all__ = ["DtypeError", "DtypeNotImplementedError", "BFLOAT16", "FLOAT16", "LOW_PRECISION",
+           "is_floating", "is_low_precision", "is_bfloat16", "finfo", "iinfo", "on_low_precision", "note_dtype", "check_fits",
            "is_complex_dtype", "on_complex", "note_complex", "refuse_complex_order"]
 
 FLOAT16 = np.dtype(np.float16)
@@ -136,6 +136,16 @@ def note_dtype(dtype: Optional[np.dtype]) -> None:
 _C10_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
               "float64": "double"}
 
+
+
+class DtypeError(TypeError, RuntimeError):
+    """A dtype an op refuses where torch raises RuntimeError (isclose of two dtypes, an index
+    or a source of the wrong dtype, a non-bool mask): a TypeError too, as tinyattn raised."""
+
+
+class DtypeNotImplementedError(TypeError, NotImplementedError):
+    """An op torch has no kernel for at a dtype (floor of a bool tensor: torch's
+    NotImplementedError ``"floor_vml_cpu" not implemented for 'Bool'``); a TypeError too."""
 
 def check_fits(value: Any, dtype: np.dtype, op: str) -> None:
     """Raise torch's overflow error when the finite number ``value`` is beyond ``dtype``'s

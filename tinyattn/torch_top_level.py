@@ -127,6 +127,12 @@ def detach(input: Tensor) -> Tensor:  # noqa: A002
     return input.detach()
 
 
+def constant_pad_nd(input: Tensor, pad: Any, value: float = 0) -> Tensor:  # noqa: A002
+    """``torch.constant_pad_nd(input, pad, value=0)``: ``F.pad(input, pad, "constant",
+    value)`` (pads from the last dim backward; negative pads crop)."""
+    return F.pad(input, pad, "constant", value)
+
+
 def names() -> dict:
     """Every name above, as the package namespace adds them."""
     table = {alias: getattr(ops, name) for alias, name in ALIASES.items()}
@@ -134,5 +140,5 @@ def names() -> dict:
     table.update({f.__name__: f for f in (layer_norm, group_norm, batch_norm, embedding,
                                           dropout, is_floating_point, is_complex, is_nonzero,
                                           is_signed, is_same_size, t, detach, concatenate,
-                                          swapaxes, matrix_exp)})
+                                          swapaxes, matrix_exp, constant_pad_nd)})
     return table

@@ -150,6 +150,8 @@ def _noncontiguous(case: OpCase, samples: List[Any], values: bool) -> List[str]:
                 strided = sample.noncontiguous()
         except Exception:  # noqa: BLE001 - a sample holding something noncontiguous() refuses
             continue
+        if not case.takes(variant.kind, strided):   # a row whose predicate the copy meets
+            continue
         result = R.check_values(variant, strided, values=values,
                                 gauge=case.entry.key in R.SIGN_GAUGE_ENTRIES)
         if result is not None:

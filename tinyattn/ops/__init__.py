@@ -189,6 +189,25 @@ def _keepdims_too(fn):
                             argmax, argmin, any, all))
 
 
+def _sum_like_out(fn):
+    """torch.sum / torch.prod with ``out=``: torch's out= overload needs ``dim`` (without it
+    torch's argument parser refuses the call: TypeError), and the sum is taken in out's dtype
+    (``dtype=out.dtype`` unless dtype= is given), as torch's."""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        out = kwargs.get("out")
+        if out is not None:
+            if len(args) < 2 and kwargs.get("dim", kwargs.get("axis")) is None:
+                raise TypeError(f"{fn.__name__}() received an invalid combination of "
+                                f"arguments - got (Tensor, out=Tensor): torch's out= form "
+                                f"takes dim too ({fn.__name__}(x, dim, out=...)); without "
+                                f"dim, assign the result instead")
+            if kwargs.get("dtype") is None and isinstance(out, Tensor):
+                kwargs["dtype"] = out.dtype
+        return fn(*args, **kwargs)
+    return call
+
+
 # torch's keyword names (input=, other=, out=, dtype=, inplace=) on every public op, checked
 # against torch's own signatures by tests/test_torch_keywords.py (ops/torch_keywords.py).
 abs = _kw(abs, input=True, out=True)
@@ -272,7 +291,7 @@ normal = _kw(normal, out=True)
 outer = _kw(outer, out=True)
 permute = _kw(permute, input=True)
 pow = _kw(pow, input=True, out=True)
-prod = _kw(prod, input=True)
+prod = _sum_like_out(_kw(prod, input=True, out=True))
 reciprocal = _kw(reciprocal, out=True)
 relu = _kw(relu, input=True, inplace=True)
 remainder = _kw(remainder, out=True)
@@ -295,7 +314,7 @@ squeeze = _kw(squeeze, input=True)
 stack = _kw(stack, out=True)
 std = _kw(std, input=True, out=True)
 sub = _kw(sub, input=True, other=True, out=True)
-sum = _kw(sum, input=True)
+sum = _sum_like_out(_kw(sum, input=True, out=True))
 tan = _kw(tan, out=True)
 tanh = _kw(tanh, input=True, out=True)
 topk = _kw(topk, input=True, out=True)
@@ -1043,3 +1062,28 @@ Tensor.imag = property(imag)
 Tensor.conj = conj
 Tensor.conj_physical = conj_physical
 Tensor.angle = angle
+
+# views with explicit geometry, x.view(dtype), resize_ (ops/strided.py)
+from .strided import as_strided, resize_, resize_as_  # noqa: E402
+Tensor.as_strided = as_strided
+Tensor.resize_ = resize_
+Tensor.resize_as_ = resize_as_
+
+
+def resolve_conj(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
+    """``torch.resolve_conj``: input itself. tinyattn's ``conj()`` computes the conjugate at
+    once (torch's may be a lazy view with ``is_conj()`` True, which this materialises), so
+    no tensor here carries a pending conjugation."""
+    return input
+
+
+def resolve_neg(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
+    """``torch.resolve_neg``: input itself (no tensor here carries a lazy negation)."""
+    return input
+
+
+Tensor.resolve_conj = resolve_conj
+Tensor.resolve_neg = resolve_neg
+Tensor.is_conj = lambda self: False
+Tensor.is_neg = lambda self: False
+__all__ += ["as_strided", "resize_as_", "resolve_conj", "resolve_neg"]

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import backend
+from ..precision import DtypeError
 from ..tensor import Tensor
 from .matmul import matmul
 
@@ -65,6 +66,9 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-5,  # noqa: A002
     """True when |input - other| <= atol + rtol * |other| everywhere (``torch.allclose``),
     after broadcasting the two shapes."""
     _pair("allclose", input, other)
+    if input.dtype != other.dtype:      # torch's "Float did not match Double", as isclose
+        raise DtypeError(f"allclose: the tensors have different dtypes ({input.dtype} and "
+                         f"{other.dtype}); convert one with .to(other.dtype) first")
     try:
         np.broadcast_shapes(input.shape, other.shape)
     except ValueError:

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function, keep_versions, name_node
+from ..precision import DtypeError
 from ..tensor import Tensor
 from .embedding import check_index_range
 from .reduce import _single_axis
@@ -66,7 +67,7 @@ def gather(input: Tensor, dim: int, index: Tensor,  # noqa: A002 - PyTorch's nam
     ``index`` is an integer tensor with as many dims as input, no larger than input in the
     other dims; the output has index's shape."""
     if not isinstance(index, Tensor) or index.dtype.kind not in "iu":
-        raise TypeError(f"gather: index must be an integer tensor, got "
+        raise (DtypeError if isinstance(index, Tensor) else TypeError)(f"gather: index must be an integer tensor, got "
                         f"{getattr(index, 'dtype', type(index).__name__)}; convert with .long()")
     axis = _single_axis(dim, builtins.max(input.ndim, 1), "gather")
     if index.numel() == 0:                      # torch: an empty index gives an empty output

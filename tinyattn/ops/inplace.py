@@ -283,7 +283,7 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
                            "unsigned char (as torch: x[uint8 mask] = a number is refused; "
                            "use mask.bool())")
-    index = _index_to_arrays(index, x.device)
+    index = _index_to_arrays(index, x.device, x.ndim)
     if isinstance(value, Tensor) and value.dtype != x.dtype and _advanced(index):
         # torch's index_put refuses it (a float written into an int tensor would truncate);
         # basic indexing (x[0:2] = v) converts, as copy_ does

@@ -17,6 +17,8 @@ from .. import backend
 from ..broadcast_error import expand_error
 from ..autograd import Function, name_node, unbroadcast
 from ..tensor import Tensor
+from ..tensor.dtypes import normalize_dtype
+from .strided import view_dtype
 from ..tensor.memory_format import check_memory_format
 from .elementwise import Clone, convert
 from .shape import Permute, ShapeError, _normalize_dim, reshape, transpose
@@ -221,8 +223,12 @@ def view(x: Tensor, *shape: Any) -> Tensor:
     elements are not laid out so that a view can exist (e.g. after a transpose), it raises
     and says to use reshape (which copies there) or contiguous()."""
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, np.integer)):
-        raise TypeError(f"view(dtype) reinterprets the bytes of a tensor, which tinyattn does "
-                        f"not support (got {shape[0]!r}); to convert values use .to(dtype)")
+        try:
+            normalize_dtype(shape[0])
+        except (TypeError, ValueError):
+            raise TypeError(f"view(): argument 'dtype' must be torch.dtype, or the size a "
+                            f"tuple of ints, not {type(shape[0]).__name__}") from None
+        return view_dtype(x, shape[0])
     out = reshape(x, *shape)
     if x.numel() and not backend.may_share_memory(out._data, x._data):
         raise RuntimeError(f"view: a tensor of shape {x.shape} whose elements are not laid out "

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import backend
 from ..broadcast_error import broadcast_error
-from ..precision import refuse_complex_order
+from ..precision import DtypeError, refuse_complex_order
 from ..promotion import compared_operands
 from ..tensor import Tensor
 from .compare import _sort_indices
@@ -114,7 +114,7 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
         raise TypeError("isclose: both arguments must be Tensors")
     if input.dtype != other.dtype:
-        raise TypeError(f"isclose: the tensors have different dtypes ({input.dtype} and "
+        raise DtypeError(f"isclose: the tensors have different dtypes ({input.dtype} and "
                         f"{other.dtype}); convert one with .to(other.dtype) first")
     if rtol < 0 or atol < 0:
         raise RuntimeError(f"isclose: rtol and atol must be >= 0, got rtol={rtol}, atol={atol}")

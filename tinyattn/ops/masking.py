@@ -11,6 +11,7 @@ raises torch's overflow error, and an additive mask holding it overflows to -inf
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, Tuple
 
 import numpy as np
@@ -18,7 +19,7 @@ import numpy as np
 from .. import backend
 from ..broadcast_error import broadcast_error
 from ..autograd import Function, keep_versions, unbroadcast
-from ..precision import check_fits, integer_scalar, is_floating
+from ..precision import DtypeError, check_fits, integer_scalar, is_floating
 from ..promotion import operand_tier, result_type
 from ..tensor import Tensor
 from .elementwise import _as_dtype, as_operand
@@ -34,7 +35,7 @@ def mask_array(mask: Any, op: str, target_shape: Tuple[int, ...], device: str,
     if not hasattr(data, "dtype"):
         data = np.asarray(data)
     if data.dtype != np.bool_:
-        raise TypeError(
+        raise DtypeError(
             f"{op}: {what} must be boolean (True = {'fill' if op == 'masked_fill' else 'keep'}), "
             f"got dtype {data.dtype}; convert a 0/1 mask with .bool() (or mask != 0)")
     mask_device = backend.device_of(data)
@@ -185,6 +186,11 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa:
             RuntimeError(f"where: condition, input and other do not broadcast together "
                            f"(shapes {getattr(condition, 'shape', None)}, {input.shape}, "
                            f"{other.shape})") from None
+    if isinstance(condition, Tensor) and condition.dtype == np.uint8:   # torch: deprecated
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and "
+                      "will be removed in a future version of PyTorch. Use a boolean condition "
+                      "instead.", UserWarning, stacklevel=backend.user_stacklevel())
+        condition = Tensor._wrap(condition._data != 0)
     cond = mask_array(condition, "where", shape, input.device, what="condition")
     out = Where.apply(input, other, condition=cond.copy())   # kept for backward
     return keep_versions(out, condition if isinstance(condition, Tensor) else None)

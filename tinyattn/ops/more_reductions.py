@@ -21,7 +21,7 @@ from .reduce import Dim, _axes, _check_not_empty, _expand_back, _single_axis, am
 from .reduce import sum as plain_sum
 from .shape import cat, squeeze
 from .rearrange import narrow
-from .stats import std, var
+from .stats import Std, Var, _moment, std, var
 from .tie_order import torch_cpu_kth
 from ..precision import refuse_complex_order
 
@@ -219,7 +219,8 @@ def _moment_mean(moment: Any, name: str, input: Tensor, dim: Any, unbiased: Any,
                  keepdim: bool, correction: Any) -> Tuple[Tensor, Tensor]:
     if isinstance(dim, bool):               # var_mean(x, False): torch's (input, unbiased)
         dim, unbiased = None, dim
-    spread = moment(input, dim, unbiased=unbiased, keepdim=keepdim, correction=correction)
+    spread = _moment(Var if moment is var else Std, name, input, dim, unbiased, keepdim,
+                     correction)                # warns as var_mean()/std_mean(), as torch
     node = "VarMeanBackward0" if name == "var_mean" else "StdMeanBackward0"   # torch: one node
     return name_node(spread, node), name_node(mean(input, dim, keepdim=keepdim), node)
 
@@ -387,14 +388,28 @@ def _pick(input: Tensor, dim: Any, keepdim: bool, k: Optional[int], ignore_nan: 
     return _values_indices(op, values, index)
 
 
+def _empty_median(input: Tensor) -> Tensor:
+    """The median of no values, as torch gives it: NaN, converted to the dtype as C++ (on the
+    CPUs torch runs on) converts a NaN: the smallest int32/int64, 0 for the narrower integers
+    (the int32 bit pattern truncated), True for bool."""
+    xp = backend.get_array_module(input._data)
+    dtype = np.dtype(input.dtype)
+    if dtype.kind == "b":
+        value: Any = True
+    elif dtype.kind in "iu":
+        value = int(np.iinfo(dtype).min) if dtype.itemsize >= 4 and dtype.kind == "i" else 0
+    else:
+        value = np.nan
+    return Tensor._wrap(xp.asarray(value, dtype=dtype))
+
+
 def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
     """``torch.median``: without dim the lower median of all values (NaN if any is NaN);
     with dim, (values, indices) along it."""
     refuse_complex_order("median", input)
     if dim is None:
         if input.numel() == 0:
-            xp = backend.get_array_module(input._data)
-            return Tensor._wrap(xp.asarray(np.nan, dtype=input.dtype))
+            return _empty_median(input)
         return MedianAll.apply(input) if is_floating(input.dtype) else \
             Tensor._wrap(MedianAll().forward(input._data))
     return _pick(input, dim, keepdim, None, False, "median")
@@ -404,8 +419,7 @@ def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # 
     """``torch.nanmedian``: median ignoring NaN (NaN only where a slice is all NaN)."""
     if dim is None:
         if input.numel() == 0:
-            xp = backend.get_array_module(input._data)
-            return Tensor._wrap(xp.asarray(np.nan, dtype=input.dtype))
+            return _empty_median(input)
         return NanMedianAll.apply(input) if is_floating(input.dtype) else \
             Tensor._wrap(NanMedianAll().forward(input._data))
     return _pick(input, dim, keepdim, None, True, "nanmedian")

@@ -72,9 +72,11 @@ class Mean(Function):
         count = 1
         for a in axes:
             count *= x.shape[a]
-        if x.dtype == np.float32 and count > backend.WIDE_SUM_TERMS:
-            return (x.mean(axis=axes, keepdims=keepdim, dtype=np.float64)).astype(np.float32)
-        return x.mean(axis=axes, keepdims=keepdim)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # torch's quiet
+            if x.dtype == np.float32 and count > backend.WIDE_SUM_TERMS:      # inf and NaN
+                return (x.mean(axis=axes, keepdims=keepdim, dtype=np.float64)).astype(
+                    np.float32)
+            return x.mean(axis=axes, keepdims=keepdim)
 
     def backward(self, grad):
         shape, axes, keepdim = self.saved
@@ -148,9 +150,11 @@ class Prod(Function):
 
     def forward(self, x, axis: int, keepdim: bool):
         self.save_for_backward(x, axis, keepdim)
+        product = np.multiply.reduce if type(x) is np.ndarray else \
+            backend.get_array_module(x).prod    # the ufunc: its warnings in tinyattn's frame
         if x.dtype == np.float32:                       # products drift too: in float64
-            return x.prod(axis=axis, keepdims=keepdim, dtype=np.float64).astype(np.float32)
-        return x.prod(axis=axis, keepdims=keepdim)
+            return product(x, axis=axis, keepdims=keepdim, dtype=np.float64).astype(np.float32)
+        return product(x, axis=axis, keepdims=keepdim)
 
     def backward(self, grad):
         x, axis, keepdim = self.saved

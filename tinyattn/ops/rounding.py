@@ -16,7 +16,7 @@ from .. import backend
 from ..autograd import Function, keep_versions, name_node
 from ..tensor import Tensor
 from .elementwise import _as_float
-from ..precision import finfo, is_floating
+from ..precision import DtypeNotImplementedError, finfo, is_floating
 
 __all__ = ["square", "reciprocal", "log1p", "expm1", "sign", "sgn", "floor", "ceil", "round",
            "trunc", "isnan", "isinf", "isfinite", "nan_to_num", "isposinf", "isneginf"]
@@ -158,7 +158,8 @@ def sgn(input: Tensor) -> Tensor:  # noqa: A002
 
 def _step(name: str, input: Tensor, fn: Any, node: str = "") -> Tensor:
     if input.dtype == np.bool_:
-        raise TypeError(f"{name}: not defined for bool tensors (as PyTorch); convert first "
+        raise DtypeNotImplementedError(
+            f"\"{name}\" not implemented for 'Bool' (as torch): convert first "
                         f"with .float() or .long()")
     if input.dtype.kind in "iu":
         return Tensor._wrap(input._data.copy())       # integers are already whole
@@ -190,7 +191,7 @@ def round(input: Tensor, *, decimals: Any = None) -> Tensor:  # noqa: A001
         raise TypeError(f"round: decimals must be an int, got {decimals!r}")
     decimals = int(decimals)
     if decimals != 0 and input.dtype.kind in "biu":
-        raise TypeError(f"round: decimals={decimals} is not supported for {input.dtype} "
+        raise DtypeNotImplementedError(f"round: decimals={decimals} is not supported for {input.dtype} "
                         f"tensors (as in PyTorch); convert with .float() first")
     if decimals == 0:               # round.decimals (RoundBackward1)
         return _step("round", input, lambda x: backend.get_array_module(x).rint(x),

@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function, is_grad_enabled, keep_versions
+from ..precision import DtypeError
 from ..tensor import Tensor
 from .indexing import along_axis_index
 from .inplace import _in_place
@@ -144,7 +145,7 @@ def _index_positions(op: str, x: Tensor, dim: int, index: Tensor, src: Optional[
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}: self must be a Tensor, got {type(x).__name__}")
     if not isinstance(index, Tensor) or index.dtype not in (np.int64, np.int32):
-        raise TypeError(f"{op}(): Expected dtype int64 (or int32) for index, got "
+        raise (DtypeError if isinstance(index, Tensor) else TypeError)(f"{op}(): Expected dtype int64 (or int32) for index, got "
                         f"{getattr(index, 'dtype', type(index).__name__)}; convert with "
                         f".long()")
     axis = _normalize_dim(int(dim), max(x.ndim, 1), op)
@@ -273,7 +274,8 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor,  # noqa: A
         raise TypeError("index_add: self and source must be Tensors")
     if not isinstance(index, Tensor) or index.dtype not in (np.int64, np.int32) \
             or index.ndim > 1:
-        raise TypeError(f"index_add_(): Expected a 1-D int64 or int32 index, got "
+        raise (DtypeError if isinstance(index, Tensor) and index.ndim <= 1 else TypeError)(
+            f"index_add_(): Expected a 1-D int64 or int32 index, got "
                         f"{getattr(index, 'dtype', type(index).__name__)} of shape "
                         f"{getattr(index, 'shape', '?')}")
     axis = _normalize_dim(int(dim), max(input.ndim, 1), "index_add")
@@ -290,10 +292,9 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor,  # noqa: A
         raise RuntimeError(f"index_add: source has shape {source.shape}, expected {expected} "
                            f"(self {input.shape} with len(index) = {ids.size} along dim {axis})")
     if source.dtype != input.dtype:
-        raise TypeError(f"index_add_(): self ({input.dtype}) and source ({source.dtype}) must "
+        raise DtypeError(f"index_add_(): self ({input.dtype}) and source ({source.dtype}) must "
                         f"have the same dtype")
-    if input.dtype.kind in "iub" and not float(alpha).is_integer():
-        raise TypeError(f"index_add: alpha {alpha} must be a whole number for {input.dtype}")
+    # an integer self takes a fractional alpha truncated toward zero, as torch (2.7 -> 2)
     _check_range("index_add", ids, input.shape[axis], axis)
     out = IndexAdd.apply(input, source, ids=ids.astype(np.int64), axis=axis,
                          alpha=_alpha_for(alpha, input.dtype))

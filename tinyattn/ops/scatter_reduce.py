@@ -14,7 +14,7 @@ import numpy as np
 from .. import backend
 from ..autograd import Function, keep_versions, name_node
 from ..tensor import Tensor
-from ..precision import is_floating
+from ..precision import check_fits, integer_scalar, is_floating
 from .inplace import _in_place
 from .masking import where
 from .scatter import _index_positions, checked_fill_value, flat_when_0d
@@ -259,7 +259,9 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:  #
         shape[axis] = size
     mask = Tensor._wrap(backend.to_device(chosen.reshape(shape), input.device))
     node = "IndexFillBackward1" if isinstance(value, Tensor) else "IndexFillBackward0"
-    if not isinstance(value, Tensor):
+    if not isinstance(value, Tensor):     # as torch converts a scalar: -1 in uint8 is 255,
+        check_fits(value, input.dtype, "index_fill")          # 300 its RuntimeError
+        value = integer_scalar(value, input.dtype, "index_fill")
         value = Tensor._wrap(xp.asarray(value, dtype=input.dtype))
     elif value.dtype != input.dtype:
         value = value.to(input.dtype)

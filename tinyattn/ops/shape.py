@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, List, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -207,7 +207,7 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(x, x.shape[:start] + (middle,) + x.shape[end + 1:])
 
 
-def _index_to_arrays(index: Any, device: str) -> Any:
+def _index_to_arrays(index: Any, device: str, ndim: Optional[int] = None) -> Any:
     """Tensors inside an index become their arrays and lists become integer arrays, all on
     ``device`` (CuPy, like the strict device, wants index arrays where the data is). Index
     arrays are copied: an op keeps its index for backward, and the caller may reuse theirs.
@@ -226,8 +226,27 @@ def _index_to_arrays(index: Any, device: str) -> Any:
                       stacklevel=3)
         index = tuple(index)
     if isinstance(index, tuple):
+        if ndim is not None and sum(i is Ellipsis for i in index) > 1:
+            index = _torch_ellipses(index, ndim)
         return tuple(_index_part(i, device) for i in index)
     return _index_part(index, device)
+
+
+def _torch_ellipses(index: tuple, ndim: int) -> tuple:
+    """Several ``...`` in one index, as torch reads them (NumPy refuses): each stands for
+    the dims the other items leave, ndim - (items that take a dim), so ``x[..., 1, ...]`` is
+    ``x[:, 1]`` of a 2-d x. Full slices that reach past x's dims are dropped (torch skips
+    them); an item there is an IndexError, as in torch."""
+    taking = sum(1 for i in index if i is not None and i is not Ellipsis
+                 and not (isinstance(i, (bool, np.bool_))))
+    fill = max(ndim - taking, 0)
+    parts: list = []
+    for item in index:
+        parts.extend([slice(None)] * fill if item is Ellipsis else [item])
+    while sum(1 for p in parts if p is not None) > ndim and parts and \
+            parts[-1] == slice(None) and parts[-1] is not None:
+        parts.pop()
+    return tuple(parts)
 
 
 def _index_part(index: Any, device: str) -> Any:
@@ -249,6 +268,8 @@ def _index_part(index: Any, device: str) -> Any:
         index = index._data
     elif isinstance(index, list):
         index = np.asarray(index) if len(index) else np.zeros(0, dtype=np.int64)
+        if index.dtype.kind == "f":     # torch turns a list's numbers into int64 indices
+            index = index.astype(np.int64)      # (x[[0.0, 1]] is x[[0, 1]]; 1.9 -> 1)
     if hasattr(index, "shape") and index.ndim == 0 and index.dtype.kind in "iu":
         return int(index)
     if hasattr(index, "shape") and not np.isscalar(index):
@@ -306,7 +327,7 @@ def torch_index_steps(index: Any) -> Tuple[Any, ...]:
 
 def getitem(x: Tensor, index: Any) -> Tensor:
     """``x[index]`` with PyTorch's indexing rules (see ``torch_index_steps``)."""
-    index = _index_to_arrays(index, x.device)
+    index = _index_to_arrays(index, x.device, x.ndim)
     try:
         out = x
         for step in torch_index_steps(index):

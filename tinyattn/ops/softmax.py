@@ -189,7 +189,11 @@ class LogSoftmax(Function):
         xp = backend.get_array_module(out)
         if half is not None:        # torch's backward reads its (rounded) half output
             out = _rounded(out, half)
-        return grad - xp.exp(out) * grad.sum(axis=axis, keepdims=True)
+        # torch's kernel sums each row from its first element: a row of -0 gradients sums to
+        # -0 (NumPy's sum, from +0, gives +0), so dx = -0 - p * (-0) is +0 there, as torch's
+        total = grad.sum(axis=axis, keepdims=True, initial=-0.0) if xp is np else \
+            grad.sum(axis=axis, keepdims=True)
+        return grad - xp.exp(out) * total
 
 
 def _axis(dim: int, ndim: int, op: str) -> int:

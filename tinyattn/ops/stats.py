@@ -191,9 +191,11 @@ def _moment(fn: type, op: str, x: Tensor, dim: Any, unbiased: Optional[bool], ke
     axes = _axes(dim, x.ndim, op)
     c = _correction(unbiased, correction, op)
     if _count(x.shape, axes) - c <= 0:
-        warnings.warn(f"{op}(): degrees of freedom is <= 0 (N = {_count(x.shape, axes)} "
-                      f"values, correction = {c:g}); the result is inf or NaN, as in PyTorch",
-                      RuntimeWarning, stacklevel=3)
+        warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less "
+                      f"than the reduction factor (input numel divided by output numel). "
+                      f"(N = {_count(x.shape, axes)} values, correction = {c:g}: the result "
+                      f"is inf or NaN, as in PyTorch)", UserWarning,
+                      stacklevel=backend.user_stacklevel())
     out = fn.apply(half_as_float32(x), axes=axes, correction=c, keepdim=keepdim)
     return convert(out, dtype=x.dtype)          # float16 in, float16 out
 

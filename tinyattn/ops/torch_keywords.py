@@ -26,6 +26,7 @@ from typing import Any, Callable, Dict, List
 
 import numpy as np
 
+from .. import backend
 from ..autograd import is_grad_enabled
 from ..precision import is_floating
 from ..promotion import can_cast
@@ -65,7 +66,7 @@ def write_out(name: str, out: Any, result: Any) -> Any:
                 f"{list(result.shape)}. This behavior is deprecated, and in a future PyTorch "
                 f"release outputs will not be resized unless they have zero elements. You can "
                 f"explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
-                f"with t.resize_(0).", UserWarning, stacklevel=3)
+                f"with t.resize_(0).", UserWarning, stacklevel=backend.user_stacklevel())
         out._data = result._data.astype(out.dtype)
     else:
         out._data[...] = result._data

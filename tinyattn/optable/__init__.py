@@ -38,6 +38,7 @@ from . import distances, float_parts, order_stats   # cdist, pdist, quantile, mo
 from . import polygamma                             # polygamma, mvlgamma
 from . import ctc_loss, linear_cross_entropy, local_response_norm
 from . import complex_numbers, fft   # complex tensors and torch.fft
+from . import strided               # as_strided
 from .spec import OpCase, OpSpec, make_inputs
 
 __all__ = ["OpCase", "OpSpec", "OP_TABLE", "make_inputs", "FAMILIES"]
@@ -54,6 +55,6 @@ FAMILIES = [elementwise, powers, trig, reduce, shape, interleave, matmul, softma
             bilinear, margin_loss, interpolate, distances, order_stats, float_parts,
             polygamma, local_response_norm, linear_cross_entropy, ctc_loss, grid_sample,
             embedding_bag,
-            complex_numbers, fft]
+            complex_numbers, fft, strided]
 
 OP_TABLE: List[OpSpec] = [row for family in FAMILIES for row in family.ROWS]

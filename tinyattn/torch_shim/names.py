@@ -130,6 +130,8 @@ MODULES: Dict[str, ModuleSpec] = {
     "torch.distributions.categorical": ModuleSpec("tinyattn.distributions"),
     "torch.linalg": ModuleSpec("tinyattn.linalg"),
     "torch.fft": ModuleSpec("tinyattn.fft"),
+    "torch.signal": ModuleSpec("tinyattn.signal"),
+    "torch.signal.windows": ModuleSpec("tinyattn.signal.windows"),
     "torch.nn.utils": ModuleSpec("tinyattn.nn.utils"),
     "torch.nn.utils.rnn": ModuleSpec("tinyattn.nn.utils.rnn"),
     "torch.nn.parameter": ModuleSpec(None, shim_names={"Parameter": Parameter}),
