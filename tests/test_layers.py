@@ -33,11 +33,13 @@ LAYERS: Dict[str, str] = {
     "broadcast_error": "backend",  # torch's error for shapes that do not broadcast
     # tensor and autograd
     "tensor": "tensor", "autograd": "tensor", "factories": "tensor", "precision": "tensor",
+    "factories_extra": "tensor",   # torch.range, scalar_tensor, asarray, empty_strided
     "promotion": "tensor", "printing": "tensor", "generator": "tensor",
     "amp": "tensor",          # autocast: a dispatch mode of Function.apply, GradScaler
     # ops: one Function per op, and the torch.nn.functional names over them
     "ops": "ops", "functional": "ops", "special": "ops", "linalg": "ops", "fft": "ops",
     "distributions": "ops",   # torch.distributions.Categorical, composed of ops
+    "signal": "ops",          # torch.signal.windows (hann, kaiser, ...), made from arrays
     # several processes: torch.distributed's collectives on MPI, torch.multiprocessing
     "distributed": "ops", "multiprocessing": "ops",
     # nn: modules, layers, attention, GPT; utils.data (Dataset, DataLoader)
