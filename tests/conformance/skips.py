@@ -304,11 +304,6 @@ LINEAR_CROSS_ENTROPY_B38: List[Skip] = [
 # check_error compares the exception's type with torch's (ErrorInput.error_type) since
 # harness38; what still differs:
 ERROR_TYPES_HARNESS38: List[Skip] = [
-    op_skip("narrow_copy", "errors", "torch's narrow_copy reports a dim out of range through "
-            "an internal check (RuntimeError 'Expected dim < ...'), where its narrow raises "
-            "IndexError; tinyattn's narrow_copy raises narrow's IndexError",
-            when=predicate("a dim out of range", lambda s: isinstance(s.args[0], int)
-                           and not -s.input.dim() <= s.args[0] < s.input.dim())),
 ]
 
 # ------------------------------------------------------------------ out= (harness39)
