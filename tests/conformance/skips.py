@@ -89,10 +89,7 @@ ON_PURPOSE: List[Skip] = [
 ]
 
 # ------------------------------------------------------------------ to fix
-TO_FIX: List[Skip] = [
-    op_skip("normal.number_mean", ("values", "gradients"), "tinyattn's factories take no "
-            "layout= (every tensor is strided)", when=has_kwarg("layout")),
-]
+TO_FIX: List[Skip] = []
 
 # ------------------------------------------------------------------ not implemented
 NOT_IMPLEMENTED: List[Skip] = [
