@@ -111,3 +111,103 @@ def test_layout_names_and_tensor_attributes_as_torch():
     assert _raises(lambda: ta.normal(ta.zeros(2), 1.0, layout=ta.strided)) is TypeError
     assert _raises(lambda: torch.tensor([1.0], pin_memory=False)) is None
     assert _raises(lambda: ta.tensor([1.0], pin_memory=False)) is None
+
+
+# ------------------------------------------------------------------ optimizer state's types
+def _kind(value):
+    if hasattr(value, "dtype") and hasattr(value, "shape") and not isinstance(value, np.ndarray):
+        return ("tensor", str(value.dtype).replace("torch.", ""), tuple(value.shape))
+    return type(value).__name__
+
+
+def _lbfgs_t(m, lr, line_search, max_iter):
+    w = m.nn.Parameter(m.tensor([[1.5, -0.5], [0.3, 2.0]]))
+    a = m.tensor([[3.0, 1.0], [1.0, 2.0]])
+    opt = m.optim.LBFGS([w], lr=lr, line_search_fn=line_search, max_iter=max_iter)
+
+    def closure():
+        opt.zero_grad()
+        loss = ((w @ a) ** 2).sum() + (w ** 4).sum()
+        loss.backward()
+        return loss
+    kinds = []
+    for _ in range(2):
+        opt.step(closure)
+        kinds.append((_kind(opt.state[w]["t"]), _kind(opt.state_dict()["state"][0]["t"])))
+    return kinds
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("lr", [1, 0.5, "tensor32", "tensor64"])
+@pytest.mark.parametrize("line_search, max_iter", [(None, 1), (None, 20), ("strong_wolfe", 1),
+                                                   ("strong_wolfe", 20)])
+def test_lbfgs_step_length_keeps_torch_s_type(lr, line_search, max_iter):
+    """t is lr itself (an int stays an int, a Tensor lr that tensor), 1.0 * lr, or a 0-d
+    tensor where it is computed from the gradient (the first iteration, a line search)."""
+    def make(m):
+        if lr == "tensor32":
+            return m.tensor(0.5)
+        if lr == "tensor64":
+            return m.tensor(1.0, dtype=m.float64)
+        return lr
+    assert _lbfgs_t(ta, make(ta), line_search, max_iter) == \
+        _lbfgs_t(torch, make(torch), line_search, max_iter)
+
+
+_STEPPED = ["Adam", "AdamW", "Adamax", "NAdam", "RAdam", "Adadelta", "Adagrad", "ASGD",
+            "RMSprop", "Rprop", "Adafactor", "SGD"]
+
+
+def _live_state(m, name, dtype):
+    w = m.nn.Parameter(m.ones(2, 2, dtype=dtype))
+    cls = getattr(m.optim, name)
+    opt = cls([w], lr=0.1, momentum=0.9) if name == "SGD" else cls([w])
+    kinds = []
+    for _ in range(2):
+        w.grad = m.ones(2, 2, dtype=dtype)
+        opt.step()
+        kinds.append({k: _kind(v) for k, v in opt.state[w].items() if _kind(v)[0] == "tensor"
+                      and _kind(v)[2] == ()})
+    saved = opt.state_dict()
+    opt.load_state_dict(saved)          # torch casts floating state but step to p's dtype
+    kinds.append({k: _kind(v) for k, v in opt.state[w].items() if _kind(v)[0] == "tensor"
+                  and _kind(v)[2] == ()})
+    w.grad = m.ones(2, 2, dtype=dtype)
+    opt.step()
+    kinds.append({k: _kind(v) for k, v in opt.state[w].items() if _kind(v)[0] == "tensor"
+                  and _kind(v)[2] == ()})
+    values = {k: float(v) for k, v in opt.state[w].items() if _kind(v)[0] == "tensor"
+              and _kind(v)[2] == ()}
+    return kinds, values
+
+
+@pytest.mark.parametrize("name", _STEPPED)
+def test_optimizer_step_and_scalars_are_torch_s_tensors_while_stepping(name):
+    for dtype in ("float32", "float64"):
+        ours, our_values = _live_state(ta, name, getattr(ta, dtype))
+        theirs, their_values = _live_state(torch, name, getattr(torch, dtype))
+        assert ours == theirs
+        assert our_values.keys() == their_values.keys()
+        for key in our_values:
+            assert our_values[key] == pytest.approx(their_values[key], rel=1e-6)
+    if name != "SGD":               # negative control: there is a step to compare
+        assert "step" in ours[0]
+
+
+def test_a_user_optimizer_keeps_the_step_it_stores():
+    """torch leaves a subclass's own state alone: an int step stays an int."""
+    for m in (ta, torch):
+        class Mine(m.optim.Optimizer):
+            def __init__(self, params):
+                super().__init__(params, {"lr": 0.1})
+
+            def step(self, closure=None):
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        state = self.state[p]
+                        state["step"] = state.get("step", 0) + 1
+        w = m.nn.Parameter(m.ones(2))
+        opt = Mine([w])
+        opt.step()
+        assert type(opt.state[w]["step"]) is int
+        assert type(opt.state_dict()["state"][0]["step"]) is int

@@ -184,11 +184,6 @@ MODULES_AND_OPTIMIZERS: List[Skip] = [
                "(torch against itself started 1 ulp apart differs by 1.4e-3 after step 2); "
                "tests/test_optim_more.py compares short runs", kind="skip",
                when=desc_is("default", "tolerance_grad")),
-    optim_skip("LBFGS", "to fix: the state dict's step length 't' after later iterations is a "
-               "Python float here; torch keeps the type of its lr (t = lr: an int 1 under "
-               "strong_wolfe with the default lr=1, a float32 0-d tensor for a Tensor lr); the "
-               "trajectory agrees (stream optim39)",
-               when=desc_is("Tensor lr", "strong_wolfe")),
 ]
 
 # ------------------------------------------------------------------ compositions (stream cov30)
