@@ -211,3 +211,32 @@ def test_a_user_optimizer_keeps_the_step_it_stores():
         opt.step()
         assert type(opt.state[w]["step"]) is int
         assert type(opt.state_dict()["state"][0]["step"]) is int
+
+
+@pytest.mark.parametrize("name, args", [("StepLR", (2,)), ("ExponentialLR", (0.9,)),
+                                        ("ReduceLROnPlateau", ()), ("ConstantLR", ()),
+                                        ("CosineAnnealingWarmRestarts", (3,))])
+def test_scheduler_repr_is_the_default_object_repr_as_torch(name, args):
+    """torch's schedulers print as ``<torch.optim.lr_scheduler.StepLR object at 0x...>``;
+    tinyattn's the same with its own package name."""
+    for m in (torch, ta):
+        w = m.nn.Parameter(m.ones(2))
+        sched = getattr(m.optim.lr_scheduler, name)(m.optim.SGD([w], lr=0.1), *args)
+        prefix = f"<{m.__name__}.optim.lr_scheduler.{name} object at 0x"
+        assert repr(sched).startswith(prefix) and str(sched) == repr(sched)
+
+
+def test_lbfgs_reads_the_loss_without_a_warning():
+    import warnings
+    for m in (torch, ta):
+        w = m.nn.Parameter(m.ones(2))
+        opt = m.optim.LBFGS([w], max_iter=3)
+
+        def closure():
+            opt.zero_grad()
+            loss = (w ** 2).sum()
+            loss.backward()
+            return loss
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            opt.step(closure)

@@ -121,6 +121,12 @@ def _number(t: Any, dtype: Any) -> Any:
     return t
 
 
+def _value(loss: Any) -> float:
+    """The closure's loss as a float, without torch's warning about converting a tensor that
+    requires grad (torch's L-BFGS reads it without one)."""
+    return float(loss.detach()) if isinstance(loss, Tensor) else float(loss)
+
+
 class LBFGS(Optimizer):
     """L-BFGS with torch's signature, one parameter group, and ``step(closure)`` (the
     closure clears the gradients, computes the loss, calls backward and returns the loss).
@@ -195,7 +201,7 @@ class LBFGS(Optimizer):
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
         first_loss = evaluate()
-        loss = float(first_loss)
+        loss = _value(first_loss)
         evals = 1
         state["func_evals"] += 1
         flat_grad = self._flat_grad()
@@ -265,7 +271,7 @@ class LBFGS(Optimizer):
 
                     def along(step: float) -> Tuple[float, Any]:
                         self._add(step, d)
-                        value = float(evaluate())
+                        value = _value(evaluate())
                         grad_there = self._flat_grad()
                         self._set(start)
                         return value, grad_there
@@ -284,7 +290,7 @@ class LBFGS(Optimizer):
                     self._add(t, d)
                     converged = False
                     if iteration != max_iter:
-                        loss = float(evaluate())
+                        loss = _value(evaluate())
                         flat_grad = self._flat_grad()
                         converged = abs(flat_grad).max() <= tolerance_grad
                         calls = 1
