@@ -240,3 +240,65 @@ def test_lbfgs_reads_the_loss_without_a_warning():
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             opt.step(closure)
+
+
+# ------------------------------------------------------------------ linear_cross_entropy chunked
+def _lce_after_write(m, reduction, which, chunked, dtype="float32"):
+    rng = np.random.default_rng(0)
+    dt = getattr(m, dtype)
+    x = m.tensor(rng.standard_normal((6, 4)), dtype=dt).requires_grad_()
+    w = m.tensor(rng.standard_normal((5, 4)), dtype=dt).requires_grad_()
+    b = m.tensor(rng.standard_normal(5), dtype=dt).requires_grad_()
+    t = m.tensor(rng.integers(0, 5, 6))
+    kwargs = {"options": m.nn.LinearCrossEntropyOptions(batch_chunk_size=2)} if chunked else {}
+    out = m.nn.functional.linear_cross_entropy(x, w, t, linear_bias=b, reduction=reduction,
+                                               **kwargs)
+    target = {"x": x, "w": w, "b": b}[which]
+    with m.no_grad():
+        target.add_(1)
+    try:
+        out.sum().backward()
+    except RuntimeError:
+        return "raises"
+    return np.asarray(x.grad.float().numpy(), dtype=np.float64)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("which", ["x", "w", "b"])
+@pytest.mark.parametrize("chunked", [True, False])
+def test_linear_cross_entropy_saves_what_torch_s_op_saves(reduction, which, chunked):
+    """options= (torch's chunked kernel): mean/sum keep no input (a later write leaves the
+    backward valid, with the forward's values); none keeps them all, the bias too."""
+    ours = _lce_after_write(ta, reduction, which, chunked)
+    theirs = _lce_after_write(torch, reduction, which, chunked)
+    if isinstance(theirs, str):
+        assert ours == theirs
+    else:
+        assert not isinstance(ours, str)
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_linear_cross_entropy_chunked_half_none_rounds_once_as_torch(dtype):
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((8, 5)), rng.standard_normal((6, 5))
+    t = rng.integers(0, 6, 8)
+    got = {}
+    for m in (torch, ta):
+        dt = getattr(m, dtype)
+        got[m.__name__] = m.nn.functional.linear_cross_entropy(
+            m.tensor(x, dtype=dt), m.tensor(w, dtype=dt), m.tensor(t), reduction="none",
+            options=m.nn.LinearCrossEntropyOptions(batch_chunk_size=3)).float().numpy()
+    np.testing.assert_array_equal(got["tinyattn"], got["torch"])
+
+
+def test_linear_cross_entropy_options_ignored_warns_as_torch():
+    import warnings
+    for m in (torch, ta):
+        x, w = m.ones(3, 4), m.ones(5, 4)
+        probs = m.ones(3, 5) / 5
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            m.nn.functional.linear_cross_entropy(
+                x, w, probs, options=m.nn.LinearCrossEntropyOptions(batch_chunk_size=2))
+        assert any("``options`` ignored" in str(c.message) for c in caught), m.__name__

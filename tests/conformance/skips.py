@@ -275,21 +275,6 @@ ABSENT_A38: List[Skip] = [
 # F.linear_cross_entropy (stream absentB38): torch's chunked kernel (options=...) is its own
 # custom op; tinyattn computes the reference composition for every options value
 LINEAR_CROSS_ENTROPY_B38: List[Skip] = [
-    op_skip("nn.functional.linear_cross_entropy.chunked", "saves", "to fix: with options and "
-            "reduction 'mean'/'sum' torch's chunked op computes the gradients in the forward "
-            "and keeps no input, so writing to one afterwards leaves its backward valid; "
-            "tinyattn's reference composition (linear, log_softmax, nll_loss) saves them and "
-            "its backward raises (loudly, never a wrong gradient)"),
-    op_skip("nn.functional.linear_cross_entropy.chunked_none", "saves", "to fix: with "
-            "options and reduction='none' torch's chunked op saves linear_bias, so writing to "
-            "it after the op makes backward raise; tinyattn's linear keeps no bias (its "
-            "gradient does not need it)", when=has_kwarg("linear_bias")),
-    op_skip("nn.functional.linear_cross_entropy.chunked_none", "values", "to fix: in "
-            "float16/bfloat16 torch's chunked kernel accumulates the per-sample losses its own "
-            "way; tinyattn's reference composition rounds log_softmax as tinyattn's "
-            "log_softmax does (the log_softmax row), a few losses differ by a unit in the "
-            "last place (float16 too, in samples the default draw does not take)",
-            dtypes=("bfloat16",)),
 ]
 
 # ------------------------------------------------------------------ error types (harness38)
