@@ -302,3 +302,15 @@ def test_linear_cross_entropy_options_ignored_warns_as_torch():
             m.nn.functional.linear_cross_entropy(
                 x, w, probs, options=m.nn.LinearCrossEntropyOptions(batch_chunk_size=2))
         assert any("``options`` ignored" in str(c.message) for c in caught), m.__name__
+
+
+@pytest.mark.parametrize("name", ["i0e", "i1", "i1e", "ndtri", "log_ndtr", "erfcx"])
+def test_a_write_to_a_0d_special_result_makes_backward_raise_as_torch(name):
+    """The backward keeps the result; a 0-d result too (NumPy hands back a scalar there)."""
+    for m in (torch, ta):
+        x = m.tensor(0.3, dtype=m.float64, requires_grad=True) * 1
+        out = getattr(m.special, name)(x)
+        with m.no_grad():
+            out.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.backward()
