@@ -314,3 +314,20 @@ def test_a_write_to_a_0d_special_result_makes_backward_raise_as_torch(name):
             out.add_(1)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             out.backward()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("norm_type", [1.0, 2.0, 3.0])
+def test_embedding_max_norm_renormalises_half_rows_as_torch(dtype, norm_type):
+    """torch rounds the row's norm to the weight's dtype, then the scale once."""
+    rng = np.random.default_rng(7)
+    w = (rng.standard_normal((12, 5)) * 3).astype(np.float32)
+    ids = np.array([[0, 2, 3], [5, 2, 11]])
+    got = {}
+    for m in (torch, ta):
+        weight = m.tensor(w).to(getattr(m, dtype))
+        out = m.nn.functional.embedding_bag(m.tensor(ids), weight, max_norm=0.7,
+                                            norm_type=norm_type, mode="sum")
+        got[m.__name__] = (weight.float().numpy(), out.float().numpy())
+    np.testing.assert_array_equal(got["tinyattn"][0], got["torch"][0])
+    np.testing.assert_array_equal(got["tinyattn"][1], got["torch"][1])

@@ -246,13 +246,6 @@ INTERPOLATE_MODS30: List[Skip] = [
 
 # F.embedding_bag (stream interp39)
 EMBEDDING_BAG_INTERP39: List[Skip] = [
-    op_skip("nn.functional.embedding_bag", "values", "to fix: with max_norm in "
-            "float16/bfloat16 torch renormalises the looked-up rows in place computing the "
-            "norm and the scale its own way; tinyattn's embedding_renorm_ computes them in "
-            "float64 and rounds the scale once, so a few renormalised entries (and the bag "
-            "sums of them) differ by a unit or two in the half dtype's last place (bfloat16: "
-            "up to 0.012); float32/float64 agree",
-            dtypes=_HALF, when=has_kwarg("max_norm")),
 ]
 
 # F.instance_norm (stream mods30) is batch norm of the input viewed as (1, N C, *), as torch's
