@@ -217,8 +217,10 @@ def test_step_on_strict_device_has_no_host_syncs_and_matches_cpu(name, cls, torc
     for c, d in zip(cpu, dev):
         assert d.device == STRICT
         np.testing.assert_allclose(backend.to_host(d.data), c.data, rtol=0, atol=1e-12)
-        for value in opt.state.get(d, {}).values():
-            if hasattr(value, "shape"):
+        for name, value in opt.state.get(d, {}).items():
+            if name in opt._tensor_scalar_state:    # torch's step: a 0-d tensor on the host
+                assert value.device == "cpu" and value.shape == ()
+            elif hasattr(value, "shape"):
                 assert backend.device_of(value) == STRICT
 
 
@@ -352,7 +354,7 @@ def test_state_dict_is_a_host_copy_with_hyperparameters():
     np.testing.assert_array_equal(saved["state"][0]["momentum_buffer"], before)
 
 
-def test_load_accepts_numpy_scalars_and_stores_python_numbers():
+def test_load_accepts_numpy_scalars_and_stores_torch_s_scalars():
     """A checkpoint written with np.savez turns ints and floats into 0-d arrays."""
     params = [Parameter(a) for a in initial_arrays(dtype=np.float32)]
     opt = run_ours(lambda ps: optim.Adam(ps), params, gradient_sequence(2, dtype=np.float32))
@@ -360,7 +362,8 @@ def test_load_accepts_numpy_scalars_and_stores_python_numbers():
     saved["state"][0]["step"] = np.array(saved["state"][0]["step"])
     saved["param_groups"][0]["lr"] = np.float64(0.001)
     opt.load_state_dict(saved)
-    assert type(opt.state[params[0]]["step"]) is int
+    step = opt.state[params[0]]["step"]                 # torch's float32 0-d tensor
+    assert isinstance(step, ta.Tensor) and step.dtype == np.float32 and step.item() == 2
     assert type(opt.param_groups[0]["lr"]) is float
 
 
@@ -744,6 +747,7 @@ def test_nadam_mu_product_is_saved_as_torch_s_float32_scalar_tensor():
         value = saved["state"][0][name]
         assert isinstance(value, ta.Tensor) and value.shape == () and value.dtype == np.float32
     assert saved["state"][0]["step"].item() == 3.0
-    # while stepping, the state holds Python numbers (the step an int)
-    assert type(opt.state[params[0]]["step"]) is int
-    assert type(opt.state[params[0]]["mu_product"]) is float
+    # between steps the state holds them as torch does: float32 0-d tensors
+    for name in ("mu_product", "step"):
+        value = opt.state[params[0]][name]
+        assert isinstance(value, ta.Tensor) and value.shape == () and value.dtype == np.float32

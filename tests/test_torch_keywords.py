@@ -21,20 +21,19 @@ from tinyattn.torch_shim import MODULES, exposed_names
 torch = pytest.importorskip("torch", reason="torch's signatures are the reference")
 import torch.nn.functional as TF  # noqa: E402
 
-_FACTORY = "tinyattn's factories: no layout=, pin_memory=; the *_like/rand/randint/randperm "\
-    "ones no out= either"
+_FACTORY = "tinyattn's factories: the *_like/rand/randint/randperm ones take no out="
 _MEMORY = "tinyattn's memory is always dense row-major: no memory_format / out_dtype options"
 EXCEPTIONS = {
     # names torch accepts that tinyattn does not, with the reason
-    **{f"torch.{n}": {"out", "layout", "pin_memory", "memory_format"} for n in (
+    **{f"torch.{n}": {"out", "memory_format"} for n in (
         "empty_like", "full_like", "ones_like", "zeros_like", "rand", "rand_like", "randn_like",
         "randint", "randint_like", "randperm")},
     # these take out= (rows39, out39)
-    **{f"torch.{n}": {"layout", "pin_memory", "memory_format"} for n in (
+    **{f"torch.{n}": {"memory_format"} for n in (
         "arange", "empty", "eye", "full", "linspace", "logspace", "ones", "zeros", "randn",
         "multinomial")},
-    "torch.randint": {"out", "layout", "low", "high"},        # (low, high, size) positional
-    "torch.randint_like": {"layout", "memory_format", "low", "high"},
+    "torch.randint": {"out", "low", "high"},        # (low, high, size) positional
+    "torch.randint_like": {"memory_format", "low", "high"},
     "torch.clone": {"memory_format"}, "Tensor.clone": {"memory_format"},
     "Tensor.contiguous": {"memory_format"}, "Tensor.is_contiguous": {"memory_format"},
     **{f"{k}.{n}": {"memory_format"} for k in ("Tensor",) for n in (
@@ -52,7 +51,6 @@ EXCEPTIONS = {
     "torch.from_numpy": {"ndarray"},
     "torch.logsumexp": {"names"}, "Tensor.logsumexp": {"names"},   # no named tensors
     "F.softmax": {"_stacklevel"}, "F.log_softmax": {"_stacklevel"},
-    "torch.tensor": {"pin_memory"},
     "torch.permute": {"dims"}, "Tensor.permute": {"dims"},     # permute(x, *dims) only
     "torch.split": {"tensor"}, "Tensor.split": {"split_size", "tensor"},
     # torch documents these with torch.split's signature (tensor, split_size_or_sections):
@@ -69,8 +67,9 @@ EXCEPTIONS = {
     "Tensor.div_": {"value"}, "Tensor.true_divide_": {"value"}, "Tensor.mul_": {"value"},
     "Tensor.fmod_": {"divisor"}, "Tensor.remainder_": {"divisor"},
     "Tensor.floor_divide_": {"value"},
-    **{f"Tensor.new_{n}": {"size", "layout", "pin_memory"} for n in (
-        "empty", "ones", "zeros", "full", "tensor")},
+    **{f"Tensor.new_{n}": {"size"} for n in ("empty", "ones", "zeros", "full")},
+    # torch documents layout=/pin_memory= for new_tensor, but its parser refuses both
+    "Tensor.new_tensor": {"size", "layout", "pin_memory"},
     "torch.where": {"x", "y"},       # the overrides table's outdated names (input, other work)
     "torch.set_num_threads": {"int"}, "torch.set_default_dtype": {"d"},   # positional in use
     "torch.dropout": {"inplace"},    # torch.dropout(input, p, train): F.dropout has inplace=

@@ -63,6 +63,8 @@ from .serialization import CheckpointError, load, save
 from .tensor import SavedDataWriteError, Tensor, as_tensor, from_numpy, tensor
 from .tensor.memory_format import (channels_last, channels_last_3d, contiguous_format,
                                    memory_format, preserve_format)
+from .tensor.layout import (jagged, layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc,
+                            sparse_csr, strided)
 from . import amp
 from .amp import autocast
 from .precision import finfo, iinfo
@@ -122,6 +124,8 @@ __all__ = [
     "ao", "profiler", "quantization", "qint8", "quint8",
     "memory_format", "contiguous_format", "preserve_format", "channels_last",
     "channels_last_3d",
+    "layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc",
+    "jagged",
     "broadcast_shapes", "broadcast_to", "broadcast_tensors", "atleast_1d", "atleast_2d",
     "atleast_3d", "hstack", "vstack", "dstack", "column_stack", "row_stack", "tensor_split",
     "hsplit", "vsplit", "dsplit", "split_with_sizes", "unsafe_split", "unsafe_chunk", "select",

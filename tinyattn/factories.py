@@ -25,6 +25,7 @@ from . import backend
 from .autograd import is_grad_enabled
 from .spaced_values import linspace_values, logspace_values
 from .tensor import DTypeLike, Tensor, normalize_dtype, tensor
+from .tensor.layout import check_layout, check_pin_memory
 from .tensor.memory_format import check_memory_format
 from .precision import check_fits, integer_scalar, is_floating
 
@@ -108,6 +109,14 @@ def _number(value: Any, op: str, name: str) -> Any:
     return value.item() if isinstance(value, (np.number, np.bool_)) else value
 
 
+def _placement(op: str, layout: Any, pin_memory: Any) -> None:
+    """torch's ``layout=`` and ``pin_memory=`` on a factory (tensor/layout.py): None or
+    torch.strided, and pin_memory=False, are what every tinyattn tensor is; the rest is
+    refused loudly."""
+    check_layout(layout, op)
+    check_pin_memory(pin_memory, op)
+
+
 def _inferred_dtype(value: Any) -> np.dtype:
     """PyTorch's dtype for a Python scalar: bool -> bool, int -> int64, float -> float32."""
     if isinstance(value, bool):
@@ -119,9 +128,11 @@ def _inferred_dtype(value: Any) -> np.dtype:
 
 # ------------------------------------------------------------------ constant fills
 def zeros(*shape: Any, size: Any = None, out: Optional[Tensor] = None, dtype: DTypeLike = None,
-          device: Any = None, requires_grad: bool = False) -> Tensor:
+          device: Any = None, requires_grad: bool = False,
+          layout: Any = None, pin_memory: bool = False) -> Tensor:
     """Zeros of ``shape``. ``out=`` as torch's factories: the values in out's dtype (a
     different dtype= is torch's RuntimeError), out resized to ``shape`` without a warning."""
+    _placement("zeros", layout, pin_memory)
     if out is not None:
         return _factory_out("zeros", out, dtype, requires_grad,
                             lambda want: np.zeros(_size(shape, size, "zeros"), dtype=want))
@@ -131,8 +142,10 @@ def zeros(*shape: Any, size: Any = None, out: Optional[Tensor] = None, dtype: DT
 
 
 def ones(*shape: Any, size: Any = None, out: Optional[Tensor] = None, dtype: DTypeLike = None,
-         device: Any = None, requires_grad: bool = False) -> Tensor:
+         device: Any = None, requires_grad: bool = False,
+         layout: Any = None, pin_memory: bool = False) -> Tensor:
     """Ones of ``shape``; ``out=`` as zeros'."""
+    _placement("ones", layout, pin_memory)
     if out is not None:
         return _factory_out("ones", out, dtype, requires_grad,
                             lambda want: np.ones(_size(shape, size, "ones"), dtype=want))
@@ -141,9 +154,11 @@ def ones(*shape: Any, size: Any = None, out: Optional[Tensor] = None, dtype: DTy
 
 
 def empty(*shape: Any, size: Any = None, out: Optional[Tensor] = None, dtype: DTypeLike = None,
-          device: Any = None, requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+          device: Any = None, requires_grad: bool = False, memory_format: Any = None,
+          layout: Any = None, pin_memory: bool = False) -> Tensor:
     """Like ``torch.empty``, but filled with zeros (see the module docstring); ``out=`` as
     zeros' (torch leaves out's values as they were where its shape is kept; zeros here)."""
+    _placement("empty", layout, pin_memory)
     check_memory_format(_size(shape, size, "empty"), memory_format, "empty")
     return zeros(*shape, size=size, out=out, dtype=dtype, device=device,
                  requires_grad=requires_grad)
@@ -157,10 +172,12 @@ def _factory_out(op: str, out: Any, dtype: DTypeLike, requires_grad: bool, make:
 
 
 def full(size: Any, fill_value: Any, *, out: Optional[Tensor] = None, dtype: DTypeLike = None,
-         device: Any = None, requires_grad: bool = False) -> Tensor:
+         device: Any = None, requires_grad: bool = False,
+         layout: Any = None, pin_memory: bool = False) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value``; the dtype follows the value as in
     PyTorch (``full((2,), 3)`` is int64, ``full((2,), 2.5)`` float32, ``True`` bool), or is
     out's with ``out=`` (as zeros')."""
+    _placement("full", layout, pin_memory)
     if isinstance(fill_value, (_PY_COMPLEX, np.complexfloating)):
         return _full_complex(size, _PY_COMPLEX(fill_value), out, dtype, device,
                              requires_grad)
@@ -198,8 +215,10 @@ def _full_complex(size: Any, value: complex, out: Optional[Tensor], dtype: DType
 
 
 def eye(n: int, m: Optional[int] = None, *, out: Optional[Tensor] = None,
-        dtype: DTypeLike = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+        dtype: DTypeLike = None, device: Any = None, requires_grad: bool = False,
+        layout: Any = None, pin_memory: bool = False) -> Tensor:
     """The (n, m) identity matrix (m defaults to n); ``out=`` as zeros'."""
+    _placement("eye", layout, pin_memory)
     rows, cols = _size((n, n if m is None else m), None, "eye")
     if out is not None:
         return _factory_out("eye", out, dtype, requires_grad,
@@ -210,10 +229,12 @@ def eye(n: int, m: Optional[int] = None, *, out: Optional[Tensor] = None,
 
 # ------------------------------------------------------------------ ranges
 def arange(start: Any, end: Any = None, step: Any = 1, *, out: Optional[Tensor] = None,
-           dtype: DTypeLike = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+           dtype: DTypeLike = None, device: Any = None, requires_grad: bool = False,
+           layout: Any = None, pin_memory: bool = False) -> Tensor:
     """``torch.arange``: [start, end) in steps of ``step``; all-integer arguments give int64,
     any float argument float32. With ``out=`` the values are computed in out's dtype
     (``dtype=``, if given, must be the same) and written into it (see ``_write_out``)."""
+    _placement("arange", layout, pin_memory)
     if end is None:
         start, end = 0, start
     start, end, step = (_number(v, "arange", name) for v, name in
@@ -313,11 +334,13 @@ def _steps(steps: Any, op: str) -> int:
 
 
 def linspace(start: Any, end: Any, steps: int, *, out: Optional[Tensor] = None,
-             dtype: DTypeLike = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+             dtype: DTypeLike = None, device: Any = None, requires_grad: bool = False,
+             layout: Any = None, pin_memory: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end``, both included:
     ``start + (end - start) * i / (steps - 1)``, computed in the output dtype and rounded as
     torch's CPU kernel rounds (half from each end; spaced_values.py says how), so float16 and
     integer results are torch's to the bit. ``out=`` as arange's."""
+    _placement("linspace", layout, pin_memory)
     start, end = _number(start, "linspace", "start"), _number(end, "linspace", "end")
     steps = _steps(steps, "linspace")
     want = _out_dtype("linspace", out, dtype) or np.dtype(np.float32)
@@ -330,9 +353,10 @@ def linspace(start: Any, end: Any, steps: int, *, out: Optional[Tensor] = None,
 
 def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *,
              out: Optional[Tensor] = None, dtype: DTypeLike = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+             requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """``base ** linspace(start, end, steps)``, with the exponent in float64 and rounded as
     torch's CPU kernel (spaced_values.py). ``out=`` as arange's."""
+    _placement("logspace", layout, pin_memory)
     start, end = _number(start, "logspace", "start"), _number(end, "logspace", "end")
     steps = _steps(steps, "logspace")
     base = float(_number(base, "logspace", "base"))
@@ -352,17 +376,21 @@ def _check_spaced_dtype(op: str, dtype: np.dtype) -> None:
 
 # ------------------------------------------------------------------ random
 def rand(*shape: Any, size: Any = None, generator: Any = None, dtype: DTypeLike = None,
-         device: Any = None, requires_grad: bool = False) -> Tensor:
+         device: Any = None, requires_grad: bool = False,
+         layout: Any = None, pin_memory: bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
+    _placement("rand", layout, pin_memory)
     want = _random_float_dtype(dtype, "rand")
     data = backend.uniform(_size(shape, size, "rand"), _device(device), want, generator)
     return _leaf(data, requires_grad)
 
 
 def randn(*shape: Any, size: Any = None, generator: Any = None, out: Optional[Tensor] = None,
-          dtype: DTypeLike = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+          dtype: DTypeLike = None, device: Any = None, requires_grad: bool = False,
+          layout: Any = None, pin_memory: bool = False) -> Tensor:
     """Standard normal samples; ``out=`` as zeros' (a floating out only: torch's
     NotImplementedError for an integer one)."""
+    _placement("randn", layout, pin_memory)
     if out is not None:
         return _factory_out("randn", out, dtype, requires_grad, lambda want: _normal_into(
             _size(shape, size, "randn"), want, generator, out.device))
@@ -404,9 +432,11 @@ def _random_float_dtype(dtype: DTypeLike, op: str) -> np.dtype:
 
 
 def randint(*args: Any, size: Any = None, generator: Any = None, dtype: DTypeLike = None,
-            device: Any = None, requires_grad: bool = False) -> Tensor:
+            device: Any = None, requires_grad: bool = False,
+            layout: Any = None, pin_memory: bool = False) -> Tensor:
     """``randint(high, size)`` or ``randint(low, high, size)``: integers in [low, high),
     int64 unless ``dtype`` says otherwise."""
+    _placement("randint", layout, pin_memory)
     if size is not None:
         args = args + (size,)
     if len(args) == 2:
@@ -429,10 +459,11 @@ def randint(*args: Any, size: Any = None, generator: Any = None, dtype: DTypeLik
 
 
 def randperm(n: int, *, generator: Any = None, dtype: DTypeLike = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+             requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """``torch.randperm(n)``: a random permutation of 0, ..., n - 1 (int64 unless ``dtype``
     says otherwise), drawn from the default generator or ``generator`` (a NumPy generator):
     the order that sorts n uniform draws, so every permutation is equally likely."""
+    _placement("randperm", layout, pin_memory)
     if not _is_whole(n):
         raise TypeError(f"randperm: n must be a whole number, got {n!r}")
     if int(n) < 0:
@@ -464,37 +495,42 @@ def _like(x: Tensor, dtype: DTypeLike, device: Any, memory_format: Any = None
 
 def zeros_like(input: Tensor, *, dtype: DTypeLike = None,  # noqa: A002 - PyTorch's name
                device: Any = None, requires_grad: bool = False,
-               memory_format: Any = None) -> Tensor:
+               memory_format: Any = None, layout: Any = None, pin_memory: bool = False) -> Tensor:
+    _placement("zeros_like", layout, pin_memory)
     want, dev = _like(input, dtype, device, memory_format)
     return zeros(input.shape, dtype=want, device=dev, requires_grad=requires_grad)
 
 
 def ones_like(input: Tensor, *, dtype: DTypeLike = None,  # noqa: A002
               device: Any = None, requires_grad: bool = False,
-              memory_format: Any = None) -> Tensor:
+              memory_format: Any = None, layout: Any = None, pin_memory: bool = False) -> Tensor:
+    _placement("ones_like", layout, pin_memory)
     want, dev = _like(input, dtype, device, memory_format)
     return ones(input.shape, dtype=want, device=dev, requires_grad=requires_grad)
 
 
 def empty_like(input: Tensor, *, dtype: DTypeLike = None,  # noqa: A002
                device: Any = None, requires_grad: bool = False,
-               memory_format: Any = None) -> Tensor:
+               memory_format: Any = None, layout: Any = None, pin_memory: bool = False) -> Tensor:
+    _placement("empty_like", layout, pin_memory)
     return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad,
                       memory_format=memory_format)
 
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: DTypeLike = None,  # noqa: A002
               device: Any = None, requires_grad: bool = False,
-              memory_format: Any = None) -> Tensor:
+              memory_format: Any = None, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """Filled with ``fill_value`` in input's dtype (``full_like(int_tensor, 2.7)`` holds 2,
     as in PyTorch)."""
+    _placement("full_like", layout, pin_memory)
     want, dev = _like(input, dtype, device, memory_format)
     return full(input.shape, fill_value, dtype=want, device=dev, requires_grad=requires_grad)
 
 
 def rand_like(input: Tensor, *, generator: Any = None, dtype: DTypeLike = None,  # noqa: A002
               device: Any = None, requires_grad: bool = False,
-              memory_format: Any = None) -> Tensor:
+              memory_format: Any = None, layout: Any = None, pin_memory: bool = False) -> Tensor:
+    _placement("rand_like", layout, pin_memory)
     want, dev = _like(input, dtype, device, memory_format)
     return rand(input.shape, generator=generator, dtype=_like_float(want, "rand_like"),
                 device=dev, requires_grad=requires_grad)
@@ -502,7 +538,8 @@ def rand_like(input: Tensor, *, generator: Any = None, dtype: DTypeLike = None, 
 
 def randn_like(input: Tensor, *, generator: Any = None, dtype: DTypeLike = None,  # noqa: A002
                device: Any = None, requires_grad: bool = False,
-               memory_format: Any = None) -> Tensor:
+               memory_format: Any = None, layout: Any = None, pin_memory: bool = False) -> Tensor:
+    _placement("randn_like", layout, pin_memory)
     want, dev = _like(input, dtype, device, memory_format)
     return randn(input.shape, generator=generator, dtype=_like_float(want, "randn_like"),
                  device=dev, requires_grad=requires_grad)
@@ -517,8 +554,10 @@ def _like_float(dtype: np.dtype, op: str) -> np.dtype:
 
 def randint_like(input: Tensor, *args: Any, generator: Any = None,  # noqa: A002
                  dtype: DTypeLike = None, device: Any = None,
-                 requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+                 requires_grad: bool = False, memory_format: Any = None,
+                 layout: Any = None, pin_memory: bool = False) -> Tensor:
     """``randint_like(x, high)`` or ``randint_like(x, low, high)``, in x's dtype."""
+    _placement("randint_like", layout, pin_memory)
     want, dev = _like(input, dtype, device, memory_format)
     if len(args) not in (1, 2):
         raise TypeError(f"randint_like takes (input, high) or (input, low, high), got "
@@ -531,24 +570,29 @@ def randint_like(input: Tensor, *args: Any, generator: Any = None,  # noqa: A002
 # Tensor methods (attached in tinyattn/ops/__init__.py): a new tensor with x's dtype and
 # device unless told otherwise, never sharing x's data or graph.
 def new_zeros(x: Tensor, *size: Any, dtype: DTypeLike = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:
+              requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
+    _placement("new_zeros", layout, pin_memory)
     return zeros(*size, dtype=dtype or x.dtype, device=device or x.device,
                  requires_grad=requires_grad)
 
 
 def new_ones(x: Tensor, *size: Any, dtype: DTypeLike = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+             requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
+    _placement("new_ones", layout, pin_memory)
     return ones(*size, dtype=dtype or x.dtype, device=device or x.device,
                 requires_grad=requires_grad)
 
 
 def new_empty(x: Tensor, *size: Any, dtype: DTypeLike = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:
+              requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
+    _placement("new_empty", layout, pin_memory)
     return new_zeros(x, *size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def new_full(x: Tensor, size: Any, fill_value: Any, *, dtype: DTypeLike = None,
-             device: Any = None, requires_grad: bool = False) -> Tensor:
+             device: Any = None, requires_grad: bool = False,
+             layout: Any = None, pin_memory: bool = False) -> Tensor:
+    _placement("new_full", layout, pin_memory)
     return full(size, fill_value, dtype=dtype or x.dtype, device=device or x.device,
                 requires_grad=requires_grad)
 

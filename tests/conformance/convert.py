@@ -85,12 +85,17 @@ class Converter:
             if found is None:
                 raise Unconvertible(f"torch.{name} (tinyattn has no memory formats)")
             return found
+        if isinstance(value, torch.layout):
+            found = getattr(tinyattn, str(value).replace("torch.", ""), None)
+            if found is None:
+                raise Unconvertible(f"{value} (tinyattn has no such layout)")
+            return found
         if isinstance(value, torch.nn.Module):
             return self._module(value)
         if dataclasses.is_dataclass(value) and not isinstance(value, type) \
                 and type(value).__module__.startswith("torch"):
             return self._options(value)
-        if isinstance(value, (torch.layout, torch.Generator)) or type(value).__module__ \
+        if isinstance(value, torch.Generator) or type(value).__module__ \
                 .startswith("torch"):
             raise Unconvertible(f"{type(value).__name__} {value!r}")
         if isinstance(value, tuple) and hasattr(value, "_fields"):

@@ -20,6 +20,8 @@ into tinyattn and checks that loading and saving gives the same structure back.
 """
 from __future__ import annotations
 
+import copy
+
 import dataclasses
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -183,7 +185,12 @@ def check_state_dict(tiny_opt: Any, torch_opt: Any) -> Optional[str]:
         except Unconvertible:
             return None
         tiny_opt.load_state_dict(converted)
-        found = _first_difference(_structure(tiny_opt.state_dict()), theirs,
+        # compared with what torch holds after loading its own state dict: a load casts
+        # floating state to the parameter's dtype (L-BFGS's t, a float32 lr tensor before,
+        # comes back float64 for float64 parameters, in torch as here)
+        torch_opt.load_state_dict(copy.deepcopy(torch_opt.state_dict()))
+        found = _first_difference(_structure(tiny_opt.state_dict()),
+                                  _structure(torch_opt.state_dict()),
                                   "state_dict() after load_state_dict(torch's)")
     return found
 

@@ -357,7 +357,11 @@ class Function:
                 raise
             raise error from None
         if isinstance(out_data, np.generic):  # NumPy reductions return scalars, not arrays
-            out_data = np.asarray(out_data)
+            scalar, out_data = out_data, np.asarray(out_data)
+            if fn.saved and any(item is scalar for item in fn.saved):
+                # a backward that saved its scalar result keeps the output's array instead,
+                # so a later in-place write to the output is seen (torch's version check)
+                fn.saved = tuple(out_data if item is scalar else item for item in fn.saved)
         out = _new_tensor(_tensor_class or _tensor_type())
         out._data, out._requires_grad = out_data, track
         if track:

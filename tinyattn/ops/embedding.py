@@ -78,6 +78,10 @@ def embedding_renorm_(weight: Tensor, ids: Any, max_norm: float, norm_type: floa
         norms = (picked != 0).sum(axis=1).astype(np.float64)
     else:
         norms = (np.abs(picked) ** p).sum(axis=1) ** (1.0 / p)
+    # torch's norm is a reduction in the weight's dtype (float32 accumulation for a half
+    # dtype), rounded to it; the scale max_norm / (norm + 1e-7) is computed from that
+    # rounded norm in double and rounded to the dtype once; the rows are multiplied by it
+    norms = norms.astype(weight._data.dtype).astype(np.float64)
     over = norms > max_norm
     if not over.any():
         return

@@ -9,10 +9,14 @@ to save memory; the values are the reference path's, which is what is computed h
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, Optional
 
+import numpy as np
+
+from ..autograd import keep_versions
 from ..tensor import Tensor
-from ..precision import is_floating
+from ..precision import BFLOAT16, is_floating
 from .loss import cross_entropy
 from .matmul import linear
 from .nll import nll_loss
@@ -51,6 +55,60 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor,  
     if tuple(target.shape) == logits_shape and ignore_index is not None:
         raise RuntimeError("ignore_index cannot be specified when target contains "
                            "probabilities")
+    chunked = options is not None and _chunked(options, reduction, label_smoothing, target,
+                                               out_features, linear_bias)
+    if chunked and reduction != "none":
+        # torch's chunked kernel computes the gradients in the forward and keeps no input:
+        # an in-place change to one afterwards leaves the backward valid (with the forward's
+        # values). The composition below runs on copies, which nothing else can change.
+        input, linear_weight, target = input.clone(), linear_weight.clone(), target.clone()
+        linear_bias = None if linear_bias is None else linear_bias.clone()
+        weight = None if weight is None else weight.clone()
+    originals = (input, linear_weight, linear_bias, target, weight)
+    half = chunked and input.dtype in (np.float16, BFLOAT16)
+    if half:
+        # torch's chunked kernel computes a float16/bfloat16 call in float32 (logits, log-
+        # softmax, the losses and their sum) and rounds the result once
+        input, linear_weight = input.float(), linear_weight.float()
+        linear_bias = None if linear_bias is None else linear_bias.float()
+        weight = None if weight is None else weight.float()
+    result = _composed(input, linear_weight, target, linear_bias, weight, reduction,
+                       ignore_index, label_smoothing, batches, classes, out_features,
+                       in_features, logits_shape)
+    if half:
+        result = result.to(originals[0].dtype)
+    if chunked and reduction == "none":
+        # torch's chunked op keeps every input, the bias too (the composition's linear
+        # needs no bias for its gradient, and a half call's copies are not the inputs)
+        keep_versions(result, *originals)
+    return result
+
+
+def _chunked(options: Any, reduction: str, label_smoothing: float, target: Tensor,
+             out_features: Any, linear_bias: Optional[Tensor]) -> bool:
+    """Whether torch's chunked kernel takes this call (``options`` given); where it does
+    not, torch warns that the options are ignored, and so does this."""
+    if reduction in ("mean", "sum", "none") and label_smoothing == 0.0 \
+            and target.dtype == np.int64 and not out_features:
+        return True
+    bias = None if linear_bias is None else tuple(linear_bias.shape)
+    warnings.warn(f"linear_cross_entropy: ``options`` ignored; chunked path needs reduction "
+                  f"in {{'mean','sum','none'}}, label_smoothing == 0, target.dtype == int64, "
+                  f"out_features == (). Got reduction={reduction!r}, "
+                  f"label_smoothing={float(label_smoothing)}, "
+                  f"target.dtype=torch.{str(target.dtype).replace('torch.', '')}, "
+                  f"out_features={tuple(out_features)}, tracing=False, "
+                  f"linear_bias.shape={bias}.", UserWarning, stacklevel=3)
+    return False
+
+
+def _composed(input: Tensor, linear_weight: Tensor, target: Tensor,  # noqa: A002
+              linear_bias: Optional[Tensor], weight: Optional[Tensor], reduction: str,
+              ignore_index: Optional[int], label_smoothing: float, batches: Any,
+              classes: int, out_features: Any, in_features: int, logits_shape: Any
+              ) -> Tensor:
+    """The reference composition: linear, then log_softmax and nll_loss (class ids) or
+    cross_entropy (probabilities, label smoothing)."""
     flat_weight = linear_weight.reshape(-1, in_features)              # (C * D, in)
     flat_bias = None if linear_bias is None else linear_bias.reshape(-1)  # (C * D,)
     # (N, in) @ (in, C * D) -> (N, C * D) -> (N, C, d_1, ..., d_K), bias added before the

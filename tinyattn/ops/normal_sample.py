@@ -13,6 +13,7 @@ import numpy as np
 from .. import backend, factories
 from ..autograd import Function, name_node
 from ..tensor import Tensor, normalize_dtype
+from ..tensor.layout import check_layout, check_pin_memory
 from ..precision import is_floating
 
 __all__ = ["normal"]
@@ -42,10 +43,15 @@ def _check_std(std: Any) -> None:
 
 
 def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None,
-           dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+           dtype: Any = None, device: Any = None, requires_grad: bool = False,
+           layout: Any = None, pin_memory: bool = False) -> Tensor:
     """Samples of N(mean, std^2), elementwise; tensor means and stds broadcast. With two
-    numbers, ``size`` gives the shape (float32 unless ``dtype`` says otherwise)."""
+    numbers, ``size`` gives the shape (float32 unless ``dtype`` says otherwise) and
+    ``layout=``/``pin_memory=`` are a factory's (tensor/layout.py); torch takes them only
+    there, so with a tensor mean or std they are its TypeError."""
     if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
+        check_layout(layout, "normal")
+        check_pin_memory(pin_memory, "normal")
         if size is None:
             raise TypeError("normal(mean, std) with two numbers needs a size: "
                             "torch.normal(0.0, 1.0, size=(2, 3))")
@@ -56,6 +62,10 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None
     if size is not None:
         raise TypeError("normal: size is only for two numbers; with a tensor mean or std the "
                         "shape is theirs")
+    if layout is not None or pin_memory:
+        raise TypeError("normal(): layout= and pin_memory= are only for two numbers (mean "
+                        "and std floats with a size); with a tensor mean or std leave them "
+                        "out")
     for value in (mean, std):
         if isinstance(value, Tensor) and value.dtype.kind == "c":
             raise TypeError(f"normal: complex tensors ({value.dtype}) are not supported by "

@@ -12,6 +12,7 @@ import numpy as np
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor, normalize_dtype
+from ..tensor.layout import check_layout
 from .logic import nonzero
 from .no_derivative import record_without_derivative
 from .shape import _normalize_dim
@@ -244,6 +245,7 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None,
                  device: Any = None, layout: Any = None) -> Tensor:
     """``torch.triu_indices``: the (2, N) coordinates of the upper triangle of a row x col
     matrix (on and above diagonal ``offset``), row by row."""
+    check_layout(layout, "triu_indices")
     return _triangle_indices("triu_indices", row, col, offset, dtype, device, False)
 
 
@@ -251,6 +253,7 @@ def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None,
                  device: Any = None, layout: Any = None) -> Tensor:
     """``torch.tril_indices``: the (2, N) coordinates of the lower triangle (on and below
     diagonal ``offset``), row by row."""
+    check_layout(layout, "tril_indices")
     return _triangle_indices("tril_indices", row, col, offset, dtype, device, True)
 
 

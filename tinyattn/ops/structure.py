@@ -286,9 +286,19 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:  # noqa: A002 - torch
 
 
 def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:  # noqa: A002
-    """``torch.narrow_copy``: ``narrow`` as a new tensor (a clone of the slice)."""
+    """``torch.narrow_copy``: ``narrow`` as a new tensor (a clone of the slice).
+
+    One error differs from ``narrow``'s, as in torch: a dim past the last (``dim >= ndim``)
+    is a RuntimeError here (torch's narrow_copy checks it before normalising the dim), while
+    a dim below ``-ndim`` is narrow's IndexError."""
     from .rearrange import narrow
-    return clone(narrow(_check_tensor(input, "narrow_copy"), dim, start, length))
+    _check_tensor(input, "narrow_copy")
+    if input.ndim and isinstance(dim, (int, np.integer)) and not isinstance(dim, bool) \
+            and dim >= input.ndim:
+        raise RuntimeError(f"narrow_copy: dim {dim} is out of range for a tensor of "
+                           f"{input.ndim} dims (expected dim < {input.ndim}); pass a dim "
+                           f"from {-input.ndim} to {input.ndim - 1}")
+    return clone(narrow(input, dim, start, length))
 
 
 def fliplr(input: Tensor) -> Tensor:  # noqa: A002

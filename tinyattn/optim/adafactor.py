@@ -34,6 +34,8 @@ class Adafactor(Optimizer):
 
     _shapeless_state = frozenset({"row_var", "col_var"})
 
+    _tensor_scalar_state = ("step",)                # torch's 0-d float32 tensor
+
     def __init__(self, params: ParamsT, lr: float = 1e-2, beta2_decay: float = -0.8,
                  eps: Tuple[Optional[float], float] = (None, 1e-3), d: float = 1.0,
                  weight_decay: float = 0.0, *, foreach: Optional[bool] = None,

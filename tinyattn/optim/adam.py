@@ -60,6 +60,8 @@ class Adam(Optimizer):
 
     decoupled_weight_decay = False
 
+    _tensor_scalar_state = ("step",)                # torch's 0-d float32 tensor
+
     def __init__(self, params: ParamsT, lr: float = 1e-3,
                  betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, amsgrad: bool = False, *,

@@ -119,6 +119,8 @@ class RAdam(Optimizer):
     0.999) it takes a plain momentum step; then Adam's step times the rectification r.
     ``decoupled_weight_decay=True`` decays as AdamW."""
 
+    _tensor_scalar_state = ("step",)                # torch's 0-d float32 tensor
+
     def __init__(self, params: ParamsT, lr: float = 1e-3,
                  betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
@@ -168,6 +170,8 @@ class Adamax(Optimizer):
     """Adamax (Kingma & Ba, 2015, section 7.1), with PyTorch's signature and arithmetic: Adam
     with the second moment replaced by an exponentially weighted infinity norm u_t, which
     needs no bias correction. ``weight_decay`` is L2, added to the gradient."""
+
+    _tensor_scalar_state = ("step",)                # torch's 0-d float32 tensor
 
     def __init__(self, params: ParamsT, lr: float = 2e-3,
                  betas: Tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,

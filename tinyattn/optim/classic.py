@@ -39,6 +39,8 @@ class Adadelta(Optimizer):
     """Adadelta (Zeiler, 2012): the step is the ratio of two running root mean squares,
     of past updates and of gradients, so it needs no learning rate of its own (lr=1)."""
 
+    _tensor_scalar_state = ("step",)                # torch's 0-d float32 tensor
+
     def __init__(self, params: ParamsT, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
                  weight_decay: float = 0, foreach: Optional[bool] = None, *,
                  capturable: bool = False, maximize: bool = False,
@@ -98,6 +100,8 @@ class Rprop(Optimizer):
     """Resilient backpropagation (Riedmiller & Braun, 1993): each element moves by its own
     step size in the direction of -sign(gradient); the step grows by etaplus while the sign
     holds and shrinks by etaminus when it flips."""
+
+    _tensor_scalar_state = ("step",)                # torch's 0-d float32 tensor
 
     def __init__(self, params: ParamsT, lr: float = 1e-2,
                  etas: Tuple[float, float] = (0.5, 1.2),

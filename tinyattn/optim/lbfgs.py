@@ -15,8 +15,11 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+import numpy as np
+
 from .. import backend
 from ..autograd import enable_grad, no_grad
+from ..tensor import Tensor
 from .optimizer import Optimizer, ParamsT, check_hyperparameter
 
 __all__ = ["LBFGS"]
@@ -107,6 +110,23 @@ def _strong_wolfe(evaluate: Callable[[float], Tuple[float, Any]], t: float, d: A
     return values[low], grads[low], bracket[low], calls
 
 
+def _number(t: Any, dtype: Any) -> Any:
+    """A step length as the arithmetic uses it: a tensor or NumPy one as a NumPy scalar of
+    the gradient's ``dtype`` (torch's 0-d tensor does not widen a float32 direction), a
+    Python number as it is."""
+    if isinstance(t, Tensor):
+        t = backend.to_host(t._data)
+    if hasattr(t, "dtype"):
+        return np.asarray(t, dtype=dtype).reshape(())[()]
+    return t
+
+
+def _value(loss: Any) -> float:
+    """The closure's loss as a float, without torch's warning about converting a tensor that
+    requires grad (torch's L-BFGS reads it without one)."""
+    return float(loss.detach()) if isinstance(loss, Tensor) else float(loss)
+
+
 class LBFGS(Optimizer):
     """L-BFGS with torch's signature, one parameter group, and ``step(closure)`` (the
     closure clears the gradients, computes the loss, calls backward and returns the loss).
@@ -168,7 +188,8 @@ class LBFGS(Optimizer):
             raise RuntimeError("LBFGS.step needs a closure that recomputes the loss: "
                                "optimizer.step(closure), as in PyTorch")
         group = self.param_groups[0]
-        lr, max_iter, max_eval = float(group["lr"]), group["max_iter"], group["max_eval"]
+        lr_value, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
+        lr = float(lr_value)
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         history_size = group["history_size"]
 
@@ -180,13 +201,23 @@ class LBFGS(Optimizer):
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
         first_loss = evaluate()
-        loss = float(first_loss)
+        loss = _value(first_loss)
         evals = 1
         state["func_evals"] += 1
         flat_grad = self._flat_grad()
         if abs(flat_grad).max() <= tolerance_grad:
             return first_loss
         d, t = state.get("d"), state.get("t")
+        t_typed, t = t, (None if t is None else _number(t, flat_grad.dtype))
+        lr_dtype = lr_value.dtype if isinstance(lr_value, Tensor) else None
+
+        def computed(value: Any) -> Any:
+            """A step length computed from the gradient: a 0-d tensor of the gradient's
+            dtype (promoted with a Tensor lr's), as torch's."""
+            dtype = flat_grad.dtype if lr_dtype is None else np.promote_types(
+                flat_grad.dtype, lr_dtype)
+            xp = backend.get_array_module(flat_grad)
+            return Tensor._wrap(xp.asarray(float(value), dtype=dtype))
         old_dirs, old_stps, ro = state.get("old_dirs"), state.get("old_stps"), state.get("ro")
         h_diag, prev_flat_grad = state.get("H_diag"), state.get("prev_flat_grad")
         prev_loss = state.get("prev_loss")
@@ -218,10 +249,19 @@ class LBFGS(Optimizer):
                         d = d + (al[i] - be_i) * old_stps[i]
                 prev_flat_grad = flat_grad.copy()
                 prev_loss = loss
+                # torch's t keeps its type: lr itself (an int, a float or the Tensor lr),
+                # 1.0 * lr, or a 0-d tensor where it is computed from the gradient
                 if state["n_iter"] == 1:
-                    t = min(1.0, 1.0 / abs(flat_grad).sum()) * lr
+                    ratio = float(abs(flat_grad).sum())
+                    ratio = 1.0 / ratio if ratio else float("inf")
+                    if ratio < 1.0:
+                        t_typed = computed(ratio * lr)
+                    else:
+                        t_typed = 1.0 * lr if lr_dtype is None else Tensor._wrap(
+                            backend.get_array_module(flat_grad).asarray(lr, dtype=lr_dtype))
                 else:
-                    t = lr
+                    t_typed = lr_value
+                t = _number(t_typed, flat_grad.dtype)
                 gtd = flat_grad.dot(d)
                 if gtd > -tolerance_change:                 # not a descent direction
                     break
@@ -231,20 +271,26 @@ class LBFGS(Optimizer):
 
                     def along(step: float) -> Tuple[float, Any]:
                         self._add(step, d)
-                        value = float(evaluate())
+                        value = _value(evaluate())
                         grad_there = self._flat_grad()
                         self._set(start)
                         return value, grad_there
-                    loss, flat_grad, t, calls = _strong_wolfe(
+                    loss, flat_grad, t_found, calls = _strong_wolfe(
                         along, float(t), d, loss, flat_grad, float(gtd),
                         max_ls=max_eval - evals)
+                    if t_found == 0:        # no better point: back at the start, torch's 0
+                        t_typed = 0
+                        t = 0
+                    elif t_found != float(t):               # the search moved it
+                        t_typed = computed(t_found)
+                        t = _number(t_typed, flat_grad.dtype)
                     self._add(t, d)
                     converged = abs(flat_grad).max() <= tolerance_grad
                 else:
                     self._add(t, d)
                     converged = False
                     if iteration != max_iter:
-                        loss = float(evaluate())
+                        loss = _value(evaluate())
                         flat_grad = self._flat_grad()
                         converged = abs(flat_grad).max() <= tolerance_grad
                         calls = 1
@@ -255,6 +301,6 @@ class LBFGS(Optimizer):
                 if abs(d * t).max() <= tolerance_change or abs(loss - prev_loss) < \
                         tolerance_change:
                     break
-        state.update(d=d, t=t, old_dirs=old_dirs, old_stps=old_stps, ro=ro, H_diag=h_diag,
+        state.update(d=d, t=t_typed, old_dirs=old_dirs, old_stps=old_stps, ro=ro, H_diag=h_diag,
                      prev_flat_grad=prev_flat_grad, prev_loss=prev_loss)
         return first_loss

@@ -290,3 +290,11 @@ class LinearLR(LRScheduler):
 
 
 # PyTorch's path for these is lr_scheduler.OneCycleLR, ...; they build on LRScheduler above.
+
+# torch's schedulers print as Python's default object repr, with their module path
+# (``<torch.optim.lr_scheduler.StepLR object at 0x...>``); every scheduler here gives this
+# module as its own, whichever file defines it (this module exports them all, so pickling
+# finds them by that path too)
+for _name in __all__:
+    globals()[_name].__module__ = __name__
+del _name

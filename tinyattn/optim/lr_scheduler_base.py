@@ -152,5 +152,3 @@ class LRScheduler:
         for group, base_lr, lr in zip(groups, self.base_lrs, self._last_lr):
             group["initial_lr"], group["lr"] = base_lr, lr
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(last_epoch={self.last_epoch}, lr={self._last_lr})"

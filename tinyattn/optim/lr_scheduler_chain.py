@@ -121,9 +121,6 @@ class _Composite(LRScheduler):
         for group, lr in zip(self.optimizer.param_groups, self._last_lr):
             group["lr"] = lr          # the active scheduler's rate, whichever loaded last
 
-    def __repr__(self) -> str:
-        names = ", ".join(type(s).__name__ for s in self._schedulers)
-        return f"{type(self).__name__}([{names}], lr={self._last_lr})"
 
 
 class SequentialLR(_Composite):

@@ -15,6 +15,7 @@ and loading puts each one back on its parameter's device. See docs/optim.md.
 """
 from __future__ import annotations
 
+import collections
 import copy
 import functools
 import math
@@ -83,10 +84,15 @@ class Optimizer:
     # State entries whose shape is not the parameter's (Adafactor's row and column factors,
     # LBFGS's flat vectors): load_state_dict does not compare their shape with it.
     _shapeless_state: FrozenSet[str] = frozenset()
-    # State entries kept as Python numbers while stepping that torch keeps as 0-d float32
-    # tensors (``step``; NAdam's ``mu_product``; ASGD's ``eta`` and ``mu``): ``state_dict()``
-    # saves them as such tensors, ``load_state_dict`` reads tensors, arrays or numbers.
-    _tensor_scalar_state: Tuple[str, ...] = ("step",)
+    # State entries torch keeps as 0-d float32 tensors (``step``; NAdam's ``mu_product``;
+    # ASGD's ``eta`` and ``mu``): the state holds them as such tensors between steps (what
+    # ``optimizer.state[p]["step"]`` shows, as torch's), the step's arithmetic reads them as
+    # Python numbers (_scalars_as_numbers / _numbers_as_scalars around it); state_dict()
+    # saves the tensors; load_state_dict reads tensors, arrays or numbers, and, as torch's,
+    # casts the floating ones other than ``step`` to the parameter's dtype. Each of
+    # tinyattn's optimizers with a step count names its own; a subclass written by a user
+    # keeps what it stores, as in torch.
+    _tensor_scalar_state: Tuple[str, ...] = ()
     # torch's kernel switches and flags, present in every group of the optimizers that take
     # them; a checkpoint without them (older tinyattn, older torch) loads with the defaults.
     _KERNEL_KEYS = frozenset({"foreach", "capturable", "differentiable", "fused",
@@ -99,7 +105,8 @@ class Optimizer:
                 f"but got a single {type(params).__name__}; wrap it in a list or pass "
                 f"model.parameters()")
         self.defaults: Dict[str, Any] = dict(defaults)
-        self.state: Dict[Tensor, Dict[str, Any]] = {}
+        # a defaultdict(dict), as torch's: ``state = self.state[p]`` in a subclass's step
+        self.state: Dict[Tensor, Dict[str, Any]] = collections.defaultdict(dict)
         self.param_groups: List[Dict[str, Any]] = []
         groups = list(params)
         if len(groups) == 0:
@@ -268,10 +275,39 @@ class Optimizer:
 
     def _saved_value(self, name: str, value: Any) -> Any:
         """A state entry as torch's state dict holds it: a number torch keeps as a 0-d
-        tensor becomes a float32 0-d Tensor; arrays become fresh host Tensors."""
+        tensor becomes a float32 0-d Tensor; tensors and arrays become fresh host Tensors."""
         if name in self._tensor_scalar_state and isinstance(value, numbers.Real):
             return Tensor._wrap(np.array(value, dtype=np.float32))
+        if isinstance(value, Tensor):
+            return Tensor._wrap(np.array(backend.to_host(value._data), copy=True))
         return _host_copy(value)
+
+    def _scalars_as_numbers(self) -> Dict[Tuple[int, str], Any]:
+        """Before a step: the 0-d tensors of ``_tensor_scalar_state`` as the Python numbers
+        the arithmetic uses (``step`` an int); returns their dtypes to restore after it."""
+        dtypes: Dict[Tuple[int, str], Any] = {}
+        if not self._tensor_scalar_state:
+            return dtypes
+        for p, state in self.state.items():
+            for name in self._tensor_scalar_state:
+                value = state.get(name)
+                if isinstance(value, Tensor) and value.dim() == 0:
+                    dtypes[(id(p), name)] = value.dtype
+                    number = value.item()
+                    state[name] = int(round(number)) if name == "step" else float(number)
+        return dtypes
+
+    def _numbers_as_scalars(self, dtypes: Dict[Tuple[int, str], Any]) -> None:
+        """After a step (or a load): those entries back as 0-d host tensors, float32 unless
+        they had another dtype before (a float64 parameter's loaded ``eta``)."""
+        if not self._tensor_scalar_state:
+            return
+        for p, state in self.state.items():
+            for name in self._tensor_scalar_state:
+                value = state.get(name)
+                if isinstance(value, numbers.Real) and not isinstance(value, bool):
+                    dtype = dtypes.get((id(p), name), np.float32)
+                    state[name] = Tensor._wrap(np.array(value, dtype=dtype))
 
     def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
         """Restore what ``state_dict()`` returned: hyperparameters and per-parameter state.
@@ -330,11 +366,16 @@ class Optimizer:
             new_groups.append(restored)
         # Every check passed: write.
         self.param_groups = new_groups
-        self.state = {}
+        self.state = collections.defaultdict(dict)
+        dtypes: Dict[Tuple[int, str], Any] = {}
         for saved_index, entries in state_dict["state"].items():
             p = by_index[saved_index]
             self.state[p] = {name: self._loaded_value(name, value, p)
                              for name, value in entries.items()}
+            for name in self._tensor_scalar_state:
+                if name != "step" and is_floating(p.dtype):   # torch casts to p's dtype
+                    dtypes[(id(p), name)] = p.dtype
+        self._numbers_as_scalars(dtypes)
 
     def _loaded_value(self, name: str, value: Any, p: Tensor) -> Any:
         """A saved state entry for stepping: a scalar torch keeps as a 0-d tensor (a Tensor
@@ -415,10 +456,12 @@ def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
                                        f"tuple of (new_args, new_kwargs), but got {result!r}")
                 args, kwargs = result
         self.__dict__["_in_step"] = True
+        dtypes = self._scalars_as_numbers()
         try:
             out = step(*args, **kwargs)
         finally:
             self.__dict__["_in_step"] = False
+            self._numbers_as_scalars(dtypes)
         for hook in self.__dict__.get("_step_post_hooks", []) + _GLOBAL_STEP_POST_HOOKS:
             hook(self, args, kwargs)
         return out

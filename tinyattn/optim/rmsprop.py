@@ -27,6 +27,8 @@ class RMSprop(Optimizer):
     """RMSprop (Hinton's lecture 6e), with PyTorch's signature and arithmetic: each element's
     step is divided by a running root mean square of its gradients."""
 
+    _tensor_scalar_state = ("step",)                # torch's 0-d float32 tensor
+
     def __init__(self, params: ParamsT, lr: float = 1e-2, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0, momentum: float = 0,
                  centered: bool = False, capturable: bool = False,
@@ -94,6 +96,8 @@ class RMSprop(Optimizer):
 class Adagrad(Optimizer):
     """Adagrad (Duchi et al., 2011), with PyTorch's signature and arithmetic: each element's
     step is divided by the root of the sum of all its squared gradients so far."""
+
+    _tensor_scalar_state = ("step",)                # torch's 0-d float32 tensor
 
     def __init__(self, params: ParamsT, lr: float = 1e-2, lr_decay: float = 0,
                  weight_decay: float = 0, initial_accumulator_value: float = 0,

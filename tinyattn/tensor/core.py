@@ -15,6 +15,7 @@ from .. import autograd, backend, precision, printing
 from ..precision import is_floating
 from .conversion import TensorConversions
 from .dtypes import DTypeLike, normalize_dtype
+from .layout import strided
 from .saved_data import _read_only_view
 
 __all__ = ["Tensor"]
@@ -231,6 +232,16 @@ class Tensor(TensorConversions):
     @property
     def device(self) -> str:
         return backend.device_of(self._data)
+
+    @property
+    def layout(self) -> Any:
+        """``torch.strided``: every tinyattn tensor is dense (tensor/layout.py)."""
+        return strided
+
+    @property
+    def is_sparse(self) -> bool:
+        """False: tinyattn has no sparse tensors (torch's attribute, for code that checks)."""
+        return False
 
     @property
     def ndim(self) -> int:

@@ -10,16 +10,19 @@ import numpy as np
 from .. import backend, precision
 from .core import Tensor, _holds_numbers, _holds_tensor, _host_array
 from .dtypes import DTypeLike, normalize_dtype
+from .layout import check_pin_memory
 
 __all__ = ["tensor", "as_tensor", "from_numpy"]
 
 
 def tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None,
-           requires_grad: bool = False) -> Tensor:
+           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A new leaf tensor holding a copy of ``data`` (a list, number, array or Tensor).
 
     dtype as ``torch.tensor``: Python floats give float32, ints int64, bools bool; a NumPy
-    array (or Tensor) keeps its dtype."""
+    array (or Tensor) keeps its dtype. ``pin_memory=True`` needs an accelerator, as torch's
+    (tensor/layout.py)."""
+    check_pin_memory(pin_memory, "tensor")
     want = normalize_dtype(dtype)
     source = data._data if isinstance(data, Tensor) else data
     if backend.device_of(source) == "cpu":
