@@ -482,3 +482,14 @@ def test_set_default_dtype_float64_as_torch():
         assert str(tinyattn.tensor([0.1]).dtype) == str(theirs).replace("torch.", "")
     finally:
         torch.set_default_dtype(before)
+
+
+@pytest.mark.parametrize("make", [
+    lambda **k: tinyattn.range(0, 3, **k), lambda **k: tinyattn.scalar_tensor(2, **k),
+    lambda **k: tinyattn.empty_strided((2,), (1,), **k)])
+def test_new_factories_take_layout_strided_and_refuse_sparse_loudly(make):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # torch.range's deprecation
+        assert make(layout=tinyattn.strided).layout == tinyattn.strided
+        with pytest.raises(NotImplementedError, match="sparse_coo"):
+            make(layout=tinyattn.sparse_coo)

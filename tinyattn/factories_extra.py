@@ -15,7 +15,7 @@ from typing import Any, Optional
 import numpy as np
 
 from . import backend
-from .factories import _device, _float_dtype, _leaf, _number, _size, _write_out
+from .factories import _device, _float_dtype, _leaf, _number, _placement, _size, _write_out
 from .precision import integer_scalar
 from .tensor import DTypeLike, Tensor, as_tensor, normalize_dtype, tensor
 
@@ -33,6 +33,7 @@ def range(start: Any = 0, end: Any = None, step: Any = 1, *,  # noqa: A001 - tor
     end, floor((end - start) / step) + 1 values, in the default float dtype (float32) even
     for whole-number arguments (``dtype=`` for another). Warns that it is deprecated, as
     torch does; ``arange`` excludes the end."""
+    _placement("range", layout, False)
     if end is None:
         raise TypeError('range() missing 1 required positional arguments: "end"')
     warnings.warn(_RANGE_WARNING, UserWarning, stacklevel=backend.user_stacklevel())
@@ -65,6 +66,7 @@ def scalar_tensor(s: Any, *, dtype: DTypeLike = None, layout: Any = None, device
                   pin_memory: Any = None, requires_grad: bool = False) -> Tensor:
     """``torch.scalar_tensor(s)``: a 0-d tensor holding the number s, in the default float
     dtype (float32) unless ``dtype=`` says otherwise (``scalar_tensor(3)`` is ``tensor(3.)``)."""
+    _placement("scalar_tensor", layout, pin_memory)
     value = _number(s, "scalar_tensor", "s")
     want = _float_dtype(dtype)
     if want.kind in "iu" and not isinstance(value, complex):
@@ -135,6 +137,7 @@ def empty_strided(size: Any, stride: Any, *, dtype: DTypeLike = None, layout: An
     """``torch.empty_strided(size, stride)``: a tensor of ``size`` whose ``stride()`` is
     ``stride`` (in elements), over just the memory those strides reach. torch leaves the
     values uninitialised; they are zeros here."""
+    _placement("empty_strided", layout, pin_memory)
     shape = _size((size,), None, "empty_strided")
     steps = tuple(int(s) for s in stride)
     if len(steps) != len(shape):
