@@ -216,7 +216,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002
     nb = len(batch)
     x = input.reshape(*batch, out_channels, r, r, height, width)
     order = list(range(nb)) + [nb, nb + 3, nb + 1, nb + 4, nb + 2]
-    return x.permute(*order).reshape(*batch, out_channels, height * r, width * r)
+    return _new_memory(x.permute(*order).reshape(*batch, out_channels, height * r, width * r))
 
 
 @names_node("PixelUnshuffleBackward0")
@@ -235,7 +235,15 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A0
     nb = len(batch)
     x = input.reshape(*batch, channels, height // r, r, width // r, r)
     order = list(range(nb)) + [nb, nb + 2, nb + 4, nb + 1, nb + 3]
-    return x.permute(*order).reshape(*batch, channels * r * r, height // r, width // r)
+    return _new_memory(x.permute(*order).reshape(*batch, channels * r * r, height // r,
+                                                 width // r))
+
+
+def _new_memory(out: Tensor) -> Tensor:
+    """``out`` in memory of its own: torch's pixel_shuffle, pixel_unshuffle and
+    channel_shuffle never return a view (a factor or group count of 1, or size-1 dims, make
+    the reshape above one), so a write to the result must not reach the input."""
+    return out.clone() if out._base is not None else out
 
 
 @names_node("ChannelShuffleBackward0")
@@ -253,7 +261,7 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
         raise RuntimeError(f"Number of channels ({channels}) must be divisible by groups "
                            f"({groups})")
     x = input.reshape(batch, groups, channels // groups, *rest)
-    return x.transpose(1, 2).reshape(batch, channels, *rest)
+    return _new_memory(x.transpose(1, 2).reshape(batch, channels, *rest))
 
 
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor,  # noqa: A002

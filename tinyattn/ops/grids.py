@@ -85,7 +85,8 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002 - torch's na
     if input.ndim == 1:
         return DiagEmbed.apply(input, offset=int(diagonal))
     if input.ndim == 2:
-        return diagonal_of(input, int(diagonal))      # the diagonal op's own backward
+        # a copy, as torch (diagonal is the view): a write to the result leaves the input
+        return diagonal_of(input, int(diagonal)).clone()
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D (shape "
                        f"{input.shape}); use torch.diagonal or torch.diag_embed for batches")
 

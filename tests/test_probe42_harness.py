@@ -1,0 +1,71 @@
+"""Disagreements found by probe42's independent harness over torch's op_db (genuinely
+non-contiguous inputs on both sides, whether a result shares memory with its input, each
+output's gradient alone), each checked against torch."""
+import numpy as np
+import pytest
+import torch
+
+import tinyattn
+
+
+def _both(values):
+    return torch.tensor(values, dtype=torch.float64), tinyattn.tensor(np.array(values, np.float64))
+
+
+# -------------------------------------------------- a result shares memory with its input
+# exactly when torch's does: a write to the result reaches the input only then
+ALIAS_CASES = [
+    # (name, call, torch shares memory)
+    ("diag of a matrix is a copy", lambda lib, x: lib.diag(x.reshape(3, 3)), False),
+    ("diag of a matrix, offset 1", lambda lib, x: lib.diag(x.reshape(3, 3), 1), False),
+    ("diagonal is the view", lambda lib, x: lib.diagonal(x.reshape(3, 3)), True),
+    ("diff n=0 is a copy", lambda lib, x: lib.diff(x, n=0), False),
+    ("conj_physical of a real tensor is the input", lambda lib, x: lib.conj_physical(x), True),
+    ("conj of a real tensor is the input", lambda lib, x: lib.conj(x), True),
+    ("pixel_shuffle factor 1", lambda lib, x: lib.nn.functional.pixel_shuffle(
+        x.reshape(1, 9, 1, 1), 1), False),
+    ("pixel_shuffle size-1 dims", lambda lib, x: lib.nn.functional.pixel_shuffle(
+        x[:8].reshape(2, 4, 1, 1), 2), False),
+    ("pixel_unshuffle factor 1", lambda lib, x: lib.nn.functional.pixel_unshuffle(
+        x.reshape(1, 1, 3, 3), 1), False),
+    ("channel_shuffle groups 1", lambda lib, x: lib.nn.functional.channel_shuffle(
+        x.reshape(1, 3, 3), 1), False),
+    ("channel_shuffle size-1 dims", lambda lib, x: lib.nn.functional.channel_shuffle(
+        x.reshape(1, 9, 1), 9), False),
+    ("ChannelShuffle module", lambda lib, x: lib.nn.ChannelShuffle(3)(x.reshape(1, 3, 3)),
+     False),
+]
+
+
+@pytest.mark.parametrize("name,call,shares", ALIAS_CASES, ids=[c[0] for c in ALIAS_CASES])
+def test_write_to_result_reaches_input_as_in_torch(name, call, shares):
+    tx, nx = _both([float(i) for i in range(9)])
+    tout, nout = call(torch, tx), call(tinyattn, nx)
+    with torch.no_grad():
+        tout.add_(100)
+    nout.add_(100)
+    # torch's side is the oracle: its behaviour is what the case says
+    assert (tx.max().item() >= 100) == shares
+    np.testing.assert_array_equal(nx.numpy(), tx.numpy())
+    np.testing.assert_array_equal(nout.numpy(), tout.numpy())
+
+
+def test_conj_physical_of_real_returns_input_itself():
+    tx, nx = _both([1.0, -2.0])
+    assert (torch.conj_physical(tx) is tx) and (tinyattn.conj_physical(nx) is nx)
+    # a complex input is still conjugated into new memory
+    z = tinyattn.tensor(np.array([1 + 2j], np.complex128))
+    out = tinyattn.conj_physical(z)
+    assert out is not z and out.numpy()[0] == 1 - 2j and z.numpy()[0] == 1 + 2j
+
+
+@pytest.mark.parametrize("call", [lambda lib, x: lib.diag(x.reshape(3, 3)).sum(),
+                                  lambda lib, x: (lib.diff(x, n=0) * 2).sum()],
+                         ids=["diag", "diff0"])
+def test_copies_keep_their_gradients(call):
+    tx, nx = _both([float(i) for i in range(9)])
+    tx.requires_grad_(True)
+    nx.requires_grad_(True)
+    call(torch, tx).backward()
+    call(tinyattn, nx).backward()
+    np.testing.assert_allclose(nx.grad.numpy(), tx.grad.numpy())
