@@ -69,3 +69,17 @@ def test_copies_keep_their_gradients(call):
     call(torch, tx).backward()
     call(tinyattn, nx).backward()
     np.testing.assert_allclose(nx.grad.numpy(), tx.grad.numpy())
+
+
+@pytest.mark.parametrize("make", [lambda lib: lib.zeros(3, 4, 10)[..., ::2],     # viewable
+                                  lambda lib: lib.zeros(3, 4),                   # contiguous
+                                  lambda lib: lib.zeros(4, 3).T],                # transposed
+                         ids=["step2", "contiguous", "transposed"])
+def test_ravel_is_a_view_only_of_a_contiguous_input(make):
+    results = []
+    for lib in (torch, tinyattn):
+        x = make(lib)
+        out = x.ravel()
+        out.add_(1)
+        results.append((float(x.sum()), out.is_contiguous(), tuple(out.stride())))
+    assert results[0] == results[1]

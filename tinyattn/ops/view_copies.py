@@ -18,7 +18,7 @@ from ..autograd import name_node
 from ..tensor import Tensor
 from .compare import sort
 from .elementwise import clone
-from .layout import expand, mT, t, view
+from .layout import contiguous, expand, mT, t, view
 from .picks import unfold
 from .rearrange import diagonal, unbind
 from .reduce import sum as _sum
@@ -98,8 +98,10 @@ t_copy = _copied(t, "t_copy")
 
 
 def ravel(input: Tensor) -> Tensor:  # noqa: A002 - torch's name
-    """``torch.ravel``: input flattened to 1-D (``reshape(-1)``)."""
-    return reshape(input, (-1,))
+    """``torch.ravel``: input flattened to a contiguous 1-D tensor, a view only where the
+    input is contiguous (as torch: a uniformly strided input, ``x[..., ::2]``, which reshape
+    would view, is copied)."""
+    return reshape(contiguous(input), (-1,))
 
 
 def positive(input: Tensor) -> Tensor:  # noqa: A002
