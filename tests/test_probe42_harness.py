@@ -83,3 +83,37 @@ def test_ravel_is_a_view_only_of_a_contiguous_input(make):
         out.add_(1)
         results.append((float(x.sum()), out.is_contiguous(), tuple(out.stride())))
     assert results[0] == results[1]
+
+
+# -------------------------------------------------- add/sub alpha: alpha * other is computed
+# in the result's dtype (torch), not in other's own dtype
+ALPHA_CASES = [  # (a dtype, a values, b dtype, b values, alpha, op)
+    ("uint8", [1, 2, 3], "bool", [True, False, True], 2, "add"),
+    ("int32", [1, 2, 3], "bool", [True, False, True], 3, "add"),
+    ("int32", [0, 1, 2], "int8", [100, -100, 7], 2, "add"),
+    ("int64", [0, 1, 2], "int16", [30000, -30000, 7], 3, "sub"),
+    ("float32", [0.0, 1.0, 2.0], "float16", [40000.0, -40000.0, 1.0], 2, "add"),
+    ("float32", [0.0, 1.0, 2.0], "float16", [40000.0, -40000.0, 1.0], 2, "sub"),
+    ("float32", [0.0, 1.0, 2.0], "float16", [40000.0, -40000.0, 1.0], 2.5, "add"),
+    ("float64", [0.0, 1.0, 2.0], "float32", [3e38, 1.0, 2.0], 2, "add"),
+    ("int8", [1, 2, 3], "int8", [100, 2, 3], 2, "add"),            # control: same dtype
+]
+
+
+@pytest.mark.parametrize("adt,av,bdt,bv,alpha,op", ALPHA_CASES,
+                         ids=[f"{c[5]}-{c[0]}-{c[2]}-{c[4]}" for c in ALPHA_CASES])
+@pytest.mark.parametrize("form", ["function", "in_place", "zero_d_other"])
+def test_alpha_scales_in_the_result_dtype(adt, av, bdt, bv, alpha, op, form):
+    out = []
+    for lib in (torch, tinyattn):
+        a = lib.tensor(av, dtype=getattr(lib, adt))
+        b = lib.tensor(bv, dtype=getattr(lib, bdt))
+        if form == "zero_d_other":
+            b = b[0]
+        if form == "in_place":
+            getattr(a, op + "_")(b, alpha=alpha)
+            r = a
+        else:
+            r = getattr(lib, op)(a, b, alpha=alpha)
+        out.append((str(r.dtype).replace("torch.", ""), r.tolist()))
+    assert out[1] == out[0]

@@ -423,7 +423,7 @@ _NUMBER_IN_FLOAT32 = (Mul, Div)     # _half_and_number (add and sub round the nu
 def add(a: Any, b: Any, alpha: float = 1) -> Tensor:
     """a + alpha * b (PyTorch's ``add``; alpha scales the second operand)."""
     alpha = _check_alpha(a, b, alpha)
-    return _binary(Add, "add", a, _scaled(b, alpha))
+    return _binary(Add, "add", a, _scaled(a, b, alpha))
 
 
 def sub(a: Any, b: Any, alpha: float = 1) -> Tensor:
@@ -434,7 +434,7 @@ def sub(a: Any, b: Any, alpha: float = 1) -> Tensor:
                            "not supported, as in torch; to invert a mask use ~mask or "
                            "logical_not(mask), or convert it first with .int() or .float()")
     alpha = _check_alpha(a, b, alpha)
-    return _binary(Sub, "sub", a, _scaled(b, alpha))
+    return _binary(Sub, "sub", a, _scaled(a, b, alpha))
 
 
 def _check_alpha(a: Any, b: Any, alpha: Any) -> Any:
@@ -462,10 +462,16 @@ def _check_alpha(a: Any, b: Any, alpha: Any) -> Any:
     return alpha
 
 
-def _scaled(b: Any, alpha: float) -> Any:
+def _scaled(a: Any, b: Any, alpha: float) -> Any:
+    """alpha * b computed in the result's dtype, as torch: scaling b in its own dtype first
+    would widen a bool b (bool * int is int64: uint8 + bool came back int64), wrap an int8 b
+    (int32 + 2 * int8(100) gave -56) or overflow a float16 b (float32 + 2 * 40000 gave inf)."""
     if alpha == 1:
         return b
-    return mul(b, alpha) if isinstance(b, Tensor) else b * alpha
+    if not isinstance(b, Tensor):
+        return b * alpha
+    target = result_type(a, b)
+    return mul(b if b.dtype == target else b.to(target), alpha)
 
 
 def mul(a: Any, b: Any) -> Tensor:
