@@ -117,3 +117,33 @@ def test_alpha_scales_in_the_result_dtype(adt, av, bdt, bv, alpha, op, form):
             r = getattr(lib, op)(a, b, alpha=alpha)
         out.append((str(r.dtype).replace("torch.", ""), r.tolist()))
     assert out[1] == out[0]
+
+
+# -------------------------------------------------- the result is the input object itself
+# exactly when torch's is (a leaf's squeeze is a new, non-leaf view; flatten of nothing is x)
+IS_CASES = [
+    ("squeeze dim of size 5", lambda x: x.squeeze(0)),
+    ("squeeze dims none of size 1", lambda x: x.squeeze((0, 2))),
+    ("squeeze a dim of size 1", lambda x: x.squeeze(1)),              # control: a real view
+    ("flatten one dim", lambda x: x.flatten(1, 1)),
+    ("flatten -1 to 2", lambda x: x.flatten(-1, 2)),
+    ("flatten all", lambda x: x.flatten()),
+    ("flatten a 1-d tensor", lambda x: x[:, 0, 0].flatten()),
+]
+
+
+@pytest.mark.parametrize("call", [c[1] for c in IS_CASES], ids=[c[0] for c in IS_CASES])
+def test_result_is_input_and_leafness_as_torch(call):
+    seen = []
+    for lib in (torch, tinyattn):
+        x = lib.ones(5, 1, 5, requires_grad=True)
+        y = call(x)
+        seen.append((y is x, y.is_leaf, y.grad_fn is None, tuple(y.shape)))
+    assert seen[1] == seen[0]
+
+
+def test_squeeze_zero_d_is_a_new_view():
+    for lib in (torch, tinyattn):
+        z = lib.ones((), requires_grad=True)
+        y = z.squeeze(0)
+        assert y is not z and not y.is_leaf and y.grad_fn.name() == "SqueezeBackward1"
