@@ -147,3 +147,31 @@ def test_squeeze_zero_d_is_a_new_view():
         z = lib.ones((), requires_grad=True)
         y = z.squeeze(0)
         assert y is not z and not y.is_leaf and y.grad_fn.name() == "SqueezeBackward1"
+
+
+# -------------------------------------------------- refusals torch makes, tinyattn made too
+def _raises(call):
+    try:
+        call()
+    except Exception as exc:  # noqa: BLE001 - the type is what is compared
+        return type(exc)
+    return None
+
+
+REFUSAL_CASES = [
+    ("fill_ with a 1-element 1-d tensor", lambda L: L.zeros(3).fill_(L.tensor([5.0]))),
+    ("fill_ with a 3-element tensor", lambda L: L.zeros(3).fill_(L.tensor([1.0, 2.0, 3.0]))),
+    ("fill_ with a 0-d tensor", lambda L: L.zeros(3).fill_(L.tensor(5.0))),         # control
+    ("allclose float32 with float64", lambda L: L.allclose(L.ones(2), L.ones(2, dtype=L.float64))),
+    ("allclose bool with uint8", lambda L: L.allclose(L.ones(2, dtype=L.bool),
+                                                      L.ones(2, dtype=L.uint8))),
+    ("allclose 0-d float64 other", lambda L: L.allclose(L.ones(2), L.tensor(1.0, dtype=L.float64))),
+    ("allclose same dtype", lambda L: L.allclose(L.ones(2), L.ones(2))),              # control
+    ("isclose int64 with float32", lambda L: L.isclose(L.tensor([1]), L.tensor([1.0]))),
+    ("Tensor.allclose float32 with float64", lambda L: L.ones(2).allclose(L.ones(2).double())),
+]
+
+
+@pytest.mark.parametrize("call", [c[1] for c in REFUSAL_CASES], ids=[c[0] for c in REFUSAL_CASES])
+def test_refuses_with_torchs_exception_type(call):
+    assert _raises(lambda: call(tinyattn)) is _raises(lambda: call(torch))

@@ -343,6 +343,11 @@ def zero_(x: Tensor) -> Tensor:
 
 
 def fill_(x: Tensor, value: Any) -> Tensor:
+    if isinstance(value, Tensor) and value.ndim != 0:      # torch refuses; it never broadcasts
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{value.ndim} dimensions (shape {tuple(value.shape)}); use "
+                           f"x.copy_(value) to broadcast a tensor into x, or pass value[0] "
+                           f"/ value.item()")
     check_fits(value, x.dtype, "fill_")
     value = integer_scalar(value, x.dtype, "fill_")      # -1 in uint8 is 255; 300 raises
     before = x._ctx
