@@ -175,3 +175,25 @@ REFUSAL_CASES = [
 @pytest.mark.parametrize("call", [c[1] for c in REFUSAL_CASES], ids=[c[0] for c in REFUSAL_CASES])
 def test_refuses_with_torchs_exception_type(call):
     assert _raises(lambda: call(tinyattn)) is _raises(lambda: call(torch))
+
+
+# -------------------------------------------------- kron promotes; inner with a 0-d operand is mul
+PRODUCT_DTYPES = ["bool", "uint8", "int64", "float16", "float32", "float64"]
+
+
+@pytest.mark.parametrize("shapes", [((2,), (3,)), ((), (2, 2)), ((2, 2), ())],
+                         ids=["1d-1d", "0d-2d", "2d-0d"])
+@pytest.mark.parametrize("op", ["kron", "inner"])
+def test_kron_and_inner_dtypes_as_torch(op, shapes):
+    for da in PRODUCT_DTYPES:
+        for db in PRODUCT_DTYPES:
+            got = []
+            for lib in (torch, tinyattn):
+                a = lib.ones(shapes[0], dtype=getattr(lib, da)) * 2
+                b = lib.ones(shapes[1], dtype=getattr(lib, db)) * 3
+                try:
+                    r = getattr(lib, op)(a, b)
+                    got.append((str(r.dtype).replace("torch.", ""), r.tolist()))
+                except Exception as exc:  # noqa: BLE001 - the type is compared
+                    got.append(type(exc))
+            assert got[1] == got[0], (op, da, db, shapes)

@@ -194,10 +194,11 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
 
 def inner(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
     """The sum over the last dims of both: (..., n) and (..., n) -> the two batch shapes
-    side by side (``torch.inner``); a 0-d operand multiplies."""
-    _check_dtypes("inner", input, other)
+    side by side (``torch.inner``); a 0-d operand multiplies (with mul's type promotion, as
+    torch: only the contraction asks for one dtype)."""
     if input.ndim == 0 or other.ndim == 0:
         return mul(input, other)
+    _check_dtypes("inner", input, other)
     if input.shape[-1] != other.shape[-1]:
         raise RuntimeError(f"inner: the last dims must match, got {tuple(input.shape)} and "
                            f"{tuple(other.shape)}")
@@ -206,8 +207,8 @@ def inner(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's nam
 
 def kron(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
     """The Kronecker product: block (i, j) of the result is input[i, j] * other
-    (``torch.kron``, any number of dims; the shorter shape is padded with leading 1s)."""
-    _check_dtypes("kron", input, other)
+    (``torch.kron``, any number of dims; the shorter shape is padded with leading 1s). Two
+    dtypes promote as in mul (torch's kron is a product, not a contraction)."""
     ndim = max(input.ndim, other.ndim)
     a_shape = (1,) * (ndim - input.ndim) + tuple(input.shape)
     b_shape = (1,) * (ndim - other.ndim) + tuple(other.shape)
