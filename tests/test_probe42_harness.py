@@ -197,3 +197,25 @@ def test_kron_and_inner_dtypes_as_torch(op, shapes):
                 except Exception as exc:  # noqa: BLE001 - the type is compared
                     got.append(type(exc))
             assert got[1] == got[0], (op, da, db, shapes)
+
+
+# -------------------------------------------------- one tensor as grad_outputs is one gradient
+@pytest.mark.parametrize("grads", ["one_tensor", "list_of_one", "none", "two"])
+@pytest.mark.parametrize("api", ["grad", "backward"])
+def test_gradients_given_for_two_outputs(api, grads):
+    seen = []
+    for lib in (torch, tinyattn):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        outs = [(x * 2).sum(), (x ** 2).sum()]
+        given = {"one_tensor": lib.tensor(1.0), "list_of_one": [lib.tensor(1.0)], "none": None,
+                 "two": (lib.tensor(1.0), lib.tensor(2.0))}[grads]
+        try:
+            if api == "grad":
+                got = lib.autograd.grad(outs, x, given)[0].tolist()
+            else:
+                lib.autograd.backward(outs, given)
+                got = x.grad.tolist()
+        except Exception as exc:  # noqa: BLE001 - the type is compared
+            got = type(exc)
+        seen.append(got)
+    assert seen[1] == seen[0]

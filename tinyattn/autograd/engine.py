@@ -363,13 +363,17 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: Opti
     outputs = [outputs] if isinstance(outputs, tensor_type) else list(outputs)
     single = isinstance(inputs, tensor_type)
     inputs = [inputs] if single else list(inputs)
-    if grad_outputs is None or isinstance(grad_outputs, tensor_type):
-        grad_outputs = [grad_outputs] * len(outputs)
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif isinstance(grad_outputs, tensor_type):    # one tensor is one gradient, as torch (not
+        grad_outputs = [grad_outputs]              # one for each output)
     capture: Dict[int, Any] = {id(t): None for t in inputs}
     captured_fns = {id(t._ctx): id(t) for t in inputs if t._ctx is not None}
     if len(grad_outputs) != len(outputs):
-        raise ValueError(f"grad_outputs has {len(grad_outputs)} entries for {len(outputs)} "
-                         f"outputs; give one per output (None for a one-element output)")
+        raise RuntimeError(f"grad_outputs has {len(grad_outputs)} entries for {len(outputs)} "
+                           f"outputs (torch: 'got {len(outputs)} tensors and "
+                           f"{len(grad_outputs)} gradients'); give one per output (None for a "
+                           f"one-element output)")
     starts = [(out, out._initial_grad(g)) for out, g in zip(outputs, grad_outputs)]
     _run_backward_from(starts, bool(retain_graph), capture, captured_fns)
     results = []
@@ -393,8 +397,10 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: Optional[bool
     refuse_create_graph(create_graph)
     tensor_type = _tensor_type()
     tensors = [tensors] if isinstance(tensors, tensor_type) else list(tensors)
-    if grad_tensors is None or isinstance(grad_tensors, tensor_type):
-        grad_tensors = [grad_tensors] * len(tensors)
+    if grad_tensors is None:
+        grad_tensors = [None] * len(tensors)
+    elif isinstance(grad_tensors, tensor_type):    # one tensor is one gradient, as torch
+        grad_tensors = [grad_tensors]
     grad_tensors = list(grad_tensors)
     if len(grad_tensors) != len(tensors):
         raise RuntimeError(f"grad_tensors has {len(grad_tensors)} entries for {len(tensors)} "
