@@ -1,6 +1,8 @@
 """Disagreements found by probe42's independent harness over torch's op_db (genuinely
 non-contiguous inputs on both sides, whether a result shares memory with its input, each
 output's gradient alone), each checked against torch."""
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -219,3 +221,17 @@ def test_gradients_given_for_two_outputs(api, grads):
             got = type(exc)
         seen.append(got)
     assert seen[1] == seen[0]
+
+
+# -------------------------------------------------- nextafter in bfloat16 at infinities
+def test_nextafter_bfloat16_extremes():
+    a = [float("inf")] * 3 + [float("-inf")] * 3 + [float("nan")] * 3 + [0.0, 0.0, -0.0, 1.0]
+    b = [float("inf"), float("-inf"), float("nan")] * 3 + [-0.0, 1.0, 0.0, 1.0]
+    expected = torch.nextafter(torch.tensor(a, dtype=torch.bfloat16),
+                               torch.tensor(b, dtype=torch.bfloat16))
+    got = tinyattn.nextafter(tinyattn.tensor(a).to(tinyattn.bfloat16),
+                             tinyattn.tensor(b).to(tinyattn.bfloat16))
+    torch.testing.assert_close(torch.tensor(got.float().tolist()), expected.float(),
+                               equal_nan=True, rtol=0, atol=0)
+    assert [math.copysign(1, v) for v in got.float().tolist()[9:]] == \
+        [math.copysign(1, v) for v in expected.float().tolist()[9:]]

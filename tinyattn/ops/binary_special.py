@@ -231,7 +231,8 @@ def _bfloat16_step(xp: Any, a: Any, b: Any) -> Any:
     out = stepped.view(np.float32)
     tiny = xp.where(b > 0, 1, -1) * np.uint32(1 << 16).view(np.float32)
     out = xp.where(a == 0, tiny, out)
-    out = xp.where((a == b) | xp.isnan(a) | xp.isnan(b), a + b - a, out)
+    out = xp.where(a == b, b, out)                  # b itself: inf towards inf is inf
+    out = xp.where(xp.isnan(a) | xp.isnan(b), a + b, out)       # NaN
     return out.astype(a.dtype)
 
 
