@@ -176,7 +176,10 @@ REFUSAL_CASES = [
 
 @pytest.mark.parametrize("call", [c[1] for c in REFUSAL_CASES], ids=[c[0] for c in REFUSAL_CASES])
 def test_refuses_with_torchs_exception_type(call):
-    assert _raises(lambda: call(tinyattn)) is _raises(lambda: call(torch))
+    ours, theirs = _raises(lambda: call(tinyattn)), _raises(lambda: call(torch))
+    # a subclass of torch's type counts: `except RuntimeError` in a torch program catches it
+    assert (ours is None and theirs is None) or (
+        ours is not None and theirs is not None and issubclass(ours, theirs))
 
 
 # -------------------------------------------------- kron promotes; inner with a 0-d operand is mul
