@@ -162,8 +162,10 @@ COVERAGE_A: List[Skip] = [
               kind="skip", when=_number_bound) for name in ("clamp_min", "clamp_max")],
     *[op_skip(name, "values", "tinyattn has no complex dtype", kind="skip",
               when=_holds_complex) for name in ("addcmul", "addcdiv")],
-    op_skip("addbmm", "values", "torch's addbmm_ resizes a (1,)-shaped input to the (n, p) "
-            "result; tinyattn refuses an in-place op that changes the tensor's shape",
+    op_skip("addbmm", "values", "not implemented, refused loudly: torch's addbmm_ resizes a "
+            "(1,)- or (p,)-shaped self to the (n, p) result (its out= resize rule, even with "
+            "views of self alive); tinyattn refuses an in-place op that would change the "
+            "tensor's shape with a RuntimeError, as torch's other in-place ops (add_, mul_) do",
             variants=("inplace",), when=predicate("an input smaller than the result", lambda s:
                 s.input.dim() < 2)),
     op_skip("special.erfcx", "values", "on purpose: tinyattn's float32 erfcx is SciPy's, "
@@ -241,7 +243,7 @@ LINALG30: List[Skip] = [
 
 # ------------------------------------------------------------------ interpolate (stream mods30)
 INTERPOLATE_MODS30: List[Skip] = [
-    op_skip("nn.functional.interpolate.bicubic", "values", "to fix: in float16 torch's "
+    op_skip("nn.functional.interpolate.bicubic", "values", "rounding order: in float16 torch's "
             "compiled kernel fuses its float32 multiply-adds in an order tinyattn's matrix "
             "products do not follow (the weights are torch's, bit for bit): on op_db's large "
             "sample (2, 3, 345, 456) -> (270, 270) 7 of 437400 elements differ by one unit in "
@@ -305,8 +307,8 @@ OUT_HARNESS39: List[Skip] = [
 # ------------------------------------------------------------------ complex tensors (fft39)
 _NO_COMPLEX32 = ("not implemented: float16 inputs give torch's complex32, a dtype tinyattn "
                  "does not have; tinyattn refuses with a RuntimeError that says so")
-_DTYPE_VIEW_WRITE = ("to fix: an in-place write (while gradients are recorded) through a view "
-                     "that reinterprets the dtype (view_as_complex, view_as_real, .real, "
+_DTYPE_VIEW_WRITE = ("not implemented, refused loudly: an in-place write (while gradients are "
+                     "recorded) through a view that reinterprets the dtype (view_as_complex, view_as_real, .real, "
                      ".imag), or to its base while it is alive: tinyattn's view histories map "
                      "one element of the base to one of the view, so it refuses the write "
                      "with a RuntimeError; torch gives the view a history")
