@@ -238,3 +238,15 @@ def test_nextafter_bfloat16_extremes():
                                equal_nan=True, rtol=0, atol=0)
     assert [math.copysign(1, v) for v in got.float().tolist()[9:]] == \
         [math.copysign(1, v) for v in expected.float().tolist()[9:]]
+
+
+@pytest.mark.parametrize("source", ["bfloat16", "float16"])
+@pytest.mark.parametrize("target", ["int32", "int64", "int16", "int8", "uint8"])
+def test_half_to_integer_conversion_as_torch_at_the_range_edges(source, target):
+    """torch converts a half to an integer through float32; ml-dtypes' bfloat16 cast gave 0
+    for inf, NaN and values out of range (int32(bfloat16(3e9)) is int32's minimum in torch)."""
+    values = [3e9, -3e9, math.inf, math.nan, 1e10, 100.5, -7.9, -300.0, 70000.0]
+    expected = torch.tensor(values, dtype=getattr(torch, source)).to(getattr(torch, target))
+    got = tinyattn.tensor(values, dtype=source).to(target)
+    assert got.tolist() == expected.tolist()
+    assert got.dtype.name == target

@@ -195,13 +195,19 @@ def integer_scalar(value: Any, dtype: np.dtype, op: str) -> Any:
 
 
 def cast(array: Any, dtype: Any, copy: bool = False) -> Any:
-    """``array.astype(dtype)`` with torch's rounding into float16 and bfloat16: torch
+    """``array.astype(dtype)`` with torch's conversions: into float16 and bfloat16 torch
     converts a double (or a wide integer) to c10::Half / c10::BFloat16 through float32, so
     it rounds twice; NumPy rounds once, and about one value in 10^4 then lands one ulp
     away (1.1645508316 is 1.1640625 in torch's float16, 1.1650391 in NumPy's)."""
     dtype = np.dtype(dtype)
     if is_low_precision(dtype) and array.dtype.kind in "fiu" and array.dtype.itemsize >= 4 and \
             array.dtype != np.float32:
+        array = array.astype(np.float32)
+        copy = False
+    elif dtype.kind in "iu" and is_bfloat16(array.dtype):
+        # torch converts a bfloat16 to an integer through float32 (c10::BFloat16's float
+        # operator); ml-dtypes' own cast gives 0 for what is out of range, inf and NaN
+        # (int32(bfloat16(3e9)) is int32's minimum in torch, as float32's conversion gives)
         array = array.astype(np.float32)
         copy = False
     return array.astype(dtype, copy=copy)
