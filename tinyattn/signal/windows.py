@@ -27,19 +27,23 @@ import scipy.special
 from .. import backend
 from ..factories import _device, _leaf
 from ..tensor import Tensor, normalize_dtype
+from ..tensor.layout import strided
 
 __all__ = ["bartlett", "blackman", "cosine", "exponential", "gaussian", "general_cosine",
            "general_hamming", "hamming", "hann", "kaiser", "nuttall"]
 
 
 def _window(name: str, M: Any, sym: bool, dtype: Any, device: Any, requires_grad: bool,
-            values: Callable[[int], np.ndarray], one_is_one: bool = True) -> Tensor:
+            values: Callable[[int], np.ndarray], one_is_one: bool = True,
+            layout: Any = None) -> Tensor:
     """Check M and dtype as torch does, then ``values(length)`` (a symmetric window of that
     many samples, length >= 2) as a tensor: periodic windows drop the last of M + 1."""
     if not isinstance(M, (int, np.integer)) or isinstance(M, bool):
         raise TypeError(f"{name}(): M must be an int, got {type(M).__name__}")
     if M < 0:
         raise ValueError(f"{name} requires non-negative window length, got M={M}")
+    if layout is not None and layout != strided:      # a sparse layout: torch's ValueError
+        raise ValueError(f"{name} is implemented for strided tensors only, got: {layout}")
     want = normalize_dtype(dtype) or np.dtype(np.float32)
     if want not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise ValueError(f"{name} expects float32 or float64 dtypes, got: torch.{want.name}")
@@ -68,38 +72,42 @@ def general_cosine(M: int, *, a: Sequence[float], sym: bool = True, dtype: Any =
         n = np.arange(length, dtype=np.float64)
         step = 2.0 * math.pi / (length - 1)
         return sum((-1) ** k * float(c) * np.cos(k * step * n) for k, c in enumerate(a))
-    return _window("general_cosine", M, sym, dtype, device, requires_grad, values)
+    return _window("general_cosine", M, sym, dtype, device, requires_grad, values,
+                   layout=layout)
 
 
 def general_hamming(M: int, *, alpha: float = 0.54, sym: bool = True, dtype: Any = None,
                     layout: Any = None, device: Any = None,
                     requires_grad: bool = False) -> Tensor:
-    return general_cosine(M, a=[alpha, 1.0 - alpha], sym=sym, dtype=dtype, device=device,
+    return general_cosine(M, a=[alpha, 1.0 - alpha], sym=sym, dtype=dtype,
+                          layout=layout, device=device,
                           requires_grad=requires_grad)
 
 
 def hann(M: int, *, sym: bool = True, dtype: Any = None, layout: Any = None,
          device: Any = None, requires_grad: bool = False) -> Tensor:
-    return general_hamming(M, alpha=0.5, sym=sym, dtype=dtype, device=device,
+    return general_hamming(M, alpha=0.5, sym=sym, dtype=dtype, layout=layout, device=device,
                            requires_grad=requires_grad)
 
 
 def hamming(M: int, *, sym: bool = True, dtype: Any = None, layout: Any = None,
             device: Any = None, requires_grad: bool = False) -> Tensor:
-    return general_hamming(M, sym=sym, dtype=dtype, device=device,
+    return general_hamming(M, sym=sym, dtype=dtype, layout=layout, device=device,
                            requires_grad=requires_grad)
 
 
 def blackman(M: int, *, sym: bool = True, dtype: Any = None, layout: Any = None,
              device: Any = None, requires_grad: bool = False) -> Tensor:
-    return general_cosine(M, a=[0.42, 0.5, 0.08], sym=sym, dtype=dtype, device=device,
+    return general_cosine(M, a=[0.42, 0.5, 0.08], sym=sym, dtype=dtype,
+                          layout=layout, device=device,
                           requires_grad=requires_grad)
 
 
 def nuttall(M: int, *, sym: bool = True, dtype: Any = None, layout: Any = None,
             device: Any = None, requires_grad: bool = False) -> Tensor:
     return general_cosine(M, a=[0.3635819, 0.4891775, 0.1365995, 0.0106411], sym=sym,
-                          dtype=dtype, device=device, requires_grad=requires_grad)
+                          dtype=dtype, layout=layout, device=device,
+                          requires_grad=requires_grad)
 
 
 def bartlett(M: int, *, sym: bool = True, dtype: Any = None, layout: Any = None,
@@ -107,14 +115,14 @@ def bartlett(M: int, *, sym: bool = True, dtype: Any = None, layout: Any = None,
     def values(length: int) -> np.ndarray:
         n = np.arange(length, dtype=np.float64)
         return 1.0 - np.abs(2.0 * n / (length - 1) - 1.0)
-    return _window("bartlett", M, sym, dtype, device, requires_grad, values)
+    return _window("bartlett", M, sym, dtype, device, requires_grad, values, layout=layout)
 
 
 def cosine(M: int, *, sym: bool = True, dtype: Any = None, layout: Any = None,
            device: Any = None, requires_grad: bool = False) -> Tensor:
     def values(length: int) -> np.ndarray:
         return np.sin(math.pi * (np.arange(length, dtype=np.float64) + 0.5) / length)
-    return _window("cosine", M, sym, dtype, device, requires_grad, values)
+    return _window("cosine", M, sym, dtype, device, requires_grad, values, layout=layout)
 
 
 def exponential(M: int, *, center: Optional[float] = None, tau: float = 1.0,
@@ -128,7 +136,7 @@ def exponential(M: int, *, center: Optional[float] = None, tau: float = 1.0,
     def values(length: int) -> np.ndarray:
         middle = (length - 1) / 2.0 if center is None else float(center)
         return np.exp(-np.abs(np.arange(length, dtype=np.float64) - middle) / tau)
-    return _window("exponential", M, sym, dtype, device, requires_grad, values,
+    return _window("exponential", M, sym, dtype, device, requires_grad, values, layout=layout,
                    one_is_one=center is None)
 
 
@@ -140,7 +148,7 @@ def gaussian(M: int, *, std: float = 1.0, sym: bool = True, dtype: Any = None,
     def values(length: int) -> np.ndarray:
         n = np.arange(length, dtype=np.float64) - (length - 1) / 2.0
         return np.exp(-n ** 2 / (2.0 * std ** 2))
-    return _window("gaussian", M, sym, dtype, device, requires_grad, values)
+    return _window("gaussian", M, sym, dtype, device, requires_grad, values, layout=layout)
 
 
 def kaiser(M: int, *, beta: float = 12.0, sym: bool = True, dtype: Any = None,
@@ -163,4 +171,4 @@ def kaiser(M: int, *, beta: float = 12.0, sym: bool = True, dtype: Any = None,
             top = np.where(args > limit, np.inf, top).astype(np.float32)
             bottom = np.float32(np.inf if beta > limit else bottom)
         return top / bottom
-    return _window("kaiser", M, sym, dtype, device, requires_grad, values)
+    return _window("kaiser", M, sym, dtype, device, requires_grad, values, layout=layout)
