@@ -22,11 +22,17 @@ def _polygamma_values(n: int, x: Any) -> Any:
     polygamma, as torch's for n >= 2). For n = 1 torch uses its own series (``_trigamma``):
     in float32 so does tinyattn; in float64, where the series is about 1e-9 off, tinyattn
     keeps SciPy's closer value, except at the poles x = 0, -1, -2, ..., where it gives
-    torch's number (inf at 0, huge and finite below)."""
+    torch's number (inf at 0, huge and finite below). For n >= 2, polygamma(n, +inf) is NaN
+    as torch's (not the limit 0)."""
     if n == 1:
         return trigamma_values(x)
+    xp = backend.get_array_module(x)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return backend.special_module(x).polygamma(n, x).astype(x.dtype)
+        values = backend.special_module(x).polygamma(n, x)
+        # torch's Hurwitz zeta gives NaN at x = +inf for n >= 2 (SciPy: the limit, +-0);
+        # a program valid in torch must print what torch prints
+        values = xp.where(xp.isposinf(x), xp.nan, values)
+        return values.astype(x.dtype)
 
 
 class Polygamma(Function):
