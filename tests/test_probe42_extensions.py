@@ -51,6 +51,7 @@ def _same_error(code: str) -> None:
 
 
 B = "b = torch.tensor([True, False, True]); "
+M = "m = torch.tensor([[True, False], [True, True]]); "
 REFUSED = [
     # addcmul of bools: True + 2 * True * True would be True, not 3
     B + "r = torch.addcmul(b, b, b)",
@@ -96,6 +97,24 @@ REFUSED = [
     "r = torch.lerp(torch.tensor([1, 2]), torch.tensor([3, 4]), 1)",
     # dropout2d of a 1-D input in training with p > 0
     "r = F.dropout2d(torch.ones(4), 0.5, True)",
+    # bool inputs torch has no kernel for (order statistics, trace, trapezoid, reflection and
+    # replication pads, einsum contractions: a bool product summed would be an or, not a count)
+    M + "r = torch.median(m)",
+    M + "r = torch.median(m, 0)",
+    M + "r = torch.nanmedian(m)",
+    M + "r = torch.kthvalue(m, 1)",
+    M + "r = torch.topk(m, 1)",
+    M + "r = torch.trace(m)",
+    M + "r = torch.trapezoid(m)",
+    M + "r = torch.trapz(m)",
+    M + "r = torch.cumulative_trapezoid(m)",
+    M + "r = torch.trapezoid(torch.ones(2, 2), m)",
+    M + "r = F.pad(m[None], (1, 1), mode='reflect')",
+    M + "r = F.pad(m[None, None], (1, 1, 1, 1), mode='replicate')",
+    M + "r = torch.einsum('ij,j->i', m, m[0])",
+    M + "r = torch.einsum('ij,jk->ik', m, m)",
+    M + "r = torch.einsum('i,i->', m[0], m[1])",
+    M + "r = torch.einsum('i,i,i->', m[0], m[1], m[0])",
 ]
 
 COMPUTED = [
@@ -122,6 +141,15 @@ COMPUTED = [
     "r = torch.lerp(torch.tensor([1., 0.]).bfloat16(), torch.tensor([0., 1.]).bfloat16(), torch.tensor(0.25).half())",
     "r = torch.lerp(torch.tensor(1.), torch.tensor(0.), torch.tensor(0.25, dtype=torch.float64))",
     "r = torch.ones(3).lerp_(torch.zeros(3), torch.tensor(0.25, dtype=torch.float64))",
+    # bool neighbours torch computes
+    M + "r = torch.trace(m.int())",
+    M + "r = F.pad(m[None], (1, 1), mode='circular')",
+    M + "r = torch.einsum('ij->', m)",
+    M + "r = torch.einsum('ij,ij->ij', m, m)",
+    M + "r = torch.einsum('i,j->ij', m[0], m[1])",
+    M + "r = torch.einsum('ij,j->j', m, m[0])",
+    M + "r = torch.einsum('ij,jk->', m, m)",
+    M + "r = torch.einsum('i,i,i->i', m[0], m[1], m[0])",
     # dropout2d/3d of other dimension counts: computed with a deprecation warning
     "r = F.dropout2d(torch.ones(2, 2, 2, 2, 2), 0.0, True)",
     "r = F.dropout2d(torch.ones(2, 3), 0.5, False)",

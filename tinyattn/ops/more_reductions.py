@@ -403,10 +403,18 @@ def _empty_median(input: Tensor) -> Tensor:
     return Tensor._wrap(xp.asarray(value, dtype=dtype))
 
 
+def _refuse_bool_order(input: Any, kernel: str) -> None:  # noqa: A002
+    """torch has no bool kernel for median, nanmedian and kthvalue: refused with its error."""
+    if isinstance(input, Tensor) and input.dtype == np.bool_:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool' (as torch); "
+                                  f"convert the tensor with .int() or .float() first")
+
+
 def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
     """``torch.median``: without dim the lower median of all values (NaN if any is NaN);
     with dim, (values, indices) along it."""
     refuse_complex_order("median", input)
+    _refuse_bool_order(input, "median_cpu" if dim is None else "median_out")
     if dim is None:
         if input.numel() == 0:
             return _empty_median(input)
@@ -417,6 +425,7 @@ def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noq
 
 def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
     """``torch.nanmedian``: median ignoring NaN (NaN only where a slice is all NaN)."""
+    _refuse_bool_order(input, "median_cpu" if dim is None else "median_out")
     if dim is None:
         if input.numel() == 0:
             return _empty_median(input)
@@ -429,6 +438,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False  # noqa
              ) -> ValuesIndices:
     """(values, indices) of the k-th smallest element along ``dim`` (k from 1)
     (``torch.kthvalue``); NaN counts as the largest value."""
+    _refuse_bool_order(input, "kthvalue_cpu")
     axis = _single_axis(dim, input.ndim, "kthvalue")
     size = input.shape[axis] if input.ndim else 1
     if not 1 <= k <= size:
