@@ -115,6 +115,17 @@ REFUSED = [
     M + "r = torch.einsum('ij,jk->ik', m, m)",
     M + "r = torch.einsum('i,i->', m[0], m[1])",
     M + "r = torch.einsum('i,i,i->', m[0], m[1], m[0])",
+    # refused before too, now with torch's exception type (NotImplementedError, RuntimeError)
+    B + "r = torch.fmod(b, b)",
+    B + "r = b // b",
+    B + "r = torch.remainder(b, b)",
+    B + "r = b ** b",
+    "r = torch.logcumsumexp(torch.tensor([1, 2]), 0)",
+    "r = torch.tensor([1, 2]).std()",
+    "r = torch.var_mean(torch.tensor([1, 2]))",
+    B + "r = b.norm()",
+    "r = F.one_hot(torch.tensor([1.]))",
+    "r = F.embedding(torch.tensor([1.]), torch.eye(2))",
 ]
 
 COMPUTED = [

@@ -14,6 +14,7 @@ from .. import backend
 from ..autograd import Function, keep_versions, name_node
 from ..precision import is_floating
 from ..tensor import Tensor
+from ..precision import DtypeNotImplementedError
 from .return_types import return_type
 from .elementwise import sub
 from .indexing import gather, gather_at_picked
@@ -242,7 +243,7 @@ def std_mean(input: Tensor, dim: Dim = None, unbiased: Optional[bool] = None,  #
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:  # noqa: A002 - PyTorch's names
     """log of the running sum of exp along ``dim`` (``torch.logcumsumexp``)."""
     if not is_floating(input.dtype):
-        raise RuntimeError(f'"logcumsumexp_out_cpu" not implemented for '
+        raise DtypeNotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
                            f"{input.dtype.name.capitalize()!r} (as torch); convert with "
                            f".float() first")
     axis = _single_axis(dim, input.ndim, "logcumsumexp")
