@@ -405,8 +405,10 @@ def _empty_median(input: Tensor) -> Tensor:
 
 
 def _refuse_bool_order(input: Any, kernel: str) -> None:  # noqa: A002
-    """torch has no bool kernel for median, nanmedian and kthvalue: refused with its error."""
-    if isinstance(input, Tensor) and input.dtype == np.bool_:
+    """torch has no bool kernel for median, nanmedian and kthvalue: refused with its error
+    (an empty tensor takes the empty paths, as in torch)."""
+    if isinstance(input, Tensor) and input.dtype == np.bool_ and input.numel():  # torch's
+        # empty fast paths come first: median of an empty bool tensor is tensor(True)
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool' (as torch); "
                                   f"convert the tensor with .int() or .float() first")
 
