@@ -109,6 +109,15 @@ def _number(value: Any, op: str, name: str) -> Any:
     return value.item() if isinstance(value, (np.number, np.bool_)) else value
 
 
+def _check_fill_tensor(value: Any, op: str) -> None:
+    """torch's argument parser takes a 0-d tensor as a Number for ``fill_value``, and refuses
+    any other tensor, one element or not, with this TypeError."""
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise TypeError(f"{op}(): argument 'fill_value' (position 2) must be Number, not "
+                        f"Tensor (got a tensor of shape {tuple(value.shape)}; pass "
+                        f"value.item() or a 0-d tensor)")
+
+
 def _placement(op: str, layout: Any, pin_memory: Any) -> None:
     """torch's ``layout=`` and ``pin_memory=`` on a factory (tensor/layout.py): None or
     torch.strided, and pin_memory=False, are what every tinyattn tensor is; the rest is
@@ -178,6 +187,7 @@ def full(size: Any, fill_value: Any, *, out: Optional[Tensor] = None, dtype: DTy
     PyTorch (``full((2,), 3)`` is int64, ``full((2,), 2.5)`` float32, ``True`` bool), or is
     out's with ``out=`` (as zeros')."""
     _placement("full", layout, pin_memory)
+    _check_fill_tensor(fill_value, "full")
     if isinstance(fill_value, (_PY_COMPLEX, np.complexfloating)):
         return _full_complex(size, _PY_COMPLEX(fill_value), out, dtype, device,
                              requires_grad)
@@ -523,6 +533,7 @@ def full_like(input: Tensor, fill_value: Any, *, dtype: DTypeLike = None,  # noq
     """Filled with ``fill_value`` in input's dtype (``full_like(int_tensor, 2.7)`` holds 2,
     as in PyTorch)."""
     _placement("full_like", layout, pin_memory)
+    _check_fill_tensor(fill_value, "full_like")
     want, dev = _like(input, dtype, device, memory_format)
     return full(input.shape, fill_value, dtype=want, device=dev, requires_grad=requires_grad)
 
@@ -593,6 +604,7 @@ def new_full(x: Tensor, size: Any, fill_value: Any, *, dtype: DTypeLike = None,
              device: Any = None, requires_grad: bool = False,
              layout: Any = None, pin_memory: bool = False) -> Tensor:
     _placement("new_full", layout, pin_memory)
+    _check_fill_tensor(fill_value, "new_full")
     return full(size, fill_value, dtype=dtype or x.dtype, device=device or x.device,
                 requires_grad=requires_grad)
 

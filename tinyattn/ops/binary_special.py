@@ -386,6 +386,10 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *,  # noqa: A002
             value: Any = 1) -> Tensor:
     """input + value * tensor1 * tensor2, broadcast (``torch.addcmul``)."""
     target = result_type(input, tensor1, tensor2)
+    if target == np.bool_:              # torch has no bool kernel: True + 2 * True * True
+        raise NotImplementedError(   # would be True, not the count a learner expects
+            "\"addcmul_cpu_out\" not implemented for 'Bool' (as torch: addcmul of bool "
+            "tensors); convert them with .int() or .float() first")
     if isinstance(value, float) and not is_floating(target):
         raise RuntimeError(f"addcmul: value {value} cannot be converted to the integer "
                            f"dtype {target.name} without overflow (as torch)")
@@ -456,6 +460,10 @@ class Ldexp(Function):
 def ldexp(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """x * 2 ** y (``torch.ldexp``), one op (``Ldexp``); integers give float32."""
     _tensors_only("ldexp", input, other)
+    if other.dtype == np.bool_ and is_floating(input.dtype):
+        raise NotImplementedError(     # torch's kernel refuses a bool exponent for a float x
+            "\"ldexp_cpu_exp\" not implemented for 'Bool' (as torch: ldexp of a floating "
+            "tensor by a bool exponent); convert the exponent with .int() first")
     a, b = operands(input, other, "ldexp", floating=True)
     half = a.dtype if a.dtype.itemsize == 2 and a.dtype == b.dtype else None
     return Ldexp.apply(a, b, half=half)

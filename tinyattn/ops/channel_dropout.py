@@ -56,10 +56,36 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A00
     return _channel_dropout("dropout1d", 1, input, p, training)
 
 
+def _deprecated_dims(op: str, dims: int, ndim: int) -> None:
+    """torch's warning for an input with a dimension count the op was not made for, which
+    it still computes (channel dropout over dims 0 and 1, or 0 for dropout3d)."""
+    warnings.warn(f"{op}: Received a {ndim}-D input to {op}, which is deprecated and will "
+                  f"result in an error in a future release. To retain the behavior and "
+                  f"silence this warning, please use dropout instead. Note that {op} exists "
+                  f"to provide channel-wise dropout on inputs with {dims} spatial dimensions, "
+                  f"a channel dimension, and an optional batch dimension (i.e. {dims + 1}D or "
+                  f"{dims + 2}D inputs).")
+
+
+def _feature_dropout(x: Tensor, p: float, training: bool, generator: Any = None) -> Tensor:
+    """torch's feature dropout: one draw per (dim 0, dim 1) entry, broadcast over the rest;
+    the input itself when not training or p == 0."""
+    if isinstance(p, bool) or not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return x
+    if x.ndim < 2:
+        raise RuntimeError(f"Feature dropout requires at least 2 dimensions in the input "
+                           f"(got shape {tuple(x.shape)}); use F.dropout for element-wise "
+                           f"dropout")
+    return ChannelDropout.apply(x, p=float(p), generator=generator)
+
+
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
               inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, H, W) with probability p, scaling the rest by 1/(1-p).
-    A 3-D input is taken as (N, C, L), with torch's warning (torch's behaviour)."""
+    A 3-D input is taken as (N, C, L), with torch's warning (torch's behaviour); other
+    dimension counts, with torch's deprecation warning, drop along dims 0 and 1 as torch."""
     if input.ndim == 3:
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
                       "channel-wise 1D dropout behavior is desired - input is interpreted as "
@@ -69,12 +95,19 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A00
                       "dropout behavior, please switch to using dropout1d instead.")
         return _channel_dropout("dropout2d", 1, input, p, training)
     if input.ndim != 4:
-        raise RuntimeError(f"dropout2d: Expected 4D input of shape (N, C, H, W) (or 3D), got "
-                           f"shape {input.shape}")
+        _deprecated_dims("dropout2d", 2, input.ndim)
+        return _feature_dropout(input, p, training)
     return _channel_dropout("dropout2d", 2, input, p, training)
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
               inplace: bool = False) -> Tensor:
-    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) with probability p."""
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) with probability p. Other
+    dimension counts, with torch's deprecation warning, are taken as unbatched (one draw
+    per entry of dim 0), as torch."""
+    if input.ndim not in (4, 5):
+        _deprecated_dims("dropout3d", 3, input.ndim)
+        if isinstance(p, bool) or not 0.0 <= p <= 1.0:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        return _feature_dropout(input.unsqueeze(0), p, training).squeeze(0)
     return _channel_dropout("dropout3d", 3, input, p, training)

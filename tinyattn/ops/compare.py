@@ -224,6 +224,9 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     indices, largest first. On the CPU, equal elements come out as torch's CPU topk leaves
     them (its std::partial_sort or std::nth_element, replayed by ops/tie_order.py), and with
     ``sorted=False`` in its order too; on a GPU, sorted, ties in the stable order."""
+    if isinstance(x, Tensor) and x.dtype == np.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU (as torch); convert the "
+                           "tensor with .int() or .float() first")
     axis = _single_axis(dim, x.ndim, "topk")
     size = x.shape[axis] if x.ndim else 1
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 0 <= k <= size:

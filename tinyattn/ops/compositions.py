@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
+import numpy as np
+
 from ..autograd import keep_versions, name_node, names_node
 from ..precision import is_floating, is_low_precision
 from ..tensor import Tensor
@@ -81,6 +83,13 @@ def _trapezoid(y: Tensor, x: Optional[Tensor], dx: Any, dim: int, cumulative: bo
                op: str) -> Tensor:
     if x is not None and dx is not None:
         raise TypeError(f"{op}: give x or dx, not both")
+    name = "cumulative_trapezoid" if cumulative else "trapezoid"     # torch's name, for trapz
+    if isinstance(y, Tensor) and y.dtype == np.bool_:
+        raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported "
+                           f"(as torch); convert it with .float() first")
+    if isinstance(x, Tensor) and x.dtype == np.bool_:
+        raise RuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not "
+                           f"supported (as torch); convert it with .float() first")
     if y.ndim == 0:
         raise IndexError(f"{op}: dimension out of range (y is 0-d; give a tensor of dim >= 1)")
     dim = dim % y.ndim

@@ -21,6 +21,7 @@ from .. import backend
 from ..autograd import Function, name_node, unbroadcast
 from ..promotion import result_type
 from ..tensor import Tensor
+from ..precision import DtypeNotImplementedError
 from .elementwise import _binary, div
 from ..precision import is_floating
 
@@ -138,7 +139,8 @@ def _whole_division(fn: type, op: str, a: Any, b: Any) -> Tensor:
             raise TypeError(f"{op}(): received two numbers ({a!r}, {b!r}); one of them must "
                             f"be a Tensor, as in torch")
     if all(isinstance(t, Tensor) and t.dtype == np.bool_ for t in (a, b)):
-        raise TypeError(f"{op}: both operands are bool tensors; convert one with .long() (as "
+        raise DtypeNotImplementedError(f"{op}: both operands are bool tensors; convert one "
+                                       f"with .long() (as "
                         f"PyTorch, which has no {op} for bool)")
     out_divisor = b._data if isinstance(b, Tensor) else np.asarray(b)
     dividend_int = (a.dtype.kind in "iub") if isinstance(a, Tensor) else isinstance(a, int)

@@ -241,6 +241,12 @@ def einsum(equation: str, *operands: Any) -> Tensor:
                          for t in operands)
     elif _sums_alone(inputs, output, [t.shape for t in operands]):
         operands = tuple(Tensor._wrap(t._data.astype(np.int64)) for t in operands)
+    elif len(operands) > 1 and all(t.dtype == np.bool_ for t in operands) and any(
+            c not in output and sum(c in subs for subs in inputs) > 1
+            for c in set().union(*inputs)):
+        raise NotImplementedError(   # torch contracts with bmm, which has no bool kernel; an
+            "\"bmm\" not implemented for 'Bool' (as torch: einsum of bool tensors that sums "
+            "a product); convert them with .int() for counts or .float()")   # or, not a count
     out = Einsum.apply(*operands, inputs=tuple(inputs), output=output)
     return name_node(out, _torch_node_name(inputs, output))
 

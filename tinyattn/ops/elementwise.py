@@ -16,6 +16,7 @@ from .. import backend, precision
 from ..autograd import Function, unbroadcast
 from ..promotion import float_mix_error, is_strict_promotion, operand_tier, result_type
 from ..tensor import Tensor
+from ..precision import DtypeNotImplementedError
 from ..tensor.memory_format import check_memory_format
 from .normal_cdf import (exact_gelu_and_slope_by_blocks, exact_gelu_by_blocks,
                          gelu_slope_by_blocks, normal_cdf_and_pdf)
@@ -533,7 +534,8 @@ def pow(x: Tensor, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
                         f"{type(exponent).__name__}")
     target = result_type(x, exponent)
     if target == np.bool_:
-        raise TypeError("pow: not implemented for bool base and exponent (as torch); convert "
+        raise DtypeNotImplementedError("pow: not implemented for bool base and exponent (as "
+                                       "torch's \"pow\" not implemented for 'Bool'); convert "
                         "one with .int() or .float()")
     if isinstance(exponent, Tensor) and (exponent.ndim > 0 or exponent.requires_grad):
         if (is_strict_promotion() and x.dtype != exponent.dtype and is_floating(x.dtype)

@@ -8,6 +8,7 @@ import numpy as np
 from .. import backend
 from ..autograd import Function, keep_versions
 from ..tensor import Tensor
+from ..precision import DtypeError
 
 __all__ = ["embedding", "check_index_range", "normalize_padding_idx",
            "check_embedding_options", "embedding_renorm_"]
@@ -102,7 +103,7 @@ def embedding(ids: Tensor, weight: Tensor, padding_idx: Optional[int] = None,
     check_embedding_options(max_norm, scale_grad_by_freq, sparse)
     ids_data = ids._data if isinstance(ids, Tensor) else np.asarray(ids)
     if not np.issubdtype(ids_data.dtype, np.integer):
-        raise TypeError(f"embedding: ids must be integers, got dtype {ids_data.dtype}; "
+        raise DtypeError(f"embedding: ids must be integers, got dtype {ids_data.dtype}; "
                         f"convert with .long()")
     if weight.ndim != 2:
         raise RuntimeError(f"embedding: weight must be (num_embeddings, dim), got {weight.shape}")

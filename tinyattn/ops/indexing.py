@@ -107,7 +107,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """``F.one_hot``: class indices (...) -> int64 (..., num_classes) with a 1 at each index.
     ``num_classes=-1`` uses the largest index + 1. Not differentiable (integer output)."""
     if not isinstance(tensor, Tensor) or tensor.dtype.kind not in "iu":
-        raise TypeError(f"one_hot: expects an integer tensor of class indices, got "
+        raise DtypeError(f"one_hot: expects an integer tensor of class indices, got "
                         f"{getattr(tensor, 'dtype', type(tensor).__name__)}; convert with "
                         f".long()")
     data = tensor._data

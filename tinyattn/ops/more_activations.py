@@ -17,6 +17,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import backend
+from ..amp.dispatch import autocast_state
 from ..autograd import Function, name_node, unbroadcast
 from ..tensor import Tensor
 from .activations import Hardtanh
@@ -319,12 +320,29 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
     return name_node(mul(first, sigmoid(second)), "GluBackward0")
 
 
+_TORCH_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
+                "float64": "Double", "int64": "Long", "int32": "Int", "int16": "Short",
+                "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+                "complex128": "ComplexDouble"}
+
+
+def _torch_name(dtype: Any) -> str:
+    """torch's C++ name of a dtype, as its messages print it (float32 is 'Float')."""
+    return _TORCH_NAMES.get(np.dtype(dtype).name, np.dtype(dtype).name)
+
+
 def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
     """``F.prelu``: x where x > 0, weight * x elsewhere; weight holds one slope, or one per
     channel (dim 1 of input). Built of where and mul: dx = g or g * w, dw = sum of g * x
     over the non-positive x of its channel."""
     if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
         raise TypeError("prelu(): input and weight must be Tensors")
+    if input.dtype != weight.dtype and \
+            str(input.device).split(":")[0] not in autocast_state.dtypes:  # autocast casts both
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {_torch_name(input.dtype)} "
+                           f"and {_torch_name(weight.dtype)} (as torch); convert the input or "
+                           f"the weight so both have one dtype (e.g. x.float() for "
+                           f"nn.PReLU's float32 weight)")
     channels = input.shape[1] if input.ndim >= 2 else 1
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "

@@ -14,6 +14,7 @@ from .. import backend
 from ..autograd import Function, keep_versions, name_node
 from ..precision import is_floating
 from ..tensor import Tensor
+from ..precision import DtypeNotImplementedError
 from .return_types import return_type
 from .elementwise import sub
 from .indexing import gather, gather_at_picked
@@ -242,7 +243,7 @@ def std_mean(input: Tensor, dim: Dim = None, unbiased: Optional[bool] = None,  #
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:  # noqa: A002 - PyTorch's names
     """log of the running sum of exp along ``dim`` (``torch.logcumsumexp``)."""
     if not is_floating(input.dtype):
-        raise RuntimeError(f'"logcumsumexp_out_cpu" not implemented for '
+        raise DtypeNotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
                            f"{input.dtype.name.capitalize()!r} (as torch); convert with "
                            f".float() first")
     axis = _single_axis(dim, input.ndim, "logcumsumexp")
@@ -403,10 +404,20 @@ def _empty_median(input: Tensor) -> Tensor:
     return Tensor._wrap(xp.asarray(value, dtype=dtype))
 
 
+def _refuse_bool_order(input: Any, kernel: str) -> None:  # noqa: A002
+    """torch has no bool kernel for median, nanmedian and kthvalue: refused with its error
+    (an empty tensor takes the empty paths, as in torch)."""
+    if isinstance(input, Tensor) and input.dtype == np.bool_ and input.numel():  # torch's
+        # empty fast paths come first: median of an empty bool tensor is tensor(True)
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool' (as torch); "
+                                  f"convert the tensor with .int() or .float() first")
+
+
 def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
     """``torch.median``: without dim the lower median of all values (NaN if any is NaN);
     with dim, (values, indices) along it."""
     refuse_complex_order("median", input)
+    _refuse_bool_order(input, "median_cpu" if dim is None else "median_out")
     if dim is None:
         if input.numel() == 0:
             return _empty_median(input)
@@ -417,6 +428,7 @@ def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noq
 
 def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
     """``torch.nanmedian``: median ignoring NaN (NaN only where a slice is all NaN)."""
+    _refuse_bool_order(input, "median_cpu" if dim is None else "median_out")
     if dim is None:
         if input.numel() == 0:
             return _empty_median(input)
@@ -429,6 +441,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False  # noqa
              ) -> ValuesIndices:
     """(values, indices) of the k-th smallest element along ``dim`` (k from 1)
     (``torch.kthvalue``); NaN counts as the largest value."""
+    _refuse_bool_order(input, "kthvalue_cpu")
     axis = _single_axis(dim, input.ndim, "kthvalue")
     size = input.shape[axis] if input.ndim else 1
     if not 1 <= k <= size:

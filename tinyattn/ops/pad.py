@@ -126,6 +126,12 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",  # noqa: A002
         if value:
             raise ValueError(f"pad: value={value} applies only to mode 'constant', not "
                              f"{mode!r} (PyTorch refuses it too)")
+        if mode != "circular" and input.dtype == np.bool_:     # torch has no bool kernel
+            kernel = "reflection" if mode == "reflect" else "replication"
+            raise NotImplementedError(f"\"{kernel}_pad{max(len(_amounts(pad)) // 2, 1)}d\" "
+                                      f"not implemented for 'Bool' (as torch: pad of a bool "
+                                      f"tensor in mode {mode!r}); convert it with .int() "
+                                      f"first, or use mode 'constant' or 'circular'")
         if mode == "circular":     # torch builds it from slices and cat: no autocast rule
             return _pad_by_index(input, _amounts(pad), mode)
         with autocast_as(f"{'reflection' if mode == 'reflect' else 'replication'}_pad"):

@@ -21,7 +21,8 @@ from .matmul import matmul
 from .reduce import _single_axis, in_integer_dtype, refuse_bool_running
 from .shape import reshape
 from ..amp.dispatch import cast_args, composite as autocast_as
-from ..precision import is_floating
+from ..precision import DtypeError, is_floating
+from ..promotion import result_type
 
 __all__ = ["outer", "dot", "mv", "addmm", "lerp", "cumprod"]
 
@@ -82,6 +83,17 @@ def _check_vector(t: Any, name: str, op: str) -> None:
     if not isinstance(t, Tensor) or t.ndim != 1:
         raise RuntimeError(f"{op}: {name} must be a 1-D tensor, got "
                            f"{getattr(t, 'shape', type(t).__name__)}")
+
+
+_TORCH_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
+                "float64": "Double", "int64": "Long", "int32": "Int", "int16": "Short",
+                "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+                "complex128": "ComplexDouble"}
+
+
+def _torch_name(dtype: Any) -> str:
+    """torch's C++ name of a dtype, as its messages print it (float32 is 'Float')."""
+    return _TORCH_NAMES.get(np.dtype(dtype).name, np.dtype(dtype).name)
 
 
 def _check_same_dtype(a: Tensor, b: Tensor, op: str) -> None:
@@ -166,13 +178,23 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:  # noqa: A002
     d weight = g (end - input))."""
     if not isinstance(input, Tensor) or not isinstance(end, Tensor):
         raise TypeError("lerp: input and end must be Tensors")
-    if isinstance(weight, Tensor) and weight.dtype != input.dtype:
-        raise TypeError(f"lerp: weight's dtype {weight.dtype} differs from input's "
-                        f"{input.dtype}; convert it with .to(input.dtype)")
     _check_same_dtype(input, end, "lerp")
+    if isinstance(weight, Tensor) and weight.dtype != input.dtype:
+        if weight.ndim != 0:
+            raise DtypeError(f"expected dtype {_torch_name(input.dtype)} for `weight` but got "
+                             f"dtype {_torch_name(weight.dtype)} (lerp, as torch: a weight "
+                             f"with dimensions must have the input's dtype {input.dtype}); "
+                             f"convert it with .to(input.dtype)")
+        # a 0-d weight takes part in type promotion, as torch: lerp(int, int, 0-d float16)
+        target = result_type(input, end, weight)           # is float16, (f32, f32, 0-d
+        if is_floating(target):                            # float64) float32
+            input, end, weight = (t if t.dtype == target else t.to(target)
+                                  for t in (input, end, weight))
     if not is_floating(input.dtype):
-        raise TypeError(f"lerp: input and end must be floating point, got {input.dtype} (as "
-                        f"PyTorch); convert them with .float()")
+        kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{_torch_name(input.dtype)}' (lerp of {input.dtype} "
+                                  f"tensors, as torch); convert them with .float()")
     if isinstance(weight, Tensor):
         return Lerp.apply(input, end, weight, number=None)
     return Lerp.apply(input, end, number=weight)

@@ -242,4 +242,7 @@ def trace(input: Tensor) -> Tensor:  # noqa: A002
     give int64, as PyTorch)."""
     if input.ndim != 2:
         raise RuntimeError(f"trace: expects a 2-D tensor, got shape {input.shape}")
+    if input.dtype == np.bool_:
+        raise NotImplementedError("\"trace\" not implemented for 'Bool' (as torch); convert "
+                                  "the tensor with .int() (a count) or .float() first")
     return name_node(_sum(diagonal(input)), "TraceBackward0")

@@ -236,11 +236,15 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:  #
     """``torch.index_fill``: a copy of input with the slices at ``index`` along dim set to
     ``value`` (a number or a 0-d tensor). Built on ``where``, so the gradient is g outside the
     filled slices, 0 inside, and their sum for a 0-d value tensor that requires grad."""
-    if not isinstance(index, Tensor) or index.dtype not in (np.int64, np.int32) \
-            or index.ndim > 1:
-        raise TypeError(f"index_fill: index must be a 1-D int64 tensor, got "
-                        f"{getattr(index, 'dtype', type(index).__name__)} of shape "
-                        f"{getattr(index, 'shape', '?')}")
+    if not isinstance(index, Tensor):
+        raise TypeError(f"index_fill(): argument 'index' must be Tensor, not "
+                        f"{type(index).__name__}")
+    if index.dtype != np.int64:
+        raise IndexError(f"index_fill_(): Expected dtype int64 for index (as torch; got "
+                         f"{index.dtype}); convert it with .long()")
+    if index.ndim > 1:
+        raise RuntimeError(f"Index has to be a vector/scalar (index_fill, as torch; got shape "
+                           f"{tuple(index.shape)})")
     if isinstance(value, Tensor) and value.ndim != 0:
         raise ValueError(f"index_fill: value must be a number or a 0-d tensor, got a tensor of "
                          f"shape {value.shape}")

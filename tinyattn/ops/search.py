@@ -54,6 +54,12 @@ def searchsorted(sorted_sequence: Tensor, values: Any, *, out_int32: bool = Fals
             raise RuntimeError("torch.searchsorted(): side and right can't be set to "
                                "opposites, got side of left while right was True")
         right = side == "right"
+    values_bool = values.dtype == np.bool_ if isinstance(values, Tensor) \
+        else isinstance(values, (bool, np.bool_))
+    if sorted_sequence.dtype == np.bool_ and values_bool:
+        raise NotImplementedError(   # torch searches in the common dtype and has no bool one
+            "\"searchsorted_out_cpu\" not implemented for 'Bool' (as torch: a bool "
+            "sequence searched for bool values); convert them with .int() first")
     boundaries = _sortable(_host(sorted_sequence))
     scalar = not isinstance(values, Tensor)
     values = _sortable(_host(values))
@@ -124,6 +130,12 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False,
     of ``test_elements`` (``invert``: where it equals none). Either may be a number."""
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin(): at least one of elements and test_elements must be a Tensor")
+    for side in (elements, test_elements):
+        if (side.dtype == np.bool_) if isinstance(side, Tensor) \
+                else isinstance(side, (bool, np.bool_)):
+            raise RuntimeError("Unsupported input type encountered for isin(): Bool (as "
+                               "torch); convert the bool side with .int() first, or use "
+                               "== / logical ops for bool tensors")
     like = elements if isinstance(elements, Tensor) else test_elements
     left, right = _sortable(_host(elements)), _sortable(_host(test_elements))
     out = np.isin(left, right, invert=bool(invert))

@@ -15,6 +15,7 @@ import numpy as np
 from .. import backend
 from ..autograd import Function
 from ..tensor import Tensor
+from ..precision import DtypeError
 from .elementwise import _as_float, convert, half_as_float32
 from .reduce import Dim, _axes, _check_not_empty, _expand_back
 from ..amp.dispatch import cast_args
@@ -171,7 +172,8 @@ class Norm(Function):
 # ------------------------------------------------------------------ public functions
 def _float_input(x: Tensor, op: str) -> None:
     if not is_floating(x.dtype):
-        raise TypeError(f"{op} works on floating-point tensors, got {x.dtype}; convert with "
+        raise DtypeError(f"{op} works on floating-point tensors, got {x.dtype} (torch: "
+                         f"RuntimeError, only floating point and complex dtypes); convert with "
                         f".float() first")
 
 
