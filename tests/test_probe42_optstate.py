@@ -60,7 +60,8 @@ def _entries(state):
 def _agree(ours, theirs, where):
     if isinstance(theirs, torch.Tensor):
         assert isinstance(ours, ta.Tensor), (where, type(ours))
-        assert ours.shape == tuple(theirs.shape) and str(ours.dtype) == str(theirs.dtype).replace("torch.", ""), where
+        assert ours.shape == tuple(theirs.shape), where
+        assert str(ours.dtype) == str(theirs.dtype).replace("torch.", ""), where
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-7,
                                    err_msg=where)
         # the printout is torch's for these values (the frameworks' last bits may differ)

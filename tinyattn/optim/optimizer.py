@@ -5,8 +5,9 @@ An optimizer owns a list of *parameter groups*. Each group is a dict with the ke
 hyperparameter missing from a group takes the optimizer's default. ``step()`` reads each
 parameter's ``.grad`` and updates its data in place, counting a version (so a graph that saved
 the parameter refuses a later backward); whatever an optimizer must remember between steps (a
-momentum buffer, Adam's moment estimates) lives in ``self.state[param]``, an array on the
-parameter's device with the parameter's dtype.
+momentum buffer, Adam's moment estimates) lives in ``self.state[param]``, a Tensor (as
+torch's) on the parameter's device with the parameter's dtype, sharing the array the step
+updates in place.
 
 ``state_dict()`` and ``load_state_dict()`` follow ``torch.optim.Optimizer``: parameters are
 named by their position across all groups (0, 1, 2, ...), arrays are saved as fresh host
