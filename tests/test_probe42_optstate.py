@@ -178,3 +178,19 @@ def test_a_user_optimizer_storing_tensors_works_as_in_torch():
     np.testing.assert_allclose(finals[1][0], finals[0][0], rtol=1e-6)
     np.testing.assert_allclose(finals[1][1], finals[0][1], rtol=1e-6)
     np.testing.assert_allclose(finals[1][2], finals[0][2], rtol=1e-6)
+
+
+def test_adagrad_state_is_filled_when_built_as_torch():
+    """torch's Adagrad holds step 0 and the accumulator before any step (state_dict() too)."""
+    pt, pa = torch.nn.Parameter(torch.ones(3)), ta.nn.Parameter(ta.ones(3))
+    theirs = torch.optim.Adagrad([pt], lr=0.1, initial_accumulator_value=0.5)
+    ours = ta.optim.Adagrad([pa], lr=0.1, initial_accumulator_value=0.5)
+    assert ours.state[pa].keys() == theirs.state[pt].keys() == {"step", "sum"}
+    for key in ("step", "sum"):
+        _agree(ours.state[pa][key], theirs.state[pt][key], key)
+        assert repr(ours.state[pa][key]) == repr(theirs.state[pt][key])
+    assert ours.state_dict()["state"].keys() == theirs.state_dict()["state"].keys() == {0}
+    pt.grad, pa.grad = torch.ones(3), ta.ones(3)
+    theirs.step(), ours.step()
+    np.testing.assert_allclose(pa.detach().numpy(), pt.detach().numpy(), rtol=1e-6)
+    assert float(ours.state[pa]["step"]) == 1.0

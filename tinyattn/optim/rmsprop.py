@@ -112,6 +112,14 @@ class Adagrad(Optimizer):
                         differentiable=bool(differentiable), fused=fused)
         super().__init__(params, defaults)
         self._kernel_options(foreach, fused, differentiable=differentiable)
+        # torch's Adagrad fills its state when it is built, not at the first step:
+        # opt.state[p]["sum"] and state_dict() hold the accumulators before any step
+        for group in self.param_groups:
+            for p in group["params"]:
+                xp = backend.get_array_module(p._data)
+                self.state[p].update(step=0, sum=Tensor._wrap(
+                    xp.full_like(p._data, group["initial_accumulator_value"])))
+        self._numbers_as_scalars({})
 
     _late_defaults = {"maximize": False}      # absent from older checkpoints
 
