@@ -220,8 +220,8 @@ def test_step_on_strict_device_has_no_host_syncs_and_matches_cpu(name, cls, torc
         for name, value in opt.state.get(d, {}).items():
             if name in opt._tensor_scalar_state:    # torch's step: a 0-d tensor on the host
                 assert value.device == "cpu" and value.shape == ()
-            elif hasattr(value, "shape"):
-                assert backend.device_of(value) == STRICT
+            else:       # a Tensor between steps, as torch's, on the parameter's device
+                assert isinstance(value, Tensor) and value.device == STRICT
 
 
 def test_state_dict_moves_between_devices():
@@ -234,11 +234,13 @@ def test_state_dict_moves_between_devices():
     cpu = [Parameter(backend.to_host(p.data)) for p in dev]
     opt = optim.Adam(cpu, lr=0.01)
     opt.load_state_dict(saved)
-    assert all(type(v["exp_avg"]) is np.ndarray for v in opt.state.values())
+    # Tensors in the live state, as torch's, holding arrays on the parameter's device
+    assert all(type(v["exp_avg"]) is Tensor and type(v["exp_avg"]._data) is np.ndarray
+               for v in opt.state.values())
     back = [Parameter(backend.to_device(backend.to_host(p.data), STRICT)) for p in dev]
     opt_dev = optim.Adam(back, lr=0.01)
     opt_dev.load_state_dict(opt.state_dict())
-    assert all(backend.device_of(v["exp_avg"]) == STRICT for v in opt_dev.state.values())
+    assert all(v["exp_avg"].device == STRICT for v in opt_dev.state.values())
 
 
 # ---------------------------------------------------------------- convergence

@@ -23,6 +23,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import numpy as np
 
 from .. import backend
+from ..tensor import Tensor
 from .optimizer import Optimizer, ParamsT, check_hyperparameter
 
 __all__ = ["Adafactor"]
@@ -73,12 +74,14 @@ class Adafactor(Optimizer):
                 state = self.state.setdefault(p, {})
                 if not state:
                     state["step"] = 0
+                    # Tensors, as torch's state holds (sharing the arrays updated below)
                     if grad.ndim > 1:
-                        state["row_var"] = xp.zeros(grad.shape[:-1] + (1,), grad.dtype)
-                        state["col_var"] = xp.zeros(grad.shape[:-2] + (1,) + grad.shape[-1:],
-                                                    grad.dtype)
+                        state["row_var"] = Tensor._wrap(
+                            xp.zeros(grad.shape[:-1] + (1,), grad.dtype))
+                        state["col_var"] = Tensor._wrap(
+                            xp.zeros(grad.shape[:-2] + (1,) + grad.shape[-1:], grad.dtype))
                     else:
-                        state["variance"] = xp.zeros_like(grad)
+                        state["variance"] = Tensor._wrap(xp.zeros_like(grad))
                 if eps1 is None:            # torch: set once, from the first parameter
                     eps1 = float(np.finfo(p._data.dtype).eps)
                 state["step"] = t = int(state["step"]) + 1
@@ -89,13 +92,13 @@ class Adafactor(Optimizer):
                 if weight_decay != 0:
                     p._data *= 1 - lr * weight_decay
                 if grad.ndim > 1:
-                    row_var, col_var = state["row_var"], state["col_var"]
+                    row_var, col_var = state["row_var"]._data, state["col_var"]._data
                     row_var += weight * ((grad * grad).mean(-1, keepdims=True) - row_var)
                     col_var += weight * ((grad * grad).mean(-2, keepdims=True) - col_var)
                     estimate = (row_var @ col_var) / xp.maximum(
                         row_var.mean(-2, keepdims=True), eps1)
                 else:
-                    variance = state["variance"]
+                    variance = state["variance"]._data
                     variance += weight * (grad * grad - variance)
                     estimate = variance.copy()
                 update = grad / xp.sqrt(xp.maximum(estimate, eps1 * eps1))

@@ -96,10 +96,11 @@ class Adam(Optimizer):
                 state = self.state.setdefault(p, {})
                 if not state:  # first step: moments start at zero, on p's device and dtype
                     state["step"] = 0
-                    state["exp_avg"] = xp.zeros_like(p._data)
-                    state["exp_avg_sq"] = xp.zeros_like(p._data)
+                    # Tensors, as torch's state holds (sharing the arrays updated below)
+                    state["exp_avg"] = Tensor._wrap(xp.zeros_like(p._data))
+                    state["exp_avg_sq"] = Tensor._wrap(xp.zeros_like(p._data))
                 if group.get("amsgrad") and "max_exp_avg_sq" not in state:
-                    state["max_exp_avg_sq"] = xp.zeros_like(p._data)
+                    state["max_exp_avg_sq"] = Tensor._wrap(xp.zeros_like(p._data))
                 state["step"] = t = int(state["step"]) + 1
                 grad = -p.grad._data if group.get("maximize") else p.grad._data
                 if weight_decay != 0:
@@ -107,7 +108,7 @@ class Adam(Optimizer):
                         p._data *= 1.0 - lr * weight_decay  # AdamW: shrink theta directly
                     else:
                         grad = grad + weight_decay * p._data  # Adam: L2 term in the gradient
-                m, v = state["exp_avg"], state["exp_avg_sq"]
+                m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
                 m *= beta1
                 m += (1.0 - beta1) * grad
                 v *= beta2
@@ -115,8 +116,9 @@ class Adam(Optimizer):
                 # Bias corrections in Python floats: they never touch the arrays' dtype.
                 step_size = lr / (1.0 - beta1 ** t)
                 if group.get("amsgrad"):    # the largest second moment so far
-                    xp.maximum(state["max_exp_avg_sq"], v, out=state["max_exp_avg_sq"])
-                    v = state["max_exp_avg_sq"]
+                    v_max = state["max_exp_avg_sq"]._data
+                    xp.maximum(v_max, v, out=v_max)
+                    v = v_max
                 denom = xp.sqrt(v) / math.sqrt(1.0 - beta2 ** t) + eps
                 p._data -= step_size * m / denom
                 p._bump_version()   # in place: a graph that saved p now refuses to backward

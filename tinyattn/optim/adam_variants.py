@@ -24,6 +24,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import numpy as np
 
 from .. import backend
+from ..tensor import Tensor
 from .adam import check_adam_group
 from .optimizer import Optimizer, ParamsT, check_hyperparameter
 
@@ -40,8 +41,9 @@ def _moments(optimizer: Optimizer, p: Any, group: Dict[str, Any], second: str
         state["step"] = 0
         if "momentum_decay" in group:
             state["mu_product"] = 1.0
-        state["exp_avg"] = xp.zeros_like(p._data)
-        state[second] = xp.zeros_like(p._data)
+        # Tensors, as torch's state holds (sharing the arrays the steps update in place)
+        state["exp_avg"] = Tensor._wrap(xp.zeros_like(p._data))
+        state[second] = Tensor._wrap(xp.zeros_like(p._data))
     state["step"] = int(state["step"]) + 1
     grad = -p.grad._data if group["maximize"] else p.grad._data
     lr, weight_decay = float(group["lr"]), group["weight_decay"]
@@ -50,7 +52,7 @@ def _moments(optimizer: Optimizer, p: Any, group: Dict[str, Any], second: str
             p._data *= 1.0 - lr * weight_decay
         else:
             grad = grad + weight_decay * p._data
-    exp_avg = state["exp_avg"]
+    exp_avg = state["exp_avg"]._data
     exp_avg += (1.0 - group["betas"][0]) * (grad - exp_avg)   # torch's lerp
     return state, grad
 
@@ -95,7 +97,7 @@ class NAdam(Optimizer):
                 xp = backend.get_array_module(p._data)
                 state, grad = _moments(self, p, group, "exp_avg_sq")
                 t = state["step"]
-                v = state["exp_avg_sq"]
+                v = state["exp_avg_sq"]._data
                 v *= beta2
                 v += (1.0 - beta2) * (grad * grad)
                 mu = beta1 * (1.0 - 0.5 * 0.96 ** (t * psi))
@@ -108,7 +110,7 @@ class NAdam(Optimizer):
                 denom = xp.sqrt(v / (1.0 - beta2 ** t)) + eps
                 p._data += (-lr * (1.0 - mu) / (1.0 - mu_product)) * (grad / denom)
                 p._data += (-lr * mu_next / (1.0 - mu_product * mu_next)) * (
-                    state["exp_avg"] / denom)
+                    state["exp_avg"]._data / denom)
                 p._bump_version()
         return loss
 
@@ -148,11 +150,11 @@ class RAdam(Optimizer):
                 xp = backend.get_array_module(p._data)
                 state, grad = _moments(self, p, group, "exp_avg_sq")
                 t = state["step"]
-                v = state["exp_avg_sq"]
+                v = state["exp_avg_sq"]._data
                 v *= beta2
                 v += (1.0 - beta2) * (grad * grad)
                 bias_correction2 = 1.0 - beta2 ** t
-                m_hat = state["exp_avg"] / (1.0 - beta1 ** t)
+                m_hat = state["exp_avg"]._data / (1.0 - beta1 ** t)
                 rho_inf = 2.0 / (1.0 - beta2) - 1.0
                 rho_t = rho_inf - 2.0 * t * beta2 ** t / bias_correction2
                 if rho_t > 5.0:
@@ -198,10 +200,10 @@ class Adamax(Optimizer):
                     continue
                 xp = backend.get_array_module(p._data)
                 state, grad = _moments(self, p, group, "exp_inf")
-                exp_inf = state["exp_inf"]
+                exp_inf = state["exp_inf"]._data
                 exp_inf *= beta2
                 xp.maximum(exp_inf, xp.abs(grad) + eps, out=exp_inf)
                 clr = lr / (1.0 - beta1 ** state["step"])
-                p._data += -clr * (state["exp_avg"] / exp_inf)
+                p._data += -clr * (state["exp_avg"]._data / exp_inf)
                 p._bump_version()
         return loss

@@ -26,6 +26,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import numpy as np
 
 from .. import backend
+from ..tensor import Tensor
 from .optimizer import Optimizer, ParamsT, check_hyperparameter
 
 __all__ = ["Adadelta", "Rprop", "ASGD"]
@@ -71,13 +72,14 @@ class Adadelta(Optimizer):
                 state = self.state.setdefault(p, {})
                 if not state:
                     state["step"] = 0
-                    state["square_avg"] = xp.zeros_like(p._data)
-                    state["acc_delta"] = xp.zeros_like(p._data)
+                    # Tensors, as torch's state holds (sharing the arrays updated below)
+                    state["square_avg"] = Tensor._wrap(xp.zeros_like(p._data))
+                    state["acc_delta"] = Tensor._wrap(xp.zeros_like(p._data))
                 state["step"] = int(state["step"]) + 1
                 grad = _gradient(p, group)
                 if group["weight_decay"] != 0:
                     grad = grad + group["weight_decay"] * p._data
-                square_avg, acc_delta = state["square_avg"], state["acc_delta"]
+                square_avg, acc_delta = state["square_avg"]._data, state["acc_delta"]._data
                 square_avg *= rho
                 square_avg += (1 - rho) * (grad * grad)
                 delta = xp.sqrt(acc_delta + eps) / xp.sqrt(square_avg + eps) * grad
@@ -137,18 +139,19 @@ class Rprop(Optimizer):
                 state = self.state.setdefault(p, {})
                 if not state:
                     state["step"] = 0
-                    state["prev"] = xp.zeros_like(p._data)
-                    state["step_size"] = xp.full_like(p._data, float(group["lr"]))
+                    state["prev"] = Tensor._wrap(xp.zeros_like(p._data))
+                    state["step_size"] = Tensor._wrap(xp.full_like(p._data, float(group["lr"])))
                 state["step"] = int(state["step"]) + 1
                 grad = _gradient(p, group)
-                sign = xp.sign(grad * state["prev"])
+                prev = state["prev"]._data
+                sign = xp.sign(grad * prev)
                 factor = xp.where(sign > 0, etaplus, xp.where(sign < 0, etaminus, 1.0))
-                step_size = state["step_size"]
+                step_size = state["step_size"]._data
                 step_size *= factor.astype(step_size.dtype)
                 xp.clip(step_size, smallest, largest, out=step_size)
                 grad = xp.where(sign < 0, 0, grad).astype(p._data.dtype)
                 p._data -= xp.sign(grad) * step_size
-                state["prev"][...] = grad
+                prev[...] = grad
                 p._bump_version()
         return loss
 
@@ -191,7 +194,7 @@ class ASGD(Optimizer):
                     state["step"] = 0
                     state["eta"] = float(np.float32(lr))     # torch's float32 0-d tensors
                     state["mu"] = 1.0
-                    state["ax"] = xp.zeros_like(p._data)
+                    state["ax"] = Tensor._wrap(xp.zeros_like(p._data))
                 state["step"] = t = int(state["step"]) + 1
                 grad = _gradient(p, group)
                 if group["weight_decay"] != 0:
@@ -199,10 +202,11 @@ class ASGD(Optimizer):
                 eta = state["eta"]
                 p._data *= 1 - lambd * eta
                 p._data -= eta * grad
+                ax = state["ax"]._data
                 if state["mu"] != 1:
-                    state["ax"] += state["mu"] * (p._data - state["ax"])
+                    ax += state["mu"] * (p._data - ax)
                 else:
-                    state["ax"][...] = p._data
+                    ax[...] = p._data
                 state["eta"] = float(np.float32(lr / ((1 + lambd * lr * t) ** alpha)))
                 state["mu"] = float(np.float32(1 / max(1, t - t0)))
                 p._bump_version()

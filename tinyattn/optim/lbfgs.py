@@ -135,6 +135,9 @@ class LBFGS(Optimizer):
     ``prev_flat_grad``, ``prev_loss``, ``al``)."""
 
     _shapeless_state = frozenset({"d", "prev_flat_grad", "old_dirs", "old_stps", "ro", "al"})
+    # the step works on arrays: these entries are Tensors between steps, as torch's
+    _state_as_arrays = frozenset({"d", "prev_flat_grad", "old_dirs", "old_stps", "ro", "al",
+                                  "H_diag"})
 
     def __init__(self, params: ParamsT, lr: float = 1, max_iter: int = 20,
                  max_eval: Optional[int] = None, tolerance_grad: float = 1e-7,

@@ -25,6 +25,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import backend
+from ..tensor import Tensor
 from .optimizer import Optimizer, ParamsT, check_hyperparameter
 
 __all__ = ["Muon"]
@@ -127,8 +128,10 @@ class Muon(Optimizer):
                                      f"matrices only), got shape {tuple(grad.shape)}")
                 state = self.state.setdefault(p, {})
                 if "momentum_buffer" not in state:
-                    state["momentum_buffer"] = backend.get_array_module(grad).zeros_like(grad)
-                buf = state["momentum_buffer"]
+                    # a Tensor, as torch's state holds (sharing the array updated below)
+                    state["momentum_buffer"] = Tensor._wrap(
+                        backend.get_array_module(grad).zeros_like(grad))
+                buf = state["momentum_buffer"]._data
                 buf[...] = _lerp(buf, grad, 1 - momentum)
                 update = _lerp(grad, buf, momentum) if group["nesterov"] else buf
                 ortho = zeropower_via_newtonschulz(update, group["ns_coefficients"],

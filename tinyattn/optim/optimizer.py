@@ -5,8 +5,9 @@ An optimizer owns a list of *parameter groups*. Each group is a dict with the ke
 hyperparameter missing from a group takes the optimizer's default. ``step()`` reads each
 parameter's ``.grad`` and updates its data in place, counting a version (so a graph that saved
 the parameter refuses a later backward); whatever an optimizer must remember between steps (a
-momentum buffer, Adam's moment estimates) lives in ``self.state[param]``, an array on the
-parameter's device with the parameter's dtype.
+momentum buffer, Adam's moment estimates) lives in ``self.state[param]``, a Tensor (as
+torch's) on the parameter's device with the parameter's dtype, sharing the array the step
+updates in place.
 
 ``state_dict()`` and ``load_state_dict()`` follow ``torch.optim.Optimizer``: parameters are
 named by their position across all groups (0, 1, 2, ...), arrays are saved as fresh host
@@ -93,6 +94,12 @@ class Optimizer:
     # tinyattn's optimizers with a step count names its own; a subclass written by a user
     # keeps what it stores, as in torch.
     _tensor_scalar_state: Tuple[str, ...] = ()
+    # Between steps the state holds Tensors, as torch's (what a user prints, or mutates in
+    # place, is what the step reads). tinyattn's optimizers create them sharing the arrays
+    # they update (``Tensor._wrap``) and read ``._data``; one whose step works on arrays in
+    # the state (L-BFGS's histories) names those entries here, and its step sees them as
+    # arrays (see _with_step_hooks). load_state_dict leaves Tensors.
+    _state_as_arrays: FrozenSet[str] = frozenset()
     # torch's kernel switches and flags, present in every group of the optimizers that take
     # them; a checkpoint without them (older tinyattn, older torch) loads with the defaults.
     _KERNEL_KEYS = frozenset({"foreach", "capturable", "differentiable", "fused",
@@ -309,6 +316,48 @@ class Optimizer:
                     dtype = dtypes.get((id(p), name), np.float32)
                     state[name] = Tensor._wrap(np.array(value, dtype=dtype))
 
+    def _tensors_as_arrays(self) -> Dict[int, Tuple[Any, Tensor]]:
+        """Before a step of tinyattn's that works on arrays: each Tensor in the entries
+        ``_state_as_arrays`` names (also inside a list, as L-BFGS's histories) as its array.
+        Returns id(array) -> (array, Tensor), so that the same Tensors go back after it."""
+        wrapped: Dict[int, Tuple[Any, Tensor]] = {}
+        names = self._state_as_arrays
+        for state in self.state.values():
+            for name, value in state.items():
+                if name not in names:
+                    continue
+                if isinstance(value, Tensor):
+                    data = value._data
+                    wrapped[id(data)] = (data, value)
+                    state[name] = data
+                elif isinstance(value, list):
+                    for i, item in enumerate(value):
+                        if isinstance(item, Tensor):
+                            data = item._data
+                            wrapped[id(data)] = (data, item)
+                            value[i] = data
+        return wrapped
+
+    def _arrays_as_tensors(self, wrapped: Optional[Dict[int, Tuple[Any, Tensor]]] = None
+                           ) -> None:
+        """After such a step (``wrapped`` given: the entries ``_state_as_arrays`` names) or
+        a load (every entry): each array (and floating NumPy scalar) in the state as a
+        Tensor, as torch's state holds tensors: the Tensor it was unwrapped from where the
+        array is the same (its values changed in place), else a new one sharing it."""
+        names = self._state_as_arrays if wrapped is not None else None
+        wrapped = wrapped or {}
+        skip = self._tensor_scalar_state
+        for state in self.state.values():
+            for name, value in state.items():
+                if name in skip or (names is not None and name not in names):
+                    continue
+                if isinstance(value, list):
+                    for i, item in enumerate(value):
+                        if not isinstance(item, Tensor) and _is_state_array(item):
+                            value[i] = _as_tensor(item, wrapped)
+                elif not isinstance(value, Tensor) and _is_state_array(value):
+                    state[name] = _as_tensor(value, wrapped)
+
     def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
         """Restore what ``state_dict()`` returned: hyperparameters and per-parameter state.
 
@@ -376,6 +425,7 @@ class Optimizer:
                 if name != "step" and is_floating(p.dtype):   # torch casts to p's dtype
                     dtypes[(id(p), name)] = p.dtype
         self._numbers_as_scalars(dtypes)
+        self._arrays_as_tensors()
 
     def _loaded_value(self, name: str, value: Any, p: Tensor) -> Any:
         """A saved state entry for stepping: a scalar torch keeps as a 0-d tensor (a Tensor
@@ -400,6 +450,25 @@ class Optimizer:
 def _is_array(value: Any) -> bool:
     """True for arrays with at least one dimension (0-d arrays count as scalars)."""
     return hasattr(value, "shape") and hasattr(value, "dtype") and len(value.shape) > 0
+
+
+def _is_state_array(value: Any) -> bool:
+    """An array (any number of dimensions) or a floating NumPy scalar: state torch keeps as
+    a Tensor."""
+    if isinstance(value, np.generic):
+        return isinstance(value, np.floating)
+    return isinstance(value, np.ndarray) or (hasattr(value, "shape") and hasattr(value, "dtype")
+                                             and not isinstance(value, Tensor))
+
+
+def _as_tensor(value: Any, wrapped: Dict[int, Tuple[Any, Tensor]]) -> Tensor:
+    """``value`` as a Tensor: the one it was unwrapped from before the step, if any."""
+    known = wrapped.get(id(value))
+    if known is not None and known[0] is value and known[1]._data is value:
+        return known[1]
+    if isinstance(value, np.generic):
+        value = np.asarray(value)
+    return Tensor._wrap(value)
 
 
 def _to_python(value: Any) -> Any:
@@ -443,10 +512,29 @@ def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
     """``step`` with torch's hook order: the global pre hooks, the optimizer's pre hooks (a
     pre hook returning ``(args, kwargs)`` replaces them), the step, the optimizer's post
     hooks, the global post hooks. A subclass's step calling ``super().step()`` runs them once."""
+    # A step of tinyattn's that works on arrays in the state (``_state_as_arrays``, L-BFGS)
+    # sees the state's Tensors unwrapped to their arrays, wrapped back after (the same
+    # Tensor objects where the array is the same), so that between steps
+    # ``optimizer.state[p]`` holds Tensors, as torch's. The others keep Tensors in the state
+    # and read their arrays; a step written by a user sees the Tensors it stored.
+    if step.__module__.startswith(__name__.rpartition(".")[0] + "."):
+        def own(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if not self._state_as_arrays or self.__dict__.get("_arrays_out"):
+                return step(self, *args, **kwargs)
+            self.__dict__["_arrays_out"] = True
+            wrapped = self._tensors_as_arrays()
+            try:
+                return step(self, *args, **kwargs)
+            finally:
+                self.__dict__["_arrays_out"] = False
+                self._arrays_as_tensors(wrapped)
+    else:
+        own = step
+
     @functools.wraps(step)
     def stepped(self: Any, *rest: Any, **kwargs: Any) -> Any:
         if self.__dict__.get("_in_step"):
-            return step(self, *rest, **kwargs)
+            return own(self, *rest, **kwargs)
         args = (self,) + rest           # as torch's hooks see them: the optimizer first
         for hook in _GLOBAL_STEP_PRE_HOOKS + self.__dict__.get("_step_pre_hooks", []):
             result = hook(self, args, kwargs)
@@ -458,7 +546,7 @@ def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
         self.__dict__["_in_step"] = True
         dtypes = self._scalars_as_numbers()
         try:
-            out = step(*args, **kwargs)
+            out = own(*args, **kwargs)
         finally:
             self.__dict__["_in_step"] = False
             self._numbers_as_scalars(dtypes)

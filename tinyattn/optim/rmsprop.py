@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Optional
 
 from .. import backend
+from ..tensor import Tensor
 from .optimizer import Optimizer, ParamsT, check_hyperparameter
 
 __all__ = ["RMSprop", "Adagrad"]
@@ -64,26 +65,27 @@ class RMSprop(Optimizer):
                 state = self.state.setdefault(p, {})
                 if not state:
                     state["step"] = 0
-                    state["square_avg"] = xp.zeros_like(p._data)
+                    # Tensors, as torch's state holds (sharing the arrays updated below)
+                    state["square_avg"] = Tensor._wrap(xp.zeros_like(p._data))
                     if momentum > 0:
-                        state["momentum_buffer"] = xp.zeros_like(p._data)
+                        state["momentum_buffer"] = Tensor._wrap(xp.zeros_like(p._data))
                     if group["centered"]:
-                        state["grad_avg"] = xp.zeros_like(p._data)
+                        state["grad_avg"] = Tensor._wrap(xp.zeros_like(p._data))
                 state["step"] = int(state["step"]) + 1
                 grad = -p.grad._data if group.get("maximize") else p.grad._data
                 if weight_decay != 0:
                     grad = grad + weight_decay * p._data
-                square_avg = state["square_avg"]
+                square_avg = state["square_avg"]._data
                 square_avg *= alpha
                 square_avg += (1.0 - alpha) * (grad * grad)
                 if group["centered"]:
-                    grad_avg = state["grad_avg"]
+                    grad_avg = state["grad_avg"]._data
                     grad_avg += (1.0 - alpha) * (grad - grad_avg)
                     denom = xp.sqrt(square_avg - grad_avg * grad_avg) + eps
                 else:
                     denom = xp.sqrt(square_avg) + eps
                 if momentum > 0:
-                    buf = state["momentum_buffer"]
+                    buf = state["momentum_buffer"]._data
                     buf *= momentum
                     buf += grad / denom
                     p._data -= lr * buf
@@ -110,6 +112,14 @@ class Adagrad(Optimizer):
                         differentiable=bool(differentiable), fused=fused)
         super().__init__(params, defaults)
         self._kernel_options(foreach, fused, differentiable=differentiable)
+        # torch's Adagrad fills its state when it is built, not at the first step:
+        # opt.state[p]["sum"] and state_dict() hold the accumulators before any step
+        for group in self.param_groups:
+            for p in group["params"]:
+                xp = backend.get_array_module(p._data)
+                self.state[p].update(step=0, sum=Tensor._wrap(
+                    xp.full_like(p._data, group["initial_accumulator_value"])))
+        self._numbers_as_scalars({})
 
     _late_defaults = {"maximize": False}      # absent from older checkpoints
 
@@ -131,13 +141,14 @@ class Adagrad(Optimizer):
                 state = self.state.setdefault(p, {})
                 if not state:
                     state["step"] = 0
-                    state["sum"] = xp.full_like(p._data, group["initial_accumulator_value"])
+                    state["sum"] = Tensor._wrap(
+                        xp.full_like(p._data, group["initial_accumulator_value"]))
                 state["step"] = t = int(state["step"]) + 1
                 grad = -p.grad._data if group.get("maximize") else p.grad._data
                 if weight_decay != 0:
                     grad = grad + weight_decay * p._data
                 clr = lr / (1 + (t - 1) * lr_decay)
-                total = state["sum"]
+                total = state["sum"]._data
                 total += grad * grad
                 p._data -= clr * (grad / (xp.sqrt(total) + eps))
                 p._bump_version()

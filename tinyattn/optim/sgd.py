@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Optional
 
 from .. import backend
+from ..tensor import Tensor
 from .optimizer import Optimizer, ParamsT, check_hyperparameter
 
 __all__ = ["SGD"]
@@ -79,13 +80,15 @@ class SGD(Optimizer):
                     grad = grad + weight_decay * p._data  # a new array: p.grad stays as it was
                 if momentum != 0:
                     state = self.state.setdefault(p, {})
-                    buf = state.get("momentum_buffer")
-                    if buf is None:
+                    held = state.get("momentum_buffer")
+                    if held is None:
                         # first step: the buffer is (a copy of) the gradient itself; an array
-                        # even for a 0-d parameter, where NumPy arithmetic gives scalars
+                        # even for a 0-d parameter, where NumPy arithmetic gives scalars; a
+                        # Tensor in the state, as torch's, sharing the array
                         buf = backend.get_array_module(grad).array(grad, copy=True)
-                        state["momentum_buffer"] = buf
+                        state["momentum_buffer"] = Tensor._wrap(buf)
                     else:
+                        buf = held._data
                         buf *= momentum
                         buf += (1.0 - dampening) * grad
                     grad = grad + momentum * buf if group["nesterov"] else buf
