@@ -58,7 +58,7 @@ _NOT_REACHABLE = {  # Function classes with no torch equivalent to compare in th
     # complex numbers and torch.fft: torch's CPU autocast lists none of them, and their
     # inputs are complex or float32/float64 (half is refused: no complex32, no half FFT)
     "Real", "Imag", "Conj", "ComplexAbs", "Angle", "MakeComplex", "Polar", "ViewAsReal",
-    "ViewAsComplex", "C2C", "R2C", "C2R"}
+    "ViewAsComplex", "C2C", "R2C", "C2R", "RealC2C"}
 
 
 # decompositions and solvers: on torch's CPU float32 list, on neither CUDA list, and without

@@ -132,6 +132,8 @@ OPS = {
     "pad": (lambda x: F.pad(x, (1, 1)), lambda x: tF.pad(x, (1, 1)), [("h", (2, 3))]),
     "roll": (lambda x: ta.roll(x, 1, 0), lambda x: torch.roll(x, 1, 0), [("h", (3,))]),
     "diagonal": (ta.diagonal, torch.diagonal, [("h", (3, 3))]),
+    "as_strided": (lambda x: ta.as_strided(x, (2, 2), (1, 2)),
+                   lambda x: torch.as_strided(x, (2, 2), (1, 2)), [("h", (3, 3))]),
     "diag": (lambda v: ta.diag(v, -1), lambda v: torch.diag(v, -1), [("h", (3,))]),
     "repeat_interleave": (lambda x: x.repeat_interleave(2), lambda x: x.repeat_interleave(2),
                           [("h", (3,))]),
