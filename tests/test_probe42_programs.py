@@ -178,3 +178,17 @@ def test_an_op_given_a_python_number_raises_torchs_type_error(name):
     with pytest.raises(TypeError, match="must be Tensor, not float"):
         getattr(ta, name)(*args)
     assert getattr(ta, name)(ta.tensor([2.0]), *args[1:]).numel() == 1   # negative control
+
+
+def test_a_torch_module_read_outside_a_run_renames_nothing():
+    """Reading torch.Tensor through the shim's module when no script runs (a test, a tool)
+    must leave tinyattn's classes their own __module__: renamed to "torch", a Tensor could not
+    be pickled any more (pickle looks it up in real torch), so DataLoader workers' batches were
+    dropped by the queue's feeder thread and the loop waited forever."""
+    import pickle
+    from tinyattn.torch_shim.finder import TorchModule
+    from tinyattn.torch_shim.names import MODULES
+    assert TorchModule("torch", MODULES["torch"]).Tensor is ta.Tensor
+    assert TorchModule("torch.nn", MODULES["torch.nn"]).Linear.__module__.startswith("tinyattn")
+    assert ta.Tensor.__module__.startswith("tinyattn")
+    assert pickle.loads(pickle.dumps(ta.ones(2))).tolist() == [1.0, 1.0]

@@ -31,6 +31,8 @@ def torch_module_name(value: Any, module: str) -> None:
     its own schedulers from torch's by ``scheduler.__module__ == lr_scheduler.__name__``, and
     took torch's ``MultiStepLR`` for a function to call. The first torch module that hands the
     class out names it; ``restore()`` gives every class its own name back."""
+    if not _saved:      # no script is running (apply() not called): a rename would outlive
+        return          # it, and pickle would then look tinyattn's classes up in real torch
     if isinstance(value, type) and value not in _renamed \
             and str(getattr(value, "__module__", "")).startswith("tinyattn"):
         _renamed[value] = value.__module__
