@@ -16,7 +16,7 @@ import numpy as np
 
 from ..autograd import keep_versions
 from ..tensor import Tensor
-from ..precision import BFLOAT16, is_floating
+from ..precision import is_floating, is_low_precision
 from .loss import cross_entropy
 from .matmul import linear
 from .nll import nll_loss
@@ -65,7 +65,7 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor,  
         linear_bias = None if linear_bias is None else linear_bias.clone()
         weight = None if weight is None else weight.clone()
     originals = (input, linear_weight, linear_bias, target, weight)
-    half = chunked and input.dtype in (np.float16, BFLOAT16)
+    half = chunked and is_low_precision(input.dtype)
     if half:
         # torch's chunked kernel computes a float16/bfloat16 call in float32 (logits, log-
         # softmax, the losses and their sum) and rounds the result once

@@ -149,7 +149,7 @@ MODULES: Dict[str, ModuleSpec] = {
     "torch.optim.lr_scheduler": ModuleSpec("tinyattn.optim.lr_scheduler", _SCHEDULERS),
     "torch.autograd": ModuleSpec("tinyattn.autograd", frozenset({
         "FunctionCtx", "VersionCounter", "is_grad_enabled", "run_backward", "unbroadcast",
-        "is_anomaly_enabled",
+        "is_anomaly_enabled", "names_node",
         "set_backward_hook", "set_current_module", "register_hook", "RemovableHandle",
         "keep_versions", "name_node"}),                   # tinyattn's own: torch has no such
         shim_names.AUTOGRAD_SHIM_NAMES),
@@ -164,7 +164,7 @@ MODULES: Dict[str, ModuleSpec] = {
        for name, names in _DATA_FILES.items()},
     "torch.nn.modules": ModuleSpec("tinyattn.nn", _NN_HIDDEN | {
         "init", "functional", "utils", "Parameter", "parameter", "UninitializedBuffer",
-        "UninitializedParameter"}),
+        "UninitializedParameter", "Buffer"}),
     **{f"torch.nn.modules.{file}": _nn_file(names) for file, names in _NN_MODULE_FILES.items()},
     "torch.testing": ModuleSpec("tinyattn.testing", frozenset({"default_tolerances"})),
     "torch.cuda": ModuleSpec(None, shim_names=shim_names.CUDA_SHIM_NAMES),
