@@ -23,6 +23,7 @@ from ..tensor import Tensor
 from .activations import Hardtanh
 from .elementwise import _as_float, mul, neg, sub, tanh
 from .pointwise import in_place_op, sigmoid, stable_sigmoid
+from .products import _torch_name   # torch's C++ dtype names (float32 is 'Float')
 from .shape import _normalize_dim, reshape, split
 from .softmax import softmax
 
@@ -318,17 +319,6 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
                            f"{size}")
     first, second = split(_as_float(input), size // 2, axis)
     return name_node(mul(first, sigmoid(second)), "GluBackward0")
-
-
-_TORCH_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
-                "float64": "Double", "int64": "Long", "int32": "Int", "int16": "Short",
-                "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-                "complex128": "ComplexDouble"}
-
-
-def _torch_name(dtype: Any) -> str:
-    """torch's C++ name of a dtype, as its messages print it (float32 is 'Float')."""
-    return _TORCH_NAMES.get(np.dtype(dtype).name, np.dtype(dtype).name)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
