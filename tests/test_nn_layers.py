@@ -49,13 +49,15 @@ def test_load_state_dict_errors_name_the_key_and_shapes_and_load_nothing():
     bad = dict(before)
     bad["lin.bias"] = np.ones(4, np.float32) * 7
     bad["norm.weight"] = np.ones(5, np.float32)
-    with pytest.raises(ValueError, match=r"norm.weight has shape \(5,\) .* \(4,\)"):
+    with pytest.raises(ValueError, match=r"size mismatch for norm.weight: copying a param "
+                       r"with shape \(5,\) from checkpoint, the shape in current model is "
+                       r"\(4,\)\."):
         m.load_state_dict(bad)
     assert np.array_equal(m.lin.bias.numpy(), before["lin.bias"])   # nothing half-loaded
     missing = {k: v for k, v in before.items() if k != "lin.bias"}
-    with pytest.raises(KeyError, match="missing keys \\['lin.bias'\\]"):
+    with pytest.raises(KeyError, match='Missing key\\(s\\) in state_dict: "lin.bias"'):
         m.load_state_dict(missing)
-    with pytest.raises(KeyError, match="unexpected keys \\['extra'\\]"):
+    with pytest.raises(KeyError, match='Unexpected key\\(s\\) in state_dict: "extra"'):
         m.load_state_dict({**before, "extra": np.zeros(1)})
     m.load_state_dict(missing, strict=False)
 

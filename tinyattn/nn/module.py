@@ -27,6 +27,7 @@ from .. import backend
 from ..autograd import set_current_module
 from ..tensor import Tensor, normalize_dtype, tensor
 from ..precision import is_floating
+from ..printing import Size
 from . import module_hooks
 
 __all__ = ["Parameter", "Buffer", "Module", "StateDictKeyError", "StateDictShapeError"]
@@ -84,6 +85,31 @@ class StateDictKeyError(KeyError, RuntimeError):
 
 class StateDictShapeError(ValueError, RuntimeError):
     """``load_state_dict`` with an array whose shape differs from the model's."""
+
+
+def _key_messages(missing: List[str], unexpected: List[str]) -> List[str]:
+    """torch's lines for keys that do not match (missing first, as torch inserts them)."""
+    msgs = []
+    if missing:
+        msgs.append("Missing key(s) in state_dict: "
+                    + ", ".join(f'"{k}"' for k in missing) + ". ")
+    if unexpected:
+        msgs.append("Unexpected key(s) in state_dict: "
+                    + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+    return msgs
+
+
+def _raise_load_errors(module: Any, key_msgs: List[str], other_msgs: List[str]) -> None:
+    """torch's message, ``Error(s) in loading state_dict for Linear:`` and one tab-indented
+    line per problem; a StateDictKeyError when keys do not match, a StateDictShapeError when
+    only shapes differ (both RuntimeErrors, as torch's)."""
+    text = (f"Error(s) in loading state_dict for {type(module).__name__}:"
+            + "".join("\n\t" + m for m in key_msgs + other_msgs))
+    if key_msgs:
+        raise StateDictKeyError(text + "\n(strict=False loads the keys that match)")
+    if any(m.startswith("size mismatch") for m in other_msgs):
+        raise StateDictShapeError(text)
+    raise RuntimeError(text)
 
 
 class _ExtraState:
@@ -214,6 +240,12 @@ class Module:
         """``hook(module, grad_input, grad_output)`` when the gradients of the module's
         positional tensor arguments are known; it may return a replacement grad_input."""
         return module_hooks.register(self, "backward_hooks", hook, prepend)
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """torch's Module.compile(): compiles the module's call in place. tinyattn runs every
+        op eagerly, so after torch's argument checks nothing changes (nn/compiled.py)."""
+        from .compiled import compile as compile_
+        compile_(self, *args, **kwargs)
 
     # state-dict hooks (module_hooks.py runs them), as torch's
     _state_dict_pre_hooks: Any = MappingProxyType({})
@@ -698,10 +730,7 @@ class Module:
             missing += [k for k in missing_from_hooks if k not in missing]
             unexpected += [k for k in unexpected_from_hooks if k not in unexpected]
         post_hooks = hooked and module_hooks.load_post_hooks_present(self)
-        if strict and (missing or unexpected) and not post_hooks:
-            raise StateDictKeyError(
-                f"load_state_dict: missing keys {missing}, unexpected keys {unexpected} "
-                f"(pass strict=False to load the keys that match)")
+        key_msgs = _key_messages(missing, unexpected) if strict and not post_hooks else []
         both_lazy = {k for k in state if k in targets and
                      getattr(state[k], "_is_uninitialized", False) and
                      getattr(targets[k], "_is_uninitialized", False)}   # nothing to copy yet
@@ -710,12 +739,12 @@ class Module:
                     not isinstance(targets[key], _ExtraState):
                 shape = tuple(np.shape(value._data if isinstance(value, Tensor) else value))
                 if shape != targets[key].shape:
-                    raise StateDictShapeError(
-                        f"load_state_dict: {key} has shape {shape} in the state dict but "
-                        f"{targets[key].shape} in the model")
-        if error_msgs:
-            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:"
-                               + "".join("\n\t" + m for m in error_msgs))
+                    error_msgs.append(
+                        f"size mismatch for {key}: copying a param with shape {Size(shape)} "
+                        f"from checkpoint, the shape in current model is "
+                        f"{Size(targets[key].shape)}.")
+        if key_msgs or error_msgs:
+            _raise_load_errors(self, key_msgs, error_msgs)
         owners = _state_owners(self) if assign else {}
         for key, value in state.items():
             if isinstance(targets.get(key), _ExtraState):
@@ -729,10 +758,8 @@ class Module:
         if post_hooks:            # they may clear keys before the strict check, as torch's
             module_hooks.run_load_post_hooks(self, result)
             if strict and (result.missing_keys or result.unexpected_keys):
-                raise StateDictKeyError(
-                    f"load_state_dict: missing keys {result.missing_keys}, unexpected keys "
-                    f"{result.unexpected_keys} (pass strict=False to load the keys that "
-                    f"match)")
+                _raise_load_errors(self, _key_messages(result.missing_keys,
+                                                       result.unexpected_keys), [])
         return result
 
     # ---------------------------------------------------------------- display
