@@ -59,7 +59,7 @@ def scripts(tmp_path_factory):
         "refused.py": """
             import torch
             model = torch.nn.Linear(2, 2)
-            model = torch.compile(model)
+            model = torch.jit.script(model)
             """,
         "ecosystem.py": """
             import torch
@@ -154,7 +154,7 @@ def test_a_missing_tensor_method_names_it_and_the_script_line(scripts):
 
 
 def test_refused_names_say_why(scripts):
-    _expect_missing(scripts["refused.py"], "torch.compile", 3, "drop torch.compile")
+    _expect_missing(scripts["refused.py"], "torch.jit", 3, "no TorchScript")
     _expect_missing(scripts["ecosystem.py"], "torchvision", 2, "built on real PyTorch")
 
 

@@ -201,6 +201,11 @@ from .ops import as_strided, resize_as_, resolve_conj, resolve_neg  # noqa: E402
 __all__ += ["asarray", "empty_strided", "scalar_tensor", "range", "as_strided", "resize_as_",
             "resolve_conj", "resolve_neg"]
 
+# torch.compile: the model back, wrapped as torch wraps it (OptimizedModule, _orig_mod.);
+# tinyattn runs every op eagerly (nn/compiled.py)
+from .nn.compiled import compile  # noqa: E402,A004
+__all__ += ["compile"]
+
 # torch's second names and top-level forms of ops above (torch.multiply, torch.conv2d,
 # torch.embedding(weight, indices), ...): tinyattn/torch_top_level.py
 from . import torch_top_level as _torch_top_level

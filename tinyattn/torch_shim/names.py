@@ -54,7 +54,6 @@ _QUANTIZATION_HIDDEN = frozenset({"DynamicQuantizedLinear", "choose_qparams", "q
 _SCHEDULERS = frozenset({"WarmupCosineLR", "NoamLR"})
 
 _TOP_REFUSED = {
-    "compile": "tinyattn runs every op eagerly; call the model itself (drop torch.compile)",
     "jit": "tinyattn has no TorchScript; call the model itself",
 }
 
