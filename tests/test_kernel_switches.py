@@ -139,3 +139,13 @@ def test_run_torch_answers_the_switches(tmp_path):
     assert done.stdout.splitlines()[:3] == ["high", "torch.Size([1, 2, 5, 4])",
                                            "torch.Size([1, 2, 5, 4])"]   # as torch prints it
     assert "FutureWarning" in done.stderr
+
+
+def test_cudnn_flags_read_as_torchs_defaults():
+    """torch.backends.cudnn's flags under run-torch hold torch's default values (they are
+    switches a script reads, not a statement that cuDNN is there: is_available() is False)."""
+    torch = pytest.importorskip("torch", reason="compared with torch's defaults")
+    from tinyattn.torch_shim.shim_names import CUDNN_SHIM_NAMES
+    for flag in ("enabled", "deterministic", "benchmark", "allow_tf32"):
+        assert CUDNN_SHIM_NAMES[flag] == getattr(torch.backends.cudnn, flag), flag
+    assert CUDNN_SHIM_NAMES["is_available"]() is False

@@ -490,8 +490,9 @@ ACCELERATOR_SHIM_NAMES = {
 
 MPS_SHIM_NAMES = {"is_available": _mps_is_available, "is_built": _mps_is_available}
 
-# torch.backends.cudnn's switches: tinyattn uses no cuDNN and is deterministic, so the values
-# a script may read say so; setting them changes nothing tinyattn computes.
+# torch.backends.cudnn's switches, with torch's default values (a script reads them as flags;
+# is_available() says there is no cuDNN); tinyattn uses no cuDNN and is deterministic, so
+# setting them changes nothing it computes.
 # torch.backends.cuda's attention-kernel switches and matmul precision (tinyattn/kernels.py)
 BACKENDS_CUDA_SHIM_NAMES = {name: getattr(kernels, name) for name in (
     "sdp_kernel", "matmul", "flash_sdp_enabled", "math_sdp_enabled", "mem_efficient_sdp_enabled",
@@ -502,8 +503,8 @@ BACKENDS_CUDA_SHIM_NAMES["is_built"] = lambda: False
 AUTOGRAD_PROFILER_SHIM_NAMES = {"profile": _profiler.LegacyProfile,
                             "record_function": _profiler.record_function}
 
-CUDNN_SHIM_NAMES = {"is_available": lambda: False, "enabled": False, "deterministic": True,
-                "benchmark": False, "allow_tf32": True}   # torch's default (no effect here)
+CUDNN_SHIM_NAMES = {"is_available": lambda: False, "enabled": True, "deterministic": False,
+                    "benchmark": False, "allow_tf32": True}   # torch's defaults (no effect)
 
 
 # torch.load under run-torch gives torch's dtype and device objects back (not their names)
