@@ -27,7 +27,7 @@ from .spaced_values import linspace_values, logspace_values
 from .tensor import DTypeLike, Tensor, normalize_dtype, tensor
 from .tensor.layout import check_layout, check_pin_memory
 from .tensor.memory_format import check_memory_format
-from .precision import check_fits, integer_scalar, is_floating
+from .precision import check_fits, integer_scalar, is_floating, scalar_type_name
 
 __all__ = ["zeros", "ones", "empty", "full", "eye", "arange", "linspace", "logspace", "rand",
            "randn", "randperm", "randint", "zeros_like", "ones_like", "empty_like", "full_like",
@@ -283,11 +283,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, out: Optional[Tensor] 
     return _leaf(backend.to_device(values, _device(device)), requires_grad)
 
 
-def _torch_type_name(dtype: np.dtype) -> str:
-    """torch's ScalarType name of a dtype (float32 -> Float), as its messages print it."""
-    return {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-            "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
-            "bool": "Bool"}.get(str(dtype), str(dtype))
+_torch_type_name = scalar_type_name    # torch's ScalarType name (float32 -> Float)
 
 
 def _out_dtype(op: str, out: Any, dtype: DTypeLike) -> Optional[np.dtype]:

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import backend
 from .factories import _device, _float_dtype, _leaf, _number, _placement, _size, _write_out
-from .precision import integer_scalar
+from .precision import integer_scalar, scalar_type_name
 from .tensor import DTypeLike, Tensor, as_tensor, normalize_dtype, tensor
 
 __all__ = ["range", "scalar_tensor", "asarray", "empty_strided"]
@@ -75,10 +75,7 @@ def scalar_tensor(s: Any, *, dtype: DTypeLike = None, layout: Any = None, device
     return _leaf(backend.to_device(array, _device(device)), requires_grad)
 
 
-def _torch_type(dtype: np.dtype) -> str:
-    return {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-            "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
-            "bool": "Bool"}.get(np.dtype(dtype).name, np.dtype(dtype).name)
+_torch_type = scalar_type_name      # torch's ScalarType name (float32 -> Float)
 
 
 _ASARRAY_GRAD_WARNING = (

@@ -22,7 +22,8 @@ import numpy as np
 
 __all__ = ["DtypeError", "DtypeNotImplementedError", "BFLOAT16", "FLOAT16", "LOW_PRECISION",
            "is_floating", "is_low_precision", "is_bfloat16", "finfo", "iinfo", "on_low_precision", "note_dtype", "check_fits",
-           "is_complex_dtype", "on_complex", "note_complex", "refuse_complex_order"]
+           "is_complex_dtype", "on_complex", "note_complex", "refuse_complex_order",
+           "scalar_type_name"]
 
 FLOAT16 = np.dtype(np.float16)
 BFLOAT16: np.dtype              # ml-dtypes' bfloat16, made on first use (__getattr__ below)
@@ -211,6 +212,24 @@ def cast(array: Any, dtype: Any, copy: bool = False) -> Any:
         array = array.astype(np.float32)
         copy = False
     return array.astype(dtype, copy=copy)
+
+
+# torch's C++ ScalarType names, as its error messages print dtypes ("expected scalar type Float")
+_SCALAR_TYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
+                      "float64": "Double", "int8": "Char", "int16": "Short", "int32": "Int",
+                      "int64": "Long", "uint8": "Byte", "uint16": "UInt16",
+                      "uint32": "UInt32", "uint64": "UInt64", "bool": "Bool",
+                      "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def scalar_type_name(dtype: Any) -> str:
+    """torch's ScalarType name of a dtype (float32 -> 'Float', int64 -> 'Long'), as torch's
+    messages print it; a name torch does not have is NumPy's."""
+    try:
+        name = np.dtype(dtype).name
+    except TypeError:            # "bfloat16" as a string before ml-dtypes is loaded
+        name = str(dtype)
+    return _SCALAR_TYPE_NAMES.get(name, name)
 
 
 def _dtype_name(dtype: np.dtype) -> str:

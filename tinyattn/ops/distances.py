@@ -26,20 +26,14 @@ import numpy as np
 from .. import backend
 from ..amp.dispatch import cast_args
 from ..autograd import Function, unbroadcast
-from ..precision import is_floating
+from ..precision import is_floating, scalar_type_name
 from ..tensor import Tensor
 
 __all__ = ["cdist", "pdist"]
 
 _COMPUTE_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
                   "donot_use_mm_for_euclid_dist": 2}
-_TORCH_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "int64": "Long", "int32": "Int",
-                "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-                "float32": "Float", "float64": "Double"}
-
-
-def _torch_name(dtype: Any) -> str:
-    return _TORCH_NAMES.get(np.dtype(dtype).name, np.dtype(dtype).name)
+_torch_name = scalar_type_name    # torch's ScalarType name (float32 -> Float)
 
 
 def _lp_distance(xp: Any, diff: Any, p: float) -> Any:

@@ -37,6 +37,7 @@ from .complex_numbers import conj_physical
 from .elementwise import convert
 from .rearrange import roll
 from .torch_keywords import write_out
+from ..precision import scalar_type_name
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
            "rfftn", "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq",
@@ -391,10 +392,7 @@ def _takes_out(fn: Any) -> Any:
     return call
 
 
-def _scalar_name(dtype: Any) -> str:
-    return {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-            "complex64": "ComplexFloat", "complex128": "ComplexDouble", "int64": "Long",
-            "int32": "Int", "bool": "Bool"}.get(np.dtype(dtype).name, str(dtype))
+_scalar_name = scalar_type_name    # torch's ScalarType name (complex64 -> ComplexFloat)
 
 
 @_takes_out

@@ -37,7 +37,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function
-from ..precision import is_low_precision
+from ..precision import is_low_precision, scalar_type_name
 from ..tensor import Tensor
 from .matmul import matmul
 
@@ -323,10 +323,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A0
                             corners=bool(align_corners))
 
 
-def _name(dtype: Any) -> str:
-    names = {"float64": "Double", "float32": "Float", "float16": "Half",
-             "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "uint8": "Byte"}
-    return names.get(str(dtype), str(dtype))
+_name = scalar_type_name    # torch's ScalarType name (float32 -> Float)
 
 
 def _base_coordinates(steps: int, align_corners: bool, dtype: Any) -> np.ndarray:

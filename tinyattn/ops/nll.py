@@ -12,7 +12,7 @@ import numpy as np
 from .. import backend
 from ..amp.dispatch import autocast_state
 from ..autograd import Function, keep_versions, name_node
-from ..precision import is_low_precision
+from ..precision import is_low_precision, scalar_type_name
 from ..tensor import Tensor, as_tensor
 from .embedding import check_index_range
 from .pointwise_loss import legacy_reduction
@@ -120,9 +120,6 @@ def _half_cascade(picked: Any, valid: Any, class_weight: Any, safe: Any, half: A
     return total, total_weight
 
 
-_SCALAR_TYPES = {"float32": "Float", "float64": "Double", "float16": "Half",
-                 "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
-                 "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 
 
 def check_class_weight_dtype(weight: Optional[Tensor], input: Tensor) -> None:  # noqa: A002
@@ -133,7 +130,7 @@ def check_class_weight_dtype(weight: Optional[Tensor], input: Tensor) -> None:  
         return
     if str(input.device).split(":")[0] in autocast_state.dtypes:
         return
-    want, got = (_SCALAR_TYPES.get(str(np.dtype(d)), str(d)) for d in (input.dtype, weight.dtype))
+    want, got = (scalar_type_name(d) for d in (input.dtype, weight.dtype))
     raise RuntimeError(f"expected scalar type {want} but found {got} (the class weight is "
                        f"{weight.dtype}, the input {input.dtype}); convert it with "
                        f"weight.to(input.dtype)")

@@ -24,12 +24,11 @@ from .return_types import return_type
 from .reduce import _single_axis
 from .shape import squeeze
 from .tie_order import torch_cpu_order
+from ..precision import scalar_type_name
 
 __all__ = ["quantile", "nanquantile", "mode"]
 
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
-_TORCH_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "int64": "Long", "int32": "Int",
-                "float32": "Float", "float64": "Double", "bool": "Bool"}
 
 
 class QuantilePick(Function):
@@ -82,8 +81,7 @@ class QuantilePick(Function):
 _MODE_RESULT = return_type("mode", ("values", "indices"))   # torch.return_types.mode
 
 
-def _torch_name(dtype: Any) -> str:
-    return _TORCH_NAMES.get(np.dtype(dtype).name, np.dtype(dtype).name)
+_torch_name = scalar_type_name    # torch's ScalarType name (float32 -> Float)
 
 
 def _q_array(op: str, q: Any, input: Tensor) -> Any:  # noqa: A002

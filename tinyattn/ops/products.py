@@ -21,7 +21,7 @@ from .matmul import matmul
 from .reduce import _single_axis, in_integer_dtype, refuse_bool_running
 from .shape import reshape
 from ..amp.dispatch import cast_args, composite as autocast_as
-from ..precision import DtypeError, is_floating
+from ..precision import DtypeError, is_floating, scalar_type_name
 from ..promotion import result_type
 
 __all__ = ["outer", "dot", "mv", "addmm", "lerp", "cumprod"]
@@ -85,15 +85,7 @@ def _check_vector(t: Any, name: str, op: str) -> None:
                            f"{getattr(t, 'shape', type(t).__name__)}")
 
 
-_TORCH_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
-                "float64": "Double", "int64": "Long", "int32": "Int", "int16": "Short",
-                "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-                "complex128": "ComplexDouble"}
-
-
-def _torch_name(dtype: Any) -> str:
-    """torch's C++ name of a dtype, as its messages print it (float32 is 'Float')."""
-    return _TORCH_NAMES.get(np.dtype(dtype).name, np.dtype(dtype).name)
+_torch_name = scalar_type_name    # torch's C++ name of a dtype (float32 is 'Float')
 
 
 def _check_same_dtype(a: Tensor, b: Tensor, op: str) -> None:

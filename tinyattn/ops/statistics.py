@@ -9,18 +9,12 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..precision import is_floating
+from ..precision import is_floating, scalar_type_name
 from ..tensor import Tensor
 
 __all__ = ["cov", "corrcoef"]
 
-_TORCH_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
-                "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "bool": "Bool"}
-
-
-def _torch_name(dtype: Any) -> str:
-    name = np.dtype(dtype).name
-    return _TORCH_NAMES.get(name, name.capitalize())
+_torch_name = scalar_type_name    # torch's ScalarType name (float32 -> Float)
 
 
 def _check_weights(name: str, w: Optional[Tensor], observations: int, integral: bool) -> None:

@@ -30,6 +30,7 @@ from ..tensor import Tensor
 from ..tensor.dtypes import normalize_dtype
 from ..tensor.memory_format import check_memory_format
 from .view_writes import _address          # NumPy's, CuPy's or the strict device's
+from ..precision import scalar_type_name
 
 __all__ = ["as_strided", "view_dtype", "resize_", "resize_as_"]
 
@@ -199,11 +200,7 @@ def view_dtype(x: Tensor, dtype: Any) -> Tensor:
     return out
 
 
-def _torch_name(dtype: np.dtype) -> str:
-    return {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-            "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
-            "bool": "Bool", "complex64": "ComplexFloat",
-            "complex128": "ComplexDouble"}.get(dtype.name, dtype.name)
+_torch_name = scalar_type_name    # torch's ScalarType name (float32 -> Float)
 
 
 def resize_(x: Tensor, *size_args: Any, sizes: Any = None, memory_format: Any = None

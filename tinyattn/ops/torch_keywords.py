@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd import is_grad_enabled
-from ..precision import is_floating
+from ..precision import is_floating, scalar_type_name
 from ..promotion import can_cast
 from ..tensor import Tensor, normalize_dtype
 
@@ -74,12 +74,7 @@ def write_out(name: str, out: Any, result: Any) -> Any:
     return out
 
 
-def _scalar_type(dtype: Any) -> str:
-    """torch's ScalarType name of a dtype (float32 -> Float), as its out= messages print it."""
-    return {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-            "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
-            "bool": "Bool", "complex64": "ComplexFloat",
-            "complex128": "ComplexDouble"}.get(str(dtype), str(dtype))
+_scalar_type = scalar_type_name    # torch's ScalarType name, as its out= messages print it
 
 
 def _renamed_signature(fn: Callable, rename: Dict[str, str], extra: List[str]) -> Any:
