@@ -204,15 +204,18 @@ class LazyBatchNorm1d(_LazyModule):
             self.register_buffer(name, UninitializedBuffer(dtype=kind)
                                  if track_running_stats else None)
 
-    def initialize_parameters(self, x: Tensor) -> None:
+    def _check_first_input(self, x: Tensor) -> None:
         target = self.cls_to_become
         if x.ndim not in target._input_dims:
             dims = " or ".join(f"{n}-D" for n in target._input_dims)
             raise ValueError(f"{type(self).__name__}: expected a {dims} "
                              f"{target._input_layout} input, got shape {x.shape}")
-        made = target(x.shape[1], self.eps, self.momentum, self.affine,
-                      self.track_running_stats, device=self._device,
-                      dtype=self._dtype or x.dtype)
+
+    def initialize_parameters(self, x: Tensor) -> None:
+        self._check_first_input(x)
+        made = self.cls_to_become(x.shape[1], self.eps, self.momentum, self.affine,
+                                  self.track_running_stats, device=self._device,
+                                  dtype=self._dtype or x.dtype)
         self.num_features = x.shape[1]
         for name in ("weight", "bias", "running_mean", "running_var", "num_batches_tracked"):
             if getattr(self, name) is not None:
@@ -245,6 +248,7 @@ class LazyBatchNorm3d(LazyBatchNorm1d):
 
     cls_to_become = BatchNorm3d
 
+
 class LazyInstanceNorm1d(LazyBatchNorm1d):
     """``nn.LazyInstanceNorm1d()``: an InstanceNorm1d whose num_features is dim 1 of its
     first input. torch's defaults differ from InstanceNorm1d's: ``affine=True`` and
@@ -252,17 +256,10 @@ class LazyInstanceNorm1d(LazyBatchNorm1d):
 
     cls_to_become = InstanceNorm1d
 
-    def initialize_parameters(self, x: Tensor) -> None:
+    def _check_first_input(self, x: Tensor) -> None:
         if x.ndim < 2:
             raise ValueError(f"{type(self).__name__}: the first input needs a channel dim "
                              f"(dim 1), got shape {x.shape}")
-        made = self.cls_to_become(x.shape[1], self.eps, self.momentum, self.affine,
-                                  self.track_running_stats, device=self._device,
-                                  dtype=self._dtype or x.dtype)
-        self.num_features = x.shape[1]
-        for name in ("weight", "bias", "running_mean", "running_var", "num_batches_tracked"):
-            if getattr(self, name) is not None:
-                _fill(getattr(self, name), getattr(made, name))
 
     def extra_repr(self) -> str:
         return InstanceNorm1d.extra_repr(self)
