@@ -88,3 +88,68 @@ def test_half_index_reduce_prod_negative_control():
         once = x.float().index_reduce(1, idx, src.float(), "prod").half()
         differs += int((once != x.index_reduce(1, idx, src, "prod")).any())
     assert differs > 0
+
+
+# --- addmm and multi_dot in float16/bfloat16 ----------------------------------------------
+def _to(t, dtype):
+    return tinyattn.tensor(t.float().numpy()).to(_HALF[dtype])
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("alpha,beta", [(1, 1), (0.5, 2.0), (1.3, 0.7), (1, 0)])
+def test_half_addmm_rounds_once_as_torch(dtype, alpha, beta):
+    gen = torch.Generator().manual_seed(2)
+    for m, k, n in [(3, 3, 3), (2, 5, 4), (5, 1, 2), (4, 7, 1)]:
+        for _ in range(5):
+            i = torch.empty(m, n).uniform_(-5, 5, generator=gen).to(dtype)
+            a = torch.empty(m, k).uniform_(-5, 5, generator=gen).to(dtype)
+            b = torch.empty(k, n).uniform_(-5, 5, generator=gen).to(dtype)
+            expected = torch.addmm(i, a, b, alpha=alpha, beta=beta)
+            got = tinyattn.addmm(_to(i, dtype), _to(a, dtype), _to(b, dtype), alpha=alpha,
+                                 beta=beta)
+            np.testing.assert_array_equal(got.float().numpy(), expected.float().numpy())
+
+
+def test_half_addmm_gradient_still_flows():
+    a = tinyattn.ones(2, 3, dtype="float16", requires_grad=True)
+    b = tinyattn.ones(3, 2, dtype="float16")
+    i = tinyattn.ones(2, 2, dtype="float16", requires_grad=True)
+    out = tinyattn.addmm(i, a, b, alpha=2.0)
+    assert out.dtype == np.float16 and out.grad_fn.name() == "AddmmBackward0"
+    out.sum().backward()
+    assert a.grad.dtype == np.float16 and float(a.grad.sum()) == 24.0
+    assert float(i.grad.sum()) == 4.0
+
+
+def test_multi_dot_chain_order_is_torchs():
+    """torch multiplies the chain in the order with the fewest multiplications; each
+    intermediate is rounded to float16, so the order shows in the values."""
+    from tinyattn.ops.blas import _chain_order
+    # (10x100) (100x5) (5x50): (A B) C costs 7500, A (B C) 75000: split after B (k = 1)
+    assert _chain_order([(10, 100), (100, 5), (5, 50)])[0][2] == 1
+    # (50x5) (5x100) (100x10): A (B C) (k = 0)
+    assert _chain_order([(50, 5), (5, 100), (100, 10)])[0][2] == 0
+    gen = torch.Generator().manual_seed(3)
+    left_to_right_differs = 0
+    for _ in range(30):
+        dims = torch.randint(1, 7, (6,), generator=gen).tolist()
+        ts = [torch.empty(dims[i], dims[i + 1]).uniform_(-5, 5, generator=gen).half()
+              for i in range(5)]
+        expected = torch.linalg.multi_dot(ts)
+        got = tinyattn.linalg.multi_dot([_to(t, torch.float16) for t in ts])
+        np.testing.assert_allclose(got.float().numpy(), expected.float().numpy(),
+                                   rtol=1e-3, atol=1e-5)
+        plain = ts[0]
+        for t in ts[1:]:
+            plain = plain @ t
+        left_to_right_differs += int((plain != expected).any())
+    assert left_to_right_differs > 0         # negative control: the order matters here
+
+
+def test_op_db_multi_dot_float16_sample():
+    gen = torch.Generator().manual_seed(4)
+    ts = [torch.empty(s).uniform_(-9, 9, generator=gen).half()
+          for s in [(2, 4), (4, 3), (3, 5), (5, 3), (3, 2)]]
+    expected = torch.linalg.multi_dot(ts)
+    got = tinyattn.linalg.multi_dot([_to(t, torch.float16) for t in ts])
+    torch.testing.assert_close(torch.from_numpy(got.float().numpy()), expected.float())
