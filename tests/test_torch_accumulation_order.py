@@ -153,3 +153,42 @@ def test_op_db_multi_dot_float16_sample():
     expected = torch.linalg.multi_dot(ts)
     got = tinyattn.linalg.multi_dot([_to(t, torch.float16) for t in ts])
     torch.testing.assert_close(torch.from_numpy(got.float().numpy()), expected.float())
+
+
+# --- polygamma: torch's trigamma series in float32; half n >= 2 rounds zeta first ---------
+def test_float32_trigamma_near_the_poles_is_torchs():
+    """At -1, -2, ... sin(pi x) is float32 round-off, not 0: torch's huge finite values,
+    which depend on pi and pi * pi rounded to float32 (op_db's samples at -1, -2, -0.5)."""
+    x = torch.tensor([-1.0, -2.0, -3.0, -0.5, -1.5, -0.9999999, -2.0000002, 0.0, 2.0])
+    expected = torch.polygamma(1, x)
+    got = tinyattn.polygamma(1, _tiny(x))
+    np.testing.assert_array_equal(_np(got), _np(expected))
+
+
+def test_float32_trigamma_agrees_everywhere():
+    x = torch.linspace(-30, 30, 20001)
+    expected = torch.polygamma(1, x)
+    got = torch.from_numpy(_np(tinyattn.polygamma(1, _tiny(x))))
+    torch.testing.assert_close(got, expected, equal_nan=True)
+    assert float((got == expected).float().mean()) > 0.98    # nearly all bit for bit
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("n", [2, 3, 5])
+def test_half_polygamma_rounds_zeta_first_as_torch(dtype, n):
+    x = torch.linspace(-10, 10, 4001).to(dtype)
+    expected = torch.polygamma(n, x).float().numpy()
+    got = tinyattn.polygamma(n, _to(x, dtype)).float().numpy()
+    same = (got == expected) | (np.isnan(got) & np.isnan(expected))
+    assert same.mean() > 0.999
+    if n == 2:      # n! = 2: the second rounding is exact, nothing to tell apart
+        return
+    # negative control: rounded once from the exact value, a quarter or more differ
+    once = torch.polygamma(n, x.double()).to(dtype).float().numpy()
+    assert ((once == expected) | (np.isnan(once) & np.isnan(expected))).mean() < 0.9
+
+
+def test_half_polygamma_op_db_point():
+    x = torch.tensor([-0.5], dtype=torch.float16)
+    assert float(tinyattn.polygamma(3, _to(x, torch.float16))) == \
+        float(torch.polygamma(3, x)) == 193.5
