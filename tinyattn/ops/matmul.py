@@ -56,6 +56,31 @@ def _rows(x, width: int):
     return x.reshape(rows, width)
 
 
+# torch's CPU bmm (the batched path of matmul) multiplies small matrices, K*M*N under this,
+# with a plain loop: out[m, n] = ((0 + a[m, 0] b[0, n]) + a[m, 1] b[1, n]) + ..., in k order,
+# each step rounded to the dtype (float32 for float16/bfloat16 inputs: Function.apply already
+# computes those in float32 and rounds once). A BLAS kernel adds the same products in another
+# order, which can differ from torch's by more than assert_close's float32 tolerance where the
+# sum cancels ((10,) @ (5, 5, 10, 5) in op_db's matmul samples: 1.5e-5). Larger products go to
+# BLAS there as here (MKL's order is not reproducible: both are equally accurate).
+_SMALL_BMM = 400
+
+
+def _batched(a2, b2):
+    """a2 @ b2 with at least one operand batched (torch's bmm path): small products (K*M*N <
+    _SMALL_BMM) accumulated in k order as torch's CPU kernel does, others by BLAS."""
+    m, k = a2.shape[-2:]
+    n = b2.shape[-1]
+    if k * m * n >= _SMALL_BMM or k == 0 or type(a2) is not np.ndarray \
+            or a2.dtype.kind not in "fc":
+        return a2 @ b2
+    batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    out = np.zeros(batch + (m, n), dtype=np.result_type(a2.dtype, b2.dtype))
+    for i in range(k):                       # acc += a[..., m, i] * b[..., i, n], i = 0..K-1
+        out += a2[..., :, i, None] * b2[..., i, None, :]
+    return out
+
+
 class Matmul(Function):
     """out = a @ b.
 
@@ -76,8 +101,10 @@ class Matmul(Function):
         if b2.ndim == 2 and a2.ndim > 2:        # fold batch dims into rows: one BLAS call
             k, n = b2.shape
             out = (_rows(a2, k) @ b2).reshape(a2.shape[:-1] + (n,))  # (B*M, K) @ (K, N)
+        elif a2.ndim > 2 or b2.ndim > 2:
+            out = _batched(a2, b2)              # (..., M, K) @ (..., K, N) -> (..., M, N)
         else:
-            out = a2 @ b2                       # (..., M, K) @ (..., K, N) -> (..., M, N)
+            out = a2 @ b2                       # (M, K) @ (K, N): one BLAS call, as torch's mm
         if a.ndim <= 2 and b.ndim >= 3 and b.size:
             # torch computes a vector or matrix times a batch as (b^T a^T)^T with b^T folded
             # into one matrix: it keeps that copy, not b, so writing to b after the op leaves

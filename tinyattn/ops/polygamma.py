@@ -11,7 +11,9 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function, keep_versions
+from ..precision import is_low_precision
 from ..tensor import Tensor
+from .elementwise import convert
 from .special_functions import digamma, lgamma, trigamma_values, unary_in_float32
 
 __all__ = ["polygamma", "mvlgamma", "polygamma_method", "mvlgamma_method"]
@@ -35,12 +37,29 @@ def _polygamma_values(n: int, x: Any) -> Any:
         return values.astype(x.dtype)
 
 
+def _half_polygamma_values(n: int, x: Any, half: Any) -> Any:
+    """psi^(n)(x), n >= 2, for float16/bfloat16 ``x`` (given here in float32) as torch's
+    kernel rounds it: its Hurwitz zeta(n + 1, x) is returned in the half dtype, then
+    multiplied in float32 by (-1)^(n+1) exp(lgamma(n + 1)) (n! in float32 arithmetic) and
+    rounded to the half dtype again. (Rounded once instead, polygamma(3, -0.5) is 193.375 in
+    float16 where torch gives 193.5: a quarter of all values differ in the last bit.)"""
+    sign = 1.0 if n % 2 else -1.0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        wide = _polygamma_values(n, x.astype(np.float64))
+        zeta = (wide / (sign * math.factorial(n))).astype(half).astype(np.float32)
+        factorial = np.float32(math.exp(np.float32(math.lgamma(n + 1))))   # expf(lgammaf)
+        return (np.float32(sign * factorial) * zeta).astype(np.float32)
+
+
 class Polygamma(Function):
     """out = psi^(n)(x), the n-th derivative of digamma (n >= 1).
-    dx = g * psi^(n+1)(x): the next one."""
+    dx = g * psi^(n+1)(x): the next one. ``half``: the float16/bfloat16 dtype x had before
+    it was widened to float32 (torch rounds an intermediate to it, for n >= 2)."""
 
-    def forward(self, x, n: int):
+    def forward(self, x, n: int, half: Any = None):
         self.save_for_backward(x, n)
+        if half is not None and n >= 2:
+            return _half_polygamma_values(n, x, half)
         return _polygamma_values(n, x)
 
     def backward(self, grad):
@@ -64,6 +83,9 @@ def polygamma(n: int, input: Tensor) -> Tensor:  # noqa: A002 - torch's names
     n = _order(n, "polygamma")
     if n == 0:
         return digamma(input)
+    if isinstance(input, Tensor) and is_low_precision(input.dtype) and n >= 2:
+        return convert(Polygamma.apply(convert(input, dtype=np.float32), n=n,
+                                       half=input.dtype), dtype=input.dtype)
     return unary_in_float32(Polygamma, input, n=n)
 
 

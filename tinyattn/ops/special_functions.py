@@ -91,16 +91,21 @@ def _trigamma(x: Any) -> Any:
     At a non-positive integer sin(pi x) is a rounding error, not 0: a huge finite value, as
     torch's (SciPy gives inf)."""
     xp = backend.get_array_module(x)
+    dtype = x.dtype
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         reflect = x < 0.5
-        sin_pi_x = xp.sin(math.pi * x)
-        result = xp.where(reflect, -(math.pi * math.pi) / (sin_pi_x * sin_pi_x), 0.0)
+        pi = dtype.type(math.pi)                # c10::pi<scalar_t>: pi rounded to the dtype,
+        sin_pi_x = xp.sin((pi * x).astype(np.float64)).astype(dtype)  # pi x, pi pi in the
+        # dtype; sin correctly rounded, as glibc's sinf (NumPy's float32 sin is 1 ulp off)
+        result = xp.where(reflect, -(pi * pi) / (sin_pi_x * sin_pi_x), dtype.type(0))
         x = xp.where(reflect, 1 - x, x)
         for _ in range(6):
             result = result + 1 / (x * x)
             x = x + 1
         ixx = 1 / (x * x)
-        result = result + (1 + 1 / (2 * x) + ixx * (1 / 6 - ixx * (1 / 30 - ixx / 42))) / x
+        one = dtype.type(1)                      # every step in the dtype (float32 too)
+        result = result + (one + one / (2 * x) + ixx * (
+            dtype.type(1 / 6) - ixx * (dtype.type(1 / 30) - ixx * dtype.type(1 / 42)))) / x
         return xp.where(reflect, -result, result)
 
 
