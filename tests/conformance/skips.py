@@ -172,17 +172,6 @@ COVERAGE_A: List[Skip] = [
             "tensor's shape with a RuntimeError, as torch's other in-place ops (add_, mul_) do",
             variants=("inplace",), when=predicate("an input smaller than the result", lambda s:
                 s.input.dim() < 2)),
-    op_skip("special.erfcx", "values", "on purpose: tinyattn's float32 erfcx is SciPy's, "
-            "correctly rounded; torch's float32 kernel is less accurate (against float64 over "
-            "2e5 values in [-9, 1000]: largest relative error torch 3.85e-6, tinyattn 5.95e-8 "
-            "(half a float32 ulp); mean 2.1e-7 and 2.2e-8; tinyattn worse in 0), so the values "
-            "differ by more than float32's tolerance", dtypes=("float32",)),
-    op_skip("special.ndtr", "values", "on purpose: tinyattn's float16/bfloat16 ndtr "
-            "computes (1 + erf(x / sqrt 2)) / 2 in float32 and rounds once; torch's rounds at "
-            "some steps for some inputs (0 below x = -4), so it is less accurate (against "
-            "float64 over 400 (5, 5) draws in [-9, 9]: largest error float16 torch 4.5e-4, "
-            "tinyattn 2.4e-4; bfloat16 3.4e-3 and 2.0e-3; tinyattn worse in 0 of 10^4 "
-            "elements) and the two differ by more than the half tolerance", dtypes=_HALF),
     *[op_skip(name, "errors", "torch's unbound Tensor.__r*__ refuses a self that is not a "
               "tensor; tinyattn's Python method can only be handed one by calling "
               "Tensor.__rand__(2, x) by hand, which no program does", kind="skip",
