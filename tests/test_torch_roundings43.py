@@ -95,3 +95,91 @@ def test_ndtr_half_on_op_db_sized_draws():
             x = (torch.rand(5, 5, generator=gen) * 18 - 9).to(getattr(torch, dtype))
             got = ta.special.ndtr(ta.tensor(x.float().numpy()).to(dtype))
             torch.testing.assert_close(_torch_of(got), torch.special.ndtr(x))
+
+
+# ------------------------------------------------------------------ polygamma n >= 2 float32
+def _near_poles() -> np.ndarray:
+    rng = np.random.default_rng(43)
+    return np.concatenate([rng.uniform(-9, 9, 200_000),
+                           -0.5 + rng.standard_normal(50_000) * 1e-3,
+                           -3.5 + rng.standard_normal(20_000) * 1e-3,
+                           [0.0, -0.0, -1.0, -2.0, 1e-20, -1e-20, np.inf, -np.inf, np.nan]]
+                          ).astype(np.float32)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 6])
+def test_polygamma_float32_bit_for_bit(n):
+    x = _near_poles()
+    got = ta.polygamma(n, ta.tensor(x)).numpy()
+    want = torch.polygamma(n, torch.from_numpy(x)).numpy()
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
+
+
+def test_polygamma_float32_control_rounded_once_differs():
+    """Negative control: SciPy's float64 polygamma rounded once (tinyattn's old value) is
+    outside float32's tolerance of torch's near x = -0.5 for n = 4."""
+    x = _near_poles()
+    with np.errstate(over="ignore"):
+        old = scipy_special.polygamma(4, x.astype(np.float64)).astype(np.float32)
+    old = torch.from_numpy(old)
+    assert not _close(old, torch.polygamma(4, torch.from_numpy(x)))
+
+
+def test_polygamma_float64_and_its_gradient_as_torch():
+    x = np.array([-2.7, -0.4995, 0.3, 1.5, 7.25], dtype=np.float64)
+    t = torch.tensor(x, requires_grad=True)
+    torch.polygamma(3, t).sum().backward()
+    a = ta.tensor(x, requires_grad=True)
+    out = ta.polygamma(3, a)
+    out.sum().backward()
+    torch.testing.assert_close(torch.from_numpy(out.detach().numpy()),
+                               torch.polygamma(3, torch.from_numpy(x)))
+    torch.testing.assert_close(torch.from_numpy(a.grad.numpy()), t.grad)
+
+
+# ------------------------------------------------------------------ addbmm float32
+def _addbmm_cases():
+    gen = torch.Generator().manual_seed(43)
+    for _ in range(40):
+        for input_shape in [(5, 10), (1,), ()]:
+            for beta, alpha in [(1, 1), (0.6, 0.2), (0, 1.5)]:
+                b1 = torch.rand(5, 5, 5, generator=gen) * 18 - 9
+                b2 = torch.rand(5, 5, 10, generator=gen) * 18 - 9
+                x = torch.rand(input_shape, generator=gen) * 18 - 9
+                yield x, b1, b2, beta, alpha
+
+
+def test_addbmm_float32_bit_for_bit_at_op_db_sizes():
+    for x, b1, b2, beta, alpha in _addbmm_cases():
+        want = torch.addbmm(x, b1, b2, beta=beta, alpha=alpha)
+        got = ta.addbmm(ta.tensor(x.numpy()), ta.tensor(b1.numpy()), ta.tensor(b2.numpy()),
+                        beta=beta, alpha=alpha)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_addbmm_float32_control_summed_products_differ():
+    """Negative control: beta * input + alpha * sum_b b1[b] @ b2[b] (tinyattn's old value)
+    is outside float32's tolerance of torch's for some of these cases."""
+    outside = 0
+    for x, b1, b2, beta, alpha in _addbmm_cases():
+        old = np.float32(beta) * x.numpy() + np.float32(alpha) * (b1.numpy() @ b2.numpy()).sum(0)
+        outside += not _close(torch.from_numpy(old.astype(np.float32)),
+                              torch.addbmm(x, b1, b2, beta=beta, alpha=alpha))
+    assert outside > 0
+
+
+def test_addbmm_float32_out_and_gradients():
+    x, b1, b2 = (torch.randn(s, generator=torch.Generator().manual_seed(7))
+                 for s in [(3, 4), (6, 3, 2), (6, 2, 4)])
+    out = ta.empty((3, 4))
+    ta.addbmm(ta.tensor(x.numpy()), ta.tensor(b1.numpy()), ta.tensor(b2.numpy()), beta=0.5,
+              alpha=2.0, out=out)
+    np.testing.assert_array_equal(out.numpy(),
+                                  torch.addbmm(x, b1, b2, beta=0.5, alpha=2.0).numpy())
+    tx, t1, t2 = (t.clone().requires_grad_() for t in (x, b1, b2))
+    torch.addbmm(tx, t1, t2, beta=0.5, alpha=2.0).pow(2).sum().backward()
+    ax, a1, a2 = (ta.tensor(t.numpy(), requires_grad=True) for t in (x, b1, b2))
+    ta.addbmm(ax, a1, a2, beta=0.5, alpha=2.0).pow(2).sum().backward()
+    for got, want in [(ax, tx), (a1, t1), (a2, t2)]:
+        torch.testing.assert_close(torch.from_numpy(got.grad.numpy()), want.grad)

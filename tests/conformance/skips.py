@@ -75,13 +75,6 @@ _HALF_CONV_T = ("on purpose: tinyattn's half-precision transposed convolution ac
                 "tinyattn's 0.0057), so the two differ by more than the half tolerance")
 
 ON_PURPOSE: List[Skip] = [
-    op_skip("addbmm", "values", "on purpose: torch's float32 addbmm is one MKL addmm per "
-            "batch into the result (C = A B + C, in the GEMM's own order); tinyattn sums the "
-            "batch products and adds beta * input once, more accurately (against float64 over "
-            "op_db's 120 samples, 20 draws: largest error / largest value torch 1.46e-7, "
-            "tinyattn 8.9e-8; mean 1.22e-7 and 6.1e-8; tinyattn worse in 0), so an element "
-            "can differ by just over float32's tolerance (float16/bfloat16 match torch's "
-            "per-batch rounding bit for bit)", dtypes=("float32",)),
     op_skip("nn.functional.scaled_dot_product_attention", "values", "on purpose (tinyattn is as "
             "accurate or slightly more, measured below; the rounding order cannot be torch's): "
             "op_db's samples reach scores of about 200 (entries up to 9), where one float32 rounding of "
@@ -256,22 +249,7 @@ INSTANCE_NORM_MODS30: List[Skip] = [
 ]
 
 # ------------------------------------------------------------------ absentA38's ops
-_POLYGAMMA_F32 = ("on purpose: tinyattn's polygamma (n >= 2) computes in float64 (SciPy's "
-                  "Hurwitz zeta) and rounds once; torch's float32 kernel loses digits near the "
-                  "poles (op_db's large reference sample, x near -0.5, n = 4: torch's relative "
-                  "error against float64 3.0e-3, tinyattn's 5.3e-8), so the two differ by more "
-                  "than the float32 tolerance there")
-
-
-def _large_sample(sample: object) -> bool:
-    """op_db's large reference sample (about 10^6 values, extremal ones)"""
-    return sample.input.numel() > 100_000
-
-
-ABSENT_A38: List[Skip] = [
-    *[op_skip(f"polygamma.polygamma_n_{n}", "values", _POLYGAMMA_F32, dtypes=("float32",),
-              when=_large_sample) for n in (2, 4)],
-]
+ABSENT_A38: List[Skip] = []
 
 # F.linear_cross_entropy (stream absentB38): torch's chunked kernel (options=...) is its own
 # custom op; tinyattn computes the reference composition for every options value
@@ -292,9 +270,6 @@ OUT_HARNESS39: List[Skip] = [
     *[op_skip(name, "out", RANDOM, kind="structure")
       for name in ("normal", "normal.number_mean", "multinomial", "randn", "bernoulli")],
     op_skip("empty", "out", UNINITIALISED, kind="structure"),
-    op_skip("addbmm", "out", "on purpose: the float32 addbmm row above (tinyattn sums the "
-            "batch products and adds beta * input once, more accurately than torch's one MKL "
-            "addmm per batch; one element of 50 differs by 1.2e-5)", dtypes=("float32",)),
 ]
 
 # ------------------------------------------------------------------ complex tensors (fft39)
