@@ -219,12 +219,24 @@ OUT_ALIASING: List[Skip] = [
 _MATRIX_EXP = ("on purpose: tinyattn's matrix_exp computes in float64 (SciPy's expm) and rounds "
                "once; torch's float32 kernel is less accurate (on op_db's 5x5 samples: error "
                "5.4e-7 of the largest entry against float64, tinyattn's 2.0e-8), so small "
-               "entries differ by more than the float32 tolerance. torch's float16/bfloat16 "
-               "CPU kernel is far off (NaN on these samples; about -1.3e30 on the diagonal "
-               "for exp(0.3 * randn(3, 3)) in bfloat16), tinyattn's is the float64 result "
-               "rounded")
+               "entries differ by more than the float32 tolerance (following torch's float32 "
+               "Taylor/scaling-and-squaring kernel step by step is not done yet: stream "
+               "onpurpose43's report)")
+_MATRIX_EXP_HALF = ("torch bug not copied: torch 2.13's float16/bfloat16 CPU matrix_exp is "
+                    "far off (inf and NaN on op_db's samples; about -1.3e30 on the diagonal "
+                    "for exp(0.3 * randn(3, 3)) in bfloat16, inf in float16, where the answer "
+                    "is near 1); tinyattn gives the float64 result rounded to the half dtype "
+                    "(docs/pytorch.md, where torch has a documented bug)")
 LINALG30: List[Skip] = [
-    op_skip("matrix_exp", "values", _MATRIX_EXP, dtypes=("float32",) + _HALF),
+    op_skip("matrix_exp", "values", _MATRIX_EXP, dtypes=("float32",)),
+]
+
+# ------------------------------------------------------------------ torch bugs not copied
+# rows where torch's value is plainly wrong (inf, NaN, 1e30 where the answer is near 1);
+# tinyattn gives the right value and says so in docs/pytorch.md ("Where torch has a
+# documented bug that tinyattn does not copy"); strict expected failures, as "disagrees"
+TORCH_BUG_NOT_COPIED: List[Skip] = [
+    op_skip("matrix_exp", "values", _MATRIX_EXP_HALF, dtypes=_HALF),
 ]
 
 # ------------------------------------------------------------------ interpolate (stream mods30)
@@ -363,7 +375,7 @@ STRIDED42: List[Skip] = [
 TABLE: List[Skip] = (CANNOT_COMPARE + ON_PURPOSE + TO_FIX + NOT_IMPLEMENTED + NEW_OPS_B
                      + COVERAGE_A
                      + MODULES_AND_OPTIMIZERS + COMPOSITIONS_COV30 + OUT_ALIASING
-                     + LINALG30 + INTERPOLATE_MODS30 + INSTANCE_NORM_MODS30
+                     + LINALG30 + TORCH_BUG_NOT_COPIED + INTERPOLATE_MODS30 + INSTANCE_NORM_MODS30
                      + EMBEDDING_BAG_INTERP39
                      + ABSENT_A38
                      + LINEAR_CROSS_ENTROPY_B38 + ERROR_TYPES_HARNESS38
