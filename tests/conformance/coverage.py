@@ -35,6 +35,8 @@ def _category(row: Any) -> str:
         return "not compared"
     if row.reason.startswith("on purpose"):
         return "on purpose"
+    if row.reason.startswith("torch bug not copied"):
+        return "torch bug not copied"
     if row.reason.startswith("not implemented"):
         return "not implemented"
     return "to fix"
@@ -53,7 +55,8 @@ def _case_counts(cases: Iterable[Any]) -> str:
         row = _case_row(case)
         counts["compared" if row is None else _category(row)] += 1
     parts = [f"{counts[k]} {k}" for k in ("compared", "not compared", "on purpose",
-                                          "not implemented", "to fix") if counts[k]]
+                                          "torch bug not copied", "not implemented",
+                                          "to fix") if counts[k]]
     return f"{total} cases: " + ", ".join(parts)
 
 
@@ -113,6 +116,10 @@ def report() -> str:
     ]
     for db in ("op", "module", "optim"):
         lines += _rows_text(db, "on purpose")
+    lines += ["", "**Torch bugs not copied** (torch's value is plainly wrong; tinyattn's is "
+              "right, *Where torch has a documented bug* above):"]
+    for db in ("op", "module", "optim"):
+        lines += _rows_text(db, "torch bug not copied")
     lines += ["", "**Not compared** (the values cannot be):"]
     for db in ("op", "module", "optim"):
         lines += _rows_text(db, "not compared")

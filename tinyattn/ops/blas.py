@@ -147,7 +147,45 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,  # n
         return result
     if half is not None and batch1.shape[0] > 1:
         return _in_float32(compute_as_half_addmms, input, batch1, batch2)
-    return _in_float32(compute, input, batch1, batch2)
+    result = _in_float32(compute, input, batch1, batch2)
+    if input.dtype == np.float32 and batch1.shape[0] \
+            and batch1.shape[0] * batch1.shape[2] <= _SEQUENTIAL_ADDBMM_TERMS:
+        # the values in torch's order of additions; the gradients (addbmm is linear in each
+        # input) do not depend on them, so the composition's graph stays right
+        result._data = _addbmm_float32_values(input._data, batch1._data, batch2._data,
+                                              beta, alpha)
+    return result
+
+
+# float32 addbmm's terms (batches times the inner size) up to which the values follow
+# torch's order of additions (a Python loop of that many steps); beyond it torch's BLAS
+# blocks the sums in an order of its own, and tinyattn sums each batch's product with its
+# matrix product
+_SEQUENTIAL_ADDBMM_TERMS = 1024
+
+
+def _addbmm_float32_values(input: Any, batch1: Any, batch2: Any, beta: Any,  # noqa: A002
+                           alpha: Any) -> Any:
+    """float32 addbmm as torch's CPU kernel orders it (measured bit for bit against torch
+    2.13 on op_db's samples): one addmm per batch into the result, each addmm scaling the
+    result by beta (the first only; 0 clears it) and then adding the inner index's terms
+    one at a time, result += (alpha * batch1[b][:, k]) (outer) batch2[b][k, :], every product
+    and sum rounded to float32. Summing a batch's products first (a matrix product) rounds
+    differently, and where the sum nearly cancels the difference exceeds float32's
+    tolerance."""
+    xp = backend.get_array_module(batch1)
+    f32 = np.float32
+    shape = (batch1.shape[1], batch2.shape[2])
+    result = xp.broadcast_to(input, shape).astype(f32)
+    if beta == 0:
+        result = xp.zeros(shape, dtype=f32)
+    elif beta != 1:
+        result = result * f32(beta)
+    scaled = batch1 * f32(alpha) if alpha != 1 else batch1
+    for b in range(batch1.shape[0]):
+        for k in range(batch1.shape[2]):
+            result = result + scaled[b, :, k:k + 1] * batch2[b, k:k + 1, :]
+    return result
 
 
 @names_node("AddrBackward0")

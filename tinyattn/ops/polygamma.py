@@ -30,7 +30,10 @@ def _polygamma_values(n: int, x: Any) -> Any:
         return trigamma_values(x)
     xp = backend.get_array_module(x)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        values = backend.special_module(x).polygamma(n, x)
+        if x.dtype == np.float32:
+            values = _polygamma_float32(n, x)
+        else:
+            values = backend.special_module(x).polygamma(n, x)
         # torch's Hurwitz zeta gives NaN at x = +inf for n >= 2 (SciPy: the limit, +-0);
         # a program valid in torch must print what torch prints
         values = xp.where(xp.isposinf(x), xp.nan, values)
@@ -49,6 +52,28 @@ def _half_polygamma_values(n: int, x: Any, half: Any) -> Any:
         zeta = (wide / (sign * math.factorial(n))).astype(half).astype(np.float32)
         factorial = np.float32(math.exp(np.float32(math.lgamma(n + 1))))   # expf(lgammaf)
         return (np.float32(sign * factorial) * zeta).astype(np.float32)
+
+
+def _polygamma_float32(n: int, x: Any) -> Any:
+    """psi^(n)(x), n >= 2, of a float32 array as torch's float32 kernel computes it:
+    (-1)^(n+1) n! zeta(n + 1, x), with n! = exp(lgamma(n + 1)) rounded to float32, the Hurwitz
+    zeta by Cephes's algorithm (the sum of (x + k)^-(n+1) up to k = 9 or so, then the
+    Euler-Maclaurin tail), in float64 as SciPy's zeta, except that its first term, x^-(n+1), is
+    a float32 power (powf); the float32 zeta times the float32 n!.
+
+    Near a pole the first term is large and the others nearly cancel it, so its float32
+    rounding is what torch's value carries (at x = -0.4995, n = 4: a relative 3e-6); tinyattn
+    swaps SciPy's float64 first term for the float32 one: zeta + (powf - pow)."""
+    xp = backend.get_array_module(x)
+    order = float(n + 1)
+    q = x.astype(np.float64)
+    exact_first = q ** -order
+    float32_first = xp.power(x, np.float32(-order)).astype(np.float64)
+    zeta = backend.special_module(x).zeta(order, q)
+    zeta = xp.where(xp.isfinite(exact_first), zeta + (float32_first - exact_first), zeta)
+    factorial = np.float32(np.exp(np.float64(np.float32(math.lgamma(n + 1)))))
+    sign = np.float32(1.0 if n % 2 else -1.0)
+    return (sign * factorial) * zeta.astype(np.float32)
 
 
 class Polygamma(Function):

@@ -227,12 +227,46 @@ class I1e(Function):
         return grad * slope
 
 
+def _fma32(a: Any, b: Any, c: Any) -> Any:
+    """a * b + c rounded once to float32 (a fused multiply-add of float32 numbers: their
+    product is exact in float64)."""
+    return (a.astype(np.float64) * b.astype(np.float64) + c).astype(np.float32)
+
+
+def _erf_half_kernel(x: Any) -> Any:
+    """erf of float32 numbers as torch's CPU kernel for float16/bfloat16 computes it, before
+    the rounding to the half dtype: its vectorised float32 erf is Abramowitz and Stegun's
+    7.1.26, erf|x| = 1 - t (p1 + t (p2 + t (p3 + t (p4 + t p5)))) e^(-x^2) with
+    t = 1 / (1 + p |x|) (absolute error below 1.5e-7), Horner's steps as fused multiply-adds.
+    Bit for bit torch 2.13's on every float16 and bfloat16 number; a correctly rounded erf
+    differs from it at a few half numbers near a rounding tie (erf(-0.5552) in float16)."""
+    xp = backend.get_array_module(x)
+    f32 = np.float32
+    t = f32(1) / _fma32(xp.full_like(x, 0.3275911), xp.abs(x), 1.0)
+    r = _fma32(xp.full_like(t, 1.061405429), t, float(f32(-1.453152027)))
+    for c in (1.421413741, -0.284496736, 0.254829592):
+        r = _fma32(r, t, float(f32(c)))
+    with np.errstate(under="ignore", over="ignore"):
+        e = xp.exp(-(x * x).astype(np.float64)).astype(f32)
+    return xp.copysign(_fma32(-e * t, r, 1.0), x)
+
+
 class Ndtr(Function):
     """out = Phi(x) = erfc(-u) / 2 with u = x / sqrt 2.   dx = g * e^(-u^2) / sqrt(2 pi).
-    Keeps u, not x, as torch's (1 + erf(x / sqrt 2)) / 2 graph does: x may change after."""
+    Keeps u, not x, as torch's (1 + erf(x / sqrt 2)) / 2 graph does: x may change after.
 
-    def forward(self, x):
+    float16/bfloat16 (``half``: that dtype, x given in float32) follow torch's composition
+    step by step, each step rounded to the half dtype: u = x * sqrt(1/2), e = erf(u) (torch's
+    half erf kernel, ``_erf_half_kernel``), (1 + e) * 0.5."""
+
+    def forward(self, x, half: Any = None):
         u = x * x.dtype.type(math.sqrt(0.5))
+        if half is not None:
+            def rounded(a):
+                return a.astype(half).astype(x.dtype)
+            u = rounded(u)
+            self.save_for_backward(u)
+            return rounded(rounded(1 + rounded(_erf_half_kernel(u))) * x.dtype.type(0.5))
         self.save_for_backward(u)
         return 0.5 * _sp(x).erfc(-u)
 
@@ -271,12 +305,45 @@ class LogNdtr(Function):
         return grad * (_ONE_OVER_SQRT_2PI * xp.exp(-0.5 * x * x - out))
 
 
+def _erfcx_float32(x: Any) -> Any:
+    """erfcx of a float32 array as torch's float32 kernel computes it (S. G. Johnson's
+    algorithm, which SciPy's float64 erfcx also is), with torch's float32 roundings:
+
+    - 0 <= |x| <= 50: y = 400 / (4 + |x|) is rounded to float32, then a float64 Chebyshev fit
+      in y gives erfcx at the x that the rounded y stands for, 400 / y - 4 (computed here with
+      float64 erfcx at that x);
+    - x > 50: the continued fraction (1/sqrt pi) (x^2 (x^2 + 4.5) + 2) / (x (x^2 (x^2 + 5) +
+      3.75)), x^2 rounded to float32, the rest in float64; x > 5e7: (1/sqrt pi) / x in float32;
+    - x < 0: erfcx(x) = 2 e^(x^2) - erfcx(-x), e^(x^2) of the float32 x^2, rounded to float32,
+      the difference in float32 (2 e^(x^2) alone below -6.1, inf below -26.7).
+
+    The float32 x^2 is what costs accuracy for negative x (a relative 6e-8 of x^2 = 80 is
+    5e-6 of e^(x^2)); tinyattn keeps it, so the values are torch's."""
+    xp = backend.get_array_module(x)
+    f32, f64 = np.float32, np.float64
+    with np.errstate(all="ignore"):
+        y100 = f32(400) / (f32(4) + xp.abs(x))
+        table = _sp(x).erfcx(400.0 / y100.astype(f64) - 4.0)
+        xx32 = x * x
+        xx = xx32.astype(f64)
+        inv_sqrt_pi = f64(f32(1.0 / math.sqrt(math.pi)))
+        fraction = inv_sqrt_pi * (xx * (xx + 4.5) + 2) / (x.astype(f64) * (xx * (xx + 5) + 3.75))
+        far = (f32(inv_sqrt_pi) / x).astype(f64)
+        positive = xp.where(x > 5e7, far, xp.where(x > 50, fraction, table)).astype(f32)
+        twice_exp = 2 * xp.exp(xx).astype(f32)
+        negative = xp.where(x < -26.7, f32(np.inf),
+                            xp.where(x < -6.1, twice_exp, twice_exp - table.astype(f32)))
+        out = xp.where(x < 0, negative, positive)
+        return xp.where(xp.isnan(x), x, out).astype(f32)
+
+
 class Erfcx(Function):
     """out = e^(x^2) erfc x.   Product rule: 2x e^(x^2) erfc x - e^(x^2) 2/sqrt(pi) e^(-x^2),
-    so dx = g * (2 x out - 2/sqrt(pi))."""
+    so dx = g * (2 x out - 2/sqrt(pi)). float64 is SciPy's erfcx (Johnson's algorithm, as
+    torch's); float32 follows torch's float32 roundings (``_erfcx_float32``)."""
 
     def forward(self, x):
-        out = _sp(x).erfcx(x)
+        out = _erfcx_float32(x) if x.dtype == np.float32 else _sp(x).erfcx(x)
         self.save_for_backward(x, out)
         return out
 
@@ -438,8 +505,10 @@ def ndtri(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
 
 
 def ndtr(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
-    """The standard normal CDF, Phi(x) = erfc(-x / sqrt 2) / 2 (``torch.special.ndtr``)."""
-    return unary_in_float32(Ndtr, input)
+    """The standard normal CDF, Phi(x) = erfc(-x / sqrt 2) / 2 (``torch.special.ndtr``); in
+    float16/bfloat16 torch's (1 + erf(x / sqrt 2)) / 2 with each step rounded (``Ndtr``)."""
+    x = _as_float(input)
+    return unary_in_float32(Ndtr, x, half=x.dtype if _is_half(x) else None)
 
 
 def logit(input: Tensor, eps: Optional[float] = None) -> Tensor:  # noqa: A002
