@@ -163,7 +163,8 @@ def _run_out(case: OpCase) -> List[str]:
     samples = R.generate(case.entry.info, "values", case.dtype, requires_grad=False)
     failures = []
     for variant, sample in _pairs(case, samples, R.samples_per_case("out"), "out"):
-        result = R.check_out(variant, sample, values=not _structure_only(case))
+        result = R.check_out(variant, sample, values=not _structure_only(case),
+                             gauge=case.entry.key in R.SIGN_GAUGE_ENTRIES)
         if result is not None:
             failures.append(f"{variant.kind}({R.describe(sample)}): {result}")
     return failures

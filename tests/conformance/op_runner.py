@@ -550,11 +550,14 @@ def _empty_like_result(value: Any, make: Callable[[Any], Any]) -> Any:
     return None
 
 
-def check_out(variant: Variant, sample: Any, values: bool = True) -> Optional[str]:
+def check_out(variant: Variant, sample: Any, values: bool = True,
+              gauge: bool = False) -> Optional[str]:
     """None when ``fn(..., out=t)`` agrees in tinyattn and torch: both write the result into
     ``t`` (an empty tensor of the result's shape and dtype, a tuple for (values, indices))
     and return it, or both raise. Samples whose result torch cannot give an ``out=`` for
-    (a number, a list) are not compared."""
+    (a number, a list) are not compared. With ``gauge=True`` (SIGN_GAUGE_ENTRIES) the values
+    are compared as check_values compares them: through the sample's output_process_fn_grad,
+    which removes the vectors' arbitrary signs (LAPACK's choice, not the op's meaning)."""
     if "out" in sample.kwargs:
         return None
     try:
@@ -598,9 +601,13 @@ def check_out(variant: Variant, sample: Any, values: bool = True) -> Optional[st
         return "out=: tinyattn does not return the out= tensor"
     try:
         assert_agrees(tiny_out, torch_out if not isinstance(torch_out, tuple)
-                      else list(torch_out), "the out= tensor", values=values)
+                      else list(torch_out), "the out= tensor", values=values and not gauge)
         assert_agrees(got, returned if not isinstance(returned, tuple) else list(returned),
-                      "the result of out=", values=values)
+                      "the result of out=", values=values and not gauge)
+        if gauge and values:
+            assert_agrees(_process(sample)(got), _process(sample)(returned),
+                          "the result of out= with the vectors' signs removed "
+                          "(output_process_fn_grad)")
     except AssertionError as exc:
         return str(exc).strip().replace("\n", " ")[:400]
     return None

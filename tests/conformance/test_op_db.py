@@ -33,3 +33,37 @@ def test_new_checks_are_not_vacuous():
     assert R.check_out(good, sample) is None
     bad = R.Variant("function", torch.abs, lambda x, out=None: tinyattn.abs(x))
     assert "does not return" in R.check_out(bad, sample)
+
+
+def test_out_gauge_comparison_is_not_vacuous():
+    """Negative control of check_out(gauge=True) (complex43): an svd whose vectors differ from
+    torch's only in sign agrees; one with a wrong singular vector does not."""
+    import torch
+    import tinyattn
+    from . import op_runner as R
+    matrix = torch.tensor([[3.0, 1.0, 0.5], [1.0, 2.0, -1.0]])
+    sample = type("S", (), {"input": matrix, "args": (), "kwargs": {},
+                            "output_process_fn_grad": staticmethod(
+                                lambda usv: (usv[0].abs(), usv[1], usv[2].abs()))})()
+
+    torch_u = torch.linalg.svd(matrix, full_matrices=False)[0]
+
+    def flipped(x, out=None):          # torch's first vector's sign turned round
+        u, s, vh = tinyattn.linalg.svd(x, full_matrices=False)
+        same = (u * tinyattn.tensor(torch_u.numpy())).sum(0).sign()
+        flip = same * tinyattn.tensor([-1.0, 1.0])
+        return _write(out, (u * flip, s, vh * flip.reshape(2, 1)))
+
+    def wrong(x, out=None):
+        u, s, vh = tinyattn.linalg.svd(x, full_matrices=False)
+        return _write(out, (u * 2, s, vh))
+
+    def _write(out, values):
+        for target, value in zip(out, values):
+            target.copy_(value)
+        return out
+    torch_svd = lambda x, out=None: torch.linalg.svd(x, full_matrices=False, out=out)  # noqa
+    assert R.check_out(R.Variant("function", torch_svd, flipped), sample, gauge=True) is None
+    assert "signs removed" in R.check_out(R.Variant("function", torch_svd, wrong), sample,
+                                          gauge=True)
+    assert R.check_out(R.Variant("function", torch_svd, flipped), sample) is not None

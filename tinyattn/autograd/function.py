@@ -508,7 +508,9 @@ def _check_inputs_agree(cls: type, inputs: Tuple["Tensor", ...]
         return None
     op = cls.__name__
     _check_same_device(op, inputs)
-    floats = [t for t in inputs if is_floating(t.dtype)]
+    # complex counts with the floats: complex64 with float64 is complex128, as torch (NumPy's
+    # cast of the complex one to float64 dropped its imaginary part)
+    floats = [t for t in inputs if is_floating(t.dtype) or t.dtype.kind == "c"]
     dtypes = {t.dtype for t in floats}
     if len(dtypes) < 2:
         return None
@@ -521,8 +523,8 @@ def _check_inputs_agree(cls: type, inputs: Tuple["Tensor", ...]
             f"torch refuses this mix too (no type promotion here). Convert one side with "
             f".float() or .double() (or .to(dtype)) first")
     target = promotion.result_type(*floats)
-    return tuple(t.to(target) if is_floating(t.dtype) and t.dtype != target else t
-                 for t in inputs)
+    return tuple(t.to(target) if (is_floating(t.dtype) or t.dtype.kind == "c")
+                 and t.dtype != target else t for t in inputs)
 
 
 # True once any complex tensor or dtype was made (precision.on_complex): until then

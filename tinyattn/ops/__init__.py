@@ -164,6 +164,36 @@ def _reflected(fn):
     return method
 
 
+def _added_to(fn):
+    """``other + x`` (``x.__radd__(other)``) computed as torch's Tensor.__radd__ does,
+    ``x.add(other)``: the same sum, except for complex numbers, where add scales its second
+    operand by alpha = 1 + 0i (an inf part of it makes the other part NaN, ops/elementwise.py's
+    Add), so the operands' order shows."""
+    def __radd__(self, other):
+        return fn(self, other)
+    return __radd__
+
+
+def _nonzero_out(fn):
+    """``nonzero`` refusing what torch refuses of an out= (a tuple of tensors, out= with
+    ``as_tuple=True``, an out= tensor that is not int64) instead of writing into it."""
+    @functools.wraps(fn)
+    def nonzero(*args, **kwargs):
+        out = kwargs.get("out")
+        if out is not None:
+            if not isinstance(out, Tensor):
+                raise TypeError(f"nonzero(): argument 'out' must be Tensor, not "
+                                f"{type(out).__name__}")
+            if kwargs.get("as_tuple"):
+                raise RuntimeError("nonzero does not support the out kwarg when as_tuple is "
+                                   "True")
+            if out.dtype != np.int64:
+                raise RuntimeError(f"nonzero: Expected out tensor to have scalar type Long but "
+                                   f"got scalar type {out.dtype} (pass an int64 out=)")
+        return fn(*args, **kwargs)
+    return nonzero
+
+
 def _named_reflected(fn, node):
     def __rsub__(self, other):      # a tensor other (called directly): rsub.Tensor's node
         return _name_node(fn(other, self), "RsubBackward0" if isinstance(other, Tensor)
@@ -285,7 +315,7 @@ mv = _kw(mv, out=True)
 nan_to_num = _kw(nan_to_num, out=True)
 ne = _kw(ne, out=True)
 neg = _kw(neg, input=True, out=True)
-nonzero = _kw(nonzero, out=True)
+nonzero = _nonzero_out(_kw(nonzero, out=True))
 norm = _kw(norm, input=True, out=True)
 normal = _kw(normal, out=True)
 outer = _kw(outer, out=True)
@@ -349,7 +379,7 @@ vstack = _kw(vstack, out=True)
 # gets keywords); +, -, * and / of two tensors of one floating dtype go straight to the op
 # (elementwise.binary_operator; benchmarks/cases/small_op.py times a * b).
 Tensor.__add__ = binary_operator(Add, _op(add))
-Tensor.__radd__ = _reflected(_op(add))
+Tensor.__radd__ = _added_to(_op(add))       # x.__radd__(y) is x + y, as torch (complex: x + 1*y)
 Tensor.__sub__ = binary_operator(Sub, _op(sub))
 Tensor.__rsub__ = _named_reflected(_op(sub), "RsubBackward1")    # 1 - x: torch's rsub.Scalar
 Tensor.__mul__ = binary_operator(Mul, _op(mul))

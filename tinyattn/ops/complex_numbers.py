@@ -156,13 +156,19 @@ class MakeComplex(Function):
 
 class Polar(Function):
     """out = r e^{i theta}.   d r = Re(g conj(e^{i theta})), d theta = Re(g conj(i out))
-    (for a real input p: dL/dp = Re(g conj(dw/dp)))."""
+    (for a real input p: dL/dp = Re(g conj(dw/dp))).
+
+    The parts are r cos(theta) and r sin(theta), each one product, as torch's kernel: the
+    complex product r * e^{i theta} would add 0 * cos(theta) to the imaginary part, turning
+    r = 0 with sin(theta) < 0 into +0 where torch keeps -0 (printed ``0.-0.j``)."""
 
     def forward(self, r, theta):
         xp = backend.get_array_module(r)
         unit = xp.empty(theta.shape, dtype=complex_of(theta.dtype))
         unit.real, unit.imag = xp.cos(theta), xp.sin(theta)
-        out = xp.asarray(r * unit)     # an array (not a 0-d scalar): its version is noted
+        out = xp.empty(np.broadcast_shapes(r.shape, theta.shape), dtype=unit.dtype)
+        with np.errstate(invalid="ignore"):                  # inf * sin(0) is NaN quietly
+            out.real, out.imag = r * unit.real, r * unit.imag   # an array: version noted
         self.save_for_backward(r.shape, theta.shape, unit, out)
         return out
 

@@ -88,7 +88,7 @@ def _match_dtypes(a: Tensor, b: Tensor) -> Tuple[Tensor, Tensor]:
     return a, b
 
 
-def _binary(fn: type, op: str, a: Any, b: Any) -> Tensor:
+def _binary(fn: type, op: str, a: Any, b: Any, **options: Any) -> Tensor:
     """Apply a binary Function, turning NumPy's broadcasting error into a clear one.
 
     The result dtype is torch's ``result_type`` (tinyattn/promotion.py): a 0-d tensor or a
@@ -119,7 +119,7 @@ def _binary(fn: type, op: str, a: Any, b: Any) -> Tensor:
             like = a if isinstance(a, Tensor) else b
             a, b = _as_dtype(a, target, like), _as_dtype(b, target, like)
     try:
-        return fn.apply(a, b)
+        return fn.apply(a, b, **options)
     except ValueError as exc:
         if "broadcast" not in str(exc):
             raise
@@ -129,29 +129,52 @@ def _binary(fn: type, op: str, a: Any, b: Any) -> Tensor:
 
 
 class Add(Function):
-    """out = a + b.   da = g, db = g, each summed over the axes it was broadcast along."""
+    """out = a + b.   da = g, db = g, each summed over the axes it was broadcast along.
 
-    def forward(self, a, b):
-        self.save_for_backward(a.shape, b.shape)
+    Complex: out = a + alpha b, alpha a complex number (alpha + 0i, also for alpha = 1), as
+    torch's kernel computes it (``self + alpha * other``, the product by ``complex_product``):
+    so an inf part of b makes the other part NaN, (0+0j) + (0+infj) = nan+infj in torch.
+    db = g conj(alpha) (g itself for alpha = 1). A real add gets b already scaled (``add``)."""
+
+    def forward(self, a, b, alpha=1):
+        self.save_for_backward(a.shape, b.shape, alpha)
+        if a.dtype.kind == "c" or b.dtype.kind == "c":
+            with np.errstate(invalid="ignore", over="ignore"):
+                return a + complex_product(b, complex(alpha))
         return a + b
 
     def backward(self, grad):
-        a_shape, b_shape = self.saved
+        a_shape, b_shape, alpha = self.saved
         return (unbroadcast(grad, a_shape) if self.needs_input_grad[0] else None,
-                unbroadcast(grad, b_shape) if self.needs_input_grad[1] else None)
+                unbroadcast(_times_conj(grad, alpha), b_shape)
+                if self.needs_input_grad[1] else None)
 
 
 class Sub(Function):
-    """out = a - b.   da = g, db = -g (then unbroadcast)."""
+    """out = a - b.   da = g, db = -g (then unbroadcast).
 
-    def forward(self, a, b):
-        self.save_for_backward(a.shape, b.shape)
+    Complex: out = a + (-alpha) b with -alpha a complex number (-alpha + 0i), as torch's
+    kernel (sub is add with -alpha); db = -g conj(alpha). A real sub gets b already scaled."""
+
+    def forward(self, a, b, alpha=1):
+        self.save_for_backward(a.shape, b.shape, alpha)
+        if a.dtype.kind == "c" or b.dtype.kind == "c":
+            with np.errstate(invalid="ignore", over="ignore"):
+                return a + complex_product(b, complex(-alpha))
         return a - b
 
     def backward(self, grad):
-        a_shape, b_shape = self.saved
+        a_shape, b_shape, alpha = self.saved
         return (unbroadcast(grad, a_shape) if self.needs_input_grad[0] else None,
-                unbroadcast(-grad, b_shape) if self.needs_input_grad[1] else None)
+                unbroadcast(_times_conj(-grad, alpha), b_shape)
+                if self.needs_input_grad[1] else None)
+
+
+def _times_conj(grad, alpha):
+    """grad * conj(alpha), grad itself for alpha = 1 (torch's maybe_multiply)."""
+    if isinstance(alpha, (int, np.integer)) and alpha == 1:
+        return grad
+    return complex_product(grad, complex(alpha).conjugate())
 
 
 class Mul(Function):
@@ -163,14 +186,40 @@ class Mul(Function):
     def forward(self, a, b):
         needs_a, needs_b = self.needs_input_grad
         self.save_for_backward(a if needs_b else _Shape(a.shape), b if needs_a else _Shape(b.shape))
+        if a.dtype.kind == "c" or b.dtype.kind == "c":
+            return complex_product(a, b)        # torch's rounding, inf and NaN (not NumPy's)
         return a * b
 
     def backward(self, grad):
         a, b = self.saved          # complex: da = g * conj(b), db = g * conj(a) (derivations.md)
-        return (unbroadcast(grad * conj_if_complex(b), a.shape)
+        return (unbroadcast(complex_product(grad, conj_if_complex(b)), a.shape)
                 if self.needs_input_grad[0] else None,
-                unbroadcast(grad * conj_if_complex(a), b.shape)
+                unbroadcast(complex_product(grad, conj_if_complex(a)), b.shape)
                 if self.needs_input_grad[1] else None)
+
+
+def complex_product(a, b):
+    """a * b as torch's CPU kernel multiplies complex numbers (its vectorized loop, the one a
+    tensor's elements go through): (ar br - ai bi) + i (ar bi + ai br), each product rounded
+    on its own (no fused multiply-add) and nothing special for inf or NaN (C99's Annex G
+    recovery is not applied: (inf+infj) * (1+0j) is nan+nanj, as torch). NumPy's complex
+    multiply fuses a product into the subtraction on CPUs with FMA, which differs in the last
+    bits and, where a product overflows, gives -inf where torch gives NaN; so the parts are
+    computed here one op at a time. A real operand counts as x + 0i (torch converts it to the
+    complex dtype first). Arrays that are not complex: plain ``a * b``."""
+    kind_a, kind_b = getattr(a, "dtype", np.dtype(type(a))).kind, \
+        getattr(b, "dtype", np.dtype(type(b))).kind
+    if kind_a != "c" and kind_b != "c":
+        return a * b
+    xp = backend.get_array_module(a if kind_a == "c" else b)
+    dtype = np.result_type(*(getattr(v, "dtype", v) for v in (a, b)))   # a number: weak
+    a, b = xp.asarray(a, dtype=dtype), xp.asarray(b, dtype=dtype)
+    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+    out = xp.empty(np.broadcast_shapes(a.shape, b.shape), dtype=dtype)
+    with np.errstate(invalid="ignore", over="ignore"):     # inf - inf is NaN quietly, as torch
+        out.real = ar * br - ai * bi
+        out.imag = ar * bi + ai * br
+    return out
 
 
 def conj_if_complex(x):
@@ -424,6 +473,8 @@ _NUMBER_IN_FLOAT32 = (Mul, Div)     # _half_and_number (add and sub round the nu
 def add(a: Any, b: Any, alpha: float = 1) -> Tensor:
     """a + alpha * b (PyTorch's ``add``; alpha scales the second operand)."""
     alpha = _check_alpha(a, b, alpha)
+    if _complex_operand(a) or _complex_operand(b):     # a + alpha * b in one kernel (Add)
+        return _binary(Add, "add", a, b, alpha=alpha)
     return _binary(Add, "add", a, _scaled(a, b, alpha))
 
 
@@ -435,7 +486,14 @@ def sub(a: Any, b: Any, alpha: float = 1) -> Tensor:
                            "not supported, as in torch; to invert a mask use ~mask or "
                            "logical_not(mask), or convert it first with .int() or .float()")
     alpha = _check_alpha(a, b, alpha)
+    if _complex_operand(a) or _complex_operand(b):     # a + (-alpha) * b in one kernel (Sub)
+        return _binary(Sub, "sub", a, b, alpha=alpha)
     return _binary(Sub, "sub", a, _scaled(a, b, alpha))
+
+
+def _complex_operand(value: Any) -> bool:
+    return isinstance(value, (complex, np.complexfloating)) or (
+        isinstance(value, Tensor) and value._data.dtype.kind == "c")
 
 
 def _check_alpha(a: Any, b: Any, alpha: Any) -> Any:
@@ -448,6 +506,9 @@ def _check_alpha(a: Any, b: Any, alpha: Any) -> Any:
             and alpha == 1):
         return alpha
     kind = result_type(a, b).kind
+    if isinstance(alpha, (complex, np.complexfloating)) and kind != "c":
+        raise RuntimeError(f"For non-complex input tensors, argument alpha must not be a "
+                           f"complex scalar (as torch; got alpha={alpha!r})")
     if kind == "b" and isinstance(alpha, (int, np.integer)):
         return bool(alpha)
     if not isinstance(alpha, (bool, np.bool_, float, np.floating)):

@@ -15,7 +15,7 @@ import numpy as np
 from .. import backend
 from ..autograd import Function, keep_versions, name_node
 from ..tensor import Tensor
-from .elementwise import _as_float
+from .elementwise import _as_float, complex_product
 from ..precision import DtypeNotImplementedError, finfo, is_floating
 
 __all__ = ["square", "reciprocal", "log1p", "expm1", "sign", "sgn", "floor", "ceil", "round",
@@ -24,11 +24,12 @@ __all__ = ["square", "reciprocal", "log1p", "expm1", "sign", "sgn", "floor", "ce
 
 class Square(Function):
     """out = x^2.   dx = g * 2x (complex x: g * conj(2x), torch's convention for a
-    holomorphic op, docs/derivations.md#complex-numbers)."""
+    holomorphic op, docs/derivations.md#complex-numbers). A complex x is multiplied as
+    torch's vectorised loop multiplies it (``complex_product``: no fused multiply-add)."""
 
     def forward(self, x):
         self.save_for_backward(x)
-        return x * x
+        return complex_product(x, x) if x.dtype.kind == "c" else x * x
 
     def backward(self, grad):
         (x,) = self.saved

@@ -367,14 +367,18 @@ def _check_join(op: str, tensors: Sequence[Tensor], dim: int, same_shape: bool) 
 def _floats_win(tensors: Sequence[Tensor]) -> List[Tensor]:
     """Integer and bool tensors joined with floating ones take the floats' dtype, as in
     PyTorch (NumPy would make int64 with float32 float64). Several floating dtypes promote
-    in Function.apply (float32 with float64: float64), so the integers take the widest."""
-    floats = [t.dtype for t in tensors if is_floating(t.dtype)]
+    in Function.apply (float32 with float64: float64), so the integers take the widest.
+    Complex counts as floating here (int64 with complex64 is complex64, not NumPy's
+    complex128)."""
+    def number(dtype: Any) -> bool:         # floating or complex
+        return is_floating(dtype) or dtype.kind == "c"
+    floats = [t.dtype for t in tensors if number(t.dtype)]
     if not floats or len(floats) == len(tensors):
         return list(tensors)
     dtype = floats[0]
     for other in floats[1:]:
         dtype = promote_types(dtype, other)
-    return [t if is_floating(t.dtype) else Tensor._wrap(t._data.astype(dtype)) for t in tensors]
+    return [t if number(t.dtype) else Tensor._wrap(t._data.astype(dtype)) for t in tensors]
 
 
 def _check_tensor_list(op: str, tensors: Any) -> List[Tensor]:
