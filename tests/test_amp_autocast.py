@@ -34,8 +34,13 @@ def test_every_op_has_torchs_output_dtype_inside_cpu_autocast(low_name):
             with pytest.raises(RuntimeError), torch.autocast("cpu", dtype=torch.float16):
                 theirs_fn(*theirs)               # still so: else compare it again
             continue
-        with torch.autocast("cpu", dtype=getattr(torch, low_name)):
-            want = dtype_name(theirs_fn(*theirs).dtype)
+        try:
+            with torch.autocast("cpu", dtype=getattr(torch, low_name)):
+                want = dtype_name(theirs_fn(*theirs).dtype)
+        except RuntimeError as error:
+            if name not in _ONEDNN_NEEDS_CPU_SUPPORT or "primitive descriptor" not in str(error):
+                raise
+            want = low_name     # torch's autocast lists it in the low dtype (see below)
         if dtype_name(got.dtype) != want:
             failures.append(f"{name}: tinyattn {got.dtype}, torch {want}")
     assert not failures, failures
@@ -45,6 +50,10 @@ def test_every_op_has_torchs_output_dtype_inside_cpu_autocast(low_name):
 # torch raises inside its CPU autocast here; tinyattn's result (the low dtype) is compared
 # under bfloat16 only
 _TORCH_HAS_NO_KERNEL = {("lstm", "float16")}  # oneDNN's CPU LSTM has no float16 primitive
+# oneDNN's bfloat16 LSTM primitive needs CPU support that some machines lack (an AMD EPYC
+# without AVX512-BF16: "could not create a primitive descriptor"); torch's CPU autocast lists
+# lstm among its lower-precision ops, so there the expected dtype is the low dtype itself
+_ONEDNN_NEEDS_CPU_SUPPORT = {"lstm"}
 
 _NOT_REACHABLE = {  # Function classes with no torch equivalent to compare in this table
     "_PyTorchStyleNode", "TiledAttention", "PackedSelfAttention", "Rope",

@@ -21,6 +21,7 @@ from .matmul import matmul
 from .reduce import _single_axis, in_integer_dtype, refuse_bool_running
 from .shape import reshape
 from ..amp.dispatch import cast_args, composite as autocast_as
+from ..amp.autocast_mode import autocast
 from ..precision import DtypeError, is_floating, scalar_type_name
 from ..promotion import result_type
 
@@ -158,8 +159,9 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,  # noqa
         # torch's half addmm: beta * input + alpha * (mat1 @ mat2) in float32, rounded to the
         # half dtype once (the product rounded first, then the sum, differed in the last bit:
         # 2e-3 relative on op_db's addmm.decomposed float16 sample)
-        wide = addmm(convert(input, dtype=np.float32), convert(mat1, dtype=np.float32),
-                     convert(mat2, dtype=np.float32), beta=beta, alpha=alpha)
+        with autocast(input.device.split(":")[0], enabled=False):   # inside the one op
+            wide = addmm(convert(input, dtype=np.float32), convert(mat1, dtype=np.float32),
+                         convert(mat2, dtype=np.float32), beta=beta, alpha=alpha)
         return convert(wide, dtype=half)
     product = matmul(mat1, mat2)
     if alpha != 1:
