@@ -324,7 +324,7 @@ triu = _kw(triu, input=True, out=True)
 trunc = _kw(trunc, out=True)
 unsqueeze = _kw(unsqueeze, input=True)
 var = _kw(var, input=True, out=True)
-where = _kw(where, out=True)
+where = out_same_dtype(_kw(where, out=True))     # out= of the result dtype only, as torch
 
 # torch's out= on the new ops of issue 30 (structure, search, picks, index_writes)
 bernoulli = out_apart(_kw(bernoulli, out=True))
