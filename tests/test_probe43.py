@@ -250,3 +250,42 @@ def test_strict_mode_refuses_every_float_mix(name):
         same = ta.float64 if name == "float_power" else ta.float32
         assert call(a32, b64.float()).dtype == same            # one dtype: allowed
         assert call(a32, ta.tensor(2.0, dtype=ta.float64)).dtype == same   # a 0-d tensor
+
+
+# --- attention masks of another float dtype ------------------------------------------------
+
+@pytest.mark.parametrize("dtypes", [("float32", "float16"), ("float32", "float64"),
+                                    ("float16", "float32"), ("float64", "float32"),
+                                    ("bfloat16", "float32"), ("float64", "float64"),
+                                    ("float32", "bool"), ("float16", "float64")])
+def test_sdpa_float_mask_dtype_as_torch(dtypes):
+    """torch takes a bool mask, a float32 one, or one of the query's dtype, and refuses
+    the rest ("Expected attn_mask dtype to be bool or float or to match query dtype");
+    tinyattn cast any float mask to the query's dtype."""
+    q_dtype, mask_dtype = dtypes
+    q = torch.randn(2, 3, 4, 8).to(getattr(torch, q_dtype))
+    mask = torch.zeros(4, 4, dtype=getattr(torch, mask_dtype))
+    _same(lambda: torch.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=mask),
+          lambda: ta.nn.functional.scaled_dot_product_attention(_ta(q), _ta(q), _ta(q),
+                                                                attn_mask=_ta(mask)))
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+@pytest.mark.parametrize("dtypes", [("float32", "float64"), ("float64", "float32"),
+                                    ("float32", "float32")])
+def test_multihead_attention_float_mask_dtype_as_torch(dtypes, need_weights):
+    module_dtype, mask_dtype = (getattr(ta, d) for d in dtypes)
+    torch_dtypes = [getattr(torch, d) for d in dtypes]
+    x = torch.randn(2, 4, 8)
+
+    def run(L, module_dtype, mask_dtype):
+        mha = L.nn.MultiheadAttention(8, 2, batch_first=True).to(module_dtype)
+        X = (x if L is torch else _ta(x)).to(module_dtype)
+        return mha(X, X, X, attn_mask=L.zeros(4, 4, dtype=mask_dtype),
+                   need_weights=need_weights)[0].dtype
+    expected, got = _both(lambda: run(torch, *torch_dtypes),
+                          lambda: run(ta, module_dtype, mask_dtype))
+    if isinstance(expected, Exception):
+        assert isinstance(got, RuntimeError)
+    else:
+        assert str(got) == str(expected).replace("torch.", "")
