@@ -289,3 +289,33 @@ def test_multihead_attention_float_mask_dtype_as_torch(dtypes, need_weights):
         assert isinstance(got, RuntimeError)
     else:
         assert str(got) == str(expected).replace("torch.", "")
+
+
+# --- grad_fn names a learner prints --------------------------------------------------------
+
+_SHAPES = {1: (3,), 2: (3, 3), 3: (2, 3, 3), 4: (2, 2, 3, 3)}
+
+
+@pytest.mark.parametrize("dims", [(a, b) for a in range(1, 5) for b in range(1, 5)])
+def test_matmul_node_names(dims):
+    """torch names matmul's node by the shapes: 2-D @ 3-D or 4-D ends in a copy
+    (CloneBackward0; tinyattn said UnsafeViewBackward0)."""
+    a, b = (np.ones(_SHAPES[d], np.float32) for d in dims)
+    names = []
+    for lib in (torch, ta):
+        x, y = (lib.tensor(v, requires_grad=True) for v in (a, b))
+        names.append((x @ y).grad_fn.name())
+    assert names[0] == names[1]
+
+
+@pytest.mark.parametrize("ndim", [1, 2, 3])
+@pytest.mark.parametrize("bias", [False, True])
+def test_linear_node_names(ndim, bias):
+    """F.linear of a vector without bias is torch's SqueezeBackward4 (was UnsafeView)."""
+    x = np.ones((2, 2, 3)[3 - ndim:], np.float32)
+    names = []
+    for lib in (torch, ta):
+        w = lib.ones(4, 3, requires_grad=True)
+        b = lib.ones(4, requires_grad=True) if bias else None
+        names.append(lib.nn.functional.linear(lib.tensor(x), w, b).grad_fn.name())
+    assert names[0] == names[1]
