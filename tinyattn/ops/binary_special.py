@@ -37,7 +37,8 @@ def operands(a: Any, b: Any, op: str, floating: bool = False) -> Tuple[Tensor, T
                         f"{type(a).__name__} and {type(b).__name__}")
     refuse_float_mix(op, a, b)              # strict mode: as Function.apply's check
     target = result_type(a, b)
-    if target.kind == "c" and floating and op != "ldexp":   # (torch's ldexp takes complex)     # torch: '"xlogy_cpu" not implemented for ...'
+    # torch: '"xlogy_cpu" not implemented for 'ComplexFloat'' (its ldexp takes complex)
+    if target.kind == "c" and floating and op != "ldexp":
         raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{_C10.get(target.name)}'"
                                   f" (as torch: {op} of a complex operand); take .real or "
                                   f".abs() first")
@@ -498,8 +499,9 @@ def ldexp(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
 
 def float_power_(input: Tensor, exponent: Any) -> Tensor:  # noqa: A002
     """In-place float_power: the tensor must already be float64, as torch requires."""
-    complex_result = input.dtype.kind == "c" or isinstance(exponent, (complex, np.complexfloating)) \
-        or (isinstance(exponent, Tensor) and exponent.dtype.kind == "c")
+    complex_result = input.dtype.kind == "c" or isinstance(
+        exponent, (complex, np.complexfloating)) or (
+        isinstance(exponent, Tensor) and exponent.dtype.kind == "c")
     want = np.dtype(np.complex128 if complex_result else np.float64)
     if input.dtype != want:
         raise RuntimeError(f"the base given to float_power_ has dtype {input.dtype.name} but "
