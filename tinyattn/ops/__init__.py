@@ -360,8 +360,9 @@ def _number_over_tensor(self, other):
     floating x: ``reciprocal(x) * other``. Its backward keeps 1/x (an intermediate) and
     other, not x, so a write to x after the op is allowed, as in torch; the values are
     torch's too (other * (1/x), rounded twice, not other / x)."""
+    # (type(1j): a complex number, also 1j / bfloat16_x; ``complex`` here is torch.complex)
     if _is_floating(self.dtype) and not isinstance(other, (bool, np.bool_)) and (
-            isinstance(other, (int, float, np.integer, np.floating, Tensor))):
+            isinstance(other, (int, float, type(1j), np.number, Tensor))):
         return mul(reciprocal(self), other)
     return div(other, self)
 
