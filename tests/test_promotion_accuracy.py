@@ -327,6 +327,7 @@ def test_accuracy_table_can_fail_negative_control(monkeypatch):
     from tinyattn import backend
 
     monkeypatch.setattr(backend, "WIDE_SUM_TERMS", 10**12)
+    monkeypatch.setattr(backend, "SHORT_SUM_TERMS", 10**12)
     ((name, ours, theirs),) = measure(["sum_dim"])
     assert ours > 10 * theirs, (ours, theirs)
 

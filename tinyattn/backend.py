@@ -285,23 +285,43 @@ def erf_is_slow(x: Any) -> bool:
 # many terms a float32 sum accumulates in float64 and rounds once: as accurate as torch's or
 # more (tests/accuracy_vs_torch.py), for about twice the time of the bare sum.
 WIDE_SUM_TERMS = 64
+# Along any axis but the last, NumPy adds one term after another: past this many terms such
+# a float32 sum goes wide too (sequential sums of 16 to 64 terms were 2 to 3 times torch's
+# error, whose outer reductions add rows in cascades: tests/test_probe43.py).
+SHORT_SUM_TERMS = 8
+
+
+def wide_sum_needed(array: Any, axis: Any) -> bool:
+    """Whether a float32 sum of ``array`` over ``axis`` (None: all) accumulates in float64:
+    more than WIDE_SUM_TERMS terms, or more than SHORT_SUM_TERMS along other axes than the
+    last (which NumPy adds pairwise)."""
+    if array.dtype != np.float32 or array.size <= SHORT_SUM_TERMS:
+        return False
+    if axis is None:
+        axes = tuple(range(array.ndim))
+    else:
+        axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+        axes = tuple(a % array.ndim for a in axes) if array.ndim else ()
+    terms = 1
+    for a in axes:
+        terms *= array.shape[a]
+    if terms > WIDE_SUM_TERMS:
+        return True
+    flags = getattr(array, "flags", None)
+    contiguous = flags is None or flags.c_contiguous     # (a transposed view: not pairwise)
+    along_last = contiguous and all(array.shape[a] == 1 for a in axes if a != array.ndim - 1)
+    return terms > SHORT_SUM_TERMS and not along_last
 
 
 def accurate_sum(array: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """``array.sum(axis, keepdims=...)``, accumulated in float64 when ``array`` is float32
-    and each sum has more than ``WIDE_SUM_TERMS`` terms; the result keeps float32. A sum over
-    the leading axes of a NumPy array adds float32 blocks of that many terms in float64
-    (``_sum_leading_axes``), which is as accurate and much faster."""
-    if array.dtype != np.float32 or array.size <= WIDE_SUM_TERMS:
+    and ``wide_sum_needed``; the result keeps float32. A sum over the leading axes of a NumPy
+    array adds float32 blocks of SHORT_SUM_TERMS rows in float64 (``_sum_leading_axes``),
+    which is as accurate and much faster."""
+    if not wide_sum_needed(array, axis):
         return _plain_sum(array, axis, keepdims)
-    terms = array.size
     if axis is not None:
         axes = (axis,) if isinstance(axis, (int, np.integer)) else axis
-        terms = 1
-        for a in axes:
-            terms *= array.shape[a]
-    if terms <= WIDE_SUM_TERMS:
-        return _plain_sum(array, axis, keepdims)
     if (not keepdims and type(array) is np.ndarray and array.flags.c_contiguous
             and axis is not None and tuple(axes) == tuple(range(len(axes)))):
         return _sum_leading_axes(array, len(axes))
@@ -329,8 +349,8 @@ def _sum_leading_axes(array: np.ndarray, count: int) -> np.ndarray:
     (within a few units of float32 round-off: tests/accuracy_vs_torch.py) at a quarter of the
     time (0.13 against 0.46 ms for a (2048, 512) gradient), since no term is converted."""
     rows = array.reshape(-1, math.prod(array.shape[count:]))                     # (N, M)
-    whole = rows.shape[0] // WIDE_SUM_TERMS * WIDE_SUM_TERMS
-    blocks = rows[:whole].reshape(-1, WIDE_SUM_TERMS, rows.shape[1]).sum(axis=1)
+    whole = rows.shape[0] // SHORT_SUM_TERMS * SHORT_SUM_TERMS
+    blocks = rows[:whole].reshape(-1, SHORT_SUM_TERMS, rows.shape[1]).sum(axis=1)
     total = blocks.sum(axis=0, dtype=np.float64)                                 # (M,)
     if whole < rows.shape[0]:
         total += rows[whole:].sum(axis=0, dtype=np.float64)

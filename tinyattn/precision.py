@@ -112,6 +112,11 @@ def refuse_complex_order(op: str, *values: Any) -> None:
     """Raise torch's NotImplementedError when one of ``values`` (arrays or tensors) is
     complex and ``op`` orders numbers (<, max, argmax, sort, ...): complex numbers have no
     order, and NumPy's lexicographic one would be a silent answer where torch refuses."""
+    for value in values:                # a complex Python number: x < 1j is refused too
+        if isinstance(value, (complex, np.complexfloating)):
+            raise NotImplementedError(
+                f"{op}: not implemented for complex numbers ({value!r}), as in torch: complex "
+                f"numbers have no order; compare with abs() or .real instead")
     if not _seen_complex:
         return
     for value in values:

@@ -102,8 +102,9 @@ def _combine(higher: Optional[np.dtype], lower: Optional[np.dtype]) -> Optional[
     if lower is None or _category(lower) <= _category(higher):
         return higher
     if lower.kind == "c" and _is_float(higher):   # a complex number or 0-d tensor meets a
-        if higher.itemsize == 2:                     # float tensor: the complex dtype of the
-            raise TypeError(                         # tensor's float (float64: complex128)
+        if higher.name == "float16":                 # float tensor: the complex dtype of the
+            raise TypeError(                         # tensor's float (float64: complex128;
+                # bfloat16 has no complex of its own: complex64, as torch)
                 f"a {higher} tensor meeting a complex number would give torch's complex32, "
                 f"which tinyattn does not have; convert the tensor with .float() first")
         return _complex_of(higher)
@@ -131,7 +132,7 @@ def compared_operands(a: Any, b: Any) -> tuple:
     common = result_type(a, b)
 
     def converted(value: Any) -> Any:
-        if isinstance(value, (bool, int, float, np.generic)):
+        if isinstance(value, (bool, int, float, complex, np.generic)):
             if isinstance(value, (int, np.integer)) and not isinstance(value, bool) \
                     and common.kind in "iu":
                 return np.asarray(value, dtype=np.int64).astype(common)[()]   # a scalar
@@ -169,6 +170,20 @@ class strict_promotion:  # noqa: N801 - a context manager, named like torch's gu
 
     def __exit__(self, *exc: Any) -> None:
         _strict[0] = self.previous
+
+
+def refuse_float_mix(op: str, *operands: Any) -> None:
+    """The strict mode's rule for an op that converts its operands to ``result_type`` itself
+    (before Function.apply, which checks the rest): raise when two floating tensors of the
+    same tier (both with dimensions, or both 0-d) have different dtypes. Nothing when off."""
+    if not _strict[0]:
+        return
+    for tier in (0, 1):
+        dtypes = {np.dtype(v.dtype) for v in operands
+                  if hasattr(v, "shape") and hasattr(v, "dtype") and _is_float(np.dtype(v.dtype))
+                  and operand_tier(v) == tier}
+        if len(dtypes) > 1:
+            raise float_mix_error(op, dtypes)
 
 
 def float_mix_error(op: str, dtypes: Iterable[Any]) -> TypeError:

@@ -588,6 +588,8 @@ def _linear_name(fn: Function) -> str:
     with_bias = len(fn.inputs) > 2
     if x is not None and getattr(x, "ndim", 2) == 2:
         return "AddmmBackward0" if with_bias else "MmBackward0"
+    if x is not None and getattr(x, "ndim", 2) == 1 and not with_bias:
+        return "SqueezeBackward4"          # matmul of a vector and the transposed weight
     return "ViewBackward0" if with_bias else "UnsafeViewBackward0"
 
 
@@ -603,6 +605,8 @@ def _matmul_name(fn: Function) -> str:
         return "MvBackward0"
     if dims == [1, 2]:
         return "SqueezeBackward4"
+    if dims[0] == 2:          # a matrix times a batch: torch transposes, then copies
+        return "CloneBackward0"
     return "UnsafeViewBackward0"
 
 

@@ -139,7 +139,7 @@ class MultiheadAttention(Module):
         k = k.reshape(n, source, h, d_k).transpose(1, 2)  # (N, S, E) -> (N, h, S, d_k)
         v = v.reshape(n, source, h, d_k).transpose(1, 2)
         mask = _combined_mask(attn_mask, key_padding_mask, is_causal, n, h, length, source,
-                              query)
+                              query, need_weights)
         extra = []
         if self.bias_k is not None:       # one more key/value: the learned biases
             extra.append((self.bias_k.reshape(1, h, 1, d_k).expand(n, h, 1, d_k),
@@ -225,9 +225,12 @@ def _attention_with_weights(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tens
 
 
 def _combined_mask(attn_mask: Any, key_padding_mask: Any, is_causal: bool, n: int, h: int,
-                   length: int, source: int, like: Tensor) -> Optional[Tensor]:
+                   length: int, source: int, like: Tensor,
+                   need_weights: bool = True) -> Optional[Tensor]:
     """PyTorch's masks (True = NOT allowed, or float added) as one mask for
-    F.scaled_dot_product_attention: boolean True = may attend, or a float bias."""
+    F.scaled_dot_product_attention: boolean True = may attend, or a float bias. A float
+    mask of another dtype than the inputs' is refused as torch refuses it (its weights path
+    adds it with baddbmm, which takes one dtype; without weights, sdpa takes float32 too)."""
     parts = []
     if attn_mask is not None and key_padding_mask is not None and \
             as_tensor(attn_mask).dtype != as_tensor(key_padding_mask).dtype:
@@ -257,6 +260,12 @@ def _combined_mask(attn_mask: Any, key_padding_mask: Any, is_causal: bool, n: in
         if m.dtype == np.bool_:
             keep = ~m if keep is None else keep & ~m
         elif is_floating(m.dtype):
+            if m.dtype != like.dtype and (need_weights or m.dtype != np.float32):
+                raise RuntimeError(
+                    f"MultiheadAttention: a float mask of dtype {m.dtype} with {like.dtype} "
+                    f"inputs (torch: \"Input dtypes must be the same\" / \"Expected attn_mask "
+                    f"dtype to be bool or float or to match query dtype\"); convert the mask "
+                    f"with .to({like.dtype})")
             m = m if m.dtype == like.dtype else m.to(like.dtype)
             bias = m if bias is None else bias + m
         else:

@@ -354,7 +354,7 @@ triu = _kw(triu, input=True, out=True)
 trunc = _kw(trunc, out=True)
 unsqueeze = _kw(unsqueeze, input=True)
 var = _kw(var, input=True, out=True)
-where = _kw(where, out=True)
+where = out_same_dtype(_kw(where, out=True))     # out= of the result dtype only, as torch
 
 # torch's out= on the new ops of issue 30 (structure, search, picks, index_writes)
 bernoulli = out_apart(_kw(bernoulli, out=True))
@@ -390,8 +390,9 @@ def _number_over_tensor(self, other):
     floating x: ``reciprocal(x) * other``. Its backward keeps 1/x (an intermediate) and
     other, not x, so a write to x after the op is allowed, as in torch; the values are
     torch's too (other * (1/x), rounded twice, not other / x)."""
+    # (type(1j): a complex number, also 1j / bfloat16_x; ``complex`` here is torch.complex)
     if _is_floating(self.dtype) and not isinstance(other, (bool, np.bool_)) and (
-            isinstance(other, (int, float, np.integer, np.floating, Tensor))):
+            isinstance(other, (int, float, type(1j), np.number, Tensor))):
         return mul(reciprocal(self), other)
     return div(other, self)
 

@@ -669,6 +669,13 @@ def _scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
             f"{op}: Explicit attn_mask should not be set when is_causal=True (torch refuses "
             f"both at once). Combine them into one mask, e.g. attn_mask & "
             f"ones(S_q, S_k, dtype=bool).tril() for a boolean mask, and pass is_causal=False")
+    mask_dtype = getattr(attn_mask, "dtype", None)
+    if mask_dtype is not None and is_floating(np.dtype(mask_dtype)) \
+            and np.dtype(mask_dtype) not in (np.dtype(np.float32), np.dtype(query.dtype)):
+        raise RuntimeError(      # torch's check: bool, float32, or the query's dtype
+            f"Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+            f"attn_mask.dtype: {np.dtype(mask_dtype)} and query.dtype: {query.dtype} instead "
+            f"(as torch); convert the mask with .to(query.dtype)")
     q, k, v = query, key, value
     if impl is None:                    # the kernel switches (torch.nn.attention.sdpa_kernel)
         impl = kernels.choose_impl(q.device, float(dropout_p), _is_float_mask(attn_mask),

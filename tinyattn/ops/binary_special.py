@@ -17,7 +17,7 @@ from .. import backend
 from ..broadcast_error import broadcast_error
 from ..autograd import Function, name_node, unbroadcast
 from ..precision import is_floating
-from ..promotion import result_type
+from ..promotion import refuse_float_mix, result_type
 from ..tensor import Tensor
 from .elementwise import _as_dtype, clamp, convert, pow
 from .inplace_of import in_place_of
@@ -27,12 +27,21 @@ __all__ = ["xlogy", "xlog1py", "logaddexp", "logaddexp2", "hypot", "copysign", "
            "float_power", "float_power_", "ldexp", "operands"]
 
 
+_C10 = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
 def operands(a: Any, b: Any, op: str, floating: bool = False) -> Tuple[Tensor, Tensor]:
     """a and b as tensors of torch's result dtype (float32 for integers when ``floating``)."""
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         raise TypeError(f"{op}: expected a tensor for input or other, got "
                         f"{type(a).__name__} and {type(b).__name__}")
+    refuse_float_mix(op, a, b)              # strict mode: as Function.apply's check
     target = result_type(a, b)
+    # torch: '"xlogy_cpu" not implemented for 'ComplexFloat'' (its ldexp takes complex)
+    if target.kind == "c" and floating and op != "ldexp":
+        raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{_C10.get(target.name)}'"
+                                  f" (as torch: {op} of a complex operand); take .real or "
+                                  f".abs() first")
     if floating and not is_floating(target):
         target = np.dtype(np.float32)
     like = a if isinstance(a, Tensor) else b
@@ -369,6 +378,9 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:  # noqa: A002
     (``torch.heaviside``; no gradient, as torch). x and values must share a dtype."""
     if not isinstance(values, Tensor) or not isinstance(input, Tensor):
         raise TypeError("heaviside(input, values): both must be tensors")
+    if input.dtype.kind == "c" or values.dtype.kind == "c":
+        raise RuntimeError("heaviside is not yet implemented for complex tensors (as torch); "
+                           "take .real or .abs() first")
     if input.dtype != values.dtype:
         raise RuntimeError(f"heaviside is not yet implemented for tensors with different "
                            f"dtypes ({input.dtype.name} and {values.dtype.name}), as in "
@@ -390,9 +402,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *,  # noqa: A002
         raise NotImplementedError(   # would be True, not the count a learner expects
             "\"addcmul_cpu_out\" not implemented for 'Bool' (as torch: addcmul of bool "
             "tensors); convert them with .int() or .float() first")
-    if isinstance(value, float) and not is_floating(target):
-        raise RuntimeError(f"addcmul: value {value} cannot be converted to the integer "
-                           f"dtype {target.name} without overflow (as torch)")
+    refuse_float_mix("addcmul", input, tensor1, tensor2)
     x, t1, t2 = (_as_dtype(t, target, input) for t in (input, tensor1, tensor2))
     return _apply(AddcMul, "addcmul", x, t1, t2, value=_scalar(value, target))
 
@@ -405,6 +415,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *,  # noqa: A002
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
                            "future release addcdiv will perform a true division of tensor1 "
                            "and tensor2 (as torch). Convert tensor1 or tensor2 to float")
+    refuse_float_mix("addcdiv", input, tensor1, tensor2)
     target = result_type(input, tensor1, tensor2)
     x, t1, t2 = (_as_dtype(t, target, input) for t in (input, tensor1, tensor2))
     return _apply(AddcDiv, "addcdiv", x, t1, t2, value=_scalar(value, target))
@@ -413,20 +424,36 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *,  # noqa: A002
 def _scalar(value: Any, target: np.dtype) -> Any:
     """value as the op computes with it: a Python float for floating dtypes (float16 ops run
     in float32, amp/dispatch.py, so value is not rounded to half), else the integer dtype."""
-    return float(value) if is_floating(target) else target.type(value)
+    if is_floating(target):
+        return float(value)
+    if isinstance(value, (complex, np.complexfloating)) and value.imag == 0:
+        value = value.real
+    info = np.iinfo(target)     # torch's checked conversion of the Scalar: in range (an
+    whole = isinstance(value, (int, np.integer))   # unsigned dtype also takes -max..-1,
+    if isinstance(value, (complex, np.complexfloating)) or not (  # wrapping), then a cast,
+            info.min <= value <= info.max or (whole and info.min == 0 and -info.max <= value < 0)):
+        raise RuntimeError(f"value cannot be converted to type {target.name}_t without "   # C
+                           f"overflow (value={value!r} for a {target.name} result, as torch)")
+    return np.array(int(value)).astype(target)[()]     # which truncates: 1.7 -> 1, 0.5 -> 0
 
 
 def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002
     """x ** y computed in float64 (``torch.float_power``): both sides are converted to
     float64 first, then ``pow`` (docs/derivations.md#pow) with its backward."""
-    def wide(v: Any) -> Any:
-        return convert(v, dtype=np.float64) if isinstance(v, Tensor) and is_floating(v.dtype) \
-            else (Tensor._wrap(v._data.astype(np.float64)) if isinstance(v, Tensor)
-                  else float(v))
+    complex_result = any(isinstance(v, (complex, np.complexfloating)) or (
+        isinstance(v, Tensor) and v.dtype.kind == "c") for v in (input, exponent))
+    wide_dtype = np.dtype(np.complex128 if complex_result else np.float64)
+
+    def wide(v: Any) -> Any:      # complex128 when either side is complex (torch's rule),
+        if isinstance(v, Tensor):  # never a float64 copy without the imaginary parts
+            return convert(v, dtype=wide_dtype) if is_floating(v.dtype) or v.dtype.kind == "c" \
+                else Tensor._wrap(v._data.astype(wide_dtype))
+        return complex(v) if complex_result else float(v)
+    refuse_float_mix("float_power", input, exponent)
     base, power = wide(input), wide(exponent)
     if not isinstance(base, Tensor):
         base = Tensor._wrap(backend.get_array_module(power._data).asarray(
-            base, dtype=np.float64))
+            base, dtype=wide_dtype))
     return pow(base, power)
 
 
@@ -472,8 +499,12 @@ def ldexp(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
 
 def float_power_(input: Tensor, exponent: Any) -> Tensor:  # noqa: A002
     """In-place float_power: the tensor must already be float64, as torch requires."""
-    if input.dtype != np.float64:
+    complex_result = input.dtype.kind == "c" or isinstance(
+        exponent, (complex, np.complexfloating)) or (
+        isinstance(exponent, Tensor) and exponent.dtype.kind == "c")
+    want = np.dtype(np.complex128 if complex_result else np.float64)
+    if input.dtype != want:
         raise RuntimeError(f"the base given to float_power_ has dtype {input.dtype.name} but "
-                           f"the operation's result requires dtype float64 (as in torch); "
-                           f"convert with .double() first")
+                           f"the operation's result requires dtype {want.name} (as in torch); "
+                           f"convert with .to({want.name}) first")
     return in_place_of(float_power, "float_power_")(input, exponent)

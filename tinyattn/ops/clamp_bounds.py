@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .. import backend
 from ..autograd import Function, unbroadcast
 from ..precision import is_floating
-from ..promotion import result_type
+from ..promotion import refuse_float_mix, result_type
 from ..tensor import Tensor
 from .elementwise import clamp as clamp_numbers
 from .elementwise import convert
@@ -76,7 +78,12 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A
                             f"tinyattn.tensor({bound!r}) or a number for both")
     given = [b for b in (min, max) if b is not None]
     which = "both" if len(given) == 2 else ("min" if min is not None else "max")
+    refuse_float_mix("clamp", input, *given)     # strict mode, as Function.apply's check
     dtype = result_type(input, *given)
+    if dtype == np.bool_ and which == "both":     # torch's bool kernels are min and max only
+        raise NotImplementedError("\"clamp_cpu\" not implemented for 'Bool' (as torch: clamp of "
+                                  "a bool tensor by bool tensor bounds); convert them with "
+                                  ".int() or .float() first")
     # floating operands of another dtype are converted (a differentiable cast); integer and
     # bool ones go in as they are (so they are what is saved, as in torch) and are cast inside
     operands = [convert(t, dtype=dtype) if is_floating(t.dtype) else t

@@ -138,8 +138,8 @@ def _whole_division(fn: type, op: str, a: Any, b: Any) -> Tensor:
         else:
             raise TypeError(f"{op}(): received two numbers ({a!r}, {b!r}); one of them must "
                             f"be a Tensor, as in torch")
-    if all(isinstance(t, Tensor) and t.dtype == np.bool_ for t in (a, b)):
-        raise DtypeNotImplementedError(f"{op}: both operands are bool tensors; convert one "
+    if result_type(a, b) == np.bool_:        # two bool tensors, or one with a Python bool
+        raise DtypeNotImplementedError(f"{op}: both operands are bool; convert one "
                                        f"with .long() (as "
                         f"PyTorch, which has no {op} for bool)")
     out_divisor = b._data if isinstance(b, Tensor) else np.asarray(b)

@@ -24,7 +24,7 @@ def result_type(tensor1: Any, tensor2: Any) -> np.dtype:
     """The dtype ``tensor1 + tensor2`` would have: tensors with dimensions first, then 0-d
     tensors, then Python numbers, each changing the result only from a higher category."""
     for name, value in (("tensor1", tensor1), ("tensor2", tensor2)):
-        if not isinstance(value, (Tensor, bool, int, float)):
+        if not isinstance(value, (Tensor, bool, int, float, complex)):
             raise TypeError(f"result_type(): argument '{name}' must be a Tensor or a Number, "
                             f"got {type(value).__name__}")
     return promotion.result_type(tensor1, tensor2)

@@ -63,6 +63,8 @@ def _as_dtype(value: Any, dtype: np.dtype, like: Tensor) -> Tensor:
     integer dtype, as torch), a floating tensor converted differentiably."""
     if not isinstance(value, Tensor):
         xp = backend.get_array_module(like._data)
+        if isinstance(value, (complex, np.complexfloating)) and dtype.kind != "c":
+            raise _complex_number_refused(value, dtype)   # NumPy would drop .imag silently
         wrapped = np.array(value).astype(dtype).item()       # as dtype holds it (wraps)
         return Tensor._wrap(xp.asarray(wrapped, dtype=dtype))
     if value.dtype == dtype:
@@ -75,6 +77,17 @@ def _as_dtype(value: Any, dtype: np.dtype, like: Tensor) -> Tensor:
         raise TypeError(f"a complex tensor ({value.dtype}) cannot take part in an op whose "
                         f"result is {dtype}; take .real or .abs() first")
     return Tensor._wrap(value._data.astype(dtype))
+
+
+def _complex_number_refused(value: Any, dtype: np.dtype) -> Exception:
+    """torch's error for a complex Python number in an op computed in a real dtype (the
+    result type is complex, which the op or its output cannot hold)."""
+    names = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double"}
+    name = names.get(np.dtype(dtype).name, np.dtype(dtype).name)
+    return RuntimeError(f"result type ComplexFloat can't be cast to the desired output type "
+                        f"{name} (a complex number {value!r} in an op computed in "
+                        f"{np.dtype(dtype).name}, as torch refuses it; tinyattn would otherwise "
+                        f"drop its imaginary part)")
 
 
 def _match_dtypes(a: Tensor, b: Tensor) -> Tuple[Tensor, Tensor]:
@@ -640,7 +653,8 @@ def _half_and_number(fn: type, a: Any, b: Any) -> Any:
     else:
         return None
     dtype = tensor._data.dtype
-    if dtype.itemsize != 2 or not is_floating(dtype) or isinstance(number, (bool, np.bool_)):
+    if dtype.itemsize != 2 or not is_floating(dtype) or isinstance(
+            number, (bool, np.bool_, complex, np.complexfloating)):   # complex: promoted
         return None
     xp = backend.get_array_module(tensor._data)
     wide = convert(tensor, dtype=np.float32)
@@ -661,6 +675,10 @@ def rpow(x: Tensor, base: Any) -> Tensor:
         return pow(base, x)
     _refuse_complex_power(x, base)
     if isinstance(base, (bool, np.bool_)):         # torch: True ** x is 1 ** x
+        if x.dtype == np.bool_:      # but True ** bool_tensor has no kernel (result bool)
+            raise DtypeNotImplementedError("pow: not implemented for bool base and exponent "
+                                           "(as torch's \"pow\" not implemented for 'Bool'); "
+                                           "convert the tensor with .int() or .float()")
         base = int(base)
     if not isinstance(
             base, (int, float, np.integer, np.floating)):

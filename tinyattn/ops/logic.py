@@ -31,7 +31,7 @@ def _array(value: Any, op: str, like: Optional[Tensor] = None) -> Any:
             raise RuntimeError(f"{op}: inputs are on different devices ({like.device} and "
                                f"{value.device}); move one with .to(...) first")
         return value._data
-    if isinstance(value, (bool, int, float, np.number, np.bool_)):
+    if isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
         return value
     raise TypeError(f"{op}: expected a Tensor or a number, got {type(value).__name__}")
 
@@ -41,7 +41,7 @@ def _elementwise(op: str, ufunc: str, input: Tensor, other: Any) -> Tensor:  # n
         raise TypeError(f"{op}: the first argument must be a Tensor, got "
                         f"{type(input).__name__}")
     a, b = input._data, _array(other, op, input)
-    if op not in ("eq", "ne"):
+    if op not in ("eq", "ne") and not op.startswith("logical_"):   # (non-zero tests: no order)
         refuse_complex_order(op, a, b)
     xp = backend.get_array_module(a)
     a, b = compared_operands(a, b)      # torch converts both to the result type first

@@ -73,7 +73,7 @@ class Mean(Function):
         for a in axes:
             count *= x.shape[a]
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # torch's quiet
-            if x.dtype == np.float32 and count > backend.WIDE_SUM_TERMS:      # inf and NaN
+            if backend.wide_sum_needed(x, axes):                              # inf and NaN
                 return (x.mean(axis=axes, keepdims=keepdim, dtype=np.float64)).astype(
                     np.float32)
             return x.mean(axis=axes, keepdims=keepdim)

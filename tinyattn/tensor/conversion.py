@@ -214,7 +214,7 @@ class TensorConversions:
         mine = self._data
         if name not in ("__eq__", "__ne__"):
             precision.refuse_complex_order(name.strip("_"), mine, other_data)
-        if promote and (isinstance(other_data, (bool, int, float, np.generic))
+        if promote and (isinstance(other_data, (bool, int, float, complex, np.generic))
                         or isinstance(other, TensorConversions)):  # torch's promotion first
             mine, other_data = compared_operands(mine, other_data)
         try:
