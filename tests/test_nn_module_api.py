@@ -190,7 +190,15 @@ def test_tied_weight_is_in_the_state_dict_under_every_name_as_torch():
                           for k, v in theirs.state_dict().items()})
     np.testing.assert_array_equal(ours.head.weight.numpy(), theirs.emb.weight.detach().numpy())
     result = _tied(nn).load_state_dict({"emb.weight": ta.ones(5, 3)})
-    assert result.missing_keys == [] and result.unexpected_keys == []
+    assert result.missing_keys == [] and result.unexpected_keys == []   # a strict extension
+    # non-strict, the other name is reported missing as torch reports it (and still loaded)
+    model = _tied(nn)
+    result = model.load_state_dict({"emb.weight": ta.ones(5, 3)}, strict=False)
+    theirs_result = _tied(tnn).load_state_dict({"emb.weight": torch.ones(5, 3)}, strict=False)
+    assert result.missing_keys == theirs_result.missing_keys == ["head.weight"]
+    assert float(model.head.weight.sum()) == 15.0
+    with pytest.raises(RuntimeError, match='Missing key.*"head.weight"'):     # torch refuses
+        _tied(tnn).load_state_dict({"emb.weight": torch.ones(5, 3)})
     with pytest.raises(KeyError, match="Missing key"):                 # negative control
         _tied(nn).load_state_dict({"other": ta.ones(5, 3)})
 

@@ -723,14 +723,17 @@ class Module:
         materialize_from_state(self, state)            # lazy parameters take the state's shape
         targets = dict(self._state_items())
         given = {id(targets[k]) for k in state if k in targets}
-        # a tied weight named once (an older tinyattn checkpoint) is loaded, not missing
-        missing = [k for k in targets if k not in state and id(targets[k]) not in given]
+        missing = [k for k in targets if k not in state]      # reported as torch reports them
+        # a tied weight named once (an older tinyattn checkpoint) is loaded through its other
+        # name: strict loading accepts it (torch refuses: a strict extension, docs/pytorch.md)
+        tied_once = {k for k in missing if id(targets[k]) in given}
         unexpected = [k for k in state if k not in targets]
         if hooked:
             missing += [k for k in missing_from_hooks if k not in missing]
             unexpected += [k for k in unexpected_from_hooks if k not in unexpected]
         post_hooks = hooked and module_hooks.load_post_hooks_present(self)
-        key_msgs = _key_messages(missing, unexpected) if strict and not post_hooks else []
+        key_msgs = _key_messages([k for k in missing if k not in tied_once], unexpected) \
+            if strict and not post_hooks else []
         both_lazy = {k for k in state if k in targets and
                      getattr(state[k], "_is_uninitialized", False) and
                      getattr(targets[k], "_is_uninitialized", False)}   # nothing to copy yet
@@ -754,11 +757,13 @@ class Module:
                     _assign_into(owners[key], targets[key], value)
                 else:
                     _copy_into(targets[key], value)
-        result = IncompatibleKeys(missing, unexpected)
+        result = IncompatibleKeys([k for k in missing if not (strict and k in tied_once)],
+                                  unexpected)
         if post_hooks:            # they may clear keys before the strict check, as torch's
             module_hooks.run_load_post_hooks(self, result)
-            if strict and (result.missing_keys or result.unexpected_keys):
-                _raise_load_errors(self, _key_messages(result.missing_keys,
+            still_missing = [k for k in result.missing_keys if k not in tied_once]
+            if strict and (still_missing or result.unexpected_keys):
+                _raise_load_errors(self, _key_messages(still_missing,
                                                        result.unexpected_keys), [])
         return result
 
