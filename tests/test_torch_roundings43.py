@@ -183,3 +183,61 @@ def test_addbmm_float32_out_and_gradients():
     ta.addbmm(ax, a1, a2, beta=0.5, alpha=2.0).pow(2).sum().backward()
     for got, want in [(ax, tx), (a1, t1), (a2, t2)]:
         torch.testing.assert_close(torch.from_numpy(got.grad.numpy()), want.grad)
+
+
+# ------------------------------------------------------------------ matrix_exp float32
+def _matrices():
+    rng = np.random.default_rng(43)
+    for n in (2, 3, 5, 8):
+        for scale in (1e-9, 1e-4, 0.03, 0.3, 1.0, 3.0, 10.0, 40.0):   # every degree, squaring
+            yield (rng.standard_normal((3, n, n)) * scale / n).astype(np.float32)
+
+
+def test_matrix_exp_float32_as_torch():
+    for a in _matrices():
+        got = ta.matrix_exp(ta.tensor(a))
+        assert np.dtype(got.dtype) == np.float32
+        torch.testing.assert_close(torch.from_numpy(got.numpy()),
+                                   torch.matrix_exp(torch.from_numpy(a)))
+
+
+def test_matrix_exp_float32_bit_for_bit_on_op_db_like_samples():
+    gen = torch.Generator().manual_seed(43)
+    for _ in range(20):
+        a = torch.rand(5, 5, generator=gen) * 18 - 9          # norms of about 20: squaring
+        np.testing.assert_array_equal(ta.matrix_exp(ta.tensor(a.numpy())).numpy(),
+                                      torch.matrix_exp(a).numpy())
+
+
+def test_matrix_exp_float32_control_float64_rounded_differs():
+    """Negative control: SciPy's float64 expm rounded once (tinyattn's old value) is outside
+    float32's tolerance of torch's on such samples."""
+    scipy_linalg = pytest.importorskip("scipy.linalg", reason="the control uses SciPy")
+    gen = torch.Generator().manual_seed(43)
+    outside = 0
+    for _ in range(20):
+        a = torch.rand(5, 5, generator=gen) * 18 - 9
+        old = scipy_linalg.expm(a.double().numpy()).astype(np.float32)
+        outside += not _close(torch.from_numpy(old), torch.matrix_exp(a))
+    assert outside > 0
+
+
+def test_matrix_exp_float64_gradient_as_torch():
+    a = np.random.default_rng(1).standard_normal((4, 4)) * 0.7
+    t = torch.tensor(a, requires_grad=True)
+    torch.matrix_exp(t).pow(2).sum().backward()
+    x = ta.tensor(a, requires_grad=True)
+    ta.matrix_exp(x).pow(2).sum().backward()
+    torch.testing.assert_close(torch.from_numpy(x.grad.numpy()), t.grad)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_matrix_exp_half_is_float64_rounded_not_torchs_bug(dtype):
+    """torch's CPU half matrix_exp is far off (the skip table's "torch bug not copied" row);
+    tinyattn's is the float64 answer rounded."""
+    scipy_linalg = pytest.importorskip("scipy.linalg", reason="the reference is SciPy's")
+    a = (0.3 * np.random.default_rng(0).standard_normal((3, 3))).astype(np.float32)
+    got = ta.matrix_exp(ta.tensor(a).to(dtype)).float().numpy()
+    exact = scipy_linalg.expm(ta.tensor(a).to(dtype).float().numpy().astype(np.float64))
+    np.testing.assert_allclose(got, exact, rtol=1e-2, atol=1e-2)
+    assert np.all(np.abs(got) < 10)

@@ -216,20 +216,12 @@ OUT_ALIASING: List[Skip] = [
 ]
 
 # ------------------------------------------------------------------ linalg30's ops
-_MATRIX_EXP = ("on purpose: tinyattn's matrix_exp computes in float64 (SciPy's expm) and rounds "
-               "once; torch's float32 kernel is less accurate (on op_db's 5x5 samples: error "
-               "5.4e-7 of the largest entry against float64, tinyattn's 2.0e-8), so small "
-               "entries differ by more than the float32 tolerance (following torch's float32 "
-               "Taylor/scaling-and-squaring kernel step by step is not done yet: stream "
-               "onpurpose43's report)")
 _MATRIX_EXP_HALF = ("torch bug not copied: torch 2.13's float16/bfloat16 CPU matrix_exp is "
                     "far off (inf and NaN on op_db's samples; about -1.3e30 on the diagonal "
                     "for exp(0.3 * randn(3, 3)) in bfloat16, inf in float16, where the answer "
                     "is near 1); tinyattn gives the float64 result rounded to the half dtype "
                     "(docs/pytorch.md, where torch has a documented bug)")
-LINALG30: List[Skip] = [
-    op_skip("matrix_exp", "values", _MATRIX_EXP, dtypes=("float32",)),
-]
+LINALG30: List[Skip] = []
 
 # ------------------------------------------------------------------ torch bugs not copied
 # rows where torch's value is plainly wrong (inf, NaN, 1e30 where the answer is near 1);
