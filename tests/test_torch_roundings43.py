@@ -241,3 +241,56 @@ def test_matrix_exp_half_is_float64_rounded_not_torchs_bug(dtype):
     exact = scipy_linalg.expm(ta.tensor(a).to(dtype).float().numpy().astype(np.float64))
     np.testing.assert_allclose(got, exact, rtol=1e-2, atol=1e-2)
     assert np.all(np.abs(got) < 10)
+
+
+# ------------------------------------------------------------------ conv_transpose half
+_CONV_T_CASES = [
+    # (input shape, weight shape, options)
+    ((2, 4, 7), (4, 3, 3), dict(stride=2, padding=1, output_padding=1)),
+    ((1, 4, 6), (4, 2, 4), dict(groups=2, dilation=2)),
+    ((2, 3, 5, 6), (3, 4, 3, 2), dict(stride=(2, 1), padding=(1, 0))),
+    ((1, 4, 4, 4), (4, 2, 3, 3), dict(groups=2, dilation=(1, 2), output_padding=(0, 1),
+                                      stride=(1, 2))),
+    ((1, 3, 4, 4, 4), (3, 2, 3, 3, 3), dict(stride=2, padding=1)),
+    ((2, 4, 3, 3), (4, 5, 3, 3), dict()),
+]
+
+
+def _conv_t_inputs(dtype, seed):
+    gen = torch.Generator().manual_seed(seed)
+    for shape, wshape, options in _CONV_T_CASES:
+        x = (torch.rand(shape, generator=gen) * 18 - 9).to(dtype)
+        w = (torch.rand(wshape, generator=gen) * 18 - 9).to(dtype)
+        b = (torch.rand(wshape[1] * options.get("groups", 1), generator=gen) * 18 - 9
+             ).to(dtype)
+        yield x, w, b, options
+
+
+def _ta_of(t, dtype):
+    return ta.tensor(t.float().numpy()).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_conv_transpose_half_bit_for_bit(dtype):
+    fn = {3: "conv_transpose1d", 4: "conv_transpose2d", 5: "conv_transpose3d"}
+    for seed in range(3):
+        for x, w, b, options in _conv_t_inputs(getattr(torch, dtype), seed):
+            name = fn[x.ndim]
+            want = getattr(torch.nn.functional, name)(x, w, b, **options)
+            got = getattr(ta.nn.functional, name)(_ta_of(x, dtype), _ta_of(w, dtype),
+                                                  _ta_of(b, dtype), **options)
+            assert np.dtype(got.dtype).name == dtype
+            np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+def test_conv_transpose_half_control_rounded_once_differs():
+    """Negative control: the float32 result rounded once (tinyattn's old value) is outside
+    the float16 tolerance of torch's for some of these cases."""
+    outside = 0
+    fn = {3: "conv_transpose1d", 4: "conv_transpose2d", 5: "conv_transpose3d"}
+    for seed in range(3):
+        for x, w, b, options in _conv_t_inputs(torch.float16, seed):
+            f = getattr(torch.nn.functional, fn[x.ndim])
+            old = f(x.float(), w.float(), b.float(), **options).half()
+            outside += not _close(old, f(x, w, b, **options))
+    assert outside > 0

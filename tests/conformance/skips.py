@@ -69,11 +69,6 @@ CANNOT_COMPARE: List[Skip] = [
 ]
 
 # ------------------------------------------------------------------ on purpose
-_HALF_CONV_T = ("on purpose: tinyattn's half-precision transposed convolution accumulates in "
-                "float32 and rounds once; torch's CPU kernel for float16/bfloat16 is less "
-                "accurate (against float64 on a (1, 3, 4, 4, 4) case: torch's error 0.0100, "
-                "tinyattn's 0.0057), so the two differ by more than the half tolerance")
-
 ON_PURPOSE: List[Skip] = [
     op_skip("nn.functional.scaled_dot_product_attention", "values", "on purpose (tinyattn is as "
             "accurate or slightly more, measured below; the rounding order cannot be torch's): "
@@ -84,9 +79,6 @@ ON_PURPOSE: List[Skip] = [
             "(against float64 over op_db's 65 samples, five draws: largest error torch 1.74e-5, "
             "tinyattn 1.67e-5; mean of the per-sample largest errors 6.39e-6 and 6.21e-6)",
             dtypes=("float32",)),
-    op_skip("nn.functional.conv_transpose1d", "values", _HALF_CONV_T, dtypes=("float16",)),
-    op_skip("nn.functional.conv_transpose2d", "values", _HALF_CONV_T, dtypes=_HALF),
-    op_skip("nn.functional.conv_transpose3d", "values", _HALF_CONV_T, dtypes=_HALF),
     op_skip("mean", "errors", "on purpose: the mean of an integer tensor is float32 in "
             "tinyattn, torch refuses it (docs/pytorch.md, what differs on purpose)",
             when=predicate("samples with an integer input or dtype", lambda s: (
