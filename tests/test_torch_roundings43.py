@@ -183,3 +183,114 @@ def test_addbmm_float32_out_and_gradients():
     ta.addbmm(ax, a1, a2, beta=0.5, alpha=2.0).pow(2).sum().backward()
     for got, want in [(ax, tx), (a1, t1), (a2, t2)]:
         torch.testing.assert_close(torch.from_numpy(got.grad.numpy()), want.grad)
+
+
+# ------------------------------------------------------------------ matrix_exp float32
+def _matrices():
+    rng = np.random.default_rng(43)
+    for n in (2, 3, 5, 8):
+        for scale in (1e-9, 1e-4, 0.03, 0.3, 1.0, 3.0, 10.0, 40.0):   # every degree, squaring
+            yield (rng.standard_normal((3, n, n)) * scale / n).astype(np.float32)
+
+
+def test_matrix_exp_float32_as_torch():
+    for a in _matrices():
+        got = ta.matrix_exp(ta.tensor(a))
+        assert np.dtype(got.dtype) == np.float32
+        torch.testing.assert_close(torch.from_numpy(got.numpy()),
+                                   torch.matrix_exp(torch.from_numpy(a)))
+
+
+def test_matrix_exp_float32_bit_for_bit_on_op_db_like_samples():
+    gen = torch.Generator().manual_seed(43)
+    for _ in range(20):
+        a = torch.rand(5, 5, generator=gen) * 18 - 9          # norms of about 20: squaring
+        np.testing.assert_array_equal(ta.matrix_exp(ta.tensor(a.numpy())).numpy(),
+                                      torch.matrix_exp(a).numpy())
+
+
+def test_matrix_exp_float32_control_float64_rounded_differs():
+    """Negative control: SciPy's float64 expm rounded once (tinyattn's old value) is outside
+    float32's tolerance of torch's on such samples."""
+    scipy_linalg = pytest.importorskip("scipy.linalg", reason="the control uses SciPy")
+    gen = torch.Generator().manual_seed(43)
+    outside = 0
+    for _ in range(20):
+        a = torch.rand(5, 5, generator=gen) * 18 - 9
+        old = scipy_linalg.expm(a.double().numpy()).astype(np.float32)
+        outside += not _close(torch.from_numpy(old), torch.matrix_exp(a))
+    assert outside > 0
+
+
+def test_matrix_exp_float64_gradient_as_torch():
+    a = np.random.default_rng(1).standard_normal((4, 4)) * 0.7
+    t = torch.tensor(a, requires_grad=True)
+    torch.matrix_exp(t).pow(2).sum().backward()
+    x = ta.tensor(a, requires_grad=True)
+    ta.matrix_exp(x).pow(2).sum().backward()
+    torch.testing.assert_close(torch.from_numpy(x.grad.numpy()), t.grad)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_matrix_exp_half_is_float64_rounded_not_torchs_bug(dtype):
+    """torch's CPU half matrix_exp is far off (the skip table's "torch bug not copied" row);
+    tinyattn's is the float64 answer rounded."""
+    scipy_linalg = pytest.importorskip("scipy.linalg", reason="the reference is SciPy's")
+    a = (0.3 * np.random.default_rng(0).standard_normal((3, 3))).astype(np.float32)
+    got = ta.matrix_exp(ta.tensor(a).to(dtype)).float().numpy()
+    exact = scipy_linalg.expm(ta.tensor(a).to(dtype).float().numpy().astype(np.float64))
+    np.testing.assert_allclose(got, exact, rtol=1e-2, atol=1e-2)
+    assert np.all(np.abs(got) < 10)
+
+
+# ------------------------------------------------------------------ conv_transpose half
+_CONV_T_CASES = [
+    # (input shape, weight shape, options)
+    ((2, 4, 7), (4, 3, 3), dict(stride=2, padding=1, output_padding=1)),
+    ((1, 4, 6), (4, 2, 4), dict(groups=2, dilation=2)),
+    ((2, 3, 5, 6), (3, 4, 3, 2), dict(stride=(2, 1), padding=(1, 0))),
+    ((1, 4, 4, 4), (4, 2, 3, 3), dict(groups=2, dilation=(1, 2), output_padding=(0, 1),
+                                      stride=(1, 2))),
+    ((1, 3, 4, 4, 4), (3, 2, 3, 3, 3), dict(stride=2, padding=1)),
+    ((2, 4, 3, 3), (4, 5, 3, 3), dict()),
+]
+
+
+def _conv_t_inputs(dtype, seed):
+    gen = torch.Generator().manual_seed(seed)
+    for shape, wshape, options in _CONV_T_CASES:
+        x = (torch.rand(shape, generator=gen) * 18 - 9).to(dtype)
+        w = (torch.rand(wshape, generator=gen) * 18 - 9).to(dtype)
+        b = (torch.rand(wshape[1] * options.get("groups", 1), generator=gen) * 18 - 9
+             ).to(dtype)
+        yield x, w, b, options
+
+
+def _ta_of(t, dtype):
+    return ta.tensor(t.float().numpy()).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_conv_transpose_half_bit_for_bit(dtype):
+    fn = {3: "conv_transpose1d", 4: "conv_transpose2d", 5: "conv_transpose3d"}
+    for seed in range(3):
+        for x, w, b, options in _conv_t_inputs(getattr(torch, dtype), seed):
+            name = fn[x.ndim]
+            want = getattr(torch.nn.functional, name)(x, w, b, **options)
+            got = getattr(ta.nn.functional, name)(_ta_of(x, dtype), _ta_of(w, dtype),
+                                                  _ta_of(b, dtype), **options)
+            assert np.dtype(got.dtype).name == dtype
+            np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+def test_conv_transpose_half_control_rounded_once_differs():
+    """Negative control: the float32 result rounded once (tinyattn's old value) is outside
+    the float16 tolerance of torch's for some of these cases."""
+    outside = 0
+    fn = {3: "conv_transpose1d", 4: "conv_transpose2d", 5: "conv_transpose3d"}
+    for seed in range(3):
+        for x, w, b, options in _conv_t_inputs(torch.float16, seed):
+            f = getattr(torch.nn.functional, fn[x.ndim])
+            old = f(x.float(), w.float(), b.float(), **options).half()
+            outside += not _close(old, f(x, w, b, **options))
+    assert outside > 0

@@ -69,11 +69,6 @@ CANNOT_COMPARE: List[Skip] = [
 ]
 
 # ------------------------------------------------------------------ on purpose
-_HALF_CONV_T = ("on purpose: tinyattn's half-precision transposed convolution accumulates in "
-                "float32 and rounds once; torch's CPU kernel for float16/bfloat16 is less "
-                "accurate (against float64 on a (1, 3, 4, 4, 4) case: torch's error 0.0100, "
-                "tinyattn's 0.0057), so the two differ by more than the half tolerance")
-
 ON_PURPOSE: List[Skip] = [
     op_skip("nn.functional.scaled_dot_product_attention", "values", "on purpose (tinyattn is as "
             "accurate or slightly more, measured below; the rounding order cannot be torch's): "
@@ -84,9 +79,6 @@ ON_PURPOSE: List[Skip] = [
             "(against float64 over op_db's 65 samples, five draws: largest error torch 1.74e-5, "
             "tinyattn 1.67e-5; mean of the per-sample largest errors 6.39e-6 and 6.21e-6)",
             dtypes=("float32",)),
-    op_skip("nn.functional.conv_transpose1d", "values", _HALF_CONV_T, dtypes=("float16",)),
-    op_skip("nn.functional.conv_transpose2d", "values", _HALF_CONV_T, dtypes=_HALF),
-    op_skip("nn.functional.conv_transpose3d", "values", _HALF_CONV_T, dtypes=_HALF),
     op_skip("mean", "errors", "on purpose: the mean of an integer tensor is float32 in "
             "tinyattn, torch refuses it (docs/pytorch.md, what differs on purpose)",
             when=predicate("samples with an integer input or dtype", lambda s: (
@@ -216,20 +208,12 @@ OUT_ALIASING: List[Skip] = [
 ]
 
 # ------------------------------------------------------------------ linalg30's ops
-_MATRIX_EXP = ("on purpose: tinyattn's matrix_exp computes in float64 (SciPy's expm) and rounds "
-               "once; torch's float32 kernel is less accurate (on op_db's 5x5 samples: error "
-               "5.4e-7 of the largest entry against float64, tinyattn's 2.0e-8), so small "
-               "entries differ by more than the float32 tolerance (following torch's float32 "
-               "Taylor/scaling-and-squaring kernel step by step is not done yet: stream "
-               "onpurpose43's report)")
 _MATRIX_EXP_HALF = ("torch bug not copied: torch 2.13's float16/bfloat16 CPU matrix_exp is "
                     "far off (inf and NaN on op_db's samples; about -1.3e30 on the diagonal "
                     "for exp(0.3 * randn(3, 3)) in bfloat16, inf in float16, where the answer "
                     "is near 1); tinyattn gives the float64 result rounded to the half dtype "
                     "(docs/pytorch.md, where torch has a documented bug)")
-LINALG30: List[Skip] = [
-    op_skip("matrix_exp", "values", _MATRIX_EXP, dtypes=("float32",)),
-]
+LINALG30: List[Skip] = []
 
 # ------------------------------------------------------------------ torch bugs not copied
 # rows where torch's value is plainly wrong (inf, NaN, 1e30 where the answer is near 1);
