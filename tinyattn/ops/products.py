@@ -20,7 +20,7 @@ from .masking import masked_fill
 from .matmul import matmul
 from .reduce import _single_axis, in_integer_dtype, refuse_bool_running
 from .shape import reshape
-from ..amp.dispatch import cast_args, composite as autocast_as
+from ..amp.dispatch import autocast_state, cast_args, composite as autocast_as
 from ..precision import DtypeError, is_floating
 from ..promotion import result_type
 
@@ -162,7 +162,9 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,  # noqa
         raise error
     input, mat1, mat2 = cast_args("addmm", input, mat1, mat2)   # one op under autocast
     half = input.dtype
-    if half.itemsize == 2 and half.kind in "fV" and mat1.dtype == half == mat2.dtype:
+    if half.itemsize == 2 and half.kind in "fV" and mat1.dtype == half == mat2.dtype \
+            and not autocast_state.dtypes:     # (inside autocast the float32 ops would be
+        # cast back to the half dtype: the composition below stays as it was there)
         # torch's half addmm: beta * input + alpha * (mat1 @ mat2) in float32, rounded to the
         # half dtype once (the product rounded first, then the sum, differed in the last bit:
         # 2e-3 relative on op_db's addmm.decomposed float16 sample)
