@@ -192,3 +192,88 @@ def test_half_polygamma_op_db_point():
     x = torch.tensor([-0.5], dtype=torch.float16)
     assert float(tinyattn.polygamma(3, _to(x, torch.float16))) == \
         float(torch.polygamma(3, x)) == 193.5
+
+
+# --- float32 convolution: small ones in float64, rounded once -----------------------------
+def _conv_errors(monkeypatch=None):
+    """(torch's, tinyattn's) largest error against float64 over a few dilated 3-d samples,
+    each relative to the sample's largest value."""
+    import tinyattn.nn.functional as F
+    gen = torch.Generator().manual_seed(5)
+    worst_t = worst_o = 0.0
+    for dilation, kernel in [(3, (4, 4, 4)), (2, (1, 2, 5)), (1, (3, 3, 3))]:
+        for _ in range(3):
+            x = torch.empty(1, 2, 10, 11, 12).uniform_(-9, 9, generator=gen)
+            w = torch.empty((3, 2) + kernel).uniform_(-9, 9, generator=gen)
+            t = torch.nn.functional.conv3d(x, w, padding="same", dilation=dilation)
+            e = torch.nn.functional.conv3d(x.double(), w.double(), padding="same",
+                                           dilation=dilation)
+            o = torch.from_numpy(_np(F.conv3d(_tiny(x), _tiny(w), padding="same",
+                                              dilation=dilation)))
+            scale = float(e.abs().max())
+            worst_t = max(worst_t, float((t.double() - e).abs().max()) / scale)
+            worst_o = max(worst_o, float((o.double() - e).abs().max()) / scale)
+    return worst_t, worst_o
+
+
+def test_small_float32_conv_is_rounded_once():
+    worst_torch, worst_ours = _conv_errors()
+    assert worst_ours <= 6e-8 < worst_torch      # half a unit in the last place, or under
+
+
+def test_small_float32_conv_negative_control(monkeypatch):
+    """In float32 (BLAS's order) the error is torch's size: the float64 path is what helps."""
+    from tinyattn.ops import conv
+    monkeypatch.setattr(conv, "WIDE_CONV_PRODUCTS", 0)
+    _, worst_float32 = _conv_errors()
+    assert worst_float32 > 6e-8
+
+
+def test_float32_conv_keeps_float32_and_gradients():
+    import tinyattn.nn.functional as F
+    x = tinyattn.randn(2, 3, 8, 8, requires_grad=True)
+    w = tinyattn.randn(4, 3, 3, 3, requires_grad=True)
+    out = F.conv2d(x, w, padding=1)
+    assert out.dtype == np.float32
+    out.sum().backward()
+    assert x.grad.dtype == np.float32 and w.grad.dtype == np.float32
+    xt = torch.from_numpy(x.detach().numpy()).requires_grad_()
+    wt = torch.from_numpy(w.detach().numpy()).requires_grad_()
+    torch.nn.functional.conv2d(xt, wt, padding=1).sum().backward()
+    torch.testing.assert_close(torch.from_numpy(w.grad.numpy()), wt.grad)
+
+
+# --- rows "on purpose" (skips.py ROUNDING_ORDER43): tinyattn's side of them ---------------
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_i0e_is_torchs_vectorized_result(dtype):
+    """On a contiguous run torch's half i0e is float32's rounded once, as tinyattn's; its
+    scalar path (a strided input) is further from float64 (the skip row's reason)."""
+    import scipy.special
+    x = torch.linspace(-20, 20, 32 * 600).to(dtype)           # whole vectors: no tail
+    got = tinyattn.special.i0e(_to(x, dtype)).float().numpy()
+    np.testing.assert_array_equal(got, torch.special.i0e(x).float().numpy())
+    strided = x[::2]
+    exact = scipy.special.i0e(strided.double().numpy())
+    err_torch = np.abs(torch.special.i0e(strided).double().numpy() - exact).max()
+    err_ours = np.abs(tinyattn.special.i0e(_to(strided, dtype)).float().numpy()
+                      .astype(np.float64) - exact).max()
+    assert err_ours < err_torch
+
+
+def test_uint8_poisson_nll_losses_are_torchs_and_the_sum_closer():
+    gen = torch.Generator().manual_seed(6)
+    closer = worse = 0
+    for _ in range(30):
+        x = torch.randint(0, 20, (5, 5, 5), generator=gen, dtype=torch.uint8)
+        y = torch.randint(0, 20, (5, 5, 5), generator=gen, dtype=torch.uint8)
+        kw = dict(log_input=False, full=False)
+        none = torch.nn.functional.poisson_nll_loss(x, y, reduction="none", **kw)
+        ours = tinyattn.nn.functional.poisson_nll_loss(_tiny(x), _tiny(y), reduction="none", **kw)
+        np.testing.assert_array_equal(_np(ours), _np(none))
+        exact = none.double().sum().item()
+        t = torch.nn.functional.poisson_nll_loss(x, y, reduction="sum", **kw).item()
+        o = float(tinyattn.nn.functional.poisson_nll_loss(_tiny(x), _tiny(y), reduction="sum",
+                                                          **kw))
+        closer += abs(o - exact) < abs(t - exact)
+        worse += abs(o - exact) > abs(t - exact)
+    assert worse <= closer

@@ -11,6 +11,7 @@ from typing import List
 
 import torch
 
+from .op_runner import RUN_ALL
 from .skip_rules import (RANDOM, UNINITIALISED, Skip, desc_is, has_kwarg,
                          input_not_tensor, kwarg_is, module_skip, op_skip,
                          optim_skip, predicate, zero_dim)
@@ -387,6 +388,63 @@ STRIDED42: List[Skip] = [
     op_skip("empty_strided", "values", UNINITIALISED, kind="structure"),
 ]
 
+# ------------------------------------------------------------------ rounding order (accuracy43)
+# torch's kernel rounds differently from the exact value by more than assert_close's
+# tolerance on these samples, in a way that cannot be followed as a rule; tinyattn's result
+# is the more accurate one on each (the numbers are in each reason).
+def _i0e_half_scalar_path(sample: object) -> bool:
+    """samples on which torch's float16/bfloat16 i0e is farther than the dtype's tolerance
+    from its own float32 i0e rounded once (its scalar, half-arithmetic path)"""
+    x = sample.input
+    rounded_once = torch.special.i0e(x.float()).to(x.dtype)     # as assert_close(actual,
+    return not torch.allclose(rounded_once, torch.special.i0e(x), equal_nan=True,  # expected)
+                              rtol=1e-3 if x.dtype == torch.float16 else 1.6e-2, atol=1e-5)
+
+
+def _poisson_sum_of_125(sample: object) -> bool:
+    """the reduction='sum', log_input=False samples of 125 elements"""
+    return sample.kwargs.get("reduction") == "sum" and sample.kwargs.get("log_input") is False \
+        and not sample.kwargs.get("full") and sample.input.numel() >= 125
+
+
+_I0E_HALF = ("on purpose: tinyattn computes i0e of a float16/bfloat16 tensor in float32 and rounds "
+             "once (torch's vectorized path does the same, and the two agree bit for bit there); "
+             "torch's scalar path, which it takes for a non-contiguous input and for the last "
+             "elements of each contiguous run that do not fill two vectors, evaluates the "
+             "Chebyshev series in the half dtype, up to 3 units in the last place off. Over "
+             "op_db's 27 samples, largest relative error against float64: torch 3.1e-3 "
+             "(float16) and 2.0e-2 (bfloat16), tinyattn 4.8e-4 and 3.7e-3, worse on none; "
+             "which elements take the scalar path depends on the layout and the CPU's vector "
+             "width, so it is no rule to follow")
+_POISSON_UINT8 = ("on purpose: torch adds the 125 float32 losses in its vectorized order, "
+                  "2.3e-5 (1.9e-6 relative) from their exact sum -11.8139877 on this uint8 "
+                  "sample; tinyattn sums more than 64 float32 terms in float64 "
+                  "(backend.accurate_sum), 2.9e-6 from it. Over the 72 uint8 samples, largest "
+                  "relative error torch 1.9e-6, tinyattn 3.9e-7 (the losses themselves agree "
+                  "bit for bit)")
+
+_CONV3D_DILATED = ("on purpose: torch's float32 conv3d is oneDNN's kernel, which adds the "
+                   "products in its own order (it varies with the shapes and the CPU); tinyattn "
+                   "computes a float32 convolution of up to 2^22 products in float64 and rounds "
+                   "once (ops/conv.py, WIDE_CONV_PRODUCTS). On this sample (a 4x4x4 kernel, "
+                   "dilation 3, sums of 64 products up to 81) torch's largest error against "
+                   "float64 is 6.6e-5, tinyattn's 1.5e-5 (half a unit in the last place); over "
+                   "op_db's 20 conv3d samples, 5 draws: largest error / largest value torch "
+                   "3.1e-7, tinyattn 3.9e-8, tinyattn worse on none")
+
+ROUNDING_ORDER43: List[Skip] = [
+    op_skip("nn.functional.conv3d", "values", _CONV3D_DILATED, dtypes=("float32",),
+            when=kwarg_is("dilation", 3)),
+    # the samples it matches are reference samples (a default run draws those for one
+    # floating dtype per op) and values samples outside a default run's four
+    *([op_skip("special.i0e", "values", _I0E_HALF, dtypes=_HALF, when=_i0e_half_scalar_path)]
+      if RUN_ALL else []),
+    # uint8 is one of the small integer dtypes a default run draws by the op's name (for
+    # poisson_nll_loss: int16); TINYATTN_CONFORMANCE=all tests all three
+    *([op_skip("nn.functional.poisson_nll_loss", "values", _POISSON_UINT8, dtypes=("uint8",),
+               when=_poisson_sum_of_125)] if RUN_ALL else []),
+]
+
 TABLE: List[Skip] = (CANNOT_COMPARE + ON_PURPOSE + TO_FIX + NOT_IMPLEMENTED + NEW_OPS_B
                      + COVERAGE_A
                      + MODULES_AND_OPTIMIZERS + COMPOSITIONS_COV30 + OUT_ALIASING
@@ -394,4 +452,5 @@ TABLE: List[Skip] = (CANNOT_COMPARE + ON_PURPOSE + TO_FIX + NOT_IMPLEMENTED + NE
                      + EMBEDDING_BAG_INTERP39
                      + ABSENT_A38
                      + LINEAR_CROSS_ENTROPY_B38 + ERROR_TYPES_HARNESS38
-                     + OUT_HARNESS39 + COMPLEX_FFT39 + STRIDED42 + COMPLEX43)
+                     + OUT_HARNESS39 + COMPLEX_FFT39 + STRIDED42 + COMPLEX43
+                     + ROUNDING_ORDER43)

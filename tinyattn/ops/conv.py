@@ -85,6 +85,22 @@ def _compute_dtype(dtype: Any) -> Any:
 
 # --- convolution ------------------------------------------------------------------------------
 
+# A float32 convolution with at most this many products (N * O * L * C/G * K) is computed in
+# float64 and rounded once: torch's oneDNN kernel adds the products in its own order (which
+# depends on the shapes and the CPU), so neither BLAS's order nor any other matches it bit for
+# bit; rounded once, tinyattn's result is the nearest float32 to the exact value, so it differs
+# from torch's by torch's own error only (op_db's conv3d samples: docs/pytorch.md). Larger
+# ones stay in float32, where the float64 product would cost time (as accurate as torch's).
+WIDE_CONV_PRODUCTS = 1 << 22
+
+
+def _products(x: Any, weight: Any, stride, padding: Pairs, dilation) -> int:
+    """N * O * L * C/G * K: the multiplications of the forward pass."""
+    kernel = weight.shape[2:]
+    padded = [n + lo + hi for n, (lo, hi) in zip(x.shape[2:], padding)]
+    out = _out_sizes(padded, kernel, stride, dilation)
+    return x.shape[0] * math.prod(out) * math.prod(weight.shape)
+
 class Convolution(Function):
     """out[n, o, i] = b[o] + sum_{c in o's group, k} w[o, c, k] * xpad[n, c, i*s + k*d]
     (docs/derivations.md#convolution).
@@ -101,6 +117,9 @@ class Convolution(Function):
         self.save_for_backward(x, weight, stride, padding, dilation, groups, len(bias))
         dtype = x.dtype
         work = _compute_dtype(dtype)
+        if dtype == np.float32 and _products(x, weight, stride, padding, dilation) \
+                <= WIDE_CONV_PRODUCTS:
+            work = np.float64
         x, weight = x.astype(work, copy=False), weight.astype(work, copy=False)
         xpad = _pad_zeros(x, padding)
         kernel = weight.shape[2:]
