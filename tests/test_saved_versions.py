@@ -255,3 +255,149 @@ def test_compositions_keep_their_inputs_as_torchs_single_nodes():
     target = np.sign(_randn(3, 4))
     assert _agree(lambda fw, a, t: fw.nn.functional.soft_margin_loss(a, t),
                   [values[0], target], [0, 1, "out"], grad=[True, False]) == []
+
+
+# ------------------------------------------------------------------ saves43
+_F64, _F32, _I32 = np.float64, np.float32, np.int32
+
+
+def _w(*values: float, dtype: Any = _F32) -> np.ndarray:
+    return np.array(values, dtype=dtype)
+
+
+_CONVERTED = [
+    ("x * int32 w", lambda fw, x, w: x * w, [_randn(3), _w(1, 2, 3, dtype=_I32)], None),
+    ("x * float32 w", lambda fw, x, w: x * w, [_randn(3), _w(1, 2, 3)], None),
+    ("x * float32 w, w needs grad", lambda fw, x, w: x * w, [_randn(3), _w(1, 2, 3)],
+     [True, True]),
+    ("x / float32 w", lambda fw, x, w: x / w, [_randn(3), _w(1, 2, 3)], None),
+    ("cov fweights", lambda fw, x, f: fw.cov(x, fweights=f), [_randn(2, 3), _w(1, 2, 1,
+                                                                           dtype=_I32)],
+     None),
+    ("cov aweights", lambda fw, x, a: fw.cov(x, aweights=a), [_randn(2, 3), _w(.5, 1, 2)],
+     [True, True]),
+    ("cov both", lambda fw, x, f, a: fw.cov(x, correction=0, fweights=f, aweights=a),
+     [_randn(2, 3), _w(1, 2, 1, dtype=_I32), _w(.5, 1, 2)], [True, False, True]),
+    ("float32 y.mul_(float64 x)", lambda fw, y, x: y.mul_(x), [_w(1, 2, 3), _randn(3)],
+     [False, True]),
+    ("float32 y.mul_(float64 x), y needs grad", lambda fw, y, x: y.mul_(x),
+     [_w(1, 2, 3), _randn(3)], [True, True]),
+]
+
+
+@pytest.mark.parametrize("name, op, values, grad", _CONVERTED,
+                         ids=[case[0] for case in _CONVERTED])
+def test_an_operand_converted_to_the_result_dtype_is_kept_as_torch_keeps_it(name, op, values,
+                                                                            grad):
+    """torch's mul of float64 x and an int32 or float32 w saves w itself; tinyattn
+    multiplies by a float64 copy of w, which now carries w's version (converted_copy)."""
+    assert _agree(op, values, list(range(len(values))) + ["out"], grad) == []
+
+
+def test_the_converted_copy_of_an_in_place_target_does_not_make_backward_raise():
+    """y.mul_(x) (float32 y, float64 x) keeps a converted copy of y's old values, as torch
+    keeps a copy: the write into y that the op itself makes must not spoil its backward."""
+    x = ta.tensor([1.0, 2.0], dtype=ta.float64, requires_grad=True)
+    y = ta.tensor([3.0, 4.0])
+    y.mul_(x)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 4.0])
+
+
+_EMPTY = np.zeros((2, 0), dtype=np.int64)
+_SAVES43_INDEX = [
+    ("masked_fill 0-d tensor value", lambda fw, x, m, v: x.masked_fill(m, v),
+     [_randn(3, 2), np.array([[True, False], [False, True], [True, True]]),
+      np.array(0.5)], None),
+    ("gather empty index", lambda fw, x, i: fw.gather(x, 0, i), [_randn(5), _EMPTY[0]], None),
+    ("gather empty 2-d index", lambda fw, x, i: fw.gather(x, 0, i), [_randn(5), _EMPTY],
+     None),
+    ("take empty index", lambda fw, x, i: fw.take(x, i), [_randn(3, 2), _EMPTY[0]], None),
+    ("take empty index, 0-d input", lambda fw, x, i: fw.take(x, i), [np.array(1.5),
+                                                                     _EMPTY[0]], None),
+    *[(f"put accumulate={acc} grad={g}",
+       lambda fw, x, i, s, acc=acc: fw.put(x, i, s, acc),
+       [_randn(3, 3), np.array([0, 4, 8]), _randn(3)], g)
+      for acc in (False, True) for g in ([True, False, True], [True, False, False],
+                                         [False, False, True])],
+    ("x[int64 tensor]", lambda fw, x, i: x[i], [_randn(5, 4), np.array([1, 3])], None),
+    ("x[int32 tensor]", lambda fw, x, i: x[i], [_randn(5, 4), np.array([1, 3], dtype=_I32)],
+     None),
+    ("x[bool mask]", lambda fw, x, m: x[m], [_randn(5, 4), np.array([1, 0, 1, 1, 0], bool)],
+     None),
+    ("x[:, int64 tensor]", lambda fw, x, i: x[:, i], [_randn(5, 4), np.array([0, 2])], None),
+    ("x[0-d tensor, int64 tensor]", lambda fw, x, i, j: x[i, j],
+     [_randn(5, 4), np.array(2), np.array([0, 2])], None),
+    ("x[0-d tensor]", lambda fw, x, i: x[i], [_randn(5, 4), np.array(2)], None),
+    ("x[empty int64 tensor]", lambda fw, x, i: x[i], [_randn(5, 4), _EMPTY[0]], None),
+]
+
+
+@pytest.mark.parametrize("name, op, values, grad", _SAVES43_INDEX,
+                         ids=[case[0] for case in _SAVES43_INDEX])
+def test_indices_masks_and_sources_are_kept_as_torch_keeps_them(name, op, values, grad):
+    assert _agree(op, values, list(range(len(values))) + ["out"], grad) == []
+
+
+_TENSORDOT = [((2, 2, 1), (2, 1, 2), ([0, 1], [2, 0])), ((2, 3), (2, 3), ([0, 1], [0, 1])),
+              ((2, 3), (3, 2), ([0, 1], [1, 0])), ((3, 1), (1, 3), ([0], [1])),
+              ((2, 3, 4), (3, 4, 5), 2), ((2, 3, 4), (4, 3, 2), ([1, 2], [1, 0]))]
+
+
+@pytest.mark.parametrize("grad", [[True, True], [True, False], [False, True]])
+@pytest.mark.parametrize("a, b, dims", _TENSORDOT)
+def test_tensordot_keeps_what_torchs_dot_mul_or_mm_keeps(a, b, dims, grad):
+    """One output element: torch multiplies views of both inputs (no copy), so a write to
+    the input the other's gradient needs raises even where a reshape would have copied."""
+    op = lambda fw, x, y: fw.tensordot(x, y, dims)      # noqa: E731
+    assert _agree(op, [_randn(*a), _randn(*b)], [0, 1, "out"], grad) == []
+
+
+@pytest.mark.parametrize("n", [-1, -2, 1, 2])
+def test_matrix_power_minus_one_is_the_inverse_torch_keeps(n):
+    a = _randn(2, 3, 3) + 3 * np.eye(3)
+    op = lambda fw, m: fw.linalg.matrix_power(m, n)     # noqa: E731
+    assert _agree(op, [a], [0, "out"]) == []
+
+
+@pytest.mark.parametrize("grad", [[True, True], [True, False], [False, True]])
+@pytest.mark.parametrize("reduction", ["none", "sum", "batchmean"])
+@pytest.mark.parametrize("log_target", [False, True])
+def test_kl_div_checks_what_torchs_composition_keeps(log_target, reduction, grad):
+    """torch: xlogy(t, t) - t * x keeps t (and x when t needs a gradient); with log
+    targets exp(t) * (t - x) keeps neither."""
+    x = np.log(_rng.dirichlet(np.ones(4), size=3))
+    t = _rng.dirichlet(np.ones(4), size=3)
+    t = np.log(t) if log_target else t
+    op = lambda fw, a, b: fw.nn.functional.kl_div(a, b, reduction=reduction,  # noqa: E731
+                                                  log_target=log_target)
+    assert _agree(op, [x, t], [0, 1, "out"], grad) == []
+
+
+_INF = float("inf")
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (5, 0), (0, 5), (3, 4)])
+@pytest.mark.parametrize("ord", ["nuc", "fro", 1, -1, _INF, -_INF, 2])
+def test_matrix_norms_of_empty_matrices_keep_what_torch_keeps(shape, ord):
+    """torch's nuclear norm of no entries sums no singular values (its SVD keeps only its
+    outputs); its 1 / inf norms take a max / min that keeps its result."""
+    x = _randn(*shape)
+    op = lambda fw, m: fw.linalg.matrix_norm(m, ord)    # noqa: E731
+    try:
+        torch.linalg.matrix_norm(torch.tensor(x, requires_grad=True), ord).sum().backward()
+    except (RuntimeError, IndexError):   # amin over no elements; amax's 0 has no grad_fn
+        pytest.skip("torch refuses this norm's backward (a max or min over no elements)")
+    assert _agree(op, [x], [0, "out"]) == []
+
+
+def test_unfold_windows_that_do_not_overlap_agree_and_overlapping_ones_refuse_writes():
+    """Non-overlapping windows: the write goes through as in torch. Overlapping windows
+    (step < size) are read-only in tinyattn: torch runs an in-place op there once per window
+    an element is in (undefined behaviour by its docs), a difference tinyattn refuses loudly
+    rather than compute silently otherwise."""
+    op = lambda fw, x: x.unfold(0, 2, 2)       # noqa: E731
+    assert _agree(op, [_randn(6, 3)], [0, "out"]) == []
+    windows = (ta.tensor(_randn(6, 3), requires_grad=True) * 1).unfold(0, 3, 1)
+    with pytest.raises(RuntimeError, match="read-only"):
+        windows.mul_(2)

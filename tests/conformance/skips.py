@@ -100,7 +100,22 @@ NOT_IMPLEMENTED: List[Skip] = [
             "sparse=True asks for a sparse (COO) gradient, and tinyattn has no sparse tensors "
             "(as F.embedding's row); F.embedding_bag and nn.EmbeddingBag(sparse=True) raise "
             "NotImplementedError at once", when=kwarg_is("sparse", True)),
+    op_skip("unfold", "saves", "not implemented, refused loudly: overlapping windows "
+            "(step < size) share memory, and an in-place write into them is undefined in "
+            "torch (its docs: clone before writing); torch runs it element by element, so a "
+            "shared element is changed once per window (mul_(2) multiplies it by 2 per "
+            "window), while tinyattn's in-place ops compute the result first and would write "
+            "each element once, a silent difference, so tinyattn's overlapping windows are "
+            "read-only and the write raises a RuntimeError (docs/pytorch.md)",
+            when=predicate("samples whose windows overlap (step < size, two or more windows)",
+                           lambda s: _unfold_overlaps(s))),
 ]
+
+
+def _unfold_overlaps(sample: object) -> bool:
+    dimension, size, step = sample.args[:3]
+    length = sample.input.shape[dimension] if sample.input.dim() else 1
+    return step < size and (length - size) // step + 1 > 1
 
 # ------------------------------------------------------------------ new ops of issue 30 (opsB30)
 def _expanded_out(sample: object) -> bool:

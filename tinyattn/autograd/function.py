@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # only for annotations; the tensor package imports this one, 
     from ..tensor import Tensor
 
 __all__ = ["Function", "VersionCounter", "InputRecord", "held_input", "is_input", "unbroadcast",
-           "set_op_observer", "keep_versions", "name_node"]
+           "set_op_observer", "keep_versions", "name_node", "converted_copy"]
 
 _tensor_class: Any = None  # tinyattn.tensor.Tensor, imported on first use (see _tensor_type)
 _new_tensor = object.__new__               # a Tensor without __init__: apply sets its fields
@@ -447,6 +447,9 @@ def _note_saved(fn: Function, inputs: Sequence["Tensor"], out: "Tensor") -> None
                 else:
                     counter.add_saver(me)       # prunes the dead references first
                 records.append((counter, counter.value, index))
+                origin = t._origin_vc       # a dtype-converted copy: its original too
+                if origin is not None:
+                    records.append((origin, origin.value, index))
                 break
         index += 1
     data = out._data
@@ -456,6 +459,18 @@ def _note_saved(fn: Function, inputs: Sequence["Tensor"], out: "Tensor") -> None
             break
     if records:
         fn._versions = records
+
+
+def converted_copy(copy: "Tensor", original: Any) -> "Tensor":
+    """Mark ``copy`` as ``original`` converted to another dtype for an op (``x * w`` with
+    x float64 and an int32 or float32 w multiplies x by a float64 copy of w). torch's op
+    reads and saves the original itself, so a later in-place write to it makes the
+    backward raise; an op that saves ``copy`` notes the original's version too
+    (``_note_saved``), so tinyattn's raises exactly then. Returns ``copy``."""
+    if copy is not original and hasattr(original, "_version_counter") and \
+            hasattr(copy, "_version_counter"):
+        copy._origin_vc = original._version_counter()
+    return copy
 
 
 def keep_versions(out: "Tensor", *tensors: Any) -> "Tensor":
@@ -523,7 +538,7 @@ def _check_inputs_agree(cls: type, inputs: Tuple["Tensor", ...]
             f"torch refuses this mix too (no type promotion here). Convert one side with "
             f".float() or .double() (or .to(dtype)) first")
     target = promotion.result_type(*floats)
-    return tuple(t.to(target) if (is_floating(t.dtype) or t.dtype.kind == "c")
+    return tuple(converted_copy(t.to(target), t) if (is_floating(t.dtype) or t.dtype.kind == "c")
                  and t.dtype != target else t for t in inputs)
 
 

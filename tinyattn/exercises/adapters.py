@@ -64,10 +64,16 @@ def _reduction(fn, grad, backward):
 
 
 def _matmul(fn, grad, backward):
-    a, b = fn.saved[:2]
-    if a.ndim < 2 or b.ndim < 2:
+    """Matmul keeps an input only if the OTHER needs a gradient (as torch's mm): the one
+    not kept stands in as zeros of its shape, and the gradient computed from it (for the
+    input that needs none) is dropped, as in ``_mul``."""
+    a_shape, b_shape = fn.saved[5:7]
+    if len(a_shape) < 2 or len(b_shape) < 2:
         raise NotCovered("matmul with a 1-D operand")
-    return tuple(backward(grad, (a, b)))
+    a, b = (x if x is not None else np.zeros(shape, dtype=grad.dtype)
+            for x, shape in zip(fn.saved[:2], (a_shape, b_shape)))
+    da, db = backward(grad, (a, b))
+    return (da if fn.needs_input_grad[0] else None, db if fn.needs_input_grad[1] else None)
 
 
 def _linear(fn, grad, backward):

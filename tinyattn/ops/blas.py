@@ -13,7 +13,7 @@ from typing import Any, Sequence, Tuple, Union
 import numpy as np
 
 from .. import backend
-from ..autograd import name_node, names_node
+from ..autograd import keep_versions, name_node, names_node
 from ..tensor import Tensor
 from ..precision import is_low_precision
 from .elementwise import add, convert, mul, sub
@@ -308,7 +308,13 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2,
     left = reshape(permute(a, *(keep_a + da)), (-1, size))     # (kept a, contracted)
     right = reshape(permute(b, *(db + keep_b)), (size, -1))    # (contracted, kept b)
     shape = tuple(a.shape[d] for d in keep_a) + tuple(b.shape[d] for d in keep_b)
-    return reshape(matmul(left, right), shape)
+    out = reshape(matmul(left, right), shape)
+    if left.shape[0] == 1 and right.shape[1] == 1:
+        # one output element: torch multiplies views of both inputs (dot, or sum of a
+        # product where a view cannot be flat), never copies, so its node keeps each input
+        # the other's gradient needs even where the reshape above copied
+        keep_versions(out, b if a.requires_grad else None, a if b.requires_grad else None)
+    return out
 
 
 def _cross_at(a: Tensor, b: Tensor, dim: int) -> Tensor:
@@ -439,6 +445,8 @@ def matrix_power(input: Tensor, n: int) -> Tensor:  # noqa: A002 - PyTorch's nam
                            f"{input.shape[-1] if input.ndim else '?'} matrices")
     if not isinstance(n, (int, np.integer)):
         raise TypeError(f"matrix_power: n must be an int, got {type(n).__name__}")
+    if n == -1:                # torch returns linalg.inv's result itself, which its node
+        return inv(input)      # keeps: a write to it before backward raises
     if n < 0:
         input, n = inv(input), -n
     if n == 0:                 # the identity; input gets a zero gradient (its values unused)

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import backend, precision
 from ..autograd import Function, unbroadcast
+from ..autograd.function import converted_copy
 from ..promotion import float_mix_error, is_strict_promotion, operand_tier, result_type
 from ..tensor import Tensor
 from ..precision import DtypeNotImplementedError
@@ -69,14 +70,16 @@ def _as_dtype(value: Any, dtype: np.dtype, like: Tensor) -> Tensor:
         return Tensor._wrap(xp.asarray(wrapped, dtype=dtype))
     if value.dtype == dtype:
         return value
+    # the copy remembers value (converted_copy): an op that saves it for backward notes
+    # value's version too, as torch's op saves value itself
     if is_floating(value.dtype) and is_floating(dtype):    # bfloat16 included (kind "V")
-        return convert(value, dtype=dtype)
+        return converted_copy(convert(value, dtype=dtype), value)
     if dtype.kind == "c" and (is_floating(value.dtype) or value.dtype.kind == "c"):
-        return convert(value, dtype=dtype)      # float -> complex: differentiable too
+        return converted_copy(convert(value, dtype=dtype), value)   # float -> complex
     if value.dtype.kind == "c":
         raise TypeError(f"a complex tensor ({value.dtype}) cannot take part in an op whose "
                         f"result is {dtype}; take .real or .abs() first")
-    return Tensor._wrap(value._data.astype(dtype))
+    return converted_copy(Tensor._wrap(value._data.astype(dtype)), value)
 
 
 def _complex_number_refused(value: Any, dtype: np.dtype) -> Exception:

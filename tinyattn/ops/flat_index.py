@@ -55,7 +55,7 @@ def put(input: Tensor, index: Tensor, source: Tensor,  # noqa: A002
         accumulate: bool = False) -> Tensor:
     """``torch.put``: a copy of input, read as flat, with source's elements written at
     ``index`` (added there with ``accumulate``). Built of reshape and index_put's region
-    write, keeping index (and source when accumulating) as torch's put keeps them."""
+    write, keeping index (and source when it requires grad) as torch's put keeps them."""
     if not isinstance(source, Tensor) or source.numel() != index.numel():
         raise RuntimeError(f"put(): Expected source and index to have the same number of "
                            f"elements, but got source with "
@@ -66,7 +66,9 @@ def put(input: Tensor, index: Tensor, source: Tensor,  # noqa: A002
     if source.dtype != input.dtype:
         raise RuntimeError(f"put(): expected source ({source.dtype}) to have the dtype of "
                            f"self ({input.dtype})")
-    kept = (index, source) if accumulate else (index,)     # what torch's put keeps
+    # what torch's put keeps: index, and source whenever source needs a gradient (its
+    # backward reshapes to source's shape; accumulate or not, self's needs only its sizes)
+    kept = (index, source) if source.requires_grad else (index,)
     out = WriteRegion.apply(flat, reshape(source, (-1,)), *kept, place=_whole,
                             key=(ids._data.reshape(-1),), accumulate=bool(accumulate))
     return name_node(reshape(out, input.shape), "PutBackward0")

@@ -70,8 +70,14 @@ def gather(input: Tensor, dim: int, index: Tensor,  # noqa: A002 - PyTorch's nam
         raise (DtypeError if isinstance(index, Tensor) else TypeError)(f"gather: index must be an integer tensor, got "
                         f"{getattr(index, 'dtype', type(index).__name__)}; convert with .long()")
     axis = _single_axis(dim, builtins.max(input.ndim, 1), "gather")
-    if index.numel() == 0:                      # torch: an empty index gives an empty output
-        return input.reshape(-1)[:0].reshape(index.shape)
+    if index.numel() == 0:     # torch: an empty index gives an empty output (of any dims)
+        xp = backend.get_array_module(input._data)
+        nothing = (xp.zeros(index.shape, dtype=np.int64),)      # reads no element
+        out = Gather.apply(input.reshape(-1), index=nothing, unique=False)
+        name_node(out, "GatherBackward0")
+        # a new tensor, not a view of input; torch's node keeps input and index as for any
+        # other index: a write to either before backward raises
+        return keep_versions(out, index, input)
     if index.device != input.device:
         raise RuntimeError(f"gather: index is on {index.device} but input is on "
                            f"{input.device}; move it with .to('{input.device}')")

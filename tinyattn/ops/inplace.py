@@ -216,6 +216,7 @@ def _keep_original(fn: Optional[Function], before: Tensor) -> None:
     as the OTHER operand (``y *= y``) keeps its record, so that backward still raises."""
     if fn is None or not fn._versions:
         return
+    _drop_converted_target(fn, before)
     kept = bool(fn.saved) and any(item is before._data for item in fn.saved)
     checked = any(i >= 0 and is_input(fn.inputs[i], before) for i in fn.versions_checked)
     if not (kept or checked):   # versions_checked: it kept only something derived (a mask)
@@ -226,6 +227,28 @@ def _keep_original(fn: Optional[Function], before: Tensor) -> None:
     fn._versions = tuple(record for record in fn._versions
                          if not 0 <= record[2] < len(fn.inputs)
                          or not is_input(fn.inputs[record[2]], before))
+
+
+def _drop_converted_target(fn: Function, before: Tensor) -> None:
+    """``y.mul_(w)`` with a float32 y and a float64 w that requires grad multiplies a float64
+    copy of y, which the op keeps together with y's version (converted_copy). That copy
+    holds the old values, as torch's saved copy of self does, so the write into y that
+    follows must not make the backward raise: the record goes. The target read as the other
+    operand itself (``y *= y``, no copy) keeps its record."""
+    counter = before._vc
+    if counter is None:
+        return
+    kept = []
+    for record in fn._versions:
+        index = record[2]
+        if record[0] is counter and 0 <= index < len(fn.inputs):
+            held = fn.inputs[index]
+            tensor = held.still_held() if hasattr(held, "still_held") else held
+            if getattr(tensor, "_vc", None) is not counter:
+                continue                # a converted copy of the target: it cannot change
+        kept.append(record)
+    if len(kept) != len(fn._versions):
+        fn._versions = kept
 
 
 # ------------------------------------------------------------------ the ops

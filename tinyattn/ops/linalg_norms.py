@@ -64,8 +64,14 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: Sequence[int] = (-2, -1),  # n
     rows, cols = _check_matrix(A, ord, dim, "linalg.matrix_norm")
     if ord == "fro":
         return norm(A, 2, dim=(rows, cols), keepdim=keepdim)
+    summed, across = (rows, cols) if ord in (1, -1) else (cols, rows)   # 1: columns, inf: rows
     if A.shape[rows] == 0 or A.shape[cols] == 0:         # torch: every norm of no entries is 0
-        return A.abs().sum((rows, cols), keepdim=keepdim)
+        if ord == "nuc":       # torch: the sum of no singular values; its SVD keeps only its
+            return A.sum((rows, cols), keepdim=keepdim)     # outputs, so A may be written
+        if ord in (2, -2) or A.shape[across] == 0:
+            return A.abs().sum((rows, cols), keepdim=keepdim)
+        # 1, -1, inf, -inf with a max/min over a dim that has elements: torch's way (below),
+        # whose max/min keeps its result (a write to it before backward raises)
     if ord in ("nuc", 2, -2):
         moved = A.movedim((rows, cols), (-2, -1))         # (..., m, n): svdvals' layout
         s = svdvals(moved)                                # (..., min(m, n)), descending
@@ -74,7 +80,6 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: Sequence[int] = (-2, -1),  # n
             for d in sorted((rows, cols)):
                 out = out.unsqueeze(d)
         return out
-    summed, across = (rows, cols) if abs(ord) == 1 else (cols, rows)   # 1: columns, inf: rows
     sums = A.abs().sum(summed, keepdim=True)
     pick = amax if ord > 0 else amin
     out = pick(sums, across, keepdim=True)

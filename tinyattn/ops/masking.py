@@ -119,7 +119,8 @@ def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
             value = value.real if x.dtype != np.bool_ else value != 0
         check_fits(value.item(), x.dtype, "masked_fill")
         fill = value if value.dtype == x.dtype else value.to(x.dtype)   # x's dtype, as torch
-        return MaskedFill.apply(x, fill, mask=mask.copy(), number=None)
+        out = MaskedFill.apply(x, fill, mask=mask.copy(), number=None)
+        return keep_versions(out, mask_tensor)    # torch keeps the mask here too
     if isinstance(value, complex) and x.dtype.kind != "c":
         value = _real_fill(value, x.dtype)
     check_fits(value, x.dtype, "masked_fill")        # -1e9 in float16: torch's error

@@ -105,12 +105,17 @@ class Matmul(Function):
             out = _batched(a2, b2)              # (..., M, K) @ (..., K, N) -> (..., M, N)
         else:
             out = a2 @ b2                       # (M, K) @ (K, N): one BLAS call, as torch's mm
-        if a.ndim <= 2 and b.ndim >= 3 and b.size:
+        needs_a, needs_b = self.needs_input_grad
+        if a.ndim <= 2 and b.ndim >= 3 and b.size and needs_a:
             # torch computes a vector or matrix times a batch as (b^T a^T)^T with b^T folded
             # into one matrix: it keeps that copy, not b, so writing to b after the op leaves
             # its backward valid; keep a copy too (no version check on b, as torch)
             b = b2 = b.copy()
-        self.save_for_backward(a, b, a2, b2, out.shape)
+        # as torch's mm: a is kept only when b needs a gradient (db = a^T g), b only when a
+        # does (da = g b^T); a write to the other after the op leaves this backward valid
+        self.save_for_backward(a if needs_b else None, b if needs_a else None,
+                               a2 if needs_b else None, b2 if needs_a else None, out.shape,
+                               a.shape, b.shape, a2.shape, b2.shape)
         if b.ndim == 1:
             out = out[..., 0]
         if a.ndim == 1:
@@ -118,24 +123,27 @@ class Matmul(Function):
         return out
 
     def backward(self, grad):
-        a, b, a2, b2, out_shape = self.saved
-        if a2.dtype.kind == "c":                # complex: da = g @ conj(b)^T, db = conj(a)^T @ g
-            a2, b2 = a2.conj(), b2.conj()       # (torch's convention, docs/derivations.md)
+        _, _, a2, b2, out_shape, a_shape, b_shape, a2_shape, b2_shape = self.saved
         g = grad.reshape(out_shape)             # restore the (..., M, N) axes dropped for 1-D
+        folded = len(b2_shape) == 2 and len(a2_shape) > 2
         da = db = None
         if self.needs_input_grad[0]:
-            if b2.ndim == 2 and a2.ndim > 2:
-                k, n = b2.shape
-                da = (_rows(g, n) @ b2.T).reshape(a.shape)  # (B*M, N) @ (N, K)
+            if b2.dtype.kind == "c":            # complex: da = g @ conj(b)^T, db = conj(a)^T @ g
+                b2 = b2.conj()                  # (torch's convention, docs/derivations.md)
+            if folded:
+                k, n = b2_shape
+                da = (_rows(g, n) @ b2.T).reshape(a_shape)  # (B*M, N) @ (N, K)
             else:
-                da = unbroadcast(g @ _swap(b2), a2.shape).reshape(a.shape)  # (..., M, K)
+                da = unbroadcast(g @ _swap(b2), a2_shape).reshape(a_shape)  # (..., M, K)
         if self.needs_input_grad[1]:
-            if b2.ndim == 2 and a2.ndim > 2:
-                k, n = b2.shape
+            if a2.dtype.kind == "c":
+                a2 = a2.conj()
+            if folded:
+                k, n = b2_shape
                 db = _rows(a2, k).T @ _rows(g, n)  # (K, B*S) @ (B*S, N) -> (K, N)
             else:
-                db = unbroadcast(_swap(a2) @ g, b2.shape)    # (..., K, N)
-            db = db.reshape(b.shape)
+                db = unbroadcast(_swap(a2) @ g, b2_shape)    # (..., K, N)
+            db = db.reshape(b_shape)
         return da, db
 
 

@@ -117,9 +117,10 @@ class Unfold(Function):
         self.save_for_backward(x.shape, x.dtype, axis, positions)
         # A view, as torch's (a write into a window reaches x): the window dim steps
         # ``step`` elements, the new last dim one. Windows that overlap (step < size) are
-        # read-only: a write into one would land in its neighbours too (torch refuses most
-        # such writes: "more than one element of the written-to tensor refers to a single
-        # memory location").
+        # read-only: torch lets an in-place op run there element by element (undefined by
+        # its docs), changing a shared element once per window, where tinyattn's in-place
+        # ops would change it once: refused loudly rather than differ silently
+        # (docs/pytorch.md, not implemented).
         shape = x.shape[:axis] + (count,) + x.shape[axis + 1:] + (size,)
         strides = (x.strides[:axis] + (x.strides[axis] * step,) + x.strides[axis + 1:]
                    + (x.strides[axis],))

@@ -54,9 +54,16 @@ class KlDiv(Function):
       t probabilities:   l = t (log t - x), 0 where t = 0.  dx = -t,  dt = log t + 1 - x
                          (NaN at t = 0, where the slope is -inf; PyTorch gives NaN too).
       t log-probs:       l = e^t (t - x).                   dx = -e^t, dt = e^t (t - x + 1).
-    Each times w (the reduction's share), then unbroadcast."""
+    Each times w (the reduction's share), then unbroadcast.
+
+    What it keeps is derived; the versions it checks are torch's: for probabilities torch
+    composes xlogy(t, t) - t * x, whose nodes keep t (and x when t needs a gradient), so
+    a write to either before backward raises there; for log-probabilities,
+    exp(t) * (t - x) keeps only intermediate results, so neither write raises."""
 
     def forward(self, x, t, log_target: bool, reduction: str, batch: int):
+        if not log_target:
+            self.versions_checked = (0, 1) if self.needs_input_grad[1] else (1,)
         xp = backend.get_array_module(x)
         with np.errstate(divide="ignore", invalid="ignore"):
             if log_target:

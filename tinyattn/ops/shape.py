@@ -12,7 +12,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .. import backend
-from ..autograd import Function, name_node
+from ..autograd import Function, keep_versions, name_node
 from ..tensor import Tensor
 from ..precision import is_floating
 from ..promotion import promote_types
@@ -327,14 +327,24 @@ def torch_index_steps(index: Any) -> Tuple[Any, ...]:
 
 def getitem(x: Tensor, index: Any) -> Tensor:
     """``x[index]`` with PyTorch's indexing rules (see ``torch_index_steps``)."""
+    given = _index_tensors(index)
     index = _index_to_arrays(index, x.device, x.ndim)
     try:
         out = x
         for step in torch_index_steps(index):
             out = GetItem.apply(out, index=step)
-        return out
     except IndexError as exc:
         raise IndexError(f"indexing a tensor of shape {x.shape}: {exc}") from None
+    # torch's IndexBackward0 keeps the index tensors (a mask too): a write to one before
+    # backward raises. A 0-d one acts as a number (a select), kept by neither.
+    return keep_versions(out, *given) if given and out is not x else out
+
+
+def _index_tensors(index: Any) -> List[Tensor]:
+    """The tensors of one or more dims among an index's items (what torch's advanced
+    indexing keeps for backward)."""
+    items = index if isinstance(index, tuple) or _list_as_tuple(index) else (index,)
+    return [item for item in items if isinstance(item, Tensor) and item.ndim > 0]
 
 
 def _check_join(op: str, tensors: Sequence[Tensor], dim: int, same_shape: bool) -> int:

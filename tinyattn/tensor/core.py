@@ -57,6 +57,7 @@ class Tensor(TensorConversions):
     _view_refs: Optional[List[Any]] = None           # weak references to a base's views
     _alias_refs: Optional[List[Any]] = None          # ... to other tensors on its memory
     _input_record: Any = None       # what the nodes that read it keep (autograd.held_input)
+    _origin_vc: Optional[autograd.VersionCounter] = None   # a converted copy's original's
 
     def __init__(self, *args: Any, requires_grad: bool = False, dtype: DTypeLike = None,
                  device: Optional[str] = None):
@@ -394,7 +395,7 @@ class Tensor(TensorConversions):
         # the graph is this process's (weak references, nodes): as in torch, an unpickled
         # tensor is a leaf that keeps requires_grad, with versions and views of its own
         for graph_part in ("_input_record", "_ctx", "_vc", "_base", "_view_refs", "_is_view",
-                           "_has_views", "_retains_grad", "_alias_refs"):
+                           "_has_views", "_retains_grad", "_alias_refs", "_origin_vc"):
             state.pop(graph_part, None)
         return state
 
