@@ -49,3 +49,64 @@ def test_einsum_real_operands_still_agree():               # negative control fo
     _same(ta.einsum("ij,j->i", ta.tensor(a), ta.tensor(b)),
           torch.einsum("ij,j->i", torch.tensor(a), torch.tensor(b)))
     _same(ta.einsum("i->", ta.tensor(b)), torch.einsum("i->", torch.tensor(b)))
+
+
+Z = np.array([1 + 2j, 3 - 1j, 0.5 + 0.5j])
+W = np.array([2 - 1j, 1 + 1j, -1 + 0.25j])
+
+
+def _agree_or_refuse(program):
+    """torch's result, or a loud refusal: never another value or dtype."""
+    expected = program(torch)
+    try:
+        got = program(ta)
+    except (TypeError, RuntimeError, NotImplementedError):
+        return None
+    _same(got, expected)
+    return got
+
+
+# linalg.vecdot summed x * y without conjugating x: a complex x gave a wrong inner product.
+def test_vecdot_conjugates_its_first_argument():
+    got = _agree_or_refuse(lambda m: m.linalg.vecdot(m.tensor(Z), m.tensor(W)))
+    assert got is not None                           # it computes, so it must be torch's value
+    _same(ta.linalg.vecdot(ta.tensor(Z.real), ta.tensor(W.real)),          # control: real
+          torch.linalg.vecdot(torch.tensor(Z.real), torch.tensor(W.real)))
+
+
+def test_vecdot_complex_gradient_matches_torch():
+    xt = torch.tensor(Z, requires_grad=True)
+    yt = torch.tensor(W, requires_grad=True)
+    (torch.linalg.vecdot(xt, yt) * (0.5 - 2j)).real.backward()
+    xa = ta.tensor(Z, requires_grad=True)
+    ya = ta.tensor(W, requires_grad=True)
+    try:
+        (ta.linalg.vecdot(xa, ya) * ta.tensor(0.5 - 2j)).real.backward()
+    except (TypeError, RuntimeError, NotImplementedError):
+        return
+    _same(xa.grad, xt.grad)
+    _same(ya.grad, yt.grad)
+
+
+# linalg.vander cast a complex x to int64 (as for integer x) and returned an int64 matrix.
+def test_vander_of_complex_is_never_an_integer_matrix():
+    _agree_or_refuse(lambda m: m.linalg.vander(m.tensor(Z)))
+    _same(ta.linalg.vander(ta.tensor([1, 2, 3])), torch.linalg.vander(torch.tensor([1, 2, 3])))
+
+
+# float_power cast complex operands to float64 (dropping the imaginary part); torch computes
+# in complex128 when either operand is complex.
+@pytest.mark.parametrize("program", [
+    lambda m: m.float_power(m.tensor(Z), m.tensor(W)),
+    lambda m: m.float_power(m.tensor(Z), 2),
+    lambda m: m.float_power(m.tensor(Z.real), 2j),
+    lambda m: m.float_power(m.tensor(Z.real), m.tensor(W)),
+])
+def test_float_power_with_a_complex_operand_stays_complex(program):
+    _agree_or_refuse(program)
+
+
+def test_float_power_real_still_float64():            # control
+    _same(ta.float_power(ta.tensor([1, 2, 3]), 2), torch.float_power(torch.tensor([1, 2, 3]), 2))
+    _same(ta.float_power(ta.tensor([1., 2.], dtype=ta.float32), 0.5),
+          torch.float_power(torch.tensor([1., 2.]), 0.5))

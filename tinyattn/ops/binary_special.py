@@ -16,7 +16,7 @@ import numpy as np
 from .. import backend
 from ..broadcast_error import broadcast_error
 from ..autograd import Function, name_node, unbroadcast
-from ..precision import is_floating
+from ..precision import is_complex_dtype, is_floating
 from ..promotion import result_type
 from ..tensor import Tensor
 from .elementwise import _as_dtype, clamp, convert, pow
@@ -418,15 +418,24 @@ def _scalar(value: Any, target: np.dtype) -> Any:
 
 def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002
     """x ** y computed in float64 (``torch.float_power``): both sides are converted to
-    float64 first, then ``pow`` (docs/derivations.md#pow) with its backward."""
+    float64 first, then ``pow`` (docs/derivations.md#pow) with its backward. A complex
+    operand (tensor or Python complex) makes both complex128, as torch documents: never
+    float64, which would drop the imaginary part."""
+    complex_ = any(isinstance(v, complex) or (isinstance(v, Tensor) and
+                                              is_complex_dtype(v.dtype))
+                   for v in (input, exponent))
+    target = np.dtype(np.complex128) if complex_ else np.dtype(np.float64)
+
     def wide(v: Any) -> Any:
-        return convert(v, dtype=np.float64) if isinstance(v, Tensor) and is_floating(v.dtype) \
-            else (Tensor._wrap(v._data.astype(np.float64)) if isinstance(v, Tensor)
-                  else float(v))
+        if not isinstance(v, Tensor):
+            return complex(v) if complex_ else float(v)
+        if is_floating(v.dtype) or is_complex_dtype(v.dtype):
+            return convert(v, dtype=target)
+        return Tensor._wrap(v._data.astype(target))
     base, power = wide(input), wide(exponent)
     if not isinstance(base, Tensor):
         base = Tensor._wrap(backend.get_array_module(power._data).asarray(
-            base, dtype=np.float64))
+            base, dtype=target))
     return pow(base, power)
 
 
