@@ -110,3 +110,22 @@ def test_float_power_real_still_float64():            # control
     _same(ta.float_power(ta.tensor([1, 2, 3]), 2), torch.float_power(torch.tensor([1, 2, 3]), 2))
     _same(ta.float_power(ta.tensor([1., 2.], dtype=ta.float32), 0.5),
           torch.float_power(torch.tensor([1., 2.]), 0.5))
+
+
+# logical_and/or/xor refused complex tensors saying "as in torch: complex numbers have no
+# order"; torch computes them (a complex number is true when non-zero). Ordering stays refused.
+@pytest.mark.parametrize("op", ["logical_and", "logical_or", "logical_xor"])
+def test_logical_ops_of_complex_test_nonzero(op):
+    a = np.array([0j, 1 + 0j, 0 + 2j, 0j, float("nan") + 0j])
+    b = np.array([0j, 0j, 1 - 1j, 3 + 0j, 0j])
+    _same(getattr(ta, op)(ta.tensor(a), ta.tensor(b)),
+          getattr(torch, op)(torch.tensor(a), torch.tensor(b)))
+    _same(getattr(ta, op)(ta.tensor(a), ta.tensor(b.real > 0)),
+          getattr(torch, op)(torch.tensor(a), torch.tensor(b.real > 0)))
+
+
+def test_complex_order_still_refused():                # control: torch refuses these
+    with pytest.raises(RuntimeError):
+        torch.lt(torch.tensor([1j]), torch.tensor([2j]))
+    with pytest.raises((RuntimeError, TypeError, NotImplementedError)):
+        ta.lt(ta.tensor(np.array([1j])), ta.tensor(np.array([2j])))

@@ -41,7 +41,7 @@ def _elementwise(op: str, ufunc: str, input: Tensor, other: Any) -> Tensor:  # n
         raise TypeError(f"{op}: the first argument must be a Tensor, got "
                         f"{type(input).__name__}")
     a, b = input._data, _array(other, op, input)
-    if op not in ("eq", "ne"):
+    if op in ("lt", "le", "gt", "ge"):      # the logical ops test non-zero: complex is fine
         refuse_complex_order(op, a, b)
     xp = backend.get_array_module(a)
     a, b = compared_operands(a, b)      # torch converts both to the result type first
