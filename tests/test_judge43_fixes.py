@@ -143,3 +143,27 @@ def test_spaced_values_in_complex_dtypes(fn, name, args):
     assert str(got.dtype) == name and tuple(got.shape) == tuple(expected.shape)
     tol = 1e-13 if name == "complex128" else 1.3e-6          # assert_close's defaults, tighter
     np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=tol, atol=1e-12)
+
+
+# cat/stack of a complex tensor with real ones cast the complex one to the real dtype (the
+# imaginary part dropped, float64 returned); torch promotes to complex.
+@pytest.mark.parametrize("fn", ["cat", "stack"])
+@pytest.mark.parametrize("others", [("float64",), ("float32", "float16"), ("int64",),
+                                    ("bool",), ("complex64",)])
+@pytest.mark.parametrize("first", ["complex64", "complex128"])
+def test_join_with_a_complex_tensor_stays_complex(fn, others, first):
+    z = (np.arange(4.) + 1j * np.arange(4., 8.)).reshape(2, 2)
+    arrays = [z.astype(first)] + [np.arange(4).reshape(2, 2).astype(o) for o in others]
+    arrays = arrays[::-1] if len(others) == 2 else arrays       # complex last, too
+    _same(getattr(ta, fn)([ta.tensor(a) for a in arrays]),
+          getattr(torch, fn)([torch.tensor(a) for a in arrays]))
+
+
+def test_join_complex_gradient_reaches_the_real_tensor():
+    x = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)
+    z = torch.tensor([1j, 2 + 1j])
+    (torch.cat([x, z]) * torch.tensor([1 - 1j, 2j, 3., 4.])).real.sum().backward()
+    xa = ta.tensor([1., 2.], dtype=ta.float64, requires_grad=True)
+    za = ta.tensor(np.array([1j, 2 + 1j]))
+    (ta.cat([xa, za]) * ta.tensor(np.array([1 - 1j, 2j, 3., 4.]))).real.sum().backward()
+    _same(xa.grad, x.grad)

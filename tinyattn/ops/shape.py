@@ -14,7 +14,7 @@ import numpy as np
 from .. import backend
 from ..autograd import Function, name_node
 from ..tensor import Tensor
-from ..precision import is_floating
+from ..precision import is_complex_dtype, is_floating
 from ..promotion import promote_types
 
 
@@ -368,6 +368,11 @@ def _floats_win(tensors: Sequence[Tensor]) -> List[Tensor]:
     """Integer and bool tensors joined with floating ones take the floats' dtype, as in
     PyTorch (NumPy would make int64 with float32 float64). Several floating dtypes promote
     in Function.apply (float32 with float64: float64), so the integers take the widest."""
+    if any(is_complex_dtype(t.dtype) for t in tensors):   # complex wins (never cast to a
+        dtype = tensors[0].dtype                           # real dtype: that would drop the
+        for t in tensors[1:]:                              # imaginary part); .to keeps the
+            dtype = promote_types(dtype, t.dtype)          # real tensors' gradients
+        return [t if t.dtype == dtype else t.to(dtype) for t in tensors]
     floats = [t.dtype for t in tensors if is_floating(t.dtype)]
     if not floats or len(floats) == len(tensors):
         return list(tensors)
