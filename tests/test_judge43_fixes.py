@@ -167,3 +167,20 @@ def test_join_complex_gradient_reaches_the_real_tensor():
     za = ta.tensor(np.array([1j, 2 + 1j]))
     (ta.cat([xa, za]) * ta.tensor(np.array([1 - 1j, 2j, 3., 4.]))).real.sum().backward()
     _same(xa.grad, x.grad)
+
+
+# eq/ne refused a Python complex number ("expected a Tensor or a number, got complex") where
+# torch compares; the ordering comparisons must keep refusing it (torch raises), also for a
+# real tensor, where NumPy would compare only the real part.
+@pytest.mark.parametrize("name", ["eq", "ne", "lt", "le", "gt", "ge"])
+@pytest.mark.parametrize("dtype", ["complex128", "complex64", "float64", "float32", "int64"])
+@pytest.mark.parametrize("number", [1 + 2j, 3 + 0j, 1.0000001 + 0j, 3, 1.0])
+def test_comparisons_with_a_python_complex_number(name, dtype, number):
+    values = np.array([1 + 2j, 3 + 0j]) if dtype.startswith("complex") else np.array([1, 3])
+    try:
+        expected = getattr(torch, name)(torch.tensor(values.astype(dtype)), number)
+    except RuntimeError:
+        with pytest.raises((RuntimeError, NotImplementedError, TypeError)):
+            getattr(ta, name)(ta.tensor(values.astype(dtype)), number)
+        return
+    _same(getattr(ta, name)(ta.tensor(values.astype(dtype)), number), expected)

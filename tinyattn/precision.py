@@ -110,7 +110,13 @@ def note_complex() -> None:
 def refuse_complex_order(op: str, *values: Any) -> None:
     """Raise torch's NotImplementedError when one of ``values`` (arrays or tensors) is
     complex and ``op`` orders numbers (<, max, argmax, sort, ...): complex numbers have no
-    order, and NumPy's lexicographic one would be a silent answer where torch refuses."""
+    order, and NumPy's lexicographic one would be a silent answer where torch refuses. A
+    Python complex number among ``values`` counts too (``lt(x, 1j)``)."""
+    for value in values:
+        if isinstance(value, complex):
+            raise NotImplementedError(
+                f"{op}: not implemented for complex numbers ({value!r}), as in torch: complex "
+                f"numbers have no order; compare abs() or .real instead")
     if not _seen_complex:
         return
     for value in values:

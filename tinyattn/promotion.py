@@ -131,7 +131,7 @@ def compared_operands(a: Any, b: Any) -> tuple:
     common = result_type(a, b)
 
     def converted(value: Any) -> Any:
-        if isinstance(value, (bool, int, float, np.generic)):
+        if isinstance(value, (bool, int, float, complex, np.generic)):
             if isinstance(value, (int, np.integer)) and not isinstance(value, bool) \
                     and common.kind in "iu":
                 return np.asarray(value, dtype=np.int64).astype(common)[()]   # a scalar

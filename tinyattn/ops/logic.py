@@ -31,7 +31,7 @@ def _array(value: Any, op: str, like: Optional[Tensor] = None) -> Any:
             raise RuntimeError(f"{op}: inputs are on different devices ({like.device} and "
                                f"{value.device}); move one with .to(...) first")
         return value._data
-    if isinstance(value, (bool, int, float, np.number, np.bool_)):
+    if isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
         return value
     raise TypeError(f"{op}: expected a Tensor or a number, got {type(value).__name__}")
 
