@@ -78,6 +78,8 @@ def to_float_scalar(value: Any, dtype: np.dtype, op: str) -> Any:
     """torch's Scalar -> floating conversion (through float32 for the half dtypes, as c10's
     Half(float) constructor), with its overflow error for a finite value beyond the range."""
     value = float(value)
+    if dtype.kind == "c":                     # a real value in a complex dtype: its part's
+        dtype = np.dtype(np.float64 if dtype == np.complex128 else np.float32)  # float dtype
     if dtype == np.float64:
         return np.float64(value)
     limit = float(_finfo(dtype).max)
@@ -151,6 +153,12 @@ def linspace_values(start: Any, end: Any, steps: int, dtype: np.dtype) -> np.nda
     """torch.linspace(start, end, steps, dtype=dtype) as a NumPy array (see the module
     docstring for the roundings)."""
     dtype = np.dtype(dtype)
+    if dtype.kind == "c":                     # each part as the real dtype of its width: torch
+        part = np.dtype(np.float64 if dtype == np.complex128 else np.float32)  # computes
+        start, end = complex(start), complex(end)    # start + step * i in complex arithmetic,
+        re = linspace_values(start.real, end.real, steps, part)   # which is that per part
+        im = linspace_values(start.imag, end.imag, steps, part)
+        return (re + 1j * im).astype(dtype)   # (never through float32 for complex128)
     if steps == 0:                            # torch converts nothing then (no overflow error)
         return np.empty(0, dtype=dtype)
     if steps == 1:                            # and only start here

@@ -15,7 +15,7 @@ import numpy as np
 from .. import backend
 from ..autograd import keep_versions, name_node, names_node
 from ..tensor import Tensor
-from ..precision import is_low_precision
+from ..precision import is_complex_dtype, is_low_precision
 from .elementwise import add, convert, mul, sub
 from .layout import expand
 from .linalg_ops import inv
@@ -366,8 +366,11 @@ def cross(input: Tensor, other: Tensor, dim: Union[int, None] = None) -> Tensor:
 
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
-    """sum(x * y, dim), broadcast (``torch.linalg.vecdot``; real dtypes, no conjugate)."""
+    """sum(conj(x) * y, dim), broadcast (``torch.linalg.vecdot``: x is conjugated, as torch
+    documents, so a complex x gives the inner product; real x is unchanged)."""
     _check_dtypes("linalg.vecdot", x, y)
+    if is_complex_dtype(x.dtype):
+        x = x.conj()
     try:
         np.broadcast_shapes(tuple(x.shape), tuple(y.shape))
     except ValueError:

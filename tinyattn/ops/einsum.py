@@ -20,7 +20,7 @@ import numpy as np
 from .. import backend
 from ..autograd import Function, name_node
 from ..tensor import Tensor
-from ..precision import is_floating
+from ..precision import is_complex_dtype, is_floating
 
 __all__ = ["einsum"]
 
@@ -236,7 +236,9 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         raise TypeError("einsum: give one or more tensors after the equation")
     inputs, output = _parse(equation, [t.shape for t in operands])
     floats = [t.dtype for t in operands if is_floating(t.dtype)]
-    if floats:                                  # integer operands join the float dtype
+    if any(is_complex_dtype(t.dtype) for t in operands):
+        pass        # no cast (it would drop the imaginary part): Einsum refuses complex loudly
+    elif floats:                                  # integer operands join the float dtype
         operands = tuple(t if is_floating(t.dtype) else Tensor._wrap(t._data.astype(floats[0]))
                          for t in operands)
     elif _sums_alone(inputs, output, [t.shape for t in operands]):

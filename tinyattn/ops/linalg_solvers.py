@@ -15,7 +15,7 @@ import numpy as np
 from .. import backend
 from ..amp.dispatch import cast_args
 from ..autograd import Function
-from ..precision import is_floating
+from ..precision import is_complex_dtype, is_floating
 from ..tensor import Tensor
 from .return_types import return_type
 from .decompositions import check_matrix, check_square, converged
@@ -594,7 +594,7 @@ def vander(x: Tensor, N: Optional[int] = None) -> Tensor:  # noqa: N803 - torch'
     n = x.shape[-1] if N is None else int(N)
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")
-    if not is_floating(x.dtype):
+    if not is_floating(x.dtype) and not is_complex_dtype(x.dtype):
         x = x.to("int64")                               # as torch's cumprod of integers
     xp = backend.get_array_module(x._data)
     powers = ops.cumprod(x.unsqueeze(-1).expand(*x.shape, n - 1), -1)   # x^1 ... x^(N-1)
