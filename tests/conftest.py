@@ -26,6 +26,22 @@ def pytest_configure(config):
                            quiet=2)
 
 
+# The longest files (each test starts processes: MPI jobs, spawn workers, notebook kernels,
+# the benchmarks and examples, training runs), longest first. They run before everything
+# else: xdist hands out the tests in collection order, and with these last one worker would
+# still be in a minute-long test while the other had nothing left to do.
+SLOW_FIRST = ("test_distributed_processes.py", "test_multiprocessing_sharing.py",
+              "test_tools_smoke.py", "test_notebooks.py", "test_train.py", "test_vit.py",
+              "test_explore.py")
+
+
+def pytest_collection_modifyitems(items):
+    """SLOW_FIRST's files to the front, in that order; the rest keep their order (the sort is
+    stable), and so does each file's own."""
+    rank = {name: index for index, name in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
 def squash(text: str) -> str:
     """``text`` with every run of whitespace made one space: compare messages with this, so a
     test does not depend on where a message wraps (path length, user name, terminal width)."""
