@@ -11,10 +11,11 @@ settings.load_profile("tinyattn")
 
 def pytest_configure(config):
     """Compile tinyattn to bytecode once, before the workers start, where Python was told not
-    to write it (PYTHONDONTWRITEBYTECODE, as in some containers). The suite starts hundreds of
-    Python processes that import tinyattn (the xdist workers, each test's subprocess, spawn
-    and DataLoader workers, MPI ranks, notebook kernels); without the .pyc files each of them
-    compiles tinyattn's ~300 modules from source again, about 0.8 s of CPU each. These are the
+    to write it (PYTHONDONTWRITEBYTECODE, as in some containers). Many of the suite's tests
+    start Python processes that import tinyattn (besides the xdist workers: each test's
+    subprocess, spawn and DataLoader workers, MPI ranks, notebook kernels); without the .pyc
+    files each of them compiles tinyattn's ~300 modules from source again, about 0.8 s of CPU
+    each. These are the
     __pycache__ files Python writes by itself without the variable (.gitignore keeps them out
     of git), checked against the source's time stamp and size as Python's own are;
     compiling writes nothing when they are up to date. A read-only checkout compiles nothing
