@@ -74,9 +74,13 @@ def sentences(count: int) -> List[str]:
 
 
 def peak_memory(folder: str, dtype: str) -> dict:
+    # the tinyattn this script imports (its checkout, then the caller's path): not the
+    # working directory, which is not the checkout when the smoke test runs it elsewhere
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH", "")) if p)
     result = subprocess.run([sys.executable, "-c", _LOAD_SCRIPT, folder, dtype],
                             capture_output=True, text=True, check=True,
-                            env=dict(os.environ, PYTHONPATH=os.getcwd()))
+                            env=dict(os.environ, PYTHONPATH=path))
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 

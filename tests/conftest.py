@@ -1,8 +1,46 @@
-"""Shared test settings: hypothesis profile sized for a 2-core CI machine."""
+"""Shared test settings: hypothesis profile sized for a 2-core CI machine; tinyattn's
+bytecode compiled once for the processes the suite starts."""
+import sys
+from pathlib import Path
+
 from hypothesis import settings
 
 settings.register_profile("tinyattn", max_examples=25, deadline=None)
 settings.load_profile("tinyattn")
+
+
+def pytest_configure(config):
+    """Compile tinyattn to bytecode once, before the workers start, where Python was told not
+    to write it (PYTHONDONTWRITEBYTECODE, as in some containers). Many of the suite's tests
+    start Python processes that import tinyattn (besides the xdist workers: each test's
+    subprocess, spawn and DataLoader workers, MPI ranks, notebook kernels); without the .pyc
+    files each of them compiles tinyattn's ~300 modules from source again, about 0.8 s of CPU
+    each. These are the
+    __pycache__ files Python writes by itself without the variable (.gitignore keeps them out
+    of git), checked against the source's time stamp and size as Python's own are;
+    compiling writes nothing when they are up to date. A read-only checkout compiles nothing
+    and the suite runs as before."""
+    if not sys.dont_write_bytecode or hasattr(config, "workerinput"):
+        return                  # Python caches by itself, or this is an xdist worker
+    import compileall
+    compileall.compile_dir(str(Path(__file__).resolve().parent.parent / "tinyattn"),
+                           quiet=2)
+
+
+# The longest files (each test starts processes: MPI jobs, spawn workers, notebook kernels,
+# the benchmarks and examples, training runs), longest first. They run before everything
+# else: xdist hands out the tests in collection order, and with these last one worker would
+# still be in a minute-long test while the other had nothing left to do.
+SLOW_FIRST = ("test_distributed_processes.py", "test_multiprocessing_sharing.py",
+              "test_tools_smoke.py", "test_notebooks.py", "test_train.py", "test_vit.py",
+              "test_explore.py")
+
+
+def pytest_collection_modifyitems(items):
+    """SLOW_FIRST's files to the front, in that order; the rest keep their order (the sort is
+    stable), and so does each file's own."""
+    rank = {name: index for index, name in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
 
 
 def squash(text: str) -> str:
@@ -14,8 +52,6 @@ def squash(text: str) -> str:
 def pytest_terminal_summary(terminalreporter):
     """The conformance run's summary: cases that agree, and each skip-table reason with how
     many cases it covered (tests/conformance/summary.py)."""
-    import sys
-    from pathlib import Path
     sys.path.insert(0, str(Path(__file__).parent))
     try:
         from conformance.summary import write_summary

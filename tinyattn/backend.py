@@ -23,7 +23,6 @@ from typing import Any, Callable, Dict, Optional
 import warnings
 
 import numpy as np
-import scipy.special
 
 # torch computes log(0) = -inf, 1/0 = inf, exp(1000) = inf, sqrt(-1) = NaN without a word;
 # NumPy adds a RuntimeWarning ("divide by zero encountered in log") on stderr for each. Those
@@ -259,7 +258,7 @@ def erf(x: Any) -> Any:
     if _cupy_owns(x):
         import cupyx.scipy.special  # noqa: PLC0415 - only reached with CuPy present
         return cupyx.scipy.special.erf(x)
-    return scipy.special.erf(x).astype(x.dtype, copy=False)
+    return _scipy_special().erf(x).astype(x.dtype, copy=False)
 
 
 def special_module(x: Any) -> Any:
@@ -271,6 +270,15 @@ def special_module(x: Any) -> Any:
     if _cupy_owns(x):
         import cupyx.scipy.special  # noqa: PLC0415 - only reached with CuPy present
         return cupyx.scipy.special
+    return _scipy_special()
+
+
+def _scipy_special() -> ModuleType:
+    """scipy.special, imported on first use, not when tinyattn is imported: it imports all
+    of NumPy's submodules (f2py, testing) and costs about as much as the rest of tinyattn's
+    import, which every process pays (DataLoader and spawn workers, each distributed rank,
+    each command) while most never call a special function."""
+    import scipy.special  # noqa: PLC0415 - see the docstring
     return scipy.special
 
 

@@ -19,7 +19,6 @@ import warnings
 from typing import Any, Optional, Tuple
 
 import numpy as np
-import scipy.special
 
 from .. import backend
 from ..autograd import no_grad
@@ -180,7 +179,8 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     low = (1.0 + math.erf((a - mean) / std / math.sqrt(2.0))) / 2.0     # Phi(alpha)
     high = (1.0 + math.erf((b - mean) / std / math.sqrt(2.0))) / 2.0    # Phi(beta)
     u = backend.uniform(tensor.shape, "cpu", np.float64, generator)
-    values = scipy.special.erfinv((2 * low - 1) + u * 2 * (high - low))  # Phi^-1 = sqrt2 erfinv
+    erfinv = backend._scipy_special().erfinv                           # Phi^-1 = sqrt2 erfinv
+    values = erfinv((2 * low - 1) + u * 2 * (high - low))
     values = np.clip(mean + std * math.sqrt(2.0) * values, a, b)
     with no_grad():
         tensor.copy_(make_tensor(values.astype(tensor.dtype), device=tensor.device))

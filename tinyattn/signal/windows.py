@@ -22,7 +22,6 @@ import math
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
-import scipy.special
 
 from .. import backend
 from ..factories import _device, _leaf
@@ -165,7 +164,8 @@ def kaiser(M: int, *, beta: float = 12.0, sym: bool = True, dtype: Any = None,
         n = np.arange(length, dtype=np.float64)
         inside = np.clip(1.0 - ((n - half) / half) ** 2, 0.0, None)
         args = beta * np.sqrt(inside)
-        top, bottom = scipy.special.i0(args), scipy.special.i0(np.float64(beta))
+        i0 = backend._scipy_special().i0
+        top, bottom = i0(args), i0(np.float64(beta))
         if want == np.float32:          # torch's float32 I0 is e^x times a series: inf once
             limit = math.log(np.finfo(np.float32).max)          # e^x overflows (x > 88.72)
             top = np.where(args > limit, np.inf, top).astype(np.float32)
