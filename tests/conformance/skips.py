@@ -416,12 +416,6 @@ def _i0e_half_scalar_path(sample: object) -> bool:
                               rtol=1e-3 if x.dtype == torch.float16 else 1.6e-2, atol=1e-5)
 
 
-def _poisson_sum_of_125(sample: object) -> bool:
-    """the reduction='sum', log_input=False samples of 125 elements"""
-    return sample.kwargs.get("reduction") == "sum" and sample.kwargs.get("log_input") is False \
-        and not sample.kwargs.get("full") and sample.input.numel() >= 125
-
-
 _I0E_HALF = ("on purpose: tinyattn computes i0e of a float16/bfloat16 tensor in float32 and rounds "
              "once (torch's vectorized path does the same, and the two agree bit for bit there); "
              "torch's scalar path, which it takes for a non-contiguous input and for the last "
@@ -431,13 +425,6 @@ _I0E_HALF = ("on purpose: tinyattn computes i0e of a float16/bfloat16 tensor in 
              "(float16) and 2.0e-2 (bfloat16), tinyattn 4.8e-4 and 3.7e-3, worse on none; "
              "which elements take the scalar path depends on the layout and the CPU's vector "
              "width, so it is no rule to follow")
-_POISSON_UINT8 = ("on purpose: torch adds the 125 float32 losses in its vectorized order, "
-                  "2.3e-5 (1.9e-6 relative) from their exact sum -11.8139877 on this uint8 "
-                  "sample; tinyattn sums more than 64 float32 terms in float64 "
-                  "(backend.accurate_sum), 2.9e-6 from it. Over the 72 uint8 samples, largest "
-                  "relative error torch 1.9e-6, tinyattn 3.9e-7 (the losses themselves agree "
-                  "bit for bit)")
-
 _CONV3D_DILATED = ("on purpose: torch's float32 conv3d is oneDNN's kernel, which adds the "
                    "products in its own order (it varies with the shapes and the CPU); tinyattn "
                    "computes a float32 convolution of up to 2^22 products in float64 and rounds "
@@ -454,10 +441,6 @@ ROUNDING_ORDER43: List[Skip] = [
     # floating dtype per op) and values samples outside a default run's four
     *([op_skip("special.i0e", "values", _I0E_HALF, dtypes=_HALF, when=_i0e_half_scalar_path)]
       if RUN_ALL else []),
-    # uint8 is one of the small integer dtypes a default run draws by the op's name (for
-    # poisson_nll_loss: int16); TINYATTN_CONFORMANCE=all tests all three
-    *([op_skip("nn.functional.poisson_nll_loss", "values", _POISSON_UINT8, dtypes=("uint8",),
-               when=_poisson_sum_of_125)] if RUN_ALL else []),
 ]
 
 TABLE: List[Skip] = (CANNOT_COMPARE + ON_PURPOSE + TO_FIX + NOT_IMPLEMENTED + NEW_OPS_B
