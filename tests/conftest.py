@@ -1,5 +1,6 @@
 """Shared test settings: hypothesis profile sized for a 2-core CI machine; tinyattn's
 bytecode compiled once for the processes the suite starts."""
+import signal
 import sys
 from pathlib import Path
 
@@ -7,6 +8,15 @@ from hypothesis import settings
 
 settings.register_profile("tinyattn", max_examples=25, deadline=None)
 settings.load_profile("tinyattn")
+
+
+# A suite started in the background by a non-interactive shell (`cmd &`, as some CI runners
+# and scripts do) inherits SIGINT *ignored*, and so does every process it starts: then the
+# tests that press Ctrl-C on a training run, a DataLoader loop, an MPI job or the exercise
+# checker see nothing happen (they wait out their timeouts and fail). Python's own handler
+# here (reset to the default in each child at exec) gives them the SIGINT a terminal would.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_configure(config):

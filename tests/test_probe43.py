@@ -369,3 +369,22 @@ def test_float32_reduction_error_within_twice_torch(name, rows):
             warnings.simplefilter("ignore")
             before = _rel_err(naive(x), ref)
         assert before > 2 * torch_err + 2.0 ** -26, (before, torch_err)
+
+
+def test_as_strided_views_with_shared_elements_refuse_writes():
+    """torch runs an in-place op through overlapping as_strided elements one at a time (a
+    shared element doubled once per window); tinyattn would double it once, so such views are
+    read-only (loud) while views without overlap stay writable, as torch's."""
+    x = ta.arange(1.0, 6.0)
+    with pytest.raises(RuntimeError, match="read-only"):
+        ta.as_strided(x, (3, 3), (1, 1)).mul_(2)
+    assert x.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]                  # nothing changed
+    with pytest.raises(RuntimeError):
+        ta.as_strided(x, (3,), (0,)).mul_(2)                        # torch refuses too
+    with pytest.raises(RuntimeError):
+        torch.as_strided(torch.arange(1.0, 6.0), (3,), (0,)).mul_(2)
+    view = ta.as_strided(x, (2, 2), (2, 1))                          # no overlap: writable
+    view.mul_(2)
+    theirs = torch.arange(1.0, 6.0)
+    torch.as_strided(theirs, (2, 2), (2, 1)).mul_(2)
+    assert x.tolist() == theirs.tolist()

@@ -27,6 +27,7 @@ from .. import autograd, precision
 from . import policy
 
 __all__ = ["install", "uninstall_if_idle", "autocast_state", "clear_cast_cache", "cast_args",
+           "outside_autocast",
            "composite"]
 
 _FLOAT32 = np.dtype(np.float32)
@@ -196,6 +197,20 @@ class composite:  # noqa: N801 - used as a context manager, like torch's guards
 
     def __exit__(self, *exc: Any) -> None:
         _local.op_name = self.previous
+
+
+class outside_autocast:  # noqa: N801 - a context manager, like torch's guards
+    """``with outside_autocast():`` the ops inside are not cast (an op that torch runs as one
+    kernel computing in float32 internally, composed here of ops: half addmm's float32 sum),
+    whatever the device; autocast is back on after the block."""
+
+    __slots__ = ("saved",)
+
+    def __enter__(self) -> None:
+        self.saved, autocast_state.dtypes = autocast_state.dtypes, {}
+
+    def __exit__(self, *exc: Any) -> None:
+        autocast_state.dtypes = self.saved
 
 
 def clear_cast_cache() -> None:

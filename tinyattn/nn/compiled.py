@@ -58,14 +58,16 @@ def _check(mode: Optional[str], options: Any, backend: Any) -> None:
 
 def compile(model: Optional[Callable[..., Any]] = None, *,  # noqa: A001 - torch's name
             fullgraph: bool = False, dynamic: Optional[bool] = None,
-            backend: Any = "inductor", mode: Optional[str] = None,
-            options: Optional[dict] = None, disable: bool = False) -> Any:
-    """torch.compile: the model back, wrapped as torch wraps it; its values are eager."""
+            backend: Any = None, mode: Optional[str] = None,
+            options: Optional[dict] = None, name: Optional[str] = None,
+            disable: bool = False, recompile_limit: Optional[int] = None,
+            isolate_recompiles: bool = False, shapes_spec: Any = None) -> Any:
+    """torch.compile: the model back, wrapped as torch wraps it; its values are eager. The
+    tracing options (fullgraph, dynamic, name, recompile_limit, ...) change nothing here."""
     _check(mode, options, backend)
     if model is None:
         def decorate(fn: Callable[..., Any]) -> Any:
-            return compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
-                           mode=mode, options=options, disable=disable)
+            return compile(fn, mode=mode, options=options, backend=backend, disable=disable)
         return decorate
     if disable:
         return model

@@ -51,7 +51,7 @@ def _half_polygamma_values(n: int, x: Any, half: Any) -> Any:
         wide = _polygamma_values(n, x.astype(np.float64))
         zeta = (wide / (sign * math.factorial(n))).astype(half).astype(np.float32)
         factorial = np.float32(math.exp(np.float32(math.lgamma(n + 1))))   # expf(lgammaf)
-        return (np.float32(sign * factorial) * zeta).astype(np.float32)
+        return (zeta * np.float32(sign * factorial)).astype(np.float32)   # array first: xp's
 
 
 def _polygamma_float32(n: int, x: Any) -> Any:
@@ -73,7 +73,7 @@ def _polygamma_float32(n: int, x: Any) -> Any:
     zeta = xp.where(xp.isfinite(exact_first), zeta + (float32_first - exact_first), zeta)
     factorial = np.float32(np.exp(np.float64(np.float32(math.lgamma(n + 1)))))
     sign = np.float32(1.0 if n % 2 else -1.0)
-    return (sign * factorial) * zeta.astype(np.float32)
+    return zeta.astype(np.float32) * (sign * factorial)      # the array's own product (xp)
 
 
 class Polygamma(Function):

@@ -20,8 +20,7 @@ from .masking import masked_fill
 from .matmul import matmul
 from .reduce import _single_axis, in_integer_dtype, refuse_bool_running
 from .shape import reshape
-from ..amp.dispatch import cast_args, composite as autocast_as
-from ..amp.autocast_mode import autocast
+from ..amp.dispatch import cast_args, composite as autocast_as, outside_autocast
 from ..precision import DtypeError, is_floating, scalar_type_name
 from ..promotion import result_type
 
@@ -159,7 +158,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,  # noqa
         # torch's half addmm: beta * input + alpha * (mat1 @ mat2) in float32, rounded to the
         # half dtype once (the product rounded first, then the sum, differed in the last bit:
         # 2e-3 relative on op_db's addmm.decomposed float16 sample)
-        with autocast(input.device.split(":")[0], enabled=False):   # inside the one op
+        with outside_autocast():            # the float32 sum inside torch's one kernel
             wide = addmm(convert(input, dtype=np.float32), convert(mat1, dtype=np.float32),
                          convert(mat2, dtype=np.float32), beta=beta, alpha=alpha)
         return convert(wide, dtype=half)

@@ -53,13 +53,30 @@ class Reciprocal(Function):
         return -grad * out * out
 
 
+def _rounded_once(fn: str, x: Any) -> Any:
+    """``np.log1p``/``np.expm1`` of x computed one precision up and rounded once: float32 in
+    float64, float64 in the CPU's extended precision (NumPy's longdouble, where it is wider).
+    The C library's own results are one unit in the last place off for some inputs on some
+    CPUs (log1p(1.7) = 0.9932517730102834 and expm1(1.7) = 4.473947391727199 in float64 here,
+    where torch and the correctly rounded values are ...833 and 4.4739473917272; expm1(1) in
+    float32); rounded once from the wider result they are correctly rounded in all but
+    extremely rare cases. CuPy's arrays (no extended precision) are computed as they are."""
+    xp = backend.get_array_module(x)
+    if x.dtype == np.float32:
+        return getattr(xp, fn)(x.astype(np.float64)).astype(np.float32)
+    if x.dtype == np.float64 and xp is np and np.finfo(np.longdouble).nmant > 52:
+        return getattr(np, fn)(x.astype(np.longdouble)).astype(np.float64)
+    return getattr(xp, fn)(x)
+
+
 class Log1p(Function):
-    """out = log(1 + x), accurate for tiny x (where 1 + x rounds to 1).   dx = g / (1 + x)."""
+    """out = log(1 + x), accurate for tiny x (where 1 + x rounds to 1).   dx = g / (1 + x).
+    Computed one precision up and rounded once (``_rounded_once``), as torch's are rounded."""
 
     def forward(self, x):
         self.save_for_backward(x)
         with np.errstate(divide="ignore", invalid="ignore"):   # -inf at -1, NaN below
-            return backend.get_array_module(x).log1p(x)
+            return _rounded_once("log1p", x)
 
     def backward(self, grad):
         (x,) = self.saved
@@ -70,15 +87,14 @@ class Log1p(Function):
 class Expm1(Function):
     """out = e^x - 1, accurate for tiny x.   d(e^x - 1)/dx = e^x = out + 1: dx = g * (out + 1).
 
-    float32 is computed in float64 and rounded once: NumPy's float32 expm1 is off by one unit
-    in the last place on some CPUs (expm1(1) = 1.7182817 where torch and the correctly rounded
-    value are 1.7182819; 7.7% of a million normal draws differ from torch, 0.1% this way)."""
+    Computed one precision up and rounded once (``_rounded_once``): NumPy's float32 expm1 is
+    off by one unit in the last place on some CPUs (expm1(1) = 1.7182817 where torch and the
+    correctly rounded value are 1.7182819; 7.7% of a million normal draws differed from torch,
+    0.1% once rounded from float64)."""
 
     def forward(self, x):
-        xp = backend.get_array_module(x)
         with np.errstate(over="ignore"):
-            out = xp.expm1(x.astype(np.float64)).astype(np.float32) \
-                if x.dtype == np.float32 else xp.expm1(x)
+            out = _rounded_once("expm1", x)
         self.save_for_backward(out)
         return out
 

@@ -95,17 +95,18 @@ def _trigamma(x: Any) -> Any:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         reflect = x < 0.5
         pi = dtype.type(math.pi)                # c10::pi<scalar_t>: pi rounded to the dtype,
-        sin_pi_x = xp.sin((pi * x).astype(np.float64)).astype(dtype)  # pi x, pi pi in the
-        # dtype; sin correctly rounded, as glibc's sinf (NumPy's float32 sin is 1 ulp off)
-        result = xp.where(reflect, -(pi * pi) / (sin_pi_x * sin_pi_x), dtype.type(0))
+        pi_pi = float(pi * pi)                  # pi x, pi pi in the dtype (Python numbers
+        pi = float(pi)                          # with arrays: the array's dtype, NEP 50)
+        sin_pi_x = xp.sin((x * pi).astype(np.float64)).astype(dtype)  # sin correctly
+        # rounded, as glibc's sinf (NumPy's float32 sin is 1 ulp off)
+        result = xp.where(reflect, -pi_pi / (sin_pi_x * sin_pi_x), 0.0).astype(dtype)
         x = xp.where(reflect, 1 - x, x)
         for _ in range(6):
             result = result + 1 / (x * x)
             x = x + 1
-        ixx = 1 / (x * x)
-        one = dtype.type(1)                      # every step in the dtype (float32 too)
-        result = result + (one + one / (2 * x) + ixx * (
-            dtype.type(1 / 6) - ixx * (dtype.type(1 / 30) - ixx * dtype.type(1 / 42)))) / x
+        ixx = 1 / (x * x)                        # every step in the dtype (float32 too)
+        result = result + (1.0 + 1.0 / (2 * x) + ixx * (
+            1 / 6 - ixx * (1 / 30 - ixx * (1 / 42)))) / x
         return xp.where(reflect, -result, result)
 
 
@@ -242,7 +243,7 @@ def _erf_half_kernel(x: Any) -> Any:
     differs from it at a few half numbers near a rounding tie (erf(-0.5552) in float16)."""
     xp = backend.get_array_module(x)
     f32 = np.float32
-    t = f32(1) / _fma32(xp.full_like(x, 0.3275911), xp.abs(x), 1.0)
+    t = 1.0 / _fma32(xp.full_like(x, 0.3275911), xp.abs(x), 1.0)   # (float32: NEP 50)
     r = _fma32(xp.full_like(t, 1.061405429), t, float(f32(-1.453152027)))
     for c in (1.421413741, -0.284496736, 0.254829592):
         r = _fma32(r, t, float(f32(c)))
@@ -322,16 +323,17 @@ def _erfcx_float32(x: Any) -> Any:
     xp = backend.get_array_module(x)
     f32, f64 = np.float32, np.float64
     with np.errstate(all="ignore"):
-        y100 = f32(400) / (f32(4) + xp.abs(x))
+        # Python numbers with a float32 array compute in float32 (NEP 50), as torch's kernel
+        y100 = 400.0 / (xp.abs(x) + 4.0)
         table = _sp(x).erfcx(400.0 / y100.astype(f64) - 4.0)
         xx32 = x * x
         xx = xx32.astype(f64)
-        inv_sqrt_pi = f64(f32(1.0 / math.sqrt(math.pi)))
-        fraction = inv_sqrt_pi * (xx * (xx + 4.5) + 2) / (x.astype(f64) * (xx * (xx + 5) + 3.75))
-        far = (f32(inv_sqrt_pi) / x).astype(f64)
+        inv_sqrt_pi = float(f32(1.0 / math.sqrt(math.pi)))      # a float32 constant
+        fraction = (xx * (xx + 4.5) + 2) * inv_sqrt_pi / (x.astype(f64) * (xx * (xx + 5) + 3.75))
+        far = (inv_sqrt_pi / x).astype(f64)
         positive = xp.where(x > 5e7, far, xp.where(x > 50, fraction, table)).astype(f32)
         twice_exp = 2 * xp.exp(xx).astype(f32)
-        negative = xp.where(x < -26.7, f32(np.inf),
+        negative = xp.where(x < -26.7, np.inf,
                             xp.where(x < -6.1, twice_exp, twice_exp - table.astype(f32)))
         out = xp.where(x < 0, negative, positive)
         return xp.where(xp.isnan(x), x, out).astype(f32)

@@ -71,11 +71,6 @@ def _may_overlap(size: Sequence[int], stride: Sequence[int]) -> bool:
     return False
 
 
-def _repeats(size: Sequence[int], stride: Sequence[int]) -> bool:
-    """A dim of more than one element with stride 0: torch's "internal overlap" it detects."""
-    return any(n > 1 and s == 0 for n, s in zip(size, stride))
-
-
 class AsStridedView(Function):
     """out_j = mem[p_out(j)]; dx_i = (scatter-add of g at p_out)[p_in(i)] / repeats of p_in(i)
     (module docstring)."""
@@ -95,9 +90,14 @@ class AsStridedView(Function):
             first = raw[offset * item: offset * item + count * item].view(x.dtype)
             out = backend.get_array_module(x).lib.stride_tricks.as_strided(
                 first, size, byte_strides)
-        if _repeats(size, stride) or not x.flags.writeable:
-            out = out.view()            # torch refuses writes through a stride-0 dim (other
-            out.flags.writeable = False     # overlaps it cannot detect and lets through)
+        if _may_overlap(size, stride) or not x.flags.writeable:
+            # read-only where elements share memory: torch refuses writes through a stride-0
+            # dim, and lets other overlaps through element by element (undefined by its docs:
+            # as_strided(x, (3, 3), (1, 1)).mul_(2) doubles a shared element once per
+            # window), where a NumPy in-place op changes it once: refused loudly, as unfold's
+            # overlapping windows are, rather than a silently different result
+            out = out.view()
+            out.flags.writeable = False
         if self.recording:
             in_strides = tuple(s // item for s in x.strides)
             p_in = _element_positions(x.shape, in_strides, start_bytes // item)
