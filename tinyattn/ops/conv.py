@@ -101,6 +101,7 @@ def _products(x: Any, weight: Any, stride, padding: Pairs, dilation) -> int:
     out = _out_sizes(padded, kernel, stride, dilation)
     return x.shape[0] * math.prod(out) * math.prod(weight.shape)
 
+
 class Convolution(Function):
     """out[n, o, i] = b[o] + sum_{c in o's group, k} w[o, c, k] * xpad[n, c, i*s + k*d]
     (docs/derivations.md#convolution).
