@@ -74,9 +74,11 @@ def test_a_run_in_progress_holds_its_folder_and_says_so(tmp_path):
     finally:
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=60)
-    # killed: the lock goes with the process, and the run resumes (to a short total)
-    code, _, err = _run("--resume", folder, "--quiet", "--steps",
-                        str(checkpoint.read(folder)["step"] + 2))
+    # killed: the lock goes with the process, and the run resumes (to a short total, which
+    # must stay above the saved warm-up however far the killed run got)
+    saved = checkpoint.read(folder)
+    total = max(saved["step"], saved["config"]["warmup"]) + 2
+    code, _, err = _run("--resume", folder, "--quiet", "--steps", str(total))
     assert code == 0, err
 
 
