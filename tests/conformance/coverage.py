@@ -111,8 +111,8 @@ def report() -> str:
         f"**Absent optimizers ({len(optimizers) - len(optimizers_present)}):** "
         f"{_names(e.key for e in optimizers if not e.present)}.",
         "",
-        "**Different on purpose** (each also a row of the table above, *What differs on "
-        "purpose*):",
+        "**Different on purpose** (strict extensions: torch refuses, tinyattn computes; each "
+        "also a row of the table above, *What differs on purpose*):",
     ]
     for db in ("op", "module", "optim"):
         lines += _rows_text(db, "on purpose")
