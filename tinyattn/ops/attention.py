@@ -666,8 +666,8 @@ def _scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     op = "scaled_dot_product_attention"
     if attn_mask is not None and is_causal:
         raise RuntimeError(
-            f"{op}: Explicit attn_mask should not be set when is_causal=True (torch refuses "
-            f"both at once). Combine them into one mask, e.g. attn_mask & "
+            f"{op}: Explicit attn_mask should not be set when is_causal=True (torch "
+            f"documents the refusal; its CPU flash kernel computes 4-D inputs anyway). Combine them into one mask, e.g. attn_mask & "
             f"ones(S_q, S_k, dtype=bool).tril() for a boolean mask, and pass is_causal=False")
     mask_dtype = getattr(attn_mask, "dtype", None)
     if mask_dtype is not None and is_floating(np.dtype(mask_dtype)) \
