@@ -2,8 +2,7 @@
 
 Each is small and exact: ``torch.device`` is a ``str`` (so every tinyattn call that takes a
 device name takes it), ``torch.Size`` a tuple, ``torch.cuda.is_available()`` asks tinyattn's
-backend, and a setting tinyattn cannot honour (``torch.set_default_dtype(torch.float64)``)
-is refused with a way around it, never ignored.
+backend, and a setting tinyattn cannot honour is refused with a way around it, never ignored.
 """
 from __future__ import annotations
 
@@ -182,17 +181,18 @@ def torch_dtype(numpy_dtype: Any) -> dtype:
 
 
 def get_default_dtype() -> dtype:
-    """tinyattn's default float dtype: always float32 (torch's default too)."""
-    return _DTYPES["float32"]
+    """torch.get_default_dtype(): tinyattn's one default float dtype (precision.py), as a
+    torch dtype object (it prints ``torch.float64``)."""
+    return torch_dtype(precision.get_default_dtype())
 
 
 def set_default_dtype(dtype: Any) -> None:
-    """Accepted for float32 (the default already); anything else is refused."""
-    if normalize_dtype(dtype) != np.dtype(np.float32):
-        raise MissingTorchAttribute(
-            f"torch.set_default_dtype({dtype})",
-            "tinyattn's default float dtype is always float32; pass dtype= to the factories "
-            "(torch.randn(3, dtype=torch.float64)) and call model.double() instead")
+    """torch.set_default_dtype: float16, bfloat16, float32 or float64 (torch dtype objects
+    only: a name string is torch's TypeError too); precision.set_default_dtype does it."""
+    if not isinstance(dtype, globals()["dtype"]):
+        raise TypeError("invalid dtype object: only floating-point types are supported as the "
+                        "default type")
+    precision.set_default_dtype(str.__str__(dtype))
 
 
 _THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
