@@ -360,3 +360,38 @@ def test_a_script_that_sets_float64_runs_under_run_torch_with_torchs_output(tmp_
     assert theirs.returncode == 0, theirs.stderr
     assert ours.returncode == 0, ours.stderr
     assert ours.stdout == theirs.stdout
+
+
+TENSOR_TYPE_SCRIPT = """\
+import warnings
+import torch
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    torch.set_default_tensor_type(torch.DoubleTensor)
+    print([str(w.message)[:48] for w in caught])
+print(torch.get_default_dtype(), torch.zeros(1).dtype, torch.tensor([0.5]))
+torch.set_default_tensor_type("torch.FloatTensor")
+print(torch.get_default_dtype())
+for bad in [torch.LongTensor, "torch.LongTensor", torch.float64, "torch.NoSuchTensor"]:
+    try:
+        torch.set_default_tensor_type(bad)
+    except (TypeError, AttributeError) as e:
+        print(type(e).__name__, e)
+print(torch.get_default_dtype())
+"""
+
+
+def test_set_default_tensor_type_as_torch_under_run_torch(tmp_path):
+    """The deprecated spelling of older gradcheck code (torch warns once, then sets the
+    default dtype of the legacy type); a non-floating type is torch's TypeError."""
+    path = tmp_path / "tensor_type.py"
+    path.write_text(TENSOR_TYPE_SCRIPT)
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    theirs = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
+                            env=env, timeout=300)
+    ours = subprocess.run([sys.executable, "-m", "tinyattn", "run-torch", str(path)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert theirs.returncode == 0, theirs.stderr
+    assert ours.returncode == 0, ours.stderr
+    assert ours.stdout == theirs.stdout
+    assert "float64" in theirs.stdout          # the comparison sees the change it checks
