@@ -104,7 +104,8 @@ LITERALS = {
 }
 
 FACTORIES = {
-    "zeros": lambda m: m.zeros(2), "ones": lambda m: m.ones(2, 3), "empty": lambda m: m.empty(2).zero_(),
+    "zeros": lambda m: m.zeros(2), "ones": lambda m: m.ones(2, 3),
+    "empty": lambda m: m.empty(2).zero_(),
     "full float": lambda m: m.full((2,), 0.1), "full int": lambda m: m.full((2,), 3),
     "full bool": lambda m: m.full((2,), True), "eye": lambda m: m.eye(2),
     "arange float bounds": lambda m: m.arange(0, 1, 0.25), "arange ints": lambda m: m.arange(3),
@@ -395,3 +396,21 @@ def test_set_default_tensor_type_as_torch_under_run_torch(tmp_path):
     assert ours.returncode == 0, ours.stderr
     assert ours.stdout == theirs.stdout
     assert "float64" in theirs.stdout          # the comparison sees the change it checks
+
+
+def test_lazy_modules_keep_the_default_of_their_construction():
+    """torch's uninitialized parameter takes the default dtype when the module is made, not
+    when the first input materializes it."""
+    with default("float64"):
+        ours, theirs = tinyattn.nn.LazyLinear(2), torch.nn.LazyLinear(2)
+    ours(tinyattn.ones(1, 3, dtype=tinyattn.float64))
+    theirs(torch.ones(1, 3, dtype=torch.float64))
+    assert _name(ours.weight.dtype) == _name(theirs.weight.dtype) == "float64"
+
+
+def test_cov_of_integers_takes_the_default():
+    with default("float64"):
+        data = [[1, 2, 3], [2, 3, 5]]
+        ours, theirs = tinyattn.cov(tinyattn.tensor(data)), torch.cov(torch.tensor(data))
+    assert _name(ours.dtype) == _name(theirs.dtype) == "float64"
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)

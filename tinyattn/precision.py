@@ -13,6 +13,12 @@ PyTorch's CPU kernels compute a half-precision op in float32 and round the resul
 
 ``finfo`` and ``iinfo`` answer with torch's fields (``bits``, ``eps``, ``max``, ``min``,
 ``tiny``, ``smallest_normal``, ``resolution``, ``dtype``).
+
+The default float dtype lives here too, once for the process: ``get_default_dtype()`` /
+``set_default_dtype()`` (torch's, float16/bfloat16/float32/float64) and
+``default_complex_dtype()``. Every place that picks "the default float" asks them (tensor
+literals, factories, promotion of Python numbers and integer inputs, nn parameters,
+printing, optimizer state); none keeps a float32 of its own.
 """
 from __future__ import annotations
 

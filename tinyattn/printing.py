@@ -3,7 +3,8 @@ their output with a tutorial's line by line.
 
 ``tensor([1.5000, 2.0000])``, ``tensor([1., 2.])`` (integer-valued floats), scientific
 notation when the magnitudes span more than 1000x (``tensor([1.0000e-05, 1.0000e+03])``),
-a ``dtype=`` suffix only for dtypes other than the default float dtype (float32 unless set), int64 and bool, ``requires_grad=True``
+a ``dtype=`` suffix only for dtypes other than the default float dtype (float32 unless set),
+int64 and bool, ``requires_grad=True``
 or ``grad_fn=<MulBackward0>``, 80-column lines and ``...`` past 1000 elements: the rules of
 ``torch/_tensor_str.py``, re-implemented here from its documented behaviour.
 

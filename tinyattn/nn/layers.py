@@ -56,7 +56,8 @@ def skip_init() -> Iterator[None]:
 
 
 def uniform_parameter(shape: Sequence[int], bound: float) -> Parameter:
-    """A Parameter (default float dtype) with entries ~ U(-bound, bound) from the default generator."""
+    """A Parameter of the default float dtype with entries ~ U(-bound, bound) from the
+    default generator."""
     if _skip_init:
         return Parameter(np.empty(tuple(shape), dtype=get_default_dtype()))
     data = rand(*shape)._data                    # U(0, 1), the default float dtype
@@ -64,7 +65,8 @@ def uniform_parameter(shape: Sequence[int], bound: float) -> Parameter:
 
 
 def normal_parameter(shape: Sequence[int], std: float) -> Parameter:
-    """A Parameter (default float dtype) with entries ~ N(0, std^2) from the default generator."""
+    """A Parameter of the default float dtype with entries ~ N(0, std^2) from the default
+    generator."""
     if _skip_init:
         return Parameter(np.empty(tuple(shape), dtype=get_default_dtype()))
     return Parameter(randn(*shape)._data * std)

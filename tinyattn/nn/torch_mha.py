@@ -91,8 +91,9 @@ class MultiheadAttention(Module):
         if add_bias_kv:                   # torch: xavier_normal_ over a (1, 1, E) tensor
             std = math.sqrt(2.0 / (e + e))
             draw = backend.default_generator("cpu")     # manual_seed makes it repeatable
-            self.bias_k = Parameter((draw.standard_normal((1, 1, e)) * std).astype(get_default_dtype()))
-            self.bias_v = Parameter((draw.standard_normal((1, 1, e)) * std).astype(get_default_dtype()))
+            wanted = get_default_dtype()
+            self.bias_k = Parameter((draw.standard_normal((1, 1, e)) * std).astype(wanted))
+            self.bias_v = Parameter((draw.standard_normal((1, 1, e)) * std).astype(wanted))
         else:
             self.bias_k = self.bias_v = None
         self.add_zero_attn = bool(add_zero_attn)

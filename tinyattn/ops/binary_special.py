@@ -31,7 +31,8 @@ _C10 = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
 def operands(a: Any, b: Any, op: str, floating: bool = False) -> Tuple[Tensor, Tensor]:
-    """a and b as tensors of torch's result dtype (the default float dtype for integers when ``floating``)."""
+    """a and b as tensors of torch's result dtype (the default float dtype for integers when
+    ``floating``)."""
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         raise TypeError(f"{op}: expected a tensor for input or other, got "
                         f"{type(a).__name__} and {type(b).__name__}")

@@ -39,7 +39,8 @@ def as_operand(value: Any, like: Tensor) -> Tensor:
     """A Python number or array as a constant tensor of ``like``'s dtype and device.
 
     As PyTorch's rule for a number meeting a tensor: with an integer ``like``, a float number
-    gives the default float dtype (float32 unless set; not NumPy's float64) and an int takes ``like``'s integer dtype (wrapping
+    gives the default float dtype (float32 unless set; not NumPy's float64) and an int takes
+    ``like``'s integer dtype (wrapping
     around as torch does: uint8 - 1 is 255, not int64's -1). An array is copied: an op may
     keep its operand for backward (``w * a`` keeps a), and the caller may refill theirs."""
     if isinstance(value, Tensor):

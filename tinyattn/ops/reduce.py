@@ -203,7 +203,8 @@ def sum(x: Tensor, dim: Dim = None, keepdim: bool = False, *,  # noqa: A001
 
 def mean(x: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """The mean over ``dim`` (all by default); ``dtype`` converts x first. Integer and bool
-    tensors give the default float dtype (float32 unless set; PyTorch refuses them without dtype=; NumPy would
+    tensors give the default float dtype (float32 unless set; PyTorch refuses them without
+    dtype=; NumPy would
     give float64, which tinyattn never makes behind your back)."""
     if dtype is not None:
         if normalize_dtype(dtype).kind in "biu":

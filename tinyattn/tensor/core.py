@@ -61,9 +61,9 @@ class Tensor(TensorConversions):
 
     def __init__(self, *args: Any, requires_grad: bool = False, dtype: DTypeLike = None,
                  device: Optional[str] = None):
-        """``Tensor(data)``: a copy of data in the default float dtype (float32 unless set) (PyTorch's legacy constructor; pass
-        ``dtype=`` for another); ``Tensor(2, 3)``: a (2, 3) tensor of zeros. For dtype
-        inference use ``tinyattn.tensor(data)``."""
+        """``Tensor(data)``: a copy of data in the default float dtype (float32 unless set;
+        PyTorch's legacy constructor; pass ``dtype=`` for another); ``Tensor(2, 3)``: a
+        (2, 3) tensor of zeros. For dtype inference use ``tinyattn.tensor(data)``."""
         want = normalize_dtype(dtype) or precision.get_default_dtype()
         if len(args) == 0:
             data = np.zeros((0,), dtype=want)
@@ -518,7 +518,8 @@ def _from_nested_tensors(data: Any) -> np.ndarray:
     """torch.tensor's reading of lists that hold tensors: the shape comes from the lists (and
     the first elements' lengths), a tensor at the innermost level is a number, so it must
     have one element (``[tensor([0.9]), tensor([2.1])]`` has shape (2,)); the dtype promotes
-    the elements' dtypes (a Python float as the default float dtype). Join bigger tensors with stack."""
+    the elements' dtypes (a Python float as the default float dtype). Join bigger tensors
+    with stack."""
     from ..promotion import promote_types  # noqa: PLC0415 - promotion is a leaf module
     sizes: List[int] = []
     first = data

@@ -20,9 +20,9 @@ def tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None,
     """A new leaf tensor holding a copy of ``data`` (a list, number, array or Tensor).
 
     dtype as ``torch.tensor``: Python floats give the default float dtype (float32 unless
-    ``set_default_dtype`` changed it), complex numbers its complex dtype, ints int64, bools bool; a NumPy
-    array (or Tensor) keeps its dtype. ``pin_memory=True`` needs an accelerator, as torch's
-    (tensor/layout.py)."""
+    ``set_default_dtype`` changed it), complex numbers its complex dtype, ints int64, bools
+    bool; a NumPy array (or Tensor) keeps its dtype. ``pin_memory=True`` needs an
+    accelerator, as torch's (tensor/layout.py)."""
     check_pin_memory(pin_memory, "tensor")
     want = normalize_dtype(dtype)
     source = data._data if isinstance(data, Tensor) else data
