@@ -469,19 +469,19 @@ def test_softmax_backward_of_negative_zeros_is_positive_zero():
     _same(*_both(program))
 
 
-@pytest.mark.xfail(strict=True, reason="not implemented (stop 42): set_default_dtype of "
-                   "anything but float32 is refused under run-torch (factories and float "
-                   "literals do not follow it)")
 def test_set_default_dtype_float64_as_torch():
-    from tinyattn.torch_shim.shim_names import set_default_dtype
-    before = torch.get_default_dtype()
+    """Implemented (dtype44): the shim's torch.set_default_dtype takes torch's dtype objects
+    and sets tinyattn's one default (tests/test_default_dtype.py has the rest)."""
+    from tinyattn.torch_shim.shim_names import _DTYPES, get_default_dtype, set_default_dtype
     try:
         torch.set_default_dtype(torch.float64)
         theirs = torch.tensor([0.1]).dtype
-        set_default_dtype("float64")
+        set_default_dtype(_DTYPES["float64"])
         assert str(tinyattn.tensor([0.1]).dtype) == str(theirs).replace("torch.", "")
+        assert repr(get_default_dtype()) == repr(torch.get_default_dtype()) == "torch.float64"
     finally:
-        torch.set_default_dtype(before)
+        torch.set_default_dtype(torch.float32)
+        tinyattn.set_default_dtype("float32")
 
 
 @pytest.mark.parametrize("make", [

@@ -67,7 +67,7 @@ from .tensor.layout import (jagged, layout, sparse_bsc, sparse_bsr, sparse_coo, 
                             sparse_csr, strided)
 from . import amp
 from .amp import autocast
-from .precision import finfo, iinfo
+from .precision import finfo, get_default_dtype, iinfo, set_default_dtype
 from .promotion import is_strict_promotion, set_strict_promotion, strict_promotion
 
 # dtype names, as torch's: tinyattn.float is float32, tinyattn.long int64, tinyattn.int int32.
@@ -114,7 +114,8 @@ __all__ = [
     "log_", "ceil_", "floor_", "trunc_", "reciprocal_", "square_", "sin_", "cos_", "log1p_",
     "expm1_",
     "bincount", "index_fill", "scatter_reduce", "normal", "Generator", "get_default_device",
-    "set_default_device", "set_printoptions", "get_printoptions", "testing",
+    "set_default_device", "get_default_dtype", "set_default_dtype", "set_printoptions",
+    "get_printoptions", "testing",
     "float16", "float32", "float64", "half", "double", "float", "int8", "int16", "int32",
     "int64", "uint8", "int", "long", "short", "bool", "bool_",
     "bfloat16", "complex64", "complex128", "cfloat", "cdouble",

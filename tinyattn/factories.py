@@ -2,7 +2,8 @@
 
 Every factory takes a size as separate ints or one sequence (``zeros(2, 3)``, ``zeros((2, 3))``,
 ``zeros([2, 3])``, ``zeros(x.shape)``, or ``size=``) and the keywords ``dtype=``, ``device=``
-and ``requires_grad=``. The default dtype is float32, except where PyTorch infers one:
+and ``requires_grad=``. The default dtype is the default float dtype (float32 unless
+``set_default_dtype`` changed it, precision.py), except where PyTorch infers one:
 ``full`` from its fill value (int -> int64, bool -> bool), ``arange`` from its arguments,
 ``randint`` int64. The ``*_like`` functions take the dtype and device of their input.
 
@@ -21,7 +22,7 @@ from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import backend
+from . import backend, precision
 from .autograd import is_grad_enabled
 from .spaced_values import linspace_values, logspace_values
 from .tensor import DTypeLike, Tensor, normalize_dtype, tensor
@@ -83,7 +84,7 @@ def _device(device: Any) -> str:
 
 
 def _float_dtype(dtype: DTypeLike) -> np.dtype:
-    return normalize_dtype(dtype) or np.dtype(np.float32)
+    return normalize_dtype(dtype) or precision.get_default_dtype()
 
 
 def _leaf(data: Any, requires_grad: bool) -> Tensor:
@@ -127,12 +128,13 @@ def _placement(op: str, layout: Any, pin_memory: Any) -> None:
 
 
 def _inferred_dtype(value: Any) -> np.dtype:
-    """PyTorch's dtype for a Python scalar: bool -> bool, int -> int64, float -> float32."""
+    """PyTorch's dtype for a Python scalar: bool -> bool, int -> int64, float -> the default
+    float dtype (float32 unless set_default_dtype changed it)."""
     if isinstance(value, bool):
         return np.dtype(np.bool_)
     if isinstance(value, int):
         return np.dtype(np.int64)
-    return np.dtype(np.float32)
+    return precision.get_default_dtype()
 
 
 # ------------------------------------------------------------------ constant fills
@@ -205,10 +207,11 @@ def full(size: Any, fill_value: Any, *, out: Optional[Tensor] = None, dtype: DTy
 
 def _full_complex(size: Any, value: complex, out: Optional[Tensor], dtype: DTypeLike,
                   device: Any, requires_grad: bool) -> Tensor:
-    """full with a complex fill value: complex64 by default (torch's default complex dtype);
+    """full with a complex fill value: the default complex dtype (complex64, or complex128
+    under a float64 default, as torch);
     a real dtype takes a value with no imaginary part, else torch's RuntimeError."""
     want = normalize_dtype(dtype) if out is None else np.dtype(out.dtype)
-    want = want or np.dtype(np.complex64)
+    want = want or precision.default_complex_dtype()
     if want.kind != "c":
         if value.imag != 0:
             raise RuntimeError(f"value cannot be converted to type {_torch_type_name(want).lower()} "
@@ -263,7 +266,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, out: Optional[Tensor] 
     want = _out_dtype("arange", out, dtype)
     if want is None:
         is_int = all(isinstance(v, int) for v in (start, end, step))
-        want = np.dtype(np.int64) if is_int else np.dtype(np.float32)
+        want = np.dtype(np.int64) if is_int else precision.get_default_dtype()
     count = max(0, math.ceil((end - start) / step))
     if want.kind in "iu":   # torch's integer kernels take start and step toward zero (3.1 ->
         if want == np.int64:            # 3); int64 also the end, before counting the values
@@ -349,7 +352,7 @@ def linspace(start: Any, end: Any, steps: int, *, out: Optional[Tensor] = None,
     _placement("linspace", layout, pin_memory)
     start, end = _number(start, "linspace", "start"), _number(end, "linspace", "end")
     steps = _steps(steps, "linspace")
-    want = _out_dtype("linspace", out, dtype) or np.dtype(np.float32)
+    want = _out_dtype("linspace", out, dtype) or precision.get_default_dtype()
     _check_spaced_dtype("linspace", want)
     values = linspace_values(start, end, steps, want)
     if out is not None:
@@ -366,7 +369,7 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *,
     start, end = _number(start, "logspace", "start"), _number(end, "logspace", "end")
     steps = _steps(steps, "logspace")
     base = float(_number(base, "logspace", "base"))
-    want = _out_dtype("logspace", out, dtype) or np.dtype(np.float32)
+    want = _out_dtype("logspace", out, dtype) or precision.get_default_dtype()
     _check_spaced_dtype("logspace", want)
     values = logspace_values(start, end, steps, base, want)
     if out is not None:

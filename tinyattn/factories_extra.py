@@ -3,8 +3,8 @@
 ``torch.empty_strided`` (a tensor with the strides asked for).
 
 Each takes torch's keywords (dtype=, device=, requires_grad=) and gives torch's dtypes:
-range and scalar_tensor make the default float dtype (float32) unless told otherwise, asarray
-infers as ``torch.tensor`` does, or keeps the dtype of an array or tensor.
+range and scalar_tensor make the default float dtype (float32 unless set) unless told
+otherwise, asarray infers as ``torch.tensor`` does, or keeps the dtype of an array or tensor.
 """
 from __future__ import annotations
 
@@ -30,8 +30,8 @@ def range(start: Any = 0, end: Any = None, step: Any = 1, *,  # noqa: A001 - tor
           out: Optional[Tensor] = None, dtype: DTypeLike = None, layout: Any = None,
           device: Any = None, requires_grad: bool = False) -> Tensor:
     """``torch.range(start, end, step=1)``: start, start + step, ... up to and including
-    end, floor((end - start) / step) + 1 values, in the default float dtype (float32) even
-    for whole-number arguments (``dtype=`` for another). Warns that it is deprecated, as
+    end, floor((end - start) / step) + 1 values, in the default float dtype (float32 unless
+    set) even for whole-number arguments (``dtype=`` for another). Warns that it is deprecated, as
     torch does; ``arange`` excludes the end."""
     _placement("range", layout, False)
     if end is None:
@@ -65,7 +65,8 @@ def range(start: Any = 0, end: Any = None, step: Any = 1, *,  # noqa: A001 - tor
 def scalar_tensor(s: Any, *, dtype: DTypeLike = None, layout: Any = None, device: Any = None,
                   pin_memory: Any = None, requires_grad: bool = False) -> Tensor:
     """``torch.scalar_tensor(s)``: a 0-d tensor holding the number s, in the default float
-    dtype (float32) unless ``dtype=`` says otherwise (``scalar_tensor(3)`` is ``tensor(3.)``)."""
+    dtype (float32 unless set) unless ``dtype=`` says otherwise (``scalar_tensor(3)`` is
+    ``tensor(3.)``)."""
     _placement("scalar_tensor", layout, pin_memory)
     value = _number(s, "scalar_tensor", "s")
     want = _float_dtype(dtype)

@@ -13,6 +13,12 @@ PyTorch's CPU kernels compute a half-precision op in float32 and round the resul
 
 ``finfo`` and ``iinfo`` answer with torch's fields (``bits``, ``eps``, ``max``, ``min``,
 ``tiny``, ``smallest_normal``, ``resolution``, ``dtype``).
+
+The default float dtype lives here too, once for the process: ``get_default_dtype()`` /
+``set_default_dtype()`` (torch's, float16/bfloat16/float32/float64) and
+``default_complex_dtype()``. Every place that picks "the default float" asks them (tensor
+literals, factories, promotion of Python numbers and integer inputs, nn parameters,
+printing, optimizer state); none keeps a float32 of its own.
 """
 from __future__ import annotations
 
@@ -23,7 +29,7 @@ import numpy as np
 __all__ = ["DtypeError", "DtypeNotImplementedError", "BFLOAT16", "FLOAT16", "LOW_PRECISION",
            "is_floating", "is_low_precision", "is_bfloat16", "finfo", "iinfo", "on_low_precision", "note_dtype", "check_fits",
            "is_complex_dtype", "on_complex", "note_complex", "refuse_complex_order",
-           "scalar_type_name"]
+           "scalar_type_name", "get_default_dtype", "set_default_dtype", "default_complex_dtype"]
 
 FLOAT16 = np.dtype(np.float16)
 BFLOAT16: np.dtype              # ml-dtypes' bfloat16, made on first use (__getattr__ below)
@@ -59,6 +65,55 @@ def is_bfloat16(dtype: Any) -> bool:
 def _finfo(dtype: np.dtype) -> Any:
     """NumPy's finfo for its own dtypes, ml-dtypes' for bfloat16 (NumPy's does not know it)."""
     return _ml_dtypes().finfo(dtype) if is_bfloat16(dtype) else np.finfo(dtype)
+
+# ---------------------------------------------------------------- the default float dtype
+# One setting for the process, as torch's: every place that decides "the default float dtype"
+# (tensor([1.5]), zeros(2), int_tensor * 2.5, sqrt(int_tensor), nn parameters, printing, ...)
+# asks get_default_dtype(), none keeps a float32 of its own.
+_default_float = [np.dtype(np.float32)]
+_DEFAULT_NAMES = ("float16", "bfloat16", "float32", "float64")
+
+
+def get_default_dtype() -> np.dtype:
+    """The default float dtype (float32 unless ``set_default_dtype`` changed it)."""
+    return _default_float[0]
+
+
+def set_default_dtype(dtype: Any) -> None:
+    """``torch.set_default_dtype``: float16, bfloat16, float32 or float64 becomes the dtype of
+    Python floats in tensors, of the float factories without dtype=, of integer inputs to
+    float ops and of new nn parameters. Any other dtype raises torch's TypeError, and so do
+    None and the Python type float (torch takes only a dtype there)."""
+    from .tensor import normalize_dtype  # noqa: PLC0415 - tensor imports this module
+    if dtype is None or dtype in (float, int, bool, complex):
+        raise TypeError("invalid dtype object: only floating-point types are supported as the "
+                        "default type")
+    try:
+        found = normalize_dtype(dtype)
+    except TypeError:
+        raise TypeError("invalid dtype object: only floating-point types are supported as the "
+                        "default type") from None
+    if found.name not in _DEFAULT_NAMES:
+        raise TypeError("only floating-point types are supported as the default type")
+    _default_float[0] = found
+
+
+def default_complex_dtype() -> np.dtype:
+    """The complex dtype of Python complex numbers: complex128 when the default float dtype is
+    float64, else complex64. A half default has no complex dtype here (torch's is complex32
+    for float16, which tinyattn does not have; for bfloat16 torch refuses too): it raises."""
+    default = _default_float[0]
+    if default.name == "float64":
+        return np.dtype(np.complex128)
+    if default.name == "float32":
+        return np.dtype(np.complex64)
+    if default.name == "bfloat16":
+        raise RuntimeError("invalid default scalar type for complex")   # torch's words
+    raise DtypeNotImplementedError(
+        "the default dtype is float16, so a complex number's dtype would be torch's complex32, "
+        "which tinyattn does not have; pass dtype=tinyattn.complex64 or set the default dtype "
+        "to float32 first")
+
 
 _listeners: List[Callable[[], None]] = []   # called once, when a half dtype is first seen
 _seen_low_precision = False
@@ -246,7 +301,7 @@ class finfo:  # noqa: N801 - PyTorch's name
 
     def __init__(self, dtype: Any = None):
         from .tensor import normalize_dtype  # noqa: PLC0415 - tensor imports this module
-        want = normalize_dtype(dtype) if dtype is not None else np.dtype(np.float32)
+        want = normalize_dtype(dtype) if dtype is not None else get_default_dtype()
         if not is_floating(want):
             raise TypeError(f"finfo takes a floating dtype (float16, bfloat16, float32, "
                             f"float64), got {want}; use iinfo for integer dtypes")

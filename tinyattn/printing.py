@@ -3,7 +3,8 @@ their output with a tutorial's line by line.
 
 ``tensor([1.5000, 2.0000])``, ``tensor([1., 2.])`` (integer-valued floats), scientific
 notation when the magnitudes span more than 1000x (``tensor([1.0000e-05, 1.0000e+03])``),
-a ``dtype=`` suffix only for dtypes other than float32, int64 and bool, ``requires_grad=True``
+a ``dtype=`` suffix only for dtypes other than the default float dtype (float32 unless set),
+int64 and bool, ``requires_grad=True``
 or ``grad_fn=<MulBackward0>``, 80-column lines and ``...`` past 1000 elements: the rules of
 ``torch/_tensor_str.py``, re-implemented here from its documented behaviour.
 
@@ -20,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any, List, Optional
 
 import numpy as np
+
+from . import precision
 
 __all__ = ["PrintOptions", "options", "set_printoptions", "get_printoptions", "tensor_repr", "Size",
            "dtype_name"]
@@ -202,17 +205,19 @@ def tensor_repr(values: np.ndarray, device: str = "cpu", grad_fn: Optional[str] 
     suffixes = []
     if device != "cpu":
         suffixes.append(f"device='{device}'")
-    # torch leaves out the dtype it can infer from the printed values: float32 (the default),
-    # int64 (integers), bool (True/False) and complex64 (the default complex). An empty tensor
-    # shows no values to infer from, so only the default float dtype goes unnamed:
+    # torch leaves out the dtype it can infer from the printed values: the default float
+    # dtype (float32 unless set_default_dtype changed it), int64 (integers), bool (True/False)
+    # and the default complex (complex128 under a float64 default, else complex64). An empty
+    # tensor shows no values to infer from, so only the default float dtype goes unnamed:
     # tensor([], dtype=torch.int64).
-    default = values.dtype in (np.dtype(np.float32), np.dtype(np.int64), np.dtype(np.bool_),
-                               np.dtype(np.complex64))
+    float_default = precision.get_default_dtype()
+    complex_default = np.dtype(np.complex128 if float_default == np.float64 else np.complex64)
+    default = values.dtype in (float_default, np.dtype(np.int64), np.dtype(np.bool_),
+                               complex_default)
     if values.size == 0:
-        default = values.dtype == np.dtype(np.float32)
         if values.ndim != 1:
             suffixes.append(f"size={tuple(values.shape)}")
-        default = values.dtype == np.dtype(np.float32)   # torch names int64 and bool here
+        default = values.dtype == float_default   # torch names int64 and bool here
         body = "[]"
     else:
         summarize = values.size > options.threshold

@@ -10,7 +10,8 @@ group changes the result only when it is of a higher category (bool < integer < 
 
     int32 tensor + tensor(5)       -> int32     (the 0-d int64 does not widen)
     uint8 tensor + tensor(10)      -> uint8     (250 + 10 wraps to 4, as torch)
-    int32 tensor + 2.5             -> float32   (a float number brings the default float)
+    int32 tensor + 2.5             -> float32   (a float number brings the default float dtype,
+                                                  float32 unless set_default_dtype changed it)
     float16 tensor + tensor(1e9)   -> float16   (same category: the tensor's dtype)
 
 Two floating tensors of different dtypes promote as in torch (``bfloat16 * float32`` is
@@ -25,12 +26,13 @@ from typing import Any, Iterable, Optional
 
 import numpy as np
 
+from . import precision
+
 __all__ = ["promote_types", "result_type", "can_cast", "operand_tier", "set_strict_promotion",
            "is_strict_promotion", "strict_promotion", "float_mix_error", "compared_operands"]
 
-_DEFAULT_FLOAT = np.dtype(np.float32)
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}  # "V": ml_dtypes' bfloat16
-_DEFAULT_COMPLEX = np.dtype(np.complex64)
+_COMPLEX64 = np.dtype(np.complex64)
 
 
 def _category(dtype: np.dtype) -> int:
@@ -64,7 +66,7 @@ def promote_types(a: Any, b: Any) -> np.dtype:
 def _complex_of(dtype: np.dtype) -> np.dtype:
     """The complex dtype whose parts hold ``dtype``: float64 -> complex128, any other float,
     integer or bool -> complex64 (as torch's promote_types)."""
-    return np.dtype(np.complex128) if dtype == np.float64 else _DEFAULT_COMPLEX
+    return np.dtype(np.complex128) if dtype == np.float64 else _COMPLEX64
 
 
 def can_cast(from_: Any, to: Any) -> bool:
@@ -89,9 +91,9 @@ def _dtype_of(value: Any) -> np.dtype:
     if isinstance(value, (int, np.integer)):
         return np.dtype(np.int64)
     if isinstance(value, (float, np.floating)):
-        return _DEFAULT_FLOAT
+        return precision.get_default_dtype()     # float32 unless set_default_dtype changed it
     if isinstance(value, complex):
-        return _DEFAULT_COMPLEX
+        return precision.default_complex_dtype()
     return np.dtype(value.dtype)
 
 

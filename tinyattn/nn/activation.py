@@ -332,7 +332,7 @@ class PReLU(Module):
         self.num_parameters = int(num_parameters)
         self.init = float(init)
         self.weight = Parameter(full((self.num_parameters,), self.init,
-                                     dtype=dtype or "float32", device=device))
+                                     dtype=dtype, device=device))   # default float dtype
 
     def forward(self, x: Tensor) -> Tensor:
         return F.prelu(x, self.weight)

@@ -22,6 +22,8 @@ from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
+from ..precision import get_default_dtype
+
 from .. import backend
 from .. import functional as F
 from ..autograd import is_grad_enabled
@@ -195,7 +197,7 @@ class MultiHeadAttention(Module):
             self._pack_projections()
         self.out_proj = Linear(d_model, d_model, bias=bias)
         if bias:
-            self.out_proj.bias = Parameter(np.zeros(d_model, dtype=np.float32))
+            self.out_proj.bias = Parameter(np.zeros(d_model, dtype=get_default_dtype()))
         self.rotary = RotaryEmbedding(self.head_dim, rope_base) if rope else None
         make_variant_state(self, window=window, num_features=num_features, seq_len=seq_len,
                            linformer_k=linformer_k)
@@ -489,5 +491,5 @@ def _xavier_linear(in_features: int, out_features: int, bias: bool, fan_out: int
     layer.weight = uniform_parameter((out_features, in_features),
                                      math.sqrt(6.0 / (in_features + fan_out)))
     if bias:
-        layer.bias = Parameter(np.zeros(out_features, dtype=np.float32))
+        layer.bias = Parameter(np.zeros(out_features, dtype=get_default_dtype()))
     return layer

@@ -12,6 +12,8 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from ..precision import get_default_dtype
+
 from .. import functional as F
 from ..ops.local_attention import local_attention
 from ..ops.performer import orthogonal_random_features, performer_attention, performer_weights
@@ -52,7 +54,7 @@ def make_variant_state(module: Any, window: int, num_features: int, seq_len: Opt
             raise ValueError(f"MultiHeadAttention: window must be an int >= 0, got {window!r}")
     elif impl == "performer":
         m = _positive("num_features", num_features)
-        features = orthogonal_random_features(m, module.head_dim, dtype=np.float32)
+        features = orthogonal_random_features(m, module.head_dim, dtype=get_default_dtype())
         module.register_buffer("performer_projection", Tensor._wrap(features))   # (m, d_k)
     else:
         if seq_len is None:

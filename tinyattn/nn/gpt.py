@@ -24,6 +24,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
+from ..precision import get_default_dtype
+
 from .. import functional as F
 from ..autograd import is_grad_enabled
 from ..tensor import Tensor, as_tensor
@@ -244,7 +246,7 @@ class GPT(Module):
                 module.weight = normal_parameter(module.weight.shape,
                                                  residual_std if is_residual else std)
                 if isinstance(module, Linear) and module.bias is not None:
-                    module.bias = Parameter(np.zeros(module.bias.shape, dtype=np.float32))
+                    module.bias = Parameter(np.zeros(module.bias.shape, dtype=get_default_dtype()))
             elif isinstance(module, LearnedPositionalEmbedding):
                 module.weight = normal_parameter(module.weight.shape, std)
         for module in self.modules():       # q/k/v weights as one array again (no copy a step)

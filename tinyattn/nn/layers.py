@@ -23,6 +23,8 @@ from typing import Any, Iterator, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from ..precision import get_default_dtype
+
 from .. import functional as F
 from ..autograd import no_grad
 from ..ops.embedding import check_embedding_options, normalize_padding_idx
@@ -54,17 +56,19 @@ def skip_init() -> Iterator[None]:
 
 
 def uniform_parameter(shape: Sequence[int], bound: float) -> Parameter:
-    """A float32 Parameter with entries ~ U(-bound, bound) from the default generator."""
+    """A Parameter of the default float dtype with entries ~ U(-bound, bound) from the
+    default generator."""
     if _skip_init:
-        return Parameter(np.empty(tuple(shape), dtype=np.float32))
-    data = rand(*shape)._data                    # U(0, 1), float32
+        return Parameter(np.empty(tuple(shape), dtype=get_default_dtype()))
+    data = rand(*shape)._data                    # U(0, 1), the default float dtype
     return Parameter(data * (2.0 * bound) - bound)
 
 
 def normal_parameter(shape: Sequence[int], std: float) -> Parameter:
-    """A float32 Parameter with entries ~ N(0, std^2) from the default generator."""
+    """A Parameter of the default float dtype with entries ~ N(0, std^2) from the default
+    generator."""
     if _skip_init:
-        return Parameter(np.empty(tuple(shape), dtype=np.float32))
+        return Parameter(np.empty(tuple(shape), dtype=get_default_dtype()))
     return Parameter(randn(*shape)._data * std)
 
 

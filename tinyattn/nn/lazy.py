@@ -13,6 +13,8 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
+from ..precision import get_default_dtype
+
 from ..tensor import Tensor
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
@@ -42,7 +44,8 @@ class _Uninitialized:
 
     def __init__(self, requires_grad: bool = True, device: Any = None, dtype: Any = None):
         self._requires_grad = bool(requires_grad)
-        self._lazy_dtype = np.dtype(dtype or np.float32)
+        self._lazy_dtype = np.dtype(dtype or get_default_dtype())   # as torch: the default
+        #                                                  at construction, not at materialize
 
     @property
     def _data(self) -> Any:

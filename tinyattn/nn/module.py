@@ -23,6 +23,8 @@ from typing import (Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, O
 
 import numpy as np
 
+from ..precision import get_default_dtype
+
 from .. import backend
 from ..autograd import set_current_module
 from ..tensor import Tensor, normalize_dtype, tensor
@@ -42,7 +44,7 @@ class Parameter(Tensor):
 
     def __init__(self, data: Any = None, requires_grad: bool = True):
         if data is None:
-            data = np.zeros((0,), dtype=np.float32)
+            data = np.zeros((0,), dtype=get_default_dtype())
         array = data._data if isinstance(data, Tensor) else data
         if not hasattr(array, "dtype"):                 # a list or a number
             array = tensor(array)._data
@@ -68,7 +70,7 @@ class Buffer(metaclass=_BufferMeta):
 
     def __new__(cls, data: Any = None, *, persistent: bool = True) -> Any:  # type: ignore[misc]
         if data is None:
-            data = tensor(np.zeros((0,), dtype=np.float32))
+            data = tensor(np.zeros((0,), dtype=get_default_dtype()))
         marked = data.detach().requires_grad_(data.requires_grad)
         marked.persistent = persistent
         marked._is_buffer = True

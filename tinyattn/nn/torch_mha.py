@@ -31,6 +31,8 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from ..precision import get_default_dtype
+
 from .. import backend
 from .. import functional as F
 from ..amp.autocast_mode import is_autocast_enabled
@@ -85,18 +87,19 @@ class MultiheadAttention(Module):
                                                    math.sqrt(6.0 / (e + self.kdim)))
             self.v_proj_weight = uniform_parameter((e, self.vdim),
                                                    math.sqrt(6.0 / (e + self.vdim)))
-        self.in_proj_bias = Parameter(np.zeros(3 * e, dtype=np.float32)) if bias else None
+        self.in_proj_bias = Parameter(np.zeros(3 * e, dtype=get_default_dtype())) if bias else None
         if add_bias_kv:                   # torch: xavier_normal_ over a (1, 1, E) tensor
             std = math.sqrt(2.0 / (e + e))
             draw = backend.default_generator("cpu")     # manual_seed makes it repeatable
-            self.bias_k = Parameter((draw.standard_normal((1, 1, e)) * std).astype(np.float32))
-            self.bias_v = Parameter((draw.standard_normal((1, 1, e)) * std).astype(np.float32))
+            wanted = get_default_dtype()
+            self.bias_k = Parameter((draw.standard_normal((1, 1, e)) * std).astype(wanted))
+            self.bias_v = Parameter((draw.standard_normal((1, 1, e)) * std).astype(wanted))
         else:
             self.bias_k = self.bias_v = None
         self.add_zero_attn = bool(add_zero_attn)
         self.out_proj = out_proj
         if bias:
-            self.out_proj.bias = Parameter(np.zeros(e, dtype=np.float32))
+            self.out_proj.bias = Parameter(np.zeros(e, dtype=get_default_dtype()))
         if device is not None or dtype is not None:
             self.to(device=device, dtype=dtype)
 

@@ -26,6 +26,8 @@ from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
+from ..precision import get_default_dtype
+
 from .. import functional as F
 from ..autograd import is_grad_enabled, no_grad
 from ..tensor import Tensor, as_tensor
@@ -367,6 +369,6 @@ class Transformer(Module):
     def generate_square_subsequent_mask(sz: int, device: Optional[str] = None,
                                         dtype: Any = None) -> Tensor:
         """(sz, sz) float mask: 0 on and below the diagonal, -inf above (PyTorch's)."""
-        mask = np.triu(np.full((sz, sz), -np.inf, dtype=np.float32), k=1)
+        mask = np.triu(np.full((sz, sz), -np.inf, dtype=get_default_dtype()), k=1)
         out = as_tensor(mask, device=device)
         return out if dtype is None else out.to(dtype)

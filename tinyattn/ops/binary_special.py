@@ -13,7 +13,7 @@ from typing import Any, Tuple
 
 import numpy as np
 
-from .. import backend
+from .. import backend, precision
 from ..broadcast_error import broadcast_error
 from ..autograd import Function, name_node, unbroadcast
 from ..precision import is_floating
@@ -31,7 +31,8 @@ _C10 = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
 def operands(a: Any, b: Any, op: str, floating: bool = False) -> Tuple[Tensor, Tensor]:
-    """a and b as tensors of torch's result dtype (float32 for integers when ``floating``)."""
+    """a and b as tensors of torch's result dtype (the default float dtype for integers when
+    ``floating``)."""
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         raise TypeError(f"{op}: expected a tensor for input or other, got "
                         f"{type(a).__name__} and {type(b).__name__}")
@@ -43,7 +44,7 @@ def operands(a: Any, b: Any, op: str, floating: bool = False) -> Tuple[Tensor, T
                                   f" (as torch: {op} of a complex operand); take .real or "
                                   f".abs() first")
     if floating and not is_floating(target):
-        target = np.dtype(np.float32)
+        target = precision.get_default_dtype()
     like = a if isinstance(a, Tensor) else b
     return _as_dtype(a, target, like), _as_dtype(b, target, like)
 

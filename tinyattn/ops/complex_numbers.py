@@ -256,10 +256,10 @@ def complex_abs(x: Tensor) -> Tensor:
 
 def angle(input: Tensor) -> Tensor:  # noqa: A002
     """``torch.angle``: the argument in (-pi, pi] of a complex tensor (real result); a real
-    tensor gives pi where negative, else 0 (integers as float32), as torch."""
+    tensor gives pi where negative, else 0 (integers in the default float dtype), as torch."""
     x = _tensor(input, "angle")
     if x.dtype.kind in "biu":
-        x = x.to(np.float32)
+        x = x.to(precision.get_default_dtype())
     return Angle.apply(x)
 
 

@@ -39,7 +39,8 @@ def as_operand(value: Any, like: Tensor) -> Tensor:
     """A Python number or array as a constant tensor of ``like``'s dtype and device.
 
     As PyTorch's rule for a number meeting a tensor: with an integer ``like``, a float number
-    gives float32 (not NumPy's float64) and an int takes ``like``'s integer dtype (wrapping
+    gives the default float dtype (float32 unless set; not NumPy's float64) and an int takes
+    ``like``'s integer dtype (wrapping
     around as torch does: uint8 - 1 is 255, not int64's -1). An array is copied: an op may
     keep its operand for backward (``w * a`` keeps a), and the caller may refill theirs."""
     if isinstance(value, Tensor):
@@ -48,7 +49,7 @@ def as_operand(value: Any, like: Tensor) -> Tensor:
     if is_floating(like.dtype):
         return Tensor._wrap(xp.array(value, dtype=like.dtype))
     if isinstance(value, float):
-        return Tensor._wrap(xp.asarray(value, dtype=np.float32))
+        return Tensor._wrap(xp.asarray(value, dtype=precision.get_default_dtype()))
     if like.dtype.kind in "iu" and isinstance(value, (int, np.integer)) and not isinstance(
             value, (bool, np.bool_)):
         return Tensor._wrap(xp.asarray(np.array(value).astype(like.dtype)))
@@ -127,8 +128,8 @@ def _binary(fn: type, op: str, a: Any, b: Any, **options: Any) -> Tensor:
         if not isinstance(b, Tensor) and not _is_number(b):
             b = as_operand(b, a)
         target = result_type(a, b)
-        if fn is Div and not is_floating(target) and target.kind != "c":   # 7 / 2 on integer tensors: float32, as torch
-            target = np.dtype(np.float32)
+        if fn is Div and not is_floating(target) and target.kind != "c":   # 7 / 2 on integer
+            target = precision.get_default_dtype()   # tensors: the default float, as torch
         if not (isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype != b.dtype
                 and is_floating(a.dtype) and is_floating(b.dtype)
                 and operand_tier(a) == operand_tier(b)):
@@ -797,10 +798,11 @@ def _integer_bound(bound: int, dtype: Any) -> int:
 
 
 def _as_float(x: Tensor) -> Tensor:
-    """An integer or bool tensor as float32 (PyTorch's default float), for the ops whose
-    result is fractional (exp, log, sqrt, ...); float tensors pass through."""
+    """An integer or bool tensor in PyTorch's default float dtype (float32 unless
+    set_default_dtype changed it), for the ops whose result is fractional (exp, log, sqrt,
+    ...); float tensors pass through."""
     if x.dtype.kind in "biu":
-        return Tensor._wrap(x._data.astype(np.float32))
+        return Tensor._wrap(x._data.astype(precision.get_default_dtype()))
     return x
 
 

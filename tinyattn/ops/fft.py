@@ -239,7 +239,7 @@ def _check_input(x: Any, op: str) -> Tensor:
         raise TypeError(f"fft_{op}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(x).__name__}")
     if x.dtype.kind in "biu":                  # torch: integers as the default float
-        x = x.to(np.float32)
+        x = x.to(precision.get_default_dtype())
     if precision.is_low_precision(x.dtype):
         name = "Half" if x.dtype == np.float16 else "BFloat16"
         raise RuntimeError(f"fft_{op}: Unsupported dtype {name} ({x.dtype}; torch's CPU FFT "
@@ -564,7 +564,7 @@ def _one(dim: Any) -> Any:
 
 def _frequencies(values: np.ndarray, n: int, d: float, dtype: Any, device: Any,
                  requires_grad: bool, op: str) -> Tensor:
-    want = normalize_dtype(dtype) or np.dtype(np.float32)
+    want = normalize_dtype(dtype) or precision.get_default_dtype()
     if not precision.is_floating(want):
         raise RuntimeError(f"{op}: expected a floating point dtype, got {want}")
     scale = np.asarray(1.0 / (n * d)).astype(want)      # torch: arange * (1 / (n d)),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import backend
+from .. import backend, precision
 from ..autograd import Function, unbroadcast
 from ..tensor import Tensor
 from ..precision import is_floating
@@ -122,7 +122,7 @@ def atan2(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     if not (is_floating(y.dtype) and is_floating(x.dtype)      # two floats of one tier:
             and operand_tier(y) == operand_tier(x)):             # Function.apply promotes
         target = result_type(y, x)       # torch's: an int tensor and a float 0-d: the 0-d's
-        target = target if is_floating(target) else np.dtype(np.float32)
+        target = target if is_floating(target) else precision.get_default_dtype()
         y, x = _as_dtype(y, target, y), _as_dtype(x, target, x)   # (or refuses, if strict)
     try:
         return Atan2.apply(y, x)

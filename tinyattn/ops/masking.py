@@ -16,7 +16,7 @@ from typing import Any, Tuple
 
 import numpy as np
 
-from .. import backend
+from .. import backend, precision
 from ..broadcast_error import broadcast_error
 from ..autograd import Function, keep_versions, unbroadcast
 from ..precision import DtypeError, check_fits, integer_scalar, is_floating
@@ -216,11 +216,12 @@ def _complex_number_meets_real(input: Any, other: Any) -> Any:
 
 
 def _scalar_dtype(a: Any, b: Any) -> Any:
-    """PyTorch's result dtype for two Python numbers: bool, int64, float32 or complex64."""
+    """PyTorch's result dtype for two Python numbers: bool, int64, or the default float or
+    complex dtype (float32 and complex64 unless set_default_dtype changed them)."""
     if isinstance(a, bool) and isinstance(b, bool):
         return np.bool_
     if isinstance(a, complex) or isinstance(b, complex):
-        return np.complex64
+        return precision.default_complex_dtype()
     if isinstance(a, float) or isinstance(b, float):
-        return np.float32
+        return precision.get_default_dtype()
     return np.int64

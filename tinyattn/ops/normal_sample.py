@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend, factories
+from .. import backend, factories, precision
 from ..autograd import Function, name_node
 from ..tensor import Tensor, normalize_dtype
 from ..tensor.layout import check_layout, check_pin_memory
@@ -72,7 +72,8 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None
                             f"this op in tinyattn (torch samples complex normals; here, "
                             f"draw the real and imaginary parts and use torch.complex)")
     like = mean if isinstance(mean, Tensor) else std
-    want = normalize_dtype(dtype) or (like.dtype if is_floating(like.dtype) else np.float32)
+    want = normalize_dtype(dtype) or (like.dtype if is_floating(like.dtype)
+                                     else precision.get_default_dtype())
     xp = backend.get_array_module(like._data)
     tensors = [m if isinstance(m, Tensor) else Tensor._wrap(xp.asarray(m, dtype=want))
                for m in (mean, std)]

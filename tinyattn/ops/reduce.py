@@ -11,7 +11,7 @@ from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .. import backend
+from .. import backend, precision
 from ..autograd import Function, name_node
 from ..tensor import Tensor
 from ..tensor.dtypes import normalize_dtype
@@ -203,7 +203,8 @@ def sum(x: Tensor, dim: Dim = None, keepdim: bool = False, *,  # noqa: A001
 
 def mean(x: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """The mean over ``dim`` (all by default); ``dtype`` converts x first. Integer and bool
-    tensors give float32, the default float (PyTorch refuses them without dtype=; NumPy would
+    tensors give the default float dtype (float32 unless set; PyTorch refuses them without
+    dtype=; NumPy would
     give float64, which tinyattn never makes behind your back)."""
     if dtype is not None:
         if normalize_dtype(dtype).kind in "biu":
@@ -212,7 +213,7 @@ def mean(x: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any = None
                                "torch; pass a float dtype, or none)")
         x = x.to(dtype)
     elif x.dtype.kind in "biu":
-        x = x.to(np.float32)
+        x = x.to(precision.get_default_dtype())
     out = Mean.apply(x, axes=_axes(dim, x.ndim, "mean"), keepdim=keepdim)
     return name_node(out, "MeanBackward0" if dim is None else "MeanBackward1")
 

@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..precision import is_floating, scalar_type_name
+from ..precision import get_default_dtype, is_floating, scalar_type_name
 from ..tensor import Tensor
 
 __all__ = ["cov", "corrcoef"]
@@ -52,7 +52,7 @@ def cov(input: Tensor, *, correction: int = 1,  # noqa: A002 - torch's names
                            f"input with {input.ndim} dimensions")
     x = input.reshape(1, -1) if input.ndim < 2 else input
     if not is_floating(x.dtype):
-        x = x.float()
+        x = x.to(get_default_dtype())
     observations = x.shape[1]
     _check_weights("fweights", fweights, observations, integral=True)
     _check_weights("aweights", aweights, observations, integral=False)

@@ -26,7 +26,7 @@ import numpy as np
 from .. import backend
 from ..tensor import Tensor
 from .adam import check_adam_group
-from .optimizer import Optimizer, ParamsT, check_hyperparameter
+from .optimizer import Optimizer, ParamsT, check_hyperparameter, scalar_dtype
 
 __all__ = ["NAdam", "RAdam", "Adamax"]
 
@@ -102,10 +102,12 @@ class NAdam(Optimizer):
                 v += (1.0 - beta2) * (grad * grad)
                 mu = beta1 * (1.0 - 0.5 * 0.96 ** (t * psi))
                 mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * psi))
-                # torch keeps mu_product as a float32 0-d tensor and multiplies it in float32
+                # torch keeps mu_product as a float32 0-d tensor (float64 under a float64
+                # default dtype) and multiplies it in that dtype
                 # (mu rounded to float32 first); the same rounding here keeps the trajectory
                 # torch's and lets a float32 state dict resume it bit for bit
-                mu_product = float(np.float32(state["mu_product"]) * np.float32(mu))
+                rounded = scalar_dtype().type     # float32 (float64 under a float64 default)
+                mu_product = float(rounded(state["mu_product"]) * rounded(mu))
                 state["mu_product"] = mu_product
                 denom = xp.sqrt(v / (1.0 - beta2 ** t)) + eps
                 p._data += (-lr * (1.0 - mu) / (1.0 - mu_product)) * (grad / denom)

@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import backend
 from ..tensor import Tensor
-from .optimizer import Optimizer, ParamsT, check_hyperparameter
+from .optimizer import Optimizer, ParamsT, check_hyperparameter, scalar_dtype
 
 __all__ = ["Adadelta", "Rprop", "ASGD"]
 
@@ -192,7 +192,7 @@ class ASGD(Optimizer):
                 state = self.state.setdefault(p, {})
                 if not state:
                     state["step"] = 0
-                    state["eta"] = float(np.float32(lr))     # torch's float32 0-d tensors
+                    state["eta"] = float(scalar_dtype().type(lr))   # torch's 0-d tensors
                     state["mu"] = 1.0
                     state["ax"] = Tensor._wrap(xp.zeros_like(p._data))
                 state["step"] = t = int(state["step"]) + 1
@@ -207,7 +207,8 @@ class ASGD(Optimizer):
                     ax += state["mu"] * (p._data - ax)
                 else:
                     ax[...] = p._data
-                state["eta"] = float(np.float32(lr / ((1 + lambd * lr * t) ** alpha)))
-                state["mu"] = float(np.float32(1 / max(1, t - t0)))
+                rounded = scalar_dtype().type     # float32 (float64 under a float64 default)
+                state["eta"] = float(rounded(lr / ((1 + lambd * lr * t) ** alpha)))
+                state["mu"] = float(rounded(1 / max(1, t - t0)))
                 p._bump_version()
         return loss

@@ -30,7 +30,7 @@ from .. import backend
 from ..autograd import enable_grad
 from ..autograd.hooks import RemovableHandle
 from ..tensor import Tensor
-from ..precision import is_floating
+from ..precision import get_default_dtype, is_floating
 
 __all__ = ["Optimizer", "ParamsT", "check_hyperparameter", "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook"]
@@ -70,6 +70,13 @@ def check_hyperparameter(name: str, value: Any, low: float = 0.0, high: float = 
         raise ValueError(f"invalid {name}: {value!r}; it must lie in [{low}, {high}{closing}")
     return kept
 
+
+
+def scalar_dtype() -> np.dtype:
+    """The dtype of the 0-d state tensors (``step``, ASGD's ``eta`` and ``mu``, NAdam's
+    ``mu_product``), as torch's ``_get_scalar_dtype``: float64 when the default float dtype
+    is float64, else float32 (also under a half default)."""
+    return np.dtype(np.float64 if get_default_dtype() == np.float64 else np.float32)
 
 class Optimizer:
     """Base class: parameter groups, ``zero_grad``, ``state_dict`` / ``load_state_dict``.
@@ -282,9 +289,10 @@ class Optimizer:
 
     def _saved_value(self, name: str, value: Any) -> Any:
         """A state entry as torch's state dict holds it: a number torch keeps as a 0-d
-        tensor becomes a float32 0-d Tensor; tensors and arrays become fresh host Tensors."""
+        tensor becomes a 0-d Tensor of ``scalar_dtype()`` (float32, float64 under a float64
+        default); tensors and arrays become fresh host Tensors."""
         if name in self._tensor_scalar_state and isinstance(value, numbers.Real):
-            return Tensor._wrap(np.array(value, dtype=np.float32))
+            return Tensor._wrap(np.array(value, dtype=scalar_dtype()))
         if isinstance(value, Tensor):
             return Tensor._wrap(np.array(backend.to_host(value._data), copy=True))
         return _host_copy(value)
@@ -305,15 +313,16 @@ class Optimizer:
         return dtypes
 
     def _numbers_as_scalars(self, dtypes: Dict[Tuple[int, str], Any]) -> None:
-        """After a step (or a load): those entries back as 0-d host tensors, float32 unless
-        they had another dtype before (a float64 parameter's loaded ``eta``)."""
+        """After a step (or a load): those entries back as 0-d host tensors of
+        ``scalar_dtype()`` unless they had another dtype before (a float64 parameter's loaded
+        ``eta``)."""
         if not self._tensor_scalar_state:
             return
         for p, state in self.state.items():
             for name in self._tensor_scalar_state:
                 value = state.get(name)
                 if isinstance(value, numbers.Real) and not isinstance(value, bool):
-                    dtype = dtypes.get((id(p), name), np.float32)
+                    dtype = dtypes.get((id(p), name), scalar_dtype())
                     state[name] = Tensor._wrap(np.array(value, dtype=dtype))
 
     def _tensors_as_arrays(self) -> Dict[int, Tuple[Any, Tensor]]:

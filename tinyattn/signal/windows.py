@@ -23,7 +23,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from .. import backend
+from .. import backend, precision
 from ..factories import _device, _leaf
 from ..tensor import Tensor, normalize_dtype
 from ..tensor.layout import strided
@@ -43,7 +43,7 @@ def _window(name: str, M: Any, sym: bool, dtype: Any, device: Any, requires_grad
         raise ValueError(f"{name} requires non-negative window length, got M={M}")
     if layout is not None and layout != strided:      # a sparse layout: torch's ValueError
         raise ValueError(f"{name} is implemented for strided tensors only, got: {layout}")
-    want = normalize_dtype(dtype) or np.dtype(np.float32)
+    want = normalize_dtype(dtype) or precision.get_default_dtype()
     if want not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise ValueError(f"{name} expects float32 or float64 dtypes, got: torch.{want.name}")
     if M == 0:
@@ -157,7 +157,7 @@ def kaiser(M: int, *, beta: float = 12.0, sym: bool = True, dtype: Any = None,
 
     # torch computes I0 in the window's dtype: in float32, I0(beta) overflows past beta ~ 91
     # (inf), so the window is 0 where I0(beta x) is finite and NaN (inf / inf) where not
-    want = normalize_dtype(dtype) or np.dtype(np.float32)
+    want = normalize_dtype(dtype) or precision.get_default_dtype()
 
     def values(length: int) -> np.ndarray:
         half = (length - 1) / 2.0

@@ -8,13 +8,16 @@ the ``Function`` instance that made it. Arithmetic and the op methods (``x.softm
 the in-place ops (``add_``, ``x[i] = v``, ``-=``), which count each change in the tensor's
 version (see ``tinyattn.autograd``).
 
-Construction follows PyTorch: ``tensor(data)`` copies data and infers the dtype (float32 for
-Python floats, int64 for ints, bool; a NumPy array keeps its dtype); ``Tensor(data)`` copies
-data into a float32 tensor (PyTorch's legacy constructor) and ``Tensor(2, 3)`` makes a (2, 3)
-tensor of zeros; ``from_numpy(array)`` and ``as_tensor(array)`` share the array's memory.
+Construction follows PyTorch: ``tensor(data)`` copies data and infers the dtype (the default
+float dtype for Python floats, int64 for ints, bool; a NumPy array keeps its dtype);
+``Tensor(data)`` copies data into a tensor of the default float dtype (PyTorch's legacy
+constructor) and ``Tensor(2, 3)`` makes a (2, 3) tensor of zeros; ``from_numpy(array)`` and
+``as_tensor(array)`` share the array's memory.
 
-dtype policy: float32 unless asked otherwise; float64 fully supported; no op ever turns a
-float32 tensor into a float64 one. Python numbers combined with a tensor take its dtype.
+dtype policy: the default float dtype (float32, unless ``set_default_dtype`` changed it: one
+setting for the process, in precision.py) unless asked otherwise; float64 fully supported; no
+op ever turns a float32 tensor into a float64 one. Python numbers combined with a tensor
+take its dtype.
 
 Library code reads a tensor's array as ``t._data``. User code reads ``t.data``, which is the
 same array; writes into it are not counted, as in torch (a pending backward uses what is

@@ -61,10 +61,10 @@ class Tensor(TensorConversions):
 
     def __init__(self, *args: Any, requires_grad: bool = False, dtype: DTypeLike = None,
                  device: Optional[str] = None):
-        """``Tensor(data)``: a float32 copy of data (PyTorch's legacy constructor; pass
-        ``dtype=`` for another); ``Tensor(2, 3)``: a (2, 3) tensor of zeros. For dtype
-        inference use ``tinyattn.tensor(data)``."""
-        want = normalize_dtype(dtype) or np.dtype(np.float32)
+        """``Tensor(data)``: a copy of data in the default float dtype (float32 unless set;
+        PyTorch's legacy constructor; pass ``dtype=`` for another); ``Tensor(2, 3)``: a
+        (2, 3) tensor of zeros. For dtype inference use ``tinyattn.tensor(data)``."""
+        want = normalize_dtype(dtype) or precision.get_default_dtype()
         if len(args) == 0:
             data = np.zeros((0,), dtype=want)
         elif all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
@@ -518,7 +518,8 @@ def _from_nested_tensors(data: Any) -> np.ndarray:
     """torch.tensor's reading of lists that hold tensors: the shape comes from the lists (and
     the first elements' lengths), a tensor at the innermost level is a number, so it must
     have one element (``[tensor([0.9]), tensor([2.1])]`` has shape (2,)); the dtype promotes
-    the elements' dtypes (a Python float as float32). Join bigger tensors with stack."""
+    the elements' dtypes (a Python float as the default float dtype). Join bigger tensors
+    with stack."""
     from ..promotion import promote_types  # noqa: PLC0415 - promotion is a leaf module
     sizes: List[int] = []
     first = data
@@ -557,7 +558,7 @@ def _from_nested_tensors(data: Any) -> np.ndarray:
             store(element, depth + 1)
 
     store(data, 0)
-    dtype = dtypes[0] if dtypes else np.dtype(np.float32)
+    dtype = dtypes[0] if dtypes else precision.get_default_dtype()
     for other in dtypes[1:]:
         dtype = promote_types(dtype, other)
     return np.array(values, dtype=dtype).reshape(sizes)
@@ -568,7 +569,7 @@ def _number_dtype(value: Any) -> np.dtype:
         return value.dtype
     if isinstance(value, bool):
         return np.dtype(np.bool_)
-    return np.dtype(np.int64 if isinstance(value, int) else np.float32)
+    return np.dtype(np.int64) if isinstance(value, int) else precision.get_default_dtype()
 
 
 def _copy_of(data: Any, dtype: np.dtype) -> Any:

@@ -19,9 +19,10 @@ def tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None,
            requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A new leaf tensor holding a copy of ``data`` (a list, number, array or Tensor).
 
-    dtype as ``torch.tensor``: Python floats give float32, ints int64, bools bool; a NumPy
-    array (or Tensor) keeps its dtype. ``pin_memory=True`` needs an accelerator, as torch's
-    (tensor/layout.py)."""
+    dtype as ``torch.tensor``: Python floats give the default float dtype (float32 unless
+    ``set_default_dtype`` changed it), complex numbers its complex dtype, ints int64, bools
+    bool; a NumPy array (or Tensor) keeps its dtype. ``pin_memory=True`` needs an
+    accelerator, as torch's (tensor/layout.py)."""
     check_pin_memory(pin_memory, "tensor")
     want = normalize_dtype(dtype)
     source = data._data if isinstance(data, Tensor) else data
@@ -41,11 +42,12 @@ def tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None,
             _check_fits_integer(array, want)
         if want is None and array.dtype == np.float64 and python_data and not (
                 isinstance(source, (list, tuple)) and _holds_numpy_float64(source)):
-            want = np.dtype(np.float32)      # Python floats: the default float dtype
+            want = precision.get_default_dtype()     # Python floats: the default float dtype
         elif want is None and array.dtype == np.complex128 and not isinstance(
                 source, (np.ndarray, np.generic)) and not (
                 isinstance(source, (list, tuple)) and _holds_tensor(source)):
-            want = np.dtype(np.complex64)    # Python complex numbers: complex64, as torch
+            want = precision.default_complex_dtype()   # Python complex numbers: complex64
+            #                                  (complex128 under a float64 default), as torch
         array = precision.cast(array, want or array.dtype, copy=True)   # torch's rounding
         precision.note_dtype(array.dtype)
     else:

@@ -36,13 +36,14 @@ def normalize_dtype(dtype: DTypeLike) -> Optional[np.dtype]:
         precision.note_dtype(found)
         return found
     if dtype is float:
-        return np.dtype(np.float32)     # as torch: the Python type float means float32
+        return np.dtype(np.float64)     # as torch: the Python type float means float64
+        #                                 (whatever the default dtype: it is C's double)
     if dtype is int:
         return np.dtype(np.int64)
     if dtype is bool:
         return np.dtype(np.bool_)
     if dtype is complex:
-        return np.dtype(np.complex64)   # as torch: the Python type complex means complex64
+        return np.dtype(np.complex128)  # as torch: the Python type complex means complex128
     found = np.dtype(dtype)
     precision.note_dtype(found)
     return found

@@ -2,8 +2,7 @@
 
 Each is small and exact: ``torch.device`` is a ``str`` (so every tinyattn call that takes a
 device name takes it), ``torch.Size`` a tuple, ``torch.cuda.is_available()`` asks tinyattn's
-backend, and a setting tinyattn cannot honour (``torch.set_default_dtype(torch.float64)``)
-is refused with a way around it, never ignored.
+backend, and a setting tinyattn cannot honour is refused with a way around it, never ignored.
 """
 from __future__ import annotations
 
@@ -11,6 +10,7 @@ import functools
 import math
 import os
 import sys
+import warnings
 from typing import Any, Optional
 
 import numpy as np
@@ -182,17 +182,18 @@ def torch_dtype(numpy_dtype: Any) -> dtype:
 
 
 def get_default_dtype() -> dtype:
-    """tinyattn's default float dtype: always float32 (torch's default too)."""
-    return _DTYPES["float32"]
+    """torch.get_default_dtype(): tinyattn's one default float dtype (precision.py), as a
+    torch dtype object (it prints ``torch.float64``)."""
+    return torch_dtype(precision.get_default_dtype())
 
 
 def set_default_dtype(dtype: Any) -> None:
-    """Accepted for float32 (the default already); anything else is refused."""
-    if normalize_dtype(dtype) != np.dtype(np.float32):
-        raise MissingTorchAttribute(
-            f"torch.set_default_dtype({dtype})",
-            "tinyattn's default float dtype is always float32; pass dtype= to the factories "
-            "(torch.randn(3, dtype=torch.float64)) and call model.double() instead")
+    """torch.set_default_dtype: float16, bfloat16, float32 or float64 (torch dtype objects
+    only: a name string is torch's TypeError too); precision.set_default_dtype does it."""
+    if not isinstance(dtype, globals()["dtype"]):
+        raise TypeError("invalid dtype object: only floating-point types are supported as the "
+                        "default type")
+    precision.set_default_dtype(str.__str__(dtype))
 
 
 _THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -407,6 +408,39 @@ _LEGACY = {name: _legacy(name, dtype_name) for name, dtype_name in [
     ("BFloat16Tensor", "bfloat16")]}
 
 
+
+_TENSOR_TYPE_WARNING = (
+    "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+    "torch.set_default_dtype() and torch.set_default_device() as alternatives.")
+
+
+_tensor_type_warned = False
+
+
+def set_default_tensor_type(t: Any) -> None:
+    """``torch.set_default_tensor_type(torch.DoubleTensor)`` (or ``"torch.DoubleTensor"``):
+    deprecated in torch (its UserWarning here too), the default dtype of the legacy type; a
+    non-floating type is torch's TypeError. A CUDA type (``"torch.cuda.FloatTensor"``) would
+    also move the default device: refused by name (call set_default_device)."""
+    if isinstance(t, str) and not isinstance(t, dtype):
+        if t.startswith("torch.cuda."):
+            raise MissingTorchAttribute(
+                f"torch.set_default_tensor_type({t!r})",
+                "tinyattn sets no default device through a tensor type; call "
+                "torch.set_default_dtype() and torch.set_default_device() instead")
+        name = t[len("torch."):] if t.startswith("torch.") else t
+        if name not in _LEGACY:
+            raise AttributeError(f"module 'torch' has no attribute '{name}'")
+        t = _LEGACY[name]
+    if not isinstance(t, _LegacyTensorType):
+        raise TypeError("invalid type object: only floating-point types are supported as the "
+                        "default type")
+    if not _tensor_type_warned:            # torch warns once a process (TORCH_WARN_ONCE)
+        warnings.warn(_TENSOR_TYPE_WARNING, UserWarning, stacklevel=2)
+        globals()["_tensor_type_warned"] = True
+    precision.set_default_dtype(t.dtype_name)
+
+
 TORCH_SHIM_NAMES = {
     "device": device,
     "Size": Size,
@@ -416,6 +450,7 @@ TORCH_SHIM_NAMES = {
     "get_autocast_dtype": lambda device_type: dtype(amp.get_autocast_dtype(device_type)),
     "get_default_dtype": get_default_dtype,
     "set_default_dtype": set_default_dtype,
+    "set_default_tensor_type": set_default_tensor_type,
     "set_num_threads": set_num_threads,
     "get_num_threads": get_num_threads,
     "is_tensor": is_tensor,

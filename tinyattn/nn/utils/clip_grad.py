@@ -21,6 +21,8 @@ from typing import Any, Iterable, Union
 
 import numpy as np
 
+from ...precision import get_default_dtype
+
 from ... import backend
 from ...tensor import Tensor
 
@@ -65,7 +67,7 @@ def clip_grad_norm_(parameters: Union[Tensor, Iterable[Tensor]], max_norm: float
         raise ValueError(f"norm_type must be > 0 or float('inf'), got {norm_type}")
     grads = [p.grad for p in parameters if p.grad is not None]
     if not grads:
-        return Tensor._wrap(np.zeros((), dtype=np.float32))
+        return Tensor._wrap(np.zeros((), dtype=get_default_dtype()))
     total = get_total_norm(grads, norm_type, error_if_nonfinite)
     _scale(grads, max_norm, total._data)
     return total
@@ -101,7 +103,7 @@ def get_total_norm(tensors: Union[Tensor, Iterable[Tensor]], norm_type: float = 
                                                                if t is not None]
     norm_type = float(norm_type)
     if not tensors:
-        return Tensor._wrap(np.zeros((), dtype=np.float32))
+        return Tensor._wrap(np.zeros((), dtype=get_default_dtype()))
     total = _total([t._data for t in tensors], norm_type)
     if error_if_nonfinite and not bool(backend.to_host(
             backend.get_array_module(total).isfinite(total))):
