@@ -7,6 +7,12 @@ checked here directly against torch 2.13.
   branch. tinyattn does not compute these ops in complex; it now refuses them as it refuses
   every complex operand of theirs, naming the op (torch computes: a loud refusal, listed with
   the complex ops in docs/pytorch.md).
+- The regression losses (l1_loss, mse_loss, smooth_l1_loss, huber_loss, kl_div) with a real
+  input and a complex target cast the target to the input's dtype, dropping its imaginary
+  part: l1_loss(float64 x, complex128 t) returned a real number far from torch's (op_db's
+  l1_loss reference sample); torch computes l1_loss and refuses the others. The pair's dtype
+  matching (elementwise._match_dtypes) now converts only integer and bool operands; a complex
+  target reaches the loss, which refuses it naming itself.
 """
 from __future__ import annotations
 
@@ -41,3 +47,33 @@ def test_addc_real_operands_still_compute(name):   # negative control: the refus
     want = getattr(torch, name)(torch.from_numpy(x), torch.from_numpy(t1),
                                 torch.from_numpy(t2), value=0.5).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+_LOSSES = ["l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "kl_div"]
+
+
+@pytest.mark.parametrize("name", _LOSSES)
+def test_loss_of_a_real_input_and_a_complex_target_keeps_the_imaginary_part(name):
+    x = np.array([0.3, 0.6, -1.5])
+    t = np.array([0.2 + 0.5j, 0.4 - 0.1j, 2j])
+    try:
+        expected = getattr(torch.nn.functional, name)(torch.from_numpy(x), torch.from_numpy(t))
+    except (RuntimeError, NotImplementedError):
+        expected = None                                 # torch refuses: so must tinyattn
+    with pytest.raises(TypeError, match="complex"):     # no real answer from t.real alone
+        getattr(ta.nn.functional, name)(ta.tensor(x), ta.tensor(t))
+    if expected is not None:       # torch's answer depends on the imaginary parts: a loss of
+        real_only = getattr(torch.nn.functional, name)(     # t.real alone differs from it
+            torch.from_numpy(x), torch.from_numpy(t.real))
+        assert not torch.allclose(expected.real.double(), real_only.double())
+
+
+@pytest.mark.parametrize("name,tdtype", [(n, d) for n in _LOSSES for d in ("int64", "float32")
+                                         if (n, d) != ("kl_div", "int64")])   # torch refuses
+def test_loss_of_a_float_input_and_a_real_target_still_computes_as_torch(name, tdtype):
+    x = np.array([0.3, 0.6, -1.5])        # negative control: integer and float targets are
+    t = np.array([1, 0, 2]).astype(tdtype)     # converted as before
+    expected = getattr(torch.nn.functional, name)(torch.from_numpy(x), torch.from_numpy(t))
+    got = getattr(ta.nn.functional, name)(ta.tensor(x), ta.tensor(t))
+    assert str(got.dtype) == str(expected.dtype)[6:]
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-7)
