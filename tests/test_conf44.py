@@ -13,6 +13,10 @@ checked here directly against torch 2.13.
   l1_loss reference sample); torch computes l1_loss and refuses the others. The pair's dtype
   matching (elementwise._match_dtypes) now converts only integer and bool operands; a complex
   target reaches the loss, which refuses it naming itself.
+- ``Tensor(t)`` of a tensor made a float32 copy: a float64 tensor lost precision, a complex
+  one its imaginary part, an int64 one became float, and a write to the result did not reach
+  t. torch's legacy constructor returns ``t.alias()``: t's dtype and memory, AliasBackward0.
+  Found by a probe of every public function with complex arguments next to op_db.
 """
 from __future__ import annotations
 
@@ -77,3 +81,37 @@ def test_loss_of_a_float_input_and_a_real_target_still_computes_as_torch(name, t
     got = getattr(ta.nn.functional, name)(ta.tensor(x), ta.tensor(t))
     assert str(got.dtype) == str(expected.dtype)[6:]
     np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-7)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "bool", "complex128"])
+def test_legacy_constructor_of_a_tensor_is_an_alias(dtype):
+    data = np.array([1.5 + 2j, -3 + 0.5j]) if dtype == "complex128" else \
+        np.array([1.25, 0.0]).astype(dtype)
+    t, a = torch.from_numpy(data.copy()), ta.tensor(data.copy())
+    tt, at = torch.Tensor(t), ta.Tensor(a)
+    assert str(at.dtype) == str(tt.dtype)[6:]
+    np.testing.assert_array_equal(at.numpy(), tt.numpy())
+    tt[0] = 1
+    at[0] = 1                       # the write reaches the original, as torch's alias
+    np.testing.assert_array_equal(a.numpy(), t.numpy())
+    assert a.numpy()[0] == 1
+
+
+def test_legacy_constructor_alias_carries_the_gradient():
+    x = np.array([0.5, -2.0, 3.0])
+    t = torch.tensor(x, requires_grad=True)
+    a = ta.tensor(x, requires_grad=True)
+    tt, at = torch.Tensor(t), ta.Tensor(a)
+    assert type(tt.grad_fn).__name__ == at.grad_fn.name() == "AliasBackward0"
+    (tt * tt).sum().backward()
+    (at * at).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy())
+
+
+def test_legacy_constructor_of_other_data_is_still_a_float32_copy():   # negative control
+    for data in ([1, 2], np.array([1, 2], dtype=np.int64), np.array([1.5, 2.5])):
+        expected = torch.Tensor(data)
+        got = ta.Tensor(data)
+        assert str(got.dtype) == str(expected.dtype)[6:] == "float32"
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())
+    assert ta.Tensor(2, 3).shape == tuple(torch.Tensor(2, 3).shape)
