@@ -17,6 +17,9 @@ checked here directly against torch 2.13.
   one its imaginary part, an int64 one became float, and a write to the result did not reach
   t. torch's legacy constructor returns ``t.alias()``: t's dtype and memory, AliasBackward0.
   Found by a probe of every public function with complex arguments next to op_db.
+- ``searchsorted`` and ``nanmedian`` of complex tensors computed in NumPy's lexicographic
+  order, where torch refuses (complex numbers have no order); they now refuse as ``median``
+  and ``sort`` already did.
 """
 from __future__ import annotations
 
@@ -115,3 +118,22 @@ def test_legacy_constructor_of_other_data_is_still_a_float32_copy():   # negativ
         assert str(got.dtype) == str(expected.dtype)[6:] == "float32"
         np.testing.assert_array_equal(got.numpy(), expected.numpy())
     assert ta.Tensor(2, 3).shape == tuple(torch.Tensor(2, 3).shape)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, r, c: lib.searchsorted(r, c), lambda lib, r, c: lib.searchsorted(c, r),
+    lambda lib, r, c: lib.nanmedian(c), lambda lib, r, c: lib.nanmedian(c, 0)])
+def test_complex_order_refused_as_torch(call):
+    r, c = np.array([0.5, 2.0]), np.array([1 + 2j, 3 - 1j])
+    with pytest.raises(NotImplementedError):
+        call(torch, torch.from_numpy(r), torch.from_numpy(c))
+    with pytest.raises(NotImplementedError, match="complex"):
+        call(ta, ta.tensor(r), ta.tensor(c))
+
+
+def test_real_order_ops_still_compute():            # negative control
+    r, v = np.array([0.5, 2.0, float("nan"), 1.0]), np.array([1.0, 3.0])
+    np.testing.assert_array_equal(ta.searchsorted(ta.tensor(np.sort(r[:2])), ta.tensor(v)).numpy(),
+                                  torch.searchsorted(torch.from_numpy(np.sort(r[:2])),
+                                                     torch.from_numpy(v)).numpy())
+    assert ta.nanmedian(ta.tensor(r)).item() == torch.nanmedian(torch.from_numpy(r)).item()
