@@ -20,6 +20,10 @@ checked here directly against torch 2.13.
 - ``searchsorted`` and ``nanmedian`` of complex tensors computed in NumPy's lexicographic
   order, where torch refuses (complex numbers have no order); they now refuse as ``median``
   and ``sort`` already did.
+- ``tensor([1 + 2j], dtype=float64)`` (also ``as_tensor``, ``x.new_tensor`` and the legacy
+  ``Tensor([1 + 2j])``) dropped the imaginary part: torch refuses a Python complex number for a
+  real dtype (TypeError "must be real number, not complex", even for 1 + 0j). A NumPy complex
+  array is still converted, as torch does.
 """
 from __future__ import annotations
 
@@ -29,6 +33,8 @@ import pytest
 torch = pytest.importorskip("torch", reason="these cases compare with torch")
 
 import tinyattn as ta  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*batchmean:UserWarning")   # kl_div mean
 
 
 @pytest.mark.parametrize("name", ["addcmul", "addcdiv"])
@@ -137,3 +143,32 @@ def test_real_order_ops_still_compute():            # negative control
                                   torch.searchsorted(torch.from_numpy(np.sort(r[:2])),
                                                      torch.from_numpy(v)).numpy())
     assert ta.nanmedian(ta.tensor(r)).item() == torch.nanmedian(torch.from_numpy(r)).item()
+
+
+_COMPLEX_DATA = [
+    ("tensor", lambda L: L.tensor([1 + 2j, 3], dtype=L.float64)),
+    ("tensor 0-d", lambda L: L.tensor(1 + 2j, dtype=L.float32)),
+    ("tensor 1+0j", lambda L: L.tensor([1 + 0j], dtype=L.float64)),
+    ("tensor int64", lambda L: L.tensor([1 + 2j], dtype=L.int64)),
+    ("as_tensor", lambda L: L.as_tensor([[1 + 2j]], dtype=L.float64)),
+    ("new_tensor", lambda L: L.zeros(2, dtype=L.float64).new_tensor([1 + 2j])),
+    ("legacy Tensor", lambda L: L.Tensor([1 + 2j])),
+]
+
+
+@pytest.mark.parametrize("name,make", _COMPLEX_DATA, ids=[n for n, _ in _COMPLEX_DATA])
+def test_python_complex_numbers_for_a_real_dtype_refused_as_torch(name, make):
+    with pytest.raises(TypeError):
+        make(torch)
+    with pytest.raises(TypeError, match="not complex"):
+        make(ta)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.tensor([1 + 2j, 3]), lambda L: L.tensor([1 + 2j], dtype=L.complex128),
+    lambda L: L.tensor(np.array([1 + 2j, 3]), dtype=L.float32),      # NumPy data: converted
+    lambda L: L.Tensor(np.array([1 + 2j])), lambda L: L.tensor([1.5, 2], dtype=L.float64)])
+def test_complex_data_still_made_as_torch(make):                   # negative control
+    expected, got = make(torch), make(ta)
+    assert str(got.dtype) == str(expected.dtype)[6:]
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())

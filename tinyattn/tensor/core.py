@@ -81,6 +81,10 @@ class Tensor(TensorConversions):
         elif all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
             data = np.zeros(_shape(args), dtype=want)
         elif len(args) == 1:
+            if isinstance(args[0], (list, tuple, complex)) and np.asarray(
+                    _host_array(args[0])).dtype.kind == "c" and want.kind != "c":
+                from .creation import _complex_number_error  # noqa: PLC0415 - creation imports core
+                raise _complex_number_error(want)
             data = _copy_of(args[0], want)
         else:
             raise TypeError(f"Tensor(*sizes) takes whole numbers, or Tensor(data) one sequence "
