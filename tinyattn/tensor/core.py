@@ -99,7 +99,7 @@ class Tensor(TensorConversions):
     @classmethod
     def _wrap(cls, data: Any, requires_grad: bool = False) -> "Tensor":
         """Wrap an array an op produced, with no checks or copies (the fast path)."""
-        out = cls.__new__(cls)
+        out = object.__new__(cls)       # not Tensor.__new__ (the alias check): the hot path
         out._data, out._requires_grad = data, requires_grad  # the rest: class defaults
         return out
 
