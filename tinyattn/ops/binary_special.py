@@ -427,6 +427,8 @@ def _scalar(value: Any, target: np.dtype) -> Any:
     in float32, amp/dispatch.py, so value is not rounded to half), else the integer dtype."""
     if is_floating(target):
         return float(value)
+    if target.kind == "c":          # complex operands: the op refuses them loudly (np.iinfo
+        return complex(value)      # of a complex dtype raised a ValueError naming no op)
     if isinstance(value, (complex, np.complexfloating)) and value.imag == 0:
         value = value.real
     info = np.iinfo(target)     # torch's checked conversion of the Scalar: in range (an

@@ -98,10 +98,10 @@ def _match_dtypes(a: Tensor, b: Tensor) -> Tuple[Tensor, Tensor]:
     """An integer tensor meeting a float one takes the float's dtype, so no float64 appears
     (NumPy would promote int64 with float32 to float64). Two float dtypes are left alone:
     Function.apply promotes that mix (torch's result_type) or, in strict mode, refuses it."""
-    if is_floating(a.dtype) and not is_floating(b.dtype):
-        b = Tensor._wrap(b._data.astype(a.dtype))
-    elif is_floating(b.dtype) and not is_floating(a.dtype):
-        a = Tensor._wrap(a._data.astype(b.dtype))
+    if is_floating(a.dtype) and b.dtype.kind in "biu":     # integers and bools only: a
+        b = Tensor._wrap(b._data.astype(a.dtype))         # complex one keeps its imaginary
+    elif is_floating(b.dtype) and a.dtype.kind in "biu":   # part (the op then computes in
+        a = Tensor._wrap(a._data.astype(b.dtype))         # complex or refuses it loudly)
     return a, b
 
 

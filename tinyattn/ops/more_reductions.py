@@ -428,6 +428,7 @@ def median(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noq
 
 def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
     """``torch.nanmedian``: median ignoring NaN (NaN only where a slice is all NaN)."""
+    refuse_complex_order("nanmedian", input)     # as median: complex numbers have no order
     _refuse_bool_order(input, "median_cpu" if dim is None else "median_out")
     if dim is None:
         if input.numel() == 0:

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function
+from ..precision import refuse_complex_order
 from ..tensor import Tensor, normalize_dtype
 from ..tensor.layout import check_layout
 from .logic import nonzero
@@ -54,6 +55,7 @@ def searchsorted(sorted_sequence: Tensor, values: Any, *, out_int32: bool = Fals
             raise RuntimeError("torch.searchsorted(): side and right can't be set to "
                                "opposites, got side of left while right was True")
         right = side == "right"
+    refuse_complex_order("searchsorted", sorted_sequence, values)   # no order (torch refuses)
     values_bool = values.dtype == np.bool_ if isinstance(values, Tensor) \
         else isinstance(values, (bool, np.bool_))
     if sorted_sequence.dtype == np.bool_ and values_bool:

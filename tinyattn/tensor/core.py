@@ -59,17 +59,32 @@ class Tensor(TensorConversions):
     _input_record: Any = None       # what the nodes that read it keep (autograd.held_input)
     _origin_vc: Optional[autograd.VersionCounter] = None   # a converted copy's original's
 
+    def __new__(cls, *args: Any, requires_grad: bool = False, dtype: DTypeLike = None,
+                device: Optional[str] = None) -> "Tensor":
+        if _is_alias_call(cls, args, requires_grad, dtype, device):
+            return args[0][...]   # torch.Tensor(t) is t.alias(): t's dtype, memory, gradient
+        return object.__new__(cls)
+
     def __init__(self, *args: Any, requires_grad: bool = False, dtype: DTypeLike = None,
                  device: Optional[str] = None):
         """``Tensor(data)``: a copy of data in the default float dtype (float32 unless set;
         PyTorch's legacy constructor; pass ``dtype=`` for another); ``Tensor(2, 3)``: a
-        (2, 3) tensor of zeros. For dtype inference use ``tinyattn.tensor(data)``."""
+        (2, 3) tensor of zeros. For dtype inference use ``tinyattn.tensor(data)``.
+        ``Tensor(t)`` of a tensor is, as torch's, an alias of t (a view: same dtype and memory,
+        AliasBackward0), made by ``__new__``; with ``dtype=``, ``device=`` or
+        ``requires_grad=`` (which torch refuses there) it is a copy as for other data."""
+        if _is_alias_call(type(self), args, requires_grad, dtype, device):
+            return                # __new__ returned the alias; Python calls __init__ on it
         want = normalize_dtype(dtype) or precision.get_default_dtype()
         if len(args) == 0:
             data = np.zeros((0,), dtype=want)
         elif all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
             data = np.zeros(_shape(args), dtype=want)
         elif len(args) == 1:
+            if isinstance(args[0], (list, tuple, complex)) and np.asarray(
+                    _host_array(args[0])).dtype.kind == "c" and want.kind != "c":
+                from .creation import _complex_number_error  # noqa: PLC0415 - creation imports core
+                raise _complex_number_error(want)
             data = _copy_of(args[0], want)
         else:
             raise TypeError(f"Tensor(*sizes) takes whole numbers, or Tensor(data) one sequence "
@@ -84,7 +99,7 @@ class Tensor(TensorConversions):
     @classmethod
     def _wrap(cls, data: Any, requires_grad: bool = False) -> "Tensor":
         """Wrap an array an op produced, with no checks or copies (the fast path)."""
-        out = cls.__new__(cls)
+        out = object.__new__(cls)       # not Tensor.__new__ (the alias check): the hot path
         out._data, out._requires_grad = data, requires_grad  # the rest: class defaults
         return out
 
@@ -562,6 +577,14 @@ def _from_nested_tensors(data: Any) -> np.ndarray:
     for other in dtypes[1:]:
         dtype = promote_types(dtype, other)
     return np.array(values, dtype=dtype).reshape(sizes)
+
+
+def _is_alias_call(cls: type, args: Tuple[Any, ...], requires_grad: bool, dtype: Any,
+                   device: Any) -> bool:
+    """``Tensor(t)`` with t a tensor and no options (subclasses such as Parameter build their
+    own way)."""
+    return cls is Tensor and len(args) == 1 and isinstance(args[0], Tensor) and \
+        not requires_grad and dtype is None and device is None
 
 
 def _number_dtype(value: Any) -> np.dtype:

@@ -38,6 +38,8 @@ def tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None,
         if python_data and array.dtype == np.uint64 and not (
                 want is not None and (want.kind in "fc" or want == np.uint64)):
             _check_python_ints(source, want)    # 2**63..2**64-1: NumPy's uint64, torch refuses
+        if python_data and want is not None and want.kind != "c" and array.dtype.kind == "c":
+            raise _complex_number_error(want)
         if python_data and want is not None and want.kind in "iu" and array.dtype.kind in "iuf":
             _check_fits_integer(array, want)
         if want is None and array.dtype == np.float64 and python_data and not (
@@ -56,6 +58,14 @@ def tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None,
     if requires_grad:
         out.requires_grad_(True)
     return out
+
+
+def _complex_number_error(want: np.dtype) -> TypeError:
+    """torch.tensor([1 + 2j], dtype=a real dtype) refuses the Python complex number (even
+    1 + 0j), where NumPy would drop its imaginary part."""
+    return TypeError(f"must be real number, not complex (as torch: Python complex numbers "
+                     f"for a {want.name} tensor; take .real of them, or leave out dtype= for "
+                     f"a complex tensor)")
 
 
 def _holds_numpy_float64(data: Any) -> bool:
