@@ -35,6 +35,7 @@ def test_snapshots_are_written_and_do_not_change_the_training_numbers(tmp_path, 
     # left the model in eval mode would change every later loss)
     monkeypatch.setattr(attention_history.AttentionHistory, "after_step",
                         lambda self, model, step: None)
+    monkeypatch.setattr(report.plots, "have_matplotlib", lambda: False)   # its numbers only
     train(TrainConfig(out=str(tmp_path / "plain"), **config))
     assert _losses(tmp_path / "watched") == _losses(tmp_path / "plain")
 
