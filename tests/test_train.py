@@ -191,7 +191,12 @@ def test_without_matplotlib_it_trains_and_says_how_to_get_plots(tmp_path, monkey
 
 
 @pytest.mark.parametrize("pos_encoding", ["sinusoidal", "rope", "alibi"])
-def test_every_positional_encoding_gets_its_picture(pos_encoding, tmp_path):
+def test_every_positional_encoding_gets_its_picture(pos_encoding, tmp_path, monkeypatch):
+    # only the positional picture is drawn (the one checked; every_task checks the others)
+    from tinyattn.train import attention_history, plots
+    monkeypatch.setattr(plots, "plot_loss", lambda *args, **kwargs: None)
+    monkeypatch.setattr(plots, "plot_attention", lambda *args, **kwargs: None)
+    monkeypatch.setattr(attention_history.AttentionHistory, "write", lambda self, *a, **k: [])
     config = TrainConfig(task="copy", steps=2, eval_every=2, warmup=1, out=str(tmp_path),
                          pos_encoding=pos_encoding, **SMALL)
     train(config)
