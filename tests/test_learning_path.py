@@ -123,9 +123,11 @@ def test_the_walk_alone_computes_the_gradients():
     np.testing.assert_allclose(got[id(w)], w.grad.numpy())
 
 
-def test_a_finished_run_lists_only_what_it_wrote(tmp_path):
+def test_a_finished_run_lists_only_what_it_wrote(tmp_path, monkeypatch):
     from tinyattn.train import TrainConfig, train
     from tinyattn.train.outdir import LOCK_FILE, lock_folder, unlock_folder
+    # the lock file is what is checked, not the pictures (most of the run's time to draw)
+    monkeypatch.setattr("tinyattn.train.plots.have_matplotlib", lambda: False)
     train(TrainConfig(steps=2, eval_every=2, d_model=16, heads=2, layers=1, batch_size=4,
                       eval_size=8, warmup=1, quiet=True, out=str(tmp_path)))
     assert LOCK_FILE not in [p.name for p in tmp_path.iterdir()]

@@ -320,13 +320,19 @@ def test_multi_head_attention_scale_reaches_every_path():
 
 @pytest.mark.parametrize("flags", [dict(pos_encoding="t5"), dict(attn_impl="local"),
                                    dict(attn_impl="performer")])
-def test_toy_trainer_runs_with_t5_positions_and_the_variants(flags, tmp_path):
+def test_toy_trainer_runs_with_t5_positions_and_the_variants(flags, tmp_path, monkeypatch):
     pytest.importorskip("matplotlib", reason="the trainer draws its plots")
     from tinyattn.train.config import TrainConfig
     from tinyattn.train.loop import train
+    from tinyattn.train import attention_history, plots
+    # The loss curve and the attention-evolution pictures (the slowest to draw) are not what
+    # this test is about; the positional picture and the attention map of each variant are.
+    monkeypatch.setattr(plots, "plot_loss", lambda *args, **kwargs: None)
+    monkeypatch.setattr(attention_history.AttentionHistory, "write", lambda self, *a, **k: [])
     config = TrainConfig(task="copy", steps=2, eval_every=2, warmup=1, out=str(tmp_path),
                          d_model=16, heads=2, layers=1, batch_size=8, eval_size=16, quiet=True,
                          **flags)
     train(config)
     assert (tmp_path / "metrics.json").exists()
     assert (tmp_path / "positional.png").stat().st_size > 0
+    assert (tmp_path / "attention.png").stat().st_size > 0

@@ -29,6 +29,13 @@ def good_run(tmp_path_factory):
     return folder
 
 
+@pytest.fixture(autouse=True)
+def _numbers_only(monkeypatch):
+    """No pictures drawn by the resumes here (most of a short run's time): these tests check
+    exit codes, messages and the saved numbers."""
+    monkeypatch.setattr("tinyattn.train.plots.have_matplotlib", lambda: False)
+
+
 def _pop(key):
     def damage(state):
         del state[key]

@@ -2,6 +2,7 @@
 resume is bit-exact; Ctrl-C saves; bad checkpoints and flags get clear errors."""
 import json
 import os
+import shutil
 import signal
 
 import numpy as np
@@ -38,6 +39,14 @@ def test_every_task_trains_and_writes_its_files(task, tmp_path):
         assert evals[-1]["val_loss"] < evals[0]["val_loss"]
 
 
+@pytest.fixture
+def numbers_only(monkeypatch):
+    """For the tests that check numbers and messages, not pictures: no plots drawn (they are
+    most of a short run's time; the pictures are checked by the tests that ask for them, and
+    the run without matplotlib by test_without_matplotlib_...)."""
+    monkeypatch.setattr("tinyattn.train.plots.have_matplotlib", lambda: False)
+
+
 def _losses(directory):
     from tinyattn.serialization import load
     return json.loads(str(load(os.path.join(directory, "checkpoint.npz"))["history"]))[
@@ -67,7 +76,7 @@ def _ctrl_c_during_a_step(monkeypatch):
     yield
 
 
-def test_resume_reproduces_an_uninterrupted_run_bit_for_bit(tmp_path):
+def test_resume_reproduces_an_uninterrupted_run_bit_for_bit(tmp_path, numbers_only):
     common = dict(task="reverse", steps=20, eval_every=10, warmup=3, dropout=0.1, **SMALL)
     train(TrainConfig(out=str(tmp_path / "full"), **common))
     stopped = TrainConfig(out=str(tmp_path / "part"), **common)
@@ -80,14 +89,14 @@ def test_resume_reproduces_an_uninterrupted_run_bit_for_bit(tmp_path):
     assert _losses(tmp_path / "part") == _losses(tmp_path / "full")
 
 
-def test_resume_negative_control_a_different_seed_gives_different_losses(tmp_path):
+def test_resume_negative_control_a_different_seed_gives_different_losses(tmp_path, numbers_only):
     common = dict(task="reverse", steps=5, eval_every=5, warmup=1, **SMALL)
     train(TrainConfig(out=str(tmp_path / "a"), seed=0, **common))
     train(TrainConfig(out=str(tmp_path / "b"), seed=1, **common))
     assert _losses(tmp_path / "a") != _losses(tmp_path / "b")
 
 
-def test_ctrl_c_saves_a_checkpoint_and_says_how_to_resume(tmp_path, capsys):
+def test_ctrl_c_saves_a_checkpoint_and_says_how_to_resume(tmp_path, numbers_only, capsys):
     config = TrainConfig(task="copy", steps=20, eval_every=10, out=str(tmp_path), **SMALL)
     config.extra = {"stop_at": 4}
     metrics = train(config)
@@ -107,17 +116,30 @@ def test_missing_checkpoint_gives_a_clear_error(tmp_path, capsys):
     assert "no checkpoint.npz there" in capsys.readouterr().err
 
 
+@pytest.fixture(scope="module")
+def three_step_run(tmp_path_factory):
+    """One short run that every mismatched-flag case resumes (a copy each): a refused resume
+    reads the checkpoint and stops, so the run need not be trained again per case."""
+    folder = tmp_path_factory.mktemp("three_steps")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("tinyattn.train.plots.have_matplotlib", lambda: False)
+        train(TrainConfig(task="reverse", steps=3, eval_every=3, out=str(folder), **SMALL))
+    return folder
+
+
 @pytest.mark.parametrize("flags,setting", [(["--d-model", "64"], "d_model=32"),
                                            (["--d-model=64"], "d_model=32"),
                                            (["--lr", "0.1"], "lr=0.003"),
                                            (["--task", "copy"], "task='reverse'")])
-def test_mismatched_checkpoint_names_the_setting(flags, setting, tmp_path, capsys):
-    train(TrainConfig(task="reverse", steps=3, eval_every=3, out=str(tmp_path), **SMALL))
-    assert main(["--resume", str(tmp_path), *flags, "--quiet"]) == 2
+def test_mismatched_checkpoint_names_the_setting(flags, setting, three_step_run, tmp_path,
+                                                 capsys):
+    folder = tmp_path / "run"
+    shutil.copytree(three_step_run, folder)
+    assert main(["--resume", str(folder), *flags, "--quiet"]) == 2
     assert setting in capsys.readouterr().err
 
 
-def test_resume_can_raise_the_step_count_and_stretches_the_schedule(tmp_path):
+def test_resume_can_raise_the_step_count_and_stretches_the_schedule(tmp_path, numbers_only):
     train(TrainConfig(task="reverse", steps=4, eval_every=4, warmup=1, out=str(tmp_path),
                       **SMALL))
     assert main(["--resume", str(tmp_path), "--steps", "8", "--quiet"]) == 0
@@ -146,7 +168,7 @@ def test_invalid_flags_get_a_clear_message(flags, message, capsys):
     assert message in capsys.readouterr().err
 
 
-def test_training_script_runs_on_the_strict_gpu_stand_in_with_cpu_numbers(tmp_path):
+def test_training_script_runs_on_the_strict_gpu_stand_in_with_cpu_numbers(tmp_path, numbers_only):
     from tinyattn import strict_device
     strict_device.enable()
     # dropout 0: each device has its own random generator (as in PyTorch), so masks differ
@@ -169,14 +191,19 @@ def test_without_matplotlib_it_trains_and_says_how_to_get_plots(tmp_path, monkey
 
 
 @pytest.mark.parametrize("pos_encoding", ["sinusoidal", "rope", "alibi"])
-def test_every_positional_encoding_gets_its_picture(pos_encoding, tmp_path):
+def test_every_positional_encoding_gets_its_picture(pos_encoding, tmp_path, monkeypatch):
+    # only the positional picture is drawn (the one checked; every_task checks the others)
+    from tinyattn.train import attention_history, plots
+    monkeypatch.setattr(plots, "plot_loss", lambda *args, **kwargs: None)
+    monkeypatch.setattr(plots, "plot_attention", lambda *args, **kwargs: None)
+    monkeypatch.setattr(attention_history.AttentionHistory, "write", lambda self, *a, **k: [])
     config = TrainConfig(task="copy", steps=2, eval_every=2, warmup=1, out=str(tmp_path),
                          pos_encoding=pos_encoding, **SMALL)
     train(config)
     assert (tmp_path / "positional.png").stat().st_size > 0
 
 
-def test_chars_prints_generated_text(tmp_path, capsys):
+def test_chars_prints_generated_text(tmp_path, numbers_only, capsys):
     config = TrainConfig(task="chars", steps=2, eval_every=2, warmup=1, out=str(tmp_path),
                          block_size=16, **SMALL)
     config.quiet = False

@@ -99,8 +99,6 @@ def _evals(folder):
 
 
 def test_a_resumed_run_keeps_eval_every_and_save_every(tmp_path):
-    whole = str(tmp_path / "whole")
-    assert _run(*FLAGS, "--steps", "60", *EVERY, "--out", whole)[0] == 0
     part = str(tmp_path / "part")
     child = _start(*FLAGS, "--steps", "60", *EVERY, "--out", part)
     _wait_for(os.path.join(part, "checkpoint.npz"), child)
@@ -109,7 +107,8 @@ def test_a_resumed_run_keeps_eval_every_and_save_every(tmp_path):
     assert checkpoint.read(part)["step"] < 60
     code, _, err = _run("--resume", part, "--quiet")
     assert code == 0, err
-    assert _evals(part) == _evals(whole) == [10, 20, 30, 40, 50, 60]
+    # the evaluations of an uninterrupted run (every 10th step of 60), none twice or missed
+    assert _evals(part) == [10, 20, 30, 40, 50, 60]
     state = checkpoint.read(part)
     assert state["config"]["save_every"] == 10 and state["config"]["eval_every"] == 10
 

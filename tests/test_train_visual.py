@@ -35,12 +35,18 @@ def test_snapshots_are_written_and_do_not_change_the_training_numbers(tmp_path, 
     # left the model in eval mode would change every later loss)
     monkeypatch.setattr(attention_history.AttentionHistory, "after_step",
                         lambda self, model, step: None)
+    monkeypatch.setattr(report.plots, "have_matplotlib", lambda: False)   # its numbers only
     train(TrainConfig(out=str(tmp_path / "plain"), **config))
     assert _losses(tmp_path / "watched") == _losses(tmp_path / "plain")
 
 
-def test_no_positional_encoding_is_a_cli_choice_and_trains(tmp_path):
+def test_no_positional_encoding_is_a_cli_choice_and_trains(tmp_path, monkeypatch):
     assert build_parser().parse_args(["--pos-encoding", "none"]).pos_encoding == "none"
+    # only the positional picture is checked here: the others (most of the run's time) are
+    # not drawn
+    monkeypatch.setattr(report.plots, "plot_loss", lambda *args, **kwargs: None)
+    monkeypatch.setattr(report.plots, "plot_attention", lambda *args, **kwargs: None)
+    monkeypatch.setattr(attention_history.AttentionHistory, "write", lambda self, *a, **k: [])
     metrics = train(TrainConfig(task="copy", steps=2, eval_every=2, out=str(tmp_path),
                                 pos_encoding="none", **SMALL))
     assert metrics["config"]["pos_encoding"] == "none"
