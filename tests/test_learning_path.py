@@ -11,7 +11,6 @@ import io
 import pathlib
 import re
 
-import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 MAP_ROW = re.compile(r"^\| `(tinyattn/[\w/]+\.py)`(?:, `[^`]+`)* \| (.+?) \| .+ \|$", re.M)

@@ -1,6 +1,5 @@
 """Training runs that share a folder, resumed runs that must end like uninterrupted ones, and a
 checkpoint that stays bounded as the run grows."""
-import json
 import os
 import signal
 import subprocess
