@@ -28,6 +28,14 @@ FILES = ["04_linear.py", "05_gelu.py", "07_log_softmax_nll.py", "09_layer_norm.p
          "10_embedding.py", "12_attention.py"]
 
 
+@pytest.fixture(autouse=True)
+def _no_pictures(monkeypatch):
+    """The runs here are about whose backward trained the model, not the pictures a run
+    draws at its end (test_train.py checks those): without matplotlib's loss, attention and
+    attention-history figures each run costs about a third of the CPU time it did."""
+    monkeypatch.setattr("tinyattn.train.plots.have_matplotlib", lambda: False)
+
+
 def _folder(tmp_path, files=FILES, edits=()):
     folder = tmp_path / "mine"
     folder.mkdir()

@@ -12,6 +12,7 @@ in the map (here and in docs/architecture.md) before it can be imported.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 from typing import Dict, Iterator, List, Optional, Tuple
@@ -73,31 +74,56 @@ def module_name(path: str, root: str = ROOT) -> str:
     return rel[: -len(".__init__")] if rel.endswith(".__init__") else rel
 
 
-def _type_checking_lines(tree: ast.AST) -> set:
+def _type_checking_lines(if_nodes) -> set:
     lines = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+    for node in if_nodes:
+        if "TYPE_CHECKING" in ast.unparse(node.test):
             for child in node.body:
                 lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
     return lines
 
 
+def _calls_import_module(func: ast.AST) -> bool:
+    """``ast.unparse(func).endswith("import_module")`` without unparsing every call: only a
+    name or an attribute can end with it (a call, subscript or lambda ends otherwise)."""
+    return (isinstance(func, ast.Name) and func.id.endswith("import_module")) or (
+        isinstance(func, ast.Attribute) and func.attr.endswith("import_module"))
+
+
 def imports_of(path: str, root: str = ROOT) -> Iterator[Tuple[str, int, bool]]:
     """(imported module, line, lazy) for each import in the file; relative imports resolved,
     ``from X import y`` yields X.y too (y may be a submodule)."""
+    stat = os.stat(path)
+    yield from _imports_of(path, root, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=None)
+def _imports_of(path: str, root: str, mtime_ns: int, size: int) -> Tuple[Tuple[str, int, bool], ...]:
+    """imports_of's answer, parsed once per file version: the three checks of the tree (layers,
+    the allow-list, circles) read every file, and parsing and walking ~460 files is most of
+    their time. One walk of the tree collects what each pass needs."""
     with open(path, encoding="utf-8") as f:
         tree = ast.parse(f.read(), path)
     name = module_name(path, root)
     package = name if path.endswith("__init__.py") else name.rsplit(".", 1)[0]
-    skip = _type_checking_lines(tree)
-    top_level = {id(node) for node in tree.body}
+    if_nodes, import_nodes, call_nodes = [], [], []
     for node in ast.walk(tree):
-        if not isinstance(node, (ast.Import, ast.ImportFrom)) or node.lineno in skip:
+        if isinstance(node, ast.If):
+            if_nodes.append(node)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            import_nodes.append(node)
+        elif isinstance(node, ast.Call):
+            call_nodes.append(node)
+    skip = _type_checking_lines(if_nodes)
+    top_level = {id(node) for node in tree.body}
+    found = []
+    for node in import_nodes:
+        if node.lineno in skip:
             continue
         lazy = id(node) not in top_level
         if isinstance(node, ast.Import):
             for alias in node.names:
-                yield alias.name, node.lineno, lazy
+                found.append((alias.name, node.lineno, lazy))
             continue
         if node.level:
             parts = package.split(".")[: len(package.split(".")) - (node.level - 1)]
@@ -105,13 +131,14 @@ def imports_of(path: str, root: str = ROOT) -> Iterator[Tuple[str, int, bool]]:
         else:
             base = node.module or ""
         if node.module:
-            yield base, node.lineno, lazy
+            found.append((base, node.lineno, lazy))
         for alias in node.names:
-            yield f"{base}.{alias.name}", node.lineno, lazy
-    for node in ast.walk(tree):       # importlib.import_module("cupy") counts as an import
-        if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("import_module") \
-                and node.args and isinstance(node.args[0], ast.Constant):
-            yield str(node.args[0].value), node.lineno, True
+            found.append((f"{base}.{alias.name}", node.lineno, lazy))
+    for node in call_nodes:       # importlib.import_module("cupy") counts as an import
+        if _calls_import_module(node.func) and node.args \
+                and isinstance(node.args[0], ast.Constant):
+            found.append((str(node.args[0].value), node.lineno, True))
+    return tuple(found)
 
 
 def layer_of(module: str) -> Optional[str]:
