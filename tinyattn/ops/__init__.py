@@ -64,7 +64,7 @@ from .stats import logsumexp, norm, std, var
 from .trig import cos, sin
 from .torch_keywords import unwrapped as _op
 from .torch_keywords import with_torch_keywords as _kw
-from .torch_keywords import out_apart, out_same_dtype
+from .torch_keywords import out_apart, out_same_dtype, stable_keyword_only
 from .hyperbolic import cosh, exp2, sinh
 from .normal_sample import normal
 from .inverse_trig import acos, asin, atan, atan2, tan
@@ -337,7 +337,8 @@ sin = _kw(sin, out=True)
 sinh = _kw(sinh, out=True)
 softmax = out_same_dtype(_kw(softmax, input=True, dtype=True, out=True))
 softplus = _kw(softplus, input=True, out=True)
-sort = _kw(sort, input=True, out=True)
+sort = stable_keyword_only(_kw(sort, input=True, out=True), "sort")
+argsort = stable_keyword_only(argsort, "argsort")
 sqrt = _kw(sqrt, input=True, out=True)
 square = _kw(square, out=True)
 squeeze = _kw(squeeze, input=True)

@@ -32,8 +32,8 @@ from ..precision import is_floating, scalar_type_name
 from ..promotion import can_cast
 from ..tensor import Tensor, normalize_dtype
 
-__all__ = ["with_torch_keywords", "write_out", "unwrapped", "out_apart", "out_same_dtype",
-           "out_pieces",
+__all__ = ["with_torch_keywords", "stable_keyword_only", "write_out", "unwrapped",
+           "out_apart", "out_same_dtype", "out_pieces",
            "numpy_spellings", "NUMPY_SPELLINGS"]
 
 # torch's argument parser takes NumPy's names too (torch/csrc/utils/python_arg_parser.cpp)
@@ -344,3 +344,31 @@ def picklable_under(module: Any) -> None:
             found = getattr(found, part, None)
         if found is not value:
             value.__module__, value.__qualname__ = module.__name__, name
+
+
+def stable_keyword_only(fn: Callable, name: str) -> Callable:
+    """torch's ``sort``/``argsort`` with ``stable=``: its overload
+    ``(input, *, stable, dim=-1, descending=False)`` takes ``dim`` and ``descending`` as
+    keywords only, so ``torch.sort(x, 1, stable=True)`` is a TypeError there (the positional
+    overload has no ``stable``). Refused here too, with torch's text and the spelling to use,
+    rather than accepted: a program that runs here must run in torch."""
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if "stable" in kwargs and len(args) > 1:
+            got = ", ".join(["Tensor"] + [type(a).__name__ for a in args[1:]]
+                            + [f"{k}={type(v).__name__ if v is not None else 'NoneType'}"
+                               for k, v in kwargs.items()])
+            out = (", tuple of Tensors out = None" if name == "sort"
+                   else ", Tensor out = None")
+            raise TypeError(
+                f"{name}() received an invalid combination of arguments - got ({got}), but "
+                f"expected one of:\n"
+                f" * (Tensor input, *, bool stable, int dim = -1, bool descending = False"
+                f"{out})\n"
+                f" * (Tensor input, int dim = -1, bool descending = False)\n"
+                f"(with stable=, pass dim and descending as keywords: "
+                f"{name}(x, dim=..., descending=..., stable=True))")
+        return fn(*args, **kwargs)
+
+    return call
