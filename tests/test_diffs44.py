@@ -271,3 +271,82 @@ def test_linear_layer_with_a_frozen_weight_keeps_no_input():
             layer.weight.mul_(2)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             out.sum().backward()
+
+
+# ---- optimizer state and parameters: _version as torch's step bumps it
+
+OPTIMIZERS = [
+    ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.1)),
+    ("SGD", dict(lr=0.1)),
+    ("Adam", dict(lr=0.1, amsgrad=True)),
+    ("Adam", dict(lr=0.1, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("AdamW", dict(lr=0.1)),
+    ("AdamW", dict(lr=0.1, weight_decay=0)),
+    ("NAdam", dict(weight_decay=0.1, decoupled_weight_decay=True)),
+    ("RAdam", dict(weight_decay=0.1)),
+    ("Adamax", dict(weight_decay=0.1)),
+    ("Adagrad", dict(lr_decay=0.1)),
+    ("RMSprop", dict(momentum=0.5, centered=True)),
+    ("Adadelta", dict()),
+    ("ASGD", dict(t0=1)),
+    ("Rprop", dict()),
+    ("Adafactor", dict(weight_decay=0.1)),
+]
+
+
+def _versions_over_steps(m, name, options, shape):
+    p = m.nn.Parameter(m.tensor(np.linspace(0.5, 2.0, int(np.prod(shape)),
+                                            dtype=np.float32).reshape(shape)))
+    idle = m.nn.Parameter(m.tensor(np.ones(3, dtype=np.float32)))   # never has a gradient
+    opt = getattr(m.optim, name)([p, idle], **options)
+    seen, held = {}, {}
+    for step in range(3):
+        (p * 3).sum().backward()
+        opt.step()
+        seen[f"param {step}"] = p._version
+        for key, value in sorted(opt.state[p].items()):
+            if hasattr(value, "_version"):
+                seen[f"{key} {step}"] = value._version
+                held.setdefault(key, value)
+        opt.zero_grad()
+    seen["held"] = {k: (v is opt.state[p][k], v._version, float(v.sum()))
+                    for k, v in held.items()}
+    seen["idle"] = (idle._version, len(opt.state.get(idle, {})))
+    return seen
+
+
+@pytest.mark.parametrize("shape", [(4,), (3, 4)], ids=["vector", "matrix"])
+@pytest.mark.parametrize("name,options", OPTIMIZERS,
+                         ids=[f"{n}-{i}" for i, (n, _) in enumerate(OPTIMIZERS)])
+def test_optimizer_state_versions_follow_torch(name, options, shape):
+    theirs = _versions_over_steps(torch, name, options, shape)
+    ours = _versions_over_steps(tinyattn, name, options, shape)
+    assert {k: v for k, v in ours.items() if k != "held"} == \
+        {k: v for k, v in theirs.items() if k != "held"}
+    for key, (same, version, total) in theirs["held"].items():
+        assert ours["held"][key][:2] == (same, version), key
+        np.testing.assert_allclose(ours["held"][key][2], total, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("key", ["exp_avg", "exp_avg_sq", "step"])
+def test_a_kept_state_tensor_used_in_a_graph_sees_the_step(key):
+    """A program that keeps ``opt.state[p][key]`` and uses it in a graph gets torch's
+    in-place error at backward after the next step (not a gradient from stale values)."""
+    outcomes = []
+    for m in (torch, tinyattn):
+        p = m.nn.Parameter(m.ones(3))
+        opt = m.optim.Adam([p], lr=0.1)
+        (p * p).sum().backward()
+        opt.step()
+        kept = opt.state[p][key]
+        w = m.ones(3 if kept.dim() else 1, requires_grad=True)
+        loss = (w * kept).sum() * (w * kept).sum()          # Mul saves kept
+        (p * p).sum().backward()
+        opt.step()
+        try:
+            loss.backward()
+            outcomes.append("ok")
+        except RuntimeError as error:
+            assert "modified by an inplace operation" in str(error)
+            outcomes.append("refused")
+    assert outcomes == ["refused", "refused"]
