@@ -350,3 +350,96 @@ def test_a_kept_state_tensor_used_in_a_graph_sees_the_step(key):
             assert "modified by an inplace operation" in str(error)
             outcomes.append("refused")
     assert outcomes == ["refused", "refused"]
+
+
+# ---- out= that overlaps its inputs or itself: torch's rules
+
+def _out_cases(m):
+    index = lambda *v: m.tensor(list(v))            # noqa: E731
+    eight = lambda: m.arange(8.)                    # noqa: E731
+    longs = lambda n: m.zeros(n, dtype=m.int64)     # noqa: E731
+    return {
+        # elementwise: all of an input's memory is fine, part of it is not
+        "add full": lambda x=eight(): m.add(x, x, out=x),
+        "add partial": lambda x=eight(): m.add(x[1:], x[1:], out=x[:-1]),
+        "neg partial": lambda x=eight(): m.neg(x[1:], out=x[:-1]),
+        "exp interleaved": lambda x=eight(): m.exp(x[::2], out=x[1::2]),
+        "mul strided block": lambda y=eight(): m.mul(y.view(2, 4)[:, :2], 2,
+                                                     out=y.view(2, 4)[:, 1:3]),
+        "eq partial": lambda y=eight(): m.eq(y[1:], y[1:], out=y[:-1]),
+        "addcmul partial": lambda y=eight(): m.addcmul(y[1:], y[1:], y[1:], out=y[:-1]),
+        "lerp partial": lambda y=eight(): m.lerp(y[1:], y[1:], 0.5, out=y[:-1]),
+        "clamp partial": lambda y=eight(): m.clamp(y[1:], 0, 3, out=y[:-1]),
+        "clamp full": lambda y=eight(): m.clamp(y, 0, 3, out=y),
+        "where partial": lambda y=eight(): m.where(y[1:] > 1, y[1:], y[1:], out=y[:-1]),
+        "pow partial": lambda y=eight(): m.pow(y[1:], 2, out=y[:-1]),
+        "logical_not partial": lambda y=eight(): m.logical_not(y[1:], out=y[:-1]),
+        "cumsum full": lambda y=eight(): m.cumsum(y, 0, out=y),
+        "cumsum partial": lambda y=eight(): m.cumsum(y[1:], 0, out=y[:-1]),
+        "diff partial": lambda y=eight(): m.diff(y[1:], out=y[:-2]),
+        "special.entr partial": lambda y=eight(): m.special.entr(y[1:], out=y[:-1]),
+        # no check in torch
+        "mm full": lambda a=m.ones(3, 3): m.mm(a, m.eye(3), out=a),
+        "matmul partial": lambda y=eight(): m.matmul(m.ones(2, 7), y[1:], out=y[:2]),
+        "sum partial": lambda y=eight(): m.sum(y.view(2, 4), 1, out=y[:2]),
+        "sort full": lambda y=eight(): m.sort(y, out=(y, longs(8))),
+        "cummax partial": lambda y=eight(): m.cummax(y[1:], 0, out=(y[:-1], longs(7))),
+        # ops that read while they write: any overlap refused
+        "cat full": lambda y=eight(): m.cat([y[:4], y[4:]], out=y),
+        "stack": lambda y=eight(): m.stack([y[:2], y[2:4]], out=y[:4]),
+        "hstack": lambda y=eight(): m.hstack([y[:2], y[2:4]], out=y[:4]),
+        "gather": lambda y=eight(): m.gather(y, 0, index(0, 1, 2), out=y[:3]),
+        "index_select full": lambda y=eight(): m.index_select(y, 0, m.arange(8), out=y),
+        "index_select out=index": lambda i=index(0, 1, 2): m.index_select(
+            m.arange(6), 0, i, out=i),
+        "take": lambda y=eight(): m.take(y, index(0, 1), out=y[:2]),
+        "take_along_dim": lambda y=eight(): m.take_along_dim(y, index(0, 1), out=y[:2]),
+        "masked_select": lambda y=eight(): m.masked_select(y, y > 2, out=y[:5]),
+        "kthvalue": lambda y=eight(): m.kthvalue(y, 2, out=(y[0], m.zeros((), dtype=m.int64))),
+        "topk": lambda y=eight(): m.topk(y, 2, out=(y[:2], longs(2))),
+        "median dim": lambda y=eight(): m.median(y.view(2, 4), 1, out=(y[:2], longs(2))),
+        "index_add full": lambda y=eight(): m.index_add(y, 0, index(0), y[:1], out=y),
+        "index_copy full": lambda y=eight(): m.index_copy(y, 0, index(0), y[:1], out=y),
+        "scatter full": lambda y=eight(): m.scatter(y, 0, index(0), y[:1], out=y),
+        "scatter_add full": lambda y=eight(): m.scatter_add(y, 0, index(0), y[:1], out=y),
+        # an expanded out=
+        "add out expanded": lambda: m.add(m.ones(3), 1, out=m.zeros(1).expand(3)),
+        "abs out expanded": lambda: m.abs(m.ones(3), out=m.zeros(1).expand(3)),
+        "mm out expanded": lambda: m.mm(m.ones(2, 2), m.ones(2, 2),
+                                        out=m.zeros(1, 1).expand(2, 2)),
+        "sort out expanded": lambda: m.sort(m.ones(2), out=(m.zeros(1).expand(2), longs(2))),
+        "cat out expanded": lambda: m.cat([m.ones(2)], out=m.zeros(1).expand(2)),
+    }
+
+
+def _out_outcome(call):
+    try:
+        call()
+    except RuntimeError as error:
+        text = str(error)
+        if "more than one element of the written-to tensor refers to a single memory" in text:
+            return "internal overlap"
+        if "some elements of the input tensor and the written-to tensor refer" in text:
+            return "overlap"
+        raise
+    return "ok"
+
+
+@pytest.mark.parametrize("case", list(_out_cases(torch)))
+def test_out_overlap_is_refused_where_torch_refuses_it(case):
+    theirs = _out_outcome(_out_cases(torch)[case])
+    ours = _out_outcome(_out_cases(tinyattn)[case])
+    assert ours == theirs
+
+
+def test_out_overlap_cases_hold_both_outcomes():
+    """Negative control: the table above has accepted and refused cases of each kind."""
+    outcomes = [_out_outcome(call) for call in _out_cases(torch).values()]
+    assert {"ok", "overlap", "internal overlap"} <= set(outcomes)
+
+
+def test_a_full_overlap_of_an_elementwise_op_computes_as_torch():
+    ours, theirs = tinyattn.arange(6.), torch.arange(6.)
+    tinyattn.mul(ours, ours, out=ours)
+    torch.mul(theirs, theirs, out=theirs)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
