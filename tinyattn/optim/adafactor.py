@@ -61,9 +61,10 @@ class Adafactor(Optimizer):
         return group
 
     def _torch_writes(self, group: Dict[str, Any], first: bool) -> Dict[str, int]:
-        """How many in-place writes torch's step makes into each state tensor and into the
-        parameter ({key: count}, "param"), so their ``_version`` goes on as torch's
-        (optimizer.py: _count_writes_as_torch): ``row_var``/``col_var`` (or ``variance``) ``lerp_``, ``param.add_`` (and ``param.mul_`` for weight decay)."""
+        """How many in-place writes torch's step makes into each state tensor and into the parameter
+        ({key: count}, "param"), so their ``_version`` goes on as torch's (optimizer.py:
+        _count_writes_as_torch): ``row_var``/``col_var`` (or ``variance``) ``lerp_``, ``param.add_``
+        (and ``param.mul_`` for weight decay)."""
         decay = 1 if group.get("weight_decay") else 0
         return {"row_var": 1, "col_var": 1, "variance": 1, "param": 1 + decay}
 

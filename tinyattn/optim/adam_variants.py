@@ -86,9 +86,10 @@ class NAdam(Optimizer):
         return check_adam_group(group)
 
     def _torch_writes(self, group: Dict[str, Any], first: bool) -> Dict[str, int]:
-        """How many in-place writes torch's step makes into each state tensor and into the
-        parameter ({key: count}, "param"), so their ``_version`` goes on as torch's
-        (optimizer.py: _count_writes_as_torch): ``exp_avg.lerp_``, ``exp_avg_sq.mul_().addcmul_()``, two ``param.addcdiv_`` (and ``param.mul_`` for decoupled weight decay)."""
+        """How many in-place writes torch's step makes into each state tensor and into the parameter
+        ({key: count}, "param"), so their ``_version`` goes on as torch's (optimizer.py:
+        _count_writes_as_torch): ``exp_avg.lerp_``, ``exp_avg_sq.mul_().addcmul_()``, two
+        ``param.addcdiv_`` (and ``param.mul_`` for decoupled weight decay)."""
         decoupled = group.get("decoupled_weight_decay") or getattr(self, "decoupled_weight_decay",
                                                                      False)
         decay = 1 if group.get("weight_decay") and decoupled else 0
@@ -148,9 +149,10 @@ class RAdam(Optimizer):
         return check_adam_group(group)
 
     def _torch_writes(self, group: Dict[str, Any], first: bool) -> Dict[str, int]:
-        """How many in-place writes torch's step makes into each state tensor and into the
-        parameter ({key: count}, "param"), so their ``_version`` goes on as torch's
-        (optimizer.py: _count_writes_as_torch): ``exp_avg.lerp_``, ``exp_avg_sq.mul_().addcmul_()``, one write into the parameter (and ``param.mul_`` for decoupled weight decay)."""
+        """How many in-place writes torch's step makes into each state tensor and into the parameter
+        ({key: count}, "param"), so their ``_version`` goes on as torch's (optimizer.py:
+        _count_writes_as_torch): ``exp_avg.lerp_``, ``exp_avg_sq.mul_().addcmul_()``, one write into
+        the parameter (and ``param.mul_`` for decoupled weight decay)."""
         decoupled = group.get("decoupled_weight_decay") or getattr(self, "decoupled_weight_decay",
                                                                      False)
         decay = 1 if group.get("weight_decay") and decoupled else 0
@@ -208,9 +210,10 @@ class Adamax(Optimizer):
         return check_adam_group(group)
 
     def _torch_writes(self, group: Dict[str, Any], first: bool) -> Dict[str, int]:
-        """How many in-place writes torch's step makes into each state tensor and into the
-        parameter ({key: count}, "param"), so their ``_version`` goes on as torch's
-        (optimizer.py: _count_writes_as_torch): ``exp_avg.lerp_``, ``exp_inf`` twice (``mul_``, then ``amax(..., out=)``), ``param.addcdiv_``."""
+        """How many in-place writes torch's step makes into each state tensor and into the parameter
+        ({key: count}, "param"), so their ``_version`` goes on as torch's (optimizer.py:
+        _count_writes_as_torch): ``exp_avg.lerp_``, ``exp_inf`` twice (``mul_``, then ``amax(...,
+        out=)``), ``param.addcdiv_``."""
         return {"exp_avg": 1, "exp_inf": 2, "param": 1}
 
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:

@@ -61,9 +61,10 @@ class Adadelta(Optimizer):
         return group
 
     def _torch_writes(self, group: Dict[str, Any], first: bool) -> Dict[str, int]:
-        """How many in-place writes torch's step makes into each state tensor and into the
-        parameter ({key: count}, "param"), so their ``_version`` goes on as torch's
-        (optimizer.py: _count_writes_as_torch): ``square_avg.mul_().addcmul_()``, ``acc_delta.mul_().addcmul_()``, ``param.add_``."""
+        """How many in-place writes torch's step makes into each state tensor and into the parameter
+        ({key: count}, "param"), so their ``_version`` goes on as torch's (optimizer.py:
+        _count_writes_as_torch): ``square_avg.mul_().addcmul_()``, ``acc_delta.mul_().addcmul_()``,
+        ``param.add_``."""
         return {"square_avg": 2, "acc_delta": 2, "param": 1}
 
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
@@ -133,9 +134,10 @@ class Rprop(Optimizer):
         return group
 
     def _torch_writes(self, group: Dict[str, Any], first: bool) -> Dict[str, int]:
-        """How many in-place writes torch's step makes into each state tensor and into the
-        parameter ({key: count}, "param"), so their ``_version`` goes on as torch's
-        (optimizer.py: _count_writes_as_torch): ``step_size.mul_().clamp_()``, ``prev.copy_``, ``param.addcmul_``."""
+        """How many in-place writes torch's step makes into each state tensor and into the parameter
+        ({key: count}, "param"), so their ``_version`` goes on as torch's (optimizer.py:
+        _count_writes_as_torch): ``step_size.mul_().clamp_()``, ``prev.copy_``,
+        ``param.addcmul_``."""
         return {"prev": 1, "step_size": 2, "param": 1}
 
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
@@ -193,9 +195,9 @@ class ASGD(Optimizer):
         return group
 
     def _torch_writes(self, group: Dict[str, Any], first: bool) -> Dict[str, int]:
-        """How many in-place writes torch's step makes into each state tensor and into the
-        parameter ({key: count}, "param"), so their ``_version`` goes on as torch's
-        (optimizer.py: _count_writes_as_torch): ``param.mul_().add_()``, ``ax`` once (``add_`` or ``copy_``)."""
+        """How many in-place writes torch's step makes into each state tensor and into the parameter
+        ({key: count}, "param"), so their ``_version`` goes on as torch's (optimizer.py:
+        _count_writes_as_torch): ``param.mul_().add_()``, ``ax`` once (``add_`` or ``copy_``)."""
         return {"ax": 1, "param": 2}
 
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
