@@ -56,8 +56,8 @@ class autocast:  # noqa: N801 - PyTorch's name
                           f"bfloat16). Disabling autocast.", UserWarning, stacklevel=2)
             self._enabled = False
         if self._enabled and self.device == "cuda" and not backend.cuda_is_available():
-            warnings.warn("User provided device_type of 'cuda', but CUDA is not available. "
-                          "Disabling", UserWarning, stacklevel=2)
+            warnings.warn("CUDA is not available or torch_xla is imported. Disabling "
+                          "autocast.", UserWarning, stacklevel=2)     # torch 2.13's text
             self._enabled = False
         self._saved: List[Tuple[Any, Any]] = []
 
@@ -119,11 +119,17 @@ def get_autocast_dtype(device_type: str) -> str:
 
 def cuda_autocast(enabled: bool = True, dtype: Any = "float16",
                   cache_enabled: bool = True) -> autocast:
-    """The old spelling ``torch.cuda.amp.autocast(...)``: ``autocast("cuda", ...)``."""
+    """The old spelling ``torch.cuda.amp.autocast(...)``: ``autocast("cuda", ...)``, with
+    torch 2.13's FutureWarning (deprecated there)."""
+    warnings.warn("`torch.cuda.amp.autocast(args...)` is deprecated. Please use "
+                  "`torch.amp.autocast('cuda', args...)` instead.", FutureWarning, stacklevel=2)
     return autocast("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
 
 def cpu_autocast(enabled: bool = True, dtype: Any = "bfloat16",
                  cache_enabled: bool = True) -> autocast:
-    """The old spelling ``torch.cpu.amp.autocast(...)``: ``autocast("cpu", ...)``."""
+    """The old spelling ``torch.cpu.amp.autocast(...)``: ``autocast("cpu", ...)``, with
+    torch 2.13's FutureWarning (deprecated there)."""
+    warnings.warn("`torch.cpu.amp.autocast(args...)` is deprecated. Please use "
+                  "`torch.amp.autocast('cpu', args...)` instead.", FutureWarning, stacklevel=2)
     return autocast("cpu", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)

@@ -78,6 +78,8 @@ def _matmul(fn, grad, backward):
 
 def _linear(fn, grad, backward):
     x, weight = fn.saved
+    if x is None or weight is None:             # only one side needs a gradient: as torch,
+        raise NotCovered("Linear with a frozen input or weight (it kept only one of them)")
     dx, dweight, dbias = backward(grad, (x, weight))
     return (dx, dweight, dbias) if len(fn.needs_input_grad) > 2 else (dx, dweight)
 

@@ -654,6 +654,48 @@ class Module:
     def bfloat16(self) -> "Module":
         return self.to("bfloat16")
 
+    def type(self, dst_type: Any) -> "Module":  # noqa: A003 - torch's name
+        """``Module.type(dst_type)``, as torch's: every parameter and buffer (and gradient)
+        cast to ``dst_type`` in place, integer buffers too (unlike ``.to``/``.double()``,
+        which change only floating tensors); ``dst_type`` is a dtype or a legacy name such
+        as ``'torch.DoubleTensor'``. A dtype that is not floating (or complex) is refused
+        while a parameter requires grad, with torch's error. Returns self."""
+        from ..tensor.conversion import legacy_type_target  # noqa: PLC0415 - same layer
+        device, dtype = legacy_type_target(dst_type)
+        device = None if device is None else backend.normalize_device(device)
+        dtype = normalize_dtype(dtype)
+        tensors = [value for module in self.modules() for value in list(vars(module).values())
+                   if isinstance(value, Tensor) and not getattr(value, "_is_uninitialized",
+                                                                  False)]
+        if not (is_floating(dtype) or np.dtype(dtype).kind == "c") and any(
+                t.requires_grad for t in tensors):
+            raise RuntimeError("data set to a tensor that requires gradients must be floating "
+                               "point or complex dtype (Module.type casts every parameter: "
+                               "convert integer buffers one by one instead)")
+        for value in tensors:
+            for target in (value, value._grad):
+                if target is None:
+                    continue
+                data = target._data if device is None else backend.to_device(target._data,
+                                                                                device)
+                target._data = data if data.dtype == dtype else data.astype(dtype)
+        return self
+
+    def register_backward_hook(self, hook: Callable[..., Any]) -> Any:
+        """torch's deprecated non-full backward hook, refused loudly rather than imitated:
+        torch passes it the gradients of the inputs of the *last autograd node* inside the
+        module (for Linear, AddmmBackward's bias, input and weight.T), a detail of torch's
+        own graph that tinyattn's nodes do not reproduce, so the hook would see other
+        tensors than under torch."""
+        raise RuntimeError(
+            f"{type(self).__name__}.register_backward_hook (torch's deprecated non-full "
+            f"backward hook) is not supported by tinyattn: its grad_input holds the gradients "
+            f"of the inputs of the last autograd node inside the module (for Linear, torch's "
+            f"AddmmBackward0: bias, input, weight.T), which tinyattn's graph does not "
+            f"reproduce. Use register_full_backward_hook(hook) instead (hook(module, "
+            f"grad_input, grad_output) with the gradients of the module's inputs), as torch's "
+            f"own deprecation warning advises")
+
     # ---------------------------------------------------------------- state
     def _state_items(self) -> List[Tuple[str, Tensor]]:
         """What the state dict holds: for each module, its parameters, then its persistent

@@ -64,7 +64,7 @@ from .stats import logsumexp, norm, std, var
 from .trig import cos, sin
 from .torch_keywords import unwrapped as _op
 from .torch_keywords import with_torch_keywords as _kw
-from .torch_keywords import out_apart, out_same_dtype
+from .torch_keywords import out_apart, out_same_dtype, stable_keyword_only
 from .hyperbolic import cosh, exp2, sinh
 from .normal_sample import normal
 from .inverse_trig import acos, asin, atan, atan2, tan
@@ -282,7 +282,7 @@ gather = out_apart(out_same_dtype(_kw(gather, out=True)))
 ge = _kw(ge, out=True)
 gelu = _kw(gelu, input=True, out=True)
 gt = _kw(gt, out=True)
-index_add = _kw(index_add, out=True)
+index_add = out_apart(_kw(index_add, out=True))
 index_select = out_apart(_kw(index_select, out=True))
 isneginf = _kw(isneginf, out=True)
 isposinf = _kw(isposinf, out=True)
@@ -337,17 +337,18 @@ sin = _kw(sin, out=True)
 sinh = _kw(sinh, out=True)
 softmax = out_same_dtype(_kw(softmax, input=True, dtype=True, out=True))
 softplus = _kw(softplus, input=True, out=True)
-sort = _kw(sort, input=True, out=True)
+sort = stable_keyword_only(_kw(sort, input=True, out=True), "sort")
+argsort = stable_keyword_only(argsort, "argsort")
 sqrt = _kw(sqrt, input=True, out=True)
 square = _kw(square, out=True)
 squeeze = _kw(squeeze, input=True)
-stack = _kw(stack, out=True)
+stack = out_apart(_kw(stack, out=True))
 std = _kw(std, input=True, out=True)
 sub = _kw(sub, input=True, other=True, out=True)
 sum = _sum_like_out(_kw(sum, input=True, out=True))
 tan = _kw(tan, out=True)
 tanh = _kw(tanh, input=True, out=True)
-topk = _kw(topk, input=True, out=True)
+topk = out_apart(_kw(topk, input=True, out=True))
 transpose = _kw(transpose, input=True)
 tril = _kw(tril, input=True, out=True)
 triu = _kw(triu, input=True, out=True)
@@ -359,21 +360,21 @@ where = out_same_dtype(_kw(where, out=True))     # out= of the result dtype only
 # torch's out= on the new ops of issue 30 (structure, search, picks, index_writes)
 bernoulli = out_apart(_kw(bernoulli, out=True))
 bucketize = _kw(bucketize, out=True)
-column_stack = _kw(column_stack, out=True)
-dstack = _kw(dstack, out=True)
+column_stack = out_apart(_kw(column_stack, out=True))
+dstack = out_apart(_kw(dstack, out=True))
 histc = _kw(histc, out=True)
-hstack = _kw(hstack, out=True)
-index_copy = _kw(index_copy, out=True)
+hstack = out_apart(_kw(hstack, out=True))
+index_copy = out_apart(_kw(index_copy, out=True))
 masked_select = out_apart(_kw(masked_select, out=True))
 msort = _kw(msort, out=True)
 narrow_copy = _kw(narrow_copy, out=True)
 renorm = _kw(renorm, out=True)
-row_stack = _kw(row_stack, out=True)
+row_stack = out_apart(_kw(row_stack, out=True))
 searchsorted = _kw(searchsorted, out=True)
-take_along_dim = _kw(take_along_dim, out=True)
+take_along_dim = out_apart(_kw(take_along_dim, out=True))
 take = out_apart(_kw(take, out=True))
-index_reduce = _kw(index_reduce, out=True)
-vstack = _kw(vstack, out=True)
+index_reduce = out_apart(_kw(index_reduce, out=True))
+vstack = out_apart(_kw(vstack, out=True))
 
 # Operators: the functions themselves, not their torch-keyword wrappers (an operator never
 # gets keywords); +, -, * and / of two tensors of one floating dtype go straight to the op
@@ -901,8 +902,8 @@ cummax = _kw(cummax, out=True)
 cummin = _kw(cummin, out=True)
 diff = _kw(diff, out=True)
 aminmax = out_apart(out_same_dtype(_kw(aminmax, out=True)))
-median = _kw(median, out=True)
-nanmedian = _kw(nanmedian, out=True)
+median = out_apart(_kw(median, out=True))
+nanmedian = out_apart(_kw(nanmedian, out=True))
 kthvalue = out_apart(out_same_dtype(_kw(kthvalue, out=True)))
 Tensor.nansum = nansum
 Tensor.nanmean = nanmean
@@ -1066,6 +1067,9 @@ def _out_of_own_dtype(fn, **keywords):
         alias_copy, diagonal_copy, expand_copy, permute_copy, squeeze_copy, t_copy,
         transpose_copy, unfold_copy, unsqueeze_copy, view_copy, det, solve, slogdet, svdvals,
         eigvalsh, multi_dot))
+# scatter reads input and src while it writes: any overlap with out= refused, as torch
+scatter, scatter_add, scatter_reduce = (out_apart(fn) for fn in (scatter, scatter_add,
+                                                                  scatter_reduce))
 split_with_sizes_copy = _out_pieces(_kw(split_with_sizes_copy))
 unbind_copy = _out_pieces(_kw(unbind_copy))
 (entr, erfcx, i0e, i1, i1e, log_ndtr, ndtr, ndtri, xlog1py) = (

@@ -160,7 +160,11 @@ class Linear(Function):
     promotes_inputs = False    # mixed floating dtypes: refused, as torch refuses
 
     def forward(self, x, weight, bias=None):
-        self.save_for_backward(x, weight)
+        # as torch's addmm/mm: x is kept only for dW and W only for dX, so an in-place
+        # write to an input whose partner needs no gradient leaves backward valid
+        needs = self.needs_input_grad
+        self.save_for_backward(x if needs[1] else None, weight if needs[0] else None)
+        self.shapes = x.shape, weight.shape
         out_features, in_features = weight.shape
         x2 = _rows(x, in_features)         # (..., in) -> (N, in): one BLAS call
         out = x2 @ weight.T                     # (N, in) @ (in, out) -> (N, out)
@@ -170,11 +174,11 @@ class Linear(Function):
 
     def backward(self, grad):
         x, weight = self.saved
-        out_features, in_features = weight.shape
+        x_shape, (out_features, in_features) = self.shapes
         g2 = _rows(grad, out_features)     # (..., out) -> (N, out)
         dx = dw = db = None
         if self.needs_input_grad[0]:
-            dx = (g2 @ weight).reshape(x.shape)  # (N, out) @ (out, in) -> (..., in)
+            dx = (g2 @ weight).reshape(x_shape)  # (N, out) @ (out, in) -> (..., in)
         if self.needs_input_grad[1]:
             dw = g2.T @ _rows(x, in_features)  # (out, N) @ (N, in) -> (out, in)
         if len(self.needs_input_grad) > 2 and self.needs_input_grad[2]:

@@ -31,25 +31,69 @@ from ..autograd import is_grad_enabled
 from ..precision import is_floating, scalar_type_name
 from ..promotion import can_cast
 from ..tensor import Tensor, normalize_dtype
+from .overlap import OVERLAP_MESSAGE, check_no_partial_overlap
 
-__all__ = ["with_torch_keywords", "write_out", "unwrapped", "out_apart", "out_same_dtype",
-           "out_pieces",
+__all__ = ["with_torch_keywords", "stable_keyword_only", "write_out", "unwrapped",
+           "out_apart", "out_same_dtype", "out_pieces",
            "numpy_spellings", "NUMPY_SPELLINGS"]
 
 # torch's argument parser takes NumPy's names too (torch/csrc/utils/python_arg_parser.cpp)
 NUMPY_SPELLINGS = {"axis": "dim", "keepdims": "keepdim"}
 
 
-def write_out(name: str, out: Any, result: Any) -> Any:
-    """Write ``result`` into ``out`` (a tensor, or a tuple of them for (values, indices))."""
+# The ops whose torch kernel is elementwise (TensorIterator): an out= sharing all of an
+# input's memory (torch.add(x, y, out=x)) is fine, one sharing part of it (out=x[:-1] with
+# input x[1:]) is refused, as for in-place ops (overlap.py). cumsum/cumprod/logcumsumexp/diff
+# check the same way in torch. Other ops (mm, sum, sort, ...) do not check, and the ops that
+# read their input while they write (cat, gather, topk, ...) refuse any overlap (out_apart).
+POINTWISE_OUT = frozenset("""
+    abs absolute acos arccos acosh arccosh add addcdiv addcmul angle asin arcsin asinh arcsinh
+    atan arctan atan2 arctan2 atanh arctanh bitwise_and bitwise_left_shift bitwise_not
+    bitwise_or bitwise_right_shift bitwise_xor ceil clamp clip clamp_max clamp_min copysign cos
+    cosh deg2rad digamma div divide eq erf erfc erfinv exp exp2 expm1 float_power floor
+    floor_divide fmax fmin fmod frac gcd ge greater_equal gt greater heaviside hypot i0
+    isneginf isposinf lcm ldexp le less_equal lerp lgamma log log10 log1p log2 logaddexp
+    logaddexp2 logical_and logical_not logical_or logical_xor logit lt less maximum minimum mul
+    multiply nan_to_num ne not_equal neg negative nextafter polygamma pow rad2deg reciprocal
+    remainder round rsqrt sgn sigmoid sign signbit sin sinc sinh sqrt square sub subtract tan
+    tanh true_divide trunc fix where xlogy conj_physical cumsum cumprod logcumsumexp diff
+    entr erfcx i0e i1 i1e log_ndtr ndtr ndtri xlog1py
+    """.split())
+# reductions torch writes into an expanded out= without its internal-overlap check
+_UNCHECKED_INTERNAL = frozenset("""sum nansum mean nanmean prod amax amin all any std var
+    logsumexp norm vector_norm matrix_norm linalg_norm std_mean var_mean""".split())
+
+INTERNAL_OVERLAP_MESSAGE = ("unsupported operation: more than one element of the written-to "
+                            "tensor refers to a single memory location. Please clone() the "
+                            "tensor before performing the operation.")
+
+
+def _refuse_internal_overlap(name: str, target: Tensor) -> None:
+    """torch's check of an out= tensor: an expanded one (a stride 0 over more than one
+    element) would have several results written into one element."""
+    data = target._data
+    if name not in _UNCHECKED_INTERNAL and data.size and any(
+            step == 0 and n > 1 for step, n in zip(data.strides, data.shape)):
+        raise RuntimeError(f"{name}(): {INTERNAL_OVERLAP_MESSAGE} (out= is an expanded "
+                           f"tensor: pass one with its own memory, e.g. torch.empty(shape))")
+
+
+def write_out(name: str, out: Any, result: Any, inputs: Any = ()) -> Any:
+    """Write ``result`` into ``out`` (a tensor, or a tuple of them for (values, indices)),
+    with torch's checks: out= not expanded, and for an elementwise op (POINTWISE_OUT) not
+    partly overlapping one of ``inputs`` (the op's tensor arguments)."""
     if isinstance(result, tuple):
         if not isinstance(out, (tuple, list)) or len(out) != len(result):
             raise TypeError(f"{name}(): out= must be a tuple of {len(result)} tensors here")
         for target, value in zip(out, result):
-            write_out(name, target, value)
+            write_out(name, target, value, inputs)
         return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): out= must be a Tensor, got {type(out).__name__}")
+    _refuse_internal_overlap(name, out)
+    if inputs and name in POINTWISE_OUT:
+        for value in inputs:
+            check_no_partial_overlap(out._data, value._data, f"{name}()")
     if is_grad_enabled() and (result.requires_grad or out.requires_grad):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
                            f"automatic differentiation, but one of the arguments requires "
@@ -148,7 +192,10 @@ def with_torch_keywords(fn: Callable, input: bool = False, other: bool = False, 
                                                         ())
             return _in_place(x, fn.__name__ + "_", lambda t: fn(t, *rest, **kwargs))
         result = fn(*args, **kwargs)
-        return result if target is None else write_out(fn.__name__, target, result)
+        if target is None:
+            return result
+        return write_out(fn.__name__, target, result,
+                         _tensors_in(list(args) + list(kwargs.values())))
 
     extra = [n for n, on in (("out", out), ("dtype", dtype), ("inplace", inplace)) if on]
     signature = _renamed_signature(fn, {k: v for k, v in rename.items()
@@ -213,21 +260,12 @@ def out_apart(fn: Callable) -> Callable:
         for target in targets:
             # an empty tensor has no element to write twice (NumPy gives one of shape
             # (5, 0, 5) the strides (0, 20, 4); torch's check passes it)
-            if target._data.size and any(step == 0 and n > 1 for step, n in
-                                         zip(target._data.strides, target.shape)):
-                raise RuntimeError(f"{fn.__name__}(): unsupported operation: more than one "
-                                   f"element of the written-to tensor refers to a single "
-                                   f"memory location (an expanded tensor). Please clone() "
-                                   f"the tensor before performing the operation.")
-            if any(value is target for value in inputs):
-                raise RuntimeError(f"{fn.__name__}(): unsupported operation: the out= tensor "
-                                   f"is also an input; pass a new tensor as out=")
+            _refuse_internal_overlap(fn.__name__, target)
             for value in inputs:
-                if np.shares_memory(value._data, target._data):
-                    raise RuntimeError(f"{fn.__name__}(): unsupported operation: some elements "
-                                       f"of the input tensor and the written-to tensor refer "
-                                       f"to a single memory location. Please clone() the "
-                                       f"tensor before performing the operation.")
+                if value is target or np.shares_memory(value._data, target._data):
+                    raise RuntimeError(f"{fn.__name__}(): {OVERLAP_MESSAGE} (out= shares "
+                                       f"memory with an argument of the op, which it reads "
+                                       f"while it writes: pass a new tensor as out=)")
         return fn(*args, **kwargs)
     return call
 
@@ -270,7 +308,8 @@ def out_same_dtype(fn: Callable) -> Callable:
                 raise RuntimeError(f"{fn.__name__}(): Expected out tensor to have dtype {want}, "
                                    f"but got {got} instead (pass an out= tensor of dtype "
                                    f"{value.dtype})")
-        return write_out(fn.__name__, out, result)
+        return write_out(fn.__name__, out, result,
+                         _tensors_in(list(args) + list(rest.values())))
     return call
 
 
@@ -344,3 +383,31 @@ def picklable_under(module: Any) -> None:
             found = getattr(found, part, None)
         if found is not value:
             value.__module__, value.__qualname__ = module.__name__, name
+
+
+def stable_keyword_only(fn: Callable, name: str) -> Callable:
+    """torch's ``sort``/``argsort`` with ``stable=``: its overload
+    ``(input, *, stable, dim=-1, descending=False)`` takes ``dim`` and ``descending`` as
+    keywords only, so ``torch.sort(x, 1, stable=True)`` is a TypeError there (the positional
+    overload has no ``stable``). Refused here too, with torch's text and the spelling to use,
+    rather than accepted: a program that runs here must run in torch."""
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if "stable" in kwargs and len(args) > 1:
+            got = ", ".join(["Tensor"] + [type(a).__name__ for a in args[1:]]
+                            + [f"{k}={type(v).__name__ if v is not None else 'NoneType'}"
+                               for k, v in kwargs.items()])
+            out = (", tuple of Tensors out = None" if name == "sort"
+                   else ", Tensor out = None")
+            raise TypeError(
+                f"{name}() received an invalid combination of arguments - got ({got}), but "
+                f"expected one of:\n"
+                f" * (Tensor input, *, bool stable, int dim = -1, bool descending = False"
+                f"{out})\n"
+                f" * (Tensor input, int dim = -1, bool descending = False)\n"
+                f"(with stable=, pass dim and descending as keywords: "
+                f"{name}(x, dim=..., descending=..., stable=True))")
+        return fn(*args, **kwargs)
+
+    return call

@@ -60,6 +60,14 @@ class Adafactor(Optimizer):
         group["weight_decay"] = check_hyperparameter("weight_decay", group["weight_decay"])
         return group
 
+    def _torch_writes(self, group: Dict[str, Any], first: bool) -> Dict[str, int]:
+        """How many in-place writes torch's step makes into each state tensor and into the parameter
+        ({key: count}, "param"), so their ``_version`` goes on as torch's (optimizer.py:
+        _count_writes_as_torch): ``row_var``/``col_var`` (or ``variance``) ``lerp_``, ``param.add_``
+        (and ``param.mul_`` for weight decay)."""
+        decay = 1 if group.get("weight_decay") else 0
+        return {"row_var": 1, "col_var": 1, "variance": 1, "param": 1 + decay}
+
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
         """One update of every parameter that has a gradient; returns the closure's loss."""
         loss = self._evaluate(closure)

@@ -83,6 +83,17 @@ class Adam(Optimizer):
     def _check_group(self, group: Dict[str, Any]) -> Dict[str, Any]:
         return check_adam_group(group)
 
+    def _torch_writes(self, group: Dict[str, Any], first: bool) -> Dict[str, int]:
+        """How many in-place writes torch's step makes into each state tensor and into the parameter
+        ({key: count}, "param"), so their ``_version`` goes on as torch's (optimizer.py:
+        _count_writes_as_torch): ``exp_avg.lerp_``, ``exp_avg_sq.mul_().addcmul_()``,
+        ``torch.maximum(..., out=max_exp_avg_sq)``, ``param.addcdiv_`` (and ``param.mul_`` for
+        decoupled weight decay)."""
+        decoupled = group.get("decoupled_weight_decay") or getattr(self, "decoupled_weight_decay",
+                                                                     False)
+        decay = 1 if group.get("weight_decay") and decoupled else 0
+        return {"exp_avg": 1, "exp_avg_sq": 2, "max_exp_avg_sq": 1, "param": 1 + decay}
+
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
         """One update of every parameter that has a gradient; returns the closure's loss."""
         loss = self._evaluate(closure)

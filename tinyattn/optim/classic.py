@@ -60,6 +60,13 @@ class Adadelta(Optimizer):
         group["weight_decay"] = check_hyperparameter("weight_decay", group["weight_decay"])
         return group
 
+    def _torch_writes(self, group: Dict[str, Any], first: bool) -> Dict[str, int]:
+        """How many in-place writes torch's step makes into each state tensor and into the parameter
+        ({key: count}, "param"), so their ``_version`` goes on as torch's (optimizer.py:
+        _count_writes_as_torch): ``square_avg.mul_().addcmul_()``, ``acc_delta.mul_().addcmul_()``,
+        ``param.add_``."""
+        return {"square_avg": 2, "acc_delta": 2, "param": 1}
+
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
         """One update of every parameter that has a gradient; returns the closure's loss."""
         loss = self._evaluate(closure)
@@ -126,6 +133,13 @@ class Rprop(Optimizer):
         group["step_sizes"] = _pair("step_sizes", group["step_sizes"])
         return group
 
+    def _torch_writes(self, group: Dict[str, Any], first: bool) -> Dict[str, int]:
+        """How many in-place writes torch's step makes into each state tensor and into the parameter
+        ({key: count}, "param"), so their ``_version`` goes on as torch's (optimizer.py:
+        _count_writes_as_torch): ``step_size.mul_().clamp_()``, ``prev.copy_``,
+        ``param.addcmul_``."""
+        return {"prev": 1, "step_size": 2, "param": 1}
+
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
         """One update of every parameter that has a gradient; returns the closure's loss."""
         loss = self._evaluate(closure)
@@ -179,6 +193,12 @@ class ASGD(Optimizer):
             value = group[name]
             group[name] = value if type(value) is int else float(value)
         return group
+
+    def _torch_writes(self, group: Dict[str, Any], first: bool) -> Dict[str, int]:
+        """How many in-place writes torch's step makes into each state tensor and into the parameter
+        ({key: count}, "param"), so their ``_version`` goes on as torch's (optimizer.py:
+        _count_writes_as_torch): ``param.mul_().add_()``, ``ax`` once (``add_`` or ``copy_``)."""
+        return {"ax": 1, "param": 2}
 
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
         """One update of every parameter that has a gradient; returns the closure's loss."""

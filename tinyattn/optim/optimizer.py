@@ -308,14 +308,19 @@ class Optimizer:
                 value = state.get(name)
                 if isinstance(value, Tensor) and value.dim() == 0:
                     dtypes[(id(p), name)] = value.dtype
+                    dtypes[(id(p), name, "tensor")] = value       # written back in place
                     number = value.item()
                     state[name] = int(round(number)) if name == "step" else float(number)
         return dtypes
 
-    def _numbers_as_scalars(self, dtypes: Dict[Tuple[int, str], Any]) -> None:
+    def _numbers_as_scalars(self, dtypes: Dict[Tuple[Any, ...], Any],
+                            stepped: FrozenSet[int] = frozenset()) -> None:
         """After a step (or a load): those entries back as 0-d host tensors of
         ``scalar_dtype()`` unless they had another dtype before (a float64 parameter's loaded
-        ``eta``)."""
+        ``eta``). After a step,
+        as torch's ``state_step += 1`` / ``eta.copy_(...)``: the Tensor that was there before
+        takes the new value in place, one version more, and one made by the step starts at
+        version 1; only for the parameters the step updated (``stepped``: ids)."""
         if not self._tensor_scalar_state:
             return
         for p, state in self.state.items():
@@ -323,7 +328,15 @@ class Optimizer:
                 value = state.get(name)
                 if isinstance(value, numbers.Real) and not isinstance(value, bool):
                     dtype = dtypes.get((id(p), name), scalar_dtype())
-                    state[name] = Tensor._wrap(np.array(value, dtype=dtype))
+                    before = dtypes.get((id(p), name, "tensor"))
+                    if before is not None and getattr(before._data, "flags", None) is not \
+                            None and before._data.flags.writeable:
+                        before._data[()] = value
+                        state[name] = before
+                    else:
+                        state[name] = Tensor._wrap(np.array(value, dtype=dtype))
+                    if id(p) in stepped:
+                        state[name]._bump_version()
 
     def _tensors_as_arrays(self) -> Dict[int, Tuple[Any, Tensor]]:
         """Before a step of tinyattn's that works on arrays: each Tensor in the entries
@@ -517,6 +530,45 @@ def register_optimizer_step_post_hook(hook: Callable[..., Any]) -> RemovableHand
     return _register(_GLOBAL_STEP_POST_HOOKS, hook)
 
 
+def _versions_before(optimizer: Any) -> Dict[Any, int]:
+    """Before a step: the versions of the parameters that have a gradient (the ones a step
+    updates; their ids, also as keys) and of their array state tensors."""
+    versions: Dict[Any, int] = {}
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            versions[id(p)] = p._version
+            for name, value in optimizer.state.get(p, {}).items():
+                if isinstance(value, Tensor):
+                    versions[(id(p), name)] = value._version
+    return versions
+
+
+def _count_writes_as_torch(optimizer: Any, versions: Dict[Any, int]) -> None:
+    """After a step of tinyattn's: each state tensor and parameter it updated as many
+    versions on as torch's step writes into it in place (``exp_avg_sq.mul_(b2).addcmul_(..)``
+    is two), so ``_version`` reads as torch's and a graph that saved one of them, or a
+    reference a program kept, sees the change (``_torch_writes``, per optimizer). tinyattn's
+    step writes each array once and may count fewer; never more."""
+    writes = getattr(optimizer, "_torch_writes", None)
+    if writes is None:
+        return
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            if id(p) not in versions:
+                continue
+            state = optimizer.state.get(p, {})
+            first = not any(isinstance(k, tuple) and k[0] == id(p) for k in versions)
+            for name, count in writes(group, first).items():
+                tensor = p if name == "param" else state.get(name)
+                if not isinstance(tensor, Tensor) or tensor.dim() == 0 and name != "param":
+                    continue
+                start = versions.get(id(p) if name == "param" else (id(p), name), 0)
+                for _ in range(count - (tensor._version - start)):
+                    tensor._bump_version()
+
+
 def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
     """``step`` with torch's hook order: the global pre hooks, the optimizer's pre hooks (a
     pre hook returning ``(args, kwargs)`` replaces them), the step, the optimizer's post
@@ -544,6 +596,7 @@ def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
     def stepped(self: Any, *rest: Any, **kwargs: Any) -> Any:
         if self.__dict__.get("_in_step"):
             return own(self, *rest, **kwargs)
+        versions = _versions_before(self)
         args = (self,) + rest           # as torch's hooks see them: the optimizer first
         for hook in _GLOBAL_STEP_PRE_HOOKS + self.__dict__.get("_step_pre_hooks", []):
             result = hook(self, args, kwargs)
@@ -558,7 +611,10 @@ def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
             out = own(*args, **kwargs)
         finally:
             self.__dict__["_in_step"] = False
-            self._numbers_as_scalars(dtypes)
+            stepped = frozenset(key for key in versions if isinstance(key, int))
+            self._numbers_as_scalars(dtypes, stepped)
+        if own is not step:             # tinyattn's own step (a user's counts its own writes)
+            _count_writes_as_torch(self, versions)
         for hook in self.__dict__.get("_step_post_hooks", []) + _GLOBAL_STEP_POST_HOOKS:
             hook(self, args, kwargs)
         return out

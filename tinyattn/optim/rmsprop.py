@@ -52,6 +52,13 @@ class RMSprop(Optimizer):
         group["centered"] = bool(group["centered"])
         return group
 
+    def _torch_writes(self, group: Dict[str, Any], first: bool) -> Dict[str, int]:
+        """How many in-place writes torch's step makes into each state tensor and into the parameter
+        ({key: count}, "param"), so their ``_version`` goes on as torch's (optimizer.py:
+        _count_writes_as_torch): ``square_avg.mul_().addcmul_()``, ``grad_avg.lerp_`` (centered),
+        ``buf.mul_().addcdiv_()`` (momentum), one write into the parameter."""
+        return {"square_avg": 2, "grad_avg": 1, "momentum_buffer": 2, "param": 1}
+
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
         """One update of every parameter that has a gradient; returns the closure's loss."""
         loss = self._evaluate(closure)
@@ -127,6 +134,12 @@ class Adagrad(Optimizer):
         for name in ("lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps"):
             group[name] = check_hyperparameter(name, group[name])
         return group
+
+    def _torch_writes(self, group: Dict[str, Any], first: bool) -> Dict[str, int]:
+        """How many in-place writes torch's step makes into each state tensor and into the parameter
+        ({key: count}, "param"), so their ``_version`` goes on as torch's (optimizer.py:
+        _count_writes_as_torch): ``state_sum.addcmul_``, ``param.addcdiv_``."""
+        return {"sum": 1, "param": 1}
 
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
         """One update of every parameter that has a gradient; returns the closure's loss."""

@@ -66,6 +66,13 @@ class SGD(Optimizer):
                              f"momentum={group['momentum']} and dampening={group['dampening']}")
         return group
 
+    def _torch_writes(self, group: Dict[str, Any], first: bool) -> Dict[str, int]:
+        """How many in-place writes torch's step makes into each state tensor and into the parameter
+        ({key: count}, "param"), so their ``_version`` goes on as torch's (optimizer.py:
+        _count_writes_as_torch): ``buf.mul_(momentum).add_(grad)`` after the first step, whose
+        buffer is a clone of the gradient; ``param.add_``."""
+        return {"momentum_buffer": 0 if first else 2, "param": 1}
+
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
         """One update of every parameter that has a gradient; returns the closure's loss."""
         loss = self._evaluate(closure)

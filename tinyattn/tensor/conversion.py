@@ -36,6 +36,20 @@ _LEGACY_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor",
                       "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
 
 
+def legacy_type_target(dst_type: Any) -> Any:
+    """``(device, dtype)`` that ``x.type(dst_type)`` / ``Module.type(dst_type)`` converts to:
+    a dtype gives ``(None, dtype)``; torch's legacy name ``'torch.DoubleTensor'`` (or
+    ``'torch.cuda.DoubleTensor'``) gives its dtype and device ('cpu' or 'cuda')."""
+    if not isinstance(dst_type, str) or not dst_type.endswith("Tensor"):
+        return None, dst_type
+    prefix, _, name = dst_type.rpartition(".")
+    by_name = {legacy: dtype for dtype, legacy in _LEGACY_TYPE_NAMES.items()}
+    if prefix not in ("torch", "torch.cuda") or name not in by_name:
+        raise ValueError(f"invalid type: '{dst_type}' (a dtype such as torch.float64, or a "
+                         f"legacy name such as 'torch.DoubleTensor')")
+    return ("cuda" if prefix == "torch.cuda" else "cpu"), by_name[name]
+
+
 _float_of_grad_warned = [False]
 
 
@@ -161,7 +175,8 @@ class TensorConversions:
             name = _LEGACY_TYPE_NAMES.get(np.dtype(self.dtype).name, "Tensor")
             return f"torch.cuda.{name}" if str(self.device).startswith("cuda") else \
                 f"torch.{name}"
-        return self.to(dtype)
+        device, dtype = legacy_type_target(dtype)
+        return self.to(dtype) if device is None else self.to(device, dtype)
 
     def float(self, *, memory_format: Any = None) -> "Tensor":
         return self.to(np.float32, memory_format=memory_format)

@@ -503,11 +503,22 @@ def _amp_grad_scaler(device: str = "cuda", *args: Any, **kwargs: Any) -> Any:
     return amp.GradScaler(device, *args, **kwargs)
 
 
+def _legacy_grad_scaler(device: str) -> Any:
+    """``torch.cuda.amp.GradScaler`` / ``torch.cpu.amp.GradScaler``: ``torch.amp.GradScaler
+    (device, ...)`` with torch 2.13's FutureWarning (deprecated there), before the scaler's
+    own warnings, as torch orders them."""
+    def grad_scaler(*args: Any, **kwargs: Any) -> Any:
+        warnings.warn(f"`torch.{device}.amp.GradScaler(args...)` is deprecated. Please use "
+                      f"`torch.amp.GradScaler('{device}', args...)` instead.", FutureWarning,
+                      stacklevel=2)
+        return amp.GradScaler(device, *args, **kwargs)
+    grad_scaler.__name__ = grad_scaler.__qualname__ = "GradScaler"
+    return grad_scaler
+
+
 AMP_SHIM_NAMES = {"autocast": amp.autocast, "GradScaler": _amp_grad_scaler}
-CUDA_AMP_SHIM_NAMES = {"autocast": amp.cuda_autocast,
-                   "GradScaler": functools.partial(amp.GradScaler, "cuda")}
-CPU_AMP_SHIM_NAMES = {"autocast": amp.cpu_autocast,
-                  "GradScaler": functools.partial(amp.GradScaler, "cpu")}
+CUDA_AMP_SHIM_NAMES = {"autocast": amp.cuda_autocast, "GradScaler": _legacy_grad_scaler("cuda")}
+CPU_AMP_SHIM_NAMES = {"autocast": amp.cpu_autocast, "GradScaler": _legacy_grad_scaler("cpu")}
 
 CUDA_SHIM_NAMES = {
     "is_available": backend.cuda_is_available,
