@@ -14,7 +14,8 @@ NumPy generator, reseeded before each program, read in call order:
   the same arithmetic in the same dtype: ``torch.rand``/``randn``/``randint``/``randperm``/
   ``*_like``/``multinomial``, ``Tensor.uniform_``/``normal_`` (what ``nn.init`` and every
   layer's ``reset_parameters`` call), and ``RandomSampler.__iter__`` (torch's draws a second,
-  unused permutation at the end of each pass; tinyattn's draws one per pass).
+  unused permutation at the end of each pass; tinyattn's draws one per pass), and the
+  ``randperm`` of ``random_split`` (one NumPy permutation on both sides).
 
 An explicit ``generator=`` (a ``torch.Generator``) is ignored on both sides: its draws come
 from the same shared generator. Python's ``random`` is reseeded too. Dropout is 0 in every
@@ -130,6 +131,9 @@ def patch_torch(draws: Callable[[], np.random.Generator]) -> None:
     torch.Tensor.uniform_ = uniform_
     torch.Tensor.normal_ = normal_
     torch.utils.data.RandomSampler.__iter__ = sampler_iter
+    # random_split reads the randperm its module imported (tinyattn's: one permutation).
+    torch.utils.data.dataset.randperm = lambda n, **_: wrap(
+        draws().permutation(int(n)).astype(np.int64))
 
 
 def patch_tinyattn(draws: Callable[[], np.random.Generator]) -> None:
