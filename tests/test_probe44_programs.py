@@ -1,0 +1,88 @@
+"""Outside probes from tutorial material no earlier probe used (stream probe44): the UvA deep
+learning course notebooks (phlippe/uvadlc_notebooks), Raschka's machine-learning-book, the
+PyTorch tutorials. Each program ran unchanged (data shrunk to small synthetic tensors) under
+torch 2.13 and under run-torch; each case here is one difference found, in tinyattn's own
+words, compared with torch.
+
+What was wrong before:
+- ``a / b`` gave the divisor the gradient ``-g * a / (b * b)``: ``b * b`` overflows (float32,
+  |b| > 1.8e19) or underflows (|b| < 1e-23) where torch's ``-g * ((a / b) / b)`` is finite,
+  so the gradient came out 0 or inf silently (UvA tutorial 3's ``Tanh`` written as
+  ``(e^x - e^-x) / (e^x + e^-x)`` had gradient 1 at x = 50, torch 0).
+- A module holding one child under two names (UvA tutorial 3's ``BaseNetwork`` puts the same
+  activation object after every Linear of an ``nn.Sequential``) printed the child once; torch
+  prints every entry of ``_modules``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="these probes compare with torch")
+
+import tinyattn as ta  # noqa: E402
+import tinyattn.nn as tnn  # noqa: E402
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_div_gradient_of_divisor_where_b_squared_overflows_or_underflows(dtype):
+    a_values = [1e30, 1e-30, 3.0, -2.0]
+    b_values = [1e20, 1e-25, 7.0, 1e-3]
+    grads = []
+    for lib in (torch, ta):
+        a = lib.tensor(a_values, dtype=getattr(lib, dtype), requires_grad=True)
+        b = lib.tensor(b_values, dtype=getattr(lib, dtype), requires_grad=True)
+        (a / b).sum().backward()
+        grads.append((a.grad.detach().numpy(), b.grad.detach().numpy()))
+    (ta_, tb), (aa, ab) = grads
+    np.testing.assert_allclose(aa, ta_, rtol=1e-6)
+    np.testing.assert_allclose(ab, tb, rtol=1e-6)
+    assert np.all(np.isfinite(ab)) and np.all(ab != 0)       # not vacuous: torch's are finite
+
+
+def test_div_gradient_broadcast_divisor_matches_torch():
+    rng = np.random.default_rng(0)
+    scale = np.float32([1e25, 1e25, 1e-20, 1.0])       # b * b overflows, underflows, neither
+    a_np = rng.standard_normal((3, 4)).astype(np.float32) * scale
+    b_np = np.float32([2e19, -3e19, 1e-22, 5.0])
+    out = []
+    for lib in (torch, ta):
+        a = lib.tensor(a_np, requires_grad=True)
+        b = lib.tensor(b_np, requires_grad=True)
+        (a / b).sum().backward()
+        out.append(b.grad.numpy())
+    np.testing.assert_allclose(out[1], out[0], rtol=1e-5)
+    assert np.all(np.isfinite(out[0])) and np.all(out[0] != 0)
+
+
+def test_tanh_written_with_exp_has_torch_gradient_at_large_inputs():
+    """UvA tutorial 3's Tanh: at x = 50 the exact derivative 1 - tanh^2 is 0."""
+    values = [-50.0, -5.0, 0.5, 5.0, 30.0, 50.0]
+    grads = []
+    for lib in (torch, ta):
+        x = lib.tensor(values, requires_grad=True)
+        e, ne = lib.exp(x), lib.exp(-x)
+        ((e - ne) / (e + ne)).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-5, atol=1e-30)
+    assert abs(grads[1][-1]) < 1e-30
+
+
+def _net(lib, nn):
+    act = nn.ReLU()
+    class Holder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.Sequential(nn.Linear(4, 3), act, nn.Linear(3, 2), act)
+            self.head = nn.Linear(2, 1)
+            self.same_head = self.head
+    return Holder()
+
+
+def test_module_printout_lists_a_child_held_twice_as_torch():
+    torch_net, ta_net = _net(torch, torch.nn), _net(ta, tnn)
+    assert repr(ta_net) == repr(torch_net)
+    assert repr(ta_net).count("ReLU()") == 2                     # not vacuous
+    # parameters and named_children still list each module once, as torch's
+    assert [n for n, _ in ta_net.named_children()] == [n for n, _ in torch_net.named_children()]
+    assert len(list(ta_net.parameters())) == len(list(torch_net.parameters()))
