@@ -86,3 +86,39 @@ def test_module_printout_lists_a_child_held_twice_as_torch():
     # parameters and named_children still list each module once, as torch's
     assert [n for n, _ in ta_net.named_children()] == [n for n, _ in torch_net.named_children()]
     assert len(list(ta_net.parameters())) == len(list(torch_net.parameters()))
+
+
+def test_old_lr_scheduler_base_name_subclasses_as_torch():
+    """UvA tutorial 6 subclasses ``optim.lr_scheduler._LRScheduler`` (torch: a plain subclass
+    of LRScheduler) with a ``get_lr`` that returns NumPy floats."""
+    from tinyattn.torch_shim.names import MODULES
+    old = MODULES["torch.optim.lr_scheduler"].shim_names["_LRScheduler"]
+    from tinyattn.optim.lr_scheduler import LRScheduler as TaBase
+    assert issubclass(old, TaBase) and old.__name__ == torch.optim.lr_scheduler._LRScheduler.__name__
+
+    def run(base, optim, lib):
+        class Warm(base):
+            def __init__(self, optimizer, warmup):
+                self.warmup = warmup
+                super().__init__(optimizer)
+
+            def get_lr(self):
+                factor = 0.5 * (1 + np.cos(np.pi * self.last_epoch / 20))
+                factor *= min(1.0, self.last_epoch / self.warmup)
+                return [lr * factor for lr in self.base_lrs]
+
+        p = lib.zeros(2, requires_grad=True)
+        opt = optim.Adam([p], lr=1e-2)
+        sched = Warm(opt, 4)
+        lrs = []
+        for _ in range(8):
+            opt.step()
+            sched.step()
+            lrs.append(sched.get_last_lr()[0])
+        return lrs, sorted(sched.state_dict()), type(opt.param_groups[0]["lr"])
+
+    import tinyattn.optim as ta_optim
+    theirs = run(torch.optim.lr_scheduler._LRScheduler, torch.optim, torch)
+    ours = run(old, ta_optim, ta)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-12)
+    assert ours[1:] == theirs[1:]
