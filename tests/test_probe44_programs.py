@@ -9,6 +9,11 @@ What was wrong before:
   |b| > 1.8e19) or underflows (|b| < 1e-23) where torch's ``-g * ((a / b) / b)`` is finite,
   so the gradient came out 0 or inf silently (UvA tutorial 3's ``Tanh`` written as
   ``(e^x - e^-x) / (e^x + e^-x)`` had gradient 1 at x = 50, torch 0).
+- BatchNorm's update of its running estimates in training bumped their versions, so a second
+  forward before backward (Raschka ch. 17's GAN discriminator on the real, then the generated
+  batch) made the backward raise; torch's kernel bumps none (a user's ``add_`` still raises).
+- ``optim.lr_scheduler._LRScheduler`` (torch's old name of the base class, which UvA tutorial
+  6's warmup-cosine schedule subclasses) was missing under run-torch.
 - A module holding one child under two names (UvA tutorial 3's ``BaseNetwork`` puts the same
   activation object after every Linear of an ``nn.Sequential``) printed the child once; torch
   prints every entry of ``_modules``.
@@ -122,3 +127,41 @@ def test_old_lr_scheduler_base_name_subclasses_as_torch():
     ours = run(old, ta_optim, ta)
     np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-12)
     assert ours[1:] == theirs[1:]
+
+
+def _bn_two_calls(lib, nn):
+    """Raschka ch. 17's GAN step: the discriminator (with BatchNorm) sees the real batch, then
+    the generated one, and one backward runs through both calls."""
+    disc = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3), nn.LeakyReLU(0.2), nn.Linear(3, 1))
+    with lib.no_grad():                                  # the same weights on both sides
+        for i, p in enumerate(disc.parameters()):
+            p.copy_(lib.tensor(np.sin(np.arange(p.numel()) + 3.0 * i).astype(np.float32)
+                               .reshape(tuple(p.shape))))
+    real = lib.tensor(np.linspace(-1, 1, 24, dtype=np.float32).reshape(6, 4))
+    fake = lib.tensor(np.cos(np.arange(24, dtype=np.float32)).reshape(6, 4))
+    loss = disc(real).mean() - disc(fake).mean()
+    loss.backward()
+    bn = disc[1]
+    return (loss.item(), disc[0].weight.grad.numpy().copy(), bn.running_mean.numpy().copy(),
+            bn.running_var.numpy().copy(), int(bn.num_batches_tracked))
+
+
+def test_batch_norm_called_twice_before_one_backward_as_torch():
+    theirs, ours = _bn_two_calls(torch, torch.nn), _bn_two_calls(ta, tnn)
+    assert ours[4] == theirs[4] == 2
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-5)
+    for a, b in zip(ours[1:4], theirs[1:4]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_user_write_to_running_stats_still_raises(training):
+    """torch's kernel does not bump the running estimates' versions; a user's add_ does."""
+    for lib, nn in ((torch, torch.nn), (ta, tnn)):
+        bn = nn.BatchNorm1d(3)
+        bn.train(training)
+        x = lib.tensor(np.arange(12, dtype=np.float32).reshape(4, 3), requires_grad=True)
+        y = bn(x)
+        bn.running_mean.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
