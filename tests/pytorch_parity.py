@@ -69,9 +69,10 @@ def patch_torch(draws: Callable[[], np.random.Generator]) -> None:
         data = draws().standard_normal(_shape(size)).astype(np_dtype(dtype))
         return wrap(data, requires_grad, device)
 
-    def randint(*args: Any, size: Any = None, dtype: Any = None, device: Any = None,
-                **_: Any) -> Any:
-        args = args + ((size,) if size is not None else ())
+    def randint(*args: Any, low: Any = None, high: Any = None, size: Any = None,
+                dtype: Any = None, device: Any = None, **_: Any) -> Any:
+        args = ((low,) if low is not None else ()) + args
+        args = args + ((high,) if high is not None else ()) + ((size,) if size is not None else ())
         low, high, shape = (0, *args) if len(args) == 2 else args
         data = draws().integers(low, high, size=_shape((shape,)), dtype=np.int64)
         return wrap(data.astype(np_dtype(dtype or torch.int64)), device=device)

@@ -165,3 +165,34 @@ def test_batch_norm_user_write_to_running_stats_still_raises(training):
         bn.running_mean.add_(1)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             y.sum().backward()
+
+
+@pytest.mark.parametrize("args, kwargs", [
+    ((), dict(low=0, high=2, size=(50, 2), dtype="float32")),   # UvA tutorial 2's XOR data
+    ((), dict(high=5, size=(40,))),
+    ((3,), dict(high=9, size=(40,))),
+    ((7,), dict(size=(40,))),
+    ((-2, 4), dict(size=(4, 10))),
+])
+def test_randint_takes_its_arguments_by_keyword_as_torch(args, kwargs):
+    outs = []
+    for lib in (torch, ta):
+        kw = dict(kwargs)
+        if "dtype" in kw:
+            kw["dtype"] = getattr(lib, kw["dtype"])
+        outs.append(lib.randint(*args, **kw))
+    theirs, ours = outs
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert str(ours.dtype).replace("torch.", "") == str(theirs.dtype).replace("torch.", "")
+    low = kwargs.get("low", args[0] if len(args) == 2 or "high" in kwargs and args else 0)
+    high = kwargs.get("high", args[-1] if args else None)
+    values = ours.numpy()
+    assert values.min() >= low and values.max() < high and len(np.unique(values)) > 1
+
+
+@pytest.mark.parametrize("args, kwargs", [((), dict(low=2, size=(3,))), ((5, (3,)), dict(low=1))])
+def test_randint_refuses_low_without_high_as_torch(args, kwargs):
+    with pytest.raises(TypeError):
+        torch.randint(*args, **kwargs)
+    with pytest.raises(TypeError):
+        ta.randint(*args, **kwargs)

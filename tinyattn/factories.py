@@ -437,12 +437,21 @@ def _random_float_dtype(dtype: DTypeLike, op: str) -> np.dtype:
     return want
 
 
-def randint(*args: Any, size: Any = None, generator: Any = None, dtype: DTypeLike = None,
-            device: Any = None, requires_grad: bool = False,
-            layout: Any = None, pin_memory: bool = False) -> Tensor:
+def randint(*args: Any, low: Any = None, high: Any = None, size: Any = None,
+            generator: Any = None, dtype: DTypeLike = None, device: Any = None,
+            requires_grad: bool = False, layout: Any = None,
+            pin_memory: bool = False) -> Tensor:
     """``randint(high, size)`` or ``randint(low, high, size)``: integers in [low, high),
-    int64 unless ``dtype`` says otherwise."""
+    int64 unless ``dtype`` says otherwise. Each argument may be passed by keyword, as torch's
+    (``randint(low=0, high=2, size=(n, 2))``, the UvA course's XOR data)."""
     _placement("randint", layout, pin_memory)
+    if low is not None and (args or high is None):
+        raise TypeError("randint: low= goes with high= and size= (randint(low=0, high=2, "
+                        "size=(3,))), not with positional arguments")
+    if low is not None:
+        args = (low,)
+    if high is not None:
+        args = args + (high,)
     if size is not None:
         args = args + (size,)
     if len(args) == 2:
