@@ -196,3 +196,18 @@ def test_randint_refuses_low_without_high_as_torch(args, kwargs):
         torch.randint(*args, **kwargs)
     with pytest.raises(TypeError):
         ta.randint(*args, **kwargs)
+
+
+@pytest.mark.parametrize("args, kwargs", [((), dict(high=5)), ((), dict(low=1, high=5)),
+                                          ((1,), dict(high=5)), ((1, 5), {})])
+def test_randint_like_takes_low_and_high_by_keyword_as_torch(args, kwargs):
+    theirs = torch.randint_like(torch.zeros(30, 4), *args, **kwargs)
+    ours = ta.randint_like(ta.zeros(30, 4), *args, **kwargs)
+    assert tuple(ours.shape) == tuple(theirs.shape) and ours.dtype == np.float32
+    low = kwargs.get("low", args[0] if len(args) == 2 or args and "high" in kwargs else 0)
+    values = ours.numpy()
+    assert values.min() >= low and values.max() < 5 and len(np.unique(values)) > 1
+    with pytest.raises(TypeError):
+        torch.randint_like(torch.zeros(3), low=1)
+    with pytest.raises(TypeError):
+        ta.randint_like(ta.zeros(3), low=1)
