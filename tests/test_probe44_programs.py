@@ -14,6 +14,8 @@ What was wrong before:
   batch) made the backward raise; torch's kernel bumps none (a user's ``add_`` still raises).
 - ``optim.lr_scheduler._LRScheduler`` (torch's old name of the base class, which UvA tutorial
   6's warmup-cosine schedule subclasses) was missing under run-torch.
+- ``randint(low=0, high=2, size=...)`` and ``randint_like(x, high=5)`` (UvA tutorial 2's XOR
+  data) were TypeErrors: the bounds were positional only.
 - A module holding one child under two names (UvA tutorial 3's ``BaseNetwork`` puts the same
   activation object after every Linear of an ``nn.Sequential``) printed the child once; torch
   prints every entry of ``_modules``.
