@@ -14,7 +14,8 @@ NumPy generator, reseeded before each program, read in call order:
   the same arithmetic in the same dtype: ``torch.rand``/``randn``/``randint``/``randperm``/
   ``*_like``/``multinomial``, ``Tensor.uniform_``/``normal_`` (what ``nn.init`` and every
   layer's ``reset_parameters`` call), and ``RandomSampler.__iter__`` (torch's draws a second,
-  unused permutation at the end of each pass; tinyattn's draws one per pass).
+  unused permutation at the end of each pass; tinyattn's draws one per pass), and the
+  ``randperm`` of ``random_split`` (one NumPy permutation on both sides).
 
 An explicit ``generator=`` (a ``torch.Generator``) is ignored on both sides: its draws come
 from the same shared generator. Python's ``random`` is reseeded too. Dropout is 0 in every
@@ -68,9 +69,10 @@ def patch_torch(draws: Callable[[], np.random.Generator]) -> None:
         data = draws().standard_normal(_shape(size)).astype(np_dtype(dtype))
         return wrap(data, requires_grad, device)
 
-    def randint(*args: Any, size: Any = None, dtype: Any = None, device: Any = None,
-                **_: Any) -> Any:
-        args = args + ((size,) if size is not None else ())
+    def randint(*args: Any, low: Any = None, high: Any = None, size: Any = None,
+                dtype: Any = None, device: Any = None, **_: Any) -> Any:
+        args = ((low,) if low is not None else ()) + args
+        args = args + ((high,) if high is not None else ()) + ((size,) if size is not None else ())
         low, high, shape = (0, *args) if len(args) == 2 else args
         data = draws().integers(low, high, size=_shape((shape,)), dtype=np.int64)
         return wrap(data.astype(np_dtype(dtype or torch.int64)), device=device)
@@ -130,6 +132,9 @@ def patch_torch(draws: Callable[[], np.random.Generator]) -> None:
     torch.Tensor.uniform_ = uniform_
     torch.Tensor.normal_ = normal_
     torch.utils.data.RandomSampler.__iter__ = sampler_iter
+    # random_split reads the randperm its module imported (tinyattn's: one permutation).
+    torch.utils.data.dataset.randperm = lambda n, **_: wrap(
+        draws().permutation(int(n)).astype(np.int64))
 
 
 def patch_tinyattn(draws: Callable[[], np.random.Generator]) -> None:

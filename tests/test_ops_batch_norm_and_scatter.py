@@ -133,11 +133,19 @@ def test_training_backward_is_not_the_eval_backward():
 
 
 def test_float32_stays_float32_and_buffers_count_versions():
-    bn = nn.BatchNorm1d(3)
-    before = bn.running_mean._version
-    out = bn(ta.randn(4, 3))
-    assert out.dtype == np.float32 and bn.running_mean.dtype == np.float32
-    assert bn.running_mean._version == before + 1
+    """As torch's: the kernel's update of the running estimates bumps no version (a second
+    forward before backward stays valid); num_batches_tracked.add_(1) bumps its own."""
+    versions = []
+    for lib, layers in ((torch, torch.nn), (ta, nn)):
+        bn = layers.BatchNorm1d(3)
+        before = (bn.running_mean._version, bn.running_var._version,
+                  bn.num_batches_tracked._version)
+        out = bn(lib.randn(4, 3))
+        assert out.dtype == lib.float32 and bn.running_mean.dtype == lib.float32
+        after = (bn.running_mean._version, bn.running_var._version,
+                 bn.num_batches_tracked._version)
+        versions.append(tuple(b - a for a, b in zip(before, after)))
+    assert versions[1] == versions[0] == (0, 0, 1)
 
 
 @pytest.mark.parametrize("shape", [(1, 4), (1, 4, 1)])

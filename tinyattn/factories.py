@@ -440,12 +440,21 @@ def _random_float_dtype(dtype: DTypeLike, op: str) -> np.dtype:
     return want
 
 
-def randint(*args: Any, size: Any = None, generator: Any = None, dtype: DTypeLike = None,
-            device: Any = None, requires_grad: bool = False,
-            layout: Any = None, pin_memory: bool = False) -> Tensor:
+def randint(*args: Any, low: Any = None, high: Any = None, size: Any = None,
+            generator: Any = None, dtype: DTypeLike = None, device: Any = None,
+            requires_grad: bool = False, layout: Any = None,
+            pin_memory: bool = False) -> Tensor:
     """``randint(high, size)`` or ``randint(low, high, size)``: integers in [low, high),
-    int64 unless ``dtype`` says otherwise."""
+    int64 unless ``dtype`` says otherwise. Each argument may be passed by keyword, as torch's
+    (``randint(low=0, high=2, size=(n, 2))``, the UvA course's XOR data)."""
     _placement("randint", layout, pin_memory)
+    if low is not None and (args or high is None):
+        raise TypeError("randint: low= goes with high= and size= (randint(low=0, high=2, "
+                        "size=(3,))), not with positional arguments")
+    if low is not None:
+        args = (low,)
+    if high is not None:
+        args = args + (high,)
     if size is not None:
         args = args + (size,)
     if len(args) == 2:
@@ -562,13 +571,18 @@ def _like_float(dtype: np.dtype, op: str) -> np.dtype:
     return dtype
 
 
-def randint_like(input: Tensor, *args: Any, generator: Any = None,  # noqa: A002
-                 dtype: DTypeLike = None, device: Any = None,
+def randint_like(input: Tensor, *args: Any, low: Any = None, high: Any = None,  # noqa: A002
+                 generator: Any = None, dtype: DTypeLike = None, device: Any = None,
                  requires_grad: bool = False, memory_format: Any = None,
                  layout: Any = None, pin_memory: bool = False) -> Tensor:
-    """``randint_like(x, high)`` or ``randint_like(x, low, high)``, in x's dtype."""
+    """``randint_like(x, high)`` or ``randint_like(x, low, high)``, in x's dtype; low= and
+    high= by keyword too, as torch's."""
     _placement("randint_like", layout, pin_memory)
     want, dev = _like(input, dtype, device, memory_format)
+    if low is not None and (args or high is None):
+        raise TypeError("randint_like: low= goes with high= (randint_like(x, low=0, high=2)), "
+                        "not with positional arguments")
+    args = ((low,) if low is not None else ()) + args + ((high,) if high is not None else ())
     if len(args) not in (1, 2):
         raise TypeError(f"randint_like takes (input, high) or (input, low, high), got "
                         f"{len(args) + 1} arguments")

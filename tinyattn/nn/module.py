@@ -832,8 +832,11 @@ class Module:
     def _printout(self, counts: bool) -> str:
         extra = self.extra_repr()
         extra_lines = extra.split("\n") if extra else []
+        # Every entry of ``_modules``, a module held twice included (torch's printout walks
+        # ``_modules``, not ``named_children()``, which lists each module once).
         child_lines = [f"({name}): " + child._printout(counts).replace("\n", "\n  ")
-                       for name, child in self.named_children()]
+                       for name, child in list(vars(self).items())
+                       if isinstance(child, Module)]
         text = type(self).__name__ + "("
         if len(extra_lines) == 1 and not child_lines:
             text += extra_lines[0]

@@ -266,6 +266,14 @@ def _empty_batch_norm(x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor
     return out
 
 
+def _write_running(running: Tensor, new: Any) -> None:
+    """Write a running estimate in place WITHOUT bumping its version, as torch's batch norm
+    kernel updates it: a second forward in training (a GAN's discriminator called on real,
+    then on generated images, before one backward) leaves the first call's backward valid,
+    while a user's own in-place write (``bn.running_mean.add_(1)``) still makes it raise."""
+    running._data[...] = new.astype(running.dtype, copy=False)
+
+
 def _update_running_float32(running_mean: Optional[Tensor], running_var: Optional[Tensor],
                             mean: Any, var_sum: Any, n: int, momentum: Any) -> None:
     """The half-precision update as torch's kernel does it: in float32, from the float32
@@ -280,7 +288,7 @@ def _update_running_float32(running_mean: Optional[Tensor], running_var: Optiona
             if running is not None:
                 new = m * value.reshape(running.shape) + (np.float32(1) - m) * \
                     running._data.astype(np.float32)
-                running.copy_(Tensor._wrap(new.astype(running.dtype)))
+                _write_running(running, new)
 
 
 def _update_running_bfloat16(running_mean: Optional[Tensor], running_var: Optional[Tensor],
@@ -302,12 +310,12 @@ def _update_running_bfloat16(running_mean: Optional[Tensor], running_var: Option
             if running is not None:
                 old = running._data.astype(np.float32)
                 new = bf16(bf16(m * value.reshape(running.shape)) + bf16(keep * old))
-                running.copy_(Tensor._wrap(new.astype(running.dtype)))
+                _write_running(running, new)
 
 
 def _update_running(running_mean: Optional[Tensor], running_var: Optional[Tensor],
                     mean: Any, var: Any, n: int, momentum: Optional[float]) -> None:
-    """The exponential moving averages, written in place (each bumps its version)."""
+    """The exponential moving averages, written in place (no version bump: _write_running)."""
     if momentum is None:
         raise TypeError("batch_norm: momentum=None is a BatchNorm1d option (a cumulative "
                         "average); F.batch_norm needs a number")
@@ -315,8 +323,8 @@ def _update_running(running_mean: Optional[Tensor], running_var: Optional[Tensor
     with no_grad():
         if running_mean is not None:
             new = (1 - m) * running_mean._data + m * mean.reshape(running_mean.shape)
-            running_mean.copy_(Tensor._wrap(new.astype(running_mean.dtype)))
+            _write_running(running_mean, new)
         if running_var is not None:
             unbiased = var.reshape(running_var.shape) * (n / (n - 1))
             new = (1 - m) * running_var._data + m * unbiased
-            running_var.copy_(Tensor._wrap(new.astype(running_var.dtype)))
+            _write_running(running_var, new)

@@ -257,6 +257,11 @@ class _Shape:
 class Div(Function):
     """out = a / b.   da = g / b, db = -g * a / b^2 (then unbroadcast).
 
+    db is evaluated as torch's, -g * ((a / b) / b): b * b first overflows to inf (|b| > 1.8e19
+    in float32) or underflows to 0 (|b| < 1e-23) where the quotient a / b / b is still finite,
+    which made db 0 or inf (tanh written as (e^x - e^-x) / (e^x + e^-x) got gradient 1, not 0,
+    at x = 50).
+
     As torch's DivBackward0 it keeps b, and a only when b needs a gradient; never its output,
     so writing into the quotient in place (d2l's masked_softmax does) leaves this backward
     valid, and ``a / 2`` keeps nothing but the constant."""
@@ -269,7 +274,7 @@ class Div(Function):
         a, b = self.saved          # complex: the same with conj(a), conj(b) (derivations.md)
         a, b = conj_if_complex(a), conj_if_complex(b)
         return (unbroadcast(grad / b, a.shape) if self.needs_input_grad[0] else None,
-                unbroadcast(-grad * a / (b * b), b.shape) if self.needs_input_grad[1] else None)
+                unbroadcast(-grad * ((a / b) / b), b.shape) if self.needs_input_grad[1] else None)
 
 
 class Neg(Function):

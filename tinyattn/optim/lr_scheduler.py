@@ -41,6 +41,12 @@ __all__ = ["LRScheduler", "LambdaLR", "WarmupCosineLR", "NoamLR", "StepLR", "Mul
            "CosineAnnealingWarmRestarts", "CyclicLR"]
 
 
+class _LRScheduler(LRScheduler):
+    """torch's older name of the base class, kept there as a plain subclass: tutorials
+    subclass it (the UvA course's ``CosineWarmupScheduler(optim.lr_scheduler._LRScheduler)``
+    overrides ``get_lr``)."""
+
+
 class LambdaLR(LRScheduler):
     """``lr = base_lr * lr_lambda(last_epoch)``; one function, or one per parameter group.
 

@@ -15,6 +15,7 @@ from typing import Any, Dict, FrozenSet, NamedTuple, Optional
 
 from .. import kernels
 from ..nn import Parameter
+from ..optim import lr_scheduler as _lr_scheduler
 from ..utils import data as _data
 from . import shim_names
 
@@ -145,7 +146,9 @@ MODULES: Dict[str, ModuleSpec] = {
                                "torch.optim.Adam with dense gradients (it also decays the "
                                "moments of rows absent from a batch, which SparseAdam "
                                "leaves as they are)"}),
-    "torch.optim.lr_scheduler": ModuleSpec("tinyattn.optim.lr_scheduler", _SCHEDULERS),
+    "torch.optim.lr_scheduler": ModuleSpec("tinyattn.optim.lr_scheduler", _SCHEDULERS, {
+        # torch's older, underscored name of the base class (tutorials subclass it)
+        "_LRScheduler": _lr_scheduler._LRScheduler}),
     "torch.autograd": ModuleSpec("tinyattn.autograd", frozenset({
         "FunctionCtx", "VersionCounter", "is_grad_enabled", "run_backward", "unbroadcast",
         "is_anomaly_enabled", "names_node",
