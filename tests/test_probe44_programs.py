@@ -19,6 +19,8 @@ What was wrong before:
 - A module holding one child under two names (UvA tutorial 3's ``BaseNetwork`` puts the same
   activation object after every Linear of an ``nn.Sequential``) printed the child once; torch
   prints every entry of ``_modules``.
+- ``x.uniform_(a=0, b=1)`` (``nn.init.uniform_``'s names) was accepted and ``from=``/``to=``
+  (torch's) refused.
 """
 from __future__ import annotations
 
@@ -213,3 +215,21 @@ def test_randint_like_takes_low_and_high_by_keyword_as_torch(args, kwargs):
         torch.randint_like(torch.zeros(3), low=1)
     with pytest.raises(TypeError):
         ta.randint_like(ta.zeros(3), low=1)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: x.uniform_(**{"from": 5, "to": 6}),
+    lambda x: x.uniform_(5, to=6),
+    lambda x: x.uniform_(5, 6),
+    lambda x: x.uniform_(a=5, b=6),
+    lambda x: x.uniform_(5, **{"from": 5}),
+], ids=["from-to", "positional-to", "positional", "a-b", "from-twice"])
+def test_uniform_bounds_are_from_and_to_as_torchs(call):
+    outcomes = []
+    for lib in (torch, ta):
+        try:
+            values = np.asarray(call(lib.empty(50)).tolist())
+            outcomes.append(("ok", bool(((values >= 5) & (values <= 6)).all())))
+        except TypeError:
+            outcomes.append(("TypeError", None))
+    assert outcomes[0] == outcomes[1], outcomes

@@ -394,10 +394,29 @@ def copy_(x: Tensor, src: Any) -> Tensor:
     return _named_write(x, before, "torch::autograd::CopyBackwards")
 
 
-def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
-    """Fill with samples from U(a, b) drawn from the default generator (or ``generator``)."""
+_UNSET = object()
+
+
+def uniform_(x: Tensor, low: Any = _UNSET, high: Any = _UNSET, *, generator: Any = None,
+             **bounds: Any) -> Tensor:
+    """``x.uniform_(from=0, to=1, *, generator=None)``: fill with samples from U(from, to)
+    drawn from the default generator (or ``generator``). torch names the bounds ``from`` and
+    ``to`` (``from`` is a Python keyword: pass them by position, or as ``**{"from": a}``);
+    ``a=``/``b=`` are ``nn.init.uniform_``'s names and are refused here, as torch refuses
+    them."""
+    for name, given in (("from", low), ("to", high)):
+        if name in bounds and given is not _UNSET:
+            raise TypeError(f"uniform_() got multiple values for argument '{name}' (as torch)")
+    unknown = sorted(set(bounds) - {"from", "to"})
+    if unknown:
+        raise TypeError(f"uniform_() got an unexpected keyword argument '{unknown[0]}' (as "
+                        f"torch: the bounds are from= and to=, or by position, "
+                        f"x.uniform_(-r, r); nn.init.uniform_(x, a=-r, b=r) is the one that "
+                        f"takes a= and b=)")
+    low = bounds.get("from", 0.0 if low is _UNSET else low)
+    high = bounds.get("to", 1.0 if high is _UNSET else high)
     draws = backend.uniform(x.shape, x.device, x.dtype, generator)
-    return _fill_random(x, draws * (b - a) + a, "uniform_")
+    return _fill_random(x, draws * (high - low) + low, "uniform_")
 
 
 def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
