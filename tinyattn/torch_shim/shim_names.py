@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import amp, backend, factories, functional, printing, serialization
 from .. import blas_threads, kernels
+from ..ops import dtype_rules
 from ..io import torch_file
 from .. import precision
 from .. import profiler as _profiler
@@ -448,6 +449,9 @@ TORCH_SHIM_NAMES = {
     "iinfo": precision.iinfo,
     "is_autocast_enabled": amp.is_autocast_enabled,
     "get_autocast_dtype": lambda device_type: dtype(amp.get_autocast_dtype(device_type)),
+    # the dtype questions answer with torch's dtype objects (print torch.float32, as torch's)
+    "result_type": lambda *a, **k: torch_dtype(dtype_rules.result_type(*a, **k)),
+    "promote_types": lambda *a, **k: torch_dtype(dtype_rules.promote_types(*a, **k)),
     "get_default_dtype": get_default_dtype,
     "set_default_dtype": set_default_dtype,
     "set_default_tensor_type": set_default_tensor_type,
