@@ -450,8 +450,9 @@ TORCH_SHIM_NAMES = {
     "is_autocast_enabled": amp.is_autocast_enabled,
     "get_autocast_dtype": lambda device_type: dtype(amp.get_autocast_dtype(device_type)),
     # the dtype questions answer with torch's dtype objects (print torch.float32, as torch's)
-    "result_type": lambda *a, **k: torch_dtype(dtype_rules.result_type(*a, **k)),
-    "promote_types": lambda *a, **k: torch_dtype(dtype_rules.promote_types(*a, **k)),
+    "result_type": lambda tensor1, tensor2: torch_dtype(
+        dtype_rules.result_type(tensor1, tensor2)),
+    "promote_types": lambda type1, type2: torch_dtype(dtype_rules.promote_types(type1, type2)),
     "get_default_dtype": get_default_dtype,
     "set_default_dtype": set_default_dtype,
     "set_default_tensor_type": set_default_tensor_type,
