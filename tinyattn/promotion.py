@@ -122,9 +122,10 @@ def result_type(*operands: Any) -> np.dtype:
         tier, dtype = operand_tier(value), _dtype_of(value)
         tiers[tier] = dtype if tiers[tier] is None else promote_types(tiers[tier], dtype)
     result = _combine(tiers[0], _combine(tiers[1], tiers[2]))
-    if tiers[2] is not None and tiers[2].kind == "c" and precision.complex_stands_in_for_complex32() \
-            and all(t is None or _category(t) < 2 for t in tiers[:2]):
-        precision.number_complex_dtype()     # the number's own complex32: torch's result here
+    number_complex = tiers[2] is not None and tiers[2].kind == "c"
+    if number_complex and precision.complex_stands_in_for_complex32() and all(
+            t is None or _category(t) < 2 for t in tiers[:2]):
+        precision.number_complex_dtype()     # raises: torch's result is complex32 here
     return result
 
 

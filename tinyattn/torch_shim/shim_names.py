@@ -25,7 +25,7 @@ from ..precision import is_floating
 from ..gradcheck import gradcheck as _gradcheck
 from ..autograd import enable_grad, no_grad
 from ..factories import zeros
-from ..tensor import Tensor, normalize_dtype, tensor
+from ..tensor import Tensor, tensor
 from .missing import MissingTorchAttribute
 
 __all__ = ["device", "dtype", "Size", "TORCH_SHIM_NAMES", "AUTOGRAD_SHIM_NAMES", "CUDA_SHIM_NAMES",
@@ -407,7 +407,6 @@ _LEGACY = {name: _legacy(name, dtype_name) for name, dtype_name in [
     ("BoolTensor", "bool"), ("ByteTensor", "uint8"), ("CharTensor", "int8"),
     ("ShortTensor", "int16"), ("IntTensor", "int32"), ("HalfTensor", "float16"),
     ("BFloat16Tensor", "bfloat16")]}
-
 
 
 _TENSOR_TYPE_WARNING = (
