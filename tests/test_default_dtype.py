@@ -181,6 +181,37 @@ def test_complex_under_a_half_default_is_refused_loudly():
         assert str(ours.value) == str(theirs.value)
 
 
+COMPLEX_NUMBERS = {
+    "int tensor * complex": lambda m: m.tensor([1, 2]) * 1j,
+    "bool 0-d * complex": lambda m: m.tensor(True) * 1j,
+    "float32 tensor * complex": lambda m: m.ones(2, dtype=m.float32) * 1j,
+    "float64 tensor + complex": lambda m: m.ones(2, dtype=m.float64) + 2j,
+    "bfloat16 tensor * complex": lambda m: m.ones(2, dtype=m.bfloat16) * 1j,
+    "where of two numbers": lambda m: m.where(m.tensor([True, False]), 1j, 0),
+    "full complex": lambda m: m.full((2,), 1j),
+    "complex64 tensor * complex": lambda m: m.tensor([1j], dtype=m.complex64) * 1j,
+}
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float64", "float16"])
+@pytest.mark.parametrize("case", list(COMPLEX_NUMBERS))
+def test_complex_numbers_promote_as_torch(case, name):
+    """A Python complex number in promotion is torch's default complex dtype: complex128
+    under float64, complex64 under float32 and bfloat16 (where tensor([1j]) itself is
+    refused), complex32 under float16: refused here (tinyattn has no complex32), and only
+    where torch's result really is complex32."""
+    program = COMPLEX_NUMBERS[case]
+    with default(name):
+        theirs = program(torch)
+        if name == "float16" and theirs.dtype == torch.complex32:
+            with pytest.raises(NotImplementedError, match="complex32"):
+                program(tinyattn)
+            return
+        ours = program(tinyattn)
+    assert _name(ours.dtype) == _name(theirs.dtype)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
 def test_python_float_and_complex_types_as_dtype_are_double_as_torch():
     """dtype=float is torch.float64 and dtype=complex complex128, whatever the default."""
     for name in ("float32", "float64"):
@@ -337,6 +368,7 @@ y = (x * x).sum()
 y.backward()
 print(x.grad)
 print(torch.tensor([1.5], dtype=torch.float32), torch.tensor([1 + 2j]))
+print(torch.result_type(torch.arange(3), 2.5), torch.promote_types(torch.int64, torch.float16))
 try:
     torch.set_default_dtype(torch.int64)
 except TypeError as e:

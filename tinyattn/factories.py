@@ -207,11 +207,12 @@ def full(size: Any, fill_value: Any, *, out: Optional[Tensor] = None, dtype: DTy
 
 def _full_complex(size: Any, value: complex, out: Optional[Tensor], dtype: DTypeLike,
                   device: Any, requires_grad: bool) -> Tensor:
-    """full with a complex fill value: the default complex dtype (complex64, or complex128
-    under a float64 default, as torch);
+    """full with a complex fill value: complex64, or complex128 under a float64 default (as
+    torch's full, also under a half default);
     a real dtype takes a value with no imaginary part, else torch's RuntimeError."""
     want = normalize_dtype(dtype) if out is None else np.dtype(out.dtype)
-    want = want or precision.default_complex_dtype()
+    want = want or np.dtype(np.complex128 if precision.get_default_dtype() == np.float64
+                            else np.complex64)   # complex64 under a half default too (torch)
     if want.kind != "c":
         if value.imag != 0:
             raise RuntimeError(f"value cannot be converted to type {_torch_type_name(want).lower()} "

@@ -29,7 +29,8 @@ import numpy as np
 __all__ = ["DtypeError", "DtypeNotImplementedError", "BFLOAT16", "FLOAT16", "LOW_PRECISION",
            "is_floating", "is_low_precision", "is_bfloat16", "finfo", "iinfo", "on_low_precision", "note_dtype", "check_fits",
            "is_complex_dtype", "on_complex", "note_complex", "refuse_complex_order",
-           "scalar_type_name", "get_default_dtype", "set_default_dtype", "default_complex_dtype"]
+           "scalar_type_name", "get_default_dtype", "set_default_dtype", "default_complex_dtype",
+           "number_complex_dtype", "complex_stands_in_for_complex32"]
 
 FLOAT16 = np.dtype(np.float16)
 BFLOAT16: np.dtype              # ml-dtypes' bfloat16, made on first use (__getattr__ below)
@@ -98,10 +99,17 @@ def set_default_dtype(dtype: Any) -> None:
     _default_float[0] = found
 
 
+_COMPLEX32_REFUSAL = (
+    "the default dtype is float16, so torch's dtype here is complex32, which tinyattn does "
+    "not have; pass dtype=tinyattn.complex64 (or convert an operand with .to(complex64)) or "
+    "set the default dtype to float32 first")
+
+
 def default_complex_dtype() -> np.dtype:
-    """The complex dtype of Python complex numbers: complex128 when the default float dtype is
-    float64, else complex64. A half default has no complex dtype here (torch's is complex32
-    for float16, which tinyattn does not have; for bfloat16 torch refuses too): it raises."""
+    """The dtype ``tensor([1j])`` infers (torch's toComplexType of the default): complex128
+    under a float64 default, complex64 under float32. A half default has none here: torch's
+    is complex32 for float16 (which tinyattn does not have: DtypeNotImplementedError), and
+    for bfloat16 torch refuses with the RuntimeError raised here."""
     default = _default_float[0]
     if default.name == "float64":
         return np.dtype(np.complex128)
@@ -109,10 +117,27 @@ def default_complex_dtype() -> np.dtype:
         return np.dtype(np.complex64)
     if default.name == "bfloat16":
         raise RuntimeError("invalid default scalar type for complex")   # torch's words
-    raise DtypeNotImplementedError(
-        "the default dtype is float16, so a complex number's dtype would be torch's complex32, "
-        "which tinyattn does not have; pass dtype=tinyattn.complex64 or set the default dtype "
-        "to float32 first")
+    raise DtypeNotImplementedError(_COMPLEX32_REFUSAL)
+
+
+def number_complex_dtype(refuse_half: bool = True) -> np.dtype:
+    """The dtype of a Python complex number in type promotion (``int_t * 1j``, ``where(m,
+    1j, 0)``): torch's default complex dtype, complex128 under a float64 default and
+    complex64 under float32 or bfloat16; under float16 torch's is complex32, refused
+    (DtypeNotImplementedError) unless ``refuse_half`` is False (then complex64 stands in,
+    for a caller that checks whether the result really is that dtype)."""
+    default = _default_float[0]
+    if default.name == "float64":
+        return np.dtype(np.complex128)
+    if default.name == "float16" and refuse_half:
+        raise DtypeNotImplementedError(_COMPLEX32_REFUSAL)
+    return np.dtype(np.complex64)
+
+
+def complex_stands_in_for_complex32() -> bool:
+    """True when ``number_complex_dtype(refuse_half=False)``'s complex64 stands in for
+    torch's complex32 (a float16 default)."""
+    return _default_float[0].name == "float16"
 
 
 _listeners: List[Callable[[], None]] = []   # called once, when a half dtype is first seen

@@ -93,7 +93,7 @@ def _dtype_of(value: Any) -> np.dtype:
     if isinstance(value, (float, np.floating)):
         return precision.get_default_dtype()     # float32 unless set_default_dtype changed it
     if isinstance(value, complex):
-        return precision.default_complex_dtype()
+        return precision.number_complex_dtype(refuse_half=False)   # checked in result_type
     return np.dtype(value.dtype)
 
 
@@ -121,7 +121,12 @@ def result_type(*operands: Any) -> np.dtype:
     for value in operands:
         tier, dtype = operand_tier(value), _dtype_of(value)
         tiers[tier] = dtype if tiers[tier] is None else promote_types(tiers[tier], dtype)
-    return _combine(tiers[0], _combine(tiers[1], tiers[2]))
+    result = _combine(tiers[0], _combine(tiers[1], tiers[2]))
+    number_complex = tiers[2] is not None and tiers[2].kind == "c"
+    if number_complex and precision.complex_stands_in_for_complex32() and all(
+            t is None or _category(t) < 2 for t in tiers[:2]):
+        precision.number_complex_dtype()     # raises: torch's result is complex32 here
+    return result
 
 
 def compared_operands(a: Any, b: Any) -> tuple:

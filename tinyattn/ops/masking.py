@@ -221,7 +221,7 @@ def _scalar_dtype(a: Any, b: Any) -> Any:
     if isinstance(a, bool) and isinstance(b, bool):
         return np.bool_
     if isinstance(a, complex) or isinstance(b, complex):
-        return precision.default_complex_dtype()
+        return precision.number_complex_dtype()
     if isinstance(a, float) or isinstance(b, float):
         return precision.get_default_dtype()
     return np.int64

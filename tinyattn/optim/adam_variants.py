@@ -21,8 +21,6 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Optional, Tuple
 
-import numpy as np
-
 from .. import backend
 from ..tensor import Tensor
 from .adam import check_adam_group

@@ -17,13 +17,12 @@ For gradient g_t of parameter theta (g_t is -g_t with maximize=True)::
               theta <- theta (1 - lambd eta) - eta g
               ax <- theta if mu = 1, else ax + mu (theta - ax)       (the running average)
               eta <- lr / (1 + lambd lr t)^alpha,  mu <- 1 / max(1, t - t0)
-ASGD keeps eta and mu as torch does, in float32 (torch's 0-d state tensors).
+ASGD keeps eta and mu as torch does, in float32 (torch's 0-d state tensors; float64 under a
+float64 default dtype).
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, Optional, Tuple
-
-import numpy as np
 
 from .. import backend
 from ..tensor import Tensor

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import amp, backend, factories, functional, printing, serialization
 from .. import blas_threads, kernels
+from ..ops import dtype_rules
 from ..io import torch_file
 from .. import precision
 from .. import profiler as _profiler
@@ -24,7 +25,7 @@ from ..precision import is_floating
 from ..gradcheck import gradcheck as _gradcheck
 from ..autograd import enable_grad, no_grad
 from ..factories import zeros
-from ..tensor import Tensor, normalize_dtype, tensor
+from ..tensor import Tensor, tensor
 from .missing import MissingTorchAttribute
 
 __all__ = ["device", "dtype", "Size", "TORCH_SHIM_NAMES", "AUTOGRAD_SHIM_NAMES", "CUDA_SHIM_NAMES",
@@ -408,7 +409,6 @@ _LEGACY = {name: _legacy(name, dtype_name) for name, dtype_name in [
     ("BFloat16Tensor", "bfloat16")]}
 
 
-
 _TENSOR_TYPE_WARNING = (
     "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
     "torch.set_default_dtype() and torch.set_default_device() as alternatives.")
@@ -448,6 +448,10 @@ TORCH_SHIM_NAMES = {
     "iinfo": precision.iinfo,
     "is_autocast_enabled": amp.is_autocast_enabled,
     "get_autocast_dtype": lambda device_type: dtype(amp.get_autocast_dtype(device_type)),
+    # the dtype questions answer with torch's dtype objects (print torch.float32, as torch's)
+    "result_type": lambda tensor1, tensor2: torch_dtype(
+        dtype_rules.result_type(tensor1, tensor2)),
+    "promote_types": lambda type1, type2: torch_dtype(dtype_rules.promote_types(type1, type2)),
     "get_default_dtype": get_default_dtype,
     "set_default_dtype": set_default_dtype,
     "set_default_tensor_type": set_default_tensor_type,
