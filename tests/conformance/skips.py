@@ -71,8 +71,8 @@ CANNOT_COMPARE: List[Skip] = [
 
 # ------------------------------------------------------------------ on purpose
 ON_PURPOSE: List[Skip] = [
-    op_skip("mean", "errors", "on purpose: the mean of an integer tensor is float32 in "
-            "tinyattn, torch refuses it (docs/pytorch.md, what differs on purpose)",
+    op_skip("mean", "errors", "on purpose: the mean of an integer tensor is the default "
+            "float dtype (float32 unless set) in tinyattn, torch refuses it (docs/pytorch.md, what differs on purpose)",
             when=predicate("samples with an integer input or dtype", lambda s: (
                 not s.input.is_floating_point()) or s.kwargs.get("dtype") is not None)),
 ]
