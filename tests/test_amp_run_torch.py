@@ -62,9 +62,9 @@ PROGRAM = textwrap.dedent('''
 ''')
 
 
-def _run(command, tmp_path):
-    script = tmp_path / "amp_program.py"
-    script.write_text(PROGRAM)
+def _run(command, tmp_path, program=PROGRAM, name="amp_program.py"):
+    script = tmp_path / name
+    script.write_text(program)
     env = dict(os.environ, OMP_NUM_THREADS="1")
     out = subprocess.run(command + [str(script)], capture_output=True, text=True,
                          timeout=300, env=env, cwd=tmp_path)
@@ -78,3 +78,39 @@ def test_the_program_prints_the_same_under_torch_and_run_torch(tmp_path):
     ours = _run([sys.executable, "-m", "tinyattn", "run-torch"], tmp_path)
     assert ours == theirs
     assert any(line.startswith("scaler 1 512.0") for line in ours)     # a skipped step
+
+
+AMP_PROGRAM = textwrap.dedent('''
+    import warnings
+    import torch
+
+    def report(label, make):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            made = make()
+        where = {os.path.basename(w.filename) for w in caught if w.category is FutureWarning}
+        print(label, [(w.category.__name__, str(w.message)) for w in caught],
+              where <= {"amp_warnings.py"})
+        return made
+
+    import os
+    report("cuda scaler", lambda: torch.cuda.amp.GradScaler())
+    report("cuda scaler off", lambda: torch.cuda.amp.GradScaler(enabled=False))
+    report("cpu scaler", lambda: torch.cpu.amp.GradScaler(init_scale=8.0).get_scale())
+    report("cuda autocast", lambda: torch.cuda.amp.autocast())
+    report("cpu autocast", lambda: torch.cpu.amp.autocast())
+    report("amp scaler cpu", lambda: torch.amp.GradScaler("cpu"))
+    report("amp scaler default", lambda: torch.amp.GradScaler())
+    report("amp autocast", lambda: torch.amp.autocast("cpu"))
+    print("scale", torch.cpu.amp.GradScaler(init_scale=8.0).get_scale())
+''')
+
+
+def test_deprecated_amp_spellings_warn_as_torch(tmp_path):
+    pytest.importorskip("torch", reason="the program's reference output comes from torch")
+    theirs = _run([sys.executable], tmp_path, AMP_PROGRAM, "amp_warnings.py")
+    ours = _run([sys.executable, "-m", "tinyattn", "run-torch"], tmp_path, AMP_PROGRAM,
+                "amp_warnings.py")
+    assert ours == theirs
+    assert sum("FutureWarning" in line for line in ours) == 5      # not vacuous
+    assert all(line.endswith("True") for line in ours if line.startswith(("cuda", "cpu ")))

@@ -382,17 +382,23 @@ print(torch.get_default_dtype(), torch.tensor([0.5]), torch.tensor([0.5], dtype=
 """
 
 
-def test_a_script_that_sets_float64_runs_under_run_torch_with_torchs_output(tmp_path):
-    path = tmp_path / "double.py"
-    path.write_text(SCRIPT)
+def _outputs_under_torch_and_run_torch(tmp_path, name, script):
+    """(torch's stdout, run-torch's stdout) of ``script``; each must exit 0."""
+    path = tmp_path / name
+    path.write_text(script)
     env = dict(os.environ, PYTHONPATH=ROOT)
-    theirs = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
-                            env=env, timeout=300)
-    ours = subprocess.run([sys.executable, "-m", "tinyattn", "run-torch", str(path)],
-                          capture_output=True, text=True, env=env, timeout=300)
-    assert theirs.returncode == 0, theirs.stderr
-    assert ours.returncode == 0, ours.stderr
-    assert ours.stdout == theirs.stdout
+    outputs = []
+    for command in ([sys.executable], [sys.executable, "-m", "tinyattn", "run-torch"]):
+        done = subprocess.run(command + [str(path)], capture_output=True, text=True, env=env,
+                              timeout=300)
+        assert done.returncode == 0, (command, done.stderr)
+        outputs.append(done.stdout)
+    return outputs
+
+
+def test_a_script_that_sets_float64_runs_under_run_torch_with_torchs_output(tmp_path):
+    theirs, ours = _outputs_under_torch_and_run_torch(tmp_path, "double.py", SCRIPT)
+    assert ours == theirs
 
 
 TENSOR_TYPE_SCRIPT = """\
@@ -417,17 +423,10 @@ print(torch.get_default_dtype())
 def test_set_default_tensor_type_as_torch_under_run_torch(tmp_path):
     """The deprecated spelling of older gradcheck code (torch warns once, then sets the
     default dtype of the legacy type); a non-floating type is torch's TypeError."""
-    path = tmp_path / "tensor_type.py"
-    path.write_text(TENSOR_TYPE_SCRIPT)
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    theirs = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
-                            env=env, timeout=300)
-    ours = subprocess.run([sys.executable, "-m", "tinyattn", "run-torch", str(path)],
-                          capture_output=True, text=True, env=env, timeout=300)
-    assert theirs.returncode == 0, theirs.stderr
-    assert ours.returncode == 0, ours.stderr
-    assert ours.stdout == theirs.stdout
-    assert "float64" in theirs.stdout          # the comparison sees the change it checks
+    theirs, ours = _outputs_under_torch_and_run_torch(tmp_path, "tensor_type.py",
+                                                      TENSOR_TYPE_SCRIPT)
+    assert ours == theirs
+    assert "float64" in theirs          # the comparison sees the change it checks
 
 
 def test_lazy_modules_keep_the_default_of_their_construction():
