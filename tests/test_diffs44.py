@@ -1,8 +1,8 @@
 """Differences from torch 2.13 closed in the diffs44 stop, each checked against torch itself:
-sort/argsort's keyword-only ``stable``, the deprecated ``torch.cuda.amp`` / ``torch.cpu.amp``
-spellings' FutureWarnings, ``Module.type`` and ``Module.register_backward_hook``."""
+sort/argsort's keyword-only ``stable``, ``Module.type`` and ``Module.register_backward_hook``,
+what the matmul family keeps for backward, optimizer state versions, out= overlap refusals (the
+deprecated ``torch.cuda.amp`` / ``torch.cpu.amp`` warnings: tests/test_amp_run_torch.py)."""
 from __future__ import annotations
-
 
 import numpy as np
 import pytest
