@@ -166,7 +166,10 @@ from . import fft  # noqa: E402 - torch.fft (ops/fft.py)
 from . import func  # noqa: E402 - torch.func.functional_call (nn/utils/stateless.py)
 __all__ += ["fft"]
 from . import signal  # noqa: E402 - torch.signal.windows (signal/windows.py)
-__all__ += ["signal"]
+from .signal.windows import (bartlett_window, blackman_window, hamming_window,  # noqa: E402
+                             hann_window, kaiser_window)
+__all__ += ["signal", "bartlett_window", "blackman_window", "hamming_window", "hann_window",
+            "kaiser_window"]
 __all__ += ["linalg", "addbmm", "addmv", "addr", "baddbmm", "cross", "inner", "kron",
             "matrix_power", "tensordot", "vdot"]
 from .ops import det_older_name as det

@@ -131,7 +131,9 @@ MODULES: Dict[str, ModuleSpec] = {
     "torch.linalg": ModuleSpec("tinyattn.linalg"),
     "torch.fft": ModuleSpec("tinyattn.fft"),
     "torch.signal": ModuleSpec("tinyattn.signal"),
-    "torch.signal.windows": ModuleSpec("tinyattn.signal.windows"),
+    "torch.signal.windows": ModuleSpec("tinyattn.signal.windows", hidden=frozenset({
+        "hann_window", "hamming_window", "blackman_window", "bartlett_window",
+        "kaiser_window"})),             # torch's are top-level (torch.hann_window)
     "torch.nn.utils": ModuleSpec("tinyattn.nn.utils"),
     "torch.nn.utils.rnn": ModuleSpec("tinyattn.nn.utils.rnn"),
     "torch.nn.parameter": ModuleSpec(None, shim_names={"Parameter": Parameter}),
