@@ -24,6 +24,8 @@ checked here directly against torch 2.13.
   ``Tensor([1 + 2j])``) dropped the imaginary part: torch refuses a Python complex number for a
   real dtype (TypeError "must be real number, not complex", even for 1 + 0j). A NumPy complex
   array is still converted, as torch does.
+- ``x.index_fill(dim, index, value)`` with a complex 0-d value tensor and a real x kept the
+  value's real part; torch refuses ("Converting complex Scalar to non-complex type").
 """
 from __future__ import annotations
 
@@ -170,5 +172,23 @@ def test_python_complex_numbers_for_a_real_dtype_refused_as_torch(name, make):
     lambda L: L.Tensor(np.array([1 + 2j])), lambda L: L.tensor([1.5, 2], dtype=L.float64)])
 def test_complex_data_still_made_as_torch(make):                   # negative control
     expected, got = make(torch), make(ta)
+    assert str(got.dtype) == str(expected.dtype)[6:]
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+def test_index_fill_of_a_real_tensor_with_a_complex_value_tensor_refused_as_torch():
+    x = np.array([0.5, -1.5, 2.0])
+    with pytest.raises(RuntimeError, match="complex Scalar"):
+        torch.from_numpy(x).index_fill(0, torch.tensor([0]), torch.tensor(1 + 2j))
+    with pytest.raises(RuntimeError, match="complex Scalar"):
+        ta.tensor(x).index_fill(0, ta.tensor([0]), ta.tensor(1 + 2j))
+
+
+@pytest.mark.parametrize("value", [np.array(3.5), np.array(2, dtype=np.int64),
+                                   np.array(1 + 2j)])
+def test_index_fill_with_a_value_tensor_still_as_torch(value):    # negative control
+    x = np.array([0.5, -1.5, 2.0]) + (1j if value.dtype.kind == "c" else 0)
+    expected = torch.from_numpy(x).index_fill(0, torch.tensor([0, 2]), torch.from_numpy(value))
+    got = ta.tensor(x).index_fill(0, ta.tensor([0, 2]), ta.tensor(value))
     assert str(got.dtype) == str(expected.dtype)[6:]
     np.testing.assert_array_equal(got.numpy(), expected.numpy())
