@@ -26,6 +26,8 @@ checked here directly against torch 2.13.
   array is still converted, as torch does.
 - ``x.index_fill(dim, index, value)`` with a complex 0-d value tensor and a real x kept the
   value's real part; torch refuses ("Converting complex Scalar to non-complex type").
+- ``x.fill_(1 + 0j)`` and ``x[i] = 1 + 0j`` on a real tensor raised NumPy's TypeError; torch
+  converts a complex Scalar whose imaginary part is 0 and refuses any other (RuntimeError).
 """
 from __future__ import annotations
 
@@ -192,3 +194,23 @@ def test_index_fill_with_a_value_tensor_still_as_torch(value):    # negative con
     got = ta.tensor(x).index_fill(0, ta.tensor([0, 2]), ta.tensor(value))
     assert str(got.dtype) == str(expected.dtype)[6:]
     np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+_FILLS = [lambda x: x.fill_(1 + 0j), lambda x: x.fill_(1 + 2j),
+          lambda x: x.__setitem__(0, 3 + 0j), lambda x: x.__setitem__(0, 1 + 2j),
+          lambda x: x.__setitem__(slice(0, 2), -2 + 0j)]
+
+
+@pytest.mark.parametrize("fill", _FILLS)
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+def test_complex_number_written_into_a_real_tensor_as_torch(fill, dtype):
+    t, a = torch.zeros(3, dtype=getattr(torch, dtype)), ta.zeros(3, dtype=getattr(ta, dtype))
+    try:
+        fill(t)
+    except RuntimeError:
+        with pytest.raises(RuntimeError, match="cannot be converted"):
+            fill(a)
+        return
+    fill(a)
+    assert str(a.dtype) == str(t.dtype)[6:]
+    np.testing.assert_array_equal(a.numpy(), t.numpy())
