@@ -24,6 +24,10 @@ checked here directly against torch 2.13.
   ``Tensor([1 + 2j])``) dropped the imaginary part: torch refuses a Python complex number for a
   real dtype (TypeError "must be real number, not complex", even for 1 + 0j). A NumPy complex
   array is still converted, as torch does.
+- ``x.index_fill(dim, index, value)`` with a complex 0-d value tensor and a real x kept the
+  value's real part; torch refuses ("Converting complex Scalar to non-complex type").
+- ``x.fill_(1 + 0j)`` and ``x[i] = 1 + 0j`` on a real tensor raised NumPy's TypeError; torch
+  converts a complex Scalar whose imaginary part is 0 and refuses any other (RuntimeError).
 """
 from __future__ import annotations
 
@@ -172,3 +176,41 @@ def test_complex_data_still_made_as_torch(make):                   # negative co
     expected, got = make(torch), make(ta)
     assert str(got.dtype) == str(expected.dtype)[6:]
     np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+def test_index_fill_of_a_real_tensor_with_a_complex_value_tensor_refused_as_torch():
+    x = np.array([0.5, -1.5, 2.0])
+    with pytest.raises(RuntimeError, match="complex Scalar"):
+        torch.from_numpy(x).index_fill(0, torch.tensor([0]), torch.tensor(1 + 2j))
+    with pytest.raises(RuntimeError, match="complex Scalar"):
+        ta.tensor(x).index_fill(0, ta.tensor([0]), ta.tensor(1 + 2j))
+
+
+@pytest.mark.parametrize("value", [np.array(3.5), np.array(2, dtype=np.int64),
+                                   np.array(1 + 2j)])
+def test_index_fill_with_a_value_tensor_still_as_torch(value):    # negative control
+    x = np.array([0.5, -1.5, 2.0]) + (1j if value.dtype.kind == "c" else 0)
+    expected = torch.from_numpy(x).index_fill(0, torch.tensor([0, 2]), torch.from_numpy(value))
+    got = ta.tensor(x).index_fill(0, ta.tensor([0, 2]), ta.tensor(value))
+    assert str(got.dtype) == str(expected.dtype)[6:]
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+_FILLS = [lambda x: x.fill_(1 + 0j), lambda x: x.fill_(1 + 2j),
+          lambda x: x.__setitem__(0, 3 + 0j), lambda x: x.__setitem__(0, 1 + 2j),
+          lambda x: x.__setitem__(slice(0, 2), -2 + 0j)]
+
+
+@pytest.mark.parametrize("fill", _FILLS)
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+def test_complex_number_written_into_a_real_tensor_as_torch(fill, dtype):
+    t, a = torch.zeros(3, dtype=getattr(torch, dtype)), ta.zeros(3, dtype=getattr(ta, dtype))
+    try:
+        fill(t)
+    except RuntimeError:
+        with pytest.raises(RuntimeError, match="cannot be converted"):
+            fill(a)
+        return
+    fill(a)
+    assert str(a.dtype) == str(t.dtype)[6:]
+    np.testing.assert_array_equal(a.numpy(), t.numpy())

@@ -298,8 +298,22 @@ def masked_fill_(x: Tensor, mask: Any, value: float) -> Tensor:
     return _in_place(x, "masked_fill_", lambda t: masked_fill(t, mask, value))
 
 
+def _real_scalar(value: Any, dtype: np.dtype, op: str) -> Any:
+    """A Python complex number written into a real tensor, as torch converts the Scalar:
+    its real part when the imaginary part is 0 (``x[0] = 1 + 0j``), else refused (NumPy would
+    raise a TypeError naming neither, or drop the imaginary part)."""
+    if not isinstance(value, (complex, np.complexfloating)) or dtype.kind == "c":
+        return value
+    if value.imag != 0:
+        raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow "
+                           f"({op}: the complex number {value!r} into a {dtype.name} tensor, "
+                           f"as torch refuses it)")
+    return value.real
+
+
 def setitem(x: Tensor, index: Any, value: Any) -> None:
     """``x[index] = value`` (``Tensor.__setitem__``), with PyTorch's indexing rules."""
+    value = _real_scalar(value, x.dtype, "x[index] = value")
     if not (isinstance(value, Tensor) and value.ndim) and any(
             isinstance(p, Tensor) and p.dtype == np.uint8 and p.ndim
             for p in (index if isinstance(index, tuple) else (index,))):
@@ -371,6 +385,7 @@ def fill_(x: Tensor, value: Any) -> Tensor:
                            f"{value.ndim} dimensions (shape {tuple(value.shape)}); use "
                            f"x.copy_(value) to broadcast a tensor into x, or pass value[0] "
                            f"/ value.item()")
+    value = _real_scalar(value, x.dtype, "fill_")
     check_fits(value, x.dtype, "fill_")
     value = integer_scalar(value, x.dtype, "fill_")      # -1 in uint8 is 255; 300 raises
     before = x._ctx

@@ -268,6 +268,10 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:  #
         value = integer_scalar(value, input.dtype, "index_fill")
         value = Tensor._wrap(xp.asarray(value, dtype=input.dtype))
     elif value.dtype != input.dtype:
+        if value.dtype.kind == "c" and input.dtype.kind != "c":   # .to() would drop the
+            raise RuntimeError(                                   # imaginary part
+                f"index_fill_(): Converting complex Scalar to non-complex type (as torch: a "
+                f"complex value tensor for a {input.dtype} tensor; take .real first)")
         value = value.to(input.dtype)
     out = name_node(where(mask, value, input), node)        # torch: index_fill.int_Tensor/Scalar
     return keep_versions(out, index)   # torch keeps the index
