@@ -388,13 +388,38 @@ def _printed_differently(actual: Any, expected: Any) -> Optional[str]:
         ours = str(actual)
     finally:
         printing.options.torch_names = previous
-    theirs = str(expected)
+    theirs = _torch_str(expected)
 
     def mask(text: str) -> str:
         return _NUMBER.sub("N", text).replace(" ", "").replace("\n", "")
     if mask(ours) != mask(theirs):
         return f"str(result): tinyattn {ours[:120]!r}, torch {theirs[:120]!r}"
     return None
+
+
+_TORCH_STR: "dict[Any, str]" = {}
+
+
+def _torch_str(tensor: torch.Tensor) -> str:
+    """``str(tensor)``, remembered by everything it reads: the dtype, shape, device, layout,
+    autograd state and the values' bytes. A case compares every variant (function, method,
+    operator, in-place, aliases) on the same sample, and torch's results are then the same
+    tensor again and again; torch's printer, a Python loop over the elements, was about a
+    third of the values checks' CPU time. tinyattn's str() of each variant's own result is
+    still made and compared every time."""
+    try:
+        plain = tensor.detach().resolve_conj().resolve_neg().contiguous().cpu()
+        key = (tensor.dtype, tuple(tensor.shape), str(tensor.device), tensor.layout,
+               tensor.requires_grad, type(tensor.grad_fn).__name__, type(tensor),
+               plain.view(torch.uint8).numpy().tobytes() if plain.numel() else b"")
+    except Exception:  # noqa: BLE001 - a tensor whose bytes cannot be read: print it
+        return str(tensor)
+    text = _TORCH_STR.get(key)
+    if text is None:
+        if len(_TORCH_STR) > 256:
+            _TORCH_STR.clear()
+        text = _TORCH_STR[key] = str(tensor)
+    return text
 
 
 def _kind(value: Any) -> str:

@@ -35,6 +35,25 @@ def test_new_checks_are_not_vacuous():
     assert "does not return" in R.check_out(bad, sample)
 
 
+def test_remembered_torch_str_is_told_apart_by_values_and_dtype():
+    """Negative control of op_runner._torch_str, which remembers torch's str() of a result:
+    tensors of one shape whose printed forms differ (values that print as words, another
+    dtype, autograd state) are not mistaken for one another, in either order."""
+    import torch
+    import tinyattn
+    from . import op_runner as R
+    ours = tinyattn.tensor([True, False])
+    assert R._printed_differently(ours, torch.tensor([True, False])) is None
+    assert "str(result)" in R._printed_differently(ours, torch.tensor([False, True]))
+    assert R._printed_differently(ours, torch.tensor([True, False])) is None
+    for other in (torch.tensor([1.0, 0.0], dtype=torch.float16),
+                  torch.tensor([1.0, 0.0], requires_grad=True) * 1):
+        assert R._torch_str(other) == str(other)
+        assert R._torch_str(other) == str(other)         # the remembered text
+    assert R._torch_str(torch.tensor([1.0, 0.0])) != R._torch_str(
+        torch.tensor([1.0, 0.0], dtype=torch.float16))
+
+
 def test_out_gauge_comparison_is_not_vacuous():
     """Negative control of check_out(gauge=True) (complex43): an svd whose vectors differ from
     torch's only in sign agrees; one with a wrong singular vector does not."""
