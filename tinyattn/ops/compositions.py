@@ -17,7 +17,7 @@ from ..precision import is_floating, is_low_precision
 from ..tensor import Tensor
 from .compare import minimum
 from .masking import where
-from .pointwise_loss import legacy_reduction
+from .pointwise_loss import legacy_reduction, refuse_torch_loss_dtypes
 from .rearrange import diagonal
 from .stats import norm
 
@@ -166,6 +166,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None,  #
                      reduce: Any = None, reduction: str = "mean") -> Tensor:
     """``F.soft_margin_loss``: log(1 + exp(-target x)), reduced."""
     reduction = legacy_reduction(size_average, reduce, reduction, "soft_margin_loss")
+    refuse_torch_loss_dtypes("soft_margin_loss", input, target)
     # torch's soft_margin_loss is one node that keeps input and target: so does this one;
     # its result has the input's dtype (a float64 target does not widen a float32 loss)
     given = target
@@ -280,6 +281,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor,  # noqa: A002
     weight, averaged over the class (last) dim, then reduced."""
     from .activations import logsigmoid
     reduction = legacy_reduction(size_average, reduce, reduction, "multilabel_soft_margin_loss")
+    refuse_torch_loss_dtypes("multilabel_soft_margin_loss", input, target)
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight

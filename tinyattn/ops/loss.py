@@ -11,6 +11,7 @@ from ..autograd import Function, is_grad_enabled, keep_versions, name_node
 from ..tensor import Tensor, as_tensor
 from .embedding import check_index_range
 from .nll import check_class_weight_dtype, nll_loss
+from .pointwise_loss import refuse_torch_loss_dtypes
 from .reduce import sum as reduce_sum
 from .softmax import log_softmax, safe_row_max
 from ..precision import is_floating
@@ -103,6 +104,7 @@ def cross_entropy(input: Tensor, target: Any, weight: Optional[Tensor] = None,
         raise TypeError(f"cross_entropy: input must be a Tensor of logits, got "
                         f"{type(logits).__name__}")
     target = target if isinstance(target, Tensor) else as_tensor(np.asarray(target))
+    refuse_torch_loss_dtypes("cross_entropy", logits, target)
     given_target = target
     if target.device != logits.device:
         raise RuntimeError(f"cross_entropy: logits are on {logits.device} but target is on "

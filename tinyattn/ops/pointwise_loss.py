@@ -201,6 +201,52 @@ def legacy_reduction(size_average: Optional[bool], reduce: Optional[bool], reduc
     return mapped
 
 
+def refuse_torch_loss_dtypes(op: str, input: Any, target: Any) -> None:  # noqa: A002
+    """Refuse, before any promotion, the input/target dtypes torch 2.13's loss refuses (its
+    exception type and message, plus advice): promoting an integer or bool operand to the
+    other's float dtype would quietly compute what torch rejects. One table for the family:
+
+    - kl_div: an integer or bool input or target (torch: "Integral inputs not supported");
+    - l1_loss: a bool input or target (torch subtracts them, and bool subtraction is refused);
+    - huber_loss, soft_margin_loss: an integer or bool input (the float loss cannot be
+      written into the input's dtype);
+    - cross_entropy, multilabel_soft_margin_loss: an integer or bool input (torch has no
+      integer log_softmax / log_sigmoid kernel).
+    Targets of other dtypes are accepted as torch accepts them (promoted)."""
+    from ..precision import scalar_type_name
+
+    def dt(x: Any) -> Any:
+        return x.dtype if isinstance(x, Tensor) else None
+
+    def integral(d: Any) -> bool:
+        return d is not None and not is_floating(d) and np.dtype(d).kind in "iub"
+
+    xi, ti = dt(input), dt(target)
+    advice = "; convert with .float() (integer class indices belong in the target)"
+    if op == "kl_div" and (integral(xi) or integral(ti)):
+        raise RuntimeError("kl_div: Integral inputs not supported." + advice)
+    if op == "l1_loss" and any(d is not None and np.dtype(d).kind == "b" for d in (xi, ti)):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead. (l1_loss: convert the bool "
+                           "tensor with .float())")
+    if not integral(xi):
+        return
+    name = scalar_type_name(xi)
+    if op in ("huber_loss", "soft_margin_loss"):
+        out = scalar_type_name(ti) if ti is not None and is_floating(ti) else "Float"
+        raise RuntimeError(f"result type {out} can't be cast to the desired output type "
+                           f"{name} ({op}: the input must be floating point" + advice + ")")
+    if op == "cross_entropy":
+        raise NotImplementedError(f'"log_softmax_lastdim_kernel_impl" not implemented for '
+                                  f"'{name}' (cross_entropy: the input holds logits, which "
+                                  f"must be floating point" + advice + ")")
+    if op == "multilabel_soft_margin_loss":
+        raise NotImplementedError(f'"log_sigmoid_cpu" not implemented for \'{name}\' '
+                                  f"(multilabel_soft_margin_loss: the input must be floating "
+                                  f"point" + advice + ")")
+
+
 def _pair(input: Any, target: Any, op: str) -> Tuple[Tensor, Tensor]:  # noqa: A002
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
@@ -212,6 +258,7 @@ def _pair(input: Any, target: Any, op: str) -> Tuple[Tensor, Tensor]:  # noqa: A
 
 def _regression(fn: type, op: str, input: Any, target: Any,  # noqa: A002
                 reduction: str, weight: Optional[Tensor]) -> Tensor:
+    refuse_torch_loss_dtypes(op, input, target)
     input, target = _pair(input, target, op)
     if input.shape != target.shape:
         try:

@@ -15,7 +15,7 @@ from .. import backend
 from ..broadcast_error import broadcast_error
 from ..autograd import Function, name_node, unbroadcast
 from ..tensor import Tensor
-from .pointwise_loss import _pair, _reduce, _spread
+from .pointwise_loss import _pair, _reduce, _spread, refuse_torch_loss_dtypes
 from ..precision import is_floating
 
 __all__ = ["smooth_l1_loss", "huber_loss", "kl_div"]
@@ -94,6 +94,7 @@ def _checked_pair(input: Any, target: Any, op: str, reductions: tuple,  # noqa: 
     if reduction not in reductions:
         raise ValueError(f"{op}: reduction must be one of {', '.join(map(repr, reductions))}, "
                          f"got {reduction!r}")
+    refuse_torch_loss_dtypes(op, input, target)
     input, target = _pair(input, target, op)
     if not is_floating(input.dtype):
         raise TypeError(f"{op}: input must be floating point, got {input.dtype}")
