@@ -102,6 +102,11 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # 
     and still sorts (PyTorch leaves that order unspecified)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"unique: input must be a Tensor, got {type(input).__name__}")
+    for name, flag in (("sorted", sorted), ("return_inverse", return_inverse),
+                       ("return_counts", return_counts)):
+        if not isinstance(flag, (bool, np.bool_)):     # torch's parser: a bool, nothing else
+            raise TypeError(f"_unique2(): argument '{name}' must be bool, not "
+                            f"{type(flag).__name__} (as torch); pass True or False")
     data = backend.to_host(input._data)
     if dim is None:
         values, inverse, counts = np.unique(data.reshape(-1), return_inverse=True,

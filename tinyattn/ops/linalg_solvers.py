@@ -172,6 +172,24 @@ def _array_or_none(value: Any) -> Any:
     return value._data if isinstance(value, Tensor) else value
 
 
+def _check_tolerances(op: str, shown: str, **tolerances: Any) -> None:
+    """torch's checks of pinv/matrix_rank tolerances (atol, rtol, rcond, tol): a Python
+    complex is refused by its argument parser (TypeError), a complex tensor by the op
+    (RuntimeError); a real number or a real tensor (it broadcasts over the batch) is fine."""
+    for name, value in tolerances.items():
+        if isinstance(value, complex) or (isinstance(value, np.generic) and
+                                          np.iscomplexobj(value)):
+            raise TypeError(f"{op}() received an invalid combination of arguments - got "
+                            f"(Tensor, {name}=complex): {name} must be a float or a real "
+                            f"Tensor (as torch); pass its real part, e.g. {name}=abs(value)")
+        if isinstance(value, Tensor) and np.dtype(value.dtype).kind == "c":
+            from ..precision import scalar_type_name
+            tensor_name = "atol" if name == "tol" else name
+            raise RuntimeError(f"torch.{shown}: {tensor_name} tensor of complex type is not "
+                               f"supported. Got {scalar_type_name(value.dtype)} (pass a real "
+                               f"tolerance, e.g. {name}.abs())")
+
+
 class Pinv(Function):
     """P = A^+ (singular values at or below the tolerance dropped). At constant rank
     (Golub and Pereyra): dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P, whose
@@ -225,6 +243,7 @@ def pinv(A: Tensor, rcond: Any = None, hermitian: bool = False, *,  # noqa: N803
         raise RuntimeError(f"linalg.pinv({getattr(A, 'dtype', type(A).__name__)}"
                            f"{list(getattr(A, 'shape', ()))}): expected a tensor with 2 or "
                            f"more dimensions of float, double, cfloat or cdouble types")
+    _check_tolerances("linalg_pinv", "linalg.pinv", rcond=rcond, atol=atol, rtol=rtol)
     if rcond is not None:
         if rtol is not None:
             raise RuntimeError("linalg.pinv: pass rtol= or the older rcond=, not both")
@@ -236,6 +255,16 @@ def pinv(A: Tensor, rcond: Any = None, hermitian: bool = False, *,  # noqa: N803
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:  # noqa: A002 - torch's names
     """``torch.pinverse``: ``linalg.pinv`` with ``rcond`` (default 1e-15) as rtol."""
     (input,) = cast_args("pinverse", input)
+    # torch's parser reads rcond as a float: a number or a 0-d real tensor, nothing else
+    if isinstance(rcond, Tensor):
+        if rcond.ndim != 0:
+            raise TypeError("pinverse(): argument 'rcond' (position 2) must be float, not "
+                            "Tensor (as torch; a per-matrix tolerance is "
+                            "torch.linalg.pinv(A, rtol=tensor))")
+    elif isinstance(rcond, bool) or not isinstance(rcond, (int, float, np.integer,
+                                                            np.floating)):
+        raise TypeError(f"pinverse(): argument 'rcond' (position 2) must be float, not "
+                        f"{type(rcond).__name__} (as torch)")
     return pinv(input, rtol=rcond)
 
 
@@ -245,6 +274,8 @@ def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *,  # noqa:
     matrix_rank``), int64, per matrix of the batch; pinv's tolerance rule. ``tol`` is torch's
     older name for atol (with rtol 0). No gradient (an integer)."""
     (A,) = cast_args("linalg_matrix_rank", A)
+    _check_tolerances("linalg_matrix_rank", "linalg.matrix_rank", tol=tol, atol=atol,
+                      rtol=rtol)
     _refuse_half(A)
     check_matrix(A, "linalg.matrix_rank", "linalg_svd_cpu")
     if tol is not None:

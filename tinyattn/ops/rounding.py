@@ -280,12 +280,25 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: Optional[float] = None, 
     """NaN -> ``nan``, +inf -> ``posinf``, -inf -> ``neginf`` (by default the largest and
     lowest finite values of the dtype), as ``torch.nan_to_num``. The gradient passes where x
     was finite and is 0 where a value was replaced. Integer tensors are copied."""
+    # torch's parser reads nan/posinf/neginf as floats: a real number (bool included) or a
+    # 0-d real tensor; a complex number or a tensor of more elements is a TypeError, checked
+    # before anything else (also for an integer input, which is then copied)
+    given = {"nan": nan, "posinf": posinf, "neginf": neginf}
+    for name, value in given.items():
+        where_ = " (position 2)" if name == "nan" else ""
+        if isinstance(value, Tensor):
+            if value.ndim != 0 or np.dtype(value.dtype).kind == "c":
+                raise TypeError(f"nan_to_num(): argument '{name}'{where_} must be float, not "
+                                f"Tensor (as torch); pass a number, e.g. {name}=t.item()")
+            given[name] = float(value.item())
+        elif value is not None and not isinstance(value, (bool, int, float, np.integer,
+                                                          np.floating, np.bool_)):
+            raise TypeError(f"nan_to_num(): argument '{name}'{where_} must be float, not "
+                            f"{type(value).__name__} (as torch)")
+    nan, posinf, neginf = given["nan"], given["posinf"], given["neginf"]
     if input.dtype.kind in "biu":
         return Tensor._wrap(input._data.copy())
     info = finfo(input.dtype)          # torch's fields; also knows bfloat16
     values = {"nan": nan, "posinf": info.max if posinf is None else posinf,
               "neginf": info.min if neginf is None else neginf}
-    for name, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
-            raise TypeError(f"nan_to_num: {name} must be a number, got {value!r}")
     return NanToNum.apply(input, **{k: float(v) for k, v in values.items()})

@@ -138,6 +138,15 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False,
             raise RuntimeError("Unsupported input type encountered for isin(): Bool (as "
                                "torch); convert the bool side with .int() first, or use "
                                "== / logical ops for bool tensors")
+        if (np.dtype(side.dtype).kind == "c") if isinstance(side, Tensor) \
+                else isinstance(side, (complex, np.complexfloating)):
+            from ..precision import scalar_type_name
+            kind = scalar_type_name(side.dtype) if isinstance(side, Tensor) else \
+                scalar_type_name(np.complex128 if isinstance(side, complex) else
+                                 np.asarray(side).dtype)
+            raise RuntimeError(f"Unsupported input type encountered for isin(): {kind} (as "
+                               f"torch: complex numbers have no order to search in); "
+                               f"compare with == and .any() instead")
     like = elements if isinstance(elements, Tensor) else test_elements
     left, right = _sortable(_host(elements)), _sortable(_host(test_elements))
     out = np.isin(left, right, invert=bool(invert))

@@ -426,6 +426,7 @@ concat = cat
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    tensors = _check_tensor_list("stack", tensors)    # torch: a tensor is not a sequence
     axis = _check_join("stack", tensors, dim, same_shape=True)
     return Stack.apply(*_floats_win(tensors), axis=axis)
 

@@ -65,6 +65,11 @@ def _expand(input: Tensor, size: Any, *, implicit: bool = False) -> Tensor:  # n
 def _view(input: Tensor, size: Any = None, *, dtype: Any = None) -> Tensor:  # noqa: A002
     if dtype is not None:
         return input.view(dtype)
+    if isinstance(size, Tensor):      # torch's view_copy takes a size or a dtype, not a tensor
+        raise TypeError("view_copy() received an invalid combination of arguments - got "
+                        "(Tensor, Tensor), but expected one of: (Tensor input, torch.dtype "
+                        "dtype) or (Tensor input, tuple of ints size); pass "
+                        "tuple(t.tolist()) for a size held in a tensor")
     if isinstance(size, (str, np.dtype)) or (isinstance(size, type) and
                                              issubclass(size, np.generic)):
         return input.view(size)
