@@ -27,7 +27,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from .. import backend, precision
-from ..factories import _device, _leaf
+from ..factories import _device, _leaf, _placement
 from ..tensor import Tensor, normalize_dtype
 from ..tensor.layout import strided
 
@@ -190,7 +190,7 @@ def kaiser(M: int, *, beta: float = 12.0, sym: bool = True, dtype: Any = None,
 # float16/bfloat16 windows round as torch's do. The kaiser window is one kernel that rounds
 # once.
 def _torch_window(name: str, window_length: Any, periodic: bool, dtype: Any, layout: Any,
-                  device: Any, requires_grad: bool,
+                  device: Any, requires_grad: bool, pin_memory: Any,
                   values: Callable[[int, Callable[[Any], np.ndarray]], np.ndarray]) -> Tensor:
     """torch's top-level window functions: its checks and messages, then ``values(length,
     rounded)`` (the symmetric window of that many samples, length >= 2; ``rounded(x)``
@@ -205,8 +205,7 @@ def _torch_window(name: str, window_length: Any, periodic: bool, dtype: Any, lay
     if window_length < 0:
         raise RuntimeError(f"{name} requires non-negative window_length, got "
                            f"window_length={window_length}")
-    if layout is not None and layout != strided:
-        raise RuntimeError(f"{name} is implemented for strided tensors only, got: {layout}")
+    _placement(name, layout, pin_memory)
     step_dtype = np.float64 if want == np.float64 else np.float32   # torch's opmath type
 
     def rounded(x: Any) -> np.ndarray:
@@ -229,7 +228,8 @@ def _positions(length: int, rounded: Callable[[Any], np.ndarray], scale: float) 
 
 def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54,
                    beta: float = 0.46, *, dtype: Any = None, layout: Any = None,
-                   device: Any = None, requires_grad: bool = False) -> Tensor:
+                   device: Any = None, requires_grad: bool = False,
+                   pin_memory: Any = False) -> Tensor:
     """``torch.hamming_window``: w_n = alpha - beta cos(2 pi n / (N - 1))."""
     def values(length: int, rounded: Callable[[Any], np.ndarray]) -> np.ndarray:
         x = _positions(length, rounded, 2.0 * math.pi / (length - 1))
@@ -237,19 +237,20 @@ def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.5
         x = rounded(x * rounded(-beta))
         return rounded(x + rounded(alpha))
     return _torch_window("hamming_window", window_length, periodic, dtype, layout, device,
-                         requires_grad, values)
+                         requires_grad, pin_memory, values)
 
 
 def hann_window(window_length: int, periodic: bool = True, *, dtype: Any = None,
-                layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+                layout: Any = None, device: Any = None, requires_grad: bool = False,
+                pin_memory: Any = False) -> Tensor:
     """``torch.hann_window``: hamming_window with alpha = beta = 0.5."""
     return hamming_window(window_length, periodic, 0.5, 0.5, dtype=dtype, layout=layout,
-                          device=device, requires_grad=requires_grad)
+                          device=device, requires_grad=requires_grad, pin_memory=pin_memory)
 
 
 def blackman_window(window_length: int, periodic: bool = True, *, dtype: Any = None,
                     layout: Any = None, device: Any = None,
-                    requires_grad: bool = False) -> Tensor:
+                    requires_grad: bool = False, pin_memory: Any = False) -> Tensor:
     """``torch.blackman_window``: 0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))."""
     def values(length: int, rounded: Callable[[Any], np.ndarray]) -> np.ndarray:
         w = _positions(length, rounded, math.pi / (length - 1))
@@ -257,12 +258,12 @@ def blackman_window(window_length: int, periodic: bool = True, *, dtype: Any = N
         twos = rounded(rounded(np.cos(rounded(w * rounded(2)))) * rounded(0.5))
         return rounded(rounded(fours - twos) + rounded(0.42))
     return _torch_window("blackman_window", window_length, periodic, dtype, layout, device,
-                         requires_grad, values)
+                         requires_grad, pin_memory, values)
 
 
 def bartlett_window(window_length: int, periodic: bool = True, *, dtype: Any = None,
                     layout: Any = None, device: Any = None,
-                    requires_grad: bool = False) -> Tensor:
+                    requires_grad: bool = False, pin_memory: Any = False) -> Tensor:
     """``torch.bartlett_window``: 1 - |2n / (N - 1) - 1| (2n / (N - 1), then 2 minus it on
     the second half)."""
     def values(length: int, rounded: Callable[[Any], np.ndarray]) -> np.ndarray:
@@ -271,12 +272,12 @@ def bartlett_window(window_length: int, periodic: bool = True, *, dtype: Any = N
         w[first:] = rounded(-w[first:] + rounded(2))
         return w
     return _torch_window("bartlett_window", window_length, periodic, dtype, layout, device,
-                         requires_grad, values)
+                         requires_grad, pin_memory, values)
 
 
 def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *,
                   dtype: Any = None, layout: Any = None, device: Any = None,
-                  requires_grad: bool = False) -> Tensor:
+                  requires_grad: bool = False, pin_memory: Any = False) -> Tensor:
     """``torch.kaiser_window``: I0(beta sqrt(1 - ((n - N/2) / (N/2))^2)) / I0(beta), one
     kernel (computed in float64 here, rounded once)."""
     def values(length: int, rounded: Callable[[Any], np.ndarray]) -> np.ndarray:
@@ -286,4 +287,4 @@ def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0,
         i0 = backend._scipy_special().i0
         return i0(beta * np.sqrt(inside)) / i0(np.float64(beta))
     return _torch_window("kaiser_window", window_length, periodic, dtype, layout, device,
-                         requires_grad, values)
+                         requires_grad, pin_memory, values)
