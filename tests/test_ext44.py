@@ -124,3 +124,18 @@ def test_valid_form_still_agrees(name):
     got = np.asarray(got.detach().numpy())
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["tensor", "as_tensor"])
+def test_dtype_is_keyword_only_as_torchs(name):
+    """torch.tensor(data, dtype) with a positional second argument is a TypeError in torch;
+    tinyattn read it as the dtype (a list there gave NumPy's 'Field elements' error)."""
+    for second in ([3.0, 4.0], "float64"):
+        messages = []
+        for lib in (torch, ta):
+            with pytest.raises(TypeError) as caught:
+                getattr(lib, name)([1.0, 2.0], second)
+            messages.append(str(caught.value))
+        assert messages[0] == messages[1]
+    ours = getattr(ta, name)([1.0, 2.0], dtype=ta.float64)          # the keyword still works
+    assert str(ours.dtype) == "float64"

@@ -15,7 +15,7 @@ from .layout import check_pin_memory
 __all__ = ["tensor", "as_tensor", "from_numpy"]
 
 
-def tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None,
+def tensor(data: Any, *, dtype: DTypeLike = None, device: Optional[str] = None,
            requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A new leaf tensor holding a copy of ``data`` (a list, number, array or Tensor).
 
@@ -118,7 +118,7 @@ def _check_fits_integer(array: np.ndarray, want: np.dtype) -> None:
                            f"from {array.min()} to {array.max()})")
 
 
-def as_tensor(data: Any, dtype: DTypeLike = None, device: Optional[str] = None) -> Tensor:
+def as_tensor(data: Any, *, dtype: DTypeLike = None, device: Optional[str] = None) -> Tensor:
     """``data`` itself when it is already a Tensor of that dtype and device; a NumPy array of
     the right dtype is shared, not copied (as ``torch.as_tensor``); otherwise a new tensor."""
     want = normalize_dtype(dtype)
