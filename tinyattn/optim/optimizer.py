@@ -554,12 +554,13 @@ def _count_writes_as_torch(optimizer: Any, versions: Dict[Any, int]) -> None:
     writes = getattr(optimizer, "_torch_writes", None)
     if writes is None:
         return
+    had_state = {key[0] for key in versions if isinstance(key, tuple)}  # once, not per p
     for group in optimizer.param_groups:
         for p in group["params"]:
             if id(p) not in versions:
                 continue
             state = optimizer.state.get(p, {})
-            first = not any(isinstance(k, tuple) and k[0] == id(p) for k in versions)
+            first = id(p) not in had_state
             for name, count in writes(group, first).items():
                 tensor = p if name == "param" else state.get(name)
                 if not isinstance(tensor, Tensor) or tensor.dim() == 0 and name != "param":
