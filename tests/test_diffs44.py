@@ -395,3 +395,14 @@ def test_a_full_overlap_of_an_elementwise_op_computes_as_torch():
     tinyattn.mul(ours, ours, out=ours)
     torch.mul(theirs, theirs, out=theirs)
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_a_reduction_into_an_expanded_out_is_refused_with_a_clear_error():
+    """torch computes it (several results land in one element, the last stays); tinyattn
+    refuses it with an error saying so, not NumPy's 'assignment destination is read-only'."""
+    torch.sum(torch.ones(2, 3), 1, out=torch.zeros(1).expand(2))      # torch: computes
+    with pytest.raises(RuntimeError, match="expanded tensor, so several results"):
+        tinyattn.sum(tinyattn.ones(2, 3), 1, out=tinyattn.zeros(1).expand(2))
+    out = tinyattn.zeros(2)
+    tinyattn.sum(tinyattn.ones(2, 3), 1, out=out)                      # its own memory: fine
+    assert out.tolist() == [3.0, 3.0]

@@ -72,10 +72,16 @@ def _refuse_internal_overlap(name: str, target: Tensor) -> None:
     """torch's check of an out= tensor: an expanded one (a stride 0 over more than one
     element) would have several results written into one element."""
     data = target._data
-    if name not in _UNCHECKED_INTERNAL and data.size and any(
-            step == 0 and n > 1 for step, n in zip(data.strides, data.shape)):
-        raise RuntimeError(f"{name}(): {INTERNAL_OVERLAP_MESSAGE} (out= is an expanded "
-                           f"tensor: pass one with its own memory, e.g. torch.empty(shape))")
+    if not (data.size and any(step == 0 and n > 1
+                              for step, n in zip(data.strides, data.shape))):
+        return
+    if name in _UNCHECKED_INTERNAL:     # torch writes every result into the shared element,
+        raise RuntimeError(             # the last one staying: refused here, not computed
+            f"{name}(): out= is an expanded tensor, so several results would be written into "
+            f"one element (torch writes them one after another and keeps the last; tinyattn "
+            f"refuses): pass a tensor with its own memory, e.g. torch.empty(shape)")
+    raise RuntimeError(f"{name}(): {INTERNAL_OVERLAP_MESSAGE} (out= is an expanded "
+                       f"tensor: pass one with its own memory, e.g. torch.empty(shape))")
 
 
 def write_out(name: str, out: Any, result: Any, inputs: Any = ()) -> Any:
